@@ -1,0 +1,267 @@
+#include "app/cli/CliCommands.h"
+
+#include "app/cli/TracePrinter.h"
+#include "app/engine/BackendChoice.h"
+#include "core/ProjectFile.h"
+#include "core/RandomProblem.h"
+#include "core/TraceExport.h"
+
+#include <QCommandLineParser>
+
+#include <algorithm>
+#include <chrono>
+
+namespace attnscope {
+
+namespace {
+
+constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+
+const char *const kUsageText = R"(Usage: attnscope-cli COMMAND [options]
+
+Commands:
+  compute PROJECT --out DIR [--backend auto|cpu|vulkan]
+      Compute a project and write q, k, v, scores, weights, context and output
+      as float32 .npy files into DIR.
+  show PROJECT [--backend ...] [--precision N]
+      Print every step of the computation with its shape.
+  bench --tokens T --dim D --heads H [--causal] [--backend ...] [--repeat N]
+      Time the engine on random inputs; the last line is "median_ms: X".
+  devices
+      List the compute devices.
+
+Options:
+  -h, --help     Show this help.
+  -v, --version  Show the version.
+)";
+
+class Command
+{
+public:
+    Command(QTextStream &out, QTextStream &err) : m_out(out), m_err(err) {}
+
+    int fail(const QString &message, int code = kFailed)
+    {
+        m_err << "attnscope-cli: " << message << "\n";
+        m_err.flush();
+        return code;
+    }
+    int fail(const std::string &message, int code = kFailed) { return fail(QString::fromStdString(message), code); }
+
+    // Parses the command's own options; false (with the exit code in m_exit) on a usage error.
+    bool parse(QCommandLineParser &parser, const QStringList &args, int positionals)
+    {
+        parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+        parser.addHelpOption();
+        if (!parser.parse(args)) {
+            m_exit = fail(parser.errorText(), kUsage);
+            return false;
+        }
+        if (parser.isSet("help")) {
+            m_out << kUsageText;
+            m_exit = kOk;
+            return false;
+        }
+        if (parser.positionalArguments().size() != positionals) {
+            m_exit = fail(QStringLiteral("%1: expected %2 argument(s), found %3 (see --help)")
+                              .arg(args.value(0))
+                              .arg(positionals)
+                              .arg(parser.positionalArguments().size()),
+                          kUsage);
+            return false;
+        }
+        return true;
+    }
+
+    std::optional<BackendSelection> backend(const QCommandLineParser &parser)
+    {
+        auto request = parseBackendRequest(parser.value("backend").toStdString());
+        if (!request) {
+            m_exit = fail(request.message(), kUsage);
+            return std::nullopt;
+        }
+        auto selection = createBackend(*request);
+        if (!selection) {
+            m_exit = fail(selection.message());
+            return std::nullopt;
+        }
+        return std::move(selection.value());
+    }
+
+    void reportBackend(const BackendSelection &selection)
+    {
+        m_out << "backend: " << QString::fromStdString(selection.backend->name()) << "\n"
+              << "device: " << QString::fromStdString(selection.backend->deviceName()) << "\n";
+        if (!selection.notice.empty())
+            m_out << "note: " << QString::fromStdString(selection.notice) << "\n";
+    }
+
+    static QCommandLineOption backendOption()
+    {
+        return {"backend", "auto, cpu or vulkan (default auto).", "name", "auto"};
+    }
+
+    int compute(const QStringList &args)
+    {
+        QCommandLineParser parser;
+        parser.addOption({"out", "Directory for the .npy files.", "dir"});
+        parser.addOption(backendOption());
+        if (!parse(parser, args, 1))
+            return m_exit;
+        if (!parser.isSet("out"))
+            return fail(QStringLiteral("compute: --out DIR is required"), kUsage);
+        auto project = readProjectFile(parser.positionalArguments()[0].toStdString());
+        if (!project)
+            return fail(project.message());
+        auto selection = backend(parser);
+        if (!selection)
+            return m_exit;
+        auto trace = selection->backend->compute(project->problem);
+        if (!trace)
+            return fail(trace.message());
+        const QString dir = parser.value("out");
+        if (Status s = writeTraceNpy(*trace, dir.toStdString()); !s)
+            return fail(s.message());
+        reportBackend(*selection);
+        m_out << "wrote: " << dir << " (q, k, v, scores, weights, context, output .npy)\n";
+        return kOk;
+    }
+
+    int show(const QStringList &args)
+    {
+        QCommandLineParser parser;
+        parser.addOption(backendOption());
+        parser.addOption({"precision", "Decimals printed (default 4).", "n", "4"});
+        if (!parse(parser, args, 1))
+            return m_exit;
+        bool precisionOk = false;
+        const int precision = parser.value("precision").toInt(&precisionOk);
+        if (!precisionOk || precision < 0 || precision > 9)
+            return fail(QStringLiteral("--precision: expected a whole number from 0 to 9, found \"%1\"")
+                            .arg(parser.value("precision")),
+                        kUsage);
+        auto project = readProjectFile(parser.positionalArguments()[0].toStdString());
+        if (!project)
+            return fail(project.message());
+        auto selection = backend(parser);
+        if (!selection)
+            return m_exit;
+        auto trace = selection->backend->compute(project->problem);
+        if (!trace)
+            return fail(trace.message());
+        reportBackend(*selection);
+        printPipeline(m_out, *project, *trace, precision);
+        return kOk;
+    }
+
+    int bench(const QStringList &args)
+    {
+        QCommandLineParser parser;
+        parser.addOption({"tokens", "Sequence length T.", "T"});
+        parser.addOption({"dim", "Model dimension d.", "D"});
+        parser.addOption({"heads", "Head count H (d must be divisible by H).", "H"});
+        parser.addOption({"causal", "Apply a causal mask."});
+        parser.addOption({"repeat", "Timed runs (default 10).", "N", "10"});
+        parser.addOption(backendOption());
+        if (!parse(parser, args, 0))
+            return m_exit;
+        auto number = [&](const char *name, long long min, long long max, long long &value) {
+            bool ok = false;
+            value = parser.value(name).toLongLong(&ok);
+            if (!parser.isSet(name) && QString(name) != "repeat")
+                return fail(QStringLiteral("bench: --%1 is required").arg(name), kUsage), false;
+            if (!ok || value < min || value > max)
+                return fail(QStringLiteral("--%1: expected a whole number from %2 to %3, found \"%4\"")
+                                .arg(name)
+                                .arg(min)
+                                .arg(max)
+                                .arg(parser.value(name)),
+                            kUsage),
+                       false;
+            return true;
+        };
+        long long tokens, dim, heads, repeat;
+        if (!number("tokens", 1, 1 << 20, tokens) || !number("dim", 1, 1 << 16, dim) ||
+            !number("heads", 1, 4096, heads) || !number("repeat", 1, 100000, repeat))
+            return kUsage;
+        if (dim % heads != 0)
+            return fail(QStringLiteral("bench: --dim %1 is not divisible by --heads %2").arg(dim).arg(heads), kUsage);
+        auto selection = backend(parser);
+        if (!selection)
+            return m_exit;
+
+        RandomProblemOptions options;
+        options.tokens = tokens;
+        options.modelDim = dim;
+        options.heads = int(heads);
+        options.causal = parser.isSet("causal");
+        const AttentionProblem problem = randomProblem(options);
+        reportBackend(*selection);
+        m_out << "problem: T=" << tokens << " d=" << dim << " H=" << heads << (options.causal ? " causal" : "")
+              << ", all per-head tensors kept\n";
+        m_out.flush();
+
+        std::vector<double> times;
+        for (long long i = 0; i <= repeat; ++i) { // run 0 warms caches and allocators
+            const auto start = std::chrono::steady_clock::now();
+            auto trace = selection->backend->compute(problem);
+            const auto end = std::chrono::steady_clock::now();
+            if (!trace)
+                return fail(trace.message());
+            if (i > 0)
+                times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+        }
+        std::sort(times.begin(), times.end());
+        const double median = times.size() % 2 ? times[times.size() / 2]
+                                               : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+        m_out << "runs: " << repeat << "\n"
+              << "min_ms: " << QString::number(times.front(), 'f', 3) << "\n"
+              << "median_ms: " << QString::number(median, 'f', 3) << "\n";
+        return kOk;
+    }
+
+    int devices(const QStringList &args)
+    {
+        QCommandLineParser parser;
+        if (!parse(parser, args, 0))
+            return m_exit;
+        for (const auto &line : describeDevices())
+            m_out << QString::fromStdString(line) << "\n";
+        return kOk;
+    }
+
+private:
+    QTextStream &m_out;
+    QTextStream &m_err;
+    int m_exit = kOk;
+};
+
+} // namespace
+
+int runCli(const QStringList &arguments, QTextStream &out, QTextStream &err)
+{
+    Command command(out, err);
+    const QString name = arguments.value(1);
+    if (name.isEmpty())
+        return command.fail(QStringLiteral("no command given (see --help)"), kUsage);
+    if (name == "-h" || name == "--help" || name == "help") {
+        out << kUsageText;
+        return kOk;
+    }
+    if (name == "-v" || name == "--version") {
+        out << "attnscope-cli " << ATTNSCOPE_VERSION << "\n";
+        return kOk;
+    }
+    const QStringList rest = arguments.mid(1);
+    if (name == "compute")
+        return command.compute(rest);
+    if (name == "show")
+        return command.show(rest);
+    if (name == "bench")
+        return command.bench(rest);
+    if (name == "devices")
+        return command.devices(rest);
+    return command.fail(QStringLiteral("unknown command \"%1\" (see --help)").arg(name), kUsage);
+}
+
+} // namespace attnscope

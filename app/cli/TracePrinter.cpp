@@ -1,0 +1,87 @@
+#include "app/cli/TracePrinter.h"
+
+#include <algorithm>
+
+namespace attnscope {
+
+namespace {
+
+QString shape(const MatrixF &m)
+{
+    return QStringLiteral("[%1 x %2]").arg(m.rows()).arg(m.cols());
+}
+
+void section(QTextStream &out, const QString &title, const MatrixF &m, const std::vector<std::string> &labels,
+             int precision)
+{
+    out << "\n" << title << "  " << shape(m) << "\n";
+    printMatrix(out, m, labels, precision);
+}
+
+} // namespace
+
+void printMatrix(QTextStream &out, const MatrixF &m, const std::vector<std::string> &rowLabels, int precision,
+                 Eigen::Index maxRows, Eigen::Index maxCols)
+{
+    int labelWidth = 0;
+    for (const auto &l : rowLabels)
+        labelWidth = std::max(labelWidth, int(QString::fromStdString(l).size()));
+    const Eigen::Index rows = std::min(m.rows(), maxRows), cols = std::min(m.cols(), maxCols);
+    for (Eigen::Index r = 0; r < rows; ++r) {
+        out << "  ";
+        if (labelWidth > 0)
+            out << QString::fromStdString(size_t(r) < rowLabels.size() ? rowLabels[size_t(r)] : "")
+                       .leftJustified(labelWidth)
+                << "  ";
+        for (Eigen::Index c = 0; c < cols; ++c)
+            out << QString::number(double(m(r, c)), 'f', precision).rightJustified(precision + 6);
+        if (cols < m.cols())
+            out << "  ... (" << m.cols() - cols << " more)";
+        out << "\n";
+    }
+    if (rows < m.rows())
+        out << "  ... (" << m.rows() - rows << " more rows)\n";
+}
+
+void printPipeline(QTextStream &out, const Project &project, const AttentionTrace &t, int precision)
+{
+    const AttentionProblem &p = project.problem;
+    const auto &qLabels = project.queryTokens;
+    const auto &kLabels = project.keyLabels();
+    const bool cross = p.spec.mode == AttentionMode::Cross;
+    out << (project.title.empty() ? QStringLiteral("(untitled)") : QString::fromStdString(project.title)) << "\n";
+    out << (cross ? "cross" : "self") << "-attention, " << p.spec.heads << (p.spec.heads == 1 ? " head" : " heads")
+        << ", dK = " << p.spec.headDimQK << ", dV = " << p.spec.headDimV << ", scale = " << p.spec.scale() << "\n";
+
+    section(out, QStringLiteral("Xq (query input)"), p.xq, qLabels, precision);
+    if (cross)
+        section(out, QStringLiteral("Xkv (key/value input)"), p.xkv, kLabels, precision);
+    for (int h = 0; h < t.heads(); ++h) {
+        const size_t i = size_t(h);
+        const QString head = t.heads() > 1 ? QStringLiteral(" (head %1)").arg(h) : QString();
+        section(out, QStringLiteral("Q = Xq·Wq") + (p.weights.qBias ? "+bq" : "") + head, t.q[i], qLabels,
+                precision);
+        section(out, QStringLiteral("K = Xkv·Wk") + (p.weights.kBias ? "+bk" : "") + head, t.k[i], kLabels,
+                precision);
+        section(out, QStringLiteral("V = Xkv·Wv") + (p.weights.vBias ? "+bv" : "") + head, t.v[i], kLabels,
+                precision);
+        section(out, QStringLiteral("scores = Q·Kᵀ · %1%2").arg(p.spec.scale()).arg(head), t.scores[i], qLabels,
+                precision);
+        section(out, QStringLiteral("weights = softmax(masked scores)") + head, t.weights[i], qLabels, precision);
+        section(out, QStringLiteral("head output = weights·V") + head, t.headOutputs[i], qLabels, precision);
+    }
+    if (!(t.allowed.array() != 0).all()) {
+        section(out, QStringLiteral("allowed mask (1 = may attend)"), t.allowed.cast<float>(), qLabels, 0);
+    }
+    for (size_t i = 0; i < t.emptyRows.size(); ++i)
+        if (t.emptyRows[i])
+            out << "note: query row " << i << " (" << QString::fromStdString(qLabels[i])
+                << ") has no allowed key\n";
+    if (t.heads() > 1)
+        section(out, QStringLiteral("context = concat(head outputs)"), t.context, qLabels, precision);
+    if (p.weights.o)
+        section(out, QStringLiteral("output = context·Wo") + (p.weights.oBias ? "+bo" : ""), t.output, qLabels,
+                precision);
+}
+
+} // namespace attnscope

@@ -1,0 +1,517 @@
+#include "core/ProjectFile.h"
+
+#include "core/Validation.h"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace attnscope {
+
+// ordered_json keeps the file's field order on a round trip.
+using json = nlohmann::ordered_json;
+
+namespace {
+
+std::string typeName(const json &v)
+{
+    switch (v.type()) {
+    case json::value_t::null:
+        return "null";
+    case json::value_t::boolean:
+        return v.get<bool>() ? "true" : "false";
+    case json::value_t::string: {
+        std::string s = v.get<std::string>();
+        if (s.size() > 24)
+            s = s.substr(0, 21) + "...";
+        return "the string \"" + s + "\"";
+    }
+    case json::value_t::array:
+        return "an array";
+    case json::value_t::object:
+        return "an object";
+    default:
+        return "the number " + v.dump();
+    }
+}
+
+Error expected(const std::string &field, const std::string &what, const json &found)
+{
+    return Error{field + ": expected " + what + ", found " + typeName(found)};
+}
+
+// Parsing proceeds field by field; the first error stops it. Each reader returns false and
+// sets m_error on failure so the caller can stay linear.
+class Reader
+{
+public:
+    std::optional<Error> error;
+
+    bool fail(Error e)
+    {
+        error = std::move(e);
+        return false;
+    }
+
+    bool readInt(const json &obj, const char *key, int &out)
+    {
+        if (!obj.contains(key))
+            return fail(Error{std::string(key) + ": missing (expected a whole number of at least 1)"});
+        const json &v = obj[key];
+        double d = 0.0;
+        if (v.is_number_integer() || v.is_number_unsigned()) {
+            d = v.get<double>();
+        } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) {
+            d = v.get<double>();
+        } else {
+            return fail(expected(key, "a whole number of at least 1", v));
+        }
+        if (d < 1)
+            return fail(Error{std::string(key) + ": expected a whole number of at least 1, found " + v.dump()});
+        if (d > 1e9)
+            return fail(Error{std::string(key) + ": " + v.dump() + " is larger than the supported 1000000000"});
+        out = int(d);
+        return true;
+    }
+
+    bool readNumber(const json &v, const std::string &field, float &out)
+    {
+        if (!v.is_number())
+            return fail(expected(field, "a number", v));
+        const double d = v.get<double>();
+        if (!std::isfinite(d) || std::abs(d) > 3.4028234663852886e38)
+            return fail(Error{field + ": expected a finite float32 number, found " + v.dump()});
+        out = float(d);
+        return true;
+    }
+
+    bool readMatrix(const json &v, const std::string &field, MatrixF &out)
+    {
+        if (!v.is_array())
+            return fail(expected(field, "a matrix (an array of rows of numbers)", v));
+        if (v.empty())
+            return fail(Error{field + ": expected at least one row, found an empty matrix"});
+        const size_t rows = v.size();
+        size_t cols = 0;
+        for (size_t r = 0; r < rows; ++r) {
+            const std::string rowField = field + "[" + std::to_string(r) + "]";
+            if (!v[r].is_array())
+                return fail(expected(rowField, "a row (an array of numbers)", v[r]));
+            if (v[r].empty())
+                return fail(Error{rowField + ": expected at least one number, found an empty row"});
+            if (r == 0)
+                cols = v[r].size();
+            else if (v[r].size() != cols)
+                return fail(Error{rowField + ": expected " + std::to_string(cols) + " numbers like row 0, found " +
+                                  std::to_string(v[r].size())});
+        }
+        out.resize(Eigen::Index(rows), Eigen::Index(cols));
+        for (size_t r = 0; r < rows; ++r)
+            for (size_t c = 0; c < cols; ++c)
+                if (!readNumber(v[r][c], field + "[" + std::to_string(r) + "][" + std::to_string(c) + "]",
+                                out(Eigen::Index(r), Eigen::Index(c))))
+                    return false;
+        return true;
+    }
+
+    bool readVector(const json &obj, const char *key, const std::string &field, std::optional<VectorF> &out)
+    {
+        if (!obj.contains(key) || obj[key].is_null())
+            return true;
+        const json &v = obj[key];
+        if (!v.is_array())
+            return fail(expected(field, "an array of numbers", v));
+        VectorF vec(Eigen::Index(v.size()));
+        for (size_t i = 0; i < v.size(); ++i)
+            if (!readNumber(v[i], field + "[" + std::to_string(i) + "]", vec[Eigen::Index(i)]))
+                return false;
+        out = std::move(vec);
+        return true;
+    }
+
+    bool readTokens(const json &side, const std::string &field, Eigen::Index rows, std::vector<std::string> &out)
+    {
+        if (!side.contains("tokens"))
+            return fail(Error{field + ": missing (expected one label per row of the matrix x)"});
+        const json &v = side["tokens"];
+        if (!v.is_array())
+            return fail(expected(field, "an array of strings", v));
+        for (size_t i = 0; i < v.size(); ++i) {
+            if (!v[i].is_string())
+                return fail(expected(field + "[" + std::to_string(i) + "]", "a string", v[i]));
+            out.push_back(v[i].get<std::string>());
+        }
+        if (Eigen::Index(out.size()) != rows)
+            return fail(Error{field + ": expected " + std::to_string(rows) + " labels (one per row of x), found " +
+                              std::to_string(out.size())});
+        return true;
+    }
+
+    bool readSide(const json &root, const char *key, MatrixF &x, std::vector<std::string> &tokens)
+    {
+        if (!root.contains(key))
+            return fail(Error{std::string(key) + ": missing (expected {\"tokens\": [...], \"x\": [[...]]})"});
+        const json &side = root[key];
+        if (!side.is_object())
+            return fail(expected(key, "an object with \"tokens\" and \"x\"", side));
+        if (!side.contains("x"))
+            return fail(Error{std::string(key) + ".x: missing (expected a matrix with one row per token)"});
+        return readMatrix(side["x"], std::string(key) + ".x", x) &&
+               readTokens(side, std::string(key) + ".tokens", x.rows(), tokens);
+    }
+
+    bool readMask(const json &root, MaskSpec &mask)
+    {
+        if (!root.contains("mask") || root["mask"].is_null())
+            return true;
+        const json &m = root["mask"];
+        if (!m.is_object())
+            return fail(expected("mask", "an object", m));
+        if (m.contains("causal") && !m["causal"].is_null()) {
+            if (!m["causal"].is_boolean())
+                return fail(expected("mask.causal", "true or false", m["causal"]));
+            mask.causal = m["causal"].get<bool>();
+        }
+        if (m.contains("keyPadding") && !m["keyPadding"].is_null()) {
+            const json &kp = m["keyPadding"];
+            if (!kp.is_array())
+                return fail(expected("mask.keyPadding", "an array of true/false (true = real token)", kp));
+            for (size_t i = 0; i < kp.size(); ++i) {
+                if (kp[i].is_boolean())
+                    mask.keyPadding.push_back(kp[i].get<bool>());
+                else if (kp[i].is_number() && (kp[i].get<double>() == 0 || kp[i].get<double>() == 1))
+                    mask.keyPadding.push_back(kp[i].get<double>() == 1);
+                else
+                    return fail(expected("mask.keyPadding[" + std::to_string(i) + "]", "true or false", kp[i]));
+            }
+        }
+        if (m.contains("allowed") && !m["allowed"].is_null()) {
+            const json &a = m["allowed"];
+            MatrixF values;
+            if (!readMatrixOfFlags(a, values))
+                return false;
+            mask.allowed = values.cast<std::uint8_t>();
+        }
+        return true;
+    }
+
+private:
+    bool readMatrixOfFlags(const json &a, MatrixF &values)
+    {
+        // Booleans are accepted as well as 0/1, then the matrix reads like any other.
+        json numeric = a;
+        if (numeric.is_array())
+            for (auto &row : numeric)
+                if (row.is_array())
+                    for (auto &cell : row)
+                        if (cell.is_boolean())
+                            cell = cell.get<bool>() ? 1 : 0;
+        if (!readMatrix(numeric, "mask.allowed", values))
+            return false;
+        for (Eigen::Index r = 0; r < values.rows(); ++r)
+            for (Eigen::Index c = 0; c < values.cols(); ++c)
+                if (values(r, c) != 0.0f && values(r, c) != 1.0f)
+                    return fail(Error{"mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) +
+                                      "]: expected 0 or 1, found " + numeric[size_t(r)][size_t(c)].dump()});
+        return true;
+    }
+};
+
+std::string parseErrorText(const json::parse_error &e, std::string_view text)
+{
+    // nlohmann's what() reads "[json.exception.parse_error.101] parse error at line 3, column 12: ...".
+    std::string what = e.what();
+    const auto at = what.find("parse error");
+    std::string detail = at == std::string::npos ? what : what.substr(at);
+    const size_t byte = std::min(e.byte, text.size());
+    const std::string_view near = text.substr(byte > 0 ? byte - 1 : 0, 12);
+    const bool nonNumber = near.find("NaN") != std::string::npos || near.find("Inf") != std::string::npos ||
+                           near.starts_with("N") || near.starts_with("I");
+    if (nonNumber)
+        return "not valid JSON: " + detail + " (NaN and Infinity are not numbers in JSON; every value must be finite)";
+    return "not valid JSON: " + detail;
+}
+
+json floatValue(float f)
+{
+    // Shortest decimal that reads back as the same float, then stored as the double of that
+    // decimal so the JSON writer prints it the same short way.
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, f);
+    double d = 0.0;
+    std::from_chars(buf, r.ptr, d);
+    return d;
+}
+
+json matrixValue(const MatrixF &m)
+{
+    json rows = json::array();
+    for (Eigen::Index r = 0; r < m.rows(); ++r) {
+        json row = json::array();
+        for (Eigen::Index c = 0; c < m.cols(); ++c)
+            row.push_back(floatValue(m(r, c)));
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+json vectorValue(const std::optional<VectorF> &v)
+{
+    json values = json::array();
+    for (Eigen::Index i = 0; i < v->size(); ++i)
+        values.push_back(floatValue((*v)[i]));
+    return values;
+}
+
+// json::dump(2) puts every number on its own line; a matrix reads far better with one row
+// per line, so arrays that hold only numbers, booleans or null are folded onto one line.
+std::string compactNumberArrays(const std::string &text)
+{
+    std::string out;
+    out.reserve(text.size());
+    size_t i = 0;
+    while (i < text.size()) {
+        const char c = text[i];
+        if (c == '"') { // copy strings verbatim
+            size_t j = i + 1;
+            while (j < text.size() && text[j] != '"')
+                j += text[j] == '\\' ? 2 : 1;
+            out.append(text, i, j + 1 - i);
+            i = j + 1;
+            continue;
+        }
+        if (c == '[') {
+            const size_t close = text.find_first_of("[]{\"", i + 1);
+            if (close != std::string::npos && text[close] == ']') {
+                out += '[';
+                bool pendingSpace = false;
+                for (size_t j = i + 1; j < close; ++j) {
+                    const char d = text[j];
+                    if (d == ' ' || d == '\n') {
+                        pendingSpace = true;
+                        continue;
+                    }
+                    if (pendingSpace && out.back() == ',')
+                        out += ' ';
+                    pendingSpace = false;
+                    out += d;
+                }
+                out += ']';
+                i = close + 1;
+                continue;
+            }
+        }
+        out += c;
+        ++i;
+    }
+    return out;
+}
+
+} // namespace
+
+Result<Project> parseProject(std::string_view text)
+{
+    json root;
+    try {
+        root = json::parse(text.begin(), text.end());
+    } catch (const json::parse_error &e) {
+        return Error{parseErrorText(e, text)};
+    }
+    if (!root.is_object())
+        return expected("file", "a JSON object with \"format\": \"attnscope\"", root);
+    if (!root.contains("format") || root["format"] != "attnscope")
+        return Error{"format: expected \"attnscope\", found " +
+                     (root.contains("format") ? typeName(root["format"]) : std::string("nothing"))};
+    if (!root.contains("version"))
+        return Error{"version: missing (expected 1)"};
+    if (!root["version"].is_number() || root["version"].get<double>() != 1)
+        return Error{"version: expected 1, found " + root["version"].dump() +
+                     (root["version"].is_number() && root["version"].get<double>() > 1
+                          ? " (written by a newer AttnScope)"
+                          : "")};
+
+    Project project;
+    project.extra = root;
+    Reader in;
+    AttentionSpec &spec = project.problem.spec;
+
+    if (root.contains("title") && !root["title"].is_null()) {
+        if (!root["title"].is_string())
+            return expected("title", "a string", root["title"]);
+        project.title = root["title"].get<std::string>();
+    }
+
+    if (!root.contains("mode"))
+        return Error{"mode: missing (expected \"self\" or \"cross\")"};
+    if (root["mode"] == "self")
+        spec.mode = AttentionMode::Self;
+    else if (root["mode"] == "cross")
+        spec.mode = AttentionMode::Cross;
+    else
+        return expected("mode", "\"self\" or \"cross\"", root["mode"]);
+
+    if (!in.readInt(root, "heads", spec.heads) || !in.readInt(root, "headDimQK", spec.headDimQK) ||
+        !in.readInt(root, "headDimV", spec.headDimV))
+        return *in.error;
+
+    if (root.contains("scale") && !root["scale"].is_null()) {
+        const json &s = root["scale"];
+        if (s == "inv_sqrt_dk") {
+            spec.scaleMode = ScaleMode::InvSqrtDk;
+        } else if (s == "none") {
+            spec.scaleMode = ScaleMode::None;
+        } else if (s.is_object() && s.contains("value")) {
+            if (!s["value"].is_number() || !std::isfinite(s["value"].get<double>()))
+                return expected("scale.value", "a finite number", s["value"]);
+            spec.scaleMode = ScaleMode::Custom;
+            spec.scaleValue = s["value"].get<double>();
+        } else {
+            return expected("scale", "\"inv_sqrt_dk\", \"none\" or {\"value\": number}", s);
+        }
+    }
+    if (root.contains("maskFill") && !root["maskFill"].is_null()) {
+        if (root["maskFill"] == "-inf")
+            spec.maskFill = MaskFill::NegInf;
+        else if (root["maskFill"] == "-1e9")
+            spec.maskFill = MaskFill::NegLarge;
+        else
+            return expected("maskFill", "\"-inf\" or \"-1e9\"", root["maskFill"]);
+    }
+
+    AttentionProblem &p = project.problem;
+    if (!in.readSide(root, "query", p.xq, project.queryTokens))
+        return *in.error;
+    if (spec.mode == AttentionMode::Cross && !in.readSide(root, "key", p.xkv, project.keyTokens))
+        return *in.error;
+
+    if (!root.contains("weights"))
+        return Error{"weights: missing (expected an object with q, k, v and o)"};
+    const json &w = root["weights"];
+    if (!w.is_object())
+        return expected("weights", "an object with q, k, v and o", w);
+    for (const char *key : {"q", "k", "v"})
+        if (!w.contains(key))
+            return Error{"weights." + std::string(key) + ": missing (expected a matrix)"};
+    if (!in.readMatrix(w["q"], "weights.q", p.weights.q) || !in.readMatrix(w["k"], "weights.k", p.weights.k) ||
+        !in.readMatrix(w["v"], "weights.v", p.weights.v))
+        return *in.error;
+    if (w.contains("o") && !w["o"].is_null()) {
+        MatrixF o;
+        if (!in.readMatrix(w["o"], "weights.o", o))
+            return *in.error;
+        p.weights.o = std::move(o);
+    }
+    if (!in.readVector(w, "qBias", "weights.qBias", p.weights.qBias) ||
+        !in.readVector(w, "kBias", "weights.kBias", p.weights.kBias) ||
+        !in.readVector(w, "vBias", "weights.vBias", p.weights.vBias) ||
+        !in.readVector(w, "oBias", "weights.oBias", p.weights.oBias))
+        return *in.error;
+
+    if (!in.readMask(root, p.mask))
+        return *in.error;
+
+    if (Status s = validateProblem(p); !s)
+        return s.error();
+    return project;
+}
+
+Result<Project> readProjectFile(const std::string &path)
+{
+    std::ifstream file(path, std::ios::binary);
+    if (!file)
+        return Error{path + ": cannot open the file"};
+    std::ostringstream text;
+    text << file.rdbuf();
+    auto project = parseProject(text.str());
+    if (!project)
+        return Error{path + ": " + project.message()};
+    return project;
+}
+
+std::string serializeProject(const Project &project)
+{
+    json root = project.extra.is_object() ? project.extra : json::object();
+    const AttentionProblem &p = project.problem;
+    const AttentionSpec &spec = p.spec;
+    const bool cross = spec.mode == AttentionMode::Cross;
+
+    root["format"] = "attnscope";
+    root["version"] = 1;
+    if (!project.title.empty())
+        root["title"] = project.title;
+    else
+        root.erase("title");
+    root["mode"] = cross ? "cross" : "self";
+    root["heads"] = spec.heads;
+    root["headDimQK"] = spec.headDimQK;
+    root["headDimV"] = spec.headDimV;
+    switch (spec.scaleMode) {
+    case ScaleMode::InvSqrtDk:
+        root["scale"] = "inv_sqrt_dk";
+        break;
+    case ScaleMode::None:
+        root["scale"] = "none";
+        break;
+    case ScaleMode::Custom:
+        root["scale"] = json{{"value", spec.scaleValue}};
+        break;
+    }
+    root["maskFill"] = spec.maskFill == MaskFill::NegLarge ? "-1e9" : "-inf";
+
+    auto side = [](json side, const std::vector<std::string> &tokens, const MatrixF &x) {
+        if (!side.is_object())
+            side = json::object();
+        side["tokens"] = tokens;
+        side["x"] = matrixValue(x);
+        return side;
+    };
+    root["query"] = side(root.value("query", json::object()), project.queryTokens, p.xq);
+    if (cross)
+        root["key"] = side(root.value("key", json::object()), project.keyTokens, p.xkv);
+    else
+        root.erase("key");
+
+    json w = root.value("weights", json::object());
+    if (!w.is_object())
+        w = json::object();
+    w["q"] = matrixValue(p.weights.q);
+    w["k"] = matrixValue(p.weights.k);
+    w["v"] = matrixValue(p.weights.v);
+    w["o"] = p.weights.o ? matrixValue(*p.weights.o) : json(nullptr);
+    const std::pair<const char *, const std::optional<VectorF> *> biases[] = {
+        {"qBias", &p.weights.qBias}, {"kBias", &p.weights.kBias}, {"vBias", &p.weights.vBias},
+        {"oBias", &p.weights.oBias}};
+    for (const auto &[key, bias] : biases) {
+        if (*bias)
+            w[key] = vectorValue(*bias);
+        else
+            w.erase(key);
+    }
+    root["weights"] = std::move(w);
+
+    json mask = root.value("mask", json::object());
+    if (!mask.is_object())
+        mask = json::object();
+    mask["causal"] = p.mask.causal;
+    if (!p.mask.keyPadding.empty())
+        mask["keyPadding"] = p.mask.keyPadding;
+    else
+        mask.erase("keyPadding");
+    if (p.mask.allowed) {
+        json rows = json::array();
+        for (Eigen::Index r = 0; r < p.mask.allowed->rows(); ++r) {
+            json row = json::array();
+            for (Eigen::Index c = 0; c < p.mask.allowed->cols(); ++c)
+                row.push_back(int((*p.mask.allowed)(r, c)));
+            rows.push_back(std::move(row));
+        }
+        mask["allowed"] = std::move(rows);
+    } else {
+        mask.erase("allowed");
+    }
+    root["mask"] = std::move(mask);
+    return compactNumberArrays(root.dump(2)) + "\n";
+}
+
+} // namespace attnscope

@@ -1,0 +1,178 @@
+#include "core/Validation.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace attnscope {
+
+namespace {
+
+std::string numberText(double v)
+{
+    if (std::isnan(v))
+        return "NaN";
+    if (std::isinf(v))
+        return v > 0 ? "Infinity" : "-Infinity";
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+Error shapeError(const std::string &field, Eigen::Index rows, Eigen::Index cols, const char *meaning,
+                 Eigen::Index foundRows, Eigen::Index foundCols)
+{
+    return Error{field + ": expected " + shapeString(rows, cols) + " (" + meaning + "), found " +
+                 shapeString(foundRows, foundCols)};
+}
+
+Status checkShape(const std::string &field, const MatrixF &m, Eigen::Index rows, Eigen::Index cols,
+                  const char *meaning)
+{
+    if (m.rows() != rows || m.cols() != cols)
+        return shapeError(field, rows, cols, meaning, m.rows(), m.cols());
+    return Ok{};
+}
+
+template <typename Derived>
+Status checkFinite(const std::string &field, const Eigen::MatrixBase<Derived> &m, bool isVector)
+{
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+        for (Eigen::Index c = 0; c < m.cols(); ++c)
+            if (!std::isfinite(m(r, c))) {
+                std::string where = isVector ? "[" + std::to_string(c) + "]"
+                                             : "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
+                return Error{field + where + ": expected a finite number, found " + numberText(m(r, c))};
+            }
+    return Ok{};
+}
+
+Status checkVector(const std::string &field, const std::optional<VectorF> &v, Eigen::Index size,
+                   const char *meaning)
+{
+    if (!v)
+        return Ok{};
+    if (v->size() != size)
+        return Error{field + ": expected " + std::to_string(size) + " values (" + meaning + "), found " +
+                     std::to_string(v->size())};
+    return checkFinite(field, *v, true);
+}
+
+Status checkRange(const char *field, std::int64_t value, std::int64_t max)
+{
+    if (value < 1)
+        return Error{std::string(field) + ": expected a whole number of at least 1, found " +
+                     std::to_string(value)};
+    if (value > max)
+        return Error{std::string(field) + ": " + std::to_string(value) + " is larger than the supported " +
+                     std::to_string(max)};
+    return Ok{};
+}
+
+std::int64_t saturatingMul(std::int64_t a, std::int64_t b)
+{
+    if (a != 0 && b > std::numeric_limits<std::int64_t>::max() / a)
+        return std::numeric_limits<std::int64_t>::max();
+    return a * b;
+}
+
+std::int64_t saturatingAdd(std::int64_t a, std::int64_t b)
+{
+    if (a > std::numeric_limits<std::int64_t>::max() - b)
+        return std::numeric_limits<std::int64_t>::max();
+    return a + b;
+}
+
+} // namespace
+
+std::int64_t traceBytes(const AttentionProblem &p)
+{
+    const std::int64_t h = p.spec.heads, tq = p.tq(), tk = p.tk();
+    const std::int64_t dk = p.spec.headDimQK, dv = p.spec.headDimV;
+    // q, k, v, scores, weights, head outputs, context, output, mask.
+    std::int64_t floats = saturatingMul(h, saturatingMul(tq, dk));
+    floats = saturatingAdd(floats, saturatingMul(h, saturatingMul(tk, dk + dv)));
+    floats = saturatingAdd(floats, saturatingMul(2 * h, saturatingMul(tq, tk)));
+    floats = saturatingAdd(floats, saturatingMul(2 * h, saturatingMul(tq, dv)));
+    floats = saturatingAdd(floats, saturatingMul(tq, p.dOut()));
+    return saturatingAdd(saturatingMul(floats, 4), saturatingMul(tq, tk));
+}
+
+Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
+{
+#define ATTNSCOPE_CHECK(expr)                                                                                \
+    do {                                                                                                     \
+        if (Status s = (expr); !s)                                                                           \
+            return s;                                                                                        \
+    } while (false)
+
+    const AttentionSpec &spec = p.spec;
+    ATTNSCOPE_CHECK(checkRange("heads", spec.heads, limits.maxHeads));
+    ATTNSCOPE_CHECK(checkRange("headDimQK", spec.headDimQK, limits.maxHeadDim));
+    ATTNSCOPE_CHECK(checkRange("headDimV", spec.headDimV, limits.maxHeadDim));
+    if (spec.scaleMode == ScaleMode::Custom && !std::isfinite(spec.scaleValue))
+        return Error{"scale.value: expected a finite number, found " + numberText(spec.scaleValue)};
+
+    const bool cross = spec.mode == AttentionMode::Cross;
+    if (p.xq.rows() < 1 || p.xq.cols() < 1)
+        return Error{"query.x: expected at least one token and one dimension, found " + shapeOf(p.xq)};
+    ATTNSCOPE_CHECK(checkRange("query.x (tokens)", p.xq.rows(), limits.maxTokens));
+    ATTNSCOPE_CHECK(checkRange("query.x (dimensions)", p.xq.cols(), limits.maxModelDim));
+    if (cross) {
+        if (p.xkv.rows() < 1 || p.xkv.cols() < 1)
+            return Error{"key.x: expected at least one token and one dimension, found " + shapeOf(p.xkv)};
+        ATTNSCOPE_CHECK(checkRange("key.x (tokens)", p.xkv.rows(), limits.maxTokens));
+        ATTNSCOPE_CHECK(checkRange("key.x (dimensions)", p.xkv.cols(), limits.maxModelDim));
+    }
+
+    const Eigen::Index qkWidth = p.qkWidth(), vWidth = p.vWidth();
+    const auto &w = p.weights;
+    ATTNSCOPE_CHECK(checkShape("weights.q", w.q, p.dq(), qkWidth, "d_q x heads*headDimQK"));
+    ATTNSCOPE_CHECK(checkShape("weights.k", w.k, p.dkv(), qkWidth, "d_kv x heads*headDimQK"));
+    ATTNSCOPE_CHECK(checkShape("weights.v", w.v, p.dkv(), vWidth, "d_kv x heads*headDimV"));
+    if (w.o) {
+        if (w.o->rows() != vWidth || w.o->cols() < 1)
+            return shapeError("weights.o", vWidth, std::max<Eigen::Index>(w.o->cols(), 1),
+                              "heads*headDimV x d_out", w.o->rows(), w.o->cols());
+        ATTNSCOPE_CHECK(checkRange("weights.o (d_out)", w.o->cols(), limits.maxModelDim));
+    } else if (w.oBias) {
+        return Error{"weights.oBias: given without weights.o (an output bias needs an output projection)"};
+    }
+    ATTNSCOPE_CHECK(checkVector("weights.qBias", w.qBias, qkWidth, "heads*headDimQK"));
+    ATTNSCOPE_CHECK(checkVector("weights.kBias", w.kBias, qkWidth, "heads*headDimQK"));
+    ATTNSCOPE_CHECK(checkVector("weights.vBias", w.vBias, vWidth, "heads*headDimV"));
+    ATTNSCOPE_CHECK(checkVector("weights.oBias", w.oBias, p.dOut(), "d_out"));
+
+    const auto &m = p.mask;
+    if (!m.keyPadding.empty() && Eigen::Index(m.keyPadding.size()) != p.tk())
+        return Error{"mask.keyPadding: expected " + std::to_string(p.tk()) + " values (one per key token), found " +
+                     std::to_string(m.keyPadding.size())};
+    if (m.allowed) {
+        if (m.allowed->rows() != p.tq() || m.allowed->cols() != p.tk())
+            return shapeError("mask.allowed", p.tq(), p.tk(), "query tokens x key tokens", m.allowed->rows(),
+                              m.allowed->cols());
+        for (Eigen::Index i = 0; i < m.allowed->size(); ++i)
+            if (m.allowed->data()[i] > 1)
+                return Error{"mask.allowed: expected only 0 and 1, found " +
+                             std::to_string(int(m.allowed->data()[i]))};
+    }
+
+    const std::int64_t bytes = traceBytes(p);
+    if (bytes > limits.maxTraceBytes)
+        return Error{"size: this problem needs " + std::to_string(bytes >> 20) +
+                     " MiB for its intermediate tensors, more than the supported " +
+                     std::to_string(limits.maxTraceBytes >> 20) + " MiB"};
+
+    ATTNSCOPE_CHECK(checkFinite("query.x", p.xq, false));
+    if (cross)
+        ATTNSCOPE_CHECK(checkFinite("key.x", p.xkv, false));
+    ATTNSCOPE_CHECK(checkFinite("weights.q", w.q, false));
+    ATTNSCOPE_CHECK(checkFinite("weights.k", w.k, false));
+    ATTNSCOPE_CHECK(checkFinite("weights.v", w.v, false));
+    if (w.o)
+        ATTNSCOPE_CHECK(checkFinite("weights.o", *w.o, false));
+    return Ok{};
+#undef ATTNSCOPE_CHECK
+}
+
+} // namespace attnscope

@@ -1,0 +1,98 @@
+#pragma once
+
+// Helpers shared by the suites: fp32-vs-double comparison with the tolerances the project
+// commits to, and paths into the source tree.
+
+#include "core/AttentionTrace.h"
+
+#include <QString>
+#include <QTest>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+namespace attnscope::test {
+
+inline QString sourcePath(const QString &relative)
+{
+    return QStringLiteral(ATTNSCOPE_SOURCE_DIR "/") + relative;
+}
+
+inline std::string sourcePathStd(const QString &relative)
+{
+    return sourcePath(relative).toStdString();
+}
+
+// The tolerances of design.md / the engine issue: weights within 2e-5 + 1e-4·|ref|, every
+// other tensor (projections, scores, outputs) within 1e-4·(1 + |ref|).
+struct Tolerance {
+    double absolute;
+    double relative;
+    static Tolerance weights() { return {2e-5, 1e-4}; }
+    static Tolerance values() { return {1e-4, 1e-4}; }
+};
+
+// Empty string when every element of got is finite and within tolerance of ref; otherwise
+// a description of the first offending element.
+template <typename A, typename B>
+std::string compareMatrix(const char *what, const A &got, const B &ref, Tolerance tol)
+{
+    std::ostringstream msg;
+    if (got.rows() != ref.rows() || got.cols() != ref.cols()) {
+        msg << what << ": shape " << got.rows() << "x" << got.cols() << ", expected " << ref.rows() << "x"
+            << ref.cols();
+        return msg.str();
+    }
+    for (Eigen::Index r = 0; r < ref.rows(); ++r)
+        for (Eigen::Index c = 0; c < ref.cols(); ++c) {
+            const double g = double(got(r, c)), e = double(ref(r, c));
+            if (!std::isfinite(g) || std::abs(g - e) > tol.absolute + tol.relative * std::abs(e)) {
+                msg.precision(9);
+                msg << what << "[" << r << "][" << c << "] = " << g << ", expected " << e;
+                return msg.str();
+            }
+        }
+    return {};
+}
+
+// Compares every tensor of a float trace with the double reference; masked weights must be
+// exactly 0 (only under -inf fill, where design.md demands it).
+inline std::string compareTrace(const AttentionTrace &got, const ReferenceTrace &ref, bool maskedMustBeZero)
+{
+    if (got.heads() != ref.heads())
+        return "head count " + std::to_string(got.heads()) + ", expected " + std::to_string(ref.heads());
+    if (got.allowed != ref.allowed)
+        return "effective mask differs";
+    const auto values = Tolerance::values();
+    for (int h = 0; h < ref.heads(); ++h) {
+        const size_t i = size_t(h);
+        const std::string head = " (head " + std::to_string(h) + ")";
+        for (auto [name, g, e] : {std::tuple{"q", &got.q[i], &ref.q[i]}, std::tuple{"k", &got.k[i], &ref.k[i]},
+                                  std::tuple{"v", &got.v[i], &ref.v[i]},
+                                  std::tuple{"headOutputs", &got.headOutputs[i], &ref.headOutputs[i]}})
+            if (auto m = compareMatrix((name + head).c_str(), *g, *e, values); !m.empty())
+                return m;
+        // Scores of 1e4 and more carry float32 rounding in proportion; compare relatively.
+        if (auto m = compareMatrix(("scores" + head).c_str(), got.scores[i], ref.scores[i], values); !m.empty())
+            return m;
+        if (auto m = compareMatrix(("weights" + head).c_str(), got.weights[i], ref.weights[i], Tolerance::weights());
+            !m.empty())
+            return m;
+        if (maskedMustBeZero)
+            for (Eigen::Index r = 0; r < ref.allowed.rows(); ++r)
+                for (Eigen::Index c = 0; c < ref.allowed.cols(); ++c)
+                    if (!ref.allowed(r, c) && got.weights[i](r, c) != 0.0f)
+                        return "masked weight" + head + " [" + std::to_string(r) + "][" + std::to_string(c) +
+                               "] is " + std::to_string(got.weights[i](r, c)) + ", expected exactly 0";
+    }
+    if (auto m = compareMatrix("context", got.context, ref.context, values); !m.empty())
+        return m;
+    if (auto m = compareMatrix("output", got.output, ref.output, values); !m.empty())
+        return m;
+    if (got.emptyRows != ref.emptyRows)
+        return "emptyRows differ";
+    return {};
+}
+
+} // namespace attnscope::test
