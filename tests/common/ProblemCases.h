@@ -1,0 +1,173 @@
+#pragma once
+
+// Case families shared by every backend's suite: the same problems run on the CPU engine
+// and on Vulkan, each compared with the double reference.
+
+#include "core/AttentionProblem.h"
+#include "core/RandomProblem.h"
+
+#include <QMetaType>
+#include <QTest>
+
+namespace attnscope::test {
+
+struct Case {
+    AttentionMode mode = AttentionMode::Self;
+    int tq = 4, tk = 4, dq = 6, dkv = 6;
+    int heads = 2, dk = 3, dv = 3;
+    bool biases = false, outputProjection = true;
+    ScaleMode scaleMode = ScaleMode::InvSqrtDk;
+    double scaleValue = 1.0;
+    MaskFill fill = MaskFill::NegInf;
+    bool causal = false, padding = false, custom = false;
+    double inputScale = 1.0; // large values drive the logits to ~1e4
+    int dOut = 5;
+};
+
+inline AttentionProblem makeProblem(const Case &c, std::uint64_t seed = 42)
+{
+    AttentionProblem p;
+    p.spec.mode = c.mode;
+    p.spec.heads = c.heads;
+    p.spec.headDimQK = c.dk;
+    p.spec.headDimV = c.dv;
+    p.spec.scaleMode = c.scaleMode;
+    p.spec.scaleValue = c.scaleValue;
+    p.spec.maskFill = c.fill;
+    const bool cross = c.mode == AttentionMode::Cross;
+    const int tk = cross ? c.tk : c.tq, dkv = cross ? c.dkv : c.dq;
+    p.xq = initMatrix(c.tq, c.dq, InitKind::Gaussian, seed, c.inputScale);
+    if (cross)
+        p.xkv = initMatrix(tk, dkv, InitKind::Gaussian, seed + 1, c.inputScale);
+    p.weights.q = initMatrix(c.dq, c.heads * c.dk, InitKind::Gaussian, seed + 2, 0.7);
+    p.weights.k = initMatrix(dkv, c.heads * c.dk, InitKind::Gaussian, seed + 3, 0.7);
+    p.weights.v = initMatrix(dkv, c.heads * c.dv, InitKind::Gaussian, seed + 4, 0.7);
+    if (c.outputProjection)
+        p.weights.o = initMatrix(c.heads * c.dv, c.dOut, InitKind::Gaussian, seed + 5, 0.7);
+    if (c.biases) {
+        p.weights.qBias = initMatrix(1, c.heads * c.dk, InitKind::Gaussian, seed + 6, 0.3);
+        p.weights.kBias = initMatrix(1, c.heads * c.dk, InitKind::Gaussian, seed + 7, 0.3);
+        p.weights.vBias = initMatrix(1, c.heads * c.dv, InitKind::Gaussian, seed + 8, 0.3);
+        if (c.outputProjection)
+            p.weights.oBias = initMatrix(1, c.dOut, InitKind::Gaussian, seed + 9, 0.3);
+    }
+    p.mask.causal = c.causal;
+    if (c.padding) {
+        p.mask.keyPadding.assign(size_t(tk), true);
+        p.mask.keyPadding.back() = false;
+        if (tk > 2)
+            p.mask.keyPadding[size_t(tk) - 2] = false;
+    }
+    if (c.custom) {
+        // A checkerboard-like pattern with one fully blocked query row (row 1).
+        MaskMatrix allowed(c.tq, tk);
+        for (int i = 0; i < c.tq; ++i)
+            for (int j = 0; j < tk; ++j)
+                allowed(i, j) = (i + 2 * j) % 3 != 0 ? 1 : 0;
+        if (c.tq > 1)
+            allowed.row(1).setZero();
+        p.mask.allowed = allowed;
+    }
+    return p;
+}
+
+// Adds one row per semantic family of design.md (the column: Case "c").
+inline void addSemanticCases()
+{
+    QTest::addColumn<Case>("c");
+    Case base;
+    QTest::newRow("self, 2 heads") << base;
+    Case c = base;
+    c.heads = 1;
+    QTest::newRow("one head") << c;
+    c = base;
+    c.heads = 8;
+    c.dk = 2;
+    c.dv = 2;
+    QTest::newRow("eight heads") << c;
+    c = base;
+    c.dk = 5;
+    c.dv = 2;
+    QTest::newRow("dK != dV") << c;
+    c = base;
+    c.mode = AttentionMode::Cross;
+    c.tq = 3;
+    c.tk = 7;
+    c.dq = 4;
+    c.dkv = 9;
+    QTest::newRow("cross, Tq != Tk, d_q != d_kv") << c;
+    c.dk = 4;
+    c.dv = 1;
+    c.padding = true;
+    QTest::newRow("cross, dK != dV, padded source") << c;
+    c = base;
+    c.biases = true;
+    QTest::newRow("biases") << c;
+    c = base;
+    c.outputProjection = false;
+    QTest::newRow("no Wo") << c;
+    c.biases = true;
+    QTest::newRow("no Wo, biases") << c;
+    c = base;
+    c.scaleMode = ScaleMode::None;
+    QTest::newRow("scale none") << c;
+    c.scaleMode = ScaleMode::Custom;
+    c.scaleValue = 0.37;
+    QTest::newRow("scale 0.37") << c;
+    c = base;
+    c.causal = true;
+    c.tq = 6;
+    QTest::newRow("causal") << c;
+    c.fill = MaskFill::NegLarge;
+    QTest::newRow("causal, -1e9") << c;
+    c = base;
+    c.padding = true;
+    QTest::newRow("key padding") << c;
+    c.fill = MaskFill::NegLarge;
+    QTest::newRow("key padding, -1e9") << c;
+    c = base;
+    c.custom = true;
+    c.tq = 5;
+    QTest::newRow("custom mask") << c;
+    c.causal = true;
+    c.padding = true;
+    QTest::newRow("causal + padding + custom") << c;
+    c.fill = MaskFill::NegLarge;
+    QTest::newRow("causal + padding + custom, -1e9") << c;
+    c = base;
+    c.mode = AttentionMode::Cross;
+    c.tq = 6;
+    c.tk = 4;
+    c.dkv = 3;
+    c.causal = true;
+    c.custom = true;
+    c.biases = true;
+    QTest::newRow("cross, causal + custom, Tq > Tk") << c;
+    c = base;
+    c.tq = 1;
+    QTest::newRow("one token") << c;
+    c = base;
+    c.tq = 150;
+    c.causal = true;
+    c.heads = 3;
+    c.dk = 7;
+    c.dv = 5;
+    c.biases = true;
+    QTest::newRow("150 tokens, causal (several row blocks)") << c;
+    c.causal = false;
+    c.padding = true;
+    c.custom = true;
+    QTest::newRow("150 tokens, padding + custom") << c;
+    c = base;
+    c.mode = AttentionMode::Cross;
+    c.tq = 129;
+    c.tk = 65;
+    c.causal = true;
+    c.fill = MaskFill::NegLarge;
+    QTest::newRow("cross 129 x 65, causal, -1e9 (empty rows are none)") << c;
+}
+
+
+} // namespace attnscope::test
+
+Q_DECLARE_METATYPE(attnscope::test::Case)
