@@ -1,0 +1,299 @@
+#include "app/gui/document/Document.h"
+
+#include "app/gui/document/DocumentCommands.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QSaveFile>
+#include <QUndoStack>
+
+namespace attnscope {
+
+namespace {
+
+QVariant scaleVariant(ScaleMode mode, double value)
+{
+    return QVariantList{int(mode), value};
+}
+
+} // namespace
+
+Document::Document(Project project, QObject *parent)
+    : QObject(parent)
+    , m_project(std::move(project))
+    , m_undoStack(new QUndoStack(this))
+{
+    connect(m_undoStack, &QUndoStack::cleanChanged, this, [this](bool clean) { emit modifiedChanged(!clean); });
+}
+
+Document::~Document() = default;
+
+Result<Project> Document::readProject(const QString &path)
+{
+    QFile file(path);
+    const QString name = path.startsWith(QLatin1Char(':')) ? QFileInfo(path).fileName() : path;
+    if (!file.open(QIODevice::ReadOnly))
+        return Error{(name + QStringLiteral(": ") + file.errorString()).toStdString()};
+    const QByteArray data = file.readAll();
+    auto project = parseProject(std::string_view(data.constData(), size_t(data.size())));
+    if (!project)
+        return Error{(name + QStringLiteral(": ")).toStdString() + project.message()};
+    return project;
+}
+
+void Document::setFilePath(const QString &path)
+{
+    if (m_filePath == path)
+        return;
+    m_filePath = path;
+    emit filePathChanged(path);
+}
+
+QString Document::displayName() const
+{
+    if (!m_filePath.isEmpty())
+        return QFileInfo(m_filePath).fileName();
+    if (!m_project.title.empty())
+        return QString::fromStdString(m_project.title);
+    return tr("Untitled");
+}
+
+bool Document::isModified() const
+{
+    return !m_undoStack->isClean();
+}
+
+Status Document::save(const QString &path)
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return Error{(path + QStringLiteral(": ") + file.errorString()).toStdString()};
+    const std::string text = serializeProject(m_project);
+    if (file.write(text.data(), qint64(text.size())) != qint64(text.size()) || !file.commit())
+        return Error{(path + QStringLiteral(": ") + file.errorString()).toStdString()};
+    setFilePath(path);
+    m_undoStack->setClean();
+    return Ok{};
+}
+
+bool Document::pushSnapshot(Project after, Changes what, const QString &text, int mergeKey)
+{
+    m_undoStack->push(new ProjectSnapshotCommand(this, m_project, std::move(after), what, text, mergeKey));
+    return true;
+}
+
+bool Document::setValue(MatrixId id, int row, int col, float value, int mergeKey)
+{
+    if (!matrixExists(m_project, id) || row < 0 || col < 0 || row >= matrixRows(m_project, id)
+        || col >= matrixCols(m_project, id))
+        return false;
+    const float old = matrixValue(m_project, id, row, col);
+    if (old == value)
+        return false;
+    const QVariant key = QVariantList{int(id), row, col, mergeKey};
+    m_undoStack->push(new ChangeValueCommand(
+        this, CommandId::CellValue, key, old, value,
+        [id, row, col](Document *d, const QVariant &v) { d->applyValue(id, row, col, v.toFloat()); },
+        tr("Edit %1[%2, %3]").arg(matrixName(id)).arg(row).arg(col), mergeKey != 0));
+    return true;
+}
+
+bool Document::setTokenLabel(TokenSide side, int row, const QString &label)
+{
+    const bool keySide = side == TokenSide::Key && m_project.problem.spec.mode == AttentionMode::Cross;
+    const auto &tokens = keySide ? m_project.keyTokens : m_project.queryTokens;
+    if (row < 0 || size_t(row) >= tokens.size())
+        return false;
+    const QString old = QString::fromStdString(tokens[size_t(row)]);
+    if (old == label)
+        return false;
+    m_undoStack->push(new ChangeValueCommand(
+        this, CommandId::TokenLabel, QVariantList{int(keySide), row}, old, label,
+        [keySide, row](Document *d, const QVariant &v) {
+            d->applyTokenLabel(keySide ? TokenSide::Key : TokenSide::Query, row, v.toString());
+        },
+        tr("Rename token \"%1\" to \"%2\"").arg(old, label), false));
+    return true;
+}
+
+bool Document::insertToken(TokenSide side, int row, const QString &label)
+{
+    return pushSnapshot(edit::insertToken(m_project, side, row, label, m_init), ShapeChanged | TokensChanged | MaskChanged,
+                        tr("Insert token \"%1\"").arg(label));
+}
+
+bool Document::removeToken(TokenSide side, int row)
+{
+    const bool keySide = side == TokenSide::Key && m_project.problem.spec.mode == AttentionMode::Cross;
+    const MatrixF &x = keySide ? m_project.problem.xkv : m_project.problem.xq;
+    if (x.rows() <= 1 || row < 0 || row >= x.rows())
+        return false;
+    const auto &tokens = keySide ? m_project.keyTokens : m_project.queryTokens;
+    const QString label = size_t(row) < tokens.size() ? QString::fromStdString(tokens[size_t(row)]) : QString();
+    return pushSnapshot(edit::removeToken(m_project, side, row), ShapeChanged | TokensChanged | MaskChanged,
+                        tr("Remove token \"%1\"").arg(label));
+}
+
+bool Document::setHeads(int heads)
+{
+    if (heads < 1 || heads == m_project.problem.spec.heads)
+        return false;
+    return pushSnapshot(edit::setHeads(m_project, heads, m_init), ShapeChanged, tr("Set heads to %1").arg(heads));
+}
+
+bool Document::setHeadDimQK(int headDimQK)
+{
+    if (headDimQK < 1 || headDimQK == m_project.problem.spec.headDimQK)
+        return false;
+    return pushSnapshot(edit::setHeadDimQK(m_project, headDimQK, m_init), ShapeChanged,
+                        tr("Set dK to %1").arg(headDimQK));
+}
+
+bool Document::setHeadDimV(int headDimV)
+{
+    if (headDimV < 1 || headDimV == m_project.problem.spec.headDimV)
+        return false;
+    return pushSnapshot(edit::setHeadDimV(m_project, headDimV, m_init), ShapeChanged, tr("Set dV to %1").arg(headDimV));
+}
+
+bool Document::setInputDim(TokenSide side, int dims)
+{
+    const bool keySide = side == TokenSide::Key && m_project.problem.spec.mode == AttentionMode::Cross;
+    const Eigen::Index current = keySide ? m_project.problem.xkv.cols() : m_project.problem.xq.cols();
+    if (dims < 1 || dims == current)
+        return false;
+    return pushSnapshot(edit::setInputDim(m_project, side, dims, m_init), ShapeChanged,
+                        keySide ? tr("Set d_kv to %1").arg(dims) : tr("Set d_model to %1").arg(dims));
+}
+
+bool Document::setOutputDim(int dOut)
+{
+    const auto &o = m_project.problem.weights.o;
+    if (!o || dOut < 1 || dOut == o->cols())
+        return false;
+    return pushSnapshot(edit::setOutputDim(m_project, dOut, m_init), ShapeChanged, tr("Set d_out to %1").arg(dOut));
+}
+
+bool Document::setMode(AttentionMode mode)
+{
+    if (mode == m_project.problem.spec.mode)
+        return false;
+    return pushSnapshot(edit::setMode(m_project, mode, m_init), ShapeChanged | SpecChanged | TokensChanged | MaskChanged,
+                        mode == AttentionMode::Cross ? tr("Switch to cross-attention") : tr("Switch to self-attention"));
+}
+
+bool Document::setScale(ScaleMode mode, double value, int mergeKey)
+{
+    const AttentionSpec &s = m_project.problem.spec;
+    if (mode == s.scaleMode && (mode != ScaleMode::Custom || value == s.scaleValue))
+        return false;
+    if (mode == ScaleMode::Custom && !(value > 0.0 || value < 0.0))
+        return false;
+    m_undoStack->push(new ChangeValueCommand(
+        this, CommandId::ScaleValue, mergeKey, scaleVariant(s.scaleMode, s.scaleValue), scaleVariant(mode, value),
+        [](Document *d, const QVariant &v) {
+            const QVariantList l = v.toList();
+            d->applyScale(ScaleMode(l.at(0).toInt()), l.at(1).toDouble());
+        },
+        tr("Change scale"), mergeKey != 0));
+    return true;
+}
+
+bool Document::setMaskFill(MaskFill fill)
+{
+    const MaskFill old = m_project.problem.spec.maskFill;
+    if (fill == old)
+        return false;
+    m_undoStack->push(new ChangeValueCommand(
+        this, CommandId::ScaleValue, QVariant(), int(old), int(fill),
+        [](Document *d, const QVariant &v) { d->applyMaskFill(MaskFill(v.toInt())); }, tr("Change mask fill"), false));
+    return true;
+}
+
+bool Document::reinitialise(MatrixId id)
+{
+    if (!matrixExists(m_project, id))
+        return false;
+    return pushSnapshot(edit::reinitialise(m_project, id, m_init), ValuesChanged,
+                        tr("Re-initialise %1").arg(matrixName(id)));
+}
+
+bool Document::setMatrixPresent(MatrixId id, bool present)
+{
+    if (matrixExists(m_project, id) == present)
+        return false;
+    Project after = edit::setMatrixPresent(m_project, id, present, m_init);
+    if (matrixExists(after, id) != present)
+        return false;
+    return pushSnapshot(std::move(after), ShapeChanged,
+                        present ? tr("Add %1").arg(matrixName(id)) : tr("Remove %1").arg(matrixName(id)));
+}
+
+bool Document::setMaskCells(const std::vector<std::pair<int, int>> &cells, bool allowed, int mergeKey)
+{
+    Project after = edit::setMaskCells(m_project, cells, allowed);
+    if (after.problem.mask.allowed && m_project.problem.mask.allowed
+        && *after.problem.mask.allowed == *m_project.problem.mask.allowed)
+        return false;
+    return pushSnapshot(std::move(after), MaskChanged, allowed ? tr("Allow mask cells") : tr("Mask cells"), mergeKey);
+}
+
+bool Document::applyMaskPreset(MaskPreset preset, int window)
+{
+    static const char *const names[] = {QT_TR_NOOP("No mask"), QT_TR_NOOP("Causal mask"),
+                                        QT_TR_NOOP("Padding mask from tokens"), QT_TR_NOOP("Sliding-window mask")};
+    return pushSnapshot(edit::applyMaskPreset(m_project, preset, window), MaskChanged, tr(names[int(preset)]));
+}
+
+bool Document::setTitle(const QString &title)
+{
+    const QString old = QString::fromStdString(m_project.title);
+    if (old == title)
+        return false;
+    m_undoStack->push(new ChangeValueCommand(
+        this, CommandId::TokenLabel, QStringLiteral("title"), old, title,
+        [](Document *d, const QVariant &v) { d->applyTitle(v.toString()); }, tr("Change title"), false));
+    return true;
+}
+
+void Document::applyValue(MatrixId id, int row, int col, float value)
+{
+    setMatrixValue(m_project, id, row, col, value);
+    emit valueChanged(id, row, col);
+    emit changed(ValuesChanged);
+}
+
+void Document::applyTokenLabel(TokenSide side, int row, const QString &label)
+{
+    auto &tokens = side == TokenSide::Key ? m_project.keyTokens : m_project.queryTokens;
+    if (row >= 0 && size_t(row) < tokens.size())
+        tokens[size_t(row)] = label.toStdString();
+    emit changed(TokensChanged);
+}
+
+void Document::applyScale(ScaleMode mode, double value)
+{
+    m_project.problem.spec.scaleMode = mode;
+    m_project.problem.spec.scaleValue = value;
+    emit changed(SpecChanged);
+}
+
+void Document::applyMaskFill(MaskFill fill)
+{
+    m_project.problem.spec.maskFill = fill;
+    emit changed(SpecChanged);
+}
+
+void Document::applyTitle(const QString &title)
+{
+    m_project.title = title.toStdString();
+    emit changed(TitleChanged);
+}
+
+void Document::applyProject(const Project &project, Changes what)
+{
+    m_project = project;
+    emit changed(what);
+}
+
+} // namespace attnscope

@@ -1,0 +1,106 @@
+#pragma once
+
+#include "app/gui/document/ProjectEdit.h"
+#include "core/Result.h"
+
+#include <QObject>
+#include <QString>
+
+#include <utility>
+#include <vector>
+
+class QUndoStack;
+
+namespace attnscope {
+
+// The open project and its undo history. Every edit goes through a verb below, which pushes
+// a QUndoCommand; the command changes the data through the apply* primitives, and those emit
+// changed(). Views and models only listen. "Modified" is the undo stack's clean state.
+class Document : public QObject
+{
+    Q_OBJECT
+
+public:
+    enum ChangeFlag {
+        ValuesChanged = 0x01, // numbers in X, weights or biases; shapes unchanged
+        ShapeChanged = 0x02,  // any size: tokens, heads, dK, dV, model dims, mode, present matrices
+        TokensChanged = 0x04, // token labels
+        SpecChanged = 0x08,   // scale, mask fill, mode
+        MaskChanged = 0x10,
+        TitleChanged = 0x20,
+        AllChanged = 0x3f,
+    };
+    Q_DECLARE_FLAGS(Changes, ChangeFlag)
+    Q_FLAG(Changes)
+
+    explicit Document(Project project, QObject *parent = nullptr);
+    ~Document() override;
+
+    // Reads and parses a project file (a resource path such as ":/examples/..." works too).
+    // Errors name the file and then the field, as parseProject does.
+    static Result<Project> readProject(const QString &path);
+
+    const Project &project() const { return m_project; }
+    const AttentionProblem &problem() const { return m_project.problem; }
+    QUndoStack *undoStack() const { return m_undoStack; }
+
+    QString filePath() const { return m_filePath; }
+    void setFilePath(const QString &path);
+    // The file name, or the title for an unsaved document.
+    QString displayName() const;
+    bool isModified() const;
+
+    // Writes atomically (QSaveFile) and marks the document clean.
+    Status save(const QString &path);
+
+    // Options for values filled into grown or re-initialised matrices.
+    InitOptions initOptions() const { return m_init; }
+    void setInitOptions(const InitOptions &options) { m_init = options; }
+
+    // Verbs: each pushes one command and returns false when it would change nothing or is
+    // not allowed (e.g. removing the last token). `mergeKey` != 0 merges consecutive edits
+    // with the same key into one undo step (dragging a value or a mask stroke).
+    bool setValue(MatrixId id, int row, int col, float value, int mergeKey = 0);
+    bool setTokenLabel(TokenSide side, int row, const QString &label);
+    bool insertToken(TokenSide side, int row, const QString &label);
+    bool removeToken(TokenSide side, int row);
+    bool setHeads(int heads);
+    bool setHeadDimQK(int headDimQK);
+    bool setHeadDimV(int headDimV);
+    bool setInputDim(TokenSide side, int dims);
+    bool setOutputDim(int dOut);
+    bool setMode(AttentionMode mode);
+    bool setScale(ScaleMode mode, double value, int mergeKey = 0);
+    bool setMaskFill(MaskFill fill);
+    bool reinitialise(MatrixId id);
+    bool setMatrixPresent(MatrixId id, bool present);
+    bool setMaskCells(const std::vector<std::pair<int, int>> &cells, bool allowed, int mergeKey = 0);
+    bool applyMaskPreset(MaskPreset preset, int window = 2);
+    bool setTitle(const QString &title);
+
+    // Primitives for the commands only: they change the data and emit changed().
+    void applyValue(MatrixId id, int row, int col, float value);
+    void applyTokenLabel(TokenSide side, int row, const QString &label);
+    void applyScale(ScaleMode mode, double value);
+    void applyMaskFill(MaskFill fill);
+    void applyTitle(const QString &title);
+    void applyProject(const Project &project, Changes what);
+
+signals:
+    void changed(attnscope::Document::Changes what);
+    void valueChanged(attnscope::MatrixId id, int row, int col);
+    void modifiedChanged(bool modified);
+    void filePathChanged(const QString &path);
+
+private:
+    bool pushSnapshot(Project after, Changes what, const QString &text, int mergeKey = 0);
+
+    Project m_project;
+    QUndoStack *m_undoStack;
+    QString m_filePath;
+    InitOptions m_init;
+};
+
+} // namespace attnscope
+
+Q_DECLARE_OPERATORS_FOR_FLAGS(attnscope::Document::Changes)

@@ -1,0 +1,470 @@
+#include "app/gui/document/ProjectEdit.h"
+
+#include <QCoreApplication>
+
+#include <algorithm>
+#include <cctype>
+
+namespace attnscope {
+
+namespace {
+
+MatrixF asMatrix(const VectorF &v)
+{
+    return MatrixF(v);
+}
+
+VectorF asVector(const MatrixF &m)
+{
+    return VectorF(m.row(0));
+}
+
+std::optional<VectorF> *biasOf(Project &p, MatrixId id)
+{
+    AttentionWeights &w = p.problem.weights;
+    switch (id) {
+    case MatrixId::BiasQ:
+        return &w.qBias;
+    case MatrixId::BiasK:
+        return &w.kBias;
+    case MatrixId::BiasV:
+        return &w.vBias;
+    case MatrixId::BiasO:
+        return &w.oBias;
+    default:
+        return nullptr;
+    }
+}
+
+MatrixF *denseOf(Project &p, MatrixId id)
+{
+    AttentionProblem &pr = p.problem;
+    switch (id) {
+    case MatrixId::Xq:
+        return &pr.xq;
+    case MatrixId::Xkv:
+        return pr.spec.mode == AttentionMode::Cross ? &pr.xkv : &pr.xq;
+    case MatrixId::Wq:
+        return &pr.weights.q;
+    case MatrixId::Wk:
+        return &pr.weights.k;
+    case MatrixId::Wv:
+        return &pr.weights.v;
+    case MatrixId::Wo:
+        return pr.weights.o ? &*pr.weights.o : nullptr;
+    default:
+        return nullptr;
+    }
+}
+
+const MatrixF *denseOf(const Project &p, MatrixId id)
+{
+    return denseOf(const_cast<Project &>(p), id);
+}
+
+const std::optional<VectorF> *biasOf(const Project &p, MatrixId id)
+{
+    return biasOf(const_cast<Project &>(p), id);
+}
+
+InitOptions zeros()
+{
+    return InitOptions{InitKind::Zeros, 0, 0.0};
+}
+
+// Applies f to a bias as a 1 x n matrix, if present.
+template <typename F>
+void withBias(std::optional<VectorF> &bias, F f)
+{
+    if (bias)
+        bias = asVector(f(asMatrix(*bias)));
+}
+
+MaskMatrix resizedMask(const MaskMatrix &m, Eigen::Index rows, Eigen::Index cols)
+{
+    MaskMatrix out = MaskMatrix::Ones(rows, cols);
+    const Eigen::Index r = std::min(rows, m.rows()), c = std::min(cols, m.cols());
+    out.topLeftCorner(r, c) = m.topLeftCorner(r, c);
+    return out;
+}
+
+template <typename M>
+M insertRow(const M &m, Eigen::Index at, const M &row)
+{
+    M out(m.rows() + 1, m.cols());
+    out.topRows(at) = m.topRows(at);
+    out.row(at) = row.row(0);
+    out.bottomRows(m.rows() - at) = m.bottomRows(m.rows() - at);
+    return out;
+}
+
+template <typename M>
+M removeRow(const M &m, Eigen::Index at)
+{
+    M out(m.rows() - 1, m.cols());
+    out.topRows(at) = m.topRows(at);
+    out.bottomRows(m.rows() - at - 1) = m.bottomRows(m.rows() - at - 1);
+    return out;
+}
+
+MaskMatrix insertMaskCol(const MaskMatrix &m, Eigen::Index at)
+{
+    MaskMatrix t = m.transpose();
+    return insertRow<MaskMatrix>(t, at, MaskMatrix::Ones(1, m.rows())).transpose();
+}
+
+MaskMatrix removeMaskCol(const MaskMatrix &m, Eigen::Index at)
+{
+    MaskMatrix t = m.transpose();
+    return removeRow<MaskMatrix>(t, at).transpose();
+}
+
+} // namespace
+
+QString matrixName(MatrixId id)
+{
+    switch (id) {
+    case MatrixId::Xq:
+        return QCoreApplication::translate("attnscope::Matrix", "X (query)");
+    case MatrixId::Xkv:
+        return QCoreApplication::translate("attnscope::Matrix", "X (key/value)");
+    case MatrixId::Wq:
+        return QStringLiteral("W_Q");
+    case MatrixId::Wk:
+        return QStringLiteral("W_K");
+    case MatrixId::Wv:
+        return QStringLiteral("W_V");
+    case MatrixId::Wo:
+        return QStringLiteral("W_O");
+    case MatrixId::BiasQ:
+        return QStringLiteral("b_Q");
+    case MatrixId::BiasK:
+        return QStringLiteral("b_K");
+    case MatrixId::BiasV:
+        return QStringLiteral("b_V");
+    case MatrixId::BiasO:
+        return QStringLiteral("b_O");
+    }
+    return {};
+}
+
+bool matrixExists(const Project &project, MatrixId id)
+{
+    if (id == MatrixId::Xkv)
+        return project.problem.spec.mode == AttentionMode::Cross;
+    if (auto *b = biasOf(project, id))
+        return b->has_value();
+    return denseOf(project, id) != nullptr;
+}
+
+Eigen::Index matrixRows(const Project &project, MatrixId id)
+{
+    if (!matrixExists(project, id))
+        return 0;
+    if (biasOf(project, id))
+        return 1;
+    return denseOf(project, id)->rows();
+}
+
+Eigen::Index matrixCols(const Project &project, MatrixId id)
+{
+    if (!matrixExists(project, id))
+        return 0;
+    if (auto *b = biasOf(project, id))
+        return (*b)->cols();
+    return denseOf(project, id)->cols();
+}
+
+float matrixValue(const Project &project, MatrixId id, Eigen::Index row, Eigen::Index col)
+{
+    if (auto *b = biasOf(project, id))
+        return (**b)(col);
+    return (*denseOf(project, id))(row, col);
+}
+
+void setMatrixValue(Project &project, MatrixId id, Eigen::Index row, Eigen::Index col, float value)
+{
+    if (auto *b = biasOf(project, id))
+        (**b)(col) = value;
+    else
+        (*denseOf(project, id))(row, col) = value;
+}
+
+namespace edit {
+
+MatrixF resized(const MatrixF &m, Eigen::Index rows, Eigen::Index cols, const InitOptions &init)
+{
+    MatrixF out = initMatrix(rows, cols, init.kind, init.seed, init.stddev);
+    const Eigen::Index r = std::min(rows, m.rows()), c = std::min(cols, m.cols());
+    out.topLeftCorner(r, c) = m.topLeftCorner(r, c);
+    return out;
+}
+
+MatrixF regrouped(const MatrixF &m, int oldHeads, int oldWidth, int newHeads, int newWidth, bool alongRows,
+                  const InitOptions &init)
+{
+    const MatrixF src = alongRows ? MatrixF(m.transpose()) : m;
+    MatrixF out = initMatrix(src.rows(), Eigen::Index(newHeads) * newWidth, init.kind, init.seed, init.stddev);
+    const int keptHeads = std::min(oldHeads, newHeads), keptWidth = std::min(oldWidth, newWidth);
+    for (int h = 0; h < keptHeads; ++h)
+        out.middleCols(Eigen::Index(h) * newWidth, keptWidth) = src.middleCols(Eigen::Index(h) * oldWidth, keptWidth);
+    if (alongRows)
+        return out.transpose();
+    return out;
+}
+
+Project setHeads(Project p, int heads, const InitOptions &init)
+{
+    AttentionSpec &s = p.problem.spec;
+    AttentionWeights &w = p.problem.weights;
+    const int oldHeads = s.heads;
+    w.q = regrouped(w.q, oldHeads, s.headDimQK, heads, s.headDimQK, false, init);
+    w.k = regrouped(w.k, oldHeads, s.headDimQK, heads, s.headDimQK, false, init);
+    w.v = regrouped(w.v, oldHeads, s.headDimV, heads, s.headDimV, false, init);
+    if (w.o)
+        w.o = regrouped(*w.o, oldHeads, s.headDimV, heads, s.headDimV, true, init);
+    auto qk = [&](const MatrixF &b) { return regrouped(b, oldHeads, s.headDimQK, heads, s.headDimQK, false, zeros()); };
+    auto v = [&](const MatrixF &b) { return regrouped(b, oldHeads, s.headDimV, heads, s.headDimV, false, zeros()); };
+    withBias(w.qBias, qk);
+    withBias(w.kBias, qk);
+    withBias(w.vBias, v);
+    s.heads = heads;
+    return p;
+}
+
+Project setHeadDimQK(Project p, int headDimQK, const InitOptions &init)
+{
+    AttentionSpec &s = p.problem.spec;
+    AttentionWeights &w = p.problem.weights;
+    w.q = regrouped(w.q, s.heads, s.headDimQK, s.heads, headDimQK, false, init);
+    w.k = regrouped(w.k, s.heads, s.headDimQK, s.heads, headDimQK, false, init);
+    auto qk = [&](const MatrixF &b) { return regrouped(b, s.heads, s.headDimQK, s.heads, headDimQK, false, zeros()); };
+    withBias(w.qBias, qk);
+    withBias(w.kBias, qk);
+    s.headDimQK = headDimQK;
+    return p;
+}
+
+Project setHeadDimV(Project p, int headDimV, const InitOptions &init)
+{
+    AttentionSpec &s = p.problem.spec;
+    AttentionWeights &w = p.problem.weights;
+    w.v = regrouped(w.v, s.heads, s.headDimV, s.heads, headDimV, false, init);
+    if (w.o)
+        w.o = regrouped(*w.o, s.heads, s.headDimV, s.heads, headDimV, true, init);
+    withBias(w.vBias, [&](const MatrixF &b) { return regrouped(b, s.heads, s.headDimV, s.heads, headDimV, false, zeros()); });
+    s.headDimV = headDimV;
+    return p;
+}
+
+Project setInputDim(Project p, TokenSide side, int dims, const InitOptions &init)
+{
+    AttentionProblem &pr = p.problem;
+    const bool cross = pr.spec.mode == AttentionMode::Cross;
+    auto rowsTo = [&](MatrixF &m) { m = resized(m, dims, m.cols(), init); };
+    if (side == TokenSide::Query || !cross) {
+        pr.xq = resized(pr.xq, pr.xq.rows(), dims, init);
+        rowsTo(pr.weights.q);
+        if (!cross) {
+            rowsTo(pr.weights.k);
+            rowsTo(pr.weights.v);
+        }
+    } else {
+        pr.xkv = resized(pr.xkv, pr.xkv.rows(), dims, init);
+        rowsTo(pr.weights.k);
+        rowsTo(pr.weights.v);
+    }
+    return p;
+}
+
+Project setOutputDim(Project p, int dOut, const InitOptions &init)
+{
+    AttentionWeights &w = p.problem.weights;
+    if (!w.o)
+        return p;
+    w.o = resized(*w.o, w.o->rows(), dOut, init);
+    withBias(w.oBias, [&](const MatrixF &b) { return resized(b, 1, dOut, zeros()); });
+    return p;
+}
+
+Project insertToken(Project p, TokenSide side, int row, const QString &label, const InitOptions &init)
+{
+    AttentionProblem &pr = p.problem;
+    const bool cross = pr.spec.mode == AttentionMode::Cross;
+    const bool keySide = side == TokenSide::Key && cross;
+    MatrixF &x = keySide ? pr.xkv : pr.xq;
+    auto &tokens = keySide ? p.keyTokens : p.queryTokens;
+    row = std::clamp(row, 0, int(x.rows()));
+    x = insertRow<MatrixF>(x, row, initMatrix(1, x.cols(), init.kind, init.seed, init.stddev));
+    tokens.insert(tokens.begin() + row, label.toStdString());
+    const bool queryGrows = !keySide;
+    const bool keyGrows = keySide || !cross;
+    if (pr.mask.allowed) {
+        if (queryGrows)
+            pr.mask.allowed = insertRow<MaskMatrix>(*pr.mask.allowed, row, MaskMatrix::Ones(1, pr.mask.allowed->cols()));
+        if (keyGrows)
+            pr.mask.allowed = insertMaskCol(*pr.mask.allowed, row);
+    }
+    if (keyGrows && !pr.mask.keyPadding.empty())
+        pr.mask.keyPadding.insert(pr.mask.keyPadding.begin() + row, true);
+    return p;
+}
+
+Project removeToken(Project p, TokenSide side, int row)
+{
+    AttentionProblem &pr = p.problem;
+    const bool cross = pr.spec.mode == AttentionMode::Cross;
+    const bool keySide = side == TokenSide::Key && cross;
+    MatrixF &x = keySide ? pr.xkv : pr.xq;
+    auto &tokens = keySide ? p.keyTokens : p.queryTokens;
+    if (x.rows() <= 1 || row < 0 || row >= x.rows())
+        return p;
+    x = removeRow<MatrixF>(x, row);
+    if (size_t(row) < tokens.size())
+        tokens.erase(tokens.begin() + row);
+    const bool queryShrinks = !keySide;
+    const bool keyShrinks = keySide || !cross;
+    if (pr.mask.allowed) {
+        if (queryShrinks)
+            pr.mask.allowed = removeRow<MaskMatrix>(*pr.mask.allowed, row);
+        if (keyShrinks)
+            pr.mask.allowed = removeMaskCol(*pr.mask.allowed, row);
+    }
+    if (keyShrinks && size_t(row) < pr.mask.keyPadding.size())
+        pr.mask.keyPadding.erase(pr.mask.keyPadding.begin() + row);
+    return p;
+}
+
+Project setMode(Project p, AttentionMode mode, const InitOptions &init)
+{
+    AttentionProblem &pr = p.problem;
+    if (pr.spec.mode == mode)
+        return p;
+    if (mode == AttentionMode::Cross) {
+        // Start from the same tokens on both sides: nothing but the mode changes the result.
+        pr.xkv = pr.xq;
+        p.keyTokens = p.queryTokens;
+    } else {
+        const Eigen::Index tq = pr.xq.rows(), dq = pr.xq.cols();
+        pr.weights.k = resized(pr.weights.k, dq, pr.weights.k.cols(), init);
+        pr.weights.v = resized(pr.weights.v, dq, pr.weights.v.cols(), init);
+        if (pr.mask.allowed)
+            pr.mask.allowed = resizedMask(*pr.mask.allowed, tq, tq);
+        if (!pr.mask.keyPadding.empty())
+            pr.mask.keyPadding.resize(size_t(tq), true);
+        pr.xkv = MatrixF();
+        p.keyTokens.clear();
+    }
+    pr.spec.mode = mode;
+    return p;
+}
+
+Project reinitialise(Project p, MatrixId id, const InitOptions &init)
+{
+    if (!matrixExists(p, id))
+        return p;
+    const MatrixF fresh = initMatrix(matrixRows(p, id), matrixCols(p, id), init.kind, init.seed, init.stddev);
+    if (auto *b = biasOf(p, id))
+        *b = asVector(fresh);
+    else
+        *denseOf(p, id) = fresh;
+    return p;
+}
+
+Project setMatrixPresent(Project p, MatrixId id, bool present, const InitOptions &init)
+{
+    AttentionProblem &pr = p.problem;
+    AttentionWeights &w = pr.weights;
+    if (matrixExists(p, id) == present)
+        return p;
+    if (id == MatrixId::Wo) {
+        if (present) {
+            w.o = initMatrix(pr.vWidth(), pr.vWidth(), init.kind, init.seed, init.stddev);
+        } else {
+            w.o.reset();
+            w.oBias.reset();
+        }
+        return p;
+    }
+    auto *bias = biasOf(p, id);
+    if (!bias)
+        return p;
+    if (!present) {
+        bias->reset();
+        return p;
+    }
+    Eigen::Index n = 0;
+    switch (id) {
+    case MatrixId::BiasQ:
+    case MatrixId::BiasK:
+        n = pr.qkWidth();
+        break;
+    case MatrixId::BiasV:
+        n = pr.vWidth();
+        break;
+    default:
+        if (!w.o)
+            return p; // b_O needs W_O
+        n = w.o->cols();
+        break;
+    }
+    *bias = VectorF::Zero(n);
+    return p;
+}
+
+Project setMaskCells(Project p, const std::vector<std::pair<int, int>> &cells, bool allowed)
+{
+    AttentionProblem &pr = p.problem;
+    if (!pr.mask.allowed)
+        pr.mask.allowed = MaskMatrix::Ones(pr.tq(), pr.tk());
+    for (const auto &[r, c] : cells)
+        if (r >= 0 && c >= 0 && r < pr.tq() && c < pr.tk())
+            (*pr.mask.allowed)(r, c) = allowed ? 1 : 0;
+    return p;
+}
+
+bool isPaddingToken(const std::string &label)
+{
+    std::string s;
+    for (char ch : label)
+        s += char(std::tolower(static_cast<unsigned char>(ch)));
+    return s == "<pad>" || s == "[pad]" || s == "<pad/>" || s == "pad";
+}
+
+Project applyMaskPreset(Project p, MaskPreset preset, int window)
+{
+    AttentionProblem &pr = p.problem;
+    switch (preset) {
+    case MaskPreset::None:
+        pr.mask = MaskSpec{};
+        break;
+    case MaskPreset::Causal:
+        pr.mask.causal = true;
+        break;
+    case MaskPreset::PaddingFromTokens: {
+        const auto &labels = p.keyLabels();
+        pr.mask.keyPadding.assign(size_t(pr.tk()), true);
+        bool any = false;
+        for (size_t j = 0; j < labels.size() && j < pr.mask.keyPadding.size(); ++j) {
+            pr.mask.keyPadding[j] = !isPaddingToken(labels[j]);
+            any = any || !pr.mask.keyPadding[j];
+        }
+        if (!any)
+            pr.mask.keyPadding.clear();
+        break;
+    }
+    case MaskPreset::SlidingWindow: {
+        window = std::max(window, 1);
+        MaskMatrix band(pr.tq(), pr.tk());
+        for (Eigen::Index i = 0; i < band.rows(); ++i)
+            for (Eigen::Index j = 0; j < band.cols(); ++j)
+                band(i, j) = std::abs(i - j) < window ? 1 : 0;
+        pr.mask.allowed = band;
+        break;
+    }
+    }
+    return p;
+}
+
+} // namespace edit
+} // namespace attnscope

@@ -1,0 +1,349 @@
+#include "app/gui/views/HeatmapRenderer.h"
+
+#include <QCoreApplication>
+#include <QFontMetricsF>
+#include <QImage>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnscope {
+
+namespace {
+
+QStringList labelsOf(const std::vector<std::string> &tokens, Eigen::Index n)
+{
+    QStringList out;
+    for (Eigen::Index i = 0; i < n; ++i)
+        out << (size_t(i) < tokens.size() ? QString::fromStdString(tokens[size_t(i)]) : QString::number(i));
+    return out;
+}
+
+// Largest |value| (signed) or largest value over allowed cells of some matrices.
+double maxOver(const std::vector<const MatrixF *> &ms, const MaskMatrix *allowed, bool absolute)
+{
+    double best = 0.0;
+    for (const MatrixF *m : ms)
+        for (Eigen::Index r = 0; r < m->rows(); ++r)
+            for (Eigen::Index c = 0; c < m->cols(); ++c) {
+                if (allowed && !(*allowed)(r, c))
+                    continue;
+                const double v = absolute ? std::abs((*m)(r, c)) : (*m)(r, c);
+                best = std::max(best, v);
+            }
+    return best;
+}
+
+QString format(double v, int precision)
+{
+    if (v == 0.0)
+        return QStringLiteral("0");
+    return QString::number(v, 'f', precision);
+}
+
+} // namespace
+
+HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace &trace, int head,
+                                   HeatmapQuantity quantity, ScaleScope scope)
+{
+    HeatmapData d;
+    const bool scores = quantity == HeatmapQuantity::Scores;
+    const auto &all = scores ? trace.scores : trace.weights;
+    if (all.empty())
+        return d;
+    if (head < 0 || head >= int(all.size())) {
+        auto mean = std::make_shared<MatrixF>(MatrixF::Zero(all[0].rows(), all[0].cols()));
+        for (const MatrixF &m : all)
+            *mean += m;
+        *mean /= float(all.size());
+        d.owned = mean;
+        d.values = mean.get();
+        d.title = QCoreApplication::translate("attnscope::Heatmap", "Mean over %n head(s)", nullptr, int(all.size()));
+    } else {
+        d.values = &all[size_t(head)];
+        d.title = QCoreApplication::translate("attnscope::Heatmap", "Head %1").arg(head + 1);
+    }
+    d.allowed = trace.allowed.size() ? &trace.allowed : nullptr;
+    d.emptyRows = trace.emptyRows;
+    d.rowLabels = labelsOf(project.queryTokens, d.values->rows());
+    d.columnLabels = labelsOf(project.keyLabels(), d.values->cols());
+    d.signedValues = scores;
+
+    std::vector<const MatrixF *> range;
+    if (scope == ScaleScope::PerHead || head < 0)
+        range.push_back(d.values);
+    else
+        for (const MatrixF &m : all)
+            range.push_back(&m);
+    if (scores) {
+        // Scores come before the mask: every cell has a value, so every cell sets the range.
+        const double m = maxOver(range, nullptr, true);
+        d.rangeMax = m > 0.0 ? m : 1.0;
+        d.rangeMin = -d.rangeMax;
+    } else if (scope == ScaleScope::Absolute) {
+        d.rangeMin = 0.0;
+        d.rangeMax = 1.0;
+    } else {
+        const double m = maxOver(range, d.allowed, false);
+        d.rangeMin = 0.0;
+        d.rangeMax = m > 0.0 ? m : 1.0;
+    }
+    return d;
+}
+
+HeatmapRenderer::HeatmapRenderer(const HeatmapData &data, const HeatmapOptions &options)
+    : m_data(data)
+    , m_options(options)
+    , m_map(data.signedValues && options.colorMap != ColorMapKind::Grey ? ColorMapKind::Diverging : options.colorMap)
+{
+}
+
+QColor HeatmapRenderer::maskedColor()
+{
+    return QColor(0xd9, 0xd9, 0xd9);
+}
+
+QColor HeatmapRenderer::emptyRowColor()
+{
+    return QColor(0xd6, 0x27, 0x28);
+}
+
+QRgb HeatmapRenderer::colorFor(double value) const
+{
+    const double span = m_data.rangeMax - m_data.rangeMin;
+    return m_map.at(span > 0.0 ? (value - m_data.rangeMin) / span : 0.0);
+}
+
+HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
+{
+    HeatmapLayout l;
+    const QFontMetricsF fm(m_options.font);
+    const double pad = std::max(2.0, fm.height() * 0.3);
+    const Eigen::Index rows = m_data.rows(), cols = m_data.cols();
+    QRectF area = target.adjusted(pad, pad, -pad, -pad);
+
+    if (m_options.showTitle && !m_data.title.isEmpty()) {
+        l.title = QRectF(area.left(), area.top(), area.width(), fm.height() * 1.3);
+        area.setTop(l.title.bottom() + pad);
+    }
+    if (m_options.showColorBar) {
+        const double textWidth = fm.horizontalAdvance(QStringLiteral("-0.00")) + pad;
+        const double barWidth = std::max(8.0, fm.height() * 0.8);
+        l.colorBar = QRectF(area.right() - barWidth - textWidth, area.top() + fm.height() * 0.5, barWidth,
+                            std::max(0.0, area.height() - fm.height()));
+        area.setRight(l.colorBar.left() - 2 * pad);
+    }
+    if (rows <= 0 || cols <= 0 || area.width() <= 0 || area.height() <= 0)
+        return l;
+
+    double rowLabelWidth = 0.0, colLabelWidth = 0.0;
+    if (m_options.showLabels) {
+        for (const QString &s : m_data.rowLabels)
+            rowLabelWidth = std::max(rowLabelWidth, fm.horizontalAdvance(s));
+        for (const QString &s : m_data.columnLabels)
+            colLabelWidth = std::max(colLabelWidth, fm.horizontalAdvance(s));
+        rowLabelWidth = std::min(rowLabelWidth + pad + fm.height() * 0.6, area.width() * 0.3); // room for the flag
+        colLabelWidth = std::min(colLabelWidth + pad, area.height() * 0.3);
+    }
+    // Square cells; column labels run vertically where they do not fit across a cell.
+    double colLabelHeight = m_options.showLabels ? fm.height() + pad : 0.0;
+    double cell = std::min((area.width() - rowLabelWidth) / double(cols), (area.height() - colLabelHeight) / double(rows));
+    if (m_options.showLabels && cell < colLabelWidth) {
+        l.rotatedColumnLabels = true;
+        colLabelHeight = colLabelWidth;
+        cell = std::min((area.width() - rowLabelWidth) / double(cols), (area.height() - colLabelHeight) / double(rows));
+    }
+    cell = std::max(cell, 0.0);
+    // Labels of cells too small to read are left out.
+    if (m_options.showLabels && cell < fm.height() * 0.55) {
+        colLabelHeight = 0.0;
+        rowLabelWidth = 0.0;
+        cell = std::min(area.width() / double(cols), area.height() / double(rows));
+    }
+    l.cellWidth = l.cellHeight = cell;
+    const double gridW = cell * double(cols), gridH = cell * double(rows);
+    const double left = area.left() + rowLabelWidth + std::max(0.0, (area.width() - rowLabelWidth - gridW) / 2);
+    const double top = area.top() + colLabelHeight;
+    l.grid = QRectF(left, top, gridW, gridH);
+    if (rowLabelWidth > 0)
+        l.rowLabels = QRectF(left - rowLabelWidth, top, rowLabelWidth, gridH);
+    if (colLabelHeight > 0)
+        l.columnLabels = QRectF(left, area.top(), gridW, colLabelHeight);
+    if (m_options.showColorBar)
+        l.colorBar.setHeight(std::min(l.colorBar.height(), std::max(gridH, fm.height() * 4)));
+    if (m_options.showColorBar)
+        l.colorBar.moveTop(top);
+    return l;
+}
+
+void HeatmapRenderer::paint(QPainter &painter, const QRectF &target) const
+{
+    const HeatmapLayout l = layout(target);
+    painter.save();
+    painter.setFont(m_options.font);
+    if (!l.title.isEmpty()) {
+        QFont bold = m_options.font;
+        bold.setBold(true);
+        painter.setFont(bold);
+        painter.setPen(Qt::black);
+        painter.drawText(l.title, Qt::AlignLeft | Qt::AlignVCenter, m_data.title);
+        painter.setFont(m_options.font);
+    }
+    if (!l.grid.isEmpty()) {
+        paintCells(painter, l);
+        paintLabels(painter, l);
+    }
+    if (!l.colorBar.isEmpty())
+        paintColorBar(painter, l);
+    painter.restore();
+}
+
+void HeatmapRenderer::paintCells(QPainter &painter, const HeatmapLayout &l) const
+{
+    const Eigen::Index rows = m_data.rows(), cols = m_data.cols();
+    const MatrixF &v = *m_data.values;
+    const bool weights = !m_data.signedValues;
+    const double cw = l.cellWidth, ch = l.cellHeight;
+    painter.setRenderHint(QPainter::Antialiasing, false);
+
+    if (cw < 3.0 || rows * cols > 128 * 128) {
+        // Many small cells: one pixel per cell, scaled without smoothing.
+        QImage image(int(cols), int(rows), QImage::Format_RGB32);
+        const QRgb masked = maskedColor().rgb();
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            auto *line = reinterpret_cast<QRgb *>(image.scanLine(int(r)));
+            for (Eigen::Index c = 0; c < cols; ++c)
+                line[c] = (weights && !m_data.isAllowed(r, c)) ? masked : colorFor(v(r, c));
+        }
+        painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
+        painter.drawImage(l.grid, image);
+    } else {
+        const QBrush hatch(QColor(0x80, 0x80, 0x80), Qt::BDiagPattern);
+        for (Eigen::Index r = 0; r < rows; ++r)
+            for (Eigen::Index c = 0; c < cols; ++c) {
+                const QRectF cell(l.grid.left() + double(c) * cw, l.grid.top() + double(r) * ch, cw, ch);
+                const bool allowed = m_data.isAllowed(r, c);
+                painter.fillRect(cell, (weights && !allowed) ? maskedColor() : QColor::fromRgb(colorFor(v(r, c))));
+                if (!allowed)
+                    painter.fillRect(cell, hatch);
+            }
+        // Values where they fit.
+        const QFontMetricsF fm(m_options.font);
+        const QString sample = format(m_data.signedValues ? -8.88 : 0.88, m_options.precision);
+        if (m_options.showValues && fm.horizontalAdvance(sample) + 2 <= cw && fm.height() <= ch) {
+            for (Eigen::Index r = 0; r < rows; ++r)
+                for (Eigen::Index c = 0; c < cols; ++c) {
+                    if (weights && !m_data.isAllowed(r, c))
+                        continue;
+                    const QRectF cell(l.grid.left() + double(c) * cw, l.grid.top() + double(r) * ch, cw, ch);
+                    const QColor bg = QColor::fromRgb(colorFor(v(r, c)));
+                    painter.setPen(bg.lightnessF() > 0.55 ? Qt::black : Qt::white);
+                    painter.drawText(cell, Qt::AlignCenter, format(v(r, c), m_options.precision));
+                }
+        }
+    }
+    // Rows with no allowed key: a red frame around the row.
+    painter.setBrush(Qt::NoBrush);
+    for (size_t r = 0; r < m_data.emptyRows.size() && Eigen::Index(r) < rows; ++r) {
+        if (!m_data.emptyRows[r])
+            continue;
+        painter.setPen(QPen(emptyRowColor(), std::max(1.0, std::min(2.0, ch / 6))));
+        painter.drawRect(QRectF(l.grid.left(), l.grid.top() + double(r) * ch, l.grid.width(), ch).adjusted(0.5, 0.5, -0.5, -0.5));
+    }
+    if (m_options.highlight) {
+        const QPoint h = *m_options.highlight;
+        if (h.y() >= 0 && h.y() < rows && h.x() >= 0 && h.x() < cols) {
+            const QRectF cell(l.grid.left() + h.x() * cw, l.grid.top() + h.y() * ch, cw, ch);
+            painter.setPen(QPen(Qt::white, 3));
+            painter.drawRect(cell);
+            painter.setPen(QPen(Qt::black, 1));
+            painter.drawRect(cell);
+        }
+    }
+    painter.setPen(QPen(QColor(0x60, 0x60, 0x60), 1));
+    painter.drawRect(l.grid);
+}
+
+void HeatmapRenderer::paintLabels(QPainter &painter, const HeatmapLayout &l) const
+{
+    const QFontMetricsF fm(m_options.font);
+    const double cw = l.cellWidth, ch = l.cellHeight;
+    // Every n-th label where cells are smaller than the text.
+    const int rowStep = std::max(1, int(std::ceil(fm.height() / std::max(ch, 0.01))));
+    const int colStep = std::max(1, int(std::ceil(fm.height() / std::max(cw, 0.01))));
+    if (!l.rowLabels.isEmpty()) {
+        const double flag = fm.height() * 0.6;
+        for (int r = 0; r < m_data.rowLabels.size(); r += rowStep) {
+            const QRectF cell(l.rowLabels.left(), l.grid.top() + r * ch, l.rowLabels.width() - 4 - flag, ch);
+            const bool empty = size_t(r) < m_data.emptyRows.size() && m_data.emptyRows[size_t(r)];
+            painter.setPen(empty ? emptyRowColor() : QColor(Qt::black));
+            painter.drawText(cell, Qt::AlignRight | Qt::AlignVCenter,
+                             fm.elidedText(m_data.rowLabels[r], Qt::ElideRight, cell.width()));
+        }
+        for (size_t r = 0; r < m_data.emptyRows.size() && r < size_t(m_data.rows()); ++r) {
+            if (!m_data.emptyRows[r])
+                continue;
+            // A small red marker beside the label: this row attends to nothing.
+            const double cy = l.grid.top() + (double(r) + 0.5) * ch;
+            const double s = std::min(flag, ch) * 0.8;
+            painter.setPen(Qt::NoPen);
+            painter.setBrush(emptyRowColor());
+            painter.drawEllipse(QPointF(l.grid.left() - flag / 2 - 2, cy), s / 2, s / 2);
+            painter.setBrush(Qt::NoBrush);
+        }
+    }
+    if (!l.columnLabels.isEmpty()) {
+        painter.setPen(Qt::black);
+        for (int c = 0; c < m_data.columnLabels.size(); c += colStep) {
+            const QString text = m_data.columnLabels[c];
+            if (l.rotatedColumnLabels) {
+                painter.save();
+                painter.translate(l.grid.left() + (c + 0.5) * cw, l.columnLabels.bottom() - 2);
+                painter.rotate(-90);
+                const QRectF box(0, -fm.height() / 2, l.columnLabels.height() - 2, fm.height());
+                painter.drawText(box, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(text, Qt::ElideRight, box.width()));
+                painter.restore();
+            } else {
+                const QRectF box(l.grid.left() + c * cw, l.columnLabels.top(), cw, l.columnLabels.height());
+                painter.drawText(box, Qt::AlignHCenter | Qt::AlignBottom, fm.elidedText(text, Qt::ElideRight, box.width()));
+            }
+        }
+    }
+}
+
+void HeatmapRenderer::paintColorBar(QPainter &painter, const HeatmapLayout &l) const
+{
+    const QRectF bar = l.colorBar;
+    const int steps = std::max(1, int(bar.height()));
+    for (int i = 0; i < steps; ++i) {
+        const double t = 1.0 - (i + 0.5) / steps;
+        painter.fillRect(QRectF(bar.left(), bar.top() + i * bar.height() / steps, bar.width(), bar.height() / steps + 0.5),
+                         QColor::fromRgb(m_map.at(t)));
+    }
+    painter.setPen(QColor(0x60, 0x60, 0x60));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(bar);
+    const QFontMetricsF fm(m_options.font);
+    painter.setPen(Qt::black);
+    const double lo = m_data.rangeMin, hi = m_data.rangeMax;
+    const double ticks[] = {hi, (lo + hi) / 2, lo};
+    for (int i = 0; i < 3; ++i) {
+        const double y = bar.top() + bar.height() * i / 2.0;
+        painter.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
+        painter.drawText(QRectF(bar.right() + 5, y - fm.height() / 2, fm.horizontalAdvance(QStringLiteral("-00.00")) + 4, fm.height()),
+                         Qt::AlignLeft | Qt::AlignVCenter, QString::number(ticks[i], 'f', 2));
+    }
+}
+
+std::optional<QPoint> HeatmapRenderer::cellAt(const QRectF &target, const QPointF &pos) const
+{
+    const HeatmapLayout l = layout(target);
+    if (!l.grid.contains(pos) || l.cellWidth <= 0)
+        return std::nullopt;
+    const int c = std::clamp(int((pos.x() - l.grid.left()) / l.cellWidth), 0, int(m_data.cols()) - 1);
+    const int r = std::clamp(int((pos.y() - l.grid.top()) / l.cellHeight), 0, int(m_data.rows()) - 1);
+    return QPoint(c, r);
+}
+
+} // namespace attnscope

@@ -1,0 +1,105 @@
+#pragma once
+
+#include "app/gui/views/ColorMap.h"
+#include "core/AttentionTrace.h"
+#include "core/ProjectFile.h"
+
+#include <QFont>
+#include <QPoint>
+#include <QRectF>
+#include <QStringList>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QPainter;
+
+namespace attnscope {
+
+enum class HeatmapQuantity {
+    Weights, // softmax weights
+    Scores,  // scaled scores before the mask (signed: shown with a diverging map)
+};
+
+enum class ScaleScope {
+    Absolute, // weights 0..1; scores symmetric around 0 over all heads
+    Shared,   // one range over all heads
+    PerHead,  // each head its own range
+};
+
+// What one heatmap shows: a Tq by Tk matrix with its mask, labels and title. Holds a pointer
+// to the trace's matrix (no copy), or owns a derived one such as the mean over heads.
+struct HeatmapData {
+    const MatrixF *values = nullptr;
+    const MaskMatrix *allowed = nullptr;   // may be null: everything allowed
+    std::vector<bool> emptyRows;           // [Tq], may be empty
+    QStringList rowLabels;                 // queries
+    QStringList columnLabels;              // keys
+    QString title;
+    bool signedValues = false;             // scores: diverging scale around 0
+    double rangeMin = 0.0;
+    double rangeMax = 1.0;
+
+    // head in [0, H): that head; -1: the mean of the weights over heads (masked cells stay 0).
+    static HeatmapData fromTrace(const Project &project, const AttentionTrace &trace, int head,
+                                 HeatmapQuantity quantity, ScaleScope scope);
+
+    Eigen::Index rows() const { return values ? values->rows() : 0; }
+    Eigen::Index cols() const { return values ? values->cols() : 0; }
+    bool isAllowed(Eigen::Index r, Eigen::Index c) const { return !allowed || (*allowed)(r, c) != 0; }
+
+    std::shared_ptr<MatrixF> owned; // storage for derived values
+};
+
+struct HeatmapOptions {
+    ColorMapKind colorMap = ColorMapKind::Viridis;
+    bool showTitle = true;
+    bool showLabels = true;
+    bool showColorBar = true;
+    bool showValues = true; // only where the number fits in the cell
+    int precision = 2;
+    QFont font;
+    std::optional<QPoint> highlight; // x = key column, y = query row
+};
+
+struct HeatmapLayout {
+    QRectF title;
+    QRectF grid;
+    QRectF rowLabels;
+    QRectF columnLabels;
+    QRectF colorBar;
+    double cellWidth = 0.0;
+    double cellHeight = 0.0;
+    bool rotatedColumnLabels = false;
+};
+
+// Paints a heatmap onto any QPainter (widget, image, SVG, PDF): cells coloured by the colour
+// map over [rangeMin, rangeMax], masked cells hatched, empty query rows flagged in red,
+// token labels, a colour bar and values in cells that are large enough. No widgets involved.
+class HeatmapRenderer
+{
+public:
+    HeatmapRenderer(const HeatmapData &data, const HeatmapOptions &options);
+
+    HeatmapLayout layout(const QRectF &target) const;
+    void paint(QPainter &painter, const QRectF &target) const;
+    // The cell under a point (x = key column, y = query row), if any.
+    std::optional<QPoint> cellAt(const QRectF &target, const QPointF &pos) const;
+    // The colour of a value, as painted in an allowed cell.
+    QRgb colorFor(double value) const;
+
+    static QColor maskedColor();
+    static QColor emptyRowColor();
+
+private:
+    void paintCells(QPainter &painter, const HeatmapLayout &l) const;
+    void paintLabels(QPainter &painter, const HeatmapLayout &l) const;
+    void paintColorBar(QPainter &painter, const HeatmapLayout &l) const;
+
+    const HeatmapData &m_data;
+    HeatmapOptions m_options;
+    ColorMap m_map;
+};
+
+} // namespace attnscope
