@@ -88,12 +88,15 @@ public:
         return std::move(selection.value());
     }
 
-    void reportBackend(const BackendSelection &selection)
+    void reportBackend(BackendSelection &selection)
     {
         m_out << "backend: " << QString::fromStdString(selection.backend->name()) << "\n"
               << "device: " << QString::fromStdString(selection.backend->deviceName()) << "\n";
         if (!selection.notice.empty())
             m_out << "note: " << QString::fromStdString(selection.notice) << "\n";
+        // A fallback that happened during compute() (Vulkan device lost, out of memory).
+        if (const std::string late = takeBackendNotice(*selection.backend); !late.empty())
+            m_out << "note: " << QString::fromStdString(late) << "\n";
     }
 
     static QCommandLineOption backendOption()

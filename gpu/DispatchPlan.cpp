@@ -1,0 +1,114 @@
+#include "gpu/DispatchPlan.h"
+
+#include <algorithm>
+
+namespace attnscope::vk {
+
+namespace {
+
+constexpr std::uint64_t kElement = 4; // every buffer holds floats or uint32 words
+
+std::uint64_t span(const PlanOperand &op, const std::array<std::uint64_t, kMaxPlanDims> &count, size_t dims)
+{
+    std::uint64_t s = op.extent;
+    for (size_t d = 0; d < dims; ++d)
+        s += (count[d] - 1) * op.stride[d];
+    return s;
+}
+
+std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+} // namespace
+
+Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::vector<PlanDim> &dims,
+                                          const std::vector<PlanOperand> &operands, const BindingLimits &limits)
+{
+    const size_t nd = dims.size();
+    if (nd == 0 || nd > size_t(kMaxPlanDims))
+        return Error{pass + ": bad plan dimensions"};
+    // A range start is rounded down to the alignment, which can cost up to alignment - 4 bytes.
+    const std::uint64_t slack = std::max(limits.alignment, kElement) - kElement;
+    if (limits.maxRangeBytes <= slack + kElement)
+        return Error{pass + ": maxStorageBufferRange is too small"};
+    const std::uint64_t maxSpan = (limits.maxRangeBytes - slack) / kElement;
+
+    std::array<std::uint64_t, kMaxPlanDims> count{};
+    count.fill(1);
+    for (size_t d = 0; d < nd; ++d) {
+        if (dims[d].size == 0)
+            return std::vector<PlanChunk>{};
+        count[d] = dims[d].size;
+        if (dims[d].tile > 0) {
+            if (dims[d].maxGroups == 0)
+                return Error{pass + ": the device allows no workgroups along an axis"};
+            count[d] = std::min(count[d], std::uint64_t(dims[d].maxGroups) * dims[d].tile);
+        }
+    }
+    for (;;) {
+        const PlanOperand *over = nullptr;
+        for (const auto &op : operands)
+            if (span(op, count, nd) > maxSpan) {
+                over = &op;
+                break;
+            }
+        if (!over)
+            break;
+        // Halve the dimension that contributes most to this operand's range.
+        size_t worst = nd;
+        std::uint64_t worstContribution = 0;
+        for (size_t d = 0; d < nd; ++d) {
+            const std::uint64_t c = (count[d] - 1) * over->stride[d];
+            if (count[d] > 1 && c > worstContribution) {
+                worst = d;
+                worstContribution = c;
+            }
+        }
+        if (worst == nd)
+            return Error{pass + ": " + over->name + " needs " + std::to_string(over->extent * kElement) +
+                         " bytes in one binding, more than the device's maxStorageBufferRange of " +
+                         std::to_string(limits.maxRangeBytes) + " bytes"};
+        count[worst] = ceilDiv(count[worst], 2);
+        // Keep whole tiles so chunks do not leave ragged edges in the middle of a dimension.
+        if (dims[worst].tile > 1 && count[worst] > dims[worst].tile)
+            count[worst] = count[worst] / dims[worst].tile * dims[worst].tile;
+    }
+
+    std::vector<PlanChunk> chunks;
+    std::array<std::uint64_t, kMaxPlanDims> start{};
+    for (;;) {
+        PlanChunk chunk;
+        chunk.start = start;
+        chunk.count.fill(1);
+        for (size_t d = 0; d < nd; ++d)
+            chunk.count[d] = std::min(count[d], dims[d].size - start[d]);
+        for (const auto &op : operands) {
+            std::uint64_t first = op.offset;
+            for (size_t d = 0; d < nd; ++d)
+                first += start[d] * op.stride[d];
+            const std::uint64_t firstByte = first * kElement;
+            PlanBinding b;
+            b.offsetBytes = firstByte / limits.alignment * limits.alignment;
+            b.localOffset = (firstByte - b.offsetBytes) / kElement;
+            b.rangeBytes = std::min(firstByte - b.offsetBytes + span(op, chunk.count, nd) * kElement,
+                                    op.bufferBytes - b.offsetBytes);
+            chunk.bindings.push_back(b);
+        }
+        chunks.push_back(std::move(chunk));
+        // Advance the innermost dimension first.
+        size_t d = nd;
+        while (d > 0) {
+            --d;
+            start[d] += count[d];
+            if (start[d] < dims[d].size)
+                break;
+            start[d] = 0;
+            if (d == 0)
+                return chunks;
+        }
+    }
+}
+
+} // namespace attnscope::vk

@@ -1,0 +1,114 @@
+#include "gpu/VulkanApi.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace attnscope::vk {
+
+namespace {
+
+struct Loaded {
+    GlobalFunctions functions;
+    std::string error; // empty on success
+};
+
+Loaded openLoader()
+{
+    Loaded loaded;
+    const char *overridePath = std::getenv("ATTNSCOPE_VULKAN_LOADER");
+    const std::string path = overridePath && *overridePath ? overridePath : "libvulkan.so.1";
+    // Never closed: the loader's own atexit handlers and the drivers outlive any one backend.
+    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char *why = dlerror();
+        loaded.error = "no Vulkan loader: cannot open " + path + (why ? std::string(" (") + why + ")" : "");
+        return loaded;
+    }
+    auto getProc = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(handle, "vkGetInstanceProcAddr"));
+    if (!getProc) {
+        loaded.error = "no Vulkan loader: " + path + " has no vkGetInstanceProcAddr";
+        return loaded;
+    }
+    GlobalFunctions &f = loaded.functions;
+    f.vkGetInstanceProcAddr = getProc;
+#define ATTNSCOPE_VK_LOAD(name)                                                                                    \
+    f.name = reinterpret_cast<PFN_##name>(getProc(VK_NULL_HANDLE, #name));                                         \
+    if (!f.name) {                                                                                                 \
+        loaded.error = "Vulkan loader " + path + " lacks " #name;                                                  \
+        return loaded;                                                                                             \
+    }
+    ATTNSCOPE_VK_GLOBAL_FUNCTIONS(ATTNSCOPE_VK_LOAD)
+#undef ATTNSCOPE_VK_LOAD
+    return loaded;
+}
+
+} // namespace
+
+Result<const GlobalFunctions *> loadVulkan()
+{
+    static const Loaded loaded = openLoader();
+    if (!loaded.error.empty())
+        return Error{loaded.error};
+    return &loaded.functions;
+}
+
+Status loadInstanceFunctions(const GlobalFunctions &global, VkInstance instance, InstanceFunctions &f)
+{
+#define ATTNSCOPE_VK_LOAD(name)                                                                                    \
+    f.name = reinterpret_cast<PFN_##name>(global.vkGetInstanceProcAddr(instance, #name));                          \
+    if (!f.name)                                                                                                   \
+        return Error{"Vulkan instance lacks " #name};
+    ATTNSCOPE_VK_INSTANCE_FUNCTIONS(ATTNSCOPE_VK_LOAD)
+#undef ATTNSCOPE_VK_LOAD
+    // Optional: present only when VK_EXT_debug_utils was enabled.
+    f.vkCreateDebugUtilsMessengerEXT = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        global.vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
+    f.vkDestroyDebugUtilsMessengerEXT = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        global.vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
+    f.vkGetPhysicalDeviceProperties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
+        global.vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceProperties2"));
+    return Ok{};
+}
+
+Status loadDeviceFunctions(const InstanceFunctions &instance, VkDevice device, DeviceFunctions &f)
+{
+#define ATTNSCOPE_VK_LOAD(name)                                                                                    \
+    f.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name));                            \
+    if (!f.name)                                                                                                   \
+        return Error{"Vulkan device lacks " #name};
+    ATTNSCOPE_VK_DEVICE_FUNCTIONS(ATTNSCOPE_VK_LOAD)
+#undef ATTNSCOPE_VK_LOAD
+    return Ok{};
+}
+
+const char *resultName(VkResult result)
+{
+    switch (result) {
+    case VK_SUCCESS: return "VK_SUCCESS";
+    case VK_NOT_READY: return "VK_NOT_READY";
+    case VK_TIMEOUT: return "VK_TIMEOUT";
+    case VK_INCOMPLETE: return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_FRAGMENTED_POOL: return "VK_ERROR_FRAGMENTED_POOL";
+    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
+    default: return "VkResult (unknown)";
+    }
+}
+
+Error vkError(const std::string &what, VkResult result)
+{
+    return Error{what + ": " + resultName(result) + " (" + std::to_string(int(result)) + ")"};
+}
+
+} // namespace attnscope::vk

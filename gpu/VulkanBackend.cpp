@@ -1,0 +1,505 @@
+#include "gpu/VulkanBackend.h"
+
+#include "core/Mask.h"
+#include "core/Validation.h"
+#include "gpu/VulkanPasses.h"
+#include "gpu/VulkanResources.h"
+#include "shaders/EmbeddedShaders.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+
+namespace attnscope {
+
+using namespace vk;
+
+namespace {
+
+// Ten minutes: long enough for lavapipe on a large problem, short enough that a hung GPU
+// turns into an error (and a CPU fallback) instead of a frozen app.
+constexpr std::uint64_t kSubmitTimeoutNs = 600ull * 1000 * 1000 * 1000;
+constexpr std::uint32_t kSoftmaxWorkgroup = 128;
+
+// The buffers of one compute. Inputs are uploaded, outputs read back into the trace.
+enum Slot { Xq, Xkv, Wq, Wk, Wv, Wo, Bq, Bk, Bv, Bo, MaskBits, Q, K, V, S, W, C, O, SlotCount };
+constexpr Slot kFirstOutput = Q;
+const char *const kSlotNames[SlotCount] = {"query.x", "key.x",        "weights.q",    "weights.k",
+                                           "weights.v", "weights.o",  "weights.qBias", "weights.kBias",
+                                           "weights.vBias", "weights.oBias", "mask", "Q",
+                                           "K",        "V",            "scores",       "weights",
+                                           "context",  "output"};
+
+struct GpuTensor {
+    Buffer device;
+    Buffer staging; // only where the device buffer is not host-visible (or staging is forced)
+    std::uint64_t bytes = 0;
+};
+
+// Everything the buffer set depends on; the numbers themselves may change freely.
+using ShapeKey = std::array<std::int64_t, 13>;
+
+ShapeKey shapeKey(const AttentionProblem &p)
+{
+    const auto &w = p.weights;
+    return {p.tq(), p.tk(), p.dq(), p.dkv(), p.spec.heads, p.spec.headDimQK, p.spec.headDimV, p.dOut(),
+            p.spec.mode == AttentionMode::Cross, w.o.has_value(),
+            (w.qBias ? 1 : 0) | (w.kBias ? 2 : 0) | (w.vBias ? 4 : 0), w.oBias.has_value(), 0};
+}
+
+GemmTiling tilingFor(const DeviceInfo &info)
+{
+    GemmTiling t;
+    // 256 invocations and 8 KiB of shared memory; halve the x extent on devices at the
+    // Vulkan minimum of 128 invocations.
+    if (info.maxWorkGroupInvocations < t.wgX * t.wgY)
+        t.wgX = 8;
+    return t;
+}
+
+} // namespace
+
+Result<VulkanFault> parseVulkanFault(const std::string &text)
+{
+    if (text.empty() || text == "none")
+        return VulkanFault::None;
+    if (text == "create")
+        return VulkanFault::CreateDevice;
+    if (text == "device-lost")
+        return VulkanFault::DeviceLost;
+    if (text == "oom")
+        return VulkanFault::OutOfMemory;
+    return Error{"ATTNSCOPE_VULKAN_FAULT: expected none, create, device-lost or oom, found \"" + text + "\""};
+}
+
+struct VulkanBackend::State {
+    VulkanBackendOptions options;
+    VulkanFault fault = VulkanFault::None;
+    std::unique_ptr<Device> device;
+    std::unique_ptr<ComputePipeline> gemm, softmax;
+    GemmTiling tiling;
+    std::unique_ptr<CommandContext> commands;
+    std::unique_ptr<DescriptorArena> descriptors;
+    Buffer placeholder;
+    PassLimits limits;
+
+    std::array<GpuTensor, SlotCount> tensors;
+    ShapeKey key{};
+    bool haveBuffers = false;
+    bool lost = false;
+    std::string lostReason;
+    VulkanStats stats;
+
+    Status allocate(const AttentionProblem &p);
+    void upload(Slot slot, const void *data, std::uint64_t bytes);
+    const void *readback(Slot slot) const;
+    Status record(const AttentionProblem &p, int &dispatches);
+    Status run(const AttentionProblem &p);
+    // Turns a failure during a compute into the backend's state: a lost device stays lost.
+    Error fail(Error error);
+};
+
+Error VulkanBackend::State::fail(Error error)
+{
+    const bool deviceLost = error.message.find("VK_ERROR_DEVICE_LOST") != std::string::npos ||
+                            error.message.find("VK_TIMEOUT") != std::string::npos;
+    if (deviceLost) {
+        lost = true;
+        lostReason = error.message;
+        tensors = {}; // the memory of a lost device is gone; free what we can now
+        haveBuffers = false;
+    }
+    error.message = "Vulkan (" + device->info().label() + "): " + error.message;
+    return error;
+}
+
+Status VulkanBackend::State::allocate(const AttentionProblem &p)
+{
+    const ShapeKey k = shapeKey(p);
+    if (haveBuffers && k == key)
+        return Ok{};
+    tensors = {}; // release the old set before allocating the new one
+    haveBuffers = false;
+    if (fault == VulkanFault::OutOfMemory)
+        return vkError("query.x: vkAllocateMemory (injected fault)", VK_ERROR_OUT_OF_DEVICE_MEMORY);
+
+    const std::uint64_t f = sizeof(float), tq = std::uint64_t(p.tq()), tk = std::uint64_t(p.tk()),
+                        heads = std::uint64_t(p.spec.heads);
+    std::array<std::uint64_t, SlotCount> bytes{};
+    bytes[Xq] = tq * std::uint64_t(p.dq()) * f;
+    bytes[Xkv] = p.spec.mode == AttentionMode::Cross ? tk * std::uint64_t(p.dkv()) * f : 0;
+    bytes[Wq] = std::uint64_t(p.weights.q.size()) * f;
+    bytes[Wk] = std::uint64_t(p.weights.k.size()) * f;
+    bytes[Wv] = std::uint64_t(p.weights.v.size()) * f;
+    bytes[Wo] = p.weights.o ? std::uint64_t(p.weights.o->size()) * f : 0;
+    bytes[Bq] = p.weights.qBias ? std::uint64_t(p.weights.qBias->size()) * f : 0;
+    bytes[Bk] = p.weights.kBias ? std::uint64_t(p.weights.kBias->size()) * f : 0;
+    bytes[Bv] = p.weights.vBias ? std::uint64_t(p.weights.vBias->size()) * f : 0;
+    bytes[Bo] = p.weights.oBias ? std::uint64_t(p.weights.oBias->size()) * f : 0;
+    bytes[MaskBits] = tq * ((tk + 31) / 32) * 4;
+    bytes[Q] = tq * std::uint64_t(p.qkWidth()) * f;
+    bytes[K] = tk * std::uint64_t(p.qkWidth()) * f;
+    bytes[V] = tk * std::uint64_t(p.vWidth()) * f;
+    bytes[S] = heads * tq * tk * f;
+    bytes[W] = bytes[S];
+    bytes[C] = tq * std::uint64_t(p.vWidth()) * f;
+    bytes[O] = p.weights.o ? tq * std::uint64_t(p.dOut()) * f : 0;
+
+    for (int s = 0; s < SlotCount; ++s) {
+        if (bytes[size_t(s)] == 0)
+            continue;
+        GpuTensor &t = tensors[size_t(s)];
+        t.bytes = bytes[size_t(s)];
+        auto buffer = Buffer::create(*device, t.bytes, MemoryUse::Device, kSlotNames[s]);
+        if (!buffer)
+            return buffer.error();
+        t.device = std::move(*buffer);
+        if (!t.device.mapped() || options.forceStaging) {
+            auto staging = Buffer::create(*device, t.bytes, s < kFirstOutput ? MemoryUse::Upload : MemoryUse::Readback,
+                                          std::string(kSlotNames[s]) + " (staging)");
+            if (!staging)
+                return staging.error();
+            t.staging = std::move(*staging);
+        }
+    }
+    key = k;
+    haveBuffers = true;
+    ++stats.bufferAllocations;
+    return Ok{};
+}
+
+void VulkanBackend::State::upload(Slot slot, const void *data, std::uint64_t bytes)
+{
+    GpuTensor &t = tensors[slot];
+    void *dst = t.staging.handle() != VK_NULL_HANDLE ? t.staging.mapped() : t.device.mapped();
+    std::memcpy(dst, data, size_t(bytes));
+}
+
+const void *VulkanBackend::State::readback(Slot slot) const
+{
+    const GpuTensor &t = tensors[slot];
+    return t.staging.handle() != VK_NULL_HANDLE ? t.staging.mapped() : t.device.mapped();
+}
+
+Status VulkanBackend::State::record(const AttentionProblem &p, int &dispatches)
+{
+    auto begun = commands->begin();
+    if (!begun)
+        return begun.error();
+    VkCommandBuffer cmd = *begun;
+    const DeviceFunctions &fn = device->fn();
+
+    bool staged = false;
+    for (int s = 0; s < kFirstOutput; ++s) {
+        GpuTensor &t = tensors[size_t(s)];
+        if (t.staging.handle() == VK_NULL_HANDLE)
+            continue;
+        const VkBufferCopy region{0, 0, t.bytes};
+        fn.vkCmdCopyBuffer(cmd, t.staging.handle(), t.device.handle(), 1, &region);
+        staged = true;
+    }
+    if (staged)
+        commands->barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+
+    descriptors->reset();
+    PassRecorder rec(*device, *commands, *descriptors, *gemm, tiling, *softmax, placeholder, limits);
+    const std::uint64_t tq = std::uint64_t(p.tq()), tk = std::uint64_t(p.tk()), heads = std::uint64_t(p.spec.heads),
+                        dk = std::uint64_t(p.spec.headDimQK), dv = std::uint64_t(p.spec.headDimV),
+                        qkw = std::uint64_t(p.qkWidth()), vw = std::uint64_t(p.vWidth());
+    const Buffer &xq = tensors[Xq].device;
+    const Buffer &xkv = p.spec.mode == AttentionMode::Cross ? tensors[Xkv].device : xq;
+    auto bias = [&](Slot s) { return tensors[s].bytes ? &tensors[s].device : nullptr; };
+
+    // Projections: Q = Xq·Wq + bq, K = Xkv·Wk + bk, V = Xkv·Wv + bv (independent: no barriers).
+    struct Projection {
+        const char *name;
+        const Buffer *x;
+        std::uint64_t rows, inDim, outDim;
+        Slot w, b, out;
+    } projections[] = {
+        {"projection Q", &xq, tq, std::uint64_t(p.dq()), qkw, Wq, Bq, Q},
+        {"projection K", &xkv, tk, std::uint64_t(p.dkv()), qkw, Wk, Bk, K},
+        {"projection V", &xkv, tk, std::uint64_t(p.dkv()), vw, Wv, Bv, V},
+    };
+    for (const Projection &pr : projections) {
+        GemmPass g;
+        g.name = pr.name;
+        g.m = pr.rows;
+        g.n = pr.outDim;
+        g.k = pr.inDim;
+        g.a = {pr.x, 0, pr.inDim, 1, 0};
+        g.b = {&tensors[pr.w].device, 0, pr.outDim, 1, 0};
+        g.c = {&tensors[pr.out].device, 0, pr.outDim, 1, 0};
+        g.bias = bias(pr.b);
+        if (Status s = rec.gemm(g); !s)
+            return s;
+    }
+    rec.computeBarrier();
+
+    // scores[h] = scale · Q_h·K_hᵀ: Kᵀ is K read with its strides swapped.
+    GemmPass scores;
+    scores.name = "scores";
+    scores.m = tq;
+    scores.n = tk;
+    scores.k = dk;
+    scores.heads = heads;
+    scores.a = {&tensors[Q].device, 0, qkw, 1, dk};
+    scores.b = {&tensors[K].device, 0, 1, qkw, dk};
+    scores.c = {&tensors[S].device, 0, tk, 1, tq * tk};
+    scores.alpha = float(p.spec.scale());
+    if (Status s = rec.gemm(scores); !s)
+        return s;
+    rec.computeBarrier();
+
+    SoftmaxPass sm;
+    sm.rows = tq;
+    sm.keys = tk;
+    sm.heads = heads;
+    sm.scores = &tensors[S].device;
+    sm.weights = &tensors[W].device;
+    sm.maskBits = &tensors[MaskBits].device;
+    sm.negLargeFill = p.spec.maskFill == MaskFill::NegLarge;
+    if (Status s = rec.softmax(sm); !s)
+        return s;
+    rec.computeBarrier();
+
+    // headOutputs: weights_h·V_h written straight into columns [h·dV, (h+1)·dV) of the context.
+    GemmPass pv;
+    pv.name = "weights·V";
+    pv.m = tq;
+    pv.n = dv;
+    pv.k = tk;
+    pv.heads = heads;
+    pv.a = {&tensors[W].device, 0, tk, 1, tq * tk};
+    pv.b = {&tensors[V].device, 0, vw, 1, dv};
+    pv.c = {&tensors[C].device, 0, vw, 1, dv};
+    if (Status s = rec.gemm(pv); !s)
+        return s;
+
+    if (p.weights.o) {
+        rec.computeBarrier();
+        const std::uint64_t dout = std::uint64_t(p.dOut());
+        GemmPass out;
+        out.name = "output projection";
+        out.m = tq;
+        out.n = dout;
+        out.k = vw;
+        out.a = {&tensors[C].device, 0, vw, 1, 0};
+        out.b = {&tensors[Wo].device, 0, dout, 1, 0};
+        out.c = {&tensors[O].device, 0, dout, 1, 0};
+        out.bias = bias(Bo);
+        if (Status s = rec.gemm(out); !s)
+            return s;
+    }
+
+    bool readStaged = false;
+    for (int s = kFirstOutput; s < SlotCount; ++s)
+        readStaged |= tensors[size_t(s)].staging.handle() != VK_NULL_HANDLE;
+    if (readStaged) {
+        commands->barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                          VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+        for (int s = kFirstOutput; s < SlotCount; ++s) {
+            GpuTensor &t = tensors[size_t(s)];
+            if (t.staging.handle() == VK_NULL_HANDLE)
+                continue;
+            const VkBufferCopy region{0, 0, t.bytes};
+            fn.vkCmdCopyBuffer(cmd, t.device.handle(), t.staging.handle(), 1, &region);
+        }
+        commands->barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                          VK_ACCESS_HOST_READ_BIT);
+    } else {
+        commands->barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                          VK_ACCESS_HOST_READ_BIT);
+    }
+    stats.staging = staged || readStaged;
+    dispatches = rec.dispatches();
+    return Ok{};
+}
+
+Status VulkanBackend::State::run(const AttentionProblem &p)
+{
+    if (Status s = allocate(p); !s)
+        return s;
+
+    auto put = [&](Slot s, const auto &m) { upload(s, m.data(), std::uint64_t(m.size()) * sizeof(float)); };
+    put(Xq, p.xq);
+    if (p.spec.mode == AttentionMode::Cross)
+        put(Xkv, p.xkv);
+    put(Wq, p.weights.q);
+    put(Wk, p.weights.k);
+    put(Wv, p.weights.v);
+    if (p.weights.o)
+        put(Wo, *p.weights.o);
+    if (p.weights.qBias)
+        put(Bq, *p.weights.qBias);
+    if (p.weights.kBias)
+        put(Bk, *p.weights.kBias);
+    if (p.weights.vBias)
+        put(Bv, *p.weights.vBias);
+    if (p.weights.oBias)
+        put(Bo, *p.weights.oBias);
+
+    // The effective mask as bits (1 = allowed), so no -inf ever reaches a buffer.
+    const MaskMatrix allowed = effectiveMask(p);
+    const std::uint64_t words = (std::uint64_t(p.tk()) + 31) / 32;
+    std::vector<std::uint32_t> bits(size_t(std::uint64_t(p.tq()) * words), 0u);
+    for (Eigen::Index i = 0; i < allowed.rows(); ++i)
+        for (Eigen::Index j = 0; j < allowed.cols(); ++j)
+            if (allowed(i, j))
+                bits[size_t(std::uint64_t(i) * words + std::uint64_t(j) / 32)] |= 1u << (j % 32);
+    upload(MaskBits, bits.data(), bits.size() * sizeof(std::uint32_t));
+
+    int dispatches = 0;
+    if (Status s = record(p, dispatches); !s)
+        return s;
+    if (Status s = commands->submitAndWait(kSubmitTimeoutNs); !s)
+        return s;
+    ++stats.submissions;
+    stats.dispatches = std::uint64_t(dispatches);
+    if (fault == VulkanFault::DeviceLost)
+        return vkError("vkWaitForFences (injected fault)", VK_ERROR_DEVICE_LOST);
+    return Ok{};
+}
+
+Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackendOptions &options)
+{
+    auto state = std::make_unique<State>();
+    state->options = options;
+    state->fault = options.fault;
+    if (state->fault == VulkanFault::None) {
+        const char *env = std::getenv("ATTNSCOPE_VULKAN_FAULT");
+        auto parsed = parseVulkanFault(env ? env : "");
+        if (!parsed)
+            return parsed.error();
+        state->fault = *parsed;
+    }
+
+    auto instance = Instance::create({options.validation});
+    if (!instance)
+        return instance.error();
+    const std::string selector = options.device.empty() ? deviceSelectorFromEnvironment() : options.device;
+    auto index = chooseDevice((*instance)->devices(), selector);
+    if (!index)
+        return index.error();
+    const DeviceInfo &info = (*instance)->devices()[size_t(*index)];
+    if (state->fault == VulkanFault::CreateDevice)
+        return vkError("vkCreateDevice on " + info.label() + " (injected fault)", VK_ERROR_INITIALIZATION_FAILED);
+    auto device = Device::create(*instance, *index);
+    if (!device)
+        return device.error();
+    state->device = std::move(*device);
+    const Device &d = *state->device;
+
+    state->tiling = tilingFor(d.info());
+    const GemmTiling &t = state->tiling;
+    const std::uint32_t gemmSpec[] = {t.wgX, t.wgY, t.rm, t.rn, t.bk};
+    auto gemm = ComputePipeline::create(d, "gemm.comp", shaders::gemmSpirv(), 4, 68, gemmSpec);
+    if (!gemm)
+        return gemm.error();
+    state->gemm = std::move(*gemm);
+    const std::uint32_t softmaxSpec[] = {kSoftmaxWorkgroup};
+    auto softmax = ComputePipeline::create(d, "softmax.comp", shaders::softmaxSpirv(), 3, 32, softmaxSpec);
+    if (!softmax)
+        return softmax.error();
+    state->softmax = std::move(*softmax);
+    auto commands = CommandContext::create(d);
+    if (!commands)
+        return commands.error();
+    state->commands = std::move(*commands);
+    state->descriptors = std::make_unique<DescriptorArena>(d);
+    auto placeholder = Buffer::create(d, 16, MemoryUse::Device, "placeholder");
+    if (!placeholder)
+        return placeholder.error();
+    state->placeholder = std::move(*placeholder);
+
+    PassLimits &l = state->limits;
+    l.binding.maxRangeBytes = d.info().maxStorageBufferRange;
+    if (options.maxStorageBufferRange > 0)
+        l.binding.maxRangeBytes = std::min(l.binding.maxRangeBytes, options.maxStorageBufferRange);
+    l.binding.alignment = d.info().minStorageBufferOffsetAlignment;
+    for (int i = 0; i < 3; ++i) {
+        l.maxGroups[i] = d.info().maxWorkGroupCount[i];
+        if (options.maxWorkGroupCount > 0)
+            l.maxGroups[i] = std::min(l.maxGroups[i], options.maxWorkGroupCount);
+    }
+    return std::unique_ptr<VulkanBackend>(new VulkanBackend(std::move(state)));
+}
+
+VulkanBackend::VulkanBackend(std::unique_ptr<State> state) : m_state(std::move(state)) {}
+
+VulkanBackend::~VulkanBackend() = default;
+
+std::string VulkanBackend::deviceName() const
+{
+    return m_state->device->info().label();
+}
+
+const DeviceInfo &VulkanBackend::deviceInfo() const
+{
+    return m_state->device->info();
+}
+
+const VulkanStats &VulkanBackend::stats() const
+{
+    return m_state->stats;
+}
+
+bool VulkanBackend::lost() const
+{
+    return m_state->lost;
+}
+
+Result<AttentionTrace> VulkanBackend::compute(const AttentionProblem &p)
+{
+    if (Status s = validateProblem(p); !s)
+        return s.error();
+    State &st = *m_state;
+    if (st.lost)
+        return Error{"Vulkan (" + deviceName() + "): the device was lost earlier (" + st.lostReason +
+                     "); create a new backend"};
+    ++st.stats.computes;
+    if (Status s = st.run(p); !s)
+        return st.fail(s.error());
+
+    const int heads = p.spec.heads, dk = p.spec.headDimQK, dv = p.spec.headDimV;
+    const Eigen::Index tq = p.tq(), tk = p.tk();
+    using ConstMap = Eigen::Map<const MatrixF>;
+    auto view = [&](Slot s, Eigen::Index rows, Eigen::Index cols, std::uint64_t offset = 0) {
+        return ConstMap(static_cast<const float *>(st.readback(s)) + offset, rows, cols);
+    };
+    AttentionTrace t;
+    t.allowed = effectiveMask(p);
+    t.emptyRows = emptyMaskRows(t.allowed);
+    const ConstMap q = view(Q, tq, p.qkWidth()), k = view(K, tk, p.qkWidth()), v = view(V, tk, p.vWidth());
+    t.context = view(C, tq, p.vWidth());
+    t.q.resize(size_t(heads));
+    t.k.resize(size_t(heads));
+    t.v.resize(size_t(heads));
+    t.scores.resize(size_t(heads));
+    t.weights.resize(size_t(heads));
+    t.headOutputs.resize(size_t(heads));
+    for (int h = 0; h < heads; ++h) {
+        const size_t i = size_t(h);
+        const std::uint64_t headOffset = std::uint64_t(h) * std::uint64_t(tq) * std::uint64_t(tk);
+        t.q[i] = q.middleCols(h * dk, dk);
+        t.k[i] = k.middleCols(h * dk, dk);
+        t.v[i] = v.middleCols(h * dv, dv);
+        t.scores[i] = view(S, tq, tk, headOffset);
+        t.weights[i] = view(W, tq, tk, headOffset);
+        t.headOutputs[i] = t.context.middleCols(h * dv, dv);
+    }
+    t.output = p.weights.o ? MatrixF(view(O, tq, p.dOut())) : t.context;
+    return t;
+}
+
+Result<std::vector<DeviceInfo>> listVulkanDevices()
+{
+    auto instance = Instance::create();
+    if (!instance)
+        return instance.error();
+    return (*instance)->devices();
+}
+
+} // namespace attnscope

@@ -1,0 +1,82 @@
+#pragma once
+
+#include "core/AttentionBackend.h"
+#include "gpu/VulkanDevice.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+// Faults injected on purpose, so every fallback path can be tested on any machine.
+enum class VulkanFault {
+    None,
+    CreateDevice, // VulkanBackend::create fails as if vkCreateDevice had
+    DeviceLost,   // every compute fails with VK_ERROR_DEVICE_LOST, and the backend stays lost
+    OutOfMemory,  // every compute fails allocating its buffers (VK_ERROR_OUT_OF_DEVICE_MEMORY)
+};
+
+// "", "none", "create", "device-lost", "oom" (the values of ATTNSCOPE_VULKAN_FAULT).
+Result<VulkanFault> parseVulkanFault(const std::string &text);
+
+struct VulkanBackendOptions {
+    // Index or case-insensitive name substring; empty: ATTNSCOPE_VULKAN_DEVICE, else the best
+    // device by type (discrete > integrated > virtual > CPU).
+    std::string device;
+    // Khronos validation layer + a messenger counting into vk::validationReport(); also
+    // ATTNSCOPE_VULKAN_VALIDATION=1.
+    bool validation = false;
+    // None: ATTNSCOPE_VULKAN_FAULT decides.
+    VulkanFault fault = VulkanFault::None;
+    // Copy through host-visible staging buffers even where device memory is host-visible
+    // (the discrete-GPU path, testable on unified memory).
+    bool forceStaging = false;
+    // Tighter limits than the device's (0: the device's), to exercise the splitting of
+    // bindings and dispatches with small shapes. Never looser than the device.
+    std::uint64_t maxStorageBufferRange = 0;
+    std::uint32_t maxWorkGroupCount = 0;
+};
+
+// What a backend has done so far; tests check reuse and the one-submission rule with it.
+struct VulkanStats {
+    std::uint64_t computes = 0;
+    std::uint64_t submissions = 0;
+    std::uint64_t dispatches = 0;       // of the last compute
+    std::uint64_t bufferAllocations = 0; // times the buffer set was (re)created
+    bool staging = false;                // last compute copied through staging buffers
+};
+
+// Attention through Vulkan compute shaders (shaders/gemm.comp, shaders/softmax.comp):
+// projections, per-head scaled scores, masked softmax, weights·V into the context columns
+// and the output projection, recorded into one command buffer and submitted once per
+// compute. Pipelines are built at creation; buffers are kept while the shape stays the same.
+//
+// Every failure is an Error value. After a device loss the backend refuses further work
+// (callers fall back to the CPU, see app/engine/BackendChoice.h).
+class VulkanBackend final : public AttentionBackend
+{
+public:
+    static Result<std::unique_ptr<VulkanBackend>> create(const VulkanBackendOptions &options = {});
+    ~VulkanBackend() override;
+
+    std::string name() const override { return "vulkan"; }
+    // "llvmpipe (LLVM 15.0.6, 256 bits) (CPU)"
+    std::string deviceName() const override;
+    Result<AttentionTrace> compute(const AttentionProblem &problem) override;
+
+    const vk::DeviceInfo &deviceInfo() const;
+    const VulkanStats &stats() const;
+    bool lost() const;
+
+private:
+    struct State;
+    explicit VulkanBackend(std::unique_ptr<State> state);
+    std::unique_ptr<State> m_state;
+};
+
+// Every Vulkan device the loader reports, or why there is none.
+Result<std::vector<vk::DeviceInfo>> listVulkanDevices();
+
+} // namespace attnscope

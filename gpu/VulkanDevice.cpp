@@ -1,0 +1,353 @@
+#include "gpu/VulkanDevice.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace attnscope::vk {
+
+namespace {
+
+constexpr const char *kValidationLayer = "VK_LAYER_KHRONOS_validation";
+constexpr size_t kKeptMessages = 20;
+
+std::mutex g_reportMutex;
+ValidationReport g_report;
+
+VKAPI_ATTR VkBool32 VKAPI_CALL onDebugMessage(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                              VkDebugUtilsMessageTypeFlagsEXT,
+                                              const VkDebugUtilsMessengerCallbackDataEXT *data, void *)
+{
+    const bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    const bool warning = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+    if (!error && !warning)
+        return VK_FALSE;
+    std::lock_guard lock(g_reportMutex);
+    (error ? g_report.errors : g_report.warnings)++;
+    if (g_report.messages.size() < kKeptMessages)
+        g_report.messages.push_back(std::string(error ? "error: " : "warning: ") +
+                                    (data && data->pMessage ? data->pMessage : "(no message)"));
+    return VK_FALSE; // never abort the call that triggered it
+}
+
+VkDebugUtilsMessengerCreateInfoEXT messengerInfo()
+{
+    VkDebugUtilsMessengerCreateInfoEXT info{};
+    info.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+    info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    info.pfnUserCallback = onDebugMessage;
+    return info;
+}
+
+bool envFlag(const char *name)
+{
+    const char *v = std::getenv(name);
+    return v && *v && std::strcmp(v, "0") != 0;
+}
+
+DeviceType toType(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return DeviceType::Discrete;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return DeviceType::Integrated;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return DeviceType::Virtual;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return DeviceType::Cpu;
+    default: return DeviceType::Other;
+    }
+}
+
+std::string mib(std::uint64_t bytes)
+{
+    return std::to_string(bytes >> 20) + " MiB";
+}
+
+std::string lower(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return s;
+}
+
+} // namespace
+
+const char *deviceTypeName(DeviceType type)
+{
+    switch (type) {
+    case DeviceType::Discrete: return "discrete GPU";
+    case DeviceType::Integrated: return "integrated GPU";
+    case DeviceType::Virtual: return "virtual GPU";
+    case DeviceType::Cpu: return "CPU";
+    case DeviceType::Other: break;
+    }
+    return "other";
+}
+
+std::string DeviceInfo::label() const
+{
+    return name + " (" + deviceTypeName(type) + ")";
+}
+
+std::string DeviceInfo::describe() const
+{
+    std::string s = label() + ", Vulkan " + std::to_string(VK_API_VERSION_MAJOR(apiVersion)) + "." +
+                    std::to_string(VK_API_VERSION_MINOR(apiVersion)) + "." +
+                    std::to_string(VK_API_VERSION_PATCH(apiVersion)) +
+                    ", maxStorageBufferRange " + mib(maxStorageBufferRange) + ", maxComputeWorkGroupCount " +
+                    std::to_string(maxWorkGroupCount[0]) + " x " + std::to_string(maxWorkGroupCount[1]) + " x " +
+                    std::to_string(maxWorkGroupCount[2]) + ", memory heaps ";
+    for (size_t i = 0; i < heaps.size(); ++i)
+        s += (i ? " + " : "") + mib(heaps[i].bytes) + (heaps[i].deviceLocal ? " device-local" : " host");
+    return s;
+}
+
+ValidationReport validationReport()
+{
+    std::lock_guard lock(g_reportMutex);
+    return g_report;
+}
+
+void resetValidationReport()
+{
+    std::lock_guard lock(g_reportMutex);
+    g_report = {};
+}
+
+Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &options)
+{
+    auto global = loadVulkan();
+    if (!global)
+        return global.error();
+    const GlobalFunctions &g = **global;
+    const bool validation = options.validation || envFlag("ATTNSCOPE_VULKAN_VALIDATION");
+
+    std::vector<const char *> layers, extensions;
+    if (validation) {
+        std::uint32_t count = 0;
+        g.vkEnumerateInstanceLayerProperties(&count, nullptr);
+        std::vector<VkLayerProperties> available(count);
+        g.vkEnumerateInstanceLayerProperties(&count, available.data());
+        const bool found = std::any_of(available.begin(), available.end(), [](const VkLayerProperties &l) {
+            return std::strcmp(l.layerName, kValidationLayer) == 0;
+        });
+        if (!found)
+            return Error{std::string("Vulkan validation was asked for, but ") + kValidationLayer +
+                         " is not installed (Debian: apt install vulkan-validationlayers)"};
+        layers.push_back(kValidationLayer);
+        extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    }
+
+    VkApplicationInfo app{};
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.pApplicationName = "AttnScope";
+    app.pEngineName = "attnscope";
+    app.apiVersion = VK_API_VERSION_1_1;
+
+    const VkDebugUtilsMessengerCreateInfoEXT debugInfo = messengerInfo();
+    VkInstanceCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    info.pNext = validation ? &debugInfo : nullptr; // also reports on create/destroy of the instance
+    info.pApplicationInfo = &app;
+    info.enabledLayerCount = std::uint32_t(layers.size());
+    info.ppEnabledLayerNames = layers.data();
+    info.enabledExtensionCount = std::uint32_t(extensions.size());
+    info.ppEnabledExtensionNames = extensions.data();
+
+    std::shared_ptr<Instance> self(new Instance);
+    if (VkResult r = g.vkCreateInstance(&info, nullptr, &self->m_instance); r != VK_SUCCESS) {
+        self->m_instance = VK_NULL_HANDLE;
+        if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+            return Error{"no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)"};
+        return vkError("vkCreateInstance", r);
+    }
+    if (Status s = loadInstanceFunctions(g, self->m_instance, self->m_fn); !s)
+        return s.error();
+    if (validation) {
+        if (!self->m_fn.vkCreateDebugUtilsMessengerEXT)
+            return Error{"Vulkan validation: VK_EXT_debug_utils is unavailable"};
+        if (VkResult r = self->m_fn.vkCreateDebugUtilsMessengerEXT(self->m_instance, &debugInfo, nullptr,
+                                                                   &self->m_messenger);
+            r != VK_SUCCESS)
+            return vkError("vkCreateDebugUtilsMessengerEXT", r);
+    }
+
+    std::uint32_t count = 0;
+    VkResult r = self->m_fn.vkEnumeratePhysicalDevices(self->m_instance, &count, nullptr);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+        return Error{std::string("no Vulkan driver: vkEnumeratePhysicalDevices failed with ") + resultName(r)};
+    if (count == 0)
+        return Error{"no Vulkan device: the loader found no driver with a device (see VK_DRIVER_FILES / "
+                     "VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)"};
+    self->m_physical.resize(count);
+    r = self->m_fn.vkEnumeratePhysicalDevices(self->m_instance, &count, self->m_physical.data());
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+        return vkError("vkEnumeratePhysicalDevices", r);
+    self->m_physical.resize(count);
+
+    for (std::uint32_t i = 0; i < count; ++i) {
+        VkPhysicalDeviceProperties p{};
+        self->m_fn.vkGetPhysicalDeviceProperties(self->m_physical[i], &p);
+        VkPhysicalDeviceMemoryProperties mem{};
+        self->m_fn.vkGetPhysicalDeviceMemoryProperties(self->m_physical[i], &mem);
+        DeviceInfo d;
+        d.index = int(i);
+        d.name = p.deviceName;
+        d.type = toType(p.deviceType);
+        d.apiVersion = p.apiVersion;
+        d.maxStorageBufferRange = p.limits.maxStorageBufferRange;
+        d.minStorageBufferOffsetAlignment = std::max<std::uint64_t>(1, p.limits.minStorageBufferOffsetAlignment);
+        std::copy(std::begin(p.limits.maxComputeWorkGroupCount), std::end(p.limits.maxComputeWorkGroupCount),
+                  d.maxWorkGroupCount);
+        d.maxWorkGroupInvocations = p.limits.maxComputeWorkGroupInvocations;
+        d.maxSharedMemoryBytes = p.limits.maxComputeSharedMemorySize;
+        d.maxPushConstantsBytes = p.limits.maxPushConstantsSize;
+        for (std::uint32_t h = 0; h < mem.memoryHeapCount; ++h)
+            d.heaps.push_back({mem.memoryHeaps[h].size, bool(mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)});
+        self->m_devices.push_back(std::move(d));
+    }
+    return self;
+}
+
+Instance::~Instance()
+{
+    if (m_messenger != VK_NULL_HANDLE)
+        m_fn.vkDestroyDebugUtilsMessengerEXT(m_instance, m_messenger, nullptr);
+    if (m_instance != VK_NULL_HANDLE)
+        m_fn.vkDestroyInstance(m_instance, nullptr);
+}
+
+Result<int> chooseDevice(const std::vector<DeviceInfo> &devices, const std::string &selector)
+{
+    if (devices.empty())
+        return Error{"no Vulkan device"};
+    auto list = [&] {
+        std::string s;
+        for (const auto &d : devices)
+            s += (s.empty() ? "" : ", ") + std::to_string(d.index) + ": " + d.label();
+        return s;
+    };
+    if (!selector.empty()) {
+        const bool numeric = std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); });
+        if (numeric) {
+            const long index = selector.size() > 6 ? -1 : std::stol(selector);
+            if (index < 0 || index >= long(devices.size()))
+                return Error{"Vulkan device \"" + selector + "\": no device with that index (devices: " + list() + ")"};
+            return int(index);
+        }
+        for (const auto &d : devices)
+            if (lower(d.name).find(lower(selector)) != std::string::npos)
+                return d.index;
+        return Error{"Vulkan device \"" + selector + "\": no device name contains it (devices: " + list() + ")"};
+    }
+    // Stable: among equal types the loader's order wins.
+    const auto best = std::min_element(devices.begin(), devices.end(), [](const DeviceInfo &a, const DeviceInfo &b) {
+        return int(a.type) < int(b.type);
+    });
+    return best->index;
+}
+
+std::string deviceSelectorFromEnvironment()
+{
+    const char *v = std::getenv("ATTNSCOPE_VULKAN_DEVICE");
+    return v ? v : "";
+}
+
+Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instance, int index)
+{
+    if (!instance || index < 0 || index >= int(instance->devices().size()))
+        return Error{"Vulkan device index " + std::to_string(index) + " is out of range"};
+    const InstanceFunctions &ifn = instance->fn();
+    VkPhysicalDevice physical = instance->physicalDevice(index);
+
+    std::uint32_t familyCount = 0;
+    ifn.vkGetPhysicalDeviceQueueFamilyProperties(physical, &familyCount, nullptr);
+    std::vector<VkQueueFamilyProperties> families(familyCount);
+    ifn.vkGetPhysicalDeviceQueueFamilyProperties(physical, &familyCount, families.data());
+    // A compute-only family (async compute) first; otherwise any with compute.
+    int family = -1;
+    for (std::uint32_t i = 0; i < familyCount; ++i)
+        if ((families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) {
+            family = int(i);
+            break;
+        }
+    for (std::uint32_t i = 0; i < familyCount && family < 0; ++i)
+        if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+            family = int(i);
+    const DeviceInfo &info = instance->devices()[size_t(index)];
+    if (family < 0)
+        return Error{"Vulkan device " + info.label() + " has no compute queue"};
+
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo queueInfo{};
+    queueInfo.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    queueInfo.queueFamilyIndex = std::uint32_t(family);
+    queueInfo.queueCount = 1;
+    queueInfo.pQueuePriorities = &priority;
+    VkDeviceCreateInfo deviceInfo{};
+    deviceInfo.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    deviceInfo.queueCreateInfoCount = 1;
+    deviceInfo.pQueueCreateInfos = &queueInfo;
+
+    std::unique_ptr<Device> self(new Device);
+    self->m_instance = instance;
+    self->m_info = info;
+    self->m_queueFamily = std::uint32_t(family);
+    if (VkResult r = ifn.vkCreateDevice(physical, &deviceInfo, nullptr, &self->m_device); r != VK_SUCCESS) {
+        self->m_device = VK_NULL_HANDLE;
+        return vkError("vkCreateDevice on " + info.label(), r);
+    }
+    if (Status s = loadDeviceFunctions(ifn, self->m_device, self->m_fn); !s)
+        return s.error();
+    self->m_fn.vkGetDeviceQueue(self->m_device, self->m_queueFamily, 0, &self->m_queue);
+    ifn.vkGetPhysicalDeviceMemoryProperties(physical, &self->m_memory);
+
+    self->m_maxAllocationBytes = 0;
+    for (const auto &heap : info.heaps)
+        self->m_maxAllocationBytes = std::max(self->m_maxAllocationBytes, heap.bytes);
+    if (ifn.vkGetPhysicalDeviceProperties2 && info.apiVersion >= VK_API_VERSION_1_1) {
+        VkPhysicalDeviceMaintenance3Properties m3{};
+        m3.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES;
+        VkPhysicalDeviceProperties2 p2{};
+        p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+        p2.pNext = &m3;
+        ifn.vkGetPhysicalDeviceProperties2(physical, &p2);
+        if (m3.maxMemoryAllocationSize > 0)
+            self->m_maxAllocationBytes = std::min<std::uint64_t>(self->m_maxAllocationBytes, m3.maxMemoryAllocationSize);
+    }
+    return self;
+}
+
+Device::~Device()
+{
+    if (m_device != VK_NULL_HANDLE) {
+        // Also after a device loss: destruction is allowed then, and waiting returns at once.
+        m_fn.vkDeviceWaitIdle(m_device);
+        m_fn.vkDestroyDevice(m_device, nullptr);
+    }
+}
+
+Result<std::uint32_t> Device::findMemoryType(std::uint32_t typeBits, VkMemoryPropertyFlags required,
+                                             VkMemoryPropertyFlags preferred, VkMemoryPropertyFlags avoided) const
+{
+    int best = -1, bestScore = -1;
+    for (std::uint32_t i = 0; i < m_memory.memoryTypeCount; ++i) {
+        if (!(typeBits & (1u << i)))
+            continue;
+        const VkMemoryPropertyFlags f = m_memory.memoryTypes[i].propertyFlags;
+        if ((f & required) != required)
+            continue;
+        const int score = ((f & preferred) == preferred ? 2 : 0) + ((f & avoided) == 0 ? 1 : 0);
+        if (score > bestScore) {
+            best = int(i);
+            bestScore = score;
+        }
+    }
+    if (best < 0)
+        return Error{"Vulkan device " + m_info.label() + " has no memory type with the properties needed"};
+    return std::uint32_t(best);
+}
+
+} // namespace attnscope::vk

@@ -1,0 +1,133 @@
+#pragma once
+
+// Instance and device: the two Vulkan objects everything else hangs off. Each owns its
+// handle (RAII, move-free: held by shared_ptr / unique_ptr) and reports failures as values.
+
+#include "gpu/VulkanApi.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnscope::vk {
+
+// Ranked in this order when nothing is asked for: a real GPU first, lavapipe last.
+enum class DeviceType { Discrete, Integrated, Virtual, Cpu, Other };
+
+// "discrete GPU", "integrated GPU", "virtual GPU", "CPU", "other".
+const char *deviceTypeName(DeviceType type);
+
+struct MemoryHeapInfo {
+    std::uint64_t bytes = 0;
+    bool deviceLocal = false;
+};
+
+// What the backend needs to know about a physical device, captured at enumeration.
+struct DeviceInfo {
+    int index = 0; // position in vkEnumeratePhysicalDevices
+    std::string name;
+    DeviceType type = DeviceType::Other;
+    std::uint32_t apiVersion = 0;
+    std::uint64_t maxStorageBufferRange = 0;
+    std::uint64_t minStorageBufferOffsetAlignment = 1;
+    std::uint32_t maxWorkGroupCount[3] = {0, 0, 0};
+    std::uint32_t maxWorkGroupInvocations = 0;
+    std::uint32_t maxSharedMemoryBytes = 0;
+    std::uint32_t maxPushConstantsBytes = 0;
+    std::vector<MemoryHeapInfo> heaps;
+
+    // "llvmpipe (LLVM 15.0.6, 256 bits) (CPU)"
+    std::string label() const;
+    // label() plus the limits the backend depends on, on one line.
+    std::string describe() const;
+};
+
+// Warnings and errors seen by the debug messengers of every validating instance in this
+// process; tests assert that both stay at zero.
+struct ValidationReport {
+    int errors = 0;
+    int warnings = 0;
+    std::vector<std::string> messages; // the first few, for the test log
+};
+ValidationReport validationReport();
+void resetValidationReport();
+
+struct InstanceOptions {
+    // Enables VK_LAYER_KHRONOS_validation and a VK_EXT_debug_utils messenger that counts
+    // into validationReport(). Also switched on by ATTNSCOPE_VULKAN_VALIDATION=1.
+    bool validation = false;
+};
+
+class Instance
+{
+public:
+    // Fails (as a value) where there is no loader, no driver or no device.
+    static Result<std::shared_ptr<Instance>> create(const InstanceOptions &options = {});
+    ~Instance();
+    Instance(const Instance &) = delete;
+    Instance &operator=(const Instance &) = delete;
+
+    VkInstance handle() const { return m_instance; }
+    const InstanceFunctions &fn() const { return m_fn; }
+    const std::vector<DeviceInfo> &devices() const { return m_devices; }
+    VkPhysicalDevice physicalDevice(int index) const { return m_physical.at(size_t(index)); }
+    bool validating() const { return m_messenger != VK_NULL_HANDLE; }
+
+private:
+    Instance() = default;
+
+    VkInstance m_instance = VK_NULL_HANDLE;
+    VkDebugUtilsMessengerEXT m_messenger = VK_NULL_HANDLE;
+    InstanceFunctions m_fn;
+    std::vector<VkPhysicalDevice> m_physical;
+    std::vector<DeviceInfo> m_devices;
+};
+
+// The device index for a selector: a number is an index, anything else a case-insensitive
+// substring of the name; empty picks the best type (discrete > integrated > virtual > CPU).
+Result<int> chooseDevice(const std::vector<DeviceInfo> &devices, const std::string &selector);
+
+// ATTNSCOPE_VULKAN_DEVICE, or empty.
+std::string deviceSelectorFromEnvironment();
+
+// A logical device with one compute queue.
+class Device
+{
+public:
+    static Result<std::unique_ptr<Device>> create(std::shared_ptr<Instance> instance, int index);
+    ~Device();
+    Device(const Device &) = delete;
+    Device &operator=(const Device &) = delete;
+
+    VkDevice handle() const { return m_device; }
+    VkQueue queue() const { return m_queue; }
+    std::uint32_t queueFamily() const { return m_queueFamily; }
+    const DeviceFunctions &fn() const { return m_fn; }
+    const DeviceInfo &info() const { return m_info; }
+    const Instance &instance() const { return *m_instance; }
+
+    // A memory type allowed by typeBits with every `required` flag, preferring one that also
+    // has every `preferred` flag and none of `avoided`; an Error when none qualifies.
+    Result<std::uint32_t> findMemoryType(std::uint32_t typeBits, VkMemoryPropertyFlags required,
+                                         VkMemoryPropertyFlags preferred, VkMemoryPropertyFlags avoided = 0) const;
+    VkMemoryPropertyFlags memoryTypeFlags(std::uint32_t type) const
+    {
+        return m_memory.memoryTypes[type].propertyFlags;
+    }
+    std::uint64_t maxAllocationBytes() const { return m_maxAllocationBytes; }
+
+private:
+    Device() = default;
+
+    std::shared_ptr<Instance> m_instance; // outlives the device
+    VkDevice m_device = VK_NULL_HANDLE;
+    VkQueue m_queue = VK_NULL_HANDLE;
+    std::uint32_t m_queueFamily = 0;
+    DeviceFunctions m_fn;
+    DeviceInfo m_info;
+    VkPhysicalDeviceMemoryProperties m_memory{};
+    std::uint64_t m_maxAllocationBytes = 0;
+};
+
+} // namespace attnscope::vk

@@ -1,0 +1,77 @@
+#pragma once
+
+// Records the attention passes (shaders/gemm.comp, shaders/softmax.comp) into a command
+// buffer, split into as many dispatches as the device's limits require (see DispatchPlan).
+
+#include "gpu/DispatchPlan.h"
+#include "gpu/VulkanResources.h"
+
+namespace attnscope::vk {
+
+// A matrix inside a buffer: element (h, r, c) at offset + h*headStride + r*rowStride + c*colStride (floats).
+struct StridedMatrix {
+    const Buffer *buffer = nullptr;
+    std::uint64_t offset = 0, rowStride = 0, colStride = 1, headStride = 0;
+};
+
+// C[h] = alpha * A[h]·B[h] (+ bias), with A[h] M x K, B[h] K x N, C[h] M x N (colStride 1).
+struct GemmPass {
+    std::string name; // for messages: "projection Q"
+    std::uint64_t m = 0, n = 0, k = 0, heads = 1;
+    StridedMatrix a, b, c;
+    const Buffer *bias = nullptr; // N floats, or none
+    float alpha = 1.0f;
+};
+
+// weights[h](i, :) = masked softmax of scores[h](i, :), both [heads][rows][keys].
+struct SoftmaxPass {
+    std::uint64_t rows = 0, keys = 0, heads = 0;
+    const Buffer *scores = nullptr, *weights = nullptr;
+    const Buffer *maskBits = nullptr; // rows x ceil(keys/32) words, bit j%32 of word j/32 = allowed
+    bool negLargeFill = false;
+};
+
+struct PassLimits {
+    BindingLimits binding;
+    std::uint32_t maxGroups[3] = {65535, 65535, 65535};
+};
+
+// The GEMM tiling, chosen from the device's limits and fed to the shader as
+// specialization constants.
+struct GemmTiling {
+    std::uint32_t wgX = 16, wgY = 16, rm = 4, rn = 4, bk = 16;
+    std::uint32_t tileM() const { return wgY * rm; }
+    std::uint32_t tileN() const { return wgX * rn; }
+};
+
+class PassRecorder
+{
+public:
+    PassRecorder(const Device &device, CommandContext &commands, DescriptorArena &descriptors,
+                 const ComputePipeline &gemm, const GemmTiling &tiling, const ComputePipeline &softmax,
+                 const Buffer &placeholder, const PassLimits &limits)
+        : m_device(device), m_commands(commands), m_descriptors(descriptors), m_gemm(gemm), m_tiling(tiling),
+          m_softmax(softmax), m_placeholder(placeholder), m_limits(limits)
+    {
+    }
+
+    Status gemm(const GemmPass &pass);
+    Status softmax(const SoftmaxPass &pass);
+    // Makes every shader write so far visible to every later shader read or write.
+    void computeBarrier();
+
+    int dispatches() const { return m_dispatches; }
+
+private:
+    const Device &m_device;
+    CommandContext &m_commands;
+    DescriptorArena &m_descriptors;
+    const ComputePipeline &m_gemm;
+    GemmTiling m_tiling;
+    const ComputePipeline &m_softmax;
+    const Buffer &m_placeholder; // bound where a pass has no bias
+    PassLimits m_limits;
+    int m_dispatches = 0;
+};
+
+} // namespace attnscope::vk
