@@ -16,6 +16,8 @@ namespace {
 // Query rows per task: the block's scores (rows x Tk floats) stay in L2 between the
 // scores GEMM, the softmax and the weights·V GEMM.
 constexpr Eigen::Index kRowBlock = 64;
+// Below this much arithmetic a compute runs on one thread.
+constexpr double kParallelFlops = 4e6;
 
 using ArrayF = Eigen::Array<float, 1, Eigen::Dynamic>;
 
@@ -125,9 +127,14 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     if (Status s = validateProblem(p); !s)
         return s.error();
 
-    Eigen::setNbThreads(m_threads);
     const int heads = p.spec.heads, dk = p.spec.headDimQK, dv = p.spec.headDimV;
     const Eigen::Index tq = p.tq(), tk = p.tk();
+    // Teaching-size problems finish in microseconds; waking a second thread costs more than
+    // it saves, and far more when the other core is busy (a typing user, a compile).
+    const double flops = 2.0 * double(tq) * double(tk) * heads * (dk + dv) +
+                         2.0 * double(tq + 2 * tk) * double(std::max(p.dq(), p.dkv())) * double(p.qkWidth());
+    const int threads = flops < kParallelFlops ? 1 : m_threads;
+    Eigen::setNbThreads(threads);
     const float scale = float(p.spec.scale());
     const MaskFill fill = p.spec.maskFill;
 
@@ -161,7 +168,7 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
 
     const Eigen::Index blocks = (tq + kRowBlock - 1) / kRowBlock;
     const Eigen::Index tasks = Eigen::Index(heads) * blocks;
-#pragma omp parallel for schedule(dynamic) num_threads(m_threads)
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (Eigen::Index task = 0; task < tasks; ++task) {
         const size_t h = size_t(task / blocks);
         const Eigen::Index r0 = (task % blocks) * kRowBlock;

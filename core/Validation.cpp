@@ -40,9 +40,11 @@ Status checkFinite(const std::string &field, const Eigen::MatrixBase<Derived> &m
     for (Eigen::Index r = 0; r < m.rows(); ++r)
         for (Eigen::Index c = 0; c < m.cols(); ++c)
             if (!std::isfinite(m(r, c))) {
-                std::string where = isVector ? "[" + std::to_string(c) + "]"
-                                             : "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
-                return Error{field + where + ": expected a finite number, found " + numberText(m(r, c))};
+                std::string message = field;
+                if (!isVector)
+                    message.append("[").append(std::to_string(r)).append("]");
+                message.append("[").append(std::to_string(c)).append("]: expected a finite number, found ");
+                return Error{message + numberText(m(r, c))};
             }
     return Ok{};
 }

@@ -1,0 +1,294 @@
+// Project file format 1: the built-in examples, round trips that keep unknown fields, and a
+// one-line error naming the problem for every kind of malformed file.
+
+#include "../common/TestUtil.h"
+
+#include "core/CpuBackend.h"
+#include "core/ProjectFile.h"
+#include "core/ReferenceAttention.h"
+
+#include <QDir>
+#include <QObject>
+#include <QTest>
+
+using namespace attnscope;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// A valid self-attention project: d = 4, 2 heads of 3, Wo 6 x 4; rows mutate it.
+Json baseProject()
+{
+    return Json::parse(R"({
+      "format": "attnscope", "version": 1, "title": "base", "mode": "self",
+      "heads": 2, "headDimQK": 3, "headDimV": 3, "scale": "inv_sqrt_dk", "maskFill": "-inf",
+      "query": {"tokens": ["I", "am"], "x": [[1, 0, 1, 0], [0, 2, 0, 2]]},
+      "weights": {
+        "q": [[1,0,1,0,1,0],[0,1,0,1,0,1],[1,1,0,0,1,1],[0,0,1,1,0,0]],
+        "k": [[0,1,0,1,0,1],[1,0,1,0,1,0],[0,0,1,1,0,0],[1,1,0,0,1,1]],
+        "v": [[1,2,3,4,5,6],[6,5,4,3,2,1],[1,1,1,1,1,1],[0,1,0,1,0,1]],
+        "o": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1],[1,1,0,0],[0,0,1,1]]
+      },
+      "mask": {"causal": true}
+    })");
+}
+
+} // namespace
+
+class TestProjectFile : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void examplesLoadAndCompute_data();
+    void examplesLoadAndCompute();
+    void roundTripKeepsEverything();
+    void roundTripCrossWithEveryOptionalField();
+    void numbersStayShort();
+    void malformed_data();
+    void malformed();
+    void notJson_data();
+    void notJson();
+    void missingFileNamesThePath();
+};
+
+void TestProjectFile::examplesLoadAndCompute_data()
+{
+    QTest::addColumn<QString>("path");
+    const QDir dir(test::sourcePath("resources/examples"));
+    const auto files = dir.entryList({"*.attnscope.json"}, QDir::Files);
+    QVERIFY(files.size() >= 4);
+    for (const QString &f : files)
+        QTest::newRow(qPrintable(f)) << dir.filePath(f);
+}
+
+void TestProjectFile::examplesLoadAndCompute()
+{
+    QFETCH(QString, path);
+    auto project = readProjectFile(path.toStdString());
+    QVERIFY2(project.ok(), project.ok() ? "" : project.message().c_str());
+    QVERIFY(!project->title.empty());
+    QCOMPARE(Eigen::Index(project->queryTokens.size()), project->problem.tq());
+    QCOMPARE(Eigen::Index(project->keyLabels().size()), project->problem.tk());
+    auto trace = CpuBackend().compute(project->problem);
+    auto ref = referenceAttention(project->problem);
+    QVERIFY(trace.ok() && ref.ok());
+    const std::string diff = test::compareTrace(*trace, *ref, project->problem.spec.maskFill == MaskFill::NegInf);
+    QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestProjectFile::roundTripKeepsEverything()
+{
+    Json j = baseProject();
+    j["view"] = {{"colormap", "magma"}, {"selectedHead", 1}};
+    j["query"]["language"] = "en";
+    j["weights"]["comment"] = "hand-made";
+    j["notes"] = "unknown fields survive a save";
+    auto first = parseProject(j.dump());
+    QVERIFY2(first.ok(), first.ok() ? "" : first.message().c_str());
+
+    const std::string saved = serializeProject(*first);
+    auto second = parseProject(saved);
+    QVERIFY2(second.ok(), second.ok() ? "" : second.message().c_str());
+    const Json back = Json::parse(saved);
+    QVERIFY(back["view"]["colormap"] == Json("magma"));
+    QVERIFY(back["query"]["language"] == Json("en"));
+    QVERIFY(back["weights"]["comment"] == Json("hand-made"));
+    QVERIFY(back["notes"] == Json("unknown fields survive a save"));
+    // Field order is the file's own.
+    QCOMPARE(back.begin().key(), std::string("format"));
+
+    const AttentionProblem &a = first->problem, &b = second->problem;
+    QCOMPARE(b.spec.heads, a.spec.heads);
+    QVERIFY(b.xq == a.xq);
+    QVERIFY(b.weights.q == a.weights.q && b.weights.k == a.weights.k && b.weights.v == a.weights.v);
+    QVERIFY(b.weights.o && *b.weights.o == *a.weights.o);
+    QCOMPARE(b.mask.causal, true);
+    QCOMPARE(second->queryTokens, first->queryTokens);
+    QCOMPARE(second->title, std::string("base"));
+    // Saving again is byte-identical: nothing drifts.
+    QCOMPARE(serializeProject(*second), saved);
+}
+
+void TestProjectFile::roundTripCrossWithEveryOptionalField()
+{
+    Json j = baseProject();
+    j["mode"] = "cross";
+    j["key"] = {{"tokens", {"ich", "bin", "<pad>"}}, {"x", {{1, 2}, {3, 4}, {0, 0}}}};
+    j["weights"]["k"] = {{0.5, 1, 0, 0, 1, 0}, {1, 0, 1, 0, 0, 1}};
+    j["weights"]["v"] = {{0.25, 1, 0, 0, 1, 0}, {1, 0, 1, 0, 0, -1}};
+    j["weights"]["qBias"] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
+    j["weights"]["kBias"] = {0, 0, 0, 0, 0, 1};
+    j["weights"]["vBias"] = {1, 0, 0, 0, 0, 0};
+    j["weights"]["oBias"] = {1, 2, 3, 4};
+    j["scale"] = {{"value", 0.125}};
+    j["maskFill"] = "-1e9";
+    j["mask"] = {{"causal", false},
+                 {"keyPadding", {true, true, false}},
+                 {"allowed", {{1, 0, 1}, {true, true, false}}}};
+    auto first = parseProject(j.dump());
+    QVERIFY2(first.ok(), first.ok() ? "" : first.message().c_str());
+    const AttentionProblem &p = first->problem;
+    QCOMPARE(p.spec.mode, AttentionMode::Cross);
+    QCOMPARE(p.tk(), Eigen::Index(3));
+    QCOMPARE(p.dkv(), Eigen::Index(2));
+    QCOMPARE(p.spec.scaleMode, ScaleMode::Custom);
+    QCOMPARE(p.spec.scale(), 0.125);
+    QCOMPARE(p.spec.maskFill, MaskFill::NegLarge);
+    QCOMPARE(p.mask.keyPadding, (std::vector<bool>{true, true, false}));
+    QCOMPARE(int((*p.mask.allowed)(1, 1)), 1);
+    QCOMPARE(int((*p.mask.allowed)(0, 1)), 0);
+    QCOMPARE(p.weights.oBias->size(), Eigen::Index(4));
+
+    auto second = parseProject(serializeProject(*first));
+    QVERIFY2(second.ok(), second.ok() ? "" : second.message().c_str());
+    const AttentionProblem &q = second->problem;
+    QVERIFY(q.xkv == p.xkv && *q.weights.qBias == *p.weights.qBias && *q.weights.oBias == *p.weights.oBias);
+    QVERIFY(*q.mask.allowed == *p.mask.allowed);
+    QCOMPARE(q.mask.keyPadding, p.mask.keyPadding);
+    QCOMPARE(q.spec.scaleValue, 0.125);
+    QCOMPARE(second->keyTokens, (std::vector<std::string>{"ich", "bin", "<pad>"}));
+}
+
+void TestProjectFile::numbersStayShort()
+{
+    Json j = baseProject();
+    j["query"]["x"] = {{0.1, -2.5, 1e-7, 3}, {0.3, 0.7, 100, 0}};
+    auto project = parseProject(j.dump());
+    QVERIFY(project.ok());
+    const std::string saved = serializeProject(*project);
+    QVERIFY2(saved.find("[0.1, -2.5, 1e-07, 3.0]") != std::string::npos, saved.c_str());
+    QVERIFY(saved.find("0.10000000149") == std::string::npos);
+}
+
+void TestProjectFile::malformed_data()
+{
+    QTest::addColumn<QString>("pointer"); // JSON pointer of the field to change
+    QTest::addColumn<QString>("value");   // its new value as JSON, or "<remove>"
+    QTest::addColumn<QString>("message");
+
+    QTest::newRow("wrong Wk shape") << "/weights/k" << "[[1,2,3,4,5],[1,2,3,4,5],[1,2,3,4,5],[1,2,3,4,5]]"
+                                    << "weights.k: expected 4 x 6 (d_kv x heads*headDimQK), found 4 x 5";
+    QTest::newRow("wrong Wo shape") << "/weights/o" << "[[1,2,3,4]]"
+                                    << "weights.o: expected 6 x 4 (heads*headDimV x d_out), found 1 x 4";
+    QTest::newRow("missing format") << "/format" << "<remove>" << "format: expected \"attnscope\", found nothing";
+    QTest::newRow("other format") << "/format" << "\"bertviz\""
+                                  << "format: expected \"attnscope\", found the string \"bertviz\"";
+    QTest::newRow("newer version") << "/version" << "2"
+                                   << "version: expected 1, found 2 (written by a newer AttnScope)";
+    QTest::newRow("missing mode") << "/mode" << "<remove>" << "mode: missing (expected \"self\" or \"cross\")";
+    QTest::newRow("wrong mode") << "/mode" << "\"both\""
+                                << "mode: expected \"self\" or \"cross\", found the string \"both\"";
+    QTest::newRow("heads = 0") << "/heads" << "0" << "heads: expected a whole number of at least 1, found 0";
+    QTest::newRow("heads negative") << "/heads" << "-3" << "heads: expected a whole number of at least 1, found -3";
+    QTest::newRow("heads as string") << "/heads" << "\"2\""
+                                     << "heads: expected a whole number of at least 1, found the string \"2\"";
+    QTest::newRow("heads fractional") << "/heads" << "2.5"
+                                      << "heads: expected a whole number of at least 1, found the number 2.5";
+    QTest::newRow("huge heads") << "/heads" << "100000000" << "heads: 100000000 is larger than the supported 4096";
+    QTest::newRow("absurd heads") << "/heads" << "1e300" << "heads: 1e+300 is larger than the supported 1000000000";
+    QTest::newRow("missing headDimV") << "/headDimV" << "<remove>"
+                                      << "headDimV: missing (expected a whole number of at least 1)";
+    QTest::newRow("bad scale") << "/scale" << "\"sqrt\""
+                               << "scale: expected \"inv_sqrt_dk\", \"none\" or {\"value\": number}, found the string "
+                                  "\"sqrt\"";
+    QTest::newRow("bad scale value") << "/scale" << "{\"value\": \"half\"}"
+                                     << "scale.value: expected a finite number, found the string \"half\"";
+    QTest::newRow("bad maskFill") << "/maskFill" << "-1e9" << "maskFill: expected \"-inf\" or \"-1e9\", found the "
+                                                              "number -1000000000.0";
+    QTest::newRow("missing query") << "/query" << "<remove>"
+                                   << "query: missing (expected {\"tokens\": [...], \"x\": [[...]]})";
+    QTest::newRow("query not object") << "/query" << "[1]"
+                                      << "query: expected an object with \"tokens\" and \"x\", found an array";
+    QTest::newRow("empty matrix") << "/query/x" << "[]" << "query.x: expected at least one row, found an empty matrix";
+    QTest::newRow("empty row") << "/query/x" << "[[]]"
+                               << "query.x[0]: expected at least one number, found an empty row";
+    QTest::newRow("ragged rows") << "/query/x" << "[[1,2,3,4],[1,2,3]]"
+                                 << "query.x[1]: expected 4 numbers like row 0, found 3";
+    QTest::newRow("matrix as number") << "/query/x" << "7"
+                                      << "query.x: expected a matrix (an array of rows of numbers), found the "
+                                         "number 7";
+    QTest::newRow("non-number cell") << "/query/x/1/2" << "\"abc\""
+                                     << "query.x[1][2]: expected a number, found the string \"abc\"";
+    QTest::newRow("null cell") << "/weights/v/0/0" << "null" << "weights.v[0][0]: expected a number, found null";
+    QTest::newRow("overflowing number") << "/weights/q/3/5" << "1e39"
+                                        << "weights.q[3][5]: expected a finite float32 number, found 1e+39";
+    QTest::newRow("too few tokens") << "/query/tokens" << "[\"I\"]"
+                                    << "query.tokens: expected 2 labels (one per row of x), found 1";
+    QTest::newRow("token not string") << "/query/tokens/1" << "5"
+                                      << "query.tokens[1]: expected a string, found the number 5";
+    QTest::newRow("missing Wv") << "/weights/v" << "<remove>" << "weights.v: missing (expected a matrix)";
+    QTest::newRow("weights not object") << "/weights" << "true"
+                                        << "weights: expected an object with q, k, v and o, found true";
+    QTest::newRow("bias size") << "/weights/qBias" << "[1,2]"
+                               << "weights.qBias: expected 6 values (heads*headDimQK), found 2";
+    QTest::newRow("bias not array") << "/weights/kBias" << "{}"
+                                    << "weights.kBias: expected an array of numbers, found an object";
+    QTest::newRow("mask not object") << "/mask" << "1" << "mask: expected an object, found the number 1";
+    QTest::newRow("causal not bool") << "/mask/causal" << "\"yes\""
+                                     << "mask.causal: expected true or false, found the string \"yes\"";
+    QTest::newRow("padding length") << "/mask/keyPadding" << "[true]"
+                                    << "mask.keyPadding: expected 2 values (one per key token), found 1";
+    QTest::newRow("padding value") << "/mask/keyPadding" << "[true, \"no\"]"
+                                   << "mask.keyPadding[1]: expected true or false, found the string \"no\"";
+    QTest::newRow("allowed not 0/1") << "/mask/allowed" << "[[1,2],[1,1]]"
+                                     << "mask.allowed[0][1]: expected 0 or 1, found 2";
+    QTest::newRow("allowed shape") << "/mask/allowed" << "[[1,1,1],[1,1,1]]"
+                                   << "mask.allowed: expected 2 x 2 (query tokens x key tokens), found 2 x 3";
+    QTest::newRow("cross without key") << "/mode" << "\"cross\""
+                                       << "key: missing (expected {\"tokens\": [...], \"x\": [[...]]})";
+    QTest::newRow("title not string") << "/title" << "3" << "title: expected a string, found the number 3";
+}
+
+void TestProjectFile::malformed()
+{
+    QFETCH(QString, pointer);
+    QFETCH(QString, value);
+    QFETCH(QString, message);
+    Json j = baseProject();
+    const Json::json_pointer at(pointer.toStdString());
+    if (value == "<remove>")
+        j[at.parent_pointer()].erase(at.back());
+    else
+        j[at] = Json::parse(value.toStdString());
+    auto project = parseProject(j.dump());
+    QVERIFY2(!project.ok(), "a malformed project was accepted");
+    QCOMPARE(QString::fromStdString(project.message()), message);
+    QVERIFY(!QString::fromStdString(project.message()).contains('\n'));
+}
+
+void TestProjectFile::notJson_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("start");
+    QTest::newRow("truncated") << "{\"format\": \"attnscope\", " << "not valid JSON: parse error at line 1, column 25";
+    QTest::newRow("NaN") << "{\"format\": \"attnscope\", \"x\": [NaN]}"
+                         << "not valid JSON: parse error at line 1, column 31";
+    QTest::newRow("array at top") << "[1, 2]" << "file: expected a JSON object with \"format\": \"attnscope\", found an array";
+    QTest::newRow("empty file") << "" << "not valid JSON: parse error at line 1, column 1";
+}
+
+void TestProjectFile::notJson()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, start);
+    const std::string bytes = text.toStdString();
+    auto project = parseProject(bytes);
+    QVERIFY(!project.ok());
+    const QString message = QString::fromStdString(project.message());
+    QVERIFY2(message.startsWith(start), qPrintable(message));
+    if (text.contains("NaN"))
+        QVERIFY2(message.contains("NaN and Infinity are not numbers in JSON"), qPrintable(message));
+    QVERIFY(!message.contains('\n'));
+}
+
+void TestProjectFile::missingFileNamesThePath()
+{
+    auto project = readProjectFile("/nonexistent/dir/x.attnscope.json");
+    QVERIFY(!project.ok());
+    QCOMPARE(QString::fromStdString(project.message()),
+             QStringLiteral("/nonexistent/dir/x.attnscope.json: cannot open the file"));
+}
+
+QTEST_GUILESS_MAIN(TestProjectFile)
+#include "tst_projectfile.moc"
