@@ -4,6 +4,7 @@
 // commits to, and paths into the source tree.
 
 #include "core/AttentionTrace.h"
+#include "core/Npy.h"
 
 #include <QString>
 #include <QTest>
@@ -92,6 +93,34 @@ inline std::string compareTrace(const AttentionTrace &got, const ReferenceTrace 
         return m;
     if (got.emptyRows != ref.emptyRows)
         return "emptyRows differ";
+    return {};
+}
+
+// Compares two .npy arrays (shape, then every value) with the tolerance of the tensor kind:
+// "weights" uses the weights tolerance, everything else the values tolerance.
+inline std::string compareNpy(const std::string &name, const NpyArray &got, const NpyArray &expected)
+{
+    if (got.shape != expected.shape) {
+        std::ostringstream msg;
+        msg << name << ": shape [";
+        for (auto d : got.shape)
+            msg << d << ",";
+        msg << "], expected [";
+        for (auto d : expected.shape)
+            msg << d << ",";
+        msg << "]";
+        return msg.str();
+    }
+    const Tolerance tol = name.starts_with("weights") ? Tolerance::weights() : Tolerance::values();
+    for (size_t i = 0; i < expected.data.size(); ++i) {
+        const double g = got.data[i], e = expected.data[i];
+        if (!std::isfinite(g) || std::abs(g - e) > tol.absolute + tol.relative * std::abs(e)) {
+            std::ostringstream msg;
+            msg.precision(9);
+            msg << name << " element " << i << " = " << g << ", expected " << e;
+            return msg.str();
+        }
+    }
     return {};
 }
 
