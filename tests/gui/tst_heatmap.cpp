@@ -1,0 +1,241 @@
+// Colour maps, the heatmap renderer (pixels of a rendered known trace against the colour map)
+// and the heatmap widgets.
+
+#include "app/gui/document/Document.h"
+#include "app/gui/views/HeatmapView.h"
+#include "core/CpuBackend.h"
+#include "core/RandomProblem.h"
+
+#include "../common/TestUtil.h"
+
+#include <QImage>
+#include <QPainter>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace attnscope;
+
+namespace {
+
+std::shared_ptr<ComputedTrace> computed(Project project)
+{
+    auto r = std::make_shared<ComputedTrace>();
+    auto trace = CpuBackend().compute(project.problem);
+    if (!trace)
+        qFatal("%s", trace.message().c_str());
+    r->trace = std::move(*trace);
+    r->project = std::move(project);
+    return r;
+}
+
+Project example(const QString &name)
+{
+    return *Document::readProject(test::sourcePath(QStringLiteral("resources/examples/") + name));
+}
+
+QImage render(const HeatmapData &data, const HeatmapOptions &o, QSize size = {640, 480})
+{
+    QImage image(size, QImage::Format_RGB32);
+    image.fill(Qt::white);
+    QPainter p(&image);
+    HeatmapRenderer(data, o).paint(p, QRectF(QPointF(0, 0), QSizeF(size)));
+    return image;
+}
+
+} // namespace
+
+class TestHeatmap : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void colorMapSamples_data();
+    void colorMapSamples();
+    void cellPixelsMatchColorMap_data();
+    void cellPixelsMatchColorMap();
+    void largeMatrixPixels();
+    void maskedAndEmptyRows();
+    void scoresUseSignedRange();
+    void widgetShowsTraceAndHover();
+    void headsGridActivatesHead();
+};
+
+void TestHeatmap::colorMapSamples_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<double>("t");
+    QTest::addColumn<QString>("color");
+    // matplotlib's own values at 0, 128/255 and 1.
+    QTest::newRow("viridis 0") << int(ColorMapKind::Viridis) << 0.0 << "#440154";
+    QTest::newRow("viridis mid") << int(ColorMapKind::Viridis) << 128 / 255.0 << "#21918c";
+    QTest::newRow("viridis 1") << int(ColorMapKind::Viridis) << 1.0 << "#fde725";
+    QTest::newRow("magma 0") << int(ColorMapKind::Magma) << 0.0 << "#000004";
+    QTest::newRow("magma mid") << int(ColorMapKind::Magma) << 128 / 255.0 << "#b73779";
+    QTest::newRow("cividis 1") << int(ColorMapKind::Cividis) << 1.0 << "#fee838";
+    QTest::newRow("cividis mid") << int(ColorMapKind::Cividis) << 128 / 255.0 << "#7d7c78";
+    QTest::newRow("diverging 0") << int(ColorMapKind::Diverging) << 0.0 << "#053061";
+    QTest::newRow("diverging mid") << int(ColorMapKind::Diverging) << 128 / 255.0 << "#f7f6f6";
+    QTest::newRow("grey mid") << int(ColorMapKind::Grey) << 128 / 255.0 << "#808080";
+    QTest::newRow("clamped below") << int(ColorMapKind::Viridis) << -3.0 << "#440154";
+    QTest::newRow("clamped above") << int(ColorMapKind::Viridis) << 7.0 << "#fde725";
+}
+
+void TestHeatmap::colorMapSamples()
+{
+    QFETCH(int, kind);
+    QFETCH(double, t);
+    QFETCH(QString, color);
+    QCOMPARE(QColor::fromRgb(ColorMap(ColorMapKind(kind)).at(t)).name(), color);
+}
+
+void TestHeatmap::cellPixelsMatchColorMap_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<int>("head");
+    QTest::addColumn<int>("scope");
+    QTest::addColumn<int>("map");
+    QTest::newRow("tutorial viridis") << "self-attention-tutorial.attnscope.json" << 0 << int(ScaleScope::Absolute) << int(ColorMapKind::Viridis);
+    QTest::newRow("multihead h2 per-head magma") << "multihead-causal.attnscope.json" << 1 << int(ScaleScope::PerHead) << int(ColorMapKind::Magma);
+    QTest::newRow("cross h1 shared cividis") << "cross-attention-translation.attnscope.json" << 0 << int(ScaleScope::Shared) << int(ColorMapKind::Cividis);
+    QTest::newRow("padding mean grey") << "padding-mask.attnscope.json" << -1 << int(ScaleScope::Absolute) << int(ColorMapKind::Grey);
+}
+
+void TestHeatmap::cellPixelsMatchColorMap()
+{
+    QFETCH(QString, file);
+    QFETCH(int, head);
+    QFETCH(int, scope);
+    QFETCH(int, map);
+    auto c = computed(example(file));
+    const HeatmapData data = HeatmapData::fromTrace(c->project, c->trace, head, HeatmapQuantity::Weights, ScaleScope(scope));
+    HeatmapOptions o;
+    o.colorMap = ColorMapKind(map);
+    const QImage image = render(data, o);
+    const HeatmapLayout l = HeatmapRenderer(data, o).layout(QRectF(image.rect()));
+    QVERIFY(l.cellWidth >= 8);
+    const ColorMap cm{ColorMapKind(map)};
+    int checked = 0;
+    for (int r = 0; r < data.rows(); ++r)
+        for (int k = 0; k < data.cols(); ++k) {
+            if (!data.isAllowed(r, k))
+                continue;
+            const double w = (*data.values)(r, k);
+            const double t = (w - data.rangeMin) / (data.rangeMax - data.rangeMin);
+            // A corner of the cell, clear of the printed value.
+            const QPoint px(int(l.grid.left() + k * l.cellWidth + 3), int(l.grid.top() + r * l.cellHeight + 3));
+            QCOMPARE(QColor(image.pixel(px)).name(), QColor::fromRgb(cm.at(t)).name());
+            ++checked;
+        }
+    QVERIFY(checked > 0);
+}
+
+void TestHeatmap::largeMatrixPixels()
+{
+    RandomProblemOptions ro;
+    ro.tokens = 300;
+    ro.modelDim = 32;
+    ro.heads = 2;
+    ro.causal = true;
+    Project p;
+    p.problem = randomProblem(ro);
+    auto c = computed(p);
+    const HeatmapData data = HeatmapData::fromTrace(c->project, c->trace, 1, HeatmapQuantity::Weights, ScaleScope::PerHead);
+    HeatmapOptions o;
+    const QImage image = render(data, o, {1200, 1000});
+    const HeatmapLayout l = HeatmapRenderer(data, o).layout(QRectF(image.rect()));
+    QVERIFY(l.cellWidth >= 2.0);
+    const int cells[][2] = {{10, 3}, {150, 150}, {299, 0}, {200, 120}};
+    for (const auto &rc : cells) {
+        const int r = rc[0], k = rc[1];
+        const QPoint px(int(l.grid.left() + (k + 0.5) * l.cellWidth), int(l.grid.top() + (r + 0.5) * l.cellHeight));
+        QCOMPARE(QColor(image.pixel(px)).name(), QColor::fromRgb(HeatmapRenderer(data, o).colorFor((*data.values)(r, k))).name());
+    }
+    // Causal: above the diagonal is masked.
+    const QPoint masked(int(l.grid.left() + 200.5 * l.cellWidth), int(l.grid.top() + 10.5 * l.cellHeight));
+    QCOMPARE(QColor(image.pixel(masked)), HeatmapRenderer::maskedColor());
+}
+
+void TestHeatmap::maskedAndEmptyRows()
+{
+    Project p = example(QStringLiteral("self-attention-tutorial.attnscope.json"));
+    p.problem.mask.allowed = MaskMatrix::Ones(3, 3);
+    (*p.problem.mask.allowed)(0, 2) = 0;
+    p.problem.mask.allowed->row(1).setZero(); // row 1 attends to nothing
+    auto c = computed(p);
+    QVERIFY(c->trace.emptyRows[1]);
+    const HeatmapData data = HeatmapData::fromTrace(c->project, c->trace, 0, HeatmapQuantity::Weights, ScaleScope::Absolute);
+    HeatmapOptions o;
+    const QImage image = render(data, o);
+    const HeatmapLayout l = HeatmapRenderer(data, o).layout(QRectF(image.rect()));
+    // A masked cell is grey or hatched, never a colour-map colour.
+    const QRectF cell(l.grid.left() + 2 * l.cellWidth, l.grid.top(), l.cellWidth, l.cellHeight);
+    int grey = 0;
+    for (int y = int(cell.top()) + 3; y < int(cell.bottom()) - 3; ++y)
+        for (int x = int(cell.left()) + 3; x < int(cell.right()) - 3; ++x) {
+            const QColor px(image.pixel(x, y));
+            QVERIFY2(px == HeatmapRenderer::maskedColor() || px == QColor(0x80, 0x80, 0x80), qPrintable(px.name()));
+            grey += px == HeatmapRenderer::maskedColor();
+        }
+    QVERIFY(grey > 0);
+    // The empty row is framed in red.
+    bool red = false;
+    const int y0 = int(l.grid.top() + l.cellHeight);
+    for (int y = y0 - 2; y <= y0 + 2; ++y)
+        red = red || QColor(image.pixel(int(l.grid.center().x()), y)) == HeatmapRenderer::emptyRowColor();
+    QVERIFY(red);
+}
+
+void TestHeatmap::scoresUseSignedRange()
+{
+    auto c = computed(example(QStringLiteral("multihead-causal.attnscope.json")));
+    const HeatmapData data = HeatmapData::fromTrace(c->project, c->trace, 0, HeatmapQuantity::Scores, ScaleScope::Shared);
+    QVERIFY(data.signedValues);
+    QCOMPARE(data.rangeMin, -data.rangeMax);
+    HeatmapOptions o; // viridis is replaced by the diverging map for signed values
+    QCOMPARE(QColor::fromRgb(HeatmapRenderer(data, o).colorFor(0.0)).name(), QStringLiteral("#f7f6f6"));
+}
+
+void TestHeatmap::widgetShowsTraceAndHover()
+{
+    auto c = computed(example(QStringLiteral("self-attention-tutorial.attnscope.json")));
+    HeatmapView view;
+    view.resize(500, 400);
+    view.setResult(c);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const QImage shot = view.grab().toImage();
+    const QRectF cell = view.cellRect(0, 1);
+    const QPoint px = (cell.topLeft() + QPointF(3, 3)).toPoint();
+    QCOMPARE(QColor(shot.pixel(px)).name(), QColor::fromRgb(ColorMap().at(c->trace.weights[0](0, 1))).name());
+    // Hover text: q·k = score / scale (scale 1 here), the weight.
+    const QString text = view.cellDescription(0, 1);
+    QVERIFY2(text.contains(QStringLiteral("Thinking")) && text.contains(QStringLiteral("Machines")), qPrintable(text));
+    QVERIFY2(text.contains(QString::number(double(c->trace.scores[0](0, 1)), 'g', 5)), qPrintable(text));
+    QVERIFY2(text.contains(QString::number(double(c->trace.weights[0](0, 1)), 'g', 5)), qPrintable(text));
+    QSignalSpy selected(&view, &HeatmapView::cellSelected);
+    QTest::mouseClick(&view, Qt::LeftButton, {}, view.cellRect(2, 0).center().toPoint());
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(selected.at(0).at(1).toInt(), 2);
+    QCOMPARE(selected.at(0).at(2).toInt(), 0);
+    QCOMPARE(*view.selectedCell(), QPoint(0, 2));
+}
+
+void TestHeatmap::headsGridActivatesHead()
+{
+    auto c = computed(example(QStringLiteral("multihead-causal.attnscope.json")));
+    HeadsGridView grid;
+    grid.resize(600, 400);
+    grid.setResult(c);
+    grid.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&grid));
+    QCOMPARE(grid.heads(), c->trace.heads());
+    QSignalSpy activated(&grid, &HeadsGridView::headActivated);
+    const int last = grid.heads() - 1;
+    QTest::mouseClick(&grid, Qt::LeftButton, {}, grid.tileRect(last).center().toPoint());
+    QCOMPARE(activated.count(), 1);
+    QCOMPARE(activated.at(0).at(0).toInt(), last);
+    QCOMPARE(grid.currentHead(), last);
+}
+
+QTEST_MAIN(TestHeatmap)
+#include "tst_heatmap.moc"
