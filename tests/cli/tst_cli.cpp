@@ -1,0 +1,286 @@
+// attnscope-cli as a user runs it: the real executable through QProcess, real files written
+// and read back.
+
+#include "../common/TestUtil.h"
+
+#include "core/CpuBackend.h"
+#include "core/Npy.h"
+#include "core/ProjectFile.h"
+#include "core/TraceExport.h"
+
+#include <QDir>
+#include <QObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace attnscope;
+
+namespace {
+
+struct Run {
+    int code = -1;
+    QString out, err;
+};
+
+Run runCli(const QStringList &args)
+{
+    QProcess p;
+    p.start(QStringLiteral(ATTNSCOPE_CLI), args);
+    Run r;
+    if (!p.waitForFinished(120000))
+        return r;
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+const QStringList kTensorFiles = {"q.npy",       "k.npy",       "v.npy",     "scores.npy",
+                                  "weights.npy", "context.npy", "output.npy"};
+
+QString example(const char *name)
+{
+    return test::sourcePath(QStringLiteral("resources/examples/%1.attnscope.json").arg(name));
+}
+
+} // namespace
+
+class TestCli : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void helpAndVersion();
+    void computeExamples_data();
+    void computeExamples();
+    void computeReproducesPyTorchFixtures_data();
+    void computeReproducesPyTorchFixtures();
+    void computeReplacesFilesInExistingDirectory();
+    void computeErrors_data();
+    void computeErrors();
+    void malformedProjectLeavesNoOutput();
+    void show();
+    void bench();
+    void benchErrors_data();
+    void benchErrors();
+    void devices();
+};
+
+void TestCli::helpAndVersion()
+{
+    Run help = runCli({"--help"});
+    QCOMPARE(help.code, 0);
+    QVERIFY(help.out.contains("compute PROJECT --out DIR"));
+    QVERIFY(help.out.contains("bench --tokens T"));
+    Run version = runCli({"--version"});
+    QCOMPARE(version.code, 0);
+    QCOMPARE(version.out.trimmed(), QStringLiteral("attnscope-cli " ATTNSCOPE_VERSION));
+    Run none = runCli({});
+    QCOMPARE(none.code, 2);
+    QVERIFY(none.err.startsWith("attnscope-cli: no command given"));
+}
+
+void TestCli::computeExamples_data()
+{
+    QTest::addColumn<QString>("project");
+    for (const char *name : {"self-attention-tutorial", "multihead-causal", "cross-attention-translation",
+                             "padding-mask"})
+        QTest::newRow(name) << example(name);
+}
+
+void TestCli::computeExamples()
+{
+    QFETCH(QString, project);
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath("out");
+    Run r = runCli({"compute", project, "--out", out, "--backend", "cpu"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains("backend: cpu"));
+    QVERIFY(r.out.contains("device: Eigen"));
+
+    auto parsed = readProjectFile(project.toStdString());
+    QVERIFY(parsed.ok());
+    const AttentionProblem &p = parsed->problem;
+    const std::int64_t h = p.spec.heads, tq = p.tq(), tk = p.tk(), dk = p.spec.headDimQK, dv = p.spec.headDimV;
+    const std::map<QString, std::vector<std::int64_t>> shapes = {
+        {"q.npy", {h, tq, dk}},         {"k.npy", {h, tk, dk}},      {"v.npy", {h, tk, dv}},
+        {"scores.npy", {h, tq, tk}},    {"weights.npy", {h, tq, tk}}, {"context.npy", {tq, h * dv}},
+        {"output.npy", {tq, p.dOut()}}};
+    // The files equal what the engine computes in-process, with design.md's shapes.
+    auto trace = CpuBackend().compute(p);
+    QVERIFY(trace.ok());
+    const auto expected = traceNpyFiles(*trace);
+    QCOMPARE(QDir(out).entryList(QDir::Files).size(), kTensorFiles.size());
+    for (const QString &file : kTensorFiles) {
+        auto got = readNpyFile((out + "/" + file).toStdString());
+        QVERIFY2(got.ok(), got.ok() ? "" : got.message().c_str());
+        QCOMPARE(got->shape, shapes.at(file));
+        auto want = parseNpy(expected.at(file.toStdString()));
+        QVERIFY(want.ok());
+        const std::string diff = test::compareNpy(file.toStdString(), *got, *want);
+        QVERIFY2(diff.empty(), diff.c_str());
+    }
+}
+
+void TestCli::computeReproducesPyTorchFixtures_data()
+{
+    QTest::addColumn<QString>("folder");
+    const QDir dir(test::sourcePath("tests/fixtures/torch"));
+    for (const QString &c : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot))
+        QTest::newRow(qPrintable(c)) << dir.filePath(c);
+}
+
+void TestCli::computeReproducesPyTorchFixtures()
+{
+    QFETCH(QString, folder);
+    QTemporaryDir tmp;
+    Run r = runCli({"compute", folder + "/project.attnscope.json", "--out", tmp.path()});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    int compared = 0;
+    for (const QString &file : kTensorFiles) {
+        if (!QFile::exists(folder + "/" + file))
+            continue;
+        auto got = readNpyFile((tmp.path() + "/" + file).toStdString());
+        auto want = readNpyFile((folder + "/" + file).toStdString());
+        QVERIFY(got.ok() && want.ok());
+        const std::string diff = test::compareNpy(file.toStdString(), *got, *want);
+        QVERIFY2(diff.empty(), diff.c_str());
+        ++compared;
+    }
+    QVERIFY(compared >= 2);
+}
+
+void TestCli::computeReplacesFilesInExistingDirectory()
+{
+    QTemporaryDir tmp;
+    QFile keep(tmp.filePath("notes.txt"));
+    QVERIFY(keep.open(QIODevice::WriteOnly));
+    keep.write("mine");
+    keep.close();
+    QFile stale(tmp.filePath("output.npy"));
+    QVERIFY(stale.open(QIODevice::WriteOnly));
+    stale.write("stale");
+    stale.close();
+    Run r = runCli({"compute", example("padding-mask"), "--out", tmp.path()});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(QFile::exists(tmp.filePath("notes.txt")));
+    auto output = readNpyFile(tmp.filePath("output.npy").toStdString());
+    QVERIFY2(output.ok(), "the stale output.npy was not replaced");
+    // No staging folder is left beside the output.
+    QDir parent(tmp.path());
+    parent.cdUp();
+    QVERIFY(parent.entryList({".attnscope-partial-*"}, QDir::AllEntries | QDir::Hidden).isEmpty());
+}
+
+void TestCli::computeErrors_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("message");
+    const QString ok = example("self-attention-tutorial");
+    QTest::newRow("missing file") << QStringList{"compute", "/nonexistent/p.attnscope.json", "--out", "OUT"} << 1
+                                  << "attnscope-cli: /nonexistent/p.attnscope.json: cannot open the file";
+    QTest::newRow("no --out") << QStringList{"compute", ok} << 2 << "attnscope-cli: compute: --out DIR is required";
+    QTest::newRow("no project") << QStringList{"compute", "--out", "OUT"} << 2
+                                << "attnscope-cli: compute: expected 1 argument(s), found 0 (see --help)";
+    QTest::newRow("bad backend") << QStringList{"compute", ok, "--out", "OUT", "--backend", "tpu"} << 2
+                                 << "attnscope-cli: --backend: expected auto, cpu or vulkan, found \"tpu\"";
+    QTest::newRow("unknown option") << QStringList{"compute", ok, "--out", "OUT", "--colour"} << 2
+                                    << "attnscope-cli: Unknown option 'colour'.";
+    QTest::newRow("unknown command") << QStringList{"explain", ok} << 2
+                                     << "attnscope-cli: unknown command \"explain\" (see --help)";
+    QTest::newRow("parent missing") << QStringList{"compute", ok, "--out", "/nonexistent/dir/out"} << 1
+                                    << "attnscope-cli: /nonexistent/dir: no such directory";
+}
+
+void TestCli::computeErrors()
+{
+    QFETCH(QStringList, args);
+    QFETCH(int, code);
+    QFETCH(QString, message);
+    QTemporaryDir tmp;
+    args.replaceInStrings(QRegularExpression("^OUT$"), tmp.filePath("out"));
+    Run r = runCli(args);
+    QCOMPARE(r.code, code);
+    QCOMPARE(r.err.trimmed(), message);
+    QVERIFY(!QFile::exists(tmp.filePath("out")));
+}
+
+void TestCli::malformedProjectLeavesNoOutput()
+{
+    QTemporaryDir tmp;
+    QFile bad(tmp.filePath("bad.attnscope.json"));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write(R"({"format": "attnscope", "version": 1, "mode": "self", "heads": 1, "headDimQK": 2,
+                 "headDimV": 2, "query": {"tokens": ["a"], "x": [[1, 2]]},
+                 "weights": {"q": [[1, 0], [0, 1]], "k": [[1, 0, 0], [0, 1, 0]], "v": [[1, 0], [0, 1]]}})");
+    bad.close();
+    const QString out = tmp.filePath("out");
+    Run r = runCli({"compute", bad.fileName(), "--out", out});
+    QCOMPARE(r.code, 1);
+    QCOMPARE(r.err.trimmed(), QStringLiteral("attnscope-cli: %1: weights.k: expected 2 x 2 (d_kv x "
+                                             "heads*headDimQK), found 2 x 3")
+                                  .arg(bad.fileName()));
+    QVERIFY(!QFile::exists(out));
+    QCOMPARE(QDir(tmp.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden).size(), 1);
+}
+
+void TestCli::show()
+{
+    Run r = runCli({"show", example("self-attention-tutorial")});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains("scores = Q·Kᵀ · 1  [3 x 3]"));
+    QVERIFY(r.out.contains("1.9366"));
+    QVERIFY(r.out.contains("6.6831"));
+    Run cross = runCli({"show", example("cross-attention-translation"), "--precision", "2"});
+    QVERIFY2(cross.code == 0, qPrintable(cross.err));
+    QVERIFY(cross.out.contains("weights = softmax(masked scores) (head 1)  [5 x 6]"));
+    QVERIFY(cross.out.contains("allowed mask"));
+}
+
+void TestCli::bench()
+{
+    Run r = runCli({"bench", "--tokens", "33", "--dim", "24", "--heads", "3", "--causal", "--repeat", "3",
+                    "--backend", "cpu"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QStringList lines = r.out.trimmed().split('\n');
+    QVERIFY(lines.last().startsWith("median_ms: "));
+    bool ok = false;
+    const double ms = lines.last().mid(11).toDouble(&ok);
+    QVERIFY(ok && ms > 0);
+    QVERIFY(r.out.contains("problem: T=33 d=24 H=3 causal"));
+}
+
+void TestCli::benchErrors_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("missing tokens") << QStringList{"bench", "--dim", "8", "--heads", "2"}
+                                    << "attnscope-cli: bench: --tokens is required";
+    QTest::newRow("zero heads") << QStringList{"bench", "--tokens", "4", "--dim", "8", "--heads", "0"}
+                                << "attnscope-cli: --heads: expected a whole number from 1 to 4096, found \"0\"";
+    QTest::newRow("indivisible") << QStringList{"bench", "--tokens", "4", "--dim", "10", "--heads", "3"}
+                                 << "attnscope-cli: bench: --dim 10 is not divisible by --heads 3";
+    QTest::newRow("words") << QStringList{"bench", "--tokens", "many", "--dim", "8", "--heads", "2"}
+                           << "attnscope-cli: --tokens: expected a whole number from 1 to 1048576, found \"many\"";
+}
+
+void TestCli::benchErrors()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    Run r = runCli(args);
+    QCOMPARE(r.code, 2);
+    QCOMPARE(r.err.trimmed(), message);
+}
+
+void TestCli::devices()
+{
+    Run r = runCli({"devices"});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains("cpu: Eigen"));
+}
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
