@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything AttnScope builds, runs and tests with, from Debian 12's packages.
+# Run as root (or with sudo). Safe to run again: installed packages are left as they are.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake ninja-build pkg-config
+  # libraries
+  qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libeigen3-dev nlohmann-json3-dev
+  # Vulkan: headers and loader, the GLSL compiler, Mesa's lavapipe (a CPU Vulkan driver, so the
+  # GPU path runs everywhere) and the Khronos validation layer the GPU tests enable
+  libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  # GUI tests in a real X window, and rasterising exported PDFs
+  xvfb xauth poppler-utils
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
