@@ -50,6 +50,7 @@ private slots:
     void notJson_data();
     void notJson();
     void missingFileNamesThePath();
+    void sizesThatWouldExhaustMemoryAreRefused();
 };
 
 void TestProjectFile::examplesLoadAndCompute_data()
@@ -288,6 +289,32 @@ void TestProjectFile::missingFileNamesThePath()
     QVERIFY(!project.ok());
     QCOMPARE(QString::fromStdString(project.message()),
              QStringLiteral("/nonexistent/dir/x.attnscope.json: cannot open the file"));
+}
+
+void TestProjectFile::sizesThatWouldExhaustMemoryAreRefused()
+{
+    // A small, well-formed file (70000 one-dimensional tokens, 1024 heads of size 1) whose
+    // scores alone would take 40 TB: refused by size, before anything that large is allocated.
+    Json j = baseProject();
+    const int tokens = 70000, heads = 1024;
+    j["heads"] = heads;
+    j["headDimQK"] = 1;
+    j["headDimV"] = 1;
+    Json x = Json::array(), labels = Json::array();
+    for (int i = 0; i < tokens; ++i) {
+        x.push_back({0.5});
+        labels.push_back("t");
+    }
+    j["query"] = {{"tokens", labels}, {"x", x}};
+    Json row = Json::array();
+    for (int i = 0; i < heads; ++i)
+        row.push_back(1);
+    j["weights"] = {{"q", {row}}, {"k", {row}}, {"v", {row}}, {"o", nullptr}};
+    j.erase("mask");
+    auto project = parseProject(j.dump());
+    QVERIFY(!project.ok());
+    const QString message = QString::fromStdString(project.message());
+    QVERIFY2(message.startsWith("size: this problem needs ") && message.endsWith("MiB"), qPrintable(message));
 }
 
 QTEST_GUILESS_MAIN(TestProjectFile)
