@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -25,11 +26,14 @@ VKAPI_ATTR VkBool32 VKAPI_CALL onDebugMessage(VkDebugUtilsMessageSeverityFlagBit
     const bool warning = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
     if (!error && !warning)
         return VK_FALSE;
+    const char *text = data && data->pMessage ? data->pMessage : "(no message)";
+    // With our messenger installed the layer stops printing on its own; echo so that a
+    // validating CLI run (ATTNSCOPE_VULKAN_VALIDATION=1) shows what it found.
+    std::fprintf(stderr, "Vulkan validation %s: %s\n", error ? "error" : "warning", text);
     std::lock_guard lock(g_reportMutex);
     (error ? g_report.errors : g_report.warnings)++;
     if (g_report.messages.size() < kKeptMessages)
-        g_report.messages.push_back(std::string(error ? "error: " : "warning: ") +
-                                    (data && data->pMessage ? data->pMessage : "(no message)"));
+        g_report.messages.push_back(std::string(error ? "error: " : "warning: ") + text);
     return VK_FALSE; // never abort the call that triggered it
 }
 

@@ -49,10 +49,16 @@ void main()
     const uint aBase = pc.aOff + h * pc.aHs;
     const uint bBase = pc.bOff + h * pc.bHs;
 
-    float acc[RM][RN];
+    // Each depth tile's partial products are summed on their own, then added to the total
+    // with Kahan compensation: a depth of 65536 (a wide model dimension) stays within the
+    // project's fp32 tolerance instead of accumulating one rounding per product.
+    precise float acc[RM][RN];
+    precise float comp[RM][RN];
     [[unroll]] for (uint i = 0; i < RM; ++i)
-        [[unroll]] for (uint j = 0; j < RN; ++j)
+        [[unroll]] for (uint j = 0; j < RN; ++j) {
             acc[i][j] = 0.0;
+            comp[i][j] = 0.0;
+        }
 
     for (uint k0 = 0; k0 < pc.K; k0 += BK) {
         // Cooperative loads; out-of-range elements are zero so edge tiles need no branches below.
@@ -70,6 +76,10 @@ void main()
             tileB[kk * BN + nn] = (n < pc.N && k < pc.K) ? b[bBase + k * pc.bRs + n * pc.bCs] : 0.0;
         }
         barrier();
+        float part[RM][RN];
+        [[unroll]] for (uint i = 0; i < RM; ++i)
+            [[unroll]] for (uint j = 0; j < RN; ++j)
+                part[i][j] = 0.0;
         [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
             float ra[RM], rb[RN];
             [[unroll]] for (uint i = 0; i < RM; ++i)
@@ -78,8 +88,15 @@ void main()
                 rb[j] = tileB[kk * BN + tx + j * WG_X];
             [[unroll]] for (uint i = 0; i < RM; ++i)
                 [[unroll]] for (uint j = 0; j < RN; ++j)
-                    acc[i][j] = fma(ra[i], rb[j], acc[i][j]);
+                    part[i][j] = fma(ra[i], rb[j], part[i][j]);
         }
+        [[unroll]] for (uint i = 0; i < RM; ++i)
+            [[unroll]] for (uint j = 0; j < RN; ++j) {
+                precise float y = part[i][j] - comp[i][j];
+                precise float t = acc[i][j] + y;
+                comp[i][j] = (t - acc[i][j]) - y;
+                acc[i][j] = t;
+            }
         barrier();
     }
 

@@ -1,0 +1,360 @@
+// The Vulkan backend against the double reference: every semantic family of the CPU
+// engine's suite, shapes that are no multiple of any tile, many heads, weights beyond
+// maxStorageBufferRange, forced splitting of bindings and dispatches, buffer reuse and the
+// staging path. The Khronos validation layer watches the whole suite; any warning fails it.
+
+#include "../common/ProblemCases.h"
+#include "../common/TestUtil.h"
+#include "VulkanTestUtil.h"
+
+#include "core/ReferenceAttention.h"
+#include "core/Validation.h"
+
+#include <QObject>
+#include <QTest>
+
+#include <memory>
+
+using namespace attnscope;
+using attnscope::test::Case;
+using attnscope::test::makeProblem;
+
+namespace {
+
+std::string checkAgainstReference(AttentionBackend &backend, const AttentionProblem &p, bool maskedMustBeZero)
+{
+    auto ref = referenceAttention(p);
+    if (!ref)
+        return "reference: " + ref.message();
+    auto trace = backend.compute(p);
+    if (!trace)
+        return "vulkan: " + trace.message();
+    return test::compareTrace(*trace, *ref, maskedMustBeZero);
+}
+
+} // namespace
+
+class TestVulkan : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void cleanup();
+    void cleanupTestCase();
+
+    void reportsDevice();
+    void matchesReference_data();
+    void matchesReference();
+    void oddShapes_data();
+    void oddShapes();
+    void thirtyTwoHeads();
+    void fullyMaskedRows_data();
+    void fullyMaskedRows();
+    void largeLogitsDoNotOverflow();
+    void reuseAcrossRecomputes();
+    void stagingPath();
+    void splitBindingsAndDispatches_data();
+    void splitBindingsAndDispatches();
+    void refusesWhatCannotBeBound();
+    void weightsBeyondMaxStorageBufferRange();
+    void invalidProblemIsRefused();
+
+private:
+    std::unique_ptr<VulkanBackend> makeBackend(VulkanBackendOptions options = {});
+
+    std::unique_ptr<VulkanBackend> m_backend; // shared by the data-driven rows: shapes change under it
+};
+
+std::unique_ptr<VulkanBackend> TestVulkan::makeBackend(VulkanBackendOptions options)
+{
+    options.validation = true;
+    auto backend = VulkanBackend::create(options);
+    if (!backend) {
+        qWarning("%s", backend.message().c_str());
+        return nullptr;
+    }
+    return std::move(*backend);
+}
+
+void TestVulkan::initTestCase()
+{
+    ATTNSCOPE_SKIP_WITHOUT_VULKAN();
+    vk::resetValidationReport();
+    m_backend = makeBackend();
+    QVERIFY2(m_backend, "a Vulkan device exists but the backend failed to start (see the warning above)");
+}
+
+void TestVulkan::cleanup()
+{
+    const std::string problems = test::validationProblems();
+    vk::resetValidationReport();
+    QVERIFY2(problems.empty(), problems.c_str());
+}
+
+void TestVulkan::cleanupTestCase()
+{
+    m_backend.reset(); // destruction is validated too
+    const std::string problems = test::validationProblems();
+    QVERIFY2(problems.empty(), problems.c_str());
+}
+
+void TestVulkan::reportsDevice()
+{
+    QCOMPARE(m_backend->name(), std::string("vulkan"));
+    QCOMPARE(m_backend->deviceName(), m_backend->deviceInfo().label());
+    QVERIFY(!m_backend->deviceInfo().name.empty());
+    QVERIFY(m_backend->deviceInfo().maxStorageBufferRange > 0);
+}
+
+void TestVulkan::matchesReference_data()
+{
+    test::addSemanticCases();
+}
+
+void TestVulkan::matchesReference()
+{
+    QFETCH(Case, c);
+    const AttentionProblem p = makeProblem(c);
+    const std::string diff = checkAgainstReference(*m_backend, p, c.fill == MaskFill::NegInf);
+    QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestVulkan::oddShapes_data()
+{
+    QTest::addColumn<Case>("c");
+    for (int tokens : {1, 3, 17, 65, 129})
+        for (int dk : {1, 5, 63}) {
+            Case c;
+            c.mode = tokens % 2 ? AttentionMode::Cross : AttentionMode::Self;
+            c.tq = tokens;
+            c.tk = tokens == 1 ? 1 : tokens - 2; // cross: Tk differs from Tq
+            c.dq = 7;
+            c.dkv = 9;
+            c.heads = 3;
+            c.dk = dk;
+            c.dv = dk == 63 ? 5 : dk + 2;
+            c.dOut = 11;
+            c.biases = true;
+            c.causal = tokens > 3;
+            c.padding = tokens > 1;
+            QTest::addRow("T=%d, dK=%d", tokens, dk) << c;
+        }
+}
+
+void TestVulkan::oddShapes()
+{
+    QFETCH(Case, c);
+    const std::string diff = checkAgainstReference(*m_backend, makeProblem(c, 7), true);
+    QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestVulkan::thirtyTwoHeads()
+{
+    Case c;
+    c.tq = 33;
+    c.heads = 32;
+    c.dk = 4;
+    c.dv = 3;
+    c.dq = 40;
+    c.causal = true;
+    c.biases = true;
+    const std::string diff = checkAgainstReference(*m_backend, makeProblem(c), true);
+    QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestVulkan::fullyMaskedRows_data()
+{
+    QTest::addColumn<int>("fill");
+    QTest::newRow("-inf: weights and context row exactly 0") << int(MaskFill::NegInf);
+    QTest::newRow("-1e9: uniform weights") << int(MaskFill::NegLarge);
+}
+
+void TestVulkan::fullyMaskedRows()
+{
+    QFETCH(int, fill);
+    Case c;
+    c.tq = 4;
+    c.custom = true; // row 1 has no allowed key
+    c.biases = true;
+    c.fill = MaskFill(fill);
+    const AttentionProblem p = makeProblem(c);
+    auto t = m_backend->compute(p);
+    QVERIFY2(t.ok(), t.ok() ? "" : t.message().c_str());
+    QCOMPARE(t->emptyRows, (std::vector<bool>{false, true, false, false}));
+    for (int h = 0; h < c.heads; ++h) {
+        const auto row = t->weights[size_t(h)].row(1);
+        if (c.fill == MaskFill::NegInf) {
+            QVERIFY((row.array() == 0.0f).all());
+            QVERIFY((t->headOutputs[size_t(h)].row(1).array() == 0.0f).all());
+        } else {
+            for (Eigen::Index j = 0; j < row.size(); ++j)
+                QVERIFY(std::abs(row[j] - 1.0f / float(row.size())) < 1e-7f);
+        }
+    }
+    if (c.fill == MaskFill::NegInf)
+        QVERIFY((t->context.row(1).array() == 0.0f).all());
+    const std::string diff = checkAgainstReference(*m_backend, p, c.fill == MaskFill::NegInf);
+    QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestVulkan::largeLogitsDoNotOverflow()
+{
+    Case c;
+    c.scaleMode = ScaleMode::None;
+    c.inputScale = 40.0; // |q·k| reaches 1e4 and more
+    c.causal = true;
+    const AttentionProblem p = makeProblem(c);
+    auto ref = referenceAttention(p);
+    QVERIFY(ref.ok());
+    QVERIFY2(ref->scores[0].cwiseAbs().maxCoeff() > 1e4, "the case must really produce logits beyond 1e4");
+    const std::string diff = checkAgainstReference(*m_backend, p, true);
+    QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestVulkan::reuseAcrossRecomputes()
+{
+    auto backend = makeBackend();
+    QVERIFY(backend);
+    Case c;
+    c.tq = 9;
+    c.causal = true;
+    c.biases = true;
+    // Same shape twice, with different numbers: one buffer set, one submission per compute,
+    // and the second result reflects the second inputs (nothing stale).
+    for (std::uint64_t seed : {1u, 2u}) {
+        const std::string diff = checkAgainstReference(*backend, makeProblem(c, seed), true);
+        QVERIFY2(diff.empty(), diff.c_str());
+    }
+    QCOMPARE(backend->stats().bufferAllocations, std::uint64_t(1));
+    QCOMPARE(backend->stats().submissions, std::uint64_t(2));
+    QCOMPARE(backend->stats().computes, std::uint64_t(2));
+    // A different shape gets new buffers, then the first shape again.
+    Case other = c;
+    other.mode = AttentionMode::Cross;
+    other.tk = 13;
+    other.heads = 4;
+    for (const Case &k : {other, c}) {
+        const std::string diff = checkAgainstReference(*backend, makeProblem(k, 3), true);
+        QVERIFY2(diff.empty(), diff.c_str());
+    }
+    QCOMPARE(backend->stats().bufferAllocations, std::uint64_t(3));
+    QCOMPARE(backend->stats().submissions, std::uint64_t(4));
+    // Seven passes (Q, K, V, scores, softmax, weights·V, output) with default limits.
+    QCOMPARE(backend->stats().dispatches, std::uint64_t(7));
+}
+
+void TestVulkan::stagingPath()
+{
+    VulkanBackendOptions o;
+    o.forceStaging = true;
+    auto backend = makeBackend(o);
+    QVERIFY(backend);
+    Case c;
+    c.mode = AttentionMode::Cross;
+    c.tq = 5;
+    c.tk = 8;
+    c.padding = true;
+    c.biases = true;
+    const std::string diff = checkAgainstReference(*backend, makeProblem(c), true);
+    QVERIFY2(diff.empty(), diff.c_str());
+    QVERIFY(backend->stats().staging);
+}
+
+void TestVulkan::splitBindingsAndDispatches_data()
+{
+    QTest::addColumn<qulonglong>("maxRange");
+    QTest::addColumn<uint>("maxGroups");
+    QTest::newRow("bindings of 4 KiB") << qulonglong(4096) << 0u;
+    QTest::newRow("bindings of 1 KiB") << qulonglong(1024) << 0u;
+    QTest::newRow("one workgroup per axis") << qulonglong(0) << 1u;
+    QTest::newRow("both: 2 KiB, 2 workgroups") << qulonglong(2048) << 2u;
+}
+
+void TestVulkan::splitBindingsAndDispatches()
+{
+    QFETCH(qulonglong, maxRange);
+    QFETCH(uint, maxGroups);
+    VulkanBackendOptions o;
+    o.maxStorageBufferRange = maxRange;
+    o.maxWorkGroupCount = maxGroups;
+    auto backend = makeBackend(o);
+    QVERIFY(backend);
+    Case c;
+    c.mode = AttentionMode::Cross;
+    c.tq = 70;
+    c.tk = 67;
+    c.dq = 21;
+    c.dkv = 19;
+    c.heads = 3;
+    c.dk = 7;
+    c.dv = 5;
+    c.dOut = 9;
+    c.biases = true;
+    c.causal = true;
+    c.padding = true;
+    c.custom = true;
+    for (MaskFill fill : {MaskFill::NegInf, MaskFill::NegLarge}) {
+        c.fill = fill;
+        const std::string diff = checkAgainstReference(*backend, makeProblem(c), fill == MaskFill::NegInf);
+        QVERIFY2(diff.empty(), diff.c_str());
+        QVERIFY2(backend->stats().dispatches > 7, "the limits must really split the passes");
+        QCOMPARE(backend->stats().submissions, std::uint64_t(fill == MaskFill::NegInf ? 1 : 2));
+    }
+}
+
+void TestVulkan::refusesWhatCannotBeBound()
+{
+    VulkanBackendOptions o;
+    o.maxStorageBufferRange = 256; // a scores row of 300 keys does not fit
+    auto backend = makeBackend(o);
+    QVERIFY(backend);
+    Case c;
+    c.tq = 300;
+    auto t = backend->compute(makeProblem(c));
+    QVERIFY(!t.ok());
+    QVERIFY2(t.message().find("maxStorageBufferRange") != std::string::npos, t.message().c_str());
+    QVERIFY2(t.message().find("softmax") != std::string::npos, t.message().c_str());
+    QVERIFY(!backend->lost()); // a refusal is no device failure: smaller problems still run
+    c.tq = 4;
+    const std::string diff = checkAgainstReference(*backend, makeProblem(c), true);
+    QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestVulkan::weightsBeyondMaxStorageBufferRange()
+{
+    // Wq alone is 65536 x 520 floats = 130 MiB: more than lavapipe's 128 MiB binding limit,
+    // so the projection must split its depth and accumulate.
+    Case c;
+    c.mode = AttentionMode::Cross;
+    c.tq = 3;
+    c.tk = 5;
+    c.dq = 65536;
+    c.dkv = 8;
+    c.heads = 2;
+    c.dk = 260;
+    c.dv = 4;
+    c.biases = true;
+    c.causal = true;
+    const AttentionProblem p = makeProblem(c);
+    const std::uint64_t wqBytes = std::uint64_t(p.weights.q.size()) * sizeof(float);
+    QVERIFY2(wqBytes > (std::uint64_t(128) << 20), "the case must exceed 128 MiB of weights");
+    const std::string diff = checkAgainstReference(*m_backend, p, true);
+    QVERIFY2(diff.empty(), diff.c_str());
+    if (wqBytes > m_backend->deviceInfo().maxStorageBufferRange)
+        QVERIFY(m_backend->stats().dispatches > 7);
+}
+
+void TestVulkan::invalidProblemIsRefused()
+{
+    AttentionProblem p = makeProblem(Case{});
+    p.weights.k.resize(6, 5);
+    auto t = m_backend->compute(p);
+    QVERIFY(!t.ok());
+    QCOMPARE(QString::fromStdString(t.message()),
+             QStringLiteral("weights.k: expected 6 x 6 (d_kv x heads*headDimQK), found 6 x 5"));
+    QVERIFY(!m_backend->lost());
+}
+
+QTEST_GUILESS_MAIN(TestVulkan)
+#include "tst_vulkan.moc"

@@ -1,0 +1,236 @@
+// attnscope-cli with the Vulkan backend, in fresh processes so that the environment can
+// take the loader or the driver away for real: `compute --backend vulkan` reproduces the CPU
+// outputs and names the device; without a driver or a loader `--backend vulkan` fails
+// clearly and `--backend auto` falls back and says so; an injected device loss falls back
+// mid-run; `devices` lists the limits; `bench` runs on Vulkan.
+
+#include "../common/TestUtil.h"
+#include "VulkanTestUtil.h"
+
+#include "core/Npy.h"
+
+#include <QDir>
+#include <QObject>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace attnscope;
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QString out, err;
+};
+
+Run runCli(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+{
+    QProcess process;
+    process.setProcessEnvironment(env);
+    process.start(QStringLiteral(ATTNSCOPE_CLI), args);
+    Run r;
+    if (!process.waitForFinished(120000)) {
+        process.kill();
+        process.waitForFinished();
+        r.err = QStringLiteral("timed out");
+        return r;
+    }
+    r.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
+    r.out = QString::fromUtf8(process.readAllStandardOutput());
+    r.err = QString::fromUtf8(process.readAllStandardError());
+    return r;
+}
+
+QProcessEnvironment withoutDriver()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("VK_DRIVER_FILES", "/nonexistent/icd.json");
+    env.insert("VK_ICD_FILENAMES", "/nonexistent/icd.json");
+    return env;
+}
+
+QProcessEnvironment withoutLoader()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("ATTNSCOPE_VULKAN_LOADER", "/nonexistent/libvulkan.so.1");
+    return env;
+}
+
+const char *const kTensors[] = {"q", "k", "v", "scores", "weights", "context", "output"};
+
+// Empty when every .npy in `got` matches `expected` within the values tolerance.
+std::string compareNpyDirs(const QString &got, const QString &expected)
+{
+    for (const char *name : kTensors) {
+        const std::string file = std::string("/") + name + ".npy";
+        auto a = readNpyFile(got.toStdString() + file);
+        auto b = readNpyFile(expected.toStdString() + file);
+        if (!a || !b)
+            return std::string(name) + ": " + (!a ? a.message() : b.message());
+        if (a->shape != b->shape)
+            return std::string(name) + ": shapes differ";
+        const auto tol = test::Tolerance::values();
+        for (size_t i = 0; i < a->data.size(); ++i)
+            if (!(std::abs(a->data[i] - b->data[i]) <= tol.absolute + tol.relative * std::abs(b->data[i])))
+                return std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(a->data[i]) +
+                       ", the CPU wrote " + std::to_string(b->data[i]);
+    }
+    return {};
+}
+
+} // namespace
+
+class TestVulkanCli : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void computeMatchesCpu_data();
+    void computeMatchesCpu();
+    void noDriver();
+    void noLoader();
+    void deviceLostFallsBack();
+    void devicesListsLimits();
+    void benchRunsOnVulkan();
+
+private:
+    QString example(const QString &name) const
+    {
+        return test::sourcePath(QStringLiteral("resources/examples/%1.attnscope.json").arg(name));
+    }
+};
+
+void TestVulkanCli::initTestCase()
+{
+    ATTNSCOPE_SKIP_WITHOUT_VULKAN();
+}
+
+void TestVulkanCli::computeMatchesCpu_data()
+{
+    QTest::addColumn<QString>("name");
+    const QStringList files = QDir(test::sourcePath("resources/examples")).entryList({"*.attnscope.json"});
+    QVERIFY(!files.isEmpty());
+    for (const QString &f : files) {
+        const QString name = f.chopped(QStringLiteral(".attnscope.json").size());
+        QTest::newRow(qPrintable(name)) << name;
+    }
+}
+
+void TestVulkanCli::computeMatchesCpu()
+{
+    QFETCH(QString, name);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString gpuDir = dir.filePath("vulkan"), cpuDir = dir.filePath("cpu");
+    QVERIFY(QDir().mkpath(gpuDir) && QDir().mkpath(cpuDir));
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("ATTNSCOPE_VULKAN_VALIDATION", "1");
+    const Run gpu = runCli({"compute", example(name), "--out", gpuDir, "--backend", "vulkan"}, env);
+    QVERIFY2(gpu.exitCode == 0, qPrintable(gpu.err));
+    QVERIFY2(gpu.out.contains("backend: vulkan"), qPrintable(gpu.out));
+    auto devices = listVulkanDevices();
+    QVERIFY(devices.ok());
+    QVERIFY2(gpu.out.contains(QString::fromStdString("device: " + devices->front().name)), qPrintable(gpu.out));
+    // The validation layer's messages go to stderr; a clean run prints none.
+    QVERIFY2(!gpu.err.contains("Validation"), qPrintable(gpu.err));
+    const Run cpu = runCli({"compute", example(name), "--out", cpuDir, "--backend", "cpu"});
+    QVERIFY2(cpu.exitCode == 0, qPrintable(cpu.err));
+    const std::string diff = compareNpyDirs(gpuDir, cpuDir);
+    QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestVulkanCli::noDriver()
+{
+    QTemporaryDir dir;
+    const Run forced = runCli({"compute", example("multihead-causal"), "--out", dir.path(), "--backend", "vulkan"},
+                              withoutDriver());
+    QVERIFY2(forced.exitCode != 0, qPrintable(forced.out));
+    QVERIFY2(forced.err.contains("Vulkan backend unavailable: no Vulkan"), qPrintable(forced.err));
+    QVERIFY2(QDir(dir.path()).entryList(QDir::Files).isEmpty(), "nothing may be written on failure");
+
+    const Run fallback = runCli({"compute", example("multihead-causal"), "--out", dir.path(), "--backend", "auto"},
+                                withoutDriver());
+    QVERIFY2(fallback.exitCode == 0, qPrintable(fallback.err));
+    QVERIFY2(fallback.out.contains("backend: cpu"), qPrintable(fallback.out));
+    QVERIFY2(fallback.out.contains("note: no Vulkan"), qPrintable(fallback.out));
+    QVERIFY2(fallback.out.contains("using the CPU"), qPrintable(fallback.out));
+    QVERIFY(QFile::exists(dir.filePath("output.npy")));
+}
+
+void TestVulkanCli::noLoader()
+{
+    QTemporaryDir dir;
+    const Run forced = runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "vulkan"},
+                              withoutLoader());
+    QVERIFY2(forced.exitCode != 0, qPrintable(forced.out));
+    QVERIFY2(forced.err.contains("no Vulkan loader"), qPrintable(forced.err));
+
+    const Run fallback = runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "auto"},
+                                withoutLoader());
+    QVERIFY2(fallback.exitCode == 0, qPrintable(fallback.err));
+    QVERIFY2(fallback.out.contains("backend: cpu"), qPrintable(fallback.out));
+    QVERIFY2(fallback.out.contains("note: no Vulkan loader"), qPrintable(fallback.out));
+
+    const Run devices = runCli({"devices"}, withoutLoader());
+    QCOMPARE(devices.exitCode, 0);
+    QVERIFY2(devices.out.contains("vulkan: none (no Vulkan loader"), qPrintable(devices.out));
+}
+
+void TestVulkanCli::deviceLostFallsBack()
+{
+    QTemporaryDir dir;
+    const QString gpuDir = dir.filePath("vulkan"), cpuDir = dir.filePath("cpu");
+    QVERIFY(QDir().mkpath(gpuDir) && QDir().mkpath(cpuDir));
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("ATTNSCOPE_VULKAN_DEVICE", "0"); // auto uses even a CPU-type device once named
+    env.insert("ATTNSCOPE_VULKAN_FAULT", "device-lost");
+    const Run r = runCli({"compute", example("cross-attention-translation"), "--out", gpuDir, "--backend", "auto"}, env);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("backend: cpu"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("VK_ERROR_DEVICE_LOST"), qPrintable(r.out));
+    QCOMPARE(r.out.count("note: "), 1);
+    const Run cpu = runCli({"compute", example("cross-attention-translation"), "--out", cpuDir, "--backend", "cpu"});
+    QCOMPARE(cpu.exitCode, 0);
+    const std::string diff = compareNpyDirs(gpuDir, cpuDir);
+    QVERIFY2(diff.empty(), diff.c_str());
+
+    // Forced Vulkan reports the loss and writes nothing.
+    QTemporaryDir empty;
+    const Run forced = runCli({"compute", example("cross-attention-translation"), "--out", empty.path(), "--backend",
+                               "vulkan"},
+                              env);
+    QVERIFY(forced.exitCode != 0);
+    QVERIFY2(forced.err.contains("VK_ERROR_DEVICE_LOST"), qPrintable(forced.err));
+    QVERIFY(QDir(empty.path()).entryList(QDir::Files).isEmpty());
+}
+
+void TestVulkanCli::devicesListsLimits()
+{
+    const Run r = runCli({"devices"});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("vulkan 0: "), qPrintable(r.out));
+    QVERIFY2(r.out.contains("maxStorageBufferRange"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("maxComputeWorkGroupCount"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("memory heaps"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("auto: "), qPrintable(r.out));
+
+    const Run none = runCli({"devices"}, withoutDriver());
+    QCOMPARE(none.exitCode, 0);
+    QVERIFY2(none.out.contains("vulkan: none (no Vulkan"), qPrintable(none.out));
+    QVERIFY2(none.out.contains("auto: cpu"), qPrintable(none.out));
+}
+
+void TestVulkanCli::benchRunsOnVulkan()
+{
+    const Run r = runCli({"bench", "--tokens", "33", "--dim", "16", "--heads", "2", "--causal", "--repeat", "2",
+                          "--backend", "vulkan"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("backend: vulkan"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("median_ms: "), qPrintable(r.out));
+}
+
+QTEST_GUILESS_MAIN(TestVulkanCli)
+#include "tst_vulkan_cli.moc"
