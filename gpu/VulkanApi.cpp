@@ -33,11 +33,11 @@ Loaded openLoader()
     }
     GlobalFunctions &f = loaded.functions;
     f.vkGetInstanceProcAddr = getProc;
-#define ATTNSCOPE_VK_LOAD(name)                                                                                    \
-    f.name = reinterpret_cast<PFN_##name>(getProc(VK_NULL_HANDLE, #name));                                         \
-    if (!f.name) {                                                                                                 \
-        loaded.error = "Vulkan loader " + path + " lacks " #name;                                                  \
-        return loaded;                                                                                             \
+#define ATTNSCOPE_VK_LOAD(name)                                                                                        \
+    f.name = reinterpret_cast<PFN_##name>(getProc(VK_NULL_HANDLE, #name));                                             \
+    if (!f.name) {                                                                                                     \
+        loaded.error = "Vulkan loader " + path + " lacks " #name;                                                      \
+        return loaded;                                                                                                 \
     }
     ATTNSCOPE_VK_GLOBAL_FUNCTIONS(ATTNSCOPE_VK_LOAD)
 #undef ATTNSCOPE_VK_LOAD
@@ -56,9 +56,9 @@ Result<const GlobalFunctions *> loadVulkan()
 
 Status loadInstanceFunctions(const GlobalFunctions &global, VkInstance instance, InstanceFunctions &f)
 {
-#define ATTNSCOPE_VK_LOAD(name)                                                                                    \
-    f.name = reinterpret_cast<PFN_##name>(global.vkGetInstanceProcAddr(instance, #name));                          \
-    if (!f.name)                                                                                                   \
+#define ATTNSCOPE_VK_LOAD(name)                                                                                        \
+    f.name = reinterpret_cast<PFN_##name>(global.vkGetInstanceProcAddr(instance, #name));                              \
+    if (!f.name)                                                                                                       \
         return Error{"Vulkan instance lacks " #name};
     ATTNSCOPE_VK_INSTANCE_FUNCTIONS(ATTNSCOPE_VK_LOAD)
 #undef ATTNSCOPE_VK_LOAD
@@ -74,9 +74,9 @@ Status loadInstanceFunctions(const GlobalFunctions &global, VkInstance instance,
 
 Status loadDeviceFunctions(const InstanceFunctions &instance, VkDevice device, DeviceFunctions &f)
 {
-#define ATTNSCOPE_VK_LOAD(name)                                                                                    \
-    f.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name));                            \
-    if (!f.name)                                                                                                   \
+#define ATTNSCOPE_VK_LOAD(name)                                                                                        \
+    f.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name));                                \
+    if (!f.name)                                                                                                       \
         return Error{"Vulkan device lacks " #name};
     ATTNSCOPE_VK_DEVICE_FUNCTIONS(ATTNSCOPE_VK_LOAD)
 #undef ATTNSCOPE_VK_LOAD
@@ -86,23 +86,40 @@ Status loadDeviceFunctions(const InstanceFunctions &instance, VkDevice device, D
 const char *resultName(VkResult result)
 {
     switch (result) {
-    case VK_SUCCESS: return "VK_SUCCESS";
-    case VK_NOT_READY: return "VK_NOT_READY";
-    case VK_TIMEOUT: return "VK_TIMEOUT";
-    case VK_INCOMPLETE: return "VK_INCOMPLETE";
-    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
-    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
-    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
-    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
-    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
-    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
-    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
-    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
-    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
-    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
-    case VK_ERROR_FRAGMENTED_POOL: return "VK_ERROR_FRAGMENTED_POOL";
-    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
-    default: return "VkResult (unknown)";
+    case VK_SUCCESS:
+        return "VK_SUCCESS";
+    case VK_NOT_READY:
+        return "VK_NOT_READY";
+    case VK_TIMEOUT:
+        return "VK_TIMEOUT";
+    case VK_INCOMPLETE:
+        return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+        return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+        return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED:
+        return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST:
+        return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED:
+        return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT:
+        return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+        return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+        return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+        return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS:
+        return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_FRAGMENTED_POOL:
+        return "VK_ERROR_FRAGMENTED_POOL";
+    case VK_ERROR_OUT_OF_POOL_MEMORY:
+        return "VK_ERROR_OUT_OF_POOL_MEMORY";
+    default:
+        return "VkResult (unknown)";
     }
 }
 

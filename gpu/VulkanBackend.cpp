@@ -25,11 +25,10 @@ constexpr std::uint32_t kSoftmaxWorkgroup = 128;
 // The buffers of one compute. Inputs are uploaded, outputs read back into the trace.
 enum Slot { Xq, Xkv, Wq, Wk, Wv, Wo, Bq, Bk, Bv, Bo, MaskBits, Q, K, V, S, W, C, O, SlotCount };
 constexpr Slot kFirstOutput = Q;
-const char *const kSlotNames[SlotCount] = {"query.x", "key.x",        "weights.q",    "weights.k",
-                                           "weights.v", "weights.o",  "weights.qBias", "weights.kBias",
-                                           "weights.vBias", "weights.oBias", "mask", "Q",
-                                           "K",        "V",            "scores",       "weights",
-                                           "context",  "output"};
+const char *const kSlotNames[SlotCount] = {
+    "query.x",       "key.x",         "weights.q",     "weights.k", "weights.v", "weights.o", "weights.qBias",
+    "weights.kBias", "weights.vBias", "weights.oBias", "mask",      "Q",         "K",         "V",
+    "scores",        "weights",       "context",       "output"};
 
 struct GpuTensor {
     Buffer device;
@@ -43,9 +42,19 @@ using ShapeKey = std::array<std::int64_t, 13>;
 ShapeKey shapeKey(const AttentionProblem &p)
 {
     const auto &w = p.weights;
-    return {p.tq(), p.tk(), p.dq(), p.dkv(), p.spec.heads, p.spec.headDimQK, p.spec.headDimV, p.dOut(),
-            p.spec.mode == AttentionMode::Cross, w.o.has_value(),
-            (w.qBias ? 1 : 0) | (w.kBias ? 2 : 0) | (w.vBias ? 4 : 0), w.oBias.has_value(), 0};
+    return {p.tq(),
+            p.tk(),
+            p.dq(),
+            p.dkv(),
+            p.spec.heads,
+            p.spec.headDimQK,
+            p.spec.headDimV,
+            p.dOut(),
+            p.spec.mode == AttentionMode::Cross,
+            w.o.has_value(),
+            (w.qBias ? 1 : 0) | (w.kBias ? 2 : 0) | (w.vBias ? 4 : 0),
+            w.oBias.has_value(),
+            0};
 }
 
 GemmTiling tilingFor(const DeviceInfo &info)

@@ -43,7 +43,7 @@ struct VulkanBackendOptions {
 struct VulkanStats {
     std::uint64_t computes = 0;
     std::uint64_t submissions = 0;
-    std::uint64_t dispatches = 0;       // of the last compute
+    std::uint64_t dispatches = 0;        // of the last compute
     std::uint64_t bufferAllocations = 0; // times the buffer set was (re)created
     bool staging = false;                // last compute copied through staging buffers
 };

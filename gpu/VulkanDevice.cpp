@@ -41,7 +41,8 @@ VkDebugUtilsMessengerCreateInfoEXT messengerInfo()
 {
     VkDebugUtilsMessengerCreateInfoEXT info{};
     info.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
-    info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    info.messageSeverity =
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
     info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
     info.pfnUserCallback = onDebugMessage;
@@ -57,11 +58,16 @@ bool envFlag(const char *name)
 DeviceType toType(VkPhysicalDeviceType t)
 {
     switch (t) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return DeviceType::Discrete;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return DeviceType::Integrated;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return DeviceType::Virtual;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return DeviceType::Cpu;
-    default: return DeviceType::Other;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return DeviceType::Discrete;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return DeviceType::Integrated;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return DeviceType::Virtual;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return DeviceType::Cpu;
+    default:
+        return DeviceType::Other;
     }
 }
 
@@ -81,11 +87,16 @@ std::string lower(std::string s)
 const char *deviceTypeName(DeviceType type)
 {
     switch (type) {
-    case DeviceType::Discrete: return "discrete GPU";
-    case DeviceType::Integrated: return "integrated GPU";
-    case DeviceType::Virtual: return "virtual GPU";
-    case DeviceType::Cpu: return "CPU";
-    case DeviceType::Other: break;
+    case DeviceType::Discrete:
+        return "discrete GPU";
+    case DeviceType::Integrated:
+        return "integrated GPU";
+    case DeviceType::Virtual:
+        return "virtual GPU";
+    case DeviceType::Cpu:
+        return "CPU";
+    case DeviceType::Other:
+        break;
     }
     return "other";
 }
@@ -99,10 +110,10 @@ std::string DeviceInfo::describe() const
 {
     std::string s = label() + ", Vulkan " + std::to_string(VK_API_VERSION_MAJOR(apiVersion)) + "." +
                     std::to_string(VK_API_VERSION_MINOR(apiVersion)) + "." +
-                    std::to_string(VK_API_VERSION_PATCH(apiVersion)) +
-                    ", maxStorageBufferRange " + mib(maxStorageBufferRange) + ", maxComputeWorkGroupCount " +
-                    std::to_string(maxWorkGroupCount[0]) + " x " + std::to_string(maxWorkGroupCount[1]) + " x " +
-                    std::to_string(maxWorkGroupCount[2]) + ", memory heaps ";
+                    std::to_string(VK_API_VERSION_PATCH(apiVersion)) + ", maxStorageBufferRange " +
+                    mib(maxStorageBufferRange) + ", maxComputeWorkGroupCount " + std::to_string(maxWorkGroupCount[0]) +
+                    " x " + std::to_string(maxWorkGroupCount[1]) + " x " + std::to_string(maxWorkGroupCount[2]) +
+                    ", memory heaps ";
     for (size_t i = 0; i < heaps.size(); ++i)
         s += (i ? " + " : "") + mib(heaps[i].bytes) + (heaps[i].deviceLocal ? " device-local" : " host");
     return s;
@@ -164,7 +175,8 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
     if (VkResult r = g.vkCreateInstance(&info, nullptr, &self->m_instance); r != VK_SUCCESS) {
         self->m_instance = VK_NULL_HANDLE;
         if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
-            return Error{"no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)"};
+            return Error{
+                "no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)"};
         return vkError("vkCreateInstance", r);
     }
     if (Status s = loadInstanceFunctions(g, self->m_instance, self->m_fn); !s)
@@ -172,8 +184,8 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
     if (validation) {
         if (!self->m_fn.vkCreateDebugUtilsMessengerEXT)
             return Error{"Vulkan validation: VK_EXT_debug_utils is unavailable"};
-        if (VkResult r = self->m_fn.vkCreateDebugUtilsMessengerEXT(self->m_instance, &debugInfo, nullptr,
-                                                                   &self->m_messenger);
+        if (VkResult r =
+                self->m_fn.vkCreateDebugUtilsMessengerEXT(self->m_instance, &debugInfo, nullptr, &self->m_messenger);
             r != VK_SUCCESS)
             return vkError("vkCreateDebugUtilsMessengerEXT", r);
     }
@@ -209,7 +221,8 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
         d.maxSharedMemoryBytes = p.limits.maxComputeSharedMemorySize;
         d.maxPushConstantsBytes = p.limits.maxPushConstantsSize;
         for (std::uint32_t h = 0; h < mem.memoryHeapCount; ++h)
-            d.heaps.push_back({mem.memoryHeaps[h].size, bool(mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)});
+            d.heaps.push_back(
+                {mem.memoryHeaps[h].size, bool(mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)});
         self->m_devices.push_back(std::move(d));
     }
     return self;
@@ -234,7 +247,8 @@ Result<int> chooseDevice(const std::vector<DeviceInfo> &devices, const std::stri
         return s;
     };
     if (!selector.empty()) {
-        const bool numeric = std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); });
+        const bool numeric =
+            std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); });
         if (numeric) {
             const long index = selector.size() > 6 ? -1 : std::stol(selector);
             if (index < 0 || index >= long(devices.size()))
@@ -319,7 +333,8 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
         p2.pNext = &m3;
         ifn.vkGetPhysicalDeviceProperties2(physical, &p2);
         if (m3.maxMemoryAllocationSize > 0)
-            self->m_maxAllocationBytes = std::min<std::uint64_t>(self->m_maxAllocationBytes, m3.maxMemoryAllocationSize);
+            self->m_maxAllocationBytes =
+                std::min<std::uint64_t>(self->m_maxAllocationBytes, m3.maxMemoryAllocationSize);
     }
     return self;
 }

@@ -111,10 +111,7 @@ public:
     // has every `preferred` flag and none of `avoided`; an Error when none qualifies.
     Result<std::uint32_t> findMemoryType(std::uint32_t typeBits, VkMemoryPropertyFlags required,
                                          VkMemoryPropertyFlags preferred, VkMemoryPropertyFlags avoided = 0) const;
-    VkMemoryPropertyFlags memoryTypeFlags(std::uint32_t type) const
-    {
-        return m_memory.memoryTypes[type].propertyFlags;
-    }
+    VkMemoryPropertyFlags memoryTypeFlags(std::uint32_t type) const { return m_memory.memoryTypes[type].propertyFlags; }
     std::uint64_t maxAllocationBytes() const { return m_maxAllocationBytes; }
 
 private:

@@ -69,8 +69,8 @@ Status PassRecorder::gemm(const GemmPass &p)
     auto chunks = planChunks(p.name, dims, ops, m_limits.binding);
     if (!chunks)
         return chunks.error();
-    for (std::uint64_t v : {p.a.rowStride, p.a.colStride, p.a.headStride, p.b.rowStride, p.b.colStride,
-                            p.b.headStride, p.c.rowStride, p.c.headStride, p.m, p.n, p.k})
+    for (std::uint64_t v : {p.a.rowStride, p.a.colStride, p.a.headStride, p.b.rowStride, p.b.colStride, p.b.headStride,
+                            p.c.rowStride, p.c.headStride, p.m, p.n, p.k})
         if (!fits32(v))
             return Error{p.name + ": a stride or size exceeds 32 bits"};
 
@@ -86,7 +86,8 @@ Status PassRecorder::gemm(const GemmPass &p)
         std::vector<BufferRange> ranges;
         const Buffer *buffers[3] = {p.a.buffer, p.b.buffer, p.c.buffer};
         for (int i = 0; i < 3; ++i)
-            ranges.push_back({buffers[i]->handle(), c.bindings[size_t(i)].offsetBytes, c.bindings[size_t(i)].rangeBytes});
+            ranges.push_back(
+                {buffers[i]->handle(), c.bindings[size_t(i)].offsetBytes, c.bindings[size_t(i)].rangeBytes});
         if (p.bias)
             ranges.push_back({p.bias->handle(), c.bindings[3].offsetBytes, c.bindings[3].rangeBytes});
         else
@@ -113,7 +114,8 @@ Status PassRecorder::gemm(const GemmPass &p)
         push.biasOff = p.bias ? std::uint32_t(c.bindings[3].localOffset) : 0;
         push.flags = (p.bias && firstDepthStep ? kFlagBias : 0) | (firstDepthStep ? 0 : kFlagAccumulate);
         push.alpha = p.alpha;
-        fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_gemm.layout(), 0, 1, &set.value(), 0, nullptr);
+        fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_gemm.layout(), 0, 1, &set.value(), 0,
+                                   nullptr);
         fn.vkCmdPushConstants(cmd, m_gemm.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
         fn.vkCmdDispatch(cmd, std::uint32_t(ceilDiv(c.count[3], m_tiling.tileN())),
                          std::uint32_t(ceilDiv(c.count[2], m_tiling.tileM())), std::uint32_t(c.count[1]));
@@ -151,7 +153,8 @@ Status PassRecorder::softmax(const SoftmaxPass &p)
         const Buffer *buffers[3] = {p.scores, p.weights, p.maskBits};
         std::vector<BufferRange> ranges;
         for (int i = 0; i < 3; ++i)
-            ranges.push_back({buffers[i]->handle(), c.bindings[size_t(i)].offsetBytes, c.bindings[size_t(i)].rangeBytes});
+            ranges.push_back(
+                {buffers[i]->handle(), c.bindings[size_t(i)].offsetBytes, c.bindings[size_t(i)].rangeBytes});
         auto set = m_descriptors.allocate(m_softmax, ranges);
         if (!set)
             return set.error();

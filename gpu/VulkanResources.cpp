@@ -28,7 +28,8 @@ Result<Buffer> Buffer::create(const Device &device, std::uint64_t bytes, MemoryU
     VkBufferCreateInfo info{};
     info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
     info.size = bytes;
-    info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    info.usage =
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     if (VkResult r = fn.vkCreateBuffer(device.handle(), &info, nullptr, &b.m_buffer); r != VK_SUCCESS) {
         b.m_buffer = VK_NULL_HANDLE;
@@ -37,17 +38,20 @@ Result<Buffer> Buffer::create(const Device &device, std::uint64_t bytes, MemoryU
     VkMemoryRequirements req{};
     fn.vkGetBufferMemoryRequirements(device.handle(), b.m_buffer, &req);
 
-    constexpr VkMemoryPropertyFlags hostFlags = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    constexpr VkMemoryPropertyFlags hostFlags =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     Result<std::uint32_t> type = Error{};
     switch (use) {
     case MemoryUse::Device:
         // On a discrete GPU host-visible device memory (BAR) is slow to read back; the
         // staging path is used there instead. On unified memory the one type has it all.
-        type = device.findMemoryType(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
-                                     device.info().type == DeviceType::Discrete ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT
-                                                                               : 0);
+        type =
+            device.findMemoryType(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                  device.info().type == DeviceType::Discrete ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT : 0);
         break;
-    case MemoryUse::Upload: type = device.findMemoryType(req.memoryTypeBits, hostFlags, 0); break;
+    case MemoryUse::Upload:
+        type = device.findMemoryType(req.memoryTypeBits, hostFlags, 0);
+        break;
     case MemoryUse::Readback:
         type = device.findMemoryType(req.memoryTypeBits, hostFlags, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
         break;
@@ -134,7 +138,8 @@ Result<std::unique_ptr<ComputePipeline>> ComputePipeline::create(const Device &d
     setInfo.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
     setInfo.bindingCount = bindings;
     setInfo.pBindings = layoutBindings.data();
-    if (VkResult r = fn.vkCreateDescriptorSetLayout(device.handle(), &setInfo, nullptr, &p->m_setLayout); r != VK_SUCCESS)
+    if (VkResult r = fn.vkCreateDescriptorSetLayout(device.handle(), &setInfo, nullptr, &p->m_setLayout);
+        r != VK_SUCCESS)
         return vkError(name + ": vkCreateDescriptorSetLayout", r);
 
     const VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, pushBytes};

@@ -54,8 +54,8 @@ class ComputePipeline
 {
 public:
     static Result<std::unique_ptr<ComputePipeline>> create(const Device &device, const std::string &name,
-                                                           std::span<const std::uint32_t> spirv,
-                                                           std::uint32_t bindings, std::uint32_t pushBytes,
+                                                           std::span<const std::uint32_t> spirv, std::uint32_t bindings,
+                                                           std::uint32_t pushBytes,
                                                            std::span<const std::uint32_t> specialization);
     ~ComputePipeline();
     ComputePipeline(const ComputePipeline &) = delete;

@@ -12,7 +12,13 @@ constexpr std::uint32_t kSoftmax[] = {
 };
 } // namespace
 
-std::span<const std::uint32_t> gemmSpirv() { return kGemm; }
-std::span<const std::uint32_t> softmaxSpirv() { return kSoftmax; }
+std::span<const std::uint32_t> gemmSpirv()
+{
+    return kGemm;
+}
+std::span<const std::uint32_t> softmaxSpirv()
+{
+    return kSoftmax;
+}
 
 } // namespace attnscope::shaders

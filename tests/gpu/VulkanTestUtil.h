@@ -40,9 +40,9 @@ inline std::string validationProblems()
 
 } // namespace attnscope::test
 
-#define ATTNSCOPE_SKIP_WITHOUT_VULKAN()                                                                            \
-    do {                                                                                                           \
-        const std::string why = attnscope::test::missingVulkanReason();                                            \
-        if (!why.empty())                                                                                          \
-            QSKIP(("no Vulkan driver is installed: " + why).c_str());                                             \
+#define ATTNSCOPE_SKIP_WITHOUT_VULKAN()                                                                                \
+    do {                                                                                                               \
+        const std::string why = attnscope::test::missingVulkanReason();                                                \
+        if (!why.empty())                                                                                              \
+            QSKIP(("no Vulkan driver is installed: " + why).c_str());                                                  \
     } while (false)

@@ -145,14 +145,14 @@ void TestVulkanCli::computeMatchesCpu()
 void TestVulkanCli::noDriver()
 {
     QTemporaryDir dir;
-    const Run forced = runCli({"compute", example("multihead-causal"), "--out", dir.path(), "--backend", "vulkan"},
-                              withoutDriver());
+    const Run forced =
+        runCli({"compute", example("multihead-causal"), "--out", dir.path(), "--backend", "vulkan"}, withoutDriver());
     QVERIFY2(forced.exitCode != 0, qPrintable(forced.out));
     QVERIFY2(forced.err.contains("Vulkan backend unavailable: no Vulkan"), qPrintable(forced.err));
     QVERIFY2(QDir(dir.path()).entryList(QDir::Files).isEmpty(), "nothing may be written on failure");
 
-    const Run fallback = runCli({"compute", example("multihead-causal"), "--out", dir.path(), "--backend", "auto"},
-                                withoutDriver());
+    const Run fallback =
+        runCli({"compute", example("multihead-causal"), "--out", dir.path(), "--backend", "auto"}, withoutDriver());
     QVERIFY2(fallback.exitCode == 0, qPrintable(fallback.err));
     QVERIFY2(fallback.out.contains("backend: cpu"), qPrintable(fallback.out));
     QVERIFY2(fallback.out.contains("note: no Vulkan"), qPrintable(fallback.out));
@@ -163,13 +163,13 @@ void TestVulkanCli::noDriver()
 void TestVulkanCli::noLoader()
 {
     QTemporaryDir dir;
-    const Run forced = runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "vulkan"},
-                              withoutLoader());
+    const Run forced =
+        runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "vulkan"}, withoutLoader());
     QVERIFY2(forced.exitCode != 0, qPrintable(forced.out));
     QVERIFY2(forced.err.contains("no Vulkan loader"), qPrintable(forced.err));
 
-    const Run fallback = runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "auto"},
-                                withoutLoader());
+    const Run fallback =
+        runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "auto"}, withoutLoader());
     QVERIFY2(fallback.exitCode == 0, qPrintable(fallback.err));
     QVERIFY2(fallback.out.contains("backend: cpu"), qPrintable(fallback.out));
     QVERIFY2(fallback.out.contains("note: no Vulkan loader"), qPrintable(fallback.out));
@@ -187,7 +187,8 @@ void TestVulkanCli::deviceLostFallsBack()
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("ATTNSCOPE_VULKAN_DEVICE", "0"); // auto uses even a CPU-type device once named
     env.insert("ATTNSCOPE_VULKAN_FAULT", "device-lost");
-    const Run r = runCli({"compute", example("cross-attention-translation"), "--out", gpuDir, "--backend", "auto"}, env);
+    const Run r =
+        runCli({"compute", example("cross-attention-translation"), "--out", gpuDir, "--backend", "auto"}, env);
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains("backend: cpu"), qPrintable(r.out));
     QVERIFY2(r.out.contains("VK_ERROR_DEVICE_LOST"), qPrintable(r.out));
@@ -199,9 +200,8 @@ void TestVulkanCli::deviceLostFallsBack()
 
     // Forced Vulkan reports the loss and writes nothing.
     QTemporaryDir empty;
-    const Run forced = runCli({"compute", example("cross-attention-translation"), "--out", empty.path(), "--backend",
-                               "vulkan"},
-                              env);
+    const Run forced =
+        runCli({"compute", example("cross-attention-translation"), "--out", empty.path(), "--backend", "vulkan"}, env);
     QVERIFY(forced.exitCode != 0);
     QVERIFY2(forced.err.contains("VK_ERROR_DEVICE_LOST"), qPrintable(forced.err));
     QVERIFY(QDir(empty.path()).entryList(QDir::Files).isEmpty());
@@ -225,8 +225,8 @@ void TestVulkanCli::devicesListsLimits()
 
 void TestVulkanCli::benchRunsOnVulkan()
 {
-    const Run r = runCli({"bench", "--tokens", "33", "--dim", "16", "--heads", "2", "--causal", "--repeat", "2",
-                          "--backend", "vulkan"});
+    const Run r = runCli(
+        {"bench", "--tokens", "33", "--dim", "16", "--heads", "2", "--causal", "--repeat", "2", "--backend", "vulkan"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains("backend: vulkan"), qPrintable(r.out));
     QVERIFY2(r.out.contains("median_ms: "), qPrintable(r.out));

@@ -239,7 +239,8 @@ void TestVulkanFallback::invalidProblemDoesNotFallBack()
     p.spec.heads = 0;
     auto t = s->backend->compute(p);
     QVERIFY(!t.ok());
-    QCOMPARE(QString::fromStdString(t.message()), QStringLiteral("heads: expected a whole number of at least 1, found 0"));
+    QCOMPARE(QString::fromStdString(t.message()),
+             QStringLiteral("heads: expected a whole number of at least 1, found 0"));
     QCOMPARE(s->backend->name(), std::string("vulkan"));
     QVERIFY(takeBackendNotice(*s->backend).empty());
 }
