@@ -1,6 +1,9 @@
 #include "core/TraceExport.h"
 
 #include "core/Npy.h"
+#include "core/TensorExport.h"
+
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
@@ -11,37 +14,15 @@ namespace attnscope {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// Stacks H equally shaped matrices into one [H, rows, cols] float buffer.
-std::string stacked(const std::vector<MatrixF> &perHead)
-{
-    const std::int64_t h = std::int64_t(perHead.size());
-    const std::int64_t rows = h ? perHead[0].rows() : 0, cols = h ? perHead[0].cols() : 0;
-    std::vector<float> data(size_t(h * rows * cols));
-    for (std::int64_t i = 0; i < h; ++i)
-        std::copy_n(perHead[size_t(i)].data(), rows * cols, data.begin() + i * rows * cols);
-    return npyBytes({h, rows, cols}, data.data());
-}
-
-std::string matrix(const MatrixF &m)
-{
-    return npyBytes({m.rows(), m.cols()}, m.data());
-}
-
-} // namespace
-
 std::map<std::string, std::string> traceNpyFiles(const AttentionTrace &t)
 {
-    return {
-        {"q.npy", stacked(t.q)},
-        {"k.npy", stacked(t.k)},
-        {"v.npy", stacked(t.v)},
-        {"scores.npy", stacked(t.scores)},
-        {"weights.npy", stacked(t.weights)},
-        {"context.npy", matrix(t.context)},
-        {"output.npy", matrix(t.output)},
-    };
+    // design.md's compute contract: these seven, under these names.
+    static const char *const kContract[] = {"q", "k", "v", "scores", "weights", "context", "output"};
+    std::map<std::string, std::string> files;
+    for (const auto &tensor : traceTensors(t))
+        if (std::find(std::begin(kContract), std::end(kContract), tensor.name) != std::end(kContract))
+            files[tensor.name + ".npy"] = npyBytes(tensor.shape, tensor.data.data());
+    return files;
 }
 
 Status writeTraceNpy(const AttentionTrace &trace, const std::string &dirPath)

@@ -3,10 +3,14 @@
 #include "app/cli/TracePrinter.h"
 #include "app/engine/BackendChoice.h"
 #include "core/ProjectFile.h"
+#include "core/Npy.h"
 #include "core/RandomProblem.h"
+#include "core/TensorExport.h"
 #include "core/TraceExport.h"
 
 #include <QCommandLineParser>
+#include <QFileInfo>
+#include <QSaveFile>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +27,10 @@ Commands:
   compute PROJECT --out DIR [--backend auto|cpu|vulkan]
       Compute a project and write q, k, v, scores, weights, context and output
       as float32 .npy files into DIR.
+  export PROJECT --out FILE.(csv|npy|npz|json) [--tensor NAME] [--head N] [--backend ...]
+      Write tensors of the computation as data: one tensor (CSV: one head) or
+      every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
+      context output mask.
   show PROJECT [--backend ...] [--precision N]
       Print every step of the computation with its shape.
   bench --tokens T --dim D --heads H [--causal] [--backend ...] [--repeat N]
@@ -127,6 +135,75 @@ public:
             return fail(s.message());
         reportBackend(*selection);
         m_out << "wrote: " << dir << " (q, k, v, scores, weights, context, output .npy)\n";
+        return kOk;
+    }
+
+    int exportData(const QStringList &args)
+    {
+        QCommandLineParser parser;
+        parser.addOption({"out", "File to write (.csv, .npy, .npz or .json).", "file"});
+        parser.addOption({"tensor", "Tensor to write (.csv and .npy; default weights).", "name", "weights"});
+        parser.addOption({"head", "Head of a per-head tensor (.csv; default 0).", "n", "0"});
+        parser.addOption(backendOption());
+        if (!parse(parser, args, 1))
+            return m_exit;
+        if (!parser.isSet("out"))
+            return fail(QStringLiteral("export: --out FILE is required"), kUsage);
+        const QString out = parser.value("out");
+        const QString suffix = QFileInfo(out).suffix().toLower();
+        if (suffix != "csv" && suffix != "npy" && suffix != "npz" && suffix != "json")
+            return fail(QStringLiteral("export: --out %1: expected a .csv, .npy, .npz or .json file").arg(out),
+                        kUsage);
+        bool headOk = false;
+        const int head = parser.value("head").toInt(&headOk);
+        if (!headOk)
+            return fail(QStringLiteral("--head: expected a whole number, found \"%1\"").arg(parser.value("head")),
+                        kUsage);
+        auto project = readProjectFile(parser.positionalArguments()[0].toStdString());
+        if (!project)
+            return fail(project.message());
+        auto selection = backend(parser);
+        if (!selection)
+            return m_exit;
+        auto trace = selection->backend->compute(project->problem);
+        if (!trace)
+            return fail(trace.message());
+
+        std::string bytes;
+        if (suffix == "npz" || suffix == "json") {
+            const auto tensors = traceTensors(*trace);
+            if (suffix == "json") {
+                bytes = traceJson(*project, tensors);
+            } else {
+                auto npz = npzBytes(tensors);
+                if (!npz)
+                    return fail(npz.message());
+                bytes = std::move(npz.value());
+            }
+        } else {
+            auto tensor = traceTensor(*trace, parser.value("tensor").toStdString());
+            if (!tensor)
+                return fail(tensor.message(), kUsage);
+            if (suffix == "npy") {
+                bytes = npyBytes(tensor->shape, tensor->data.data());
+            } else {
+                // Token labels name the rows and columns where the tensor is indexed by tokens.
+                const std::string &name = tensor->name;
+                const bool keyRows = name == "k" || name == "v";
+                const bool keyCols = name == "scores" || name == "weights" || name == "mask";
+                auto csv = tensorCsv(*tensor, head, keyRows ? project->keyLabels() : project->queryTokens,
+                                     keyCols ? project->keyLabels() : std::vector<std::string>{});
+                if (!csv)
+                    return fail(csv.message(), kUsage);
+                bytes = std::move(csv.value());
+            }
+        }
+        QSaveFile file(out);
+        if (!file.open(QIODevice::WriteOnly) || file.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size()) ||
+            !file.commit())
+            return fail(QStringLiteral("%1: %2").arg(out, file.errorString()));
+        reportBackend(*selection);
+        m_out << "wrote: " << out << "\n";
         return kOk;
     }
 
@@ -260,6 +337,8 @@ int runCli(const QStringList &arguments, QTextStream &out, QTextStream &err)
         return command.compute(rest);
     if (name == "show")
         return command.show(rest);
+    if (name == "export")
+        return command.exportData(rest);
     if (name == "bench")
         return command.bench(rest);
     if (name == "devices")

@@ -39,6 +39,30 @@ Run runCli(const QStringList &args)
 const QStringList kTensorFiles = {"q.npy",       "k.npy",       "v.npy",     "scores.npy",
                                   "weights.npy", "context.npy", "output.npy"};
 
+QByteArray readAll(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// Entries of a stored (uncompressed) ZIP, as numpy.savez writes and numpy.load reads them.
+std::map<QString, QByteArray> unzipStored(const QByteArray &zip)
+{
+    std::map<QString, QByteArray> entries;
+    auto u16 = [&](qsizetype at) { return quint32(quint8(zip[at])) | quint32(quint8(zip[at + 1])) << 8; };
+    auto u32 = [&](qsizetype at) { return u16(at) | u16(at + 2) << 16; };
+    qsizetype at = 0;
+    while (at + 30 <= zip.size() && u32(at) == 0x04034b50) {
+        if (u16(at + 8) != 0) // compression method: stored
+            return {};
+        const quint32 size = u32(at + 18), nameLength = u16(at + 26), extra = u16(at + 28);
+        const QString name = QString::fromUtf8(zip.mid(at + 30, nameLength));
+        entries[name] = zip.mid(at + 30 + nameLength + extra, size);
+        at += 30 + nameLength + extra + size;
+    }
+    return entries;
+}
+
 QString example(const char *name)
 {
     return test::sourcePath(QStringLiteral("resources/examples/%1.attnscope.json").arg(name));
@@ -65,6 +89,10 @@ private slots:
     void benchErrors_data();
     void benchErrors();
     void devices();
+    void exportEqualsCompute();
+    void exportCsv();
+    void exportErrors_data();
+    void exportErrors();
 };
 
 void TestCli::helpAndVersion()
@@ -280,6 +308,89 @@ void TestCli::devices()
     Run r = runCli({"devices"});
     QCOMPARE(r.code, 0);
     QVERIFY(r.out.contains("cpu: Eigen"));
+}
+
+void TestCli::exportEqualsCompute()
+{
+    QTemporaryDir tmp;
+    const QString project = example("cross-attention-translation");
+    Run compute = runCli({"compute", project, "--out", tmp.filePath("c")});
+    QVERIFY2(compute.code == 0, qPrintable(compute.err));
+    Run npz = runCli({"export", project, "--out", tmp.filePath("all.npz")});
+    QVERIFY2(npz.code == 0, qPrintable(npz.err));
+    const auto entries = unzipStored(readAll(tmp.filePath("all.npz")));
+    QCOMPARE(int(entries.size()), 9);
+    for (const QString &file : kTensorFiles)
+        QVERIFY2(entries.count(file) && entries.at(file) == readAll(tmp.filePath("c/" + file)), qPrintable(file));
+    QVERIFY(entries.count("mask.npy") && entries.count("headOutputs.npy"));
+
+    Run npy = runCli({"export", project, "--out", tmp.filePath("scores.npy"), "--tensor", "scores"});
+    QVERIFY2(npy.code == 0, qPrintable(npy.err));
+    QCOMPARE(readAll(tmp.filePath("scores.npy")), readAll(tmp.filePath("c/scores.npy")));
+
+    Run json = runCli({"export", project, "--out", tmp.filePath("all.json")});
+    QVERIFY2(json.code == 0, qPrintable(json.err));
+    const auto doc = nlohmann::json::parse(readAll(tmp.filePath("all.json")).toStdString());
+    auto weights = readNpyFile(tmp.filePath("c/weights.npy").toStdString());
+    QVERIFY(weights.ok());
+    const auto &data = doc["tensors"]["weights"]["data"];
+    QCOMPARE(doc["tensors"]["weights"]["shape"].get<std::vector<std::int64_t>>(), weights->shape);
+    size_t i = 0;
+    for (const auto &head : data)
+        for (const auto &row : head)
+            for (const auto &value : row)
+                QCOMPARE(float(value.get<double>()), float(weights->data[i++])); // shortest text of the float
+    QCOMPARE(i, weights->data.size());
+    QCOMPARE(doc["keyTokens"][4].get<std::string>(), std::string("<pad>"));
+}
+
+void TestCli::exportCsv()
+{
+    QTemporaryDir tmp;
+    const QString project = example("cross-attention-translation");
+    Run r = runCli({"export", project, "--out", tmp.filePath("w.csv"), "--tensor", "weights", "--head", "1"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    Run c = runCli({"compute", project, "--out", tmp.filePath("c")});
+    QVERIFY(c.code == 0);
+    auto weights = readNpyFile(tmp.filePath("c/weights.npy").toStdString());
+    QVERIFY(weights.ok());
+    const QStringList lines = QString::fromUtf8(readAll(tmp.filePath("w.csv"))).split("\r\n", Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 1 + 5);
+    QCOMPARE(lines[0], QStringLiteral("weights,I,am,a,student,<pad>,<pad>"));
+    for (int row = 0; row < 5; ++row) {
+        const QStringList cells = lines[row + 1].split(',');
+        QCOMPARE(cells.size(), 7);
+        for (int col = 0; col < 6; ++col) // head 1 of [2, 5, 6]
+            QCOMPARE(cells[col + 1].toFloat(), float(weights->data[size_t(30 + row * 6 + col)]));
+    }
+    QVERIFY(lines[1].startsWith("<s>,"));
+    QVERIFY(lines[1].endsWith(",0,0")); // padded keys
+}
+
+void TestCli::exportErrors_data()
+{
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("suffix") << QStringList{"--out", "OUT.png"}
+                            << "export: --out OUT.png: expected a .csv, .npy, .npz or .json file";
+    QTest::newRow("tensor") << QStringList{"--out", "OUT.npy", "--tensor", "attention"}
+                            << "tensor \"attention\": expected one of q, k, v, scores, weights, headOutputs, context, "
+                               "output, mask";
+    QTest::newRow("head") << QStringList{"--out", "OUT.csv", "--head", "2"}
+                          << "weights: head 2 does not exist (expected 0 to 1)";
+    QTest::newRow("no out") << QStringList{} << "export: --out FILE is required";
+}
+
+void TestCli::exportErrors()
+{
+    QFETCH(QStringList, extra);
+    QFETCH(QString, message);
+    QTemporaryDir tmp;
+    extra.replaceInStrings("OUT", tmp.filePath("x"));
+    Run r = runCli(QStringList{"export", example("cross-attention-translation")} + extra);
+    QCOMPARE(r.code, 2);
+    QCOMPARE(r.err.trimmed(), "attnscope-cli: " + message.replace("OUT", tmp.filePath("x")));
+    QCOMPARE(QDir(tmp.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot).size(), 0);
 }
 
 QTEST_GUILESS_MAIN(TestCli)
