@@ -12,7 +12,7 @@ packages=(
   # GPU path runs everywhere) and the Khronos validation layer the GPU tests enable
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   # GUI tests in a real X window, and rasterising exported PDFs
-  xvfb xauth poppler-utils
+  xvfb xauth poppler-utils fonts-dejavu-core
 )
 
 missing=()
