@@ -1,0 +1,303 @@
+#include "app/gui/views/EditorPanels.h"
+
+#include "app/gui/views/MatrixModel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace attnscope {
+
+namespace {
+
+bool isOptional(MatrixId id)
+{
+    return id == MatrixId::Wo || id == MatrixId::BiasQ || id == MatrixId::BiasK || id == MatrixId::BiasV
+        || id == MatrixId::BiasO;
+}
+
+QString shapeMeaning(MatrixId id)
+{
+    switch (id) {
+    case MatrixId::Xq:
+        return MatrixEditor::tr("Tq \u00d7 d_q");
+    case MatrixId::Xkv:
+        return MatrixEditor::tr("Tk \u00d7 d_kv");
+    case MatrixId::Wq:
+        return MatrixEditor::tr("d_q \u00d7 H\u00b7dK");
+    case MatrixId::Wk:
+        return MatrixEditor::tr("d_kv \u00d7 H\u00b7dK");
+    case MatrixId::Wv:
+        return MatrixEditor::tr("d_kv \u00d7 H\u00b7dV");
+    case MatrixId::Wo:
+        return MatrixEditor::tr("H\u00b7dV \u00d7 d_out");
+    case MatrixId::BiasQ:
+    case MatrixId::BiasK:
+        return MatrixEditor::tr("H\u00b7dK");
+    case MatrixId::BiasV:
+        return MatrixEditor::tr("H\u00b7dV");
+    case MatrixId::BiasO:
+        return MatrixEditor::tr("d_out");
+    }
+    return {};
+}
+
+QSpinBox *sizeBox(int max)
+{
+    auto *box = new QSpinBox;
+    box->setRange(1, max);
+    box->setKeyboardTracking(false); // one command per finished entry, not per keystroke
+    return box;
+}
+
+} // namespace
+
+MatrixEditor::MatrixEditor(MatrixId id, QWidget *parent)
+    : QWidget(parent)
+    , m_id(id)
+    , m_model(new MatrixModel(id, this))
+    , m_table(new QTableView)
+    , m_shape(new QLabel)
+    , m_reinit(new QPushButton(tr("Re-initialise")))
+{
+    m_table->setModel(m_model);
+    m_table->horizontalHeader()->setDefaultSectionSize(56);
+    m_table->verticalHeader()->setDefaultSectionSize(22);
+    m_table->setObjectName(QStringLiteral("table_") + matrixName(id));
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(m_shape, 1);
+    if (isOptional(id)) {
+        m_present = new QCheckBox(tr("Use"));
+        m_present->setToolTip(tr("Include %1 in the computation").arg(matrixName(id)));
+        bar->addWidget(m_present);
+        connect(m_present, &QCheckBox::clicked, this, [this](bool on) {
+            if (m_document)
+                m_document->setMatrixPresent(m_id, on);
+        });
+    }
+    if (m_model->hasTokenColumn()) {
+        m_insert = new QPushButton(tr("Insert token"));
+        m_remove = new QPushButton(tr("Remove token"));
+        bar->addWidget(m_insert);
+        bar->addWidget(m_remove);
+        connect(m_insert, &QPushButton::clicked, this, &MatrixEditor::insertToken);
+        connect(m_remove, &QPushButton::clicked, this, &MatrixEditor::removeToken);
+    }
+    m_reinit->setToolTip(tr("Fill %1 anew with the chosen initialisation and seed").arg(matrixName(id)));
+    bar->addWidget(m_reinit);
+    connect(m_reinit, &QPushButton::clicked, this, &MatrixEditor::reinitialise);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addLayout(bar);
+    layout->addWidget(m_table);
+    connect(m_model, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateState);
+}
+
+void MatrixEditor::setDocument(Document *document)
+{
+    m_document = document;
+    m_model->setDocument(document);
+    updateState();
+}
+
+void MatrixEditor::insertToken()
+{
+    if (!m_document)
+        return;
+    const int row = m_table->currentIndex().isValid() ? m_table->currentIndex().row() + 1 : m_model->rowCount();
+    m_document->insertToken(m_id == MatrixId::Xkv ? TokenSide::Key : TokenSide::Query, row, tr("new"));
+    m_table->setCurrentIndex(m_model->index(row, 0));
+}
+
+void MatrixEditor::removeToken()
+{
+    if (!m_document)
+        return;
+    const int row = m_table->currentIndex().isValid() ? m_table->currentIndex().row() : m_model->rowCount() - 1;
+    m_document->removeToken(m_id == MatrixId::Xkv ? TokenSide::Key : TokenSide::Query, row);
+}
+
+void MatrixEditor::reinitialise()
+{
+    if (m_document)
+        m_document->reinitialise(m_id);
+}
+
+void MatrixEditor::updateState()
+{
+    const bool exists = m_document && matrixExists(m_document->project(), m_id);
+    if (!m_document)
+        m_shape->clear();
+    else if (exists)
+        m_shape->setText(QStringLiteral("<b>%1</b>: %2 \u00d7 %3 (%4)")
+                             .arg(matrixName(m_id))
+                             .arg(matrixRows(m_document->project(), m_id))
+                             .arg(matrixCols(m_document->project(), m_id))
+                             .arg(shapeMeaning(m_id)));
+    else if (m_id == MatrixId::Xkv)
+        m_shape->setText(tr("Self-attention: keys and values come from the query input."));
+    else
+        m_shape->setText(tr("<b>%1</b>: not used").arg(matrixName(m_id)));
+    if (m_present) {
+        m_present->setChecked(exists);
+        m_present->setEnabled(m_document && (m_id != MatrixId::BiasO || m_document->problem().weights.o));
+    }
+    m_reinit->setEnabled(exists);
+    if (m_insert) {
+        m_insert->setEnabled(exists);
+        m_remove->setEnabled(exists && m_model->rowCount() > 1);
+    }
+}
+
+ModelPanel::ModelPanel(QWidget *parent)
+    : QWidget(parent)
+    , m_heads(sizeBox(256))
+    , m_headDimQK(sizeBox(4096))
+    , m_headDimV(sizeBox(4096))
+    , m_dModel(sizeBox(65536))
+    , m_dKv(sizeBox(65536))
+    , m_dOut(sizeBox(65536))
+    , m_mode(new QComboBox)
+    , m_scale(new QComboBox)
+    , m_scaleValue(new QDoubleSpinBox)
+    , m_maskFill(new QComboBox)
+    , m_init(new QComboBox)
+    , m_seed(new QSpinBox)
+    , m_stddev(new QDoubleSpinBox)
+    , m_shapes(new QLabel)
+{
+    m_heads->setObjectName(QStringLiteral("heads"));
+    m_headDimQK->setObjectName(QStringLiteral("headDimQK"));
+    m_headDimV->setObjectName(QStringLiteral("headDimV"));
+    m_mode->addItem(tr("Self-attention"), int(AttentionMode::Self));
+    m_mode->addItem(tr("Cross-attention"), int(AttentionMode::Cross));
+    m_scale->addItem(tr("1/\u221adK"), int(ScaleMode::InvSqrtDk));
+    m_scale->addItem(tr("none (1)"), int(ScaleMode::None));
+    m_scale->addItem(tr("custom"), int(ScaleMode::Custom));
+    m_scaleValue->setDecimals(4);
+    m_scaleValue->setRange(-1000, 1000);
+    m_scaleValue->setSingleStep(0.05);
+    m_scaleValue->setKeyboardTracking(false);
+    m_maskFill->addItem(tr("-inf (masked rows give 0)"), int(MaskFill::NegInf));
+    m_maskFill->addItem(tr("-1e9 (masked rows uniform)"), int(MaskFill::NegLarge));
+    m_init->addItem(tr("Xavier"), int(InitKind::Xavier));
+    m_init->addItem(tr("Kaiming"), int(InitKind::Kaiming));
+    m_init->addItem(tr("Gaussian"), int(InitKind::Gaussian));
+    m_init->addItem(tr("Zeros"), int(InitKind::Zeros));
+    m_seed->setRange(0, 1 << 30);
+    m_seed->setValue(1);
+    m_stddev->setRange(0.0001, 100);
+    m_stddev->setValue(1.0);
+    m_stddev->setDecimals(4);
+    m_shapes->setWordWrap(true);
+    m_shapes->setTextFormat(Qt::RichText);
+
+    auto *form = new QFormLayout(this);
+    form->addRow(tr("Mode"), m_mode);
+    form->addRow(tr("Heads H"), m_heads);
+    form->addRow(tr("Head size dK (Q, K)"), m_headDimQK);
+    form->addRow(tr("Head size dV (V)"), m_headDimV);
+    form->addRow(tr("Query input d_q"), m_dModel);
+    form->addRow(tr("Key/value input d_kv"), m_dKv);
+    form->addRow(tr("Output d_out (W_O)"), m_dOut);
+    auto *scaleRow = new QHBoxLayout;
+    scaleRow->addWidget(m_scale);
+    scaleRow->addWidget(m_scaleValue);
+    form->addRow(tr("Scale"), scaleRow);
+    form->addRow(tr("Mask fill"), m_maskFill);
+    form->addRow(tr("New values"), m_init);
+    form->addRow(tr("Seed"), m_seed);
+    form->addRow(tr("Gaussian std. dev."), m_stddev);
+    form->addRow(m_shapes);
+
+    auto withDoc = [this](auto f) {
+        return [this, f](auto... args) {
+            if (m_document)
+                f(m_document.data(), args...);
+        };
+    };
+    connect(m_heads, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setHeads(v); }));
+    connect(m_headDimQK, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setHeadDimQK(v); }));
+    connect(m_headDimV, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setHeadDimV(v); }));
+    connect(m_dModel, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setInputDim(TokenSide::Query, v); }));
+    connect(m_dKv, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setInputDim(TokenSide::Key, v); }));
+    connect(m_dOut, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setOutputDim(v); }));
+    connect(m_mode, &QComboBox::activated, this,
+            withDoc([this](Document *d, int) { d->setMode(AttentionMode(m_mode->currentData().toInt())); }));
+    connect(m_scale, &QComboBox::activated, this, [this](int) { applyScale(); });
+    connect(m_scaleValue, &QDoubleSpinBox::valueChanged, this, [this](double) { applyScale(); });
+    connect(m_maskFill, &QComboBox::activated, this,
+            withDoc([this](Document *d, int) { d->setMaskFill(MaskFill(m_maskFill->currentData().toInt())); }));
+    connect(m_init, &QComboBox::activated, this, [this](int) { applyInitOptions(); });
+    connect(m_seed, &QSpinBox::valueChanged, this, [this](int) { applyInitOptions(); });
+    connect(m_stddev, &QDoubleSpinBox::valueChanged, this, [this](double) { applyInitOptions(); });
+}
+
+void ModelPanel::setDocument(Document *document)
+{
+    if (m_document)
+        disconnect(m_document, nullptr, this, nullptr);
+    m_document = document;
+    if (m_document) {
+        connect(m_document, &Document::changed, this, &ModelPanel::updateFromDocument);
+        applyInitOptions();
+    }
+    updateFromDocument();
+}
+
+void ModelPanel::applyInitOptions()
+{
+    if (m_document)
+        m_document->setInitOptions(
+            {InitKind(m_init->currentData().toInt()), std::uint64_t(m_seed->value()), m_stddev->value()});
+}
+
+void ModelPanel::applyScale()
+{
+    if (!m_document)
+        return;
+    const auto mode = ScaleMode(m_scale->currentData().toInt());
+    // Dragging or stepping the custom value is one undo step (merge key 1).
+    m_document->setScale(mode, mode == ScaleMode::Custom ? m_scaleValue->value() : m_document->problem().spec.scaleValue, 1);
+}
+
+void ModelPanel::updateFromDocument()
+{
+    setEnabled(m_document);
+    if (!m_document)
+        return;
+    const AttentionProblem &p = m_document->problem();
+    const QSignalBlocker b1(m_heads), b2(m_headDimQK), b3(m_headDimV), b4(m_dModel), b5(m_dKv), b6(m_dOut), b7(m_mode),
+        b8(m_scale), b9(m_scaleValue), b10(m_maskFill);
+    m_heads->setValue(p.spec.heads);
+    m_headDimQK->setValue(p.spec.headDimQK);
+    m_headDimV->setValue(p.spec.headDimV);
+    m_dModel->setValue(int(p.dq()));
+    m_dKv->setValue(int(p.dkv()));
+    m_dKv->setEnabled(p.spec.mode == AttentionMode::Cross);
+    m_dOut->setValue(int(p.dOut()));
+    m_dOut->setEnabled(p.weights.o.has_value());
+    m_mode->setCurrentIndex(m_mode->findData(int(p.spec.mode)));
+    m_scale->setCurrentIndex(m_scale->findData(int(p.spec.scaleMode)));
+    m_scaleValue->setValue(p.spec.scale());
+    m_scaleValue->setEnabled(p.spec.scaleMode == ScaleMode::Custom);
+    m_maskFill->setCurrentIndex(m_maskFill->findData(int(p.spec.maskFill)));
+    m_shapes->setText(tr("Tq = %1, Tk = %2; Q: %1 \u00d7 %3, K: %2 \u00d7 %3, V: %2 \u00d7 %4 (H = %5); scale = %6")
+                          .arg(p.tq())
+                          .arg(p.tk())
+                          .arg(p.qkWidth())
+                          .arg(p.vWidth())
+                          .arg(p.spec.heads)
+                          .arg(p.spec.scale(), 0, 'g', 4));
+}
+
+} // namespace attnscope

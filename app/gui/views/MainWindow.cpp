@@ -1,0 +1,332 @@
+#include "app/gui/views/MainWindow.h"
+
+#include "app/gui/views/EditorPanels.h"
+#include "app/gui/views/HeadLinesView.h"
+#include "app/gui/views/MaskEditor.h"
+#include "app/gui/views/TeachingView.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QLabel>
+#include <QMenuBar>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QUndoGroup>
+#include <QUndoView>
+
+namespace attnscope {
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent)
+    , m_compute(new ComputeController(this))
+    , m_undoGroup(new QUndoGroup(this))
+{
+    setObjectName(QStringLiteral("MainWindow"));
+    setAcceptDrops(true);
+    createViews();
+    createDocks();
+    createActions();
+    createStatusBar();
+    connect(m_compute, &ComputeController::computed, this, &MainWindow::showResult);
+    connect(m_compute, &ComputeController::failed, this, [this](const QString &message) {
+        m_timeLabel->setText(tr("compute failed"));
+        statusBar()->showMessage(message);
+    });
+    connect(m_compute, &ComputeController::backendChanged, this,
+            [this](const QString &name, const QString &device, const QString &notice) {
+                if (!name.isEmpty())
+                    m_backendLabel->setText(tr("Backend: %1 \u2014 %2").arg(name, device));
+                m_noticeLabel->setText(notice);
+                m_noticeLabel->setVisible(!notice.isEmpty());
+            });
+    connect(m_compute, &ComputeController::busyChanged, this, [this](bool busy) {
+        if (busy)
+            m_timeLabel->setText(tr("computing\u2026"));
+    });
+    readSettings();
+    newDocument();
+}
+
+MainWindow::~MainWindow()
+{
+    // No more recomputation; the controller waits for its worker before the views go away.
+    if (m_document)
+        disconnect(m_document, nullptr, this, nullptr);
+    delete m_compute;
+    m_compute = nullptr;
+}
+
+MatrixEditor *MainWindow::matrixEditor(MatrixId id) const
+{
+    auto it = m_editors.find(id);
+    return it == m_editors.end() ? nullptr : it->second;
+}
+
+QString MainWindow::statusText() const
+{
+    return QStringList{m_backendLabel->text(), m_timeLabel->text(), m_noticeLabel->text()}.join(QStringLiteral(" | "));
+}
+
+void MainWindow::createViews()
+{
+    m_tabs = new QTabWidget;
+    m_grid = new HeadsGridView;
+    m_headView = new HeatmapView;
+    m_meanView = new HeatmapView;
+    m_meanView->setHead(-1);
+    m_lines = new HeadLinesView;
+    m_teaching = new TeachingView;
+    auto *split = new QSplitter(Qt::Horizontal);
+    split->addWidget(m_grid);
+    split->addWidget(m_headView);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    m_tabs->addTab(split, tr("Heads"));
+    m_tabs->addTab(m_lines, tr("Head view"));
+    m_tabs->addTab(m_meanView, tr("Mean over heads"));
+    m_tabs->addTab(m_teaching, tr("Step by step"));
+    setCentralWidget(m_tabs);
+
+    connect(m_grid, &HeadsGridView::headActivated, this, &MainWindow::setCurrentHead);
+    auto select = [this](int head, int query, int key) {
+        if (head >= 0)
+            m_teaching->setHead(head);
+        m_teaching->setSelection(query, key);
+        m_headView->setSelectedCell(QPoint(key, query));
+    };
+    connect(m_headView, &HeatmapView::cellSelected, this, select);
+    connect(m_meanView, &HeatmapView::cellSelected, this, select);
+}
+
+void MainWindow::setCurrentHead(int head)
+{
+    m_grid->setCurrentHead(head);
+    m_headView->setHead(head);
+    m_lines->setHead(head);
+    m_teaching->setHead(head);
+}
+
+void MainWindow::createDocks()
+{
+    auto dock = [this](const QString &title, const QString &name, QWidget *w, Qt::DockWidgetArea area) {
+        auto *d = new QDockWidget(title, this);
+        d->setObjectName(name);
+        d->setWidget(w);
+        addDockWidget(area, d);
+        return d;
+    };
+    m_model = new ModelPanel;
+    auto *modelScroll = new QScrollArea;
+    modelScroll->setWidget(m_model);
+    modelScroll->setWidgetResizable(true);
+    dock(tr("Model"), QStringLiteral("ModelDock"), modelScroll, Qt::LeftDockWidgetArea);
+    m_mask = new MaskEditor;
+    dock(tr("Mask"), QStringLiteral("MaskDock"), m_mask, Qt::LeftDockWidgetArea);
+
+    auto *inputs = new QTabWidget;
+    auto *weights = new QTabWidget;
+    for (MatrixId id : kAllMatrices) {
+        auto *editor = new MatrixEditor(id);
+        m_editors[id] = editor;
+        const bool input = id == MatrixId::Xq || id == MatrixId::Xkv;
+        (input ? inputs : weights)->addTab(editor, id == MatrixId::Xq ? tr("Query tokens") : id == MatrixId::Xkv ? tr("Key/value tokens") : matrixName(id));
+    }
+    auto *inputDock = dock(tr("Inputs"), QStringLiteral("InputsDock"), inputs, Qt::BottomDockWidgetArea);
+    auto *weightDock = dock(tr("Weights"), QStringLiteral("WeightsDock"), weights, Qt::BottomDockWidgetArea);
+    splitDockWidget(inputDock, weightDock, Qt::Horizontal);
+    auto *history = dock(tr("History"), QStringLiteral("HistoryDock"), new QUndoView(m_undoGroup), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(weightDock, history);
+    weightDock->raise();
+}
+
+void MainWindow::createActions()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    QAction *newAction = file->addAction(tr("&New"), this, [this] {
+        if (maybeSave())
+            newDocument();
+    });
+    newAction->setShortcut(QKeySequence::New);
+    file->addAction(tr("&Open\u2026"), this, &MainWindow::open)->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
+    m_examplesMenu = file->addMenu(tr("&Examples"));
+    fillExamplesMenu();
+    file->addSeparator();
+    file->addAction(tr("&Save"), this, &MainWindow::save)->setShortcut(QKeySequence::Save);
+    file->addAction(tr("Save &As\u2026"), this, &MainWindow::saveAs)->setShortcut(QKeySequence::SaveAs);
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    QAction *undo = m_undoGroup->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction *redo = m_undoGroup->createRedoAction(this, tr("&Redo"));
+    QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
+    if (!redoKeys.contains(QKeySequence(Qt::CTRL | Qt::Key_Y)))
+        redoKeys << QKeySequence(Qt::CTRL | Qt::Key_Y);
+    redo->setShortcuts(redoKeys);
+    edit->addAction(undo);
+    edit->addAction(redo);
+
+    // View settings, shared by every heatmap.
+    QToolBar *bar = addToolBar(tr("View"));
+    bar->setObjectName(QStringLiteral("ViewToolBar"));
+    m_colorMapBox = new QComboBox;
+    for (ColorMapKind k : ColorMap::all())
+        m_colorMapBox->addItem(ColorMap::displayName(k), int(k));
+    m_quantityBox = new QComboBox;
+    m_quantityBox->addItem(tr("Weights (softmax)"), int(HeatmapQuantity::Weights));
+    m_quantityBox->addItem(tr("Scores (scaled, before mask)"), int(HeatmapQuantity::Scores));
+    m_scopeBox = new QComboBox;
+    m_scopeBox->addItem(tr("Scale 0..1"), int(ScaleScope::Absolute));
+    m_scopeBox->addItem(tr("Shared scale"), int(ScaleScope::Shared));
+    m_scopeBox->addItem(tr("Per-head scale"), int(ScaleScope::PerHead));
+    m_valuesBox = new QCheckBox(tr("Values"));
+    m_valuesBox->setChecked(true);
+    m_overlayBox = new QCheckBox(tr("Overlay heads"));
+    bar->addWidget(new QLabel(tr(" Colours ")));
+    bar->addWidget(m_colorMapBox);
+    bar->addWidget(m_quantityBox);
+    bar->addWidget(m_scopeBox);
+    bar->addWidget(m_valuesBox);
+    bar->addWidget(m_overlayBox);
+    for (QComboBox *box : {m_colorMapBox, m_quantityBox, m_scopeBox})
+        connect(box, &QComboBox::currentIndexChanged, this, &MainWindow::applyViewSettings);
+    connect(m_valuesBox, &QCheckBox::toggled, this, &MainWindow::applyViewSettings);
+    connect(m_overlayBox, &QCheckBox::toggled, m_lines, &HeadLinesView::setOverlay);
+
+    m_viewMenu = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget *d : findChildren<QDockWidget *>())
+        m_viewMenu->addAction(d->toggleViewAction());
+    m_viewMenu->addAction(bar->toggleViewAction());
+
+    QMenu *backend = menuBar()->addMenu(tr("&Backend"));
+    m_backendGroup = new QActionGroup(this);
+    const std::pair<QString, BackendRequest> choices[] = {{tr("&Automatic (GPU if available)"), BackendRequest::Auto},
+                                                          {tr("&CPU (Eigen)"), BackendRequest::Cpu},
+                                                          {tr("&Vulkan"), BackendRequest::Vulkan}};
+    for (const auto &[text, request] : choices) {
+        QAction *a = backend->addAction(text);
+        a->setCheckable(true);
+        a->setData(int(request));
+        m_backendGroup->addAction(a);
+        connect(a, &QAction::triggered, this, [this, request = request] { setBackend(request); });
+    }
+    backend->addSeparator();
+    QMenu *devices = backend->addMenu(tr("Devices"));
+    connect(devices, &QMenu::aboutToShow, this, [devices] {
+        devices->clear();
+        for (const std::string &line : describeDevices())
+            devices->addAction(QString::fromStdString(line))->setEnabled(false);
+    });
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About AttnScope"), this, [this] {
+        statusBar()->showMessage(tr("AttnScope %1: see every attention head.").arg(QStringLiteral(ATTNSCOPE_VERSION)), 5000);
+    });
+}
+
+void MainWindow::createStatusBar()
+{
+    m_backendLabel = new QLabel(tr("Backend: starting\u2026"));
+    m_timeLabel = new QLabel;
+    m_noticeLabel = new QLabel;
+    m_noticeLabel->setStyleSheet(QStringLiteral("color: #b35900"));
+    m_noticeLabel->hide();
+    statusBar()->addPermanentWidget(m_noticeLabel);
+    statusBar()->addPermanentWidget(m_backendLabel);
+    statusBar()->addPermanentWidget(m_timeLabel);
+}
+
+void MainWindow::setBackend(BackendRequest request)
+{
+    for (QAction *a : m_backendGroup->actions())
+        a->setChecked(a->data().toInt() == int(request));
+    m_compute->setBackendRequest(request);
+    requestCompute();
+}
+
+void MainWindow::setColorMap(ColorMapKind kind)
+{
+    m_colorMapBox->setCurrentIndex(m_colorMapBox->findData(int(kind)));
+}
+
+void MainWindow::applyViewSettings()
+{
+    HeatmapViewSettings s;
+    s.colorMap = ColorMapKind(m_colorMapBox->currentData().toInt());
+    s.quantity = HeatmapQuantity(m_quantityBox->currentData().toInt());
+    s.scope = ScaleScope(m_scopeBox->currentData().toInt());
+    s.showValues = m_valuesBox->isChecked();
+    m_grid->setSettings(s);
+    m_headView->setSettings(s);
+    HeatmapViewSettings mean = s;
+    mean.quantity = HeatmapQuantity::Weights; // the mean of signed scores says little
+    m_meanView->setSettings(mean);
+}
+
+void MainWindow::setDocument(Document *document)
+{
+    Document *old = m_document;
+    m_document = document;
+    document->setParent(this);
+    m_undoGroup->addStack(document->undoStack());
+    m_undoGroup->setActiveStack(document->undoStack());
+    m_model->setDocument(document);
+    m_mask->setDocument(document);
+    for (auto &[id, editor] : m_editors)
+        editor->setDocument(document);
+    connect(document, &Document::changed, this, [this](Document::Changes what) {
+        if (what != Document::TitleChanged)
+            requestCompute();
+        updateTitle();
+    });
+    connect(document, &Document::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(document, &Document::filePathChanged, this, &MainWindow::updateTitle);
+    if (old) {
+        m_undoGroup->removeStack(old->undoStack());
+        delete old;
+    }
+    updateTitle();
+    requestCompute();
+}
+
+void MainWindow::requestCompute()
+{
+    if (m_document && m_compute)
+        m_compute->request(m_document->project());
+}
+
+void MainWindow::showResult(ComputedTracePtr result)
+{
+    m_result = result;
+    m_grid->setResult(result);
+    m_headView->setResult(result);
+    m_meanView->setResult(result);
+    m_lines->setResult(result);
+    m_teaching->setResult(result);
+    const int heads = result->trace.heads();
+    if (m_grid->currentHead() >= heads)
+        setCurrentHead(heads - 1);
+    m_timeLabel->setText(tr("computed in %1 ms").arg(result->milliseconds, 0, 'f', 2));
+    emit resultShown(result);
+}
+
+void MainWindow::updateTitle()
+{
+    if (!m_document)
+        return;
+    setWindowTitle(tr("%1[*] \u2014 AttnScope").arg(m_document->displayName()));
+    setWindowModified(m_document->isModified());
+}
+
+} // namespace attnscope

@@ -1,0 +1,131 @@
+#pragma once
+
+#include "app/gui/document/ComputeController.h"
+#include "app/gui/document/Document.h"
+#include "app/gui/views/HeatmapView.h"
+
+#include <QMainWindow>
+#include <QPointer>
+
+#include <map>
+
+class QActionGroup;
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QMenu;
+class QTabWidget;
+class QUndoGroup;
+
+namespace attnscope {
+
+class HeadLinesView;
+class MaskEditor;
+class MatrixEditor;
+class ModelPanel;
+class TeachingView;
+
+// The main window: editors in docks, the heatmap views in tabs, file handling, the backend
+// menu and the status bar. It owns the document and the compute controller; it never
+// computes attention itself and never edits the project except through Document verbs.
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    // Opens a project file (no unsaved-changes prompt: callers ask first). On failure the
+    // current document stays as it was, the error is shown and lastError() holds it.
+    bool openFile(const QString &path);
+    // Opens a built-in example (":/examples/NAME.attnscope.json") as an untitled document.
+    bool openExample(const QString &resourcePath);
+    void newDocument();
+    bool saveTo(const QString &path);
+    static QStringList exampleFiles();
+
+    Document *document() const { return m_document; }
+    ComputeController *computeController() const { return m_compute; }
+    ComputedTracePtr currentResult() const { return m_result; }
+    QString lastError() const { return m_lastError; }
+    QString statusText() const;
+
+    HeadsGridView *headsGrid() const { return m_grid; }
+    HeatmapView *headView() const { return m_headView; }
+    HeatmapView *meanView() const { return m_meanView; }
+    HeadLinesView *headLinesView() const { return m_lines; }
+    TeachingView *teachingView() const { return m_teaching; }
+    MaskEditor *maskEditor() const { return m_mask; }
+    ModelPanel *modelPanel() const { return m_model; }
+    MatrixEditor *matrixEditor(MatrixId id) const;
+    QTabWidget *viewTabs() const { return m_tabs; }
+    void setCurrentHead(int head);
+    void setColorMap(ColorMapKind kind);
+
+signals:
+    // Every view shows this result now (the edit-to-repaint benchmark waits for it).
+    void resultShown(attnscope::ComputedTracePtr result);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
+
+private:
+    void createViews();
+    void createDocks();
+    void createActions();
+    void createStatusBar();
+    void setDocument(Document *document);
+    void requestCompute();
+    void showResult(ComputedTracePtr result);
+    void applyViewSettings();
+    void updateTitle();
+    void setBackend(BackendRequest request);
+
+    // File handling (MainWindowFiles.cpp).
+    bool maybeSave();
+    void open();
+    bool save();
+    bool saveAs();
+    void addRecentFile(const QString &path);
+    void fillRecentMenu();
+    void fillExamplesMenu();
+    void showError(const QString &message);
+    void readSettings();
+    void writeSettings();
+
+    QPointer<Document> m_document;
+    ComputeController *m_compute;
+    ComputedTracePtr m_result;
+    QUndoGroup *m_undoGroup;
+    QString m_lastError;
+
+    QTabWidget *m_tabs = nullptr;
+    HeadsGridView *m_grid = nullptr;
+    HeatmapView *m_headView = nullptr;
+    HeatmapView *m_meanView = nullptr;
+    HeadLinesView *m_lines = nullptr;
+    TeachingView *m_teaching = nullptr;
+    MaskEditor *m_mask = nullptr;
+    ModelPanel *m_model = nullptr;
+    std::map<MatrixId, MatrixEditor *> m_editors;
+
+    QComboBox *m_colorMapBox = nullptr;
+    QComboBox *m_quantityBox = nullptr;
+    QComboBox *m_scopeBox = nullptr;
+    QCheckBox *m_valuesBox = nullptr;
+    QCheckBox *m_overlayBox = nullptr;
+    QMenu *m_recentMenu = nullptr;
+    QMenu *m_examplesMenu = nullptr;
+    QMenu *m_viewMenu = nullptr;
+    QActionGroup *m_backendGroup = nullptr;
+
+    QLabel *m_backendLabel = nullptr;
+    QLabel *m_timeLabel = nullptr;
+    QLabel *m_noticeLabel = nullptr;
+    QString m_lastDir;
+};
+
+} // namespace attnscope

@@ -1,0 +1,243 @@
+// MainWindow: files, recent files, examples, drag and drop, settings.
+
+#include "app/gui/views/MainWindow.h"
+
+#include "core/RandomProblem.h"
+
+#include <QActionGroup>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QUndoStack>
+
+namespace attnscope {
+
+namespace {
+
+const char *const kRecentKey = "files/recent";
+constexpr int kMaxRecent = 8;
+
+QString projectFilter()
+{
+    return MainWindow::tr("AttnScope projects (*.attnscope.json *.json);;All files (*)");
+}
+
+// A small self-attention problem to start from: four tokens, two heads.
+Project newProject()
+{
+    Project p;
+    p.title = MainWindow::tr("New project").toStdString();
+    p.queryTokens = {"The", "cat", "sat", "down"};
+    AttentionProblem &pr = p.problem;
+    pr.spec.heads = 2;
+    pr.spec.headDimQK = 4;
+    pr.spec.headDimV = 4;
+    pr.xq = initMatrix(4, 8, InitKind::Gaussian, 11, 1.0);
+    pr.weights.q = initMatrix(8, 8, InitKind::Xavier, 12);
+    pr.weights.k = initMatrix(8, 8, InitKind::Xavier, 13);
+    pr.weights.v = initMatrix(8, 8, InitKind::Xavier, 14);
+    return p;
+}
+
+} // namespace
+
+QStringList MainWindow::exampleFiles()
+{
+    QStringList out;
+    for (const QString &name : QDir(QStringLiteral(":/examples")).entryList({QStringLiteral("*.attnscope.json")}, QDir::Files, QDir::Name))
+        out << QStringLiteral(":/examples/") + name;
+    return out;
+}
+
+void MainWindow::newDocument()
+{
+    setDocument(new Document(newProject()));
+}
+
+bool MainWindow::openFile(const QString &path)
+{
+    auto project = Document::readProject(path);
+    if (!project) {
+        showError(QString::fromStdString(project.message()));
+        return false;
+    }
+    auto *doc = new Document(std::move(*project));
+    if (!path.startsWith(QLatin1Char(':'))) {
+        doc->setFilePath(QFileInfo(path).absoluteFilePath());
+        addRecentFile(doc->filePath());
+        m_lastDir = QFileInfo(path).absolutePath();
+    }
+    setDocument(doc);
+    m_lastError.clear();
+    statusBar()->showMessage(tr("Opened %1").arg(doc->displayName()), 4000);
+    return true;
+}
+
+bool MainWindow::openExample(const QString &resourcePath)
+{
+    return openFile(resourcePath);
+}
+
+bool MainWindow::saveTo(const QString &path)
+{
+    if (!m_document)
+        return false;
+    Status s = m_document->save(path);
+    if (!s) {
+        showError(QString::fromStdString(s.message()));
+        return false;
+    }
+    addRecentFile(m_document->filePath());
+    m_lastDir = QFileInfo(path).absolutePath();
+    statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 4000);
+    return true;
+}
+
+void MainWindow::showError(const QString &message)
+{
+    m_lastError = message;
+    statusBar()->showMessage(message);
+    // Window-modal but not blocking: the event loop (and the tests) go on.
+    auto *box = new QMessageBox(QMessageBox::Warning, tr("AttnScope"), message, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("errorBox"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+bool MainWindow::maybeSave()
+{
+    if (!m_document || !m_document->isModified())
+        return true;
+    const auto answer = QMessageBox::warning(
+        this, tr("AttnScope"), tr("\u201c%1\u201d has unsaved changes. Save them?").arg(m_document->displayName()),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Save)
+        return save();
+    return answer == QMessageBox::Discard;
+}
+
+void MainWindow::open()
+{
+    if (!maybeSave())
+        return;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open project"), m_lastDir, projectFilter());
+    if (!path.isEmpty())
+        openFile(path);
+}
+
+bool MainWindow::save()
+{
+    if (!m_document)
+        return false;
+    if (m_document->filePath().isEmpty())
+        return saveAs();
+    return saveTo(m_document->filePath());
+}
+
+bool MainWindow::saveAs()
+{
+    if (!m_document)
+        return false;
+    QString suggested = m_document->filePath();
+    if (suggested.isEmpty())
+        suggested = QDir(m_lastDir).filePath(tr("untitled") + QStringLiteral(".attnscope.json"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save project"), suggested, projectFilter());
+    return !path.isEmpty() && saveTo(path);
+}
+
+void MainWindow::addRecentFile(const QString &path)
+{
+    QSettings settings;
+    QStringList recent = settings.value(QLatin1String(kRecentKey)).toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    settings.setValue(QLatin1String(kRecentKey), recent);
+}
+
+void MainWindow::fillRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QLatin1String(kRecentKey)).toStringList();
+    for (const QString &path : recent) {
+        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] {
+            if (maybeSave())
+                openFile(path);
+        })->setToolTip(path);
+    }
+    if (recent.isEmpty())
+        m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
+}
+
+void MainWindow::fillExamplesMenu()
+{
+    for (const QString &path : exampleFiles()) {
+        auto project = Document::readProject(path);
+        const QString title = project && !project->title.empty() ? QString::fromStdString(project->title) : QFileInfo(path).fileName();
+        m_examplesMenu->addAction(title, this, [this, path] {
+            if (maybeSave())
+                openExample(path);
+        });
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    writeSettings();
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.first().isLocalFile())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    const auto urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.first().isLocalFile())
+        return;
+    event->acceptProposedAction();
+    if (maybeSave())
+        openFile(urls.first().toLocalFile());
+}
+
+void MainWindow::readSettings()
+{
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    m_lastDir = settings.value(QStringLiteral("files/lastDir"),
+                               QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+    if (auto kind = ColorMap::fromKey(settings.value(QStringLiteral("view/colorMap")).toString()))
+        setColorMap(*kind);
+    const int backend = settings.value(QStringLiteral("compute/backend"), int(BackendRequest::Auto)).toInt();
+    setBackend(BackendRequest(std::clamp(backend, 0, 2)));
+}
+
+void MainWindow::writeSettings()
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("files/lastDir"), m_lastDir);
+    settings.setValue(QStringLiteral("view/colorMap"), ColorMap::key(ColorMapKind(m_colorMapBox->currentData().toInt())));
+    settings.setValue(QStringLiteral("compute/backend"), int(m_compute->backendRequest()));
+}
+
+} // namespace attnscope

@@ -1,0 +1,352 @@
+// The main window driven through its real widgets (offscreen): every edit is checked on the
+// document and on what the heatmap shows.
+
+#include "app/gui/views/EditorPanels.h"
+#include "app/gui/views/HeadLinesView.h"
+#include "app/gui/views/MainWindow.h"
+#include "app/gui/views/MaskEditor.h"
+#include "app/gui/views/MatrixModel.h"
+#include "app/gui/views/TeachingView.h"
+#include "core/CpuBackend.h"
+
+#include "../common/TestUtil.h"
+
+#include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+using namespace attnscope;
+
+namespace {
+
+const QString kTutorial = QStringLiteral(":/examples/self-attention-tutorial.attnscope.json");
+const QString kMultihead = QStringLiteral(":/examples/multihead-causal.attnscope.json");
+
+// Waits until the views show a result computed from the document as it is now.
+bool settle(MainWindow &w)
+{
+    if (!w.computeController()->waitForIdle(20000))
+        return false;
+    return w.currentResult() && w.currentResult()->generation == w.computeController()->latestGeneration()
+        && serializeProject(w.currentResult()->project) == serializeProject(w.document()->project());
+}
+
+// The colour of cell (query, key) as the enlarged heatmap widget paints it.
+QColor shownColor(MainWindow &w, int query, int key)
+{
+    HeatmapView *v = w.headView();
+    const QImage image = v->grab().toImage();
+    const QPointF corner = v->cellRect(query, key).topLeft() + QPointF(3, 3);
+    return QColor(image.pixel(corner.toPoint()));
+}
+
+QColor expectedColor(MainWindow &w, float weight)
+{
+    const HeatmapData &d = w.headView()->data();
+    return QColor::fromRgb(ColorMap(w.headView()->settings().colorMap).at((weight - d.rangeMin) / (d.rangeMax - d.rangeMin)));
+}
+
+// Weights recomputed from the document itself, independent of the window's pipeline.
+MatrixF weightsOf(const Project &p, int head)
+{
+    auto t = CpuBackend().compute(p.problem);
+    return t ? t->weights[size_t(head)] : MatrixF();
+}
+
+void typeInto(QWidget *editor, const QString &text)
+{
+    QVERIFY(editor);
+    if (auto *line = qobject_cast<QLineEdit *>(editor))
+        line->selectAll();
+    else if (auto *spin = qobject_cast<QAbstractSpinBox *>(editor))
+        spin->selectAll();
+    QTest::keyClicks(editor, text);
+    QTest::keyClick(editor, Qt::Key_Return);
+}
+
+} // namespace
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void init();
+    void editCellInTable();
+    void changeHeadsWithSpinBox();
+    void toggleMaskCell();
+    void undoRedoShortcuts();
+    void openSaveRoundTrip();
+    void malformedFileRefusedDocumentUntouched();
+    void tokenEditsAndModels();
+    void selectingACellExplainsIt();
+    void settingsRemembered();
+
+private:
+    std::unique_ptr<MainWindow> m_window;
+};
+
+void TestMainWindow::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_mainwindow"));
+    QSettings().clear();
+    QSettings().setValue(QStringLiteral("compute/backend"), int(BackendRequest::Cpu));
+}
+
+void TestMainWindow::init()
+{
+    if (m_window && m_window->document())
+        m_window->document()->undoStack()->setClean();
+    m_window = std::make_unique<MainWindow>();
+    m_window->resize(1400, 900);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    QVERIFY(m_window->openExample(kTutorial));
+    QVERIFY(settle(*m_window));
+}
+
+void TestMainWindow::editCellInTable()
+{
+    MainWindow &w = *m_window;
+    QTableView *table = w.matrixEditor(MatrixId::Wq)->table();
+    table->parentWidget()->parentWidget()->setFocus();
+    const QModelIndex idx = table->model()->index(0, 0);
+    const MatrixF before = w.currentResult()->trace.weights[0];
+    table->setCurrentIndex(idx);
+    table->edit(idx);
+    typeInto(table->findChild<QLineEdit *>() ? static_cast<QWidget *>(table->findChild<QLineEdit *>())
+                                             : QApplication::focusWidget(),
+             QStringLiteral("2.5"));
+    // The delegate commits on Return through a queued call.
+    QTRY_COMPARE(w.document()->problem().weights.q(0, 0), 2.5f);
+    QCOMPARE(w.document()->undoStack()->count(), 1);
+    QVERIFY(w.isWindowModified());
+    QVERIFY(settle(w));
+    const MatrixF shown = w.currentResult()->trace.weights[0];
+    QVERIFY(shown != before);
+    QVERIFY(shown.isApprox(weightsOf(w.document()->project(), 0)));
+    QCOMPARE(shownColor(w, 0, 1), expectedColor(w, shown(0, 1)));
+    QCOMPARE(shownColor(w, 2, 2), expectedColor(w, shown(2, 2)));
+}
+
+void TestMainWindow::changeHeadsWithSpinBox()
+{
+    MainWindow &w = *m_window;
+    QSpinBox *heads = w.modelPanel()->headsBox();
+    heads->setFocus();
+    typeInto(heads, QStringLiteral("3"));
+    QCOMPARE(w.document()->problem().spec.heads, 3);
+    QCOMPARE(w.document()->problem().weights.q.cols(), 9);
+    QVERIFY(settle(w));
+    QCOMPARE(w.headsGrid()->heads(), 3);
+    QCOMPARE(w.currentResult()->trace.heads(), 3);
+    // Click the third head in the grid: the enlarged view shows it.
+    QTest::mouseClick(w.headsGrid(), Qt::LeftButton, {}, w.headsGrid()->tileRect(2).center().toPoint());
+    QCOMPARE(w.headView()->head(), 2);
+    const MatrixF expected = weightsOf(w.document()->project(), 2);
+    QVERIFY(w.headView()->data().values->isApprox(expected));
+    QCOMPARE(shownColor(w, 1, 0), expectedColor(w, expected(1, 0)));
+    // Head 1 is unchanged by adding heads.
+    QVERIFY(w.currentResult()->trace.weights[0].isApprox(weightsOf(*Document::readProject(kTutorial), 0)));
+}
+
+void TestMainWindow::toggleMaskCell()
+{
+    MainWindow &w = *m_window;
+    MaskGrid *grid = w.maskEditor()->grid();
+    QTest::mouseClick(grid, Qt::LeftButton, {}, grid->cellRect(0, 2).center().toPoint());
+    QVERIFY(w.document()->problem().mask.allowed);
+    QCOMPARE(int((*w.document()->problem().mask.allowed)(0, 2)), 0);
+    QVERIFY(settle(w));
+    const AttentionTrace &t = w.currentResult()->trace;
+    QCOMPARE(int(t.allowed(0, 2)), 0);
+    QCOMPARE(t.weights[0](0, 2), 0.0f);
+    QVERIFY(std::abs(t.weights[0].row(0).sum() - 1.0f) < 1e-5f);
+    const QColor masked = shownColor(w, 0, 2);
+    QVERIFY2(masked == HeatmapRenderer::maskedColor() || masked == QColor(0x80, 0x80, 0x80), qPrintable(masked.name()));
+    // A drag across row 1 is one undo step.
+    QTest::mousePress(grid, Qt::LeftButton, {}, grid->cellRect(1, 0).center().toPoint());
+    QTest::mouseMove(grid, grid->cellRect(1, 1).center().toPoint());
+    QTest::mouseMove(grid, grid->cellRect(1, 2).center().toPoint());
+    QTest::mouseRelease(grid, Qt::LeftButton, {}, grid->cellRect(1, 2).center().toPoint());
+    QCOMPARE(w.document()->undoStack()->count(), 2);
+    QVERIFY(settle(w));
+    QVERIFY(w.currentResult()->trace.emptyRows[1]);
+    QCOMPARE(w.currentResult()->trace.weights[0].row(1).sum(), 0.0f);
+    // Presets through the editor.
+    w.maskEditor()->presetBox()->setCurrentIndex(w.maskEditor()->presetBox()->findData(int(MaskPreset::None)));
+    w.maskEditor()->applyPreset();
+    QVERIFY(!w.document()->problem().mask.allowed);
+    QVERIFY(settle(w));
+    QVERIFY(!w.currentResult()->trace.emptyRows[1]);
+}
+
+void TestMainWindow::undoRedoShortcuts()
+{
+    MainWindow &w = *m_window;
+    const Project original = w.document()->project();
+    const MatrixF originalWeights = w.currentResult()->trace.weights[0];
+    QVERIFY(w.document()->setValue(MatrixId::Xq, 1, 1, -3.0f));
+    QVERIFY(settle(w));
+    const MatrixF edited = w.currentResult()->trace.weights[0];
+    QVERIFY(edited != originalWeights);
+    w.activateWindow();
+    QTest::keyClick(&w, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(w.document()->problem().xq(1, 1), original.problem.xq(1, 1));
+    QVERIFY(!w.isWindowModified());
+    QVERIFY(settle(w));
+    QVERIFY(w.currentResult()->trace.weights[0] == originalWeights);
+    QCOMPARE(shownColor(w, 1, 0), expectedColor(w, originalWeights(1, 0)));
+    QTest::keyClick(&w, Qt::Key_Y, Qt::ControlModifier);
+    QCOMPARE(w.document()->problem().xq(1, 1), -3.0f);
+    QVERIFY(settle(w));
+    QVERIFY(w.currentResult()->trace.weights[0] == edited);
+    QCOMPARE(shownColor(w, 1, 0), expectedColor(w, edited(1, 0)));
+}
+
+void TestMainWindow::openSaveRoundTrip()
+{
+    MainWindow &w = *m_window;
+    QTemporaryDir dir;
+    QVERIFY(w.openExample(kMultihead));
+    QVERIFY(w.document()->setValue(MatrixId::Wk, 2, 1, 0.75f));
+    QVERIFY(w.document()->setTokenLabel(TokenSide::Query, 0, QStringLiteral("<bos>")));
+    QVERIFY(w.isWindowModified());
+    const QString path = dir.filePath(QStringLiteral("round.attnscope.json"));
+    QVERIFY(w.saveTo(path));
+    QVERIFY(!w.isWindowModified());
+    QVERIFY(w.windowTitle().contains(QStringLiteral("round.attnscope.json")));
+    QVERIFY(settle(w));
+    const Project saved = w.document()->project();
+    const MatrixF shown = w.currentResult()->trace.weights[1];
+
+    MainWindow other;
+    other.resize(1000, 700);
+    other.show();
+    QVERIFY(other.openFile(path));
+    QVERIFY(settle(other));
+    QCOMPARE(serializeProject(other.document()->project()), serializeProject(saved));
+    QCOMPARE(other.document()->filePath(), QFileInfo(path).absoluteFilePath());
+    QVERIFY(other.currentResult()->trace.weights[1] == shown);
+    QCOMPARE(other.headsGrid()->heads(), saved.problem.spec.heads);
+    QCOMPARE(QSettings().value(QStringLiteral("files/recent")).toStringList().value(0), QFileInfo(path).absoluteFilePath());
+}
+
+void TestMainWindow::malformedFileRefusedDocumentUntouched()
+{
+    MainWindow &w = *m_window;
+    QVERIFY(w.document()->setValue(MatrixId::Wv, 0, 1, 9.0f));
+    QVERIFY(settle(w));
+    Document *doc = w.document();
+    const std::string before = serializeProject(doc->project());
+    const ComputedTracePtr shown = w.currentResult();
+    const int undoCount = doc->undoStack()->count();
+
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("bad.attnscope.json"));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    QString text = QString::fromStdString(serializeProject(*Document::readProject(kTutorial)));
+    text.replace(QStringLiteral("\"heads\": 1"), QStringLiteral("\"heads\": 2"));
+    f.write(text.toUtf8());
+    f.close();
+
+    QVERIFY(!w.openFile(path));
+    QCOMPARE(w.document(), doc);
+    QCOMPARE(serializeProject(doc->project()), before);
+    QCOMPARE(doc->undoStack()->count(), undoCount);
+    QVERIFY(w.isWindowModified());
+    QVERIFY2(w.lastError().contains(QStringLiteral("weights.q")), qPrintable(w.lastError()));
+    QVERIFY(w.lastError().contains(QStringLiteral("bad.attnscope.json")));
+    auto *box = w.findChild<QMessageBox *>(QStringLiteral("errorBox"));
+    QVERIFY(box);
+    QVERIFY(box->text().contains(QStringLiteral("weights.q")));
+    box->close();
+    QVERIFY(settle(w));
+    QCOMPARE(w.currentResult(), shown); // nothing recomputed, same heatmap
+    QCOMPARE(shownColor(w, 0, 0), expectedColor(w, shown->trace.weights[0](0, 0)));
+    QVERIFY(!w.openFile(dir.filePath(QStringLiteral("missing.attnscope.json"))));
+    QCOMPARE(w.document(), doc);
+}
+
+void TestMainWindow::tokenEditsAndModels()
+{
+    MainWindow &w = *m_window;
+    std::vector<std::unique_ptr<QAbstractItemModelTester>> testers;
+    for (MatrixId id : kAllMatrices)
+        testers.push_back(std::make_unique<QAbstractItemModelTester>(w.matrixEditor(id)->model(),
+                                                                     QAbstractItemModelTester::FailureReportingMode::QtTest));
+    MatrixEditor *xq = w.matrixEditor(MatrixId::Xq);
+    MatrixModel *model = xq->model();
+    QVERIFY(model->setData(model->index(1, 0), QStringLiteral("Robots")));
+    QCOMPARE(w.document()->project().queryTokens[1], std::string("Robots"));
+    QVERIFY(!model->setData(model->index(1, 1), QStringLiteral("not a number")));
+    xq->table()->setCurrentIndex(model->index(0, 0));
+    xq->insertToken();
+    QCOMPARE(w.document()->problem().tq(), 4);
+    QCOMPARE(model->rowCount(), 4);
+    QVERIFY(settle(w));
+    QCOMPARE(w.headView()->data().rows(), 4);
+    QCOMPARE(w.headView()->data().rowLabels.value(2), QStringLiteral("Robots"));
+    w.document()->setMode(AttentionMode::Cross);
+    QCOMPARE(w.matrixEditor(MatrixId::Xkv)->model()->rowCount(), 4);
+    w.matrixEditor(MatrixId::Xkv)->removeToken();
+    QVERIFY(settle(w));
+    QCOMPARE(w.headView()->data().cols(), 3);
+    QCOMPARE(w.headView()->data().rows(), 4);
+    w.matrixEditor(MatrixId::Wo)->findChild<QCheckBox *>()->click();
+    QVERIFY(w.document()->problem().weights.o);
+    QVERIFY(w.matrixEditor(MatrixId::Wo)->model()->rowCount() > 0);
+    w.document()->undoStack()->setIndex(0);
+    QVERIFY(settle(w));
+    QCOMPARE(w.headView()->data().rows(), 3);
+}
+
+void TestMainWindow::selectingACellExplainsIt()
+{
+    MainWindow &w = *m_window;
+    HeatmapView *v = w.headView();
+    QTest::mouseClick(v, Qt::LeftButton, {}, v->cellRect(0, 1).center().toPoint());
+    const QString html = w.teachingView()->html();
+    const auto &t = w.currentResult()->trace;
+    QVERIFY(html.contains(QStringLiteral("Thinking")));
+    QVERIFY2(html.contains(QString::number(double(t.weights[0](0, 1)), 'g', 4)), qPrintable(html.right(2000)));
+    QVERIFY(html.contains(QStringLiteral("3 \u00d7 3"))); // shapes printed
+    // Scores: the dot product of q_0 and k_1 is printed.
+    QVERIFY(html.contains(QString::number(double(t.scores[0](0, 1)), 'g', 4)));
+    w.headLinesView()->setOverlay(true);
+    QVERIFY(!w.headLinesView()->grab().toImage().isNull());
+}
+
+void TestMainWindow::settingsRemembered()
+{
+    m_window->setColorMap(ColorMapKind::Magma);
+    QVERIFY(m_window->close());
+    MainWindow next;
+    QCOMPARE(next.headView()->settings().colorMap, ColorMapKind::Magma);
+    QVERIFY(next.openExample(kTutorial));
+    next.resize(900, 700);
+    next.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&next));
+    QVERIFY(settle(next));
+    const float w01 = next.currentResult()->trace.weights[0](0, 1);
+    const QImage image = next.headView()->grab().toImage();
+    const QPointF corner = next.headView()->cellRect(0, 1).topLeft() + QPointF(3, 3);
+    QCOMPARE(QColor(image.pixel(corner.toPoint())), QColor::fromRgb(ColorMap(ColorMapKind::Magma).at(w01)));
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"
