@@ -100,6 +100,10 @@ MatrixEditor::MatrixEditor(MatrixId id, QWidget *parent)
     layout->addLayout(bar);
     layout->addWidget(m_table);
     connect(m_model, &QAbstractItemModel::modelReset, this, &MatrixEditor::updateState);
+    connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
+        if (m_model->hasTokenColumn())
+            m_table->resizeColumnToContents(0);
+    });
 }
 
 void MatrixEditor::setDocument(Document *document)

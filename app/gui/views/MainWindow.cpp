@@ -124,11 +124,12 @@ void MainWindow::createDocks()
     };
     m_model = new ModelPanel;
     auto *modelScroll = new QScrollArea;
+    modelScroll->setObjectName(QStringLiteral("modelScroll"));
     modelScroll->setWidget(m_model);
     modelScroll->setWidgetResizable(true);
-    dock(tr("Model"), QStringLiteral("ModelDock"), modelScroll, Qt::LeftDockWidgetArea);
+    auto *modelDock = dock(tr("Model"), QStringLiteral("ModelDock"), modelScroll, Qt::LeftDockWidgetArea);
     m_mask = new MaskEditor;
-    dock(tr("Mask"), QStringLiteral("MaskDock"), m_mask, Qt::LeftDockWidgetArea);
+    auto *maskDock = dock(tr("Mask"), QStringLiteral("MaskDock"), m_mask, Qt::LeftDockWidgetArea);
 
     auto *inputs = new QTabWidget;
     auto *weights = new QTabWidget;
@@ -144,6 +145,10 @@ void MainWindow::createDocks()
     auto *history = dock(tr("History"), QStringLiteral("HistoryDock"), new QUndoView(m_undoGroup), Qt::BottomDockWidgetArea);
     tabifyDockWidget(weightDock, history);
     weightDock->raise();
+    // The heatmaps get most of the window; a saved layout (readSettings) overrides this.
+    resizeDocks({inputDock, weightDock}, {220, 220}, Qt::Vertical);
+    resizeDocks({modelDock, maskDock}, {380, 300}, Qt::Vertical);
+    resizeDocks({modelDock}, {340}, Qt::Horizontal);
 }
 
 void MainWindow::createActions()

@@ -1,0 +1,90 @@
+// The application in a real window (run under Xvfb by CTest): each built-in example is
+// opened, every main view is captured from the screen into the build tree, and a heatmap
+// cell's on-screen pixel is compared with the colour map.
+
+#include "app/gui/views/MainWindow.h"
+
+#include <QDir>
+#include <QGuiApplication>
+#include <QScreen>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTest>
+#include <QUndoStack>
+
+using namespace attnscope;
+
+class TestScreenshots : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void examples_data();
+    void examples();
+};
+
+void TestScreenshots::initTestCase()
+{
+    if (QGuiApplication::platformName() == QLatin1String("offscreen") || QGuiApplication::platformName() == QLatin1String("minimal"))
+        QSKIP("needs a real display (run under xvfb-run)");
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_screenshots"));
+    QSettings().clear();
+    QSettings().setValue(QStringLiteral("compute/backend"), int(BackendRequest::Cpu));
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+}
+
+void TestScreenshots::examples_data()
+{
+    QTest::addColumn<QString>("path");
+    for (const QString &path : MainWindow::exampleFiles())
+        QTest::newRow(qPrintable(QFileInfo(path).baseName())) << path;
+}
+
+void TestScreenshots::examples()
+{
+    QFETCH(QString, path);
+    MainWindow w;
+    w.resize(1440, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openExample(path));
+    QVERIFY(w.computeController()->waitForIdle(20000));
+    QVERIFY(w.currentResult());
+    QVERIFY(w.currentResult()->generation == w.computeController()->latestGeneration());
+
+    const QString base = QFileInfo(path).baseName().section(QLatin1Char('.'), 0, 0);
+    const QStringList tabs = {QStringLiteral("heads"), QStringLiteral("headview"), QStringLiteral("mean"),
+                              QStringLiteral("teaching")};
+    for (int i = 0; i < w.viewTabs()->count(); ++i) {
+        w.viewTabs()->setCurrentIndex(i);
+        QTest::qWait(150); // let the X server show the repaint
+        const QPixmap shot = w.screen()->grabWindow(w.winId());
+        QVERIFY(!shot.isNull());
+        const QString file = QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/") + base + QLatin1Char('-') + tabs.value(i) + QStringLiteral(".png");
+        QVERIFY(shot.save(file));
+        if (i == 0) {
+            // The on-screen colour of cell (last query, key 0) of the enlarged head.
+            HeatmapView *v = w.headView();
+            const int q = int(v->data().rows()) - 1;
+            const QPointF local = v->cellRect(q, 0).topLeft() + QPointF(3, 3);
+            const QPoint inWindow = v->mapTo(&w, local.toPoint());
+            const QImage image = shot.toImage();
+            const qreal dpr = shot.devicePixelRatio();
+            const QColor onScreen(image.pixel(int(inWindow.x() * dpr), int(inWindow.y() * dpr)));
+            const HeatmapData &d = v->data();
+            const float weight = (*d.values)(q, 0);
+            const QColor expected = d.isAllowed(q, 0)
+                ? QColor::fromRgb(ColorMap(v->settings().colorMap).at((weight - d.rangeMin) / (d.rangeMax - d.rangeMin)))
+                : HeatmapRenderer::maskedColor();
+            QCOMPARE(onScreen.name(), expected.name());
+        }
+    }
+    w.document()->undoStack()->setClean();
+}
+
+QTEST_MAIN(TestScreenshots)
+#include "tst_screenshots.moc"
