@@ -23,6 +23,7 @@ Document::Document(Project project, QObject *parent)
     , m_project(std::move(project))
     , m_undoStack(new QUndoStack(this))
 {
+    edit::compactExtra(m_project);
     connect(m_undoStack, &QUndoStack::cleanChanged, this, [this](bool clean) { emit modifiedChanged(!clean); });
 }
 

@@ -423,6 +423,26 @@ Project setMaskCells(Project p, const std::vector<std::pair<int, int>> &cells, b
     return p;
 }
 
+void compactExtra(Project &p)
+{
+    auto &e = p.extra;
+    if (!e.is_object())
+        return;
+    for (const char *side : {"query", "key"})
+        if (e.contains(side) && e[side].is_object()) {
+            for (const char *field : {"x", "tokens"})
+                if (e[side].contains(field))
+                    e[side][field] = nullptr;
+        }
+    if (e.contains("weights") && e["weights"].is_object())
+        for (auto &value : e["weights"])
+            value = nullptr;
+    if (e.contains("mask") && e["mask"].is_object())
+        for (const char *field : {"allowed", "keyPadding"})
+            if (e["mask"].contains(field))
+                e["mask"][field] = nullptr;
+}
+
 bool isPaddingToken(const std::string &label)
 {
     std::string s;

@@ -66,5 +66,11 @@ MatrixF regrouped(const MatrixF &m, int oldHeads, int oldWidth, int newHeads, in
 
 bool isPaddingToken(const std::string &label);
 
+// Project::extra keeps the whole file as read, matrices included; every copy of the project
+// (undo snapshots, compute requests) would copy that JSON tree. The matrices in it are
+// rewritten from the problem on save anyway, so they are replaced by null here; the keys stay,
+// which keeps the file's field order.
+void compactExtra(Project &p);
+
 } // namespace edit
 } // namespace attnscope

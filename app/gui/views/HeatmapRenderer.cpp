@@ -143,7 +143,7 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
             rowLabelWidth = std::max(rowLabelWidth, fm.horizontalAdvance(s));
         for (const QString &s : m_data.columnLabels)
             colLabelWidth = std::max(colLabelWidth, fm.horizontalAdvance(s));
-        rowLabelWidth = std::min(rowLabelWidth + pad + fm.height() * 0.6, area.width() * 0.3); // room for the flag
+        rowLabelWidth = std::min(rowLabelWidth + 2 * pad + fm.height() * 0.6 + 2, area.width() * 0.3); // room for the flag
         colLabelWidth = std::min(colLabelWidth + pad, area.height() * 0.3);
     }
     // Square cells; column labels run vertically where they do not fit across a cell.
@@ -211,10 +211,22 @@ void HeatmapRenderer::paintCells(QPainter &painter, const HeatmapLayout &l) cons
         // Many small cells: one pixel per cell, scaled without smoothing.
         QImage image(int(cols), int(rows), QImage::Format_RGB32);
         const QRgb masked = maskedColor().rgb();
+        QRgb lut[256];
+        for (int i = 0; i < 256; ++i)
+            lut[i] = m_map.sample(i);
+        // The same index colorFor() computes: round(t * 255), clamped.
+        const double span = m_data.rangeMax - m_data.rangeMin;
+        const double k = span > 0.0 ? 255.0 / span : 0.0, lo = m_data.rangeMin;
+        const MaskMatrix *allowed = weights ? m_data.allowed : nullptr;
         for (Eigen::Index r = 0; r < rows; ++r) {
             auto *line = reinterpret_cast<QRgb *>(image.scanLine(int(r)));
-            for (Eigen::Index c = 0; c < cols; ++c)
-                line[c] = (weights && !m_data.isAllowed(r, c)) ? masked : colorFor(v(r, c));
+            const float *src = v.row(r).data();
+            const std::uint8_t *ok = allowed ? allowed->row(r).data() : nullptr;
+            for (Eigen::Index c = 0; c < cols; ++c) {
+                const double t = (double(src[c]) - lo) * k;
+                const int index = t >= 0.0 ? int(std::min(t, 255.0) + 0.5) : 0;
+                line[c] = (ok && !ok[c]) ? masked : lut[std::min(index, 255)];
+            }
         }
         painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
         painter.drawImage(l.grid, image);
@@ -275,7 +287,7 @@ void HeatmapRenderer::paintLabels(QPainter &painter, const HeatmapLayout &l) con
     if (!l.rowLabels.isEmpty()) {
         const double flag = fm.height() * 0.6;
         for (int r = 0; r < m_data.rowLabels.size(); r += rowStep) {
-            const QRectF cell(l.rowLabels.left(), l.grid.top() + r * ch, l.rowLabels.width() - 4 - flag, ch);
+            const QRectF cell(l.rowLabels.left(), l.grid.top() + r * ch, l.rowLabels.width() - 2 - flag, ch);
             const bool empty = size_t(r) < m_data.emptyRows.size() && m_data.emptyRows[size_t(r)];
             painter.setPen(empty ? emptyRowColor() : QColor(Qt::black));
             painter.drawText(cell, Qt::AlignRight | Qt::AlignVCenter,

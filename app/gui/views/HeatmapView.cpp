@@ -42,15 +42,25 @@ void HeatmapView::setSelectedCell(std::optional<QPoint> cell)
 
 void HeatmapView::rebuild()
 {
-    m_data = HeatmapData();
-    if (m_result) {
-        const int heads = m_result->trace.heads();
-        const int head = m_head >= heads ? heads - 1 : m_head;
-        m_data = HeatmapData::fromTrace(m_result->project, m_result->trace, head, m_settings.quantity, m_settings.scope);
-    }
-    if (m_selected && (m_selected->y() >= m_data.rows() || m_selected->x() >= m_data.cols()))
+    m_dirty = true;
+    if (m_selected && m_result
+        && (m_selected->y() >= m_result->project.problem.tq() || m_selected->x() >= m_result->project.problem.tk()))
         m_selected.reset();
     update();
+}
+
+const HeatmapData &HeatmapView::data() const
+{
+    if (m_dirty) {
+        m_dirty = false;
+        m_data = HeatmapData();
+        if (m_result) {
+            const int heads = m_result->trace.heads();
+            const int head = m_head >= heads ? heads - 1 : m_head;
+            m_data = HeatmapData::fromTrace(m_result->project, m_result->trace, head, m_settings.quantity, m_settings.scope);
+        }
+    }
+    return m_data;
 }
 
 HeatmapOptions HeatmapView::options() const
@@ -65,19 +75,20 @@ HeatmapOptions HeatmapView::options() const
 
 std::optional<QPoint> HeatmapView::cellAt(const QPointF &pos) const
 {
-    if (!m_data.values)
+    if (!data().values)
         return std::nullopt;
-    return HeatmapRenderer(m_data, options()).cellAt(QRectF(rect()), pos);
+    return HeatmapRenderer(data(), options()).cellAt(QRectF(rect()), pos);
 }
 
 QRectF HeatmapView::cellRect(int query, int key) const
 {
-    const HeatmapLayout l = HeatmapRenderer(m_data, options()).layout(QRectF(rect()));
+    const HeatmapLayout l = HeatmapRenderer(data(), options()).layout(QRectF(rect()));
     return QRectF(l.grid.left() + key * l.cellWidth, l.grid.top() + query * l.cellHeight, l.cellWidth, l.cellHeight);
 }
 
 QString HeatmapView::cellDescription(int query, int key) const
 {
+    data();
     if (!m_result || !m_data.values || query < 0 || key < 0 || query >= m_data.rows() || key >= m_data.cols())
         return {};
     const AttentionTrace &t = m_result->trace;
@@ -103,7 +114,7 @@ void HeatmapView::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
     p.fillRect(rect(), Qt::white);
-    if (!m_data.values) {
+    if (!data().values) {
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect(), Qt::AlignCenter, m_result ? tr("No heads") : tr("Computing\u2026"));
         return;
@@ -144,11 +155,19 @@ void HeadsGridView::setResult(ComputedTracePtr result)
 void HeadsGridView::setSettings(const HeatmapViewSettings &settings)
 {
     m_settings = settings;
+    m_dirty = true;
+    update();
+}
+
+void HeadsGridView::ensureData() const
+{
+    if (!m_dirty)
+        return;
+    m_dirty = false;
     m_data.clear();
     if (m_result)
         for (int h = 0; h < m_result->trace.heads(); ++h)
-            m_data.push_back(HeatmapData::fromTrace(m_result->project, m_result->trace, h, settings.quantity, settings.scope));
-    update();
+            m_data.push_back(HeatmapData::fromTrace(m_result->project, m_result->trace, h, m_settings.quantity, m_settings.scope));
 }
 
 void HeadsGridView::setCurrentHead(int head)
@@ -159,7 +178,7 @@ void HeadsGridView::setCurrentHead(int head)
 
 int HeadsGridView::heads() const
 {
-    return int(m_data.size());
+    return m_result ? m_result->trace.heads() : 0;
 }
 
 int HeadsGridView::columns() const
@@ -201,6 +220,7 @@ void HeadsGridView::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
     p.fillRect(rect(), Qt::white);
+    ensureData();
     if (m_data.empty()) {
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect(), Qt::AlignCenter, tr("Computing\u2026"));

@@ -33,7 +33,7 @@ public:
     void setSelectedCell(std::optional<QPoint> cell);
     std::optional<QPoint> selectedCell() const { return m_selected; }
 
-    const HeatmapData &data() const { return m_data; }
+    const HeatmapData &data() const;
     HeatmapOptions options() const;
     // The cell (x = key, y = query) at a widget position, and where a cell's centre is.
     std::optional<QPoint> cellAt(const QPointF &pos) const;
@@ -56,7 +56,9 @@ private:
     void rebuild();
 
     ComputedTracePtr m_result;
-    HeatmapData m_data;
+    // Built lazily, on the first paint or query after a change: hidden views cost nothing.
+    mutable HeatmapData m_data;
+    mutable bool m_dirty = false;
     HeatmapViewSettings m_settings;
     int m_head = 0;
     std::optional<QPoint> m_selected;
@@ -91,8 +93,11 @@ protected:
 private:
     int columns() const;
 
+    void ensureData() const;
+
     ComputedTracePtr m_result;
-    std::vector<HeatmapData> m_data;
+    mutable std::vector<HeatmapData> m_data;
+    mutable bool m_dirty = false;
     HeatmapViewSettings m_settings;
     int m_current = 0;
 };

@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QFontMetricsF>
 #include <QHBoxLayout>
+#include <QImage>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
@@ -94,15 +95,27 @@ void MaskGrid::paintEvent(QPaintEvent *)
     const Geometry g = geometry();
     const MaskMatrix effective = effectiveMask(p);
     const std::vector<bool> empty = emptyMaskRows(effective);
-    const QBrush hatch(QColor(0xb0, 0xb0, 0xb0), Qt::BDiagPattern);
-    for (Eigen::Index i = 0; i < p.tq(); ++i)
-        for (Eigen::Index j = 0; j < p.tk(); ++j) {
-            const QRectF cell(g.grid.left() + double(j) * g.cell, g.grid.top() + double(i) * g.cell, g.cell, g.cell);
-            const bool custom = !p.mask.allowed || (*p.mask.allowed)(i, j);
-            painter.fillRect(cell, effective(i, j) ? kAllowed : kMasked);
-            if (custom && !effective(i, j))
-                painter.fillRect(cell, hatch); // masked by causal / padding, not by the custom part
+    if (g.cell < 4 || p.tq() * p.tk() > 96 * 96) {
+        // Long sequences: one pixel per cell, scaled without smoothing.
+        QImage image(int(p.tk()), int(p.tq()), QImage::Format_RGB32);
+        const QRgb on = kAllowed.rgb(), off = kMasked.rgb();
+        for (Eigen::Index i = 0; i < p.tq(); ++i) {
+            auto *line = reinterpret_cast<QRgb *>(image.scanLine(int(i)));
+            for (Eigen::Index j = 0; j < p.tk(); ++j)
+                line[j] = effective(i, j) ? on : off;
         }
+        painter.drawImage(g.grid, image);
+    } else {
+        const QBrush hatch(QColor(0xb0, 0xb0, 0xb0), Qt::BDiagPattern);
+        for (Eigen::Index i = 0; i < p.tq(); ++i)
+            for (Eigen::Index j = 0; j < p.tk(); ++j) {
+                const QRectF cell(g.grid.left() + double(j) * g.cell, g.grid.top() + double(i) * g.cell, g.cell, g.cell);
+                const bool custom = !p.mask.allowed || (*p.mask.allowed)(i, j);
+                painter.fillRect(cell, effective(i, j) ? kAllowed : kMasked);
+                if (custom && !effective(i, j))
+                    painter.fillRect(cell, hatch); // masked by causal / padding, not by the custom part
+            }
+    }
     if (g.cell >= 6) {
         painter.setPen(QPen(palette().color(QPalette::Base), 1));
         for (Eigen::Index i = 0; i <= p.tq(); ++i)

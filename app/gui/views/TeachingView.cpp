@@ -169,8 +169,30 @@ QString TeachingView::explanation() const
     return s;
 }
 
+QString TeachingView::html()
+{
+    if (m_dirty)
+        build();
+    return m_html;
+}
+
+void TeachingView::showEvent(QShowEvent *event)
+{
+    QTextBrowser::showEvent(event);
+    if (m_dirty)
+        build();
+}
+
 void TeachingView::rebuild()
 {
+    m_dirty = true;
+    if (isVisible())
+        build();
+}
+
+void TeachingView::build()
+{
+    m_dirty = false;
     if (!m_result || m_result->trace.heads() == 0) {
         m_html = tr("<p>Computing\u2026</p>");
         setHtml(m_html);

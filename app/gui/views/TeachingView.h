@@ -19,13 +19,18 @@ public:
     void setResult(ComputedTracePtr result);
     void setHead(int head);
     void setSelection(int query, int key);
-    // The HTML shown (tests read it).
-    QString html() const { return m_html; }
+    // The HTML shown (tests read it); built now if it was left for later.
+    QString html();
     // At most this many rows/columns of a matrix are printed; the rest is elided.
     static constexpr int kMaxShown = 12;
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
+    // Builds the HTML now when visible, else on the next show: a hidden view costs nothing.
     void rebuild();
+    void build();
     QString explanation() const;
 
     ComputedTracePtr m_result;
@@ -33,6 +38,7 @@ private:
     int m_query = 0;
     int m_key = 0;
     QString m_html;
+    bool m_dirty = false;
 };
 
 } // namespace attnscope
