@@ -16,6 +16,9 @@
 #include <QComboBox>
 #include <QLineEdit>
 #include <QMessageBox>
+#include <QMimeData>
+#include <QPushButton>
+#include <QTimer>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -92,6 +95,9 @@ private slots:
     void tokenEditsAndModels();
     void selectingACellExplainsIt();
     void settingsRemembered();
+    void unsavedChangesPrompt();
+    void dropOpensProject();
+    void statusBarShowsBackend();
 
 private:
     std::unique_ptr<MainWindow> m_window;
@@ -346,6 +352,66 @@ void TestMainWindow::settingsRemembered()
     const QImage image = next.headView()->grab().toImage();
     const QPointF corner = next.headView()->cellRect(0, 1).topLeft() + QPointF(3, 3);
     QCOMPARE(QColor(image.pixel(corner.toPoint())), QColor::fromRgb(ColorMap(ColorMapKind::Magma).at(w01)));
+}
+
+namespace {
+
+// Answers the next modal message box with `button`.
+void answerNextPrompt(QMessageBox::StandardButton button, QString *text)
+{
+    QTimer::singleShot(0, [button, text] {
+        auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+        if (!box)
+            return;
+        *text = box->text();
+        box->button(button)->click();
+    });
+}
+
+} // namespace
+
+void TestMainWindow::unsavedChangesPrompt()
+{
+    MainWindow &w = *m_window;
+    QVERIFY(w.document()->setValue(MatrixId::Wq, 0, 0, 7.0f));
+    QString asked;
+    answerNextPrompt(QMessageBox::Cancel, &asked);
+    QVERIFY(!w.close()); // cancelled: the window stays, the edit too
+    QVERIFY(asked.contains(QStringLiteral("unsaved")));
+    QVERIFY(w.isVisible());
+    QCOMPARE(w.document()->problem().weights.q(0, 0), 7.0f);
+    asked.clear();
+    answerNextPrompt(QMessageBox::Discard, &asked);
+    QVERIFY(w.close());
+    QVERIFY(!asked.isEmpty());
+}
+
+void TestMainWindow::dropOpensProject()
+{
+    MainWindow &w = *m_window;
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("dropped.attnscope.json"));
+    {
+        Document d(*Document::readProject(kMultihead));
+        QVERIFY(d.save(path).ok());
+    }
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(path)});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &drop);
+    QCOMPARE(w.document()->filePath(), QFileInfo(path).absoluteFilePath());
+    QVERIFY(settle(w));
+    QCOMPARE(w.headsGrid()->heads(), 2);
+    QVERIFY(w.windowTitle().startsWith(QStringLiteral("dropped.attnscope.json")));
+}
+
+void TestMainWindow::statusBarShowsBackend()
+{
+    const QString text = m_window->statusText();
+    QVERIFY2(text.contains(QStringLiteral("cpu")) && text.contains(QStringLiteral("computed in")), qPrintable(text));
 }
 
 QTEST_MAIN(TestMainWindow)

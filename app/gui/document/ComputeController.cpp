@@ -24,10 +24,11 @@ ComputeController::~ComputeController()
     m_pool.waitForDone();
 }
 
-void ComputeController::setBackendRequest(BackendRequest request)
+void ComputeController::setBackendRequest(BackendRequest request, const QString &vulkanDevice)
 {
     m_request = request;
-    m_pendingBackend = request;
+    m_vulkanDevice = vulkanDevice;
+    m_pendingBackend = std::make_pair(request, vulkanDevice);
     if (!m_scheduled) {
         m_scheduled = true;
         QTimer::singleShot(0, this, [this] {
@@ -59,7 +60,7 @@ void ComputeController::startNext()
     m_running = true;
     emit busyChanged(true);
 
-    std::optional<BackendRequest> backendRequest = std::exchange(m_pendingBackend, std::nullopt);
+    std::optional<std::pair<BackendRequest, QString>> backendRequest = std::exchange(m_pendingBackend, std::nullopt);
     std::optional<Project> project = std::exchange(m_pending, std::nullopt);
     const quint64 generation = m_pendingGeneration;
     std::shared_ptr<AttentionBackend> backend = m_backend;
@@ -69,7 +70,10 @@ void ComputeController::startNext()
         QString backendError, backendNotice;
         bool backendReplaced = false;
         if (backendRequest || !backend) {
-            auto selection = createBackend(backendRequest.value_or(BackendRequest::Auto));
+            BackendOptions options;
+            if (backendRequest)
+                options.vulkanDevice = backendRequest->second.toStdString();
+            auto selection = createBackend(backendRequest ? backendRequest->first : BackendRequest::Auto, options);
             if (selection) {
                 backend = std::move(selection->backend);
                 backendNotice = QString::fromStdString(selection->notice);
@@ -93,8 +97,12 @@ void ComputeController::startNext()
                 result->backendName = QString::fromStdString(backend->name());
                 result->deviceName = QString::fromStdString(backend->deviceName());
                 result->milliseconds = ms;
+                result->notice = QString::fromStdString(takeBackendNotice(*backend));
             } else {
                 error = QString::fromStdString(trace.message());
+                const std::string notice = takeBackendNotice(*backend);
+                if (!notice.empty())
+                    error += QLatin1Char('\n') + QString::fromStdString(notice);
             }
         } else if (project) {
             error = backendError;

@@ -22,6 +22,7 @@ struct ComputedTrace {
     QString backendName;
     QString deviceName;
     double milliseconds = 0.0;
+    QString notice; // a fallback that happened during this computation, said once
 };
 using ComputedTracePtr = std::shared_ptr<const ComputedTrace>;
 
@@ -39,8 +40,10 @@ public:
 
     // Creates the backend on the worker (Vulkan start-up can take a while). A notice
     // ("no Vulkan device: using the CPU") or an error is reported by backendChanged.
-    void setBackendRequest(BackendRequest request);
+    // vulkanDevice: an index or name substring (BackendOptions::vulkanDevice); empty: the best.
+    void setBackendRequest(BackendRequest request, const QString &vulkanDevice = {});
     BackendRequest backendRequest() const { return m_request; }
+    QString vulkanDevice() const { return m_vulkanDevice; }
 
     // Schedules a computation of this project; returns its generation.
     quint64 request(const Project &project);
@@ -64,7 +67,8 @@ private:
     QThreadPool m_pool;
     std::shared_ptr<AttentionBackend> m_backend; // used only on the worker
     BackendRequest m_request = BackendRequest::Auto;
-    std::optional<BackendRequest> m_pendingBackend;
+    QString m_vulkanDevice;
+    std::optional<std::pair<BackendRequest, QString>> m_pendingBackend;
     std::optional<Project> m_pending;
     quint64 m_pendingGeneration = 0;
     quint64 m_generation = 0;

@@ -13,6 +13,7 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QMenuBar>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
@@ -227,11 +228,25 @@ void MainWindow::createActions()
         connect(a, &QAction::triggered, this, [this, request = request] { setBackend(request); });
     }
     backend->addSeparator();
-    QMenu *devices = backend->addMenu(tr("Devices"));
-    connect(devices, &QMenu::aboutToShow, this, [devices] {
+    // One entry per Vulkan device ("vulkan N: name ..." from describeDevices), listed when
+    // the menu opens; the other lines are shown for information.
+    QMenu *devices = backend->addMenu(tr("Vulkan &device"));
+    connect(devices, &QMenu::aboutToShow, this, [this, devices] {
         devices->clear();
-        for (const std::string &line : describeDevices())
-            devices->addAction(QString::fromStdString(line))->setEnabled(false);
+        for (const std::string &text : describeDevices()) {
+            const QString line = QString::fromStdString(text);
+            static const QRegularExpression vulkan(QStringLiteral("^vulkan (\\d+): (.*)$"));
+            const auto m = vulkan.match(line);
+            if (!m.hasMatch()) {
+                devices->addAction(line)->setEnabled(false);
+                continue;
+            }
+            const QString index = m.captured(1);
+            QAction *a = devices->addAction(tr("Vulkan %1: %2").arg(index, m.captured(2).section(QLatin1Char(','), 0, 0)));
+            a->setCheckable(true);
+            a->setChecked(m_compute->backendRequest() == BackendRequest::Vulkan && m_compute->vulkanDevice() == index);
+            connect(a, &QAction::triggered, this, [this, index] { setBackend(BackendRequest::Vulkan, index); });
+        }
     });
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
@@ -252,11 +267,11 @@ void MainWindow::createStatusBar()
     statusBar()->addPermanentWidget(m_timeLabel);
 }
 
-void MainWindow::setBackend(BackendRequest request)
+void MainWindow::setBackend(BackendRequest request, const QString &vulkanDevice)
 {
     for (QAction *a : m_backendGroup->actions())
         a->setChecked(a->data().toInt() == int(request));
-    m_compute->setBackendRequest(request);
+    m_compute->setBackendRequest(request, vulkanDevice);
     requestCompute();
 }
 
@@ -323,6 +338,12 @@ void MainWindow::showResult(ComputedTracePtr result)
     if (m_grid->currentHead() >= heads)
         setCurrentHead(heads - 1);
     m_timeLabel->setText(tr("computed in %1 ms").arg(result->milliseconds, 0, 'f', 2));
+    // After a runtime fallback the backend that ran is not the one chosen: say so.
+    m_backendLabel->setText(tr("Backend: %1 \u2014 %2").arg(result->backendName, result->deviceName));
+    if (!result->notice.isEmpty()) {
+        m_noticeLabel->setText(result->notice);
+        m_noticeLabel->show();
+    }
     emit resultShown(result);
 }
 

@@ -82,7 +82,7 @@ private:
     void showResult(ComputedTracePtr result);
     void applyViewSettings();
     void updateTitle();
-    void setBackend(BackendRequest request);
+    void setBackend(BackendRequest request, const QString &vulkanDevice = {});
 
     // File handling (MainWindowFiles.cpp).
     bool maybeSave();

@@ -227,7 +227,7 @@ void MainWindow::readSettings()
     if (auto kind = ColorMap::fromKey(settings.value(QStringLiteral("view/colorMap")).toString()))
         setColorMap(*kind);
     const int backend = settings.value(QStringLiteral("compute/backend"), int(BackendRequest::Auto)).toInt();
-    setBackend(BackendRequest(std::clamp(backend, 0, 2)));
+    setBackend(BackendRequest(std::clamp(backend, 0, 2)), settings.value(QStringLiteral("compute/vulkanDevice")).toString());
 }
 
 void MainWindow::writeSettings()
@@ -238,6 +238,7 @@ void MainWindow::writeSettings()
     settings.setValue(QStringLiteral("files/lastDir"), m_lastDir);
     settings.setValue(QStringLiteral("view/colorMap"), ColorMap::key(ColorMapKind(m_colorMapBox->currentData().toInt())));
     settings.setValue(QStringLiteral("compute/backend"), int(m_compute->backendRequest()));
+    settings.setValue(QStringLiteral("compute/vulkanDevice"), m_compute->vulkanDevice());
 }
 
 } // namespace attnscope
