@@ -16,7 +16,8 @@ int main(int argc, char *argv[])
     parser.setApplicationDescription(QApplication::translate("main", "See every attention head."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("project"), QApplication::translate("main", "An .attnscope.json project to open."));
+    parser.addPositionalArgument(QStringLiteral("project"),
+                                 QApplication::translate("main", "An .attnscope.json project to open."));
     parser.process(app);
 
     attnscope::MainWindow window;

@@ -103,11 +103,12 @@ void run(const Size &size, int iterations, const QString &dir)
     w.headsGrid()->repaint();
     w.headView()->repaint();
     const double paintMs = double(paint.nsecsElapsed()) / 1e6;
-    std::printf("%-10s T=%-5d d=%-4d H=%-3d  edit-to-repaint median %8.2f ms (min %8.2f, max %8.2f)  compute median %8.2f ms  "
-                "repaint %7.2f ms  longest GUI-thread stall %7.2f ms  [%s]\n",
-                size.name, size.tokens, size.modelDim, size.heads, median(total), *std::min_element(total.begin(), total.end()),
-                *std::max_element(total.begin(), total.end()), median(compute), paintMs, worstStall,
-                qPrintable(w.currentResult() ? w.currentResult()->backendName : QStringLiteral("?")));
+    std::printf(
+        "%-10s T=%-5d d=%-4d H=%-3d  edit-to-repaint median %8.2f ms (min %8.2f, max %8.2f)  compute median %8.2f ms  "
+        "repaint %7.2f ms  longest GUI-thread stall %7.2f ms  [%s]\n",
+        size.name, size.tokens, size.modelDim, size.heads, median(total), *std::min_element(total.begin(), total.end()),
+        *std::max_element(total.begin(), total.end()), median(compute), paintMs, worstStall,
+        qPrintable(w.currentResult() ? w.currentResult()->backendName : QStringLiteral("?")));
     std::fflush(stdout);
     w.document()->undoStack()->setClean();
 }
@@ -122,7 +123,8 @@ int main(int argc, char **argv)
     QCoreApplication::setApplicationName(QStringLiteral("gui_edit_to_repaint"));
     const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
     QTemporaryDir dir;
-    const Size sizes[] = {{"tutorial", 3, 4, 1}, {"teaching", 16, 64, 4}, {"teaching+", 64, 256, 16}, {"inspection", 1024, 512, 8}};
+    const Size sizes[] = {
+        {"tutorial", 3, 4, 1}, {"teaching", 16, 64, 4}, {"teaching+", 64, 256, 16}, {"inspection", 1024, 512, 8}};
     std::printf("Backend: automatic (GPU if available, else CPU); %d edits per size\n", iterations);
     for (const Size &s : sizes)
         run(s, s.tokens >= 1024 ? std::max(3, iterations / 4) : iterations, dir.path());

@@ -17,7 +17,8 @@ namespace {
 
 Project tutorial()
 {
-    return *Document::readProject(test::sourcePath(QStringLiteral("resources/examples/self-attention-tutorial.attnscope.json")));
+    return *Document::readProject(
+        test::sourcePath(QStringLiteral("resources/examples/self-attention-tutorial.attnscope.json")));
 }
 
 Project large(std::uint64_t seed)

@@ -28,8 +28,8 @@ bool valid(const Project &p)
     auto s = validateProblem(p.problem);
     if (!s)
         qWarning("%s", s.message().c_str());
-    return s.ok() && p.queryTokens.size() == size_t(p.problem.tq())
-        && (p.problem.spec.mode == AttentionMode::Self || p.keyTokens.size() == size_t(p.problem.tk()));
+    return s.ok() && p.queryTokens.size() == size_t(p.problem.tq()) &&
+           (p.problem.spec.mode == AttentionMode::Self || p.keyTokens.size() == size_t(p.problem.tk()));
 }
 
 bool same(const Project &a, const Project &b)
@@ -161,7 +161,8 @@ void TestDocument::headDimsKeepValues()
     QVERIFY(doc.setHeadDimQK(dK + 2));
     QVERIFY(valid(doc.project()));
     for (int h = 0; h < H; ++h)
-        QVERIFY(doc.problem().weights.k.middleCols(h * (dK + 2), dK) == before.problem.weights.k.middleCols(h * dK, dK));
+        QVERIFY(doc.problem().weights.k.middleCols(h * (dK + 2), dK) ==
+                before.problem.weights.k.middleCols(h * dK, dK));
     QVERIFY(doc.setHeadDimQK(1));
     QVERIFY(valid(doc.project()));
     for (int h = 0; h < H; ++h)

@@ -94,10 +94,14 @@ void TestHeatmap::cellPixelsMatchColorMap_data()
     QTest::addColumn<int>("head");
     QTest::addColumn<int>("scope");
     QTest::addColumn<int>("map");
-    QTest::newRow("tutorial viridis") << "self-attention-tutorial.attnscope.json" << 0 << int(ScaleScope::Absolute) << int(ColorMapKind::Viridis);
-    QTest::newRow("multihead h2 per-head magma") << "multihead-causal.attnscope.json" << 1 << int(ScaleScope::PerHead) << int(ColorMapKind::Magma);
-    QTest::newRow("cross h1 shared cividis") << "cross-attention-translation.attnscope.json" << 0 << int(ScaleScope::Shared) << int(ColorMapKind::Cividis);
-    QTest::newRow("padding mean grey") << "padding-mask.attnscope.json" << -1 << int(ScaleScope::Absolute) << int(ColorMapKind::Grey);
+    QTest::newRow("tutorial viridis") << "self-attention-tutorial.attnscope.json" << 0 << int(ScaleScope::Absolute)
+                                      << int(ColorMapKind::Viridis);
+    QTest::newRow("multihead h2 per-head magma")
+        << "multihead-causal.attnscope.json" << 1 << int(ScaleScope::PerHead) << int(ColorMapKind::Magma);
+    QTest::newRow("cross h1 shared cividis")
+        << "cross-attention-translation.attnscope.json" << 0 << int(ScaleScope::Shared) << int(ColorMapKind::Cividis);
+    QTest::newRow("padding mean grey") << "padding-mask.attnscope.json" << -1 << int(ScaleScope::Absolute)
+                                       << int(ColorMapKind::Grey);
 }
 
 void TestHeatmap::cellPixelsMatchColorMap()
@@ -107,7 +111,8 @@ void TestHeatmap::cellPixelsMatchColorMap()
     QFETCH(int, scope);
     QFETCH(int, map);
     auto c = computed(example(file));
-    const HeatmapData data = HeatmapData::fromTrace(c->project, c->trace, head, HeatmapQuantity::Weights, ScaleScope(scope));
+    const HeatmapData data =
+        HeatmapData::fromTrace(c->project, c->trace, head, HeatmapQuantity::Weights, ScaleScope(scope));
     HeatmapOptions o;
     o.colorMap = ColorMapKind(map);
     const QImage image = render(data, o);
@@ -139,7 +144,8 @@ void TestHeatmap::largeMatrixPixels()
     Project p;
     p.problem = randomProblem(ro);
     auto c = computed(p);
-    const HeatmapData data = HeatmapData::fromTrace(c->project, c->trace, 1, HeatmapQuantity::Weights, ScaleScope::PerHead);
+    const HeatmapData data =
+        HeatmapData::fromTrace(c->project, c->trace, 1, HeatmapQuantity::Weights, ScaleScope::PerHead);
     HeatmapOptions o;
     const QImage image = render(data, o, {1200, 1000});
     const HeatmapLayout l = HeatmapRenderer(data, o).layout(QRectF(image.rect()));
@@ -148,7 +154,8 @@ void TestHeatmap::largeMatrixPixels()
     for (const auto &rc : cells) {
         const int r = rc[0], k = rc[1];
         const QPoint px(int(l.grid.left() + (k + 0.5) * l.cellWidth), int(l.grid.top() + (r + 0.5) * l.cellHeight));
-        QCOMPARE(QColor(image.pixel(px)).name(), QColor::fromRgb(HeatmapRenderer(data, o).colorFor((*data.values)(r, k))).name());
+        QCOMPARE(QColor(image.pixel(px)).name(),
+                 QColor::fromRgb(HeatmapRenderer(data, o).colorFor((*data.values)(r, k))).name());
     }
     // Causal: above the diagonal is masked.
     const QPoint masked(int(l.grid.left() + 200.5 * l.cellWidth), int(l.grid.top() + 10.5 * l.cellHeight));
@@ -163,7 +170,8 @@ void TestHeatmap::maskedAndEmptyRows()
     p.problem.mask.allowed->row(1).setZero(); // row 1 attends to nothing
     auto c = computed(p);
     QVERIFY(c->trace.emptyRows[1]);
-    const HeatmapData data = HeatmapData::fromTrace(c->project, c->trace, 0, HeatmapQuantity::Weights, ScaleScope::Absolute);
+    const HeatmapData data =
+        HeatmapData::fromTrace(c->project, c->trace, 0, HeatmapQuantity::Weights, ScaleScope::Absolute);
     HeatmapOptions o;
     const QImage image = render(data, o);
     const HeatmapLayout l = HeatmapRenderer(data, o).layout(QRectF(image.rect()));
@@ -188,7 +196,8 @@ void TestHeatmap::maskedAndEmptyRows()
 void TestHeatmap::scoresUseSignedRange()
 {
     auto c = computed(example(QStringLiteral("multihead-causal.attnscope.json")));
-    const HeatmapData data = HeatmapData::fromTrace(c->project, c->trace, 0, HeatmapQuantity::Scores, ScaleScope::Shared);
+    const HeatmapData data =
+        HeatmapData::fromTrace(c->project, c->trace, 0, HeatmapQuantity::Scores, ScaleScope::Shared);
     QVERIFY(data.signedValues);
     QCOMPARE(data.rangeMin, -data.rangeMax);
     HeatmapOptions o; // viridis is replaced by the diverging map for signed values

@@ -18,7 +18,6 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPushButton>
-#include <QTimer>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -26,6 +25,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 #include <QUndoStack>
 
 using namespace attnscope;
@@ -40,8 +40,8 @@ bool settle(MainWindow &w)
 {
     if (!w.computeController()->waitForIdle(20000))
         return false;
-    return w.currentResult() && w.currentResult()->generation == w.computeController()->latestGeneration()
-        && serializeProject(w.currentResult()->project) == serializeProject(w.document()->project());
+    return w.currentResult() && w.currentResult()->generation == w.computeController()->latestGeneration() &&
+           serializeProject(w.currentResult()->project) == serializeProject(w.document()->project());
 }
 
 // The colour of cell (query, key) as the enlarged heatmap widget paints it.
@@ -56,7 +56,8 @@ QColor shownColor(MainWindow &w, int query, int key)
 QColor expectedColor(MainWindow &w, float weight)
 {
     const HeatmapData &d = w.headView()->data();
-    return QColor::fromRgb(ColorMap(w.headView()->settings().colorMap).at((weight - d.rangeMin) / (d.rangeMax - d.rangeMin)));
+    return QColor::fromRgb(
+        ColorMap(w.headView()->settings().colorMap).at((weight - d.rangeMin) / (d.rangeMax - d.rangeMin)));
 }
 
 // Weights recomputed from the document itself, independent of the window's pipeline.
@@ -248,7 +249,8 @@ void TestMainWindow::openSaveRoundTrip()
     QCOMPARE(other.document()->filePath(), QFileInfo(path).absoluteFilePath());
     QVERIFY(other.currentResult()->trace.weights[1] == shown);
     QCOMPARE(other.headsGrid()->heads(), saved.problem.spec.heads);
-    QCOMPARE(QSettings().value(QStringLiteral("files/recent")).toStringList().value(0), QFileInfo(path).absoluteFilePath());
+    QCOMPARE(QSettings().value(QStringLiteral("files/recent")).toStringList().value(0),
+             QFileInfo(path).absoluteFilePath());
 }
 
 void TestMainWindow::malformedFileRefusedDocumentUntouched()
@@ -293,8 +295,8 @@ void TestMainWindow::tokenEditsAndModels()
     MainWindow &w = *m_window;
     std::vector<std::unique_ptr<QAbstractItemModelTester>> testers;
     for (MatrixId id : kAllMatrices)
-        testers.push_back(std::make_unique<QAbstractItemModelTester>(w.matrixEditor(id)->model(),
-                                                                     QAbstractItemModelTester::FailureReportingMode::QtTest));
+        testers.push_back(std::make_unique<QAbstractItemModelTester>(
+            w.matrixEditor(id)->model(), QAbstractItemModelTester::FailureReportingMode::QtTest));
     MatrixEditor *xq = w.matrixEditor(MatrixId::Xq);
     MatrixModel *model = xq->model();
     QVERIFY(model->setData(model->index(1, 0), QStringLiteral("Robots")));

@@ -27,7 +27,8 @@ private slots:
 
 void TestScreenshots::initTestCase()
 {
-    if (QGuiApplication::platformName() == QLatin1String("offscreen") || QGuiApplication::platformName() == QLatin1String("minimal"))
+    if (QGuiApplication::platformName() == QLatin1String("offscreen") ||
+        QGuiApplication::platformName() == QLatin1String("minimal"))
         QSKIP("needs a real display (run under xvfb-run)");
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeTest"));
@@ -64,7 +65,8 @@ void TestScreenshots::examples()
         QTest::qWait(150); // let the X server show the repaint
         const QPixmap shot = w.screen()->grabWindow(w.winId());
         QVERIFY(!shot.isNull());
-        const QString file = QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/") + base + QLatin1Char('-') + tabs.value(i) + QStringLiteral(".png");
+        const QString file = QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/") + base + QLatin1Char('-') + tabs.value(i) +
+                             QStringLiteral(".png");
         QVERIFY(shot.save(file));
         if (i == 0) {
             // The on-screen colour of cell (last query, key 0) of the enlarged head.
@@ -77,9 +79,11 @@ void TestScreenshots::examples()
             const QColor onScreen(image.pixel(int(inWindow.x() * dpr), int(inWindow.y() * dpr)));
             const HeatmapData &d = v->data();
             const float weight = (*d.values)(q, 0);
-            const QColor expected = d.isAllowed(q, 0)
-                ? QColor::fromRgb(ColorMap(v->settings().colorMap).at((weight - d.rangeMin) / (d.rangeMax - d.rangeMin)))
-                : HeatmapRenderer::maskedColor();
+            const QColor expected =
+                d.isAllowed(q, 0)
+                    ? QColor::fromRgb(
+                          ColorMap(v->settings().colorMap).at((weight - d.rangeMin) / (d.rangeMax - d.rangeMin)))
+                    : HeatmapRenderer::maskedColor();
             QCOMPARE(onScreen.name(), expected.name());
         }
     }

@@ -9,8 +9,7 @@
 
 namespace attnscope {
 
-ComputeController::ComputeController(QObject *parent)
-    : QObject(parent)
+ComputeController::ComputeController(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<ComputedTracePtr>();
     // One worker: backends need not be thread-safe, and a Vulkan device stays on one thread.

@@ -19,9 +19,7 @@ QVariant scaleVariant(ScaleMode mode, double value)
 } // namespace
 
 Document::Document(Project project, QObject *parent)
-    : QObject(parent)
-    , m_project(std::move(project))
-    , m_undoStack(new QUndoStack(this))
+    : QObject(parent), m_project(std::move(project)), m_undoStack(new QUndoStack(this))
 {
     edit::compactExtra(m_project);
     connect(m_undoStack, &QUndoStack::cleanChanged, this, [this](bool clean) { emit modifiedChanged(!clean); });
@@ -85,8 +83,8 @@ bool Document::pushSnapshot(Project after, Changes what, const QString &text, in
 
 bool Document::setValue(MatrixId id, int row, int col, float value, int mergeKey)
 {
-    if (!matrixExists(m_project, id) || row < 0 || col < 0 || row >= matrixRows(m_project, id)
-        || col >= matrixCols(m_project, id))
+    if (!matrixExists(m_project, id) || row < 0 || col < 0 || row >= matrixRows(m_project, id) ||
+        col >= matrixCols(m_project, id))
         return false;
     const float old = matrixValue(m_project, id, row, col);
     if (old == value)
@@ -119,8 +117,8 @@ bool Document::setTokenLabel(TokenSide side, int row, const QString &label)
 
 bool Document::insertToken(TokenSide side, int row, const QString &label)
 {
-    return pushSnapshot(edit::insertToken(m_project, side, row, label, m_init), ShapeChanged | TokensChanged | MaskChanged,
-                        tr("Insert token \"%1\"").arg(label));
+    return pushSnapshot(edit::insertToken(m_project, side, row, label, m_init),
+                        ShapeChanged | TokensChanged | MaskChanged, tr("Insert token \"%1\"").arg(label));
 }
 
 bool Document::removeToken(TokenSide side, int row)
@@ -179,8 +177,9 @@ bool Document::setMode(AttentionMode mode)
 {
     if (mode == m_project.problem.spec.mode)
         return false;
-    return pushSnapshot(edit::setMode(m_project, mode, m_init), ShapeChanged | SpecChanged | TokensChanged | MaskChanged,
-                        mode == AttentionMode::Cross ? tr("Switch to cross-attention") : tr("Switch to self-attention"));
+    return pushSnapshot(
+        edit::setMode(m_project, mode, m_init), ShapeChanged | SpecChanged | TokensChanged | MaskChanged,
+        mode == AttentionMode::Cross ? tr("Switch to cross-attention") : tr("Switch to self-attention"));
 }
 
 bool Document::setScale(ScaleMode mode, double value, int mergeKey)
@@ -233,8 +232,8 @@ bool Document::setMatrixPresent(MatrixId id, bool present)
 bool Document::setMaskCells(const std::vector<std::pair<int, int>> &cells, bool allowed, int mergeKey)
 {
     Project after = edit::setMaskCells(m_project, cells, allowed);
-    if (after.problem.mask.allowed && m_project.problem.mask.allowed
-        && *after.problem.mask.allowed == *m_project.problem.mask.allowed)
+    if (after.problem.mask.allowed && m_project.problem.mask.allowed &&
+        *after.problem.mask.allowed == *m_project.problem.mask.allowed)
         return false;
     return pushSnapshot(std::move(after), MaskChanged, allowed ? tr("Allow mask cells") : tr("Mask cells"), mergeKey);
 }

@@ -4,14 +4,8 @@ namespace attnscope {
 
 ChangeValueCommand::ChangeValueCommand(Document *document, CommandId id, QVariant key, QVariant oldValue,
                                        QVariant newValue, Setter setter, const QString &text, bool mergeable)
-    : QUndoCommand(text)
-    , m_document(document)
-    , m_id(id)
-    , m_key(std::move(key))
-    , m_old(std::move(oldValue))
-    , m_new(std::move(newValue))
-    , m_setter(std::move(setter))
-    , m_mergeable(mergeable)
+    : QUndoCommand(text), m_document(document), m_id(id), m_key(std::move(key)), m_old(std::move(oldValue)),
+      m_new(std::move(newValue)), m_setter(std::move(setter)), m_mergeable(mergeable)
 {
 }
 
@@ -42,12 +36,8 @@ bool ChangeValueCommand::mergeWith(const QUndoCommand *other)
 
 ProjectSnapshotCommand::ProjectSnapshotCommand(Document *document, Project before, Project after,
                                                Document::Changes what, const QString &text, int mergeKey)
-    : QUndoCommand(text)
-    , m_document(document)
-    , m_before(std::move(before))
-    , m_after(std::move(after))
-    , m_what(what)
-    , m_mergeKey(mergeKey)
+    : QUndoCommand(text), m_document(document), m_before(std::move(before)), m_after(std::move(after)), m_what(what),
+      m_mergeKey(mergeKey)
 {
 }
 

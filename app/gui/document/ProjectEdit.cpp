@@ -252,7 +252,8 @@ Project setHeadDimV(Project p, int headDimV, const InitOptions &init)
     w.v = regrouped(w.v, s.heads, s.headDimV, s.heads, headDimV, false, init);
     if (w.o)
         w.o = regrouped(*w.o, s.heads, s.headDimV, s.heads, headDimV, true, init);
-    withBias(w.vBias, [&](const MatrixF &b) { return regrouped(b, s.heads, s.headDimV, s.heads, headDimV, false, zeros()); });
+    withBias(w.vBias,
+             [&](const MatrixF &b) { return regrouped(b, s.heads, s.headDimV, s.heads, headDimV, false, zeros()); });
     s.headDimV = headDimV;
     return p;
 }
@@ -301,7 +302,8 @@ Project insertToken(Project p, TokenSide side, int row, const QString &label, co
     const bool keyGrows = keySide || !cross;
     if (pr.mask.allowed) {
         if (queryGrows)
-            pr.mask.allowed = insertRow<MaskMatrix>(*pr.mask.allowed, row, MaskMatrix::Ones(1, pr.mask.allowed->cols()));
+            pr.mask.allowed =
+                insertRow<MaskMatrix>(*pr.mask.allowed, row, MaskMatrix::Ones(1, pr.mask.allowed->cols()));
         if (keyGrows)
             pr.mask.allowed = insertMaskCol(*pr.mask.allowed, row);
     }

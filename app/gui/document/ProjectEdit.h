@@ -12,8 +12,9 @@ namespace attnscope {
 
 // Every editable matrix of a project. Biases are shown and edited as 1 by n matrices.
 enum class MatrixId { Xq, Xkv, Wq, Wk, Wv, Wo, BiasQ, BiasK, BiasV, BiasO };
-inline constexpr MatrixId kAllMatrices[] = {MatrixId::Xq,    MatrixId::Xkv,   MatrixId::Wq,    MatrixId::Wk,   MatrixId::Wv,
-                                            MatrixId::Wo,    MatrixId::BiasQ, MatrixId::BiasK, MatrixId::BiasV, MatrixId::BiasO};
+inline constexpr MatrixId kAllMatrices[] = {MatrixId::Xq,    MatrixId::Xkv,  MatrixId::Wq,    MatrixId::Wk,
+                                            MatrixId::Wv,    MatrixId::Wo,   MatrixId::BiasQ, MatrixId::BiasK,
+                                            MatrixId::BiasV, MatrixId::BiasO};
 
 // Which token list: the queries (rows of Xq) or the keys/values (rows of Xkv, cross mode).
 enum class TokenSide { Query, Key };
@@ -28,7 +29,7 @@ struct InitOptions {
 // Mask presets of the mask editor.
 enum class MaskPreset { None, Causal, PaddingFromTokens, SlidingWindow };
 
-QString matrixName(MatrixId id);  // "W_Q", "X (query)", "b_K", ...
+QString matrixName(MatrixId id); // "W_Q", "X (query)", "b_K", ...
 bool matrixExists(const Project &project, MatrixId id);
 Eigen::Index matrixRows(const Project &project, MatrixId id);
 Eigen::Index matrixCols(const Project &project, MatrixId id);

@@ -14,8 +14,7 @@ extern const unsigned int kCividis[256];
 extern const unsigned int kRdBu[256];
 } // namespace colormapdata
 
-ColorMap::ColorMap(ColorMapKind kind)
-    : m_kind(kind)
+ColorMap::ColorMap(ColorMapKind kind) : m_kind(kind)
 {
     switch (kind) {
     case ColorMapKind::Viridis:

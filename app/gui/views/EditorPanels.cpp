@@ -21,8 +21,8 @@ namespace {
 
 bool isOptional(MatrixId id)
 {
-    return id == MatrixId::Wo || id == MatrixId::BiasQ || id == MatrixId::BiasK || id == MatrixId::BiasV
-        || id == MatrixId::BiasO;
+    return id == MatrixId::Wo || id == MatrixId::BiasQ || id == MatrixId::BiasK || id == MatrixId::BiasV ||
+           id == MatrixId::BiasO;
 }
 
 QString shapeMeaning(MatrixId id)
@@ -62,12 +62,8 @@ QSpinBox *sizeBox(int max)
 } // namespace
 
 MatrixEditor::MatrixEditor(MatrixId id, QWidget *parent)
-    : QWidget(parent)
-    , m_id(id)
-    , m_model(new MatrixModel(id, this))
-    , m_table(new QTableView)
-    , m_shape(new QLabel)
-    , m_reinit(new QPushButton(tr("Re-initialise")))
+    : QWidget(parent), m_id(id), m_model(new MatrixModel(id, this)), m_table(new QTableView), m_shape(new QLabel),
+      m_reinit(new QPushButton(tr("Re-initialise")))
 {
     m_table->setModel(m_model);
     m_table->horizontalHeader()->setDefaultSectionSize(56);
@@ -163,21 +159,10 @@ void MatrixEditor::updateState()
 }
 
 ModelPanel::ModelPanel(QWidget *parent)
-    : QWidget(parent)
-    , m_heads(sizeBox(256))
-    , m_headDimQK(sizeBox(4096))
-    , m_headDimV(sizeBox(4096))
-    , m_dModel(sizeBox(65536))
-    , m_dKv(sizeBox(65536))
-    , m_dOut(sizeBox(65536))
-    , m_mode(new QComboBox)
-    , m_scale(new QComboBox)
-    , m_scaleValue(new QDoubleSpinBox)
-    , m_maskFill(new QComboBox)
-    , m_init(new QComboBox)
-    , m_seed(new QSpinBox)
-    , m_stddev(new QDoubleSpinBox)
-    , m_shapes(new QLabel)
+    : QWidget(parent), m_heads(sizeBox(256)), m_headDimQK(sizeBox(4096)), m_headDimV(sizeBox(4096)),
+      m_dModel(sizeBox(65536)), m_dKv(sizeBox(65536)), m_dOut(sizeBox(65536)), m_mode(new QComboBox),
+      m_scale(new QComboBox), m_scaleValue(new QDoubleSpinBox), m_maskFill(new QComboBox), m_init(new QComboBox),
+      m_seed(new QSpinBox), m_stddev(new QDoubleSpinBox), m_shapes(new QLabel)
 {
     m_heads->setObjectName(QStringLiteral("heads"));
     m_headDimQK->setObjectName(QStringLiteral("headDimQK"));
@@ -232,8 +217,10 @@ ModelPanel::ModelPanel(QWidget *parent)
     connect(m_heads, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setHeads(v); }));
     connect(m_headDimQK, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setHeadDimQK(v); }));
     connect(m_headDimV, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setHeadDimV(v); }));
-    connect(m_dModel, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setInputDim(TokenSide::Query, v); }));
-    connect(m_dKv, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setInputDim(TokenSide::Key, v); }));
+    connect(m_dModel, &QSpinBox::valueChanged, this,
+            withDoc([](Document *d, int v) { d->setInputDim(TokenSide::Query, v); }));
+    connect(m_dKv, &QSpinBox::valueChanged, this,
+            withDoc([](Document *d, int v) { d->setInputDim(TokenSide::Key, v); }));
     connect(m_dOut, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setOutputDim(v); }));
     connect(m_mode, &QComboBox::activated, this,
             withDoc([this](Document *d, int) { d->setMode(AttentionMode(m_mode->currentData().toInt())); }));
@@ -271,7 +258,8 @@ void ModelPanel::applyScale()
         return;
     const auto mode = ScaleMode(m_scale->currentData().toInt());
     // Dragging or stepping the custom value is one undo step (merge key 1).
-    m_document->setScale(mode, mode == ScaleMode::Custom ? m_scaleValue->value() : m_document->problem().spec.scaleValue, 1);
+    m_document->setScale(mode,
+                         mode == ScaleMode::Custom ? m_scaleValue->value() : m_document->problem().spec.scaleValue, 1);
 }
 
 void ModelPanel::updateFromDocument()

@@ -17,8 +17,7 @@ QString tokenAt(const std::vector<std::string> &tokens, Eigen::Index i)
 
 } // namespace
 
-HeadLinesView::HeadLinesView(QWidget *parent)
-    : QWidget(parent)
+HeadLinesView::HeadLinesView(QWidget *parent) : QWidget(parent)
 {
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
@@ -111,7 +110,8 @@ void HeadLinesView::paintEvent(QPaintEvent *)
     if (qh >= fm.height() * 0.6)
         for (Eigen::Index i = 0; i < tq; ++i) {
             const bool empty = size_t(i) < t.emptyRows.size() && t.emptyRows[size_t(i)];
-            p.setPen(empty ? QColor(0xd6, 0x27, 0x28) : (i == m_hoverQuery ? QColor(0x00, 0x72, 0xb2) : QColor(Qt::black)));
+            p.setPen(empty ? QColor(0xd6, 0x27, 0x28)
+                           : (i == m_hoverQuery ? QColor(0x00, 0x72, 0xb2) : QColor(Qt::black)));
             const QPointF a = queryAnchor(int(i));
             p.drawText(QRectF(0, a.y() - qh / 2, a.x() - 4, qh), Qt::AlignRight | Qt::AlignVCenter,
                        fm.elidedText(tokenAt(pr.queryTokens, i), Qt::ElideRight, a.x() - 8));

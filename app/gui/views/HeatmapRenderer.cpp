@@ -93,9 +93,8 @@ HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace 
 }
 
 HeatmapRenderer::HeatmapRenderer(const HeatmapData &data, const HeatmapOptions &options)
-    : m_data(data)
-    , m_options(options)
-    , m_map(data.signedValues && options.colorMap != ColorMapKind::Grey ? ColorMapKind::Diverging : options.colorMap)
+    : m_data(data), m_options(options),
+      m_map(data.signedValues && options.colorMap != ColorMapKind::Grey ? ColorMapKind::Diverging : options.colorMap)
 {
 }
 
@@ -143,12 +142,14 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
             rowLabelWidth = std::max(rowLabelWidth, fm.horizontalAdvance(s));
         for (const QString &s : m_data.columnLabels)
             colLabelWidth = std::max(colLabelWidth, fm.horizontalAdvance(s));
-        rowLabelWidth = std::min(rowLabelWidth + 2 * pad + fm.height() * 0.6 + 2, area.width() * 0.3); // room for the flag
+        rowLabelWidth =
+            std::min(rowLabelWidth + 2 * pad + fm.height() * 0.6 + 2, area.width() * 0.3); // room for the flag
         colLabelWidth = std::min(colLabelWidth + pad, area.height() * 0.3);
     }
     // Square cells; column labels run vertically where they do not fit across a cell.
     double colLabelHeight = m_options.showLabels ? fm.height() + pad : 0.0;
-    double cell = std::min((area.width() - rowLabelWidth) / double(cols), (area.height() - colLabelHeight) / double(rows));
+    double cell =
+        std::min((area.width() - rowLabelWidth) / double(cols), (area.height() - colLabelHeight) / double(rows));
     if (m_options.showLabels && cell < colLabelWidth) {
         l.rotatedColumnLabels = true;
         colLabelHeight = colLabelWidth;
@@ -261,7 +262,8 @@ void HeatmapRenderer::paintCells(QPainter &painter, const HeatmapLayout &l) cons
         if (!m_data.emptyRows[r])
             continue;
         painter.setPen(QPen(emptyRowColor(), std::max(1.0, std::min(2.0, ch / 6))));
-        painter.drawRect(QRectF(l.grid.left(), l.grid.top() + double(r) * ch, l.grid.width(), ch).adjusted(0.5, 0.5, -0.5, -0.5));
+        painter.drawRect(
+            QRectF(l.grid.left(), l.grid.top() + double(r) * ch, l.grid.width(), ch).adjusted(0.5, 0.5, -0.5, -0.5));
     }
     if (m_options.highlight) {
         const QPoint h = *m_options.highlight;
@@ -314,11 +316,13 @@ void HeatmapRenderer::paintLabels(QPainter &painter, const HeatmapLayout &l) con
                 painter.translate(l.grid.left() + (c + 0.5) * cw, l.columnLabels.bottom() - 2);
                 painter.rotate(-90);
                 const QRectF box(0, -fm.height() / 2, l.columnLabels.height() - 2, fm.height());
-                painter.drawText(box, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(text, Qt::ElideRight, box.width()));
+                painter.drawText(box, Qt::AlignLeft | Qt::AlignVCenter,
+                                 fm.elidedText(text, Qt::ElideRight, box.width()));
                 painter.restore();
             } else {
                 const QRectF box(l.grid.left() + c * cw, l.columnLabels.top(), cw, l.columnLabels.height());
-                painter.drawText(box, Qt::AlignHCenter | Qt::AlignBottom, fm.elidedText(text, Qt::ElideRight, box.width()));
+                painter.drawText(box, Qt::AlignHCenter | Qt::AlignBottom,
+                                 fm.elidedText(text, Qt::ElideRight, box.width()));
             }
         }
     }
@@ -330,8 +334,9 @@ void HeatmapRenderer::paintColorBar(QPainter &painter, const HeatmapLayout &l) c
     const int steps = std::max(1, int(bar.height()));
     for (int i = 0; i < steps; ++i) {
         const double t = 1.0 - (i + 0.5) / steps;
-        painter.fillRect(QRectF(bar.left(), bar.top() + i * bar.height() / steps, bar.width(), bar.height() / steps + 0.5),
-                         QColor::fromRgb(m_map.at(t)));
+        painter.fillRect(
+            QRectF(bar.left(), bar.top() + i * bar.height() / steps, bar.width(), bar.height() / steps + 0.5),
+            QColor::fromRgb(m_map.at(t)));
     }
     painter.setPen(QColor(0x60, 0x60, 0x60));
     painter.setBrush(Qt::NoBrush);
@@ -343,7 +348,8 @@ void HeatmapRenderer::paintColorBar(QPainter &painter, const HeatmapLayout &l) c
     for (int i = 0; i < 3; ++i) {
         const double y = bar.top() + bar.height() * i / 2.0;
         painter.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
-        painter.drawText(QRectF(bar.right() + 5, y - fm.height() / 2, fm.horizontalAdvance(QStringLiteral("-00.00")) + 4, fm.height()),
+        painter.drawText(QRectF(bar.right() + 5, y - fm.height() / 2,
+                                fm.horizontalAdvance(QStringLiteral("-00.00")) + 4, fm.height()),
                          Qt::AlignLeft | Qt::AlignVCenter, QString::number(ticks[i], 'f', 2));
     }
 }

@@ -32,12 +32,12 @@ enum class ScaleScope {
 // to the trace's matrix (no copy), or owns a derived one such as the mean over heads.
 struct HeatmapData {
     const MatrixF *values = nullptr;
-    const MaskMatrix *allowed = nullptr;   // may be null: everything allowed
-    std::vector<bool> emptyRows;           // [Tq], may be empty
-    QStringList rowLabels;                 // queries
-    QStringList columnLabels;              // keys
+    const MaskMatrix *allowed = nullptr; // may be null: everything allowed
+    std::vector<bool> emptyRows;         // [Tq], may be empty
+    QStringList rowLabels;               // queries
+    QStringList columnLabels;            // keys
     QString title;
-    bool signedValues = false;             // scores: diverging scale around 0
+    bool signedValues = false; // scores: diverging scale around 0
     double rangeMin = 0.0;
     double rangeMax = 1.0;
 

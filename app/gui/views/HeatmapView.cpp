@@ -8,8 +8,7 @@
 
 namespace attnscope {
 
-HeatmapView::HeatmapView(QWidget *parent)
-    : QWidget(parent)
+HeatmapView::HeatmapView(QWidget *parent) : QWidget(parent)
 {
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
@@ -43,8 +42,8 @@ void HeatmapView::setSelectedCell(std::optional<QPoint> cell)
 void HeatmapView::rebuild()
 {
     m_dirty = true;
-    if (m_selected && m_result
-        && (m_selected->y() >= m_result->project.problem.tq() || m_selected->x() >= m_result->project.problem.tk()))
+    if (m_selected && m_result &&
+        (m_selected->y() >= m_result->project.problem.tq() || m_selected->x() >= m_result->project.problem.tk()))
         m_selected.reset();
     update();
 }
@@ -57,7 +56,8 @@ const HeatmapData &HeatmapView::data() const
         if (m_result) {
             const int heads = m_result->trace.heads();
             const int head = m_head >= heads ? heads - 1 : m_head;
-            m_data = HeatmapData::fromTrace(m_result->project, m_result->trace, head, m_settings.quantity, m_settings.scope);
+            m_data =
+                HeatmapData::fromTrace(m_result->project, m_result->trace, head, m_settings.quantity, m_settings.scope);
         }
     }
     return m_data;
@@ -95,16 +95,17 @@ QString HeatmapView::cellDescription(int query, int key) const
     const QString q = m_data.rowLabels.value(query), k = m_data.columnLabels.value(key);
     QString text = tr("Query %1 \"%2\" \u2192 key %3 \"%4\"").arg(query).arg(q).arg(key).arg(k);
     if (m_head < 0 || m_head >= t.heads()) {
-        return text + QLatin1Char('\n') + tr("mean weight over heads: %1").arg(double((*m_data.values)(query, key)), 0, 'g', 5);
+        return text + QLatin1Char('\n') +
+               tr("mean weight over heads: %1").arg(double((*m_data.values)(query, key)), 0, 'g', 5);
     }
     const double scale = m_result->project.problem.spec.scale();
     const double score = t.scores[size_t(m_head)](query, key);
     const bool allowed = m_data.isAllowed(query, key);
     text += QLatin1Char('\n') + tr("q\u00b7k = %1").arg(score / scale, 0, 'g', 5);
     text += QLatin1Char('\n') + tr("scaled score = %1 (\u00d7 %2)").arg(score, 0, 'g', 5).arg(scale, 0, 'g', 5);
-    text += QLatin1Char('\n')
-        + (allowed ? tr("weight = %1").arg(double(t.weights[size_t(m_head)](query, key)), 0, 'g', 5)
-                   : tr("masked: weight = 0"));
+    text +=
+        QLatin1Char('\n') + (allowed ? tr("weight = %1").arg(double(t.weights[size_t(m_head)](query, key)), 0, 'g', 5)
+                                     : tr("masked: weight = 0"));
     if (size_t(query) < t.emptyRows.size() && t.emptyRows[size_t(query)])
         text += QLatin1Char('\n') + tr("this query has no allowed key");
     return text;
@@ -140,8 +141,7 @@ void HeatmapView::mousePressEvent(QMouseEvent *event)
     emit cellSelected(m_head, cell->y(), cell->x());
 }
 
-HeadsGridView::HeadsGridView(QWidget *parent)
-    : QWidget(parent)
+HeadsGridView::HeadsGridView(QWidget *parent) : QWidget(parent)
 {
     setAttribute(Qt::WA_OpaquePaintEvent);
 }
@@ -167,7 +167,8 @@ void HeadsGridView::ensureData() const
     m_data.clear();
     if (m_result)
         for (int h = 0; h < m_result->trace.heads(); ++h)
-            m_data.push_back(HeatmapData::fromTrace(m_result->project, m_result->trace, h, m_settings.quantity, m_settings.scope));
+            m_data.push_back(
+                HeatmapData::fromTrace(m_result->project, m_result->trace, h, m_settings.quantity, m_settings.scope));
 }
 
 void HeadsGridView::setCurrentHead(int head)

@@ -25,9 +25,7 @@
 namespace attnscope {
 
 MainWindow::MainWindow(QWidget *parent)
-    : QMainWindow(parent)
-    , m_compute(new ComputeController(this))
-    , m_undoGroup(new QUndoGroup(this))
+    : QMainWindow(parent), m_compute(new ComputeController(this)), m_undoGroup(new QUndoGroup(this))
 {
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
@@ -138,12 +136,16 @@ void MainWindow::createDocks()
         auto *editor = new MatrixEditor(id);
         m_editors[id] = editor;
         const bool input = id == MatrixId::Xq || id == MatrixId::Xkv;
-        (input ? inputs : weights)->addTab(editor, id == MatrixId::Xq ? tr("Query tokens") : id == MatrixId::Xkv ? tr("Key/value tokens") : matrixName(id));
+        (input ? inputs : weights)
+            ->addTab(editor, id == MatrixId::Xq    ? tr("Query tokens")
+                             : id == MatrixId::Xkv ? tr("Key/value tokens")
+                                                   : matrixName(id));
     }
     auto *inputDock = dock(tr("Inputs"), QStringLiteral("InputsDock"), inputs, Qt::BottomDockWidgetArea);
     auto *weightDock = dock(tr("Weights"), QStringLiteral("WeightsDock"), weights, Qt::BottomDockWidgetArea);
     splitDockWidget(inputDock, weightDock, Qt::Horizontal);
-    auto *history = dock(tr("History"), QStringLiteral("HistoryDock"), new QUndoView(m_undoGroup), Qt::BottomDockWidgetArea);
+    auto *history =
+        dock(tr("History"), QStringLiteral("HistoryDock"), new QUndoView(m_undoGroup), Qt::BottomDockWidgetArea);
     tabifyDockWidget(weightDock, history);
     weightDock->raise();
     // The heatmaps get most of the window; a saved layout (readSettings) overrides this.
@@ -242,7 +244,8 @@ void MainWindow::createActions()
                 continue;
             }
             const QString index = m.captured(1);
-            QAction *a = devices->addAction(tr("Vulkan %1: %2").arg(index, m.captured(2).section(QLatin1Char(','), 0, 0)));
+            QAction *a =
+                devices->addAction(tr("Vulkan %1: %2").arg(index, m.captured(2).section(QLatin1Char(','), 0, 0)));
             a->setCheckable(true);
             a->setChecked(m_compute->backendRequest() == BackendRequest::Vulkan && m_compute->vulkanDevice() == index);
             connect(a, &QAction::triggered, this, [this, index] { setBackend(BackendRequest::Vulkan, index); });
@@ -251,7 +254,8 @@ void MainWindow::createActions()
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About AttnScope"), this, [this] {
-        statusBar()->showMessage(tr("AttnScope %1: see every attention head.").arg(QStringLiteral(ATTNSCOPE_VERSION)), 5000);
+        statusBar()->showMessage(tr("AttnScope %1: see every attention head.").arg(QStringLiteral(ATTNSCOPE_VERSION)),
+                                 5000);
     });
 }
 

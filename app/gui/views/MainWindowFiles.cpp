@@ -52,7 +52,8 @@ Project newProject()
 QStringList MainWindow::exampleFiles()
 {
     QStringList out;
-    for (const QString &name : QDir(QStringLiteral(":/examples")).entryList({QStringLiteral("*.attnscope.json")}, QDir::Files, QDir::Name))
+    for (const QString &name :
+         QDir(QStringLiteral(":/examples")).entryList({QStringLiteral("*.attnscope.json")}, QDir::Files, QDir::Name))
         out << QStringLiteral(":/examples/") + name;
     return out;
 }
@@ -169,10 +170,13 @@ void MainWindow::fillRecentMenu()
     m_recentMenu->clear();
     const QStringList recent = QSettings().value(QLatin1String(kRecentKey)).toStringList();
     for (const QString &path : recent) {
-        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] {
-            if (maybeSave())
-                openFile(path);
-        })->setToolTip(path);
+        m_recentMenu
+            ->addAction(QFileInfo(path).fileName(), this,
+                        [this, path] {
+                            if (maybeSave())
+                                openFile(path);
+                        })
+            ->setToolTip(path);
     }
     if (recent.isEmpty())
         m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
@@ -182,7 +186,8 @@ void MainWindow::fillExamplesMenu()
 {
     for (const QString &path : exampleFiles()) {
         auto project = Document::readProject(path);
-        const QString title = project && !project->title.empty() ? QString::fromStdString(project->title) : QFileInfo(path).fileName();
+        const QString title =
+            project && !project->title.empty() ? QString::fromStdString(project->title) : QFileInfo(path).fileName();
         m_examplesMenu->addAction(title, this, [this, path] {
             if (maybeSave())
                 openExample(path);
@@ -222,12 +227,15 @@ void MainWindow::readSettings()
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    m_lastDir = settings.value(QStringLiteral("files/lastDir"),
-                               QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
+    m_lastDir =
+        settings
+            .value(QStringLiteral("files/lastDir"), QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+            .toString();
     if (auto kind = ColorMap::fromKey(settings.value(QStringLiteral("view/colorMap")).toString()))
         setColorMap(*kind);
     const int backend = settings.value(QStringLiteral("compute/backend"), int(BackendRequest::Auto)).toInt();
-    setBackend(BackendRequest(std::clamp(backend, 0, 2)), settings.value(QStringLiteral("compute/vulkanDevice")).toString());
+    setBackend(BackendRequest(std::clamp(backend, 0, 2)),
+               settings.value(QStringLiteral("compute/vulkanDevice")).toString());
 }
 
 void MainWindow::writeSettings()
@@ -236,7 +244,8 @@ void MainWindow::writeSettings()
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("files/lastDir"), m_lastDir);
-    settings.setValue(QStringLiteral("view/colorMap"), ColorMap::key(ColorMapKind(m_colorMapBox->currentData().toInt())));
+    settings.setValue(QStringLiteral("view/colorMap"),
+                      ColorMap::key(ColorMapKind(m_colorMapBox->currentData().toInt())));
     settings.setValue(QStringLiteral("compute/backend"), int(m_compute->backendRequest()));
     settings.setValue(QStringLiteral("compute/vulkanDevice"), m_compute->vulkanDevice());
 }

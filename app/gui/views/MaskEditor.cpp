@@ -30,8 +30,7 @@ QString label(const std::vector<std::string> &tokens, Eigen::Index i)
 
 } // namespace
 
-MaskGrid::MaskGrid(QWidget *parent)
-    : QWidget(parent)
+MaskGrid::MaskGrid(QWidget *parent) : QWidget(parent)
 {
     setMouseTracking(false);
     setMinimumSize(120, 100);
@@ -109,7 +108,8 @@ void MaskGrid::paintEvent(QPaintEvent *)
         const QBrush hatch(QColor(0xb0, 0xb0, 0xb0), Qt::BDiagPattern);
         for (Eigen::Index i = 0; i < p.tq(); ++i)
             for (Eigen::Index j = 0; j < p.tk(); ++j) {
-                const QRectF cell(g.grid.left() + double(j) * g.cell, g.grid.top() + double(i) * g.cell, g.cell, g.cell);
+                const QRectF cell(g.grid.left() + double(j) * g.cell, g.grid.top() + double(i) * g.cell, g.cell,
+                                  g.cell);
                 const bool custom = !p.mask.allowed || (*p.mask.allowed)(i, j);
                 painter.fillRect(cell, effective(i, j) ? kAllowed : kMasked);
                 if (custom && !effective(i, j))
@@ -136,7 +136,8 @@ void MaskGrid::paintEvent(QPaintEvent *)
         painter.setPen(palette().color(QPalette::Text));
         for (Eigen::Index j = 0; j < p.tk(); ++j)
             painter.drawText(QRectF(g.grid.left() + double(j) * g.cell, 0, g.cell, g.grid.top() - 2),
-                             Qt::AlignHCenter | Qt::AlignBottom, fm.elidedText(label(pr.keyLabels(), j), Qt::ElideRight, g.cell));
+                             Qt::AlignHCenter | Qt::AlignBottom,
+                             fm.elidedText(label(pr.keyLabels(), j), Qt::ElideRight, g.cell));
     }
     painter.setBrush(Qt::NoBrush);
     for (size_t i = 0; i < empty.size(); ++i)
@@ -182,11 +183,7 @@ void MaskGrid::mouseReleaseEvent(QMouseEvent *)
 }
 
 MaskEditor::MaskEditor(QWidget *parent)
-    : QWidget(parent)
-    , m_grid(new MaskGrid)
-    , m_preset(new QComboBox)
-    , m_window(new QSpinBox)
-    , m_summary(new QLabel)
+    : QWidget(parent), m_grid(new MaskGrid), m_preset(new QComboBox), m_window(new QSpinBox), m_summary(new QLabel)
 {
     m_preset->addItem(tr("None (clear all parts)"), int(MaskPreset::None));
     m_preset->addItem(tr("Causal"), int(MaskPreset::Causal));
@@ -243,11 +240,13 @@ void MaskEditor::updateSummary()
         parts << tr("key padding");
     if (p.mask.allowed)
         parts << tr("custom");
-    QString text = tr("Effective mask = AND of: %1.").arg(parts.isEmpty() ? tr("nothing (all allowed)") : parts.join(QStringLiteral(", ")));
+    QString text = tr("Effective mask = AND of: %1.")
+                       .arg(parts.isEmpty() ? tr("nothing (all allowed)") : parts.join(QStringLiteral(", ")));
     if (nEmpty > 0)
-        text += QLatin1Char(' ')
-            + tr("<span style='color:#d62728'>%n query row(s) attend to no key: their weights are %1.</span>", nullptr, int(nEmpty))
-                  .arg(p.spec.maskFill == MaskFill::NegInf ? tr("all 0") : tr("uniform"));
+        text += QLatin1Char(' ') +
+                tr("<span style='color:#d62728'>%n query row(s) attend to no key: their weights are %1.</span>",
+                   nullptr, int(nEmpty))
+                    .arg(p.spec.maskFill == MaskFill::NegInf ? tr("all 0") : tr("uniform"));
     m_summary->setText(text);
 }
 

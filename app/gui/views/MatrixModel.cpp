@@ -6,11 +6,7 @@
 
 namespace attnscope {
 
-MatrixModel::MatrixModel(MatrixId id, QObject *parent)
-    : QAbstractTableModel(parent)
-    , m_id(id)
-{
-}
+MatrixModel::MatrixModel(MatrixId id, QObject *parent) : QAbstractTableModel(parent), m_id(id) {}
 
 void MatrixModel::setDocument(Document *document)
 {
@@ -66,7 +62,8 @@ QVariant MatrixModel::data(const QModelIndex &index, int role) const
     if (col < 0) {
         const auto &tokens = side() == TokenSide::Key ? p.keyTokens : p.queryTokens;
         if (role == Qt::DisplayRole || role == Qt::EditRole)
-            return size_t(index.row()) < tokens.size() ? QString::fromStdString(tokens[size_t(index.row())]) : QString();
+            return size_t(index.row()) < tokens.size() ? QString::fromStdString(tokens[size_t(index.row())])
+                                                       : QString();
         if (role == Qt::BackgroundRole)
             return QColor(0xf2, 0xf2, 0xf2);
         return {};
@@ -79,7 +76,11 @@ QVariant MatrixModel::data(const QModelIndex &index, int role) const
         // Text, not a double: the default double editor would round to two decimals.
         return QString::number(double(v), 'g', 9);
     case Qt::ToolTipRole:
-        return QStringLiteral("%1[%2, %3] = %4").arg(matrixName(m_id)).arg(index.row()).arg(col).arg(double(v), 0, 'g', 8);
+        return QStringLiteral("%1[%2, %3] = %4")
+            .arg(matrixName(m_id))
+            .arg(index.row())
+            .arg(col)
+            .arg(double(v), 0, 'g', 8);
     case Qt::TextAlignmentRole:
         return int(Qt::AlignRight | Qt::AlignVCenter);
     default:

@@ -40,14 +40,17 @@ QString table(const QString &name, Eigen::Index rows, Eigen::Index cols, Cell ce
     for (Eigen::Index r = 0; r < shownRows; ++r) {
         s += QStringLiteral("<tr>");
         for (Eigen::Index c = 0; c < shownCols; ++c)
-            s += (mark(r, c) ? QStringLiteral("<td align='right' bgcolor='#ffe08a'>") : QStringLiteral("<td align='right'>"))
-                + cell(r, c) + QStringLiteral("</td>");
+            s += (mark(r, c) ? QStringLiteral("<td align='right' bgcolor='#ffe08a'>")
+                             : QStringLiteral("<td align='right'>")) +
+                 cell(r, c) + QStringLiteral("</td>");
         if (shownCols < cols)
             s += QStringLiteral("<td>\u2026</td>");
         s += QStringLiteral("</tr>");
     }
     if (shownRows < rows)
-        s += QStringLiteral("<tr><td colspan='%1'>\u2026 %2 more rows</td></tr>").arg(shownCols + 1).arg(rows - shownRows);
+        s += QStringLiteral("<tr><td colspan='%1'>\u2026 %2 more rows</td></tr>")
+                 .arg(shownCols + 1)
+                 .arg(rows - shownRows);
     return s + QStringLiteral("</table>");
 }
 
@@ -61,8 +64,7 @@ QString matrixTable(const QString &name, const M &m, const QString &note = {}, i
 
 } // namespace
 
-TeachingView::TeachingView(QWidget *parent)
-    : QTextBrowser(parent)
+TeachingView::TeachingView(QWidget *parent) : QTextBrowser(parent)
 {
     setOpenLinks(false);
 }
@@ -115,12 +117,14 @@ QString TeachingView::explanation() const
              .arg(j)
              .arg(kv.join(QStringLiteral(", ")));
     s += tr("<p>2. Their dot product q\u00b7k = %1 = <b>%2</b>.</p>").arg(terms.join(QStringLiteral(" + ")), num(dot));
-    s += tr("<p>3. Scaled by %1: score = %2 \u00d7 %1 = <b>%3</b>.</p>").arg(num(scale), num(dot), num(t.scores[size_t(h)](i, j)));
+    s += tr("<p>3. Scaled by %1: score = %2 \u00d7 %1 = <b>%3</b>.</p>")
+             .arg(num(scale), num(dot), num(t.scores[size_t(h)](i, j)));
     const bool allowed = !t.allowed.size() || t.allowed(i, j);
     const bool emptyRow = size_t(i) < t.emptyRows.size() && t.emptyRows[size_t(i)];
     const bool negInf = pr.problem.spec.maskFill == MaskFill::NegInf;
     if (!allowed)
-        s += tr("<p>4. The mask forbids this cell: its score becomes %1.</p>").arg(negInf ? QStringLiteral("-inf") : QStringLiteral("-1e9"));
+        s += tr("<p>4. The mask forbids this cell: its score becomes %1.</p>")
+                 .arg(negInf ? QStringLiteral("-inf") : QStringLiteral("-1e9"));
     else
         s += tr("<p>4. The mask allows this cell: the score stays.</p>");
     // The softmax over the row, with the row maximum subtracted as the backends do.
