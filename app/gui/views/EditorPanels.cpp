@@ -66,7 +66,7 @@ MatrixEditor::MatrixEditor(MatrixId id, QWidget *parent)
       m_reinit(new QPushButton(tr("Re-initialise")))
 {
     m_table->setModel(m_model);
-    m_table->horizontalHeader()->setDefaultSectionSize(56);
+    m_table->horizontalHeader()->setDefaultSectionSize(70);
     m_table->verticalHeader()->setDefaultSectionSize(22);
     m_table->setObjectName(QStringLiteral("table_") + matrixName(id));
     auto *bar = new QHBoxLayout;

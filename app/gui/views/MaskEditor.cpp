@@ -62,7 +62,7 @@ MaskGrid::Geometry MaskGrid::geometry() const
     g.labelWidth = std::min(g.labelWidth + 8, width() * 0.3);
     const double top = fm.height() + 4;
     g.cell = std::min((width() - g.labelWidth - 4) / double(p.tk()), (height() - top - 4) / double(p.tq()));
-    g.cell = std::max(g.cell, 1.0);
+    g.cell = std::max(g.cell, 0.01); // below a pixel per cell the grid is drawn as an image
     g.grid = QRectF(g.labelWidth, top, g.cell * double(p.tk()), g.cell * double(p.tq()));
     return g;
 }
