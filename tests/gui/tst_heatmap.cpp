@@ -54,6 +54,7 @@ private slots:
     void cellPixelsMatchColorMap_data();
     void cellPixelsMatchColorMap();
     void largeMatrixPixels();
+    void pooledPixelsShowTheBlockMaximum();
     void maskedAndEmptyRows();
     void scoresUseSignedRange();
     void widgetShowsTraceAndHover();
@@ -160,6 +161,43 @@ void TestHeatmap::largeMatrixPixels()
     // Causal: above the diagonal is masked.
     const QPoint masked(int(l.grid.left() + 200.5 * l.cellWidth), int(l.grid.top() + 10.5 * l.cellHeight));
     QCOMPARE(QColor(image.pixel(masked)), HeatmapRenderer::maskedColor());
+}
+
+void TestHeatmap::pooledPixelsShowTheBlockMaximum()
+{
+    RandomProblemOptions ro;
+    ro.tokens = 1024;
+    ro.modelDim = 16;
+    ro.heads = 1;
+    ro.causal = true;
+    Project p;
+    p.problem = randomProblem(ro);
+    auto c = computed(p);
+    const HeatmapData data =
+        HeatmapData::fromTrace(c->project, c->trace, 0, HeatmapQuantity::Weights, ScaleScope::PerHead);
+    HeatmapOptions o;
+    o.showLabels = false;
+    o.showTitle = false;
+    o.showColorBar = false;
+    const QSize size(260, 260);
+    const QImage image = render(data, o, size);
+    const HeatmapLayout l = HeatmapRenderer(data, o).layout(QRectF(image.rect()));
+    QVERIFY(l.cellWidth < 1.0);
+    const int w = int(std::ceil(l.grid.width())), h = int(std::ceil(l.grid.height()));
+    // Output pixel (x, y) covers the cells of its block; it shows the largest allowed weight.
+    for (const auto &xy : {std::pair{10, 200}, std::pair{100, 150}, std::pair{3, 3}, std::pair{120, 240}}) {
+        const int x = xy.first, y = xy.second;
+        const Eigen::Index r0 = Eigen::Index(y) * 1024 / h, r1 = Eigen::Index(y + 1) * 1024 / h;
+        float best = -1.0f;
+        for (Eigen::Index r = r0; r < r1; ++r)
+            for (Eigen::Index k = 0; k < 1024; ++k)
+                if (k * w / 1024 == x && data.isAllowed(r, k))
+                    best = std::max(best, (*data.values)(r, k));
+        const QPoint px(int(l.grid.left()) + x, int(l.grid.top()) + y);
+        const QColor expected =
+            best < 0 ? HeatmapRenderer::maskedColor() : QColor::fromRgb(HeatmapRenderer(data, o).colorFor(best));
+        QCOMPARE(QColor(image.pixel(px)).name(), expected.name());
+    }
 }
 
 void TestHeatmap::maskedAndEmptyRows()

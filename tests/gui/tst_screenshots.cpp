@@ -10,8 +10,8 @@
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTabWidget>
-#include <QTest>
 #include <QTemporaryDir>
+#include <QTest>
 #include <QUndoStack>
 
 #include "core/RandomProblem.h"

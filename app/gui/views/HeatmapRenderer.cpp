@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attnscope {
 
@@ -137,7 +138,9 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
         return l;
 
     double rowLabelWidth = 0.0, colLabelWidth = 0.0;
-    if (m_options.showLabels) {
+    // Cells too small for text even without labels: skip measuring thousands of them.
+    const bool labelsFit = std::min(area.width() / double(cols), area.height() / double(rows)) >= fm.height() * 0.55;
+    if (m_options.showLabels && labelsFit) {
         for (const QString &s : m_data.rowLabels)
             rowLabelWidth = std::max(rowLabelWidth, fm.horizontalAdvance(s));
         for (const QString &s : m_data.columnLabels)
@@ -157,7 +160,7 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
     }
     cell = std::max(cell, 0.0);
     // Labels of cells too small to read are left out.
-    if (m_options.showLabels && cell < fm.height() * 0.55) {
+    if (m_options.showLabels && (!labelsFit || cell < fm.height() * 0.55)) {
         colLabelHeight = 0.0;
         rowLabelWidth = 0.0;
         cell = std::min(area.width() / double(cols), area.height() / double(rows));
@@ -209,26 +212,11 @@ void HeatmapRenderer::paintCells(QPainter &painter, const HeatmapLayout &l) cons
     painter.setRenderHint(QPainter::Antialiasing, false);
 
     if (cw < 3.0 || rows * cols > 128 * 128) {
-        // Many small cells: one pixel per cell, scaled without smoothing.
-        QImage image(int(cols), int(rows), QImage::Format_RGB32);
-        const QRgb masked = maskedColor().rgb();
-        QRgb lut[256];
-        for (int i = 0; i < 256; ++i)
-            lut[i] = m_map.sample(i);
-        // The same index colorFor() computes: round(t * 255), clamped.
-        const double span = m_data.rangeMax - m_data.rangeMin;
-        const double k = span > 0.0 ? 255.0 / span : 0.0, lo = m_data.rangeMin;
-        const MaskMatrix *allowed = weights ? m_data.allowed : nullptr;
-        for (Eigen::Index r = 0; r < rows; ++r) {
-            auto *line = reinterpret_cast<QRgb *>(image.scanLine(int(r)));
-            const float *src = v.row(r).data();
-            const std::uint8_t *ok = allowed ? allowed->row(r).data() : nullptr;
-            for (Eigen::Index c = 0; c < cols; ++c) {
-                const double t = (double(src[c]) - lo) * k;
-                const int index = t >= 0.0 ? int(std::min(t, 255.0) + 0.5) : 0;
-                line[c] = (ok && !ok[c]) ? masked : lut[std::min(index, 255)];
-            }
-        }
+        // Many small cells: one pixel per cell, or where cells are smaller than a device
+        // pixel, one pixel per block of cells (max-pooled), scaled without smoothing.
+        const qreal dpr = painter.device() ? painter.device()->devicePixelRatio() : 1.0;
+        const QImage image = cellImage(int(std::min<double>(double(cols), std::ceil(l.grid.width() * dpr))),
+                                       int(std::min<double>(double(rows), std::ceil(l.grid.height() * dpr))));
         painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
         painter.drawImage(l.grid, image);
     } else {
@@ -352,6 +340,70 @@ void HeatmapRenderer::paintColorBar(QPainter &painter, const HeatmapLayout &l) c
                                 fm.horizontalAdvance(QStringLiteral("-00.00")) + 4, fm.height()),
                          Qt::AlignLeft | Qt::AlignVCenter, QString::number(ticks[i], 'f', 2));
     }
+}
+
+QImage HeatmapRenderer::cellImage(int width, int height) const
+{
+    const Eigen::Index rows = m_data.rows(), cols = m_data.cols();
+    width = std::max(1, width);
+    height = std::max(1, height);
+    QImage image(width, height, QImage::Format_RGB32);
+    const QRgb masked = maskedColor().rgb();
+    QRgb lut[256];
+    for (int i = 0; i < 256; ++i)
+        lut[i] = m_map.sample(i);
+    // The same index colorFor() computes: round(t * 255), clamped.
+    const double span = m_data.rangeMax - m_data.rangeMin;
+    const double k = span > 0.0 ? 255.0 / span : 0.0, lo = m_data.rangeMin;
+    auto color = [&](float value) {
+        const double t = (double(value) - lo) * k;
+        return lut[t >= 0.0 ? std::min(int(std::min(t, 255.0) + 0.5), 255) : 0];
+    };
+    const bool weights = !m_data.signedValues;
+    const MaskMatrix *allowed = weights ? m_data.allowed : nullptr;
+    // Output column x covers cells [first[x], first[x + 1]); a block's value is its largest
+    // allowed weight, or for signed scores its value of largest magnitude.
+    std::vector<Eigen::Index> first(static_cast<size_t>(width) + 1);
+    for (int x = 0; x <= width; ++x)
+        first[size_t(x)] = (Eigen::Index(x) * cols + width - 1) / width;
+    constexpr float none = -std::numeric_limits<float>::infinity();
+    std::vector<float> best(static_cast<size_t>(width));
+    std::vector<char> any(static_cast<size_t>(width));
+    const MatrixF &v = *m_data.values;
+    for (int y = 0; y < height; ++y) {
+        const Eigen::Index r0 = Eigen::Index(y) * rows / height,
+                           r1 = std::max(Eigen::Index(y + 1) * rows / height, r0 + 1);
+        std::fill(best.begin(), best.end(), none);
+        std::fill(any.begin(), any.end(), 0);
+        for (Eigen::Index r = r0; r < r1; ++r) {
+            const float *src = v.row(r).data();
+            const std::uint8_t *ok = allowed ? allowed->row(r).data() : nullptr;
+            for (int x = 0; x < width; ++x) {
+                const Eigen::Index c0 = first[size_t(x)], c1 = first[size_t(x) + 1];
+                float m = best[size_t(x)];
+                char a = any[size_t(x)];
+                if (weights) {
+                    for (Eigen::Index c = c0; c < c1; ++c)
+                        if (!ok || ok[c]) {
+                            m = std::max(m, src[c]);
+                            a = 1;
+                        }
+                } else {
+                    for (Eigen::Index c = c0; c < c1; ++c)
+                        if (!a || std::abs(src[c]) > std::abs(m)) {
+                            m = src[c];
+                            a = 1;
+                        }
+                }
+                best[size_t(x)] = m;
+                any[size_t(x)] = a;
+            }
+        }
+        auto *line = reinterpret_cast<QRgb *>(image.scanLine(y));
+        for (int x = 0; x < width; ++x)
+            line[x] = any[size_t(x)] ? color(best[size_t(x)]) : masked;
+    }
+    return image;
 }
 
 std::optional<QPoint> HeatmapRenderer::cellAt(const QRectF &target, const QPointF &pos) const

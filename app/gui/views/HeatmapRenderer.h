@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+class QImage;
 class QPainter;
 
 namespace attnscope {
@@ -96,6 +97,8 @@ private:
     void paintCells(QPainter &painter, const HeatmapLayout &l) const;
     void paintLabels(QPainter &painter, const HeatmapLayout &l) const;
     void paintColorBar(QPainter &painter, const HeatmapLayout &l) const;
+    // The cells as a width x height image (at most one pixel per cell; max-pooled blocks).
+    QImage cellImage(int width, int height) const;
 
     const HeatmapData &m_data;
     HeatmapOptions m_options;
