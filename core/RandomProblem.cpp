@@ -75,4 +75,13 @@ AttentionProblem randomProblem(const RandomProblemOptions &o)
     return p;
 }
 
+std::vector<std::string> numberedTokens(Eigen::Index count)
+{
+    std::vector<std::string> labels;
+    labels.reserve(size_t(count));
+    for (Eigen::Index i = 0; i < count; ++i)
+        labels.push_back(std::string("t").append(std::to_string(i)));
+    return labels;
+}
+
 } // namespace attnscope

@@ -3,6 +3,8 @@
 #include "core/AttentionProblem.h"
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace attnscope {
 
@@ -31,5 +33,8 @@ struct RandomProblemOptions {
 // A self-attention problem of the given size with Xavier weights and Gaussian inputs,
 // shaped like nn.MultiheadAttention (for benchmarks and tests).
 AttentionProblem randomProblem(const RandomProblemOptions &options);
+
+// Labels "t0", "t1", ... for tokens that have no words (random and benchmark problems).
+std::vector<std::string> numberedTokens(Eigen::Index count);
 
 } // namespace attnscope

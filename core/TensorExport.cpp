@@ -101,7 +101,9 @@ Result<NamedTensor> traceTensor(const AttentionTrace &trace, const std::string &
     for (auto &t : traceTensors(trace)) {
         if (t.name == name)
             return std::move(t);
-        names += (names.empty() ? "" : ", ") + t.name;
+        if (!names.empty())
+            names.append(", ");
+        names.append(t.name);
     }
     return Error{"tensor \"" + name + "\": expected one of " + names};
 }
@@ -120,15 +122,21 @@ Result<std::string> tensorCsv(const NamedTensor &t, int head, const std::vector<
     std::string out;
     if (labelCols) {
         out += labelRows ? csvField(t.name) : "";
-        for (std::int64_t c = 0; c < cols; ++c)
-            out += (c || labelRows ? "," : "") + csvField(colLabels[size_t(c)]);
+        for (std::int64_t c = 0; c < cols; ++c) {
+            if (c || labelRows)
+                out += ',';
+            out.append(csvField(colLabels[size_t(c)]));
+        }
         out += "\r\n";
     }
     for (std::int64_t r = 0; r < rows; ++r) {
         if (labelRows)
             out += csvField(rowLabels[size_t(r)]);
-        for (std::int64_t c = 0; c < cols; ++c)
-            out += (c || labelRows ? "," : "") + shortest(data[r * cols + c]);
+        for (std::int64_t c = 0; c < cols; ++c) {
+            if (c || labelRows)
+                out += ',';
+            out.append(shortest(data[r * cols + c]));
+        }
         out += "\r\n";
     }
     return out;

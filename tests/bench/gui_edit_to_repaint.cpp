@@ -50,8 +50,7 @@ void run(const Size &size, int iterations, const QString &dir)
     Project p;
     p.title = size.name;
     p.problem = randomProblem(o);
-    for (int i = 0; i < size.tokens; ++i)
-        p.queryTokens.push_back("t" + std::to_string(i));
+    p.queryTokens = numberedTokens(size.tokens);
     Document tmp(p);
     const QString path = dir + QStringLiteral("/bench.attnscope.json");
     if (!tmp.save(path).ok())

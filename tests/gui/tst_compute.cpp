@@ -30,8 +30,7 @@ Project large(std::uint64_t seed)
     o.seed = seed;
     Project p;
     p.problem = randomProblem(o);
-    for (int i = 0; i < o.tokens; ++i)
-        p.queryTokens.push_back("t" + std::to_string(i));
+    p.queryTokens = numberedTokens(o.tokens);
     return p;
 }
 

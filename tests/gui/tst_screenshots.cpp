@@ -58,8 +58,7 @@ void TestScreenshots::examples_data()
     Project p;
     p.title = "Random causal self-attention, T = 384, H = 8";
     p.problem = randomProblem(o);
-    for (int i = 0; i < o.tokens; ++i)
-        p.queryTokens.push_back("t" + std::to_string(i));
+    p.queryTokens = numberedTokens(o.tokens);
     const QString path = m_dir.filePath(QStringLiteral("long-sequence.attnscope.json"));
     QVERIFY(Document(p).save(path).ok());
     QTest::newRow("long-sequence") << path;
