@@ -1,5 +1,6 @@
 #include "app/cli/CliCommands.h"
 
+#include "app/cli/RenderCommand.h"
 #include "app/cli/TracePrinter.h"
 #include "app/engine/BackendChoice.h"
 #include "core/ProjectFile.h"
@@ -21,7 +22,7 @@ namespace {
 
 constexpr int kOk = 0, kFailed = 1, kUsage = 2;
 
-const char *const kUsageText = R"(Usage: attnscope-cli COMMAND [options]
+const char *const kUsageTemplate = R"(Usage: attnscope-cli COMMAND [options]
 
 Commands:
   compute PROJECT --out DIR [--backend auto|cpu|vulkan]
@@ -31,7 +32,7 @@ Commands:
       Write tensors of the computation as data: one tensor (CSV: one head) or
       every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
       context output mask.
-  show PROJECT [--backend ...] [--precision N]
+%1  show PROJECT [--backend ...] [--precision N]
       Print every step of the computation with its shape.
   bench --tokens T --dim D --heads H [--causal] [--backend ...] [--repeat N]
       Time the engine on random inputs; the last line is "median_ms: X".
@@ -42,6 +43,12 @@ Options:
   -h, --help     Show this help.
   -v, --version  Show the version.
 )";
+
+// The usage text with the render command's section in its place.
+QString usageText()
+{
+    return QString::fromUtf8(kUsageTemplate).arg(QString::fromUtf8(kRenderUsage));
+}
 
 class Command
 {
@@ -66,7 +73,7 @@ public:
             return false;
         }
         if (parser.isSet("help")) {
-            m_out << kUsageText;
+            m_out << usageText();
             m_exit = kOk;
             return false;
         }
@@ -325,7 +332,7 @@ int runCli(const QStringList &arguments, QTextStream &out, QTextStream &err)
     if (name.isEmpty())
         return command.fail(QStringLiteral("no command given (see --help)"), kUsage);
     if (name == "-h" || name == "--help" || name == "help") {
-        out << kUsageText;
+        out << usageText();
         return kOk;
     }
     if (name == "-v" || name == "--version") {
@@ -341,6 +348,8 @@ int runCli(const QStringList &arguments, QTextStream &out, QTextStream &err)
         return command.exportData(rest);
     if (name == "bench")
         return command.bench(rest);
+    if (name == "render")
+        return runRenderCommand(rest, out, err);
     if (name == "devices")
         return command.devices(rest);
     return command.fail(QStringLiteral("unknown command \"%1\" (see --help)").arg(name), kUsage);

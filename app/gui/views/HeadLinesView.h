@@ -1,14 +1,14 @@
 #pragma once
 
 #include "app/gui/document/ComputeController.h"
+#include "app/render/HeadViewRenderer.h"
 
 #include <QWidget>
 
 namespace attnscope {
 
-// The head view: queries on the left, keys on the right, a line from query i to key j
-// weighted by attention. One head, or every head overlaid in its own colour. Hovering a
-// query shows only its lines.
+// The head view (painted by HeadViewRenderer): one head, or every head overlaid in its own
+// colour. Hovering a query shows only its lines.
 class HeadLinesView : public QWidget
 {
     Q_OBJECT
@@ -20,7 +20,7 @@ public:
     void setHead(int head);
     void setOverlay(bool overlay);
     bool overlay() const { return m_overlay; }
-    static QColor headColor(int head);
+    static QColor headColor(int head) { return HeadViewRenderer::headColor(head); }
     QPointF queryAnchor(int query) const;
     QPointF keyAnchor(int key) const;
 
@@ -32,7 +32,7 @@ protected:
     void leaveEvent(QEvent *event) override;
 
 private:
-    double rowHeight(Eigen::Index n) const;
+    HeadViewOptions options() const;
 
     ComputedTracePtr m_result;
     int m_head = 0;

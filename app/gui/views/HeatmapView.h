@@ -1,7 +1,7 @@
 #pragma once
 
 #include "app/gui/document/ComputeController.h"
-#include "app/gui/views/HeatmapRenderer.h"
+#include "app/render/HeatmapRenderer.h"
 
 #include <QWidget>
 

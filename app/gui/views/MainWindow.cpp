@@ -171,10 +171,11 @@ void MainWindow::createActions()
     file->addAction(tr("&Save"), this, &MainWindow::save)->setShortcut(QKeySequence::Save);
     file->addAction(tr("Save &As\u2026"), this, &MainWindow::saveAs)->setShortcut(QKeySequence::SaveAs);
     file->addSeparator();
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    createExportActions(file, edit);
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
 
-    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
     QAction *undo = m_undoGroup->createUndoAction(this, tr("&Undo"));
     undo->setShortcut(QKeySequence::Undo);
     QAction *redo = m_undoGroup->createRedoAction(this, tr("&Redo"));
@@ -182,8 +183,10 @@ void MainWindow::createActions()
     if (!redoKeys.contains(QKeySequence(Qt::CTRL | Qt::Key_Y)))
         redoKeys << QKeySequence(Qt::CTRL | Qt::Key_Y);
     redo->setShortcuts(redoKeys);
-    edit->addAction(undo);
-    edit->addAction(redo);
+    // Undo and redo come first, before the export part added with the File menu.
+    QAction *first = edit->actions().value(0);
+    edit->insertAction(first, undo);
+    edit->insertAction(first, redo);
 
     // View settings, shared by every heatmap.
     QToolBar *bar = addToolBar(tr("View"));

@@ -3,12 +3,14 @@
 #include "app/gui/document/ComputeController.h"
 #include "app/gui/document/Document.h"
 #include "app/gui/views/HeatmapView.h"
+#include "app/render/FigureExporter.h"
 
 #include <QMainWindow>
 #include <QPointer>
 
 #include <map>
 
+class QAction;
 class QActionGroup;
 class QCheckBox;
 class QComboBox;
@@ -19,6 +21,8 @@ class QUndoGroup;
 
 namespace attnscope {
 
+class ExportDataDialog;
+class ExportFigureDialog;
 class HeadLinesView;
 class MaskEditor;
 class MatrixEditor;
@@ -63,6 +67,14 @@ public:
     void setCurrentHead(int head);
     void setColorMap(ColorMapKind kind);
 
+    // Export (MainWindowExport.cpp). The dialogs open window-modal and delete themselves on
+    // close; null while there is no result to export.
+    FigureOptions currentFigureOptions() const; // the view in front, with its settings
+    ExportFigureDialog *showExportFigureDialog();
+    ExportDataDialog *showExportDataDialog();
+    bool copyFigure(); // the view in front, as an image on the clipboard
+    QAction *copyFigureAction() const { return m_copyFigureAction; }
+
 signals:
     // Every view shows this result now (the edit-to-repaint benchmark waits for it).
     void resultShown(attnscope::ComputedTracePtr result);
@@ -77,6 +89,8 @@ private:
     void createDocks();
     void createActions();
     void createStatusBar();
+    void createExportActions(QMenu *file, QMenu *edit);
+    QString suggestedExportPath(const QString &suffix) const;
     void setDocument(Document *document);
     void requestCompute();
     void showResult(ComputedTracePtr result);
@@ -121,6 +135,7 @@ private:
     QMenu *m_examplesMenu = nullptr;
     QMenu *m_viewMenu = nullptr;
     QActionGroup *m_backendGroup = nullptr;
+    QAction *m_copyFigureAction = nullptr;
 
     QLabel *m_backendLabel = nullptr;
     QLabel *m_timeLabel = nullptr;

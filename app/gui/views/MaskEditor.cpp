@@ -3,9 +3,7 @@
 #include "core/Mask.h"
 
 #include <QComboBox>
-#include <QFontMetricsF>
 #include <QHBoxLayout>
-#include <QImage>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
@@ -16,19 +14,6 @@
 #include <algorithm>
 
 namespace attnscope {
-
-namespace {
-
-const QColor kAllowed(0x8f, 0xd1, 0x9e);
-const QColor kMasked(0x4a, 0x4a, 0x4a);
-const QColor kEmptyRow(0xd6, 0x27, 0x28);
-
-QString label(const std::vector<std::string> &tokens, Eigen::Index i)
-{
-    return size_t(i) < tokens.size() ? QString::fromStdString(tokens[size_t(i)]) : QString::number(i);
-}
-
-} // namespace
 
 MaskGrid::MaskGrid(QWidget *parent) : QWidget(parent)
 {
@@ -49,102 +34,36 @@ void MaskGrid::setDocument(Document *document)
     update();
 }
 
-MaskGrid::Geometry MaskGrid::geometry() const
+MaskRenderOptions MaskGrid::renderOptions() const
 {
-    Geometry g;
-    if (!m_document)
-        return g;
-    const AttentionProblem &p = m_document->problem();
-    const Project &pr = m_document->project();
-    const QFontMetricsF fm(font());
-    for (Eigen::Index i = 0; i < p.tq(); ++i)
-        g.labelWidth = std::max(g.labelWidth, fm.horizontalAdvance(label(pr.queryTokens, i)));
-    g.labelWidth = std::min(g.labelWidth + 8, width() * 0.3);
-    const double top = fm.height() + 4;
-    g.cell = std::min((width() - g.labelWidth - 4) / double(p.tk()), (height() - top - 4) / double(p.tq()));
-    g.cell = std::max(g.cell, 0.01); // below a pixel per cell the grid is drawn as an image
-    g.grid = QRectF(g.labelWidth, top, g.cell * double(p.tk()), g.cell * double(p.tq()));
-    return g;
+    MaskRenderOptions o;
+    o.font = font();
+    o.text = palette().color(QPalette::Text);
+    o.base = palette().color(QPalette::Base);
+    return o;
 }
 
 QRectF MaskGrid::cellRect(int query, int key) const
 {
-    const Geometry g = geometry();
+    if (!m_document)
+        return {};
+    const MaskLayout g = MaskRenderer(m_document->project(), renderOptions()).layout(QRectF(rect()));
     return QRectF(g.grid.left() + key * g.cell, g.grid.top() + query * g.cell, g.cell, g.cell);
 }
 
 std::optional<QPoint> MaskGrid::cellAt(const QPointF &pos) const
 {
-    const Geometry g = geometry();
-    if (!m_document || !g.grid.contains(pos))
+    if (!m_document)
         return std::nullopt;
-    const AttentionProblem &p = m_document->problem();
-    return QPoint(std::clamp(int((pos.x() - g.grid.left()) / g.cell), 0, int(p.tk()) - 1),
-                  std::clamp(int((pos.y() - g.grid.top()) / g.cell), 0, int(p.tq()) - 1));
+    return MaskRenderer(m_document->project(), renderOptions()).cellAt(QRectF(rect()), pos);
 }
 
 void MaskGrid::paintEvent(QPaintEvent *)
 {
     QPainter painter(this);
     painter.fillRect(rect(), palette().color(QPalette::Base));
-    if (!m_document)
-        return;
-    const AttentionProblem &p = m_document->problem();
-    const Project &pr = m_document->project();
-    const Geometry g = geometry();
-    const MaskMatrix effective = effectiveMask(p);
-    const std::vector<bool> empty = emptyMaskRows(effective);
-    if (g.cell < 4 || p.tq() * p.tk() > 96 * 96) {
-        // Long sequences: one pixel per cell, scaled without smoothing.
-        QImage image(int(p.tk()), int(p.tq()), QImage::Format_RGB32);
-        const QRgb on = kAllowed.rgb(), off = kMasked.rgb();
-        for (Eigen::Index i = 0; i < p.tq(); ++i) {
-            auto *line = reinterpret_cast<QRgb *>(image.scanLine(int(i)));
-            for (Eigen::Index j = 0; j < p.tk(); ++j)
-                line[j] = effective(i, j) ? on : off;
-        }
-        painter.drawImage(g.grid, image);
-    } else {
-        const QBrush hatch(QColor(0xb0, 0xb0, 0xb0), Qt::BDiagPattern);
-        for (Eigen::Index i = 0; i < p.tq(); ++i)
-            for (Eigen::Index j = 0; j < p.tk(); ++j) {
-                const QRectF cell(g.grid.left() + double(j) * g.cell, g.grid.top() + double(i) * g.cell, g.cell,
-                                  g.cell);
-                const bool custom = !p.mask.allowed || (*p.mask.allowed)(i, j);
-                painter.fillRect(cell, effective(i, j) ? kAllowed : kMasked);
-                if (custom && !effective(i, j))
-                    painter.fillRect(cell, hatch); // masked by causal / padding, not by the custom part
-            }
-    }
-    if (g.cell >= 6) {
-        painter.setPen(QPen(palette().color(QPalette::Base), 1));
-        for (Eigen::Index i = 0; i <= p.tq(); ++i)
-            painter.drawLine(QPointF(g.grid.left(), g.grid.top() + double(i) * g.cell),
-                             QPointF(g.grid.right(), g.grid.top() + double(i) * g.cell));
-        for (Eigen::Index j = 0; j <= p.tk(); ++j)
-            painter.drawLine(QPointF(g.grid.left() + double(j) * g.cell, g.grid.top()),
-                             QPointF(g.grid.left() + double(j) * g.cell, g.grid.bottom()));
-    }
-    const QFontMetricsF fm(font());
-    if (g.cell >= fm.height() * 0.7) {
-        for (Eigen::Index i = 0; i < p.tq(); ++i) {
-            painter.setPen(empty[size_t(i)] ? kEmptyRow : palette().color(QPalette::Text));
-            painter.drawText(QRectF(0, g.grid.top() + double(i) * g.cell, g.labelWidth - 4, g.cell),
-                             Qt::AlignRight | Qt::AlignVCenter,
-                             fm.elidedText(label(pr.queryTokens, i), Qt::ElideRight, g.labelWidth - 4));
-        }
-        painter.setPen(palette().color(QPalette::Text));
-        for (Eigen::Index j = 0; j < p.tk(); ++j)
-            painter.drawText(QRectF(g.grid.left() + double(j) * g.cell, 0, g.cell, g.grid.top() - 2),
-                             Qt::AlignHCenter | Qt::AlignBottom,
-                             fm.elidedText(label(pr.keyLabels(), j), Qt::ElideRight, g.cell));
-    }
-    painter.setBrush(Qt::NoBrush);
-    for (size_t i = 0; i < empty.size(); ++i)
-        if (empty[i]) {
-            painter.setPen(QPen(kEmptyRow, 2));
-            painter.drawRect(QRectF(g.grid.left(), g.grid.top() + double(i) * g.cell, g.grid.width(), g.cell));
-        }
+    if (m_document)
+        MaskRenderer(m_document->project(), renderOptions()).paint(painter, QRectF(rect()));
 }
 
 void MaskGrid::toggleAt(const QPointF &pos)

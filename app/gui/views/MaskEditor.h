@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/gui/document/Document.h"
+#include "app/render/MaskRenderer.h"
 
 #include <QPointer>
 #include <QWidget>
@@ -13,8 +14,8 @@ class QSpinBox;
 
 namespace attnscope {
 
-// The Tq x Tk mask grid: the effective mask (custom AND causal AND padding) is painted; a
-// click or a drag toggles cells of the custom part, one undo step per stroke.
+// The Tq x Tk mask grid: the effective mask (custom AND causal AND padding), painted by
+// MaskRenderer; a click or a drag toggles cells of the custom part, one undo step per stroke.
 class MaskGrid : public QWidget
 {
     Q_OBJECT
@@ -35,12 +36,7 @@ protected:
     void mouseReleaseEvent(QMouseEvent *event) override;
 
 private:
-    struct Geometry {
-        QRectF grid;
-        double cell = 0;
-        double labelWidth = 0;
-    };
-    Geometry geometry() const;
+    MaskRenderOptions renderOptions() const;
     void toggleAt(const QPointF &pos);
 
     QPointer<Document> m_document;

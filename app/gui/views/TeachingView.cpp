@@ -2,67 +2,7 @@
 
 #include <QScrollBar>
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
 namespace attnscope {
-
-namespace {
-
-QString num(double v)
-{
-    if (std::isinf(v))
-        return v < 0 ? QStringLiteral("-inf") : QStringLiteral("inf");
-    if (v == 0.0)
-        return QStringLiteral("0");
-    return QString::number(v, 'g', 4);
-}
-
-QString tokenAt(const std::vector<std::string> &tokens, Eigen::Index i)
-{
-    return (size_t(i) < tokens.size() ? QString::fromStdString(tokens[size_t(i)]) : QString::number(i)).toHtmlEscaped();
-}
-
-// A matrix as an HTML table with its name and shape; `cell(r, c)` gives the text, `mark(r, c)`
-// highlights a cell (the selected one).
-template <typename Cell, typename Mark>
-QString table(const QString &name, Eigen::Index rows, Eigen::Index cols, Cell cell, Mark mark, const QString &note = {})
-{
-    QString s = QStringLiteral("<p><b>%1</b> &nbsp;<span style='color:#555'>shape %2 \u00d7 %3</span>%4</p>")
-                    .arg(name)
-                    .arg(rows)
-                    .arg(cols)
-                    .arg(note.isEmpty() ? QString() : QStringLiteral(" &nbsp;<i>") + note + QStringLiteral("</i>"));
-    s += QStringLiteral("<table border='1' cellspacing='0' cellpadding='3' style='border-color:#bbb'>");
-    const Eigen::Index shownRows = std::min<Eigen::Index>(rows, TeachingView::kMaxShown);
-    const Eigen::Index shownCols = std::min<Eigen::Index>(cols, TeachingView::kMaxShown);
-    for (Eigen::Index r = 0; r < shownRows; ++r) {
-        s += QStringLiteral("<tr>");
-        for (Eigen::Index c = 0; c < shownCols; ++c)
-            s += (mark(r, c) ? QStringLiteral("<td align='right' bgcolor='#ffe08a'>")
-                             : QStringLiteral("<td align='right'>")) +
-                 cell(r, c) + QStringLiteral("</td>");
-        if (shownCols < cols)
-            s += QStringLiteral("<td>\u2026</td>");
-        s += QStringLiteral("</tr>");
-    }
-    if (shownRows < rows)
-        s += QStringLiteral("<tr><td colspan='%1'>\u2026 %2 more rows</td></tr>")
-                 .arg(shownCols + 1)
-                 .arg(rows - shownRows);
-    return s + QStringLiteral("</table>");
-}
-
-template <typename M>
-QString matrixTable(const QString &name, const M &m, const QString &note = {}, int markRow = -1, int markCol = -1)
-{
-    return table(
-        name, m.rows(), m.cols(), [&](Eigen::Index r, Eigen::Index c) { return num(double(m(r, c))); },
-        [&](Eigen::Index r, Eigen::Index c) { return r == markRow && (markCol < 0 || c == markCol); }, note);
-}
-
-} // namespace
 
 TeachingView::TeachingView(QWidget *parent) : QTextBrowser(parent)
 {
@@ -86,91 +26,6 @@ void TeachingView::setSelection(int query, int key)
     m_query = query;
     m_key = key;
     rebuild();
-}
-
-QString TeachingView::explanation() const
-{
-    const AttentionTrace &t = m_result->trace;
-    const Project &pr = m_result->project;
-    const int h = m_head;
-    const MatrixF &q = t.q[size_t(h)], &k = t.k[size_t(h)], &v = t.v[size_t(h)];
-    const int i = m_query, j = m_key;
-    const double scale = pr.problem.spec.scale();
-    QString s = tr("<h3>Why head %1 gives query %2 \u201c%3\u201d \u2192 key %4 \u201c%5\u201d the weight %6</h3>")
-                    .arg(h + 1)
-                    .arg(i)
-                    .arg(tokenAt(pr.queryTokens, i))
-                    .arg(j)
-                    .arg(tokenAt(pr.keyLabels(), j))
-                    .arg(num(t.weights[size_t(h)](i, j)));
-    QStringList qv, kv, terms;
-    double dot = 0.0;
-    for (Eigen::Index d = 0; d < q.cols(); ++d) {
-        qv << num(q(i, d));
-        kv << num(k(j, d));
-        terms << QStringLiteral("%1\u00b7%2").arg(num(q(i, d)), num(k(j, d)));
-        dot += double(q(i, d)) * double(k(j, d));
-    }
-    s += tr("<p>1. The query row q<sub>%1</sub> = [%2] and the key row k<sub>%3</sub> = [%4].</p>")
-             .arg(i)
-             .arg(qv.join(QStringLiteral(", ")))
-             .arg(j)
-             .arg(kv.join(QStringLiteral(", ")));
-    s += tr("<p>2. Their dot product q\u00b7k = %1 = <b>%2</b>.</p>").arg(terms.join(QStringLiteral(" + ")), num(dot));
-    s += tr("<p>3. Scaled by %1: score = %2 \u00d7 %1 = <b>%3</b>.</p>")
-             .arg(num(scale), num(dot), num(t.scores[size_t(h)](i, j)));
-    const bool allowed = !t.allowed.size() || t.allowed(i, j);
-    const bool emptyRow = size_t(i) < t.emptyRows.size() && t.emptyRows[size_t(i)];
-    const bool negInf = pr.problem.spec.maskFill == MaskFill::NegInf;
-    if (!allowed)
-        s += tr("<p>4. The mask forbids this cell: its score becomes %1.</p>")
-                 .arg(negInf ? QStringLiteral("-inf") : QStringLiteral("-1e9"));
-    else
-        s += tr("<p>4. The mask allows this cell: the score stays.</p>");
-    // The softmax over the row, with the row maximum subtracted as the backends do.
-    const MatrixF &scores = t.scores[size_t(h)];
-    const double fill = negInf ? -std::numeric_limits<double>::infinity() : kNegLargeFill;
-    double rowMax = -std::numeric_limits<double>::infinity();
-    std::vector<double> masked(size_t(scores.cols()));
-    for (Eigen::Index c = 0; c < scores.cols(); ++c) {
-        masked[size_t(c)] = (!t.allowed.size() || t.allowed(i, c)) ? double(scores(i, c)) : fill;
-        rowMax = std::max(rowMax, masked[size_t(c)]);
-    }
-    if (emptyRow && negInf) {
-        s += tr("<p>5. Every key of this row is masked: AttnScope gives the whole row weight 0 "
-                "(PyTorch would give NaN), and the row's output is 0.</p>");
-    } else {
-        QStringList exps;
-        double sum = 0.0;
-        for (Eigen::Index c = 0; c < scores.cols(); ++c) {
-            const double e = std::exp(masked[size_t(c)] - rowMax);
-            sum += e;
-            if (c < kMaxShown)
-                exps << (c == j ? QStringLiteral("<b>%1</b>") : QStringLiteral("%1")).arg(num(e));
-        }
-        if (scores.cols() > kMaxShown)
-            exps << QStringLiteral("\u2026");
-        const double e = std::exp(masked[size_t(j)] - rowMax);
-        s += tr("<p>5. Softmax over the row: exp(score \u2212 row max %1) = [%2], their sum %3; "
-                "weight = %4 / %3 = <b>%5</b>.</p>")
-                 .arg(num(rowMax), exps.join(QStringLiteral(", ")), num(sum), num(e), num(e / sum));
-    }
-    QStringList weighted;
-    for (Eigen::Index c = 0; c < v.rows() && c < kMaxShown; ++c) {
-        QStringList row;
-        for (Eigen::Index d = 0; d < v.cols(); ++d)
-            row << num(v(c, d));
-        weighted << QStringLiteral("%1\u00b7[%2]").arg(num(t.weights[size_t(h)](i, c)), row.join(QStringLiteral(", ")));
-    }
-    if (v.rows() > kMaxShown)
-        weighted << QStringLiteral("\u2026");
-    QStringList out;
-    for (Eigen::Index d = 0; d < t.headOutputs[size_t(h)].cols(); ++d)
-        out << num(t.headOutputs[size_t(h)](i, d));
-    s += tr("<p>6. The head's output row %1 is the weighted sum of the value rows: %2 = <b>[%3]</b>.</p>")
-             .arg(i)
-             .arg(weighted.join(QStringLiteral(" + ")), out.join(QStringLiteral(", ")));
-    return s;
 }
 
 QString TeachingView::html()
@@ -202,67 +57,11 @@ void TeachingView::build()
         setHtml(m_html);
         return;
     }
-    const AttentionTrace &t = m_result->trace;
-    const Project &pr = m_result->project;
-    const AttentionProblem &p = pr.problem;
-    m_head = std::clamp(m_head, 0, t.heads() - 1);
-    m_query = std::clamp(m_query, 0, int(p.tq()) - 1);
-    m_key = std::clamp(m_key, 0, int(p.tk()) - 1);
-    const int h = m_head, H = t.heads(), dK = p.spec.headDimQK, dV = p.spec.headDimV;
-    const int i = m_query, j = m_key;
-    QString s;
-    s += tr("<h2>Head %1 of %2, step by step</h2>").arg(h + 1).arg(H);
-    s += tr("<p>Select a cell in a heatmap to have it explained below.</p>");
-    s += QStringLiteral("<h3>1. Inputs</h3>");
-    s += matrixTable(tr("X (query input)"), p.xq, tr("Tq \u00d7 d_q"), i);
-    if (p.spec.mode == AttentionMode::Cross)
-        s += matrixTable(tr("X (key/value input)"), p.xkv, tr("Tk \u00d7 d_kv"), j);
-    s += QStringLiteral("<h3>2. Projections Q = X\u00b7W_Q, K = X\u00b7W_K, V = X\u00b7W_V</h3>");
-    s += tr("<p>Q: %1 \u00d7 %2, K: %3 \u00d7 %2, V: %3 \u00d7 %4 (all heads side by side)</p>")
-             .arg(p.tq())
-             .arg(H * dK)
-             .arg(p.tk())
-             .arg(H * dV);
-    s += tr("<h3>3. Split heads: head %1 takes columns %2..%3 of Q and K, %4..%5 of V</h3>")
-             .arg(h + 1)
-             .arg(h * dK)
-             .arg((h + 1) * dK - 1)
-             .arg(h * dV)
-             .arg((h + 1) * dV - 1);
-    s += matrixTable(tr("Q_h"), t.q[size_t(h)], tr("Tq \u00d7 dK"), i);
-    s += matrixTable(tr("K_h"), t.k[size_t(h)], tr("Tk \u00d7 dK"), j);
-    s += matrixTable(tr("V_h"), t.v[size_t(h)], tr("Tk \u00d7 dV"));
-    const double scale = p.spec.scale();
-    const MatrixF &scores = t.scores[size_t(h)];
-    s += QStringLiteral("<h3>4. Q_h\u00b7K_h\u1d40</h3>");
-    s += table(
-        tr("Q_h\u00b7K_h\u1d40"), scores.rows(), scores.cols(),
-        [&](Eigen::Index r, Eigen::Index c) { return num(double(scores(r, c)) / scale); },
-        [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"));
-    s += tr("<h3>5. Scaled by %1</h3>").arg(num(scale));
-    s += matrixTable(tr("scores"), scores, tr("Tq \u00d7 Tk"), i, j);
-    const QString fill = p.spec.maskFill == MaskFill::NegInf ? QStringLiteral("-inf") : QStringLiteral("-1e9");
-    s += tr("<h3>6. Masked (forbidden cells become %1)</h3>").arg(fill);
-    s += table(
-        tr("masked scores"), scores.rows(), scores.cols(),
-        [&](Eigen::Index r, Eigen::Index c) {
-            return (!t.allowed.size() || t.allowed(r, c)) ? num(scores(r, c)) : fill;
-        },
-        [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"));
-    s += QStringLiteral("<h3>7. Softmax over each row</h3>");
-    s += matrixTable(tr("weights"), t.weights[size_t(h)], tr("Tq \u00d7 Tk, rows sum to 1"), i, j);
-    s += QStringLiteral("<h3>8. Weights\u00b7V_h</h3>");
-    s += matrixTable(tr("head output"), t.headOutputs[size_t(h)], tr("Tq \u00d7 dV"), i);
-    s += tr("<h3>9. Concatenate the %1 heads</h3>").arg(H);
-    s += matrixTable(tr("context"), t.context, tr("Tq \u00d7 H\u00b7dV"), i);
-    if (p.weights.o) {
-        s += QStringLiteral("<h3>10. Output projection \u00b7W_O</h3>");
-        s += matrixTable(tr("output"), t.output, tr("Tq \u00d7 d_out"), i);
-    } else {
-        s += tr("<h3>10. No W_O: the output is the context</h3>");
-    }
-    s += QStringLiteral("<hr/>") + explanation();
-    m_html = s;
+    const TeachingRenderer renderer(m_result->project, m_result->trace, m_head, m_query, m_key, true);
+    m_head = renderer.head();
+    m_query = renderer.query();
+    m_key = renderer.key();
+    m_html = renderer.html();
     const int scroll = verticalScrollBar()->value();
     setHtml(m_html);
     verticalScrollBar()->setValue(scroll);

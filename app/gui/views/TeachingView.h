@@ -1,14 +1,14 @@
 #pragma once
 
 #include "app/gui/document/ComputeController.h"
+#include "app/render/TeachingRenderer.h"
 
 #include <QTextBrowser>
 
 namespace attnscope {
 
-// The computation step by step for one head, as the tutorials print it: every tensor with its
-// shape, X -> Q, K, V -> split heads -> QKᵀ -> scaled -> masked -> softmax -> ·V -> concat
-// -> ·W_O. A selected (query, key) cell is explained with its numbers.
+// The computation step by step for one head (TeachingRenderer's HTML); a selected (query, key)
+// cell is explained with its numbers.
 class TeachingView : public QTextBrowser
 {
     Q_OBJECT
@@ -22,7 +22,7 @@ public:
     // The HTML shown (tests read it); built now if it was left for later.
     QString html();
     // At most this many rows/columns of a matrix are printed; the rest is elided.
-    static constexpr int kMaxShown = 12;
+    static constexpr int kMaxShown = TeachingRenderer::kMaxShown;
 
 protected:
     void showEvent(QShowEvent *event) override;
@@ -31,7 +31,6 @@ private:
     // Builds the HTML now when visible, else on the next show: a hidden view costs nothing.
     void rebuild();
     void build();
-    QString explanation() const;
 
     ComputedTracePtr m_result;
     int m_head = 0;

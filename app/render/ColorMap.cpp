@@ -1,4 +1,4 @@
-#include "app/gui/views/ColorMap.h"
+#include "app/render/ColorMap.h"
 
 #include <QCoreApplication>
 

@@ -1,6 +1,6 @@
 // Generated from matplotlib 3.6.3's colour maps (their data is CC0):
 // 256 sRGB samples each; sample i is the colour of t = i / 255.
-#include "app/gui/views/ColorMap.h"
+#include "app/render/ColorMap.h"
 
 namespace attnscope::colormapdata {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "app/gui/views/ColorMap.h"
+#include "app/render/ColorMap.h"
 #include "core/AttentionTrace.h"
 #include "core/ProjectFile.h"
 
@@ -62,6 +62,12 @@ struct HeatmapOptions {
     int precision = 2;
     QFont font;
     std::optional<QPoint> highlight; // x = key column, y = query row
+    // Where cells are smaller than the text: every n-th label (n a round number) with a tick,
+    // instead of none. Figures want them; the interactive views show values on hover instead.
+    bool thinLabels = false;
+    // Device pixels per painter unit for the cell image of large matrices; 0: the painter's
+    // own (its transform and device pixel ratio). Vector exports set it to their DPI / 72.
+    double pixelScale = 0.0;
 };
 
 struct HeatmapLayout {
@@ -73,6 +79,8 @@ struct HeatmapLayout {
     double cellWidth = 0.0;
     double cellHeight = 0.0;
     bool rotatedColumnLabels = false;
+    int rowLabelStep = 1; // every n-th row / column label is shown
+    int columnLabelStep = 1;
 };
 
 // Paints a heatmap onto any QPainter (widget, image, SVG, PDF): cells coloured by the colour
@@ -90,13 +98,20 @@ public:
     // The colour of a value, as painted in an allowed cell.
     QRgb colorFor(double value) const;
 
+    // The colour bar alone, with ticks at the range's ends and middle (the heads grid
+    // figure shares one bar among all tiles).
+    void paintColorBar(QPainter &painter, const QRectF &bar) const;
+    // The room a colour bar with its tick labels needs beside it.
+    double colorBarWidth() const;
+
     static QColor maskedColor();
     static QColor emptyRowColor();
+    // 1, 2, 5, 10, 20, 50, ...: the smallest such step that is at least n.
+    static int roundStep(int n);
 
 private:
     void paintCells(QPainter &painter, const HeatmapLayout &l) const;
     void paintLabels(QPainter &painter, const HeatmapLayout &l) const;
-    void paintColorBar(QPainter &painter, const HeatmapLayout &l) const;
     // The cells as a width x height image (at most one pixel per cell; max-pooled blocks).
     QImage cellImage(int width, int height) const;
 

@@ -1,4 +1,4 @@
-#include "app/gui/views/HeatmapRenderer.h"
+#include "app/render/HeatmapRenderer.h"
 
 #include <QCoreApplication>
 #include <QFontMetricsF>
@@ -115,6 +115,21 @@ QRgb HeatmapRenderer::colorFor(double value) const
     return m_map.at(span > 0.0 ? (value - m_data.rangeMin) / span : 0.0);
 }
 
+int HeatmapRenderer::roundStep(int n)
+{
+    for (int scale = 1;; scale *= 10)
+        for (int m : {1, 2, 5})
+            if (m * scale >= n || scale > 100000000)
+                return m * scale;
+}
+
+double HeatmapRenderer::colorBarWidth() const
+{
+    const QFontMetricsF fm(m_options.font);
+    const double pad = std::max(2.0, fm.height() * 0.3);
+    return std::max(8.0, fm.height() * 0.8) + fm.horizontalAdvance(QStringLiteral("-0.00")) + 2 * pad + 5;
+}
+
 HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
 {
     HeatmapLayout l;
@@ -138,13 +153,18 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
         return l;
 
     double rowLabelWidth = 0.0, colLabelWidth = 0.0;
-    // Cells too small for text even without labels: skip measuring thousands of them.
-    const bool labelsFit = std::min(area.width() / double(cols), area.height() / double(rows)) >= fm.height() * 0.55;
-    if (m_options.showLabels && labelsFit) {
-        for (const QString &s : m_data.rowLabels)
-            rowLabelWidth = std::max(rowLabelWidth, fm.horizontalAdvance(s));
-        for (const QString &s : m_data.columnLabels)
-            colLabelWidth = std::max(colLabelWidth, fm.horizontalAdvance(s));
+    // Cells too small for text even without labels: skip measuring thousands of them, or
+    // (thinned labels) measure only every n-th.
+    const double minCell = fm.height() * 0.55;
+    const double bareCell = std::min(area.width() / double(cols), area.height() / double(rows));
+    const bool labelsFit = bareCell >= minCell;
+    const bool thin = m_options.showLabels && m_options.thinLabels;
+    const int measureStep = labelsFit ? 1 : roundStep(int(std::ceil(fm.height() * 1.2 / std::max(bareCell, 1e-3))));
+    if (m_options.showLabels && (labelsFit || thin)) {
+        for (int i = 0; i < m_data.rowLabels.size(); i += measureStep)
+            rowLabelWidth = std::max(rowLabelWidth, fm.horizontalAdvance(m_data.rowLabels[i]));
+        for (int i = 0; i < m_data.columnLabels.size(); i += measureStep)
+            colLabelWidth = std::max(colLabelWidth, fm.horizontalAdvance(m_data.columnLabels[i]));
         rowLabelWidth =
             std::min(rowLabelWidth + 2 * pad + fm.height() * 0.6 + 2, area.width() * 0.3); // room for the flag
         colLabelWidth = std::min(colLabelWidth + pad, area.height() * 0.3);
@@ -153,19 +173,26 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
     double colLabelHeight = m_options.showLabels ? fm.height() + pad : 0.0;
     double cell =
         std::min((area.width() - rowLabelWidth) / double(cols), (area.height() - colLabelHeight) / double(rows));
-    if (m_options.showLabels && cell < colLabelWidth) {
+    if (m_options.showLabels && cell * (thin ? measureStep : 1) < colLabelWidth) {
         l.rotatedColumnLabels = true;
         colLabelHeight = colLabelWidth;
         cell = std::min((area.width() - rowLabelWidth) / double(cols), (area.height() - colLabelHeight) / double(rows));
     }
     cell = std::max(cell, 0.0);
-    // Labels of cells too small to read are left out.
-    if (m_options.showLabels && (!labelsFit || cell < fm.height() * 0.55)) {
+    // Labels of cells too small to read are left out, unless thinned.
+    if (m_options.showLabels && !thin && (!labelsFit || cell < minCell)) {
         colLabelHeight = 0.0;
         rowLabelWidth = 0.0;
         cell = std::min(area.width() / double(cols), area.height() / double(rows));
     }
     l.cellWidth = l.cellHeight = cell;
+    if (thin && cell < fm.height() * 1.1) {
+        // Spaced so that neighbouring labels never touch.
+        l.rowLabelStep = roundStep(int(std::ceil(fm.height() * 1.2 / std::max(cell, 1e-3))));
+        l.columnLabelStep = l.rowLabelStep;
+    } else if (!thin) {
+        l.rowLabelStep = l.columnLabelStep = std::max(1, int(std::ceil(fm.height() / std::max(cell, 0.01))));
+    }
     const double gridW = cell * double(cols), gridH = cell * double(rows);
     const double left = area.left() + rowLabelWidth + std::max(0.0, (area.width() - rowLabelWidth - gridW) / 2);
     const double top = area.top() + colLabelHeight;
@@ -174,10 +201,12 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
         l.rowLabels = QRectF(left - rowLabelWidth, top, rowLabelWidth, gridH);
     if (colLabelHeight > 0)
         l.columnLabels = QRectF(left, area.top(), gridW, colLabelHeight);
-    if (m_options.showColorBar)
+    if (m_options.showColorBar) {
+        // Beside the grid rather than at the far edge: grid and bar stay one centred block.
+        l.colorBar.moveLeft(std::min(l.colorBar.left(), l.grid.right() + 2 * pad));
         l.colorBar.setHeight(std::min(l.colorBar.height(), std::max(gridH, fm.height() * 4)));
-    if (m_options.showColorBar)
         l.colorBar.moveTop(top);
+    }
     return l;
 }
 
@@ -199,7 +228,7 @@ void HeatmapRenderer::paint(QPainter &painter, const QRectF &target) const
         paintLabels(painter, l);
     }
     if (!l.colorBar.isEmpty())
-        paintColorBar(painter, l);
+        paintColorBar(painter, l.colorBar);
     painter.restore();
 }
 
@@ -214,7 +243,13 @@ void HeatmapRenderer::paintCells(QPainter &painter, const HeatmapLayout &l) cons
     if (cw < 3.0 || rows * cols > 128 * 128) {
         // Many small cells: one pixel per cell, or where cells are smaller than a device
         // pixel, one pixel per block of cells (max-pooled), scaled without smoothing.
-        const qreal dpr = painter.device() ? painter.device()->devicePixelRatio() : 1.0;
+        // Device pixels per unit: under a scaled painter (a PNG at 300 DPI) the image is made
+        // at the resolution it will be shown at, not at the unit size.
+        const QTransform t = painter.deviceTransform();
+        const qreal dpr = m_options.pixelScale > 0
+                              ? m_options.pixelScale
+                              : (painter.device() ? painter.device()->devicePixelRatio() : 1.0) *
+                                    std::max(1.0, std::sqrt(std::abs(t.determinant())));
         const QImage image = cellImage(int(std::min<double>(double(cols), std::ceil(l.grid.width() * dpr))),
                                        int(std::min<double>(double(rows), std::ceil(l.grid.height() * dpr))));
         painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
@@ -271,13 +306,26 @@ void HeatmapRenderer::paintLabels(QPainter &painter, const HeatmapLayout &l) con
 {
     const QFontMetricsF fm(m_options.font);
     const double cw = l.cellWidth, ch = l.cellHeight;
-    // Every n-th label where cells are smaller than the text.
-    const int rowStep = std::max(1, int(std::ceil(fm.height() / std::max(ch, 0.01))));
-    const int colStep = std::max(1, int(std::ceil(fm.height() / std::max(cw, 0.01))));
+    // Every n-th label where cells are smaller than the text; thinned labels sit on a tick
+    // at their cell's centre.
+    const int rowStep = l.rowLabelStep, colStep = l.columnLabelStep;
+    const bool ticks = m_options.thinLabels && (rowStep > 1 || colStep > 1);
+    const double tick = ticks ? std::max(2.0, fm.height() * 0.25) : 0.0;
+    painter.setPen(QPen(QColor(0x60, 0x60, 0x60), 0));
+    if (ticks && !l.rowLabels.isEmpty())
+        for (int r = 0; r < m_data.rowLabels.size(); r += rowStep)
+            painter.drawLine(QPointF(l.grid.left() - tick, l.grid.top() + (r + 0.5) * ch),
+                             QPointF(l.grid.left(), l.grid.top() + (r + 0.5) * ch));
+    if (ticks && !l.columnLabels.isEmpty())
+        for (int c = 0; c < m_data.columnLabels.size(); c += colStep)
+            painter.drawLine(QPointF(l.grid.left() + (c + 0.5) * cw, l.grid.top() - tick),
+                             QPointF(l.grid.left() + (c + 0.5) * cw, l.grid.top()));
     if (!l.rowLabels.isEmpty()) {
-        const double flag = fm.height() * 0.6;
+        const double flag = std::max(fm.height() * 0.6, tick);
+        const double h = ch * rowStep; // a thinned label may use its neighbours' rows
         for (int r = 0; r < m_data.rowLabels.size(); r += rowStep) {
-            const QRectF cell(l.rowLabels.left(), l.grid.top() + r * ch, l.rowLabels.width() - 2 - flag, ch);
+            const QRectF cell(l.rowLabels.left(), l.grid.top() + (r + 0.5) * ch - h / 2,
+                              l.rowLabels.width() - 2 - flag, h);
             const bool empty = size_t(r) < m_data.emptyRows.size() && m_data.emptyRows[size_t(r)];
             painter.setPen(empty ? emptyRowColor() : QColor(Qt::black));
             painter.drawText(cell, Qt::AlignRight | Qt::AlignVCenter,
@@ -301,14 +349,16 @@ void HeatmapRenderer::paintLabels(QPainter &painter, const HeatmapLayout &l) con
             const QString text = m_data.columnLabels[c];
             if (l.rotatedColumnLabels) {
                 painter.save();
-                painter.translate(l.grid.left() + (c + 0.5) * cw, l.columnLabels.bottom() - 2);
+                painter.translate(l.grid.left() + (c + 0.5) * cw, l.columnLabels.bottom() - 2 - tick);
                 painter.rotate(-90);
-                const QRectF box(0, -fm.height() / 2, l.columnLabels.height() - 2, fm.height());
+                const QRectF box(0, -fm.height() / 2, l.columnLabels.height() - 2 - tick, fm.height());
                 painter.drawText(box, Qt::AlignLeft | Qt::AlignVCenter,
                                  fm.elidedText(text, Qt::ElideRight, box.width()));
                 painter.restore();
             } else {
-                const QRectF box(l.grid.left() + c * cw, l.columnLabels.top(), cw, l.columnLabels.height());
+                const double w = cw * colStep;
+                const QRectF box(l.grid.left() + (c + 0.5) * cw - w / 2, l.columnLabels.top(), w,
+                                 l.columnLabels.height() - tick);
                 painter.drawText(box, Qt::AlignHCenter | Qt::AlignBottom,
                                  fm.elidedText(text, Qt::ElideRight, box.width()));
             }
@@ -316,9 +366,10 @@ void HeatmapRenderer::paintLabels(QPainter &painter, const HeatmapLayout &l) con
     }
 }
 
-void HeatmapRenderer::paintColorBar(QPainter &painter, const HeatmapLayout &l) const
+void HeatmapRenderer::paintColorBar(QPainter &painter, const QRectF &bar) const
 {
-    const QRectF bar = l.colorBar;
+    painter.save();
+    painter.setFont(m_options.font);
     const int steps = std::max(1, int(bar.height()));
     for (int i = 0; i < steps; ++i) {
         const double t = 1.0 - (i + 0.5) / steps;
@@ -340,6 +391,7 @@ void HeatmapRenderer::paintColorBar(QPainter &painter, const HeatmapLayout &l) c
                                 fm.horizontalAdvance(QStringLiteral("-00.00")) + 4, fm.height()),
                          Qt::AlignLeft | Qt::AlignVCenter, QString::number(ticks[i], 'f', 2));
     }
+    painter.restore();
 }
 
 QImage HeatmapRenderer::cellImage(int width, int height) const

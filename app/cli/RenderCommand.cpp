@@ -1,0 +1,301 @@
+#include "app/cli/RenderCommand.h"
+
+#include "app/engine/BackendChoice.h"
+#include "app/render/FigureExporter.h"
+#include "core/ProjectFile.h"
+
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QSet>
+
+#include <map>
+
+namespace attnscope {
+
+const char *const kRenderUsage = R"(  render PROJECT [PROJECT...] --out FILE.(png|svg|pdf) [view options]
+  render PROJECT [PROJECT...] --out DIR --format png,svg,pdf [view options]
+      Draw a figure of each project. With --format, one file per project and
+      format is written into DIR (created if missing), named after the project
+      file. View options:
+        --view head|heads|mean|headview|teaching|mask   (default head)
+        --head N                  head of head/headview/teaching (0-based)
+        --quantity weights|scores --colormap viridis|magma|cividis|grey|diverging
+        --scale absolute|shared|per-head          --overlay (headview: all heads)
+        --dpi N (default 150)     --width PX --height PX (default: natural size)
+        --no-colorbar --no-labels --no-values     --title TEXT ("" for none)
+        --font-size PT (default 10)               --background white|transparent
+        --backend auto|cpu|vulkan
+)";
+
+namespace {
+
+constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+
+struct Failure {
+    QString message;
+    int code = kFailed;
+};
+
+struct Job {
+    QString projectPath;
+    Project project;
+    AttentionTrace trace;
+};
+
+// The stem a batch names its files after: "runs/a.attnscope.json" -> "a".
+QString projectStem(const QString &path)
+{
+    QString name = QFileInfo(path).fileName();
+    for (const char *suffix : {".attnscope.json", ".json"})
+        if (name.endsWith(QLatin1String(suffix), Qt::CaseInsensitive))
+            return name.chopped(int(qstrlen(suffix)));
+    return QFileInfo(path).completeBaseName();
+}
+
+class RenderCommand
+{
+public:
+    int run(const QStringList &args, QTextStream &out, QTextStream &err)
+    {
+        QCommandLineParser parser;
+        parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+        parser.addHelpOption();
+        parser.addOptions({
+            {"out", "Figure file, or directory with --format.", "path"},
+            {"format", "png, svg and/or pdf, comma-separated (batch).", "list"},
+            {"view", "head, heads, mean, headview, teaching or mask.", "view", "head"},
+            {"head", "Head (0-based).", "n", "0"},
+            {"quantity", "weights or scores.", "q", "weights"},
+            {"colormap", "Colour map.", "name", "viridis"},
+            {"scale", "absolute, shared or per-head.", "scope", "absolute"},
+            {"overlay", "Head view: every head in its own colour."},
+            {"dpi", "Dots per inch.", "n", "150"},
+            {"width", "Width in pixels at --dpi.", "px"},
+            {"height", "Height in pixels at --dpi.", "px"},
+            {"no-colorbar", "No colour bar (mask: no legend)."},
+            {"no-labels", "No token labels."},
+            {"no-values", "No values in cells."},
+            {"title", "Figure title (empty: none).", "text"},
+            {"font-size", "Font size in points.", "pt", "10"},
+            {"background", "white or transparent.", "bg", "white"},
+            {"backend", "auto, cpu or vulkan (default auto).", "name", "auto"},
+        });
+        if (!parser.parse(args))
+            return fail(err, {parser.errorText(), kUsage});
+        if (parser.isSet("help")) {
+            out << "Usage: attnscope-cli render ...\n" << kRenderUsage;
+            return kOk;
+        }
+        if (auto f = parseOptions(parser))
+            return fail(err, *f);
+        if (auto f = computeAll(parser))
+            return fail(err, *f);
+        if (auto f = checkHeads())
+            return fail(err, *f);
+        // Every name is known before anything is written: a batch that would overwrite one of
+        // its own figures is refused whole.
+        std::vector<std::pair<size_t, QString>> files;
+        QSet<QString> seen;
+        for (size_t i = 0; i < m_jobs.size(); ++i)
+            for (FigureFormat format : m_formats) {
+                const QString path =
+                    m_batch ? QDir(m_out).filePath(projectStem(m_jobs[i].projectPath) + QLatin1Char('.') +
+                                                   figureFormatSuffix(format))
+                            : m_out;
+                if (seen.contains(path))
+                    return fail(err, {QStringLiteral("render: two projects would both write %1").arg(path), kUsage});
+                seen.insert(path);
+                files.emplace_back(i, path);
+            }
+        if (m_batch && !QDir().mkpath(m_out))
+            return fail(err, {QStringLiteral("render: --out %1: cannot create the directory").arg(m_out)});
+        for (const auto &[i, path] : files) {
+            const FigureExporter exporter(m_jobs[i].project, m_jobs[i].trace);
+            QString error;
+            if (!exporter.write(path, m_options, m_size, &error))
+                return fail(err, {error});
+            const QSize px = exporter.pixelSize(m_options, m_size);
+            const QSizeF pt = exporter.pageSize(m_options, m_size);
+            out << "wrote: " << path << " (" << px.width() << " x " << px.height() << " px at " << m_size.dpi
+                << " dpi, " << QString::number(pt.width(), 'f', 0) << " x " << QString::number(pt.height(), 'f', 0)
+                << " pt)\n";
+        }
+        return kOk;
+    }
+
+private:
+    static int fail(QTextStream &err, const Failure &f)
+    {
+        err << "attnscope-cli: " << f.message << "\n";
+        err.flush();
+        return f.code;
+    }
+
+    static std::optional<Failure> number(const QCommandLineParser &parser, const char *name, int min, int max,
+                                         int &value)
+    {
+        bool ok = false;
+        value = parser.value(name).toInt(&ok);
+        if (!ok || value < min || value > max)
+            return Failure{QStringLiteral("--%1: expected a whole number from %2 to %3, found \"%4\"")
+                               .arg(name)
+                               .arg(min)
+                               .arg(max)
+                               .arg(parser.value(name)),
+                           kUsage};
+        return std::nullopt;
+    }
+
+    static Failure badChoice(const char *option, const QString &found, const QString &choices)
+    {
+        return {QStringLiteral("--%1: expected %2, found \"%3\"").arg(option, choices, found), kUsage};
+    }
+
+    std::optional<Failure> parseOptions(const QCommandLineParser &parser)
+    {
+        m_projects = parser.positionalArguments();
+        if (m_projects.isEmpty())
+            return Failure{QStringLiteral("render: expected at least one PROJECT (see --help)"), kUsage};
+        if (!parser.isSet("out") || parser.value("out").isEmpty())
+            return Failure{QStringLiteral("render: --out FILE or --out DIR is required"), kUsage};
+        m_out = parser.value("out");
+        if (parser.isSet("format")) {
+            m_batch = true;
+            for (const QString &s : parser.value("format").split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+                const auto f = figureFormatFromSuffix(s.trimmed());
+                if (!f || s.trimmed().contains(QLatin1Char('.')))
+                    return badChoice("format", s, QStringLiteral("png, svg or pdf"));
+                if (!m_formats.contains(*f))
+                    m_formats << *f;
+            }
+            if (m_formats.isEmpty())
+                return badChoice("format", parser.value("format"), QStringLiteral("png, svg or pdf"));
+            if (QFileInfo(m_out).exists() && !QFileInfo(m_out).isDir())
+                return Failure{QStringLiteral("render: --out %1 is a file; with --format it names a directory")
+                                   .arg(m_out),
+                               kUsage};
+        } else {
+            if (m_projects.size() > 1)
+                return Failure{QStringLiteral("render: %1 projects need --out DIR and --format png,svg,pdf")
+                                   .arg(m_projects.size()),
+                               kUsage};
+            const auto f = figureFormatFromSuffix(QFileInfo(m_out).suffix());
+            if (!f)
+                return Failure{
+                    QStringLiteral("render: --out %1: expected a .png, .svg or .pdf file (or --format with a directory)")
+                        .arg(m_out),
+                    kUsage};
+            m_formats << *f;
+        }
+        const auto view = FigureOptions::viewFromKey(parser.value("view"));
+        if (!view)
+            return badChoice("view", parser.value("view"), QStringLiteral("head, heads, mean, headview, teaching or mask"));
+        m_options.view = *view;
+        if (parser.value("quantity") == QLatin1String("weights"))
+            m_options.quantity = HeatmapQuantity::Weights;
+        else if (parser.value("quantity") == QLatin1String("scores"))
+            m_options.quantity = HeatmapQuantity::Scores;
+        else
+            return badChoice("quantity", parser.value("quantity"), QStringLiteral("weights or scores"));
+        const auto map = ColorMap::fromKey(parser.value("colormap"));
+        if (!map)
+            return badChoice("colormap", parser.value("colormap"),
+                             QStringLiteral("viridis, magma, cividis, grey or diverging"));
+        m_options.colorMap = *map;
+        const QString scale = parser.value("scale");
+        if (scale == QLatin1String("absolute"))
+            m_options.scale = ScaleScope::Absolute;
+        else if (scale == QLatin1String("shared"))
+            m_options.scale = ScaleScope::Shared;
+        else if (scale == QLatin1String("per-head"))
+            m_options.scale = ScaleScope::PerHead;
+        else
+            return badChoice("scale", scale, QStringLiteral("absolute, shared or per-head"));
+        const QString background = parser.value("background");
+        if (background != QLatin1String("white") && background != QLatin1String("transparent"))
+            return badChoice("background", background, QStringLiteral("white or transparent"));
+        m_options.transparent = background == QLatin1String("transparent");
+        if (auto f = number(parser, "head", 0, 1 << 20, m_options.head))
+            return f;
+        m_headGiven = parser.isSet("head");
+        if (auto f = number(parser, "dpi", FigureSize::kMinDpi, FigureSize::kMaxDpi, m_size.dpi))
+            return f;
+        if (parser.isSet("width"))
+            if (auto f = number(parser, "width", 1, FigureSize::kMaxPixels, m_size.width))
+                return f;
+        if (parser.isSet("height"))
+            if (auto f = number(parser, "height", 1, FigureSize::kMaxPixels, m_size.height))
+                return f;
+        if (auto f = number(parser, "font-size", 4, 96, m_options.fontSize))
+            return f;
+        m_options.colorBar = !parser.isSet("no-colorbar");
+        m_options.labels = !parser.isSet("no-labels");
+        m_options.values = !parser.isSet("no-values");
+        m_options.overlayHeads = parser.isSet("overlay");
+        if (parser.isSet("title"))
+            m_options.title = parser.value("title");
+        auto request = parseBackendRequest(parser.value("backend").toStdString());
+        if (!request)
+            return Failure{QString::fromStdString(request.message()), kUsage};
+        m_request = *request;
+        return std::nullopt;
+    }
+
+    std::optional<Failure> computeAll(const QCommandLineParser &)
+    {
+        // Every project is read and computed before the first figure is written.
+        std::vector<Job> jobs;
+        for (const QString &path : m_projects) {
+            auto project = readProjectFile(path.toStdString());
+            if (!project)
+                return Failure{QString::fromStdString(project.message())};
+            jobs.push_back({path, std::move(*project), {}});
+        }
+        auto selection = createBackend(m_request);
+        if (!selection)
+            return Failure{QString::fromStdString(selection.message())};
+        for (Job &job : jobs) {
+            auto trace = selection->backend->compute(job.project.problem);
+            if (!trace)
+                return Failure{QStringLiteral("%1: %2").arg(job.projectPath, QString::fromStdString(trace.message()))};
+            job.trace = std::move(*trace);
+        }
+        m_jobs = std::move(jobs);
+        return std::nullopt;
+    }
+
+    std::optional<Failure> checkHeads() const
+    {
+        for (const Job &job : m_jobs) {
+            const int heads = job.trace.heads();
+            if (m_headGiven && m_options.head >= heads)
+                return Failure{QStringLiteral("--head %1: %2 has %3 head(s), numbered 0 to %4")
+                                   .arg(m_options.head)
+                                   .arg(job.projectPath)
+                                   .arg(heads)
+                                   .arg(heads - 1),
+                               kUsage};
+        }
+        return std::nullopt;
+    }
+
+    QStringList m_projects;
+    QString m_out;
+    bool m_batch = false;
+    bool m_headGiven = false;
+    QList<FigureFormat> m_formats;
+    FigureOptions m_options;
+    FigureSize m_size;
+    BackendRequest m_request = BackendRequest::Auto;
+    std::vector<Job> m_jobs;
+};
+
+} // namespace
+
+int runRenderCommand(const QStringList &args, QTextStream &out, QTextStream &err)
+{
+    return RenderCommand().run(args, out, err);
+}
+
+} // namespace attnscope

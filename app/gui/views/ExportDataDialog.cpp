@@ -1,0 +1,176 @@
+#include "app/gui/views/ExportDataDialog.h"
+
+#include "core/Npy.h"
+#include "core/TensorExport.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace attnscope {
+
+bool writeTraceData(const ComputedTrace &result, const QString &path, const QString &tensorName, int head,
+                    QString *error)
+{
+    auto fail = [&](const QString &message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    std::string bytes;
+    if (suffix == QLatin1String("npz") || suffix == QLatin1String("json")) {
+        const auto tensors = traceTensors(result.trace);
+        if (suffix == QLatin1String("json")) {
+            bytes = traceJson(result.project, tensors);
+        } else {
+            auto npz = npzBytes(tensors);
+            if (!npz)
+                return fail(QString::fromStdString(npz.message()));
+            bytes = std::move(npz.value());
+        }
+    } else if (suffix == QLatin1String("npy") || suffix == QLatin1String("csv")) {
+        auto tensor = traceTensor(result.trace, tensorName.toStdString());
+        if (!tensor)
+            return fail(QString::fromStdString(tensor.message()));
+        if (suffix == QLatin1String("npy")) {
+            bytes = npyBytes(tensor->shape, tensor->data.data());
+        } else {
+            // Token labels name the rows and columns where the tensor is indexed by tokens, as
+            // `attnscope-cli export` writes them.
+            const std::string &name = tensor->name;
+            const bool keyRows = name == "k" || name == "v";
+            const bool keyCols = name == "scores" || name == "weights" || name == "mask";
+            const Project &p = result.project;
+            auto csv = tensorCsv(*tensor, head, keyRows ? p.keyLabels() : p.queryTokens,
+                                 keyCols ? p.keyLabels() : std::vector<std::string>{});
+            if (!csv)
+                return fail(QString::fromStdString(csv.message()));
+            bytes = std::move(csv.value());
+        }
+    } else {
+        return fail(ExportDataDialog::tr("%1: the file name must end in .csv, .npy, .npz or .json.").arg(path));
+    }
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size()) ||
+        !file.commit())
+        return fail(QStringLiteral("%1: %2").arg(path, file.errorString()));
+    return true;
+}
+
+ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent) : QDialog(parent), m_result(std::move(result))
+{
+    setWindowTitle(tr("Export Data"));
+    setObjectName(QStringLiteral("ExportDataDialog"));
+    m_tensor = new QComboBox;
+    if (m_result)
+        for (const NamedTensor &t : traceTensors(m_result->trace)) {
+            QStringList shape;
+            for (auto d : t.shape)
+                shape << QString::number(d);
+            m_tensor->addItem(QStringLiteral("%1 [%2]").arg(QString::fromStdString(t.name), shape.join(QLatin1Char(','))),
+                              QString::fromStdString(t.name));
+        }
+    m_head = new QSpinBox;
+    m_head->setRange(1, m_result ? std::max(1, m_result->trace.heads()) : 1);
+    m_path = new QLineEdit;
+    m_path->setPlaceholderText(tr("weights.csv, .npy, or all tensors: .npz, .json"));
+    m_error = new QLabel;
+    m_error->setStyleSheet(QStringLiteral("color: #b00020"));
+    m_error->setWordWrap(true);
+    auto *browse = new QPushButton(tr("Browse\u2026"));
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export Data"), m_path->text(),
+            tr("CSV, one head (*.csv);;NumPy array (*.npy);;All tensors, NumPy (*.npz);;All tensors, JSON (*.json)"));
+        if (!path.isEmpty())
+            m_path->setText(path);
+    });
+    setTensor(QStringLiteral("weights"));
+
+    auto *form = new QFormLayout;
+    form->addRow(tr("Tensor:"), m_tensor);
+    form->addRow(tr("Head (CSV):"), m_head);
+    auto *pathRow = new QHBoxLayout;
+    pathRow->addWidget(m_path, 1);
+    pathRow->addWidget(browse);
+    form->addRow(tr("File:"), pathRow);
+    form->addRow(new QLabel(tr("The suffix picks the format: .csv and .npy write the tensor chosen, "
+                               ".npz and .json every tensor.")));
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    QPushButton *exportButton = buttons->addButton(tr("Export"), QDialogButtonBox::AcceptRole);
+    exportButton->setObjectName(QStringLiteral("exportButton"));
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(exportButton, &QPushButton::clicked, this, [this] {
+        if (exportData())
+            accept();
+    });
+    connect(m_path, &QLineEdit::textChanged, this, &ExportDataDialog::updateEnabled);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(m_error);
+    layout->addWidget(buttons);
+    updateEnabled();
+}
+
+void ExportDataDialog::updateEnabled()
+{
+    const QString suffix = QFileInfo(m_path->text()).suffix().toLower();
+    const bool all = suffix == QLatin1String("npz") || suffix == QLatin1String("json");
+    m_tensor->setEnabled(!all);
+    m_head->setEnabled(suffix == QLatin1String("csv"));
+}
+
+void ExportDataDialog::setTensor(const QString &name)
+{
+    m_tensor->setCurrentIndex(std::max(0, m_tensor->findData(name)));
+}
+
+void ExportDataDialog::setHead(int head)
+{
+    m_head->setValue(head + 1);
+}
+
+void ExportDataDialog::setPath(const QString &path)
+{
+    m_path->setText(path);
+}
+
+QString ExportDataDialog::tensor() const
+{
+    return m_tensor->currentData().toString();
+}
+
+int ExportDataDialog::head() const
+{
+    return m_head->value() - 1;
+}
+
+QString ExportDataDialog::path() const
+{
+    return m_path->text();
+}
+
+bool ExportDataDialog::exportData()
+{
+    m_lastError.clear();
+    if (!m_result || m_result->trace.heads() == 0)
+        m_lastError = tr("Nothing to export yet: the project is still being computed.");
+    else if (path().isEmpty())
+        m_lastError = tr("Choose a file name ending in .csv, .npy, .npz or .json.");
+    else if (!writeTraceData(*m_result, path(), tensor(), head(), &m_lastError) && m_lastError.isEmpty())
+        m_lastError = tr("%1: the data could not be written.").arg(path());
+    m_error->setText(m_lastError);
+    return m_lastError.isEmpty();
+}
+
+} // namespace attnscope

@@ -1,0 +1,270 @@
+#include "app/gui/views/ExportFigureDialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPainter>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace attnscope {
+
+ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOptions &initial, QWidget *parent)
+    : QDialog(parent), m_result(std::move(result)), m_previewTimer(new QTimer(this))
+{
+    setWindowTitle(tr("Export Figure"));
+    setObjectName(QStringLiteral("ExportFigureDialog"));
+    const int heads = m_result ? std::max(1, m_result->trace.heads()) : 1;
+
+    m_view = new QComboBox;
+    for (FigureView v : FigureOptions::allViews())
+        m_view->addItem(FigureOptions::viewName(v), int(v));
+    m_view->setCurrentIndex(m_view->findData(int(initial.view)));
+    m_head = new QSpinBox;
+    m_head->setRange(1, heads);
+    m_head->setValue(std::clamp(initial.head + 1, 1, heads));
+    m_quantity = new QComboBox;
+    m_quantity->addItem(tr("Weights (softmax)"), int(HeatmapQuantity::Weights));
+    m_quantity->addItem(tr("Scores (scaled, before mask)"), int(HeatmapQuantity::Scores));
+    m_quantity->setCurrentIndex(m_quantity->findData(int(initial.quantity)));
+    m_colorMap = new QComboBox;
+    for (ColorMapKind k : ColorMap::all())
+        m_colorMap->addItem(ColorMap::displayName(k), int(k));
+    m_colorMap->setCurrentIndex(m_colorMap->findData(int(initial.colorMap)));
+    m_scale = new QComboBox;
+    m_scale->addItem(tr("Absolute (0..1)"), int(ScaleScope::Absolute));
+    m_scale->addItem(tr("Shared by all heads"), int(ScaleScope::Shared));
+    m_scale->addItem(tr("Per head"), int(ScaleScope::PerHead));
+    m_scale->setCurrentIndex(m_scale->findData(int(initial.scale)));
+    m_colorBar = new QCheckBox(tr("Colour bar / legend"));
+    m_colorBar->setChecked(initial.colorBar);
+    m_labels = new QCheckBox(tr("Token labels"));
+    m_labels->setChecked(initial.labels);
+    m_values = new QCheckBox(tr("Values in cells"));
+    m_values->setChecked(initial.values);
+    m_overlay = new QCheckBox(tr("All heads in the head view"));
+    m_overlay->setChecked(initial.overlayHeads);
+    m_showTitle = new QCheckBox(tr("Title"));
+    m_showTitle->setChecked(!initial.title || !initial.title->isEmpty());
+    m_title = new QLineEdit(initial.title.value_or(QString()));
+    m_title->setPlaceholderText(tr("Default title"));
+    m_fontSize = new QSpinBox;
+    m_fontSize->setRange(4, 96);
+    m_fontSize->setSuffix(tr(" pt"));
+    m_fontSize->setValue(initial.fontSize);
+    m_dpi = new QSpinBox;
+    m_dpi->setRange(FigureSize::kMinDpi, FigureSize::kMaxDpi);
+    m_dpi->setValue(150);
+    m_width = new QSpinBox;
+    m_height = new QSpinBox;
+    for (QSpinBox *s : {m_width, m_height}) {
+        s->setRange(0, FigureSize::kMaxPixels);
+        s->setSpecialValueText(tr("auto"));
+        s->setSuffix(tr(" px"));
+    }
+    m_background = new QComboBox;
+    m_background->addItem(tr("White"), false);
+    m_background->addItem(tr("Transparent"), true);
+    m_background->setCurrentIndex(initial.transparent ? 1 : 0);
+    m_path = new QLineEdit;
+    m_path->setPlaceholderText(tr("figure.png, .svg or .pdf"));
+    auto *browse = new QPushButton(tr("Browse\u2026"));
+
+    auto *form = new QFormLayout;
+    form->addRow(tr("View:"), m_view);
+    form->addRow(tr("Head:"), m_head);
+    form->addRow(tr("Show:"), m_quantity);
+    form->addRow(tr("Colour map:"), m_colorMap);
+    form->addRow(tr("Scale:"), m_scale);
+    form->addRow(m_colorBar);
+    form->addRow(m_labels);
+    form->addRow(m_values);
+    form->addRow(m_overlay);
+    auto *titleRow = new QHBoxLayout;
+    titleRow->addWidget(m_showTitle);
+    titleRow->addWidget(m_title, 1);
+    form->addRow(titleRow);
+    form->addRow(tr("Font size:"), m_fontSize);
+    form->addRow(tr("DPI:"), m_dpi);
+    auto *sizeRow = new QHBoxLayout;
+    sizeRow->addWidget(m_width);
+    sizeRow->addWidget(new QLabel(QStringLiteral("\u00d7")));
+    sizeRow->addWidget(m_height);
+    form->addRow(tr("Size:"), sizeRow);
+    form->addRow(tr("Background:"), m_background);
+    auto *pathRow = new QHBoxLayout;
+    pathRow->addWidget(m_path, 1);
+    pathRow->addWidget(browse);
+    form->addRow(tr("File:"), pathRow);
+
+    m_preview = new QLabel;
+    m_preview->setObjectName(QStringLiteral("preview"));
+    m_preview->setMinimumSize(kPreviewWidth, kPreviewHeight);
+    m_preview->setAlignment(Qt::AlignCenter);
+    m_preview->setStyleSheet(QStringLiteral("background: #e8e8e8"));
+    m_sizeLabel = new QLabel;
+    m_error = new QLabel;
+    m_error->setStyleSheet(QStringLiteral("color: #b00020"));
+    m_error->setWordWrap(true);
+    auto *right = new QVBoxLayout;
+    right->addWidget(m_preview, 1);
+    right->addWidget(m_sizeLabel);
+    right->addWidget(m_error);
+
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    QPushButton *exportButton = buttons->addButton(tr("Export"), QDialogButtonBox::AcceptRole);
+    exportButton->setObjectName(QStringLiteral("exportButton"));
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(exportButton, &QPushButton::clicked, this, [this] {
+        if (exportFigure())
+            accept();
+    });
+    connect(browse, &QPushButton::clicked, this, &ExportFigureDialog::browse);
+
+    auto *columns = new QHBoxLayout;
+    columns->addLayout(form);
+    columns->addLayout(right, 1);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(columns);
+    layout->addWidget(buttons);
+
+    // Edits come in bursts (typing a title, spinning a size): one repaint per burst.
+    m_previewTimer->setSingleShot(true);
+    m_previewTimer->setInterval(0);
+    connect(m_previewTimer, &QTimer::timeout, this, &ExportFigureDialog::updatePreview);
+    for (QComboBox *c : {m_view, m_quantity, m_colorMap, m_scale, m_background})
+        connect(c, &QComboBox::currentIndexChanged, this, &ExportFigureDialog::schedulePreview);
+    for (QCheckBox *c : {m_colorBar, m_labels, m_values, m_overlay, m_showTitle})
+        connect(c, &QCheckBox::toggled, this, &ExportFigureDialog::schedulePreview);
+    for (QSpinBox *s : {m_head, m_fontSize, m_dpi, m_width, m_height})
+        connect(s, &QSpinBox::valueChanged, this, &ExportFigureDialog::schedulePreview);
+    connect(m_title, &QLineEdit::textChanged, this, &ExportFigureDialog::schedulePreview);
+    updatePreview();
+}
+
+FigureOptions ExportFigureDialog::options() const
+{
+    FigureOptions o;
+    o.view = FigureView(m_view->currentData().toInt());
+    o.head = m_head->value() - 1;
+    o.quantity = HeatmapQuantity(m_quantity->currentData().toInt());
+    o.colorMap = ColorMapKind(m_colorMap->currentData().toInt());
+    o.scale = ScaleScope(m_scale->currentData().toInt());
+    o.colorBar = m_colorBar->isChecked();
+    o.labels = m_labels->isChecked();
+    o.values = m_values->isChecked();
+    o.overlayHeads = m_overlay->isChecked();
+    if (!m_showTitle->isChecked())
+        o.title = QString();
+    else if (!m_title->text().isEmpty())
+        o.title = m_title->text();
+    o.fontSize = m_fontSize->value();
+    o.transparent = m_background->currentData().toBool();
+    return o;
+}
+
+FigureSize ExportFigureDialog::figureSize() const
+{
+    FigureSize s;
+    s.width = m_width->value();
+    s.height = m_height->value();
+    s.dpi = m_dpi->value();
+    return s;
+}
+
+QString ExportFigureDialog::path() const
+{
+    return m_path->text();
+}
+
+void ExportFigureDialog::setPath(const QString &path)
+{
+    m_path->setText(path);
+}
+
+void ExportFigureDialog::updateEnabled()
+{
+    const FigureView v = FigureView(m_view->currentData().toInt());
+    const bool heatmap = v == FigureView::Head || v == FigureView::Heads || v == FigureView::Mean;
+    m_head->setEnabled(v == FigureView::Head || v == FigureView::HeadView || v == FigureView::Teaching);
+    m_quantity->setEnabled(v == FigureView::Head || v == FigureView::Heads);
+    m_colorMap->setEnabled(heatmap);
+    m_scale->setEnabled(heatmap);
+    m_values->setEnabled(heatmap);
+    m_overlay->setEnabled(v == FigureView::HeadView);
+    m_title->setEnabled(m_showTitle->isChecked());
+}
+
+void ExportFigureDialog::schedulePreview()
+{
+    m_previewTimer->start();
+}
+
+void ExportFigureDialog::updatePreview()
+{
+    updateEnabled();
+    if (!m_result || m_result->trace.heads() == 0)
+        return;
+    const FigureOptions o = options();
+    const FigureSize size = figureSize();
+    const FigureExporter exporter(m_result->project, m_result->trace);
+    const QSizeF page = exporter.pageSize(o, size);
+    const QSize pixels = exporter.pixelSize(o, size);
+    // The layout of the exported page, scaled to fit the preview.
+    const double scale = std::min(kPreviewWidth / page.width(), kPreviewHeight / page.height());
+    QImage image(std::max(1, int(page.width() * scale)), std::max(1, int(page.height() * scale)),
+                 QImage::Format_ARGB32_Premultiplied);
+    image.fill(o.transparent ? QColor(0xcc, 0xcc, 0xcc) : QColor(Qt::white));
+    {
+        QPainter painter(&image);
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.scale(scale, scale);
+        FigureRenderer(m_result->project, m_result->trace, o).paint(painter, QRectF(QPointF(0, 0), page));
+    }
+    m_previewImage = image;
+    m_preview->setPixmap(QPixmap::fromImage(image));
+    m_sizeLabel->setText(tr("%1 \u00d7 %2 px at %3 DPI (%4 \u00d7 %5 cm)")
+                             .arg(pixels.width())
+                             .arg(pixels.height())
+                             .arg(size.dpi)
+                             .arg(page.width() * 2.54 / 72, 0, 'f', 1)
+                             .arg(page.height() * 2.54 / 72, 0, 'f', 1));
+    ++m_previewCount;
+    emit previewUpdated();
+}
+
+void ExportFigureDialog::browse()
+{
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export Figure"), m_path->text(),
+        tr("PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf)"));
+    if (!path.isEmpty())
+        m_path->setText(path);
+}
+
+bool ExportFigureDialog::exportFigure()
+{
+    m_lastError.clear();
+    if (!m_result || m_result->trace.heads() == 0)
+        m_lastError = tr("Nothing to export yet: the project is still being computed.");
+    else if (path().isEmpty())
+        m_lastError = tr("Choose a file name ending in .png, .svg or .pdf.");
+    else if (!figureFormatFromSuffix(path()))
+        m_lastError = tr("%1: the file name must end in .png, .svg or .pdf.").arg(path());
+    else if (!FigureExporter(m_result->project, m_result->trace).write(path(), options(), figureSize(), &m_lastError) &&
+             m_lastError.isEmpty())
+        m_lastError = tr("%1: the figure could not be written.").arg(path());
+    m_error->setText(m_lastError);
+    return m_lastError.isEmpty();
+}
+
+} // namespace attnscope

@@ -1,0 +1,79 @@
+#pragma once
+
+#include "app/gui/document/ComputeController.h"
+#include "app/render/FigureExporter.h"
+
+#include <QDialog>
+#include <QImage>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+class QTimer;
+
+namespace attnscope {
+
+// File > Export Figure…: every figure option, a live preview painted by the same
+// FigureRenderer the file gets, and the format by the file name's suffix. Works on one
+// computed result (a snapshot): it never edits the document.
+class ExportFigureDialog : public QDialog
+{
+    Q_OBJECT
+
+public:
+    ExportFigureDialog(ComputedTracePtr result, const FigureOptions &initial, QWidget *parent = nullptr);
+
+    FigureOptions options() const;
+    FigureSize figureSize() const;
+    QString path() const;
+    void setPath(const QString &path);
+    // The preview as last painted, and how many times it has been painted.
+    QImage previewImage() const { return m_previewImage; }
+    int previewCount() const { return m_previewCount; }
+    QString lastError() const { return m_lastError; }
+
+    // Writes the figure to path(); false (message shown, lastError() set) on failure.
+    bool exportFigure();
+
+    // The preview fits in this many pixels.
+    static constexpr int kPreviewWidth = 520, kPreviewHeight = 400;
+
+signals:
+    void previewUpdated();
+
+private:
+    void schedulePreview();
+    void updatePreview();
+    void browse();
+    void updateEnabled();
+
+    ComputedTracePtr m_result;
+    QComboBox *m_view;
+    QSpinBox *m_head;
+    QComboBox *m_quantity;
+    QComboBox *m_colorMap;
+    QComboBox *m_scale;
+    QCheckBox *m_colorBar;
+    QCheckBox *m_labels;
+    QCheckBox *m_values;
+    QCheckBox *m_overlay;
+    QCheckBox *m_showTitle;
+    QLineEdit *m_title;
+    QSpinBox *m_fontSize;
+    QSpinBox *m_dpi;
+    QSpinBox *m_width;
+    QSpinBox *m_height;
+    QComboBox *m_background;
+    QLineEdit *m_path;
+    QLabel *m_preview;
+    QLabel *m_sizeLabel;
+    QLabel *m_error;
+    QTimer *m_previewTimer;
+    QImage m_previewImage;
+    int m_previewCount = 0;
+    QString m_lastError;
+};
+
+} // namespace attnscope

@@ -1,0 +1,193 @@
+#include "app/render/FigureExporter.h"
+
+#include <QFileInfo>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+
+#include <cmath>
+
+namespace attnscope {
+
+std::optional<FigureFormat> figureFormatFromSuffix(const QString &suffixOrPath)
+{
+    QString s = suffixOrPath.toLower();
+    if (s.contains(QLatin1Char('.')) || s.contains(QLatin1Char('/')))
+        s = QFileInfo(s).suffix();
+    if (s == QLatin1String("png"))
+        return FigureFormat::Png;
+    if (s == QLatin1String("svg"))
+        return FigureFormat::Svg;
+    if (s == QLatin1String("pdf"))
+        return FigureFormat::Pdf;
+    return std::nullopt;
+}
+
+QString figureFormatSuffix(FigureFormat format)
+{
+    switch (format) {
+    case FigureFormat::Png:
+        return QStringLiteral("png");
+    case FigureFormat::Svg:
+        return QStringLiteral("svg");
+    case FigureFormat::Pdf:
+        return QStringLiteral("pdf");
+    }
+    return {};
+}
+
+FigureExporter::FigureExporter(const Project &project, const AttentionTrace &trace)
+    : m_project(project), m_trace(trace)
+{
+}
+
+QSizeF FigureExporter::pageSize(const FigureOptions &options, const FigureSize &size) const
+{
+    const QSizeF natural = FigureRenderer(m_project, m_trace, options).naturalSize();
+    const double k = 72.0 / std::max(1, size.dpi);
+    if (size.width > 0 && size.height > 0)
+        return {size.width * k, size.height * k};
+    if (size.width > 0)
+        return {size.width * k, size.width * k * natural.height() / natural.width()};
+    if (size.height > 0)
+        return {size.height * k * natural.width() / natural.height(), size.height * k};
+    return natural;
+}
+
+QSize FigureExporter::pixelSize(const FigureOptions &options, const FigureSize &size) const
+{
+    if (size.width > 0 && size.height > 0)
+        return {size.width, size.height};
+    const QSizeF page = pageSize(options, size);
+    const double k = std::max(1, size.dpi) / 72.0;
+    return {std::max(1, int(std::lround(page.width() * k))), std::max(1, int(std::lround(page.height() * k)))};
+}
+
+bool FigureExporter::checkSize(const FigureSize &size, const QSize &pixels, QString *error) const
+{
+    QString message;
+    if (size.dpi < FigureSize::kMinDpi || size.dpi > FigureSize::kMaxDpi)
+        message = tr("DPI %1 is out of range (%2 to %3)").arg(size.dpi).arg(FigureSize::kMinDpi).arg(FigureSize::kMaxDpi);
+    else if (size.width < 0 || size.height < 0 || pixels.width() > FigureSize::kMaxPixels ||
+             pixels.height() > FigureSize::kMaxPixels)
+        message = tr("figure size %1 x %2 pixels is out of range (1 to %3 per side)")
+                      .arg(pixels.width())
+                      .arg(pixels.height())
+                      .arg(FigureSize::kMaxPixels);
+    if (message.isEmpty())
+        return true;
+    if (error)
+        *error = message;
+    return false;
+}
+
+QImage FigureExporter::image(const FigureOptions &options, const FigureSize &size, QString *error) const
+{
+    const QSize pixels = pixelSize(options, size);
+    if (!checkSize(size, pixels, error))
+        return {};
+    QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
+    if (image.isNull()) {
+        if (error)
+            *error = tr("not enough memory for a %1 x %2 image").arg(pixels.width()).arg(pixels.height());
+        return {};
+    }
+    image.fill(Qt::transparent);
+    const double k = size.dpi / 72.0;
+    const QSizeF page(pixels.width() / k, pixels.height() / k);
+    const FigureRenderer renderer(m_project, m_trace, options);
+    {
+        QPainter painter(&image);
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.setRenderHint(QPainter::TextAntialiasing);
+        painter.scale(k, k);
+        renderer.paint(painter, QRectF(QPointF(0, 0), page));
+    }
+    const int dotsPerMeter = int(std::lround(size.dpi / 0.0254));
+    image.setDotsPerMeterX(dotsPerMeter);
+    image.setDotsPerMeterY(dotsPerMeter);
+    image.setText(QStringLiteral("Title"), renderer.title());
+    image.setText(QStringLiteral("Description"), renderer.description());
+    image.setText(QStringLiteral("Software"), QStringLiteral("AttnScope"));
+    return image;
+}
+
+bool FigureExporter::write(const QString &path, const FigureOptions &options, const FigureSize &size, QString *error,
+                           std::optional<FigureFormat> format) const
+{
+    auto fail = [&](const QString &message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    if (!format)
+        format = figureFormatFromSuffix(path);
+    if (!format)
+        return fail(tr("%1: expected a .png, .svg or .pdf file name").arg(path));
+    if (m_trace.heads() == 0)
+        return fail(tr("%1: nothing to draw: the trace has no heads").arg(path));
+
+    QString sizeError;
+    QImage png;
+    if (*format == FigureFormat::Png) {
+        png = image(options, size, &sizeError);
+        if (png.isNull())
+            return fail(sizeError);
+    } else if (!checkSize(size, pixelSize(options, size), &sizeError)) {
+        return fail(sizeError);
+    }
+
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return fail(tr("%1: %2").arg(path, file.errorString()));
+    if (*format == FigureFormat::Png) {
+        if (!png.save(&file, "PNG"))
+            return file.cancelWriting(), fail(tr("%1: the PNG could not be encoded").arg(path));
+    } else {
+        // Vector output in points; embedded images of tiny cells at the requested DPI.
+        FigureOptions o = options;
+        o.pixelScale = size.dpi / 72.0;
+        const FigureRenderer renderer(m_project, m_trace, o);
+        const QSizeF page = pageSize(options, size);
+        const QSize points(int(std::ceil(page.width() - 1e-6)), int(std::ceil(page.height() - 1e-6)));
+        const QRectF target(QPointF(0, 0), QSizeF(points));
+        bool painted = false;
+        if (*format == FigureFormat::Svg) {
+            QSvgGenerator svg;
+            svg.setOutputDevice(&file);
+            svg.setResolution(72); // one unit per point: fonts sized in points come out right
+            svg.setSize(points);
+            svg.setViewBox(target);
+            svg.setTitle(renderer.title());
+            svg.setDescription(renderer.description());
+            QPainter painter;
+            if ((painted = painter.begin(&svg))) {
+                painter.setRenderHint(QPainter::Antialiasing);
+                renderer.paint(painter, target);
+                painted = painter.end();
+            }
+        } else {
+            QPdfWriter pdf(&file);
+            pdf.setResolution(72);
+            pdf.setCreator(QStringLiteral("AttnScope"));
+            pdf.setTitle(renderer.title());
+            pdf.setPageSize(QPageSize(QSizeF(points), QPageSize::Point, QString(), QPageSize::ExactMatch));
+            pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+            QPainter painter;
+            if ((painted = painter.begin(&pdf))) {
+                painter.setRenderHint(QPainter::Antialiasing);
+                renderer.paint(painter, target);
+                painted = painter.end();
+            }
+        }
+        if (!painted)
+            return file.cancelWriting(), fail(tr("%1: the figure could not be painted").arg(path));
+    }
+    if (!file.commit())
+        return fail(tr("%1: %2").arg(path, file.errorString()));
+    return true;
+}
+
+} // namespace attnscope

@@ -1,0 +1,365 @@
+#include "app/render/FigureRenderer.h"
+
+#include "app/render/HeadViewRenderer.h"
+#include "app/render/TeachingRenderer.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnscope {
+
+namespace {
+
+// Natural cell sizes in points: small matrices get cells that hold their values, large ones
+// a grid of about this many points.
+constexpr double kHeadGrid = 440.0, kHeadCell = 34.0;
+constexpr double kTileGrid = 260.0, kTileCell = 26.0;
+constexpr double kMaskGrid = 400.0, kMaskCell = 28.0;
+constexpr double kTeachingWidth = 600.0;
+
+} // namespace
+
+QList<FigureView> FigureOptions::allViews()
+{
+    return {FigureView::Head,     FigureView::Heads,    FigureView::Mean,
+            FigureView::HeadView, FigureView::Teaching, FigureView::Mask};
+}
+
+QString FigureOptions::viewKey(FigureView view)
+{
+    static const char *const keys[] = {"head", "heads", "mean", "headview", "teaching", "mask"};
+    return QString::fromLatin1(keys[int(view)]);
+}
+
+std::optional<FigureView> FigureOptions::viewFromKey(const QString &key)
+{
+    for (FigureView v : allViews())
+        if (viewKey(v) == key)
+            return v;
+    return std::nullopt;
+}
+
+QString FigureOptions::viewName(FigureView view)
+{
+    switch (view) {
+    case FigureView::Head:
+        return FigureRenderer::tr("One head");
+    case FigureView::Heads:
+        return FigureRenderer::tr("All heads (grid)");
+    case FigureView::Mean:
+        return FigureRenderer::tr("Mean over heads");
+    case FigureView::HeadView:
+        return FigureRenderer::tr("Head view (token lines)");
+    case FigureView::Teaching:
+        return FigureRenderer::tr("Step by step");
+    case FigureView::Mask:
+        return FigureRenderer::tr("Mask");
+    }
+    return {};
+}
+
+FigureRenderer::FigureRenderer(const Project &project, const AttentionTrace &trace, const FigureOptions &options)
+    : m_project(project), m_trace(trace), m_options(options)
+{
+    const int heads = trace.heads();
+    m_options.head = std::clamp(m_options.head, 0, std::max(0, heads - 1));
+    m_options.fontSize = std::clamp(m_options.fontSize, 4, 96);
+    if (heads == 0)
+        return;
+    switch (m_options.view) {
+    case FigureView::Head:
+        m_data.push_back(HeatmapData::fromTrace(project, trace, m_options.head, m_options.quantity, m_options.scale));
+        break;
+    case FigureView::Mean:
+        // The mean of signed scores says little: the mean view shows weights, as in the GUI.
+        m_data.push_back(HeatmapData::fromTrace(project, trace, -1, HeatmapQuantity::Weights, m_options.scale));
+        break;
+    case FigureView::Heads:
+        for (int h = 0; h < heads; ++h)
+            m_data.push_back(HeatmapData::fromTrace(project, trace, h, m_options.quantity, m_options.scale));
+        break;
+    default:
+        break;
+    }
+}
+
+QFont FigureRenderer::font(double scale) const
+{
+    // Pixel-sized in points: metrics do not depend on any device's DPI.
+    QFont f;
+    f.setPixelSize(std::max(3, int(std::lround(m_options.fontSize * scale))));
+    return f;
+}
+
+QString FigureRenderer::title() const
+{
+    if (m_options.title)
+        return *m_options.title;
+    const QString project =
+        m_project.title.empty() ? QStringLiteral("AttnScope") : QString::fromStdString(m_project.title);
+    const int h = m_options.head + 1, H = m_trace.heads();
+    const QString what = m_options.quantity == HeatmapQuantity::Scores ? tr("scaled scores") : tr("weights");
+    switch (m_options.view) {
+    case FigureView::Head:
+        return tr("%1 \u2014 head %2 (%3)").arg(project).arg(h).arg(what);
+    case FigureView::Heads:
+        return (H == 1 ? tr("%1 \u2014 1 head (%2)") : tr("%1 \u2014 %3 heads (%2)")).arg(project, what).arg(H);
+    case FigureView::Mean:
+        return (H == 1 ? tr("%1 \u2014 mean weights over 1 head") : tr("%1 \u2014 mean weights over %2 heads"))
+            .arg(project)
+            .arg(H);
+    case FigureView::HeadView:
+        return m_options.overlayHeads ? tr("%1 \u2014 head view, all heads").arg(project)
+                                      : tr("%1 \u2014 head view, head %2").arg(project).arg(h);
+    case FigureView::Teaching:
+        return tr("%1 \u2014 head %2 step by step").arg(project).arg(h);
+    case FigureView::Mask:
+        return tr("%1 \u2014 attention mask (%2 \u00d7 %3)")
+            .arg(project)
+            .arg(m_project.problem.tq())
+            .arg(m_project.problem.tk());
+    }
+    return project;
+}
+
+QString FigureRenderer::description() const
+{
+    return tr("AttnScope figure: %1").arg(FigureOptions::viewName(m_options.view));
+}
+
+QRectF FigureRenderer::titleRect(const QRectF &target) const
+{
+    if (title().isEmpty())
+        return {};
+    QFont bold = font(1.25);
+    bold.setBold(true);
+    const QFontMetricsF fm(bold);
+    const double pad = fm.height() * 0.4;
+    return QRectF(target.left() + pad, target.top() + pad, target.width() - 2 * pad, fm.height() * 1.2);
+}
+
+QRectF FigureRenderer::bodyRect(const QRectF &target) const
+{
+    const QRectF t = titleRect(target);
+    const double pad = QFontMetricsF(font()).height() * 0.3;
+    QRectF body = target.adjusted(pad, pad, -pad, -pad);
+    if (!t.isEmpty())
+        body.setTop(t.bottom() + pad);
+    return body;
+}
+
+HeatmapOptions FigureRenderer::heatmapOptions(bool small) const
+{
+    HeatmapOptions o;
+    o.colorMap = m_options.colorMap;
+    o.showTitle = small; // tiles: "Head N"; a single heatmap has the figure's title
+    o.showLabels = m_options.labels;
+    o.showColorBar = m_options.colorBar && !(small && sharedColorBar());
+    o.showValues = m_options.values;
+    o.font = font(small ? 0.85 : 1.0);
+    o.thinLabels = true;
+    o.pixelScale = m_options.pixelScale;
+    return o;
+}
+
+bool FigureRenderer::sharedColorBar() const
+{
+    // Every tile has the same range unless each head has its own.
+    return m_options.view == FigureView::Heads && m_options.scale != ScaleScope::PerHead;
+}
+
+int FigureRenderer::gridColumns() const
+{
+    const int n = std::max(1, m_trace.heads());
+    return std::max(1, int(std::ceil(std::sqrt(double(n)))));
+}
+
+QSizeF FigureRenderer::heatmapNaturalSize(const HeatmapData &data, const HeatmapOptions &o, double gridSide) const
+{
+    const double n = double(std::max(data.rows(), data.cols()));
+    const double cell = std::min(gridSide / std::max(n, 1.0), gridSide == kHeadGrid ? kHeadCell : kTileCell);
+    // Lay out once in generous room and keep what is not grid: labels, title, colour bar.
+    const QRectF guess(0, 0, cell * double(data.cols()) + 400, cell * double(data.rows()) + 400);
+    const HeatmapLayout l = HeatmapRenderer(data, o).layout(guess);
+    if (l.grid.isEmpty())
+        return {240, 160};
+    const double pad = std::max(2.0, QFontMetricsF(o.font).height() * 0.3);
+    const double areaLeft = guess.left() + pad;
+    const double rowLabels = l.rowLabels.isEmpty() ? 0.0 : l.rowLabels.width();
+    const double slack = l.grid.left() - rowLabels - areaLeft; // the grid is centred: as much on the right
+    const double extraW = guess.width() - l.grid.width() - 2 * slack;
+    const double extraH = l.grid.top() - guess.top() + pad + 1;
+    return {cell * double(data.cols()) + extraW + 1, cell * double(data.rows()) + extraH};
+}
+
+std::vector<FigureHeatmap> FigureRenderer::heatmaps(const QRectF &target) const
+{
+    std::vector<FigureHeatmap> out;
+    if (m_data.empty())
+        return out;
+    const QRectF body = bodyRect(target);
+    if (m_options.view != FigureView::Heads) {
+        out.push_back({&m_data[0], heatmapOptions(false), body});
+        return out;
+    }
+    const HeatmapOptions o = heatmapOptions(true);
+    QRectF tiles = body;
+    if (sharedColorBar() && m_options.colorBar)
+        tiles.setRight(body.right() - HeatmapRenderer(m_data[0], heatmapOptions(false)).colorBarWidth());
+    const int columns = gridColumns(), rows = (int(m_data.size()) + columns - 1) / columns;
+    const double w = tiles.width() / columns, h = tiles.height() / std::max(rows, 1);
+    for (size_t i = 0; i < m_data.size(); ++i) {
+        const int c = int(i) % columns, r = int(i) / columns;
+        out.push_back({&m_data[i], o, QRectF(tiles.left() + c * w, tiles.top() + r * h, w, h)});
+    }
+    return out;
+}
+
+MaskRenderOptions FigureRenderer::maskOptions() const
+{
+    MaskRenderOptions o;
+    o.font = font();
+    o.showLabels = m_options.labels;
+    o.showLegend = m_options.colorBar;
+    o.thinLabels = true;
+    return o;
+}
+
+MaskLayout FigureRenderer::maskLayout(const QRectF &target) const
+{
+    return MaskRenderer(m_project, maskOptions()).layout(bodyRect(target));
+}
+
+QSizeF FigureRenderer::naturalSize() const
+{
+    const QFontMetricsF fm(font());
+    QSizeF body(360, 240);
+    const Eigen::Index tq = m_project.problem.tq(), tk = m_project.problem.tk();
+    switch (m_options.view) {
+    case FigureView::Head:
+    case FigureView::Mean:
+        if (!m_data.empty())
+            body = heatmapNaturalSize(m_data[0], heatmapOptions(false), kHeadGrid);
+        break;
+    case FigureView::Heads:
+        if (!m_data.empty()) {
+            const QSizeF tile = heatmapNaturalSize(m_data[0], heatmapOptions(true), kTileGrid) + QSizeF(4, 4);
+            const int columns = gridColumns(), rows = (int(m_data.size()) + columns - 1) / columns;
+            const double bar = sharedColorBar() && m_options.colorBar
+                                   ? HeatmapRenderer(m_data[0], heatmapOptions(false)).colorBarWidth()
+                                   : 0.0;
+            body = QSizeF(tile.width() * columns + bar, tile.height() * rows);
+        }
+        break;
+    case FigureView::HeadView: {
+        double label = 0.0;
+        for (Eigen::Index i = 0; i < std::min<Eigen::Index>(tq, 2048); ++i)
+            label = std::max(label, fm.horizontalAdvance(QString::fromStdString(
+                                        size_t(i) < m_project.queryTokens.size() ? m_project.queryTokens[size_t(i)]
+                                                                                 : std::string())));
+        for (Eigen::Index j = 0; j < std::min<Eigen::Index>(tk, 2048); ++j) {
+            const auto &keys = m_project.keyLabels();
+            label = std::max(label,
+                             fm.horizontalAdvance(QString::fromStdString(size_t(j) < keys.size() ? keys[size_t(j)]
+                                                                                                 : std::string())));
+        }
+        const double rowsHeight = std::min(double(std::max(tq, tk)) * fm.height() * 1.5, 600.0);
+        body = QSizeF(std::max(360.0, (std::min(label, 200.0) + 16) / 0.35),
+                      rowsHeight + fm.height() * 3.1 + 6 + (m_options.overlayHeads ? 0 : 0));
+        break;
+    }
+    case FigureView::Teaching:
+        if (m_trace.heads() > 0)
+            body = TeachingRenderer(m_project, m_trace, m_options.head, m_options.query, m_options.key)
+                       .naturalSize(font(), kTeachingWidth);
+        break;
+    case FigureView::Mask: {
+        const MaskRenderer renderer(m_project, maskOptions());
+        const double cell = std::min(kMaskGrid / double(std::max<Eigen::Index>({tq, tk, 1})), kMaskCell);
+        const QRectF guess(0, 0, cell * double(tk) + 300, cell * double(tq) + 300);
+        const MaskLayout l = renderer.layout(guess);
+        const double legend = l.legend.isEmpty() ? 0.0 : l.legend.height() + fm.height() * 0.3;
+        // The legend's entries side by side.
+        const double legendWidth = m_options.colorBar ? fm.horizontalAdvance(tr("allowed")) +
+                                                            fm.horizontalAdvance(tr("masked")) +
+                                                            fm.horizontalAdvance(tr("masked by causal/padding")) +
+                                                            fm.horizontalAdvance(tr("no allowed key")) + fm.height() * 8
+                                                      : 0.0;
+        body = QSizeF(std::max(cell * double(tk) + (l.grid.left() - guess.left()) + 6, legendWidth),
+                      cell * double(tq) + (l.grid.top() - guess.top()) + 4 + legend);
+        break;
+    }
+    }
+    const double pad = fm.height() * 0.3;
+    const QRectF t = titleRect(QRectF(0, 0, body.width(), 1000));
+    const double titleHeight = t.isEmpty() ? 0.0 : t.bottom() + pad;
+    // Wide enough for the title.
+    QFont bold = font(1.25);
+    bold.setBold(true);
+    const double titleWidth = t.isEmpty() ? 0.0 : QFontMetricsF(bold).horizontalAdvance(title()) + 4 * pad;
+    return QSizeF(std::ceil(std::max(body.width() + 2 * pad, titleWidth)),
+                  std::ceil(body.height() + 2 * pad + titleHeight));
+}
+
+void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
+{
+    painter.save();
+    if (!m_options.transparent)
+        painter.fillRect(target, Qt::white);
+    const QRectF t = titleRect(target);
+    if (!t.isEmpty()) {
+        QFont bold = font(1.25);
+        bold.setBold(true);
+        painter.setFont(bold);
+        painter.setPen(Qt::black);
+        painter.drawText(t, Qt::AlignHCenter | Qt::AlignVCenter,
+                         QFontMetricsF(bold).elidedText(title(), Qt::ElideRight, t.width()));
+    }
+    const QRectF body = bodyRect(target);
+    switch (m_options.view) {
+    case FigureView::Head:
+    case FigureView::Mean:
+    case FigureView::Heads: {
+        const auto maps = heatmaps(target);
+        for (const FigureHeatmap &m : maps)
+            HeatmapRenderer(*m.data, m.options).paint(painter, m.target);
+        if (sharedColorBar() && m_options.colorBar && !maps.empty()) {
+            // One bar for every tile, beside the first row down to the last.
+            const HeatmapRenderer first(*maps.front().data, maps.front().options);
+            const HeatmapLayout top = first.layout(maps.front().target);
+            const HeatmapLayout bottom = HeatmapRenderer(*maps.back().data, maps.back().options).layout(maps.back().target);
+            const HeatmapOptions o = heatmapOptions(false);
+            const HeatmapRenderer bar(*maps.front().data, o);
+            const QFontMetricsF fm(o.font);
+            const double barWidth = std::max(8.0, fm.height() * 0.8);
+            const double left = body.right() - bar.colorBarWidth() + std::max(2.0, fm.height() * 0.3);
+            const double y0 = top.grid.top(), y1 = std::max(bottom.grid.bottom(), y0 + fm.height() * 4);
+            bar.paintColorBar(painter, QRectF(left, y0, barWidth, y1 - y0));
+        }
+        break;
+    }
+    case FigureView::HeadView:
+        if (m_trace.heads() > 0) {
+            HeadViewOptions o;
+            o.head = m_options.head;
+            o.overlay = m_options.overlayHeads;
+            o.font = font();
+            HeadViewRenderer(m_project, m_trace, o).paint(painter, body);
+        }
+        break;
+    case FigureView::Teaching:
+        if (m_trace.heads() > 0)
+            TeachingRenderer(m_project, m_trace, m_options.head, m_options.query, m_options.key)
+                .paint(painter, body, font());
+        break;
+    case FigureView::Mask:
+        MaskRenderer(m_project, maskOptions()).paint(painter, body);
+        break;
+    }
+    painter.restore();
+}
+
+} // namespace attnscope

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "core/AttentionTrace.h"
+#include "core/ProjectFile.h"
+
+#include <QColor>
+#include <QCoreApplication>
+#include <QFont>
+#include <QPointF>
+#include <QRectF>
+
+class QPainter;
+
+namespace attnscope {
+
+struct HeadViewOptions {
+    int head = 0;
+    bool overlay = false; // every head at once, each in its own colour
+    int hoverQuery = -1;  // only this query's lines (-1: all)
+    QFont font;
+};
+
+// The head view (BertViz, tensor2tensor): queries on the left, keys on the right, a line from
+// query i to key j weighted by attention. Paints onto any QPainter; the widget and the
+// exporter share it.
+class HeadViewRenderer
+{
+    Q_DECLARE_TR_FUNCTIONS(HeadViewRenderer)
+
+public:
+    HeadViewRenderer(const Project &project, const AttentionTrace &trace, const HeadViewOptions &options);
+
+    void paint(QPainter &painter, const QRectF &target) const;
+    QPointF queryAnchor(const QRectF &target, int query) const;
+    QPointF keyAnchor(const QRectF &target, int key) const;
+    // The query whose label or anchor is at pos, or -1.
+    int queryAt(const QRectF &target, const QPointF &pos) const;
+
+    // Okabe-Ito: distinguishable with colour-vision deficiencies.
+    static QColor headColor(int head);
+    // Above this many query x key pairs only one query's lines are drawn (the hovered one,
+    // else the first): a million lines say nothing and take seconds.
+    static constexpr Eigen::Index kDenseLines = 40000;
+
+private:
+    double top(const QRectF &target) const;
+    double rowHeight(const QRectF &target, Eigen::Index n) const;
+
+    const Project &m_project;
+    const AttentionTrace &m_trace;
+    HeadViewOptions m_options;
+};
+
+} // namespace attnscope

@@ -1,0 +1,216 @@
+#include "app/render/MaskRenderer.h"
+
+#include "app/render/HeatmapRenderer.h"
+#include "core/Mask.h"
+
+#include <QFontMetricsF>
+#include <QImage>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnscope {
+
+namespace {
+
+QString label(const std::vector<std::string> &tokens, Eigen::Index i)
+{
+    return size_t(i) < tokens.size() ? QString::fromStdString(tokens[size_t(i)]) : QString::number(i);
+}
+
+} // namespace
+
+MaskRenderer::MaskRenderer(const Project &project, const MaskRenderOptions &options)
+    : m_project(project), m_options(options)
+{
+}
+
+QColor MaskRenderer::allowedColor()
+{
+    return QColor(0x8f, 0xd1, 0x9e);
+}
+
+QColor MaskRenderer::maskedColor()
+{
+    return QColor(0x4a, 0x4a, 0x4a);
+}
+
+MaskLayout MaskRenderer::layout(const QRectF &target) const
+{
+    MaskLayout g;
+    const AttentionProblem &p = m_project.problem;
+    const Eigen::Index tq = std::max<Eigen::Index>(p.tq(), 1), tk = std::max<Eigen::Index>(p.tk(), 1);
+    const QFontMetricsF fm(m_options.font);
+    QRectF area = target;
+    if (m_options.showLegend) {
+        g.legend = QRectF(area.left(), area.bottom() - fm.height() * 1.4, area.width(), fm.height() * 1.4);
+        area.setBottom(g.legend.top() - fm.height() * 0.3);
+    }
+    const double bare = std::min(area.width() / double(tk), area.height() / double(tq));
+    const double minCell = fm.height() * 0.7;
+    g.labels = m_options.showLabels && (bare >= minCell || m_options.thinLabels);
+    g.labelStep =
+        bare >= minCell ? 1 : HeatmapRenderer::roundStep(int(std::ceil(fm.height() * 1.2 / std::max(bare, 1e-3))));
+    double keyWidth = 0.0;
+    if (g.labels) {
+        for (Eigen::Index i = 0; i < p.tq(); i += g.labelStep)
+            g.labelWidth = std::max(g.labelWidth, fm.horizontalAdvance(label(m_project.queryTokens, i)));
+        for (Eigen::Index j = 0; j < p.tk(); j += g.labelStep)
+            keyWidth = std::max(keyWidth, fm.horizontalAdvance(label(m_project.keyLabels(), j)));
+        g.labelWidth = std::min(g.labelWidth + 8, area.width() * 0.3);
+    }
+    double top = g.labels ? fm.height() + 4 : 2.0;
+    auto cellSize = [&] {
+        return std::min((area.width() - g.labelWidth - 4) / double(tk), (area.height() - top - 4) / double(tq));
+    };
+    g.cell = cellSize();
+    // Key labels wider than their cells run upwards instead of being cut to "…".
+    if (g.labels && keyWidth + 2 > g.cell * g.labelStep) {
+        g.rotatedColumnLabels = true;
+        top = std::min(keyWidth + 6, area.height() * 0.3);
+        g.cell = cellSize();
+    }
+    g.cell = std::max(g.cell, 0.01); // below a pixel per cell the grid is drawn as an image
+    if (g.labels && !m_options.thinLabels && g.cell < minCell) {
+        g.labels = false;
+        g.labelWidth = 0.0;
+    }
+    // Centred across the width left over.
+    const double slack = std::max(0.0, (area.width() - g.labelWidth - 4 - g.cell * double(p.tk())) / 2);
+    g.grid = QRectF(area.left() + g.labelWidth + slack, area.top() + top, g.cell * double(p.tk()),
+                    g.cell * double(p.tq()));
+    return g;
+}
+
+std::optional<QPoint> MaskRenderer::cellAt(const QRectF &target, const QPointF &pos) const
+{
+    const MaskLayout g = layout(target);
+    const AttentionProblem &p = m_project.problem;
+    if (!g.grid.contains(pos) || p.tq() == 0 || p.tk() == 0)
+        return std::nullopt;
+    return QPoint(std::clamp(int((pos.x() - g.grid.left()) / g.cell), 0, int(p.tk()) - 1),
+                  std::clamp(int((pos.y() - g.grid.top()) / g.cell), 0, int(p.tq()) - 1));
+}
+
+void MaskRenderer::paint(QPainter &painter, const QRectF &target) const
+{
+    const AttentionProblem &p = m_project.problem;
+    if (p.tq() == 0 || p.tk() == 0)
+        return;
+    const MaskLayout g = layout(target);
+    const MaskMatrix effective = effectiveMask(p);
+    const std::vector<bool> empty = emptyMaskRows(effective);
+    const QColor allowed = allowedColor(), masked = maskedColor();
+    const QBrush hatch(QColor(0xb0, 0xb0, 0xb0), Qt::BDiagPattern);
+    painter.save();
+    painter.setFont(m_options.font);
+    if (g.cell < 4 || p.tq() * p.tk() > 96 * 96) {
+        // Long sequences: one pixel per cell, scaled without smoothing.
+        QImage image(int(p.tk()), int(p.tq()), QImage::Format_RGB32);
+        const QRgb on = allowed.rgb(), off = masked.rgb();
+        for (Eigen::Index i = 0; i < p.tq(); ++i) {
+            auto *line = reinterpret_cast<QRgb *>(image.scanLine(int(i)));
+            for (Eigen::Index j = 0; j < p.tk(); ++j)
+                line[j] = effective(i, j) ? on : off;
+        }
+        painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
+        painter.drawImage(g.grid, image);
+    } else {
+        for (Eigen::Index i = 0; i < p.tq(); ++i)
+            for (Eigen::Index j = 0; j < p.tk(); ++j) {
+                const QRectF cell(g.grid.left() + double(j) * g.cell, g.grid.top() + double(i) * g.cell, g.cell,
+                                  g.cell);
+                const bool custom = !p.mask.allowed || (*p.mask.allowed)(i, j);
+                painter.fillRect(cell, effective(i, j) ? allowed : masked);
+                if (custom && !effective(i, j))
+                    painter.fillRect(cell, hatch); // masked by causal / padding, not by the custom part
+            }
+    }
+    if (g.cell >= 6) {
+        painter.setPen(QPen(m_options.base, 1));
+        for (Eigen::Index i = 0; i <= p.tq(); ++i)
+            painter.drawLine(QPointF(g.grid.left(), g.grid.top() + double(i) * g.cell),
+                             QPointF(g.grid.right(), g.grid.top() + double(i) * g.cell));
+        for (Eigen::Index j = 0; j <= p.tk(); ++j)
+            painter.drawLine(QPointF(g.grid.left() + double(j) * g.cell, g.grid.top()),
+                             QPointF(g.grid.left() + double(j) * g.cell, g.grid.bottom()));
+    }
+    const QFontMetricsF fm(m_options.font);
+    if (g.labels) {
+        const double h = g.cell * g.labelStep;
+        for (Eigen::Index i = 0; i < p.tq(); i += g.labelStep) {
+            painter.setPen(empty[size_t(i)] ? HeatmapRenderer::emptyRowColor() : m_options.text);
+            painter.drawText(QRectF(g.grid.left() - g.labelWidth, g.grid.top() + (double(i) + 0.5) * g.cell - h / 2,
+                                    g.labelWidth - 4, h),
+                             Qt::AlignRight | Qt::AlignVCenter,
+                             fm.elidedText(label(m_project.queryTokens, i), Qt::ElideRight, g.labelWidth - 4));
+        }
+        painter.setPen(m_options.text);
+        for (Eigen::Index j = 0; j < p.tk(); j += g.labelStep) {
+            const QString text = label(m_project.keyLabels(), j);
+            const double cx = g.grid.left() + (double(j) + 0.5) * g.cell;
+            if (g.rotatedColumnLabels) {
+                painter.save();
+                painter.translate(cx, g.grid.top() - 3);
+                painter.rotate(-90);
+                const double room = g.grid.top() - target.top() - 4;
+                painter.drawText(QRectF(0, -fm.height() / 2, room, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                                 fm.elidedText(text, Qt::ElideRight, room));
+                painter.restore();
+            } else {
+                painter.drawText(QRectF(cx - h / 2, target.top(), h, g.grid.top() - target.top() - 2),
+                                 Qt::AlignHCenter | Qt::AlignBottom, fm.elidedText(text, Qt::ElideRight, h));
+            }
+        }
+    }
+    painter.setBrush(Qt::NoBrush);
+    for (size_t i = 0; i < empty.size(); ++i)
+        if (empty[i]) {
+            painter.setPen(QPen(HeatmapRenderer::emptyRowColor(), 2));
+            painter.drawRect(QRectF(g.grid.left(), g.grid.top() + double(i) * g.cell, g.grid.width(), g.cell));
+        }
+    if (!g.legend.isEmpty()) {
+        const double box = fm.height() * 0.8;
+        double x = g.legend.left() + 4;
+        const double y = g.legend.center().y();
+        auto entry = [&](const QString &text, const QColor &fill, bool hatched, bool frame) {
+            const QRectF r(x, y - box / 2, box, box);
+            if (frame) {
+                painter.setPen(QPen(HeatmapRenderer::emptyRowColor(), 2));
+                painter.setBrush(Qt::NoBrush);
+                painter.drawRect(r.adjusted(1, 1, -1, -1));
+            } else {
+                painter.fillRect(r, fill);
+                if (hatched)
+                    painter.fillRect(r, hatch);
+                painter.setPen(QPen(QColor(0x80, 0x80, 0x80), 0));
+                painter.setBrush(Qt::NoBrush);
+                painter.drawRect(r);
+            }
+            painter.setPen(m_options.text);
+            const double w = fm.horizontalAdvance(text) + 2;
+            painter.drawText(QRectF(x + box + 4, y - fm.height() / 2, w, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                             text);
+            x += box + 4 + w + fm.height();
+        };
+        // Only the kinds of cell the figure has.
+        bool custom = false, other = false;
+        for (Eigen::Index i = 0; i < p.tq(); ++i)
+            for (Eigen::Index j = 0; j < p.tk(); ++j)
+                if (!effective(i, j)) {
+                    const bool byCustom = p.mask.allowed && !(*p.mask.allowed)(i, j);
+                    (byCustom ? custom : other) = true;
+                }
+        entry(tr("allowed"), allowed, false, false);
+        if (custom)
+            entry(tr("masked"), masked, false, false);
+        if (other)
+            entry(tr("masked by causal/padding"), masked, true, false);
+        if (std::find(empty.begin(), empty.end(), true) != empty.end())
+            entry(tr("no allowed key"), {}, false, true);
+    }
+    painter.restore();
+}
+
+} // namespace attnscope

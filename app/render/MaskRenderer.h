@@ -1,0 +1,58 @@
+#pragma once
+
+#include "core/ProjectFile.h"
+
+#include <QColor>
+#include <QCoreApplication>
+#include <QFont>
+#include <QRectF>
+
+#include <optional>
+
+class QPainter;
+
+namespace attnscope {
+
+struct MaskRenderOptions {
+    QFont font;
+    QColor text = Qt::black;
+    QColor base = Qt::white; // background and the lines between cells
+    bool showLabels = true;
+    bool showLegend = false; // allowed / masked / hatched / empty row, below the grid
+    // Every n-th label where cells are lower than the text, instead of none.
+    bool thinLabels = false;
+};
+
+struct MaskLayout {
+    QRectF grid;
+    double cell = 0.0;
+    double labelWidth = 0.0;
+    bool rotatedColumnLabels = false;
+    bool labels = false; // token labels are drawn
+    int labelStep = 1;
+    QRectF legend;
+};
+
+// The effective Tq x Tk mask (custom AND causal AND padding) of a project: allowed cells
+// green, masked ones dark, those masked by the causal or padding part (not the custom one)
+// hatched, rows with no allowed key framed in red. The mask editor and figures share it.
+class MaskRenderer
+{
+    Q_DECLARE_TR_FUNCTIONS(MaskRenderer)
+
+public:
+    MaskRenderer(const Project &project, const MaskRenderOptions &options);
+
+    MaskLayout layout(const QRectF &target) const;
+    void paint(QPainter &painter, const QRectF &target) const;
+    std::optional<QPoint> cellAt(const QRectF &target, const QPointF &pos) const; // x = key, y = query
+
+    static QColor allowedColor();
+    static QColor maskedColor();
+
+private:
+    const Project &m_project;
+    MaskRenderOptions m_options;
+};
+
+} // namespace attnscope

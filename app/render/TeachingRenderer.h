@@ -1,0 +1,55 @@
+#pragma once
+
+#include "core/AttentionTrace.h"
+#include "core/ProjectFile.h"
+
+#include <QCoreApplication>
+#include <QFont>
+#include <QRectF>
+#include <QString>
+
+#include <memory>
+
+class QPainter;
+class QTextDocument;
+
+namespace attnscope {
+
+// The computation step by step for one head, as the tutorials print it: every tensor with its
+// shape, X -> Q, K, V -> split heads -> QKᵀ -> scaled -> masked -> softmax -> ·V -> concat
+// -> ·W_O, and the selected (query, key) cell explained with its numbers. As HTML (the
+// teaching widget shows it) and painted with QTextDocument onto any QPainter (figures).
+class TeachingRenderer
+{
+    Q_DECLARE_TR_FUNCTIONS(TeachingRenderer)
+
+public:
+    // head, query and key are clamped to the trace. interactive: add the "select a cell" hint.
+    TeachingRenderer(const Project &project, const AttentionTrace &trace, int head, int query, int key,
+                     bool interactive = false);
+
+    QString html() const;
+    int head() const { return m_head; }
+    int query() const { return m_query; }
+    int key() const { return m_key; }
+    // The size of the pipeline laid out at this width (wider if a table needs it).
+    QSizeF naturalSize(const QFont &font, double width) const;
+    // Lays the pipeline out at target's width and scales it down to fit if it is larger.
+    void paint(QPainter &painter, const QRectF &target, const QFont &font) const;
+
+    // At most this many rows/columns of a matrix are printed; the rest is elided.
+    static constexpr int kMaxShown = 12;
+
+private:
+    QString explanation() const;
+    std::unique_ptr<QTextDocument> document(const QFont &font, double width) const;
+
+    const Project &m_project;
+    const AttentionTrace &m_trace;
+    int m_head = 0;
+    int m_query = 0;
+    int m_key = 0;
+    bool m_interactive = false;
+};
+
+} // namespace attnscope
