@@ -160,8 +160,10 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
             svg.setResolution(72); // one unit per point: fonts sized in points come out right
             svg.setSize(points);
             svg.setViewBox(target);
-            svg.setTitle(renderer.title());
-            svg.setDescription(renderer.description());
+            // Qt 6.4 writes these into <title> and <desc> as they are: a token such as
+            // "<pad>" in a title would break the XML (the test reads the title back).
+            svg.setTitle(renderer.title().toHtmlEscaped());
+            svg.setDescription(renderer.description().toHtmlEscaped());
             QPainter painter;
             if ((painted = painter.begin(&svg))) {
                 painter.setRenderHint(QPainter::Antialiasing);

@@ -106,11 +106,11 @@ QString FigureRenderer::title() const
     case FigureView::Head:
         return tr("%1 \u2014 head %2 (%3)").arg(project).arg(h).arg(what);
     case FigureView::Heads:
-        return (H == 1 ? tr("%1 \u2014 1 head (%2)") : tr("%1 \u2014 %3 heads (%2)")).arg(project, what).arg(H);
+        return H == 1 ? tr("%1 \u2014 1 head (%2)").arg(project, what)
+                      : tr("%1 \u2014 %2 heads (%3)").arg(project).arg(H).arg(what);
     case FigureView::Mean:
-        return (H == 1 ? tr("%1 \u2014 mean weights over 1 head") : tr("%1 \u2014 mean weights over %2 heads"))
-            .arg(project)
-            .arg(H);
+        return H == 1 ? tr("%1 \u2014 mean weights over 1 head").arg(project)
+                      : tr("%1 \u2014 mean weights over %2 heads").arg(project).arg(H);
     case FigureView::HeadView:
         return m_options.overlayHeads ? tr("%1 \u2014 head view, all heads").arg(project)
                                       : tr("%1 \u2014 head view, head %2").arg(project).arg(h);
@@ -162,6 +162,7 @@ HeatmapOptions FigureRenderer::heatmapOptions(bool small) const
     o.font = font(small ? 0.85 : 1.0);
     o.thinLabels = true;
     o.pixelScale = m_options.pixelScale;
+    o.hatchSpacing = 4.0;
     return o;
 }
 
@@ -225,6 +226,7 @@ MaskRenderOptions FigureRenderer::maskOptions() const
     o.showLabels = m_options.labels;
     o.showLegend = m_options.colorBar;
     o.thinLabels = true;
+    o.hatchSpacing = 4.0;
     return o;
 }
 

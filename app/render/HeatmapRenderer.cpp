@@ -4,6 +4,7 @@
 #include <QFontMetricsF>
 #include <QImage>
 #include <QPainter>
+#include <QVarLengthArray>
 
 #include <algorithm>
 #include <cmath>
@@ -113,6 +114,22 @@ QRgb HeatmapRenderer::colorFor(double value) const
 {
     const double span = m_data.rangeMax - m_data.rangeMin;
     return m_map.at(span > 0.0 ? (value - m_data.rangeMin) / span : 0.0);
+}
+
+void HeatmapRenderer::paintHatch(QPainter &painter, const QRectF &rect, double spacing)
+{
+    if (spacing <= 0 || rect.isEmpty())
+        return;
+    // Lines x + y = k * spacing, on one lattice for the whole painter so that neighbouring
+    // cells continue each other's lines.
+    QVarLengthArray<QLineF, 32> lines;
+    const double x0 = rect.left(), y0 = rect.top(), x1 = rect.right(), y1 = rect.bottom();
+    for (double c = std::ceil((x0 + y0) / spacing) * spacing; c < x1 + y1; c += spacing) {
+        const double xa = std::max(x0, c - y1), xb = std::min(x1, c - y0);
+        if (xb > xa)
+            lines.append(QLineF(xa, c - xa, xb, c - xb));
+    }
+    painter.drawLines(lines.constData(), int(lines.size()));
 }
 
 int HeatmapRenderer::roundStep(int n)
@@ -255,14 +272,16 @@ void HeatmapRenderer::paintCells(QPainter &painter, const HeatmapLayout &l) cons
         painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
         painter.drawImage(l.grid, image);
     } else {
-        const QBrush hatch(QColor(0x80, 0x80, 0x80), Qt::BDiagPattern);
+        const QPen hatch(QColor(0x80, 0x80, 0x80), 0);
         for (Eigen::Index r = 0; r < rows; ++r)
             for (Eigen::Index c = 0; c < cols; ++c) {
                 const QRectF cell(l.grid.left() + double(c) * cw, l.grid.top() + double(r) * ch, cw, ch);
                 const bool allowed = m_data.isAllowed(r, c);
                 painter.fillRect(cell, (weights && !allowed) ? maskedColor() : QColor::fromRgb(colorFor(v(r, c))));
-                if (!allowed)
-                    painter.fillRect(cell, hatch);
+                if (!allowed) {
+                    painter.setPen(hatch);
+                    paintHatch(painter, cell, m_options.hatchSpacing);
+                }
             }
         // Values where they fit.
         const QFontMetricsF fm(m_options.font);

@@ -68,6 +68,7 @@ struct HeatmapOptions {
     // Device pixels per painter unit for the cell image of large matrices; 0: the painter's
     // own (its transform and device pixel ratio). Vector exports set it to their DPI / 72.
     double pixelScale = 0.0;
+    double hatchSpacing = 8.0; // between the lines over masked cells, in painter units
 };
 
 struct HeatmapLayout {
@@ -106,6 +107,10 @@ public:
 
     static QColor maskedColor();
     static QColor emptyRowColor();
+    // Diagonal hatching (bottom-left to top-right) over a rectangle with the painter's pen.
+    // Lines, not a pattern brush: a pattern is laid out in device pixels and so differs
+    // between a PNG at 300 DPI and a PDF; lines scale with the figure.
+    static void paintHatch(QPainter &painter, const QRectF &rect, double spacing);
     // 1, 2, 5, 10, 20, 50, ...: the smallest such step that is at least n.
     static int roundStep(int n);
 

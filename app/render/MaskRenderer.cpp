@@ -102,7 +102,7 @@ void MaskRenderer::paint(QPainter &painter, const QRectF &target) const
     const MaskMatrix effective = effectiveMask(p);
     const std::vector<bool> empty = emptyMaskRows(effective);
     const QColor allowed = allowedColor(), masked = maskedColor();
-    const QBrush hatch(QColor(0xb0, 0xb0, 0xb0), Qt::BDiagPattern);
+    const QPen hatch(QColor(0xb0, 0xb0, 0xb0), 0);
     painter.save();
     painter.setFont(m_options.font);
     if (g.cell < 4 || p.tq() * p.tk() > 96 * 96) {
@@ -123,8 +123,10 @@ void MaskRenderer::paint(QPainter &painter, const QRectF &target) const
                                   g.cell);
                 const bool custom = !p.mask.allowed || (*p.mask.allowed)(i, j);
                 painter.fillRect(cell, effective(i, j) ? allowed : masked);
-                if (custom && !effective(i, j))
-                    painter.fillRect(cell, hatch); // masked by causal / padding, not by the custom part
+                if (custom && !effective(i, j)) { // masked by causal / padding, not by the custom part
+                    painter.setPen(hatch);
+                    HeatmapRenderer::paintHatch(painter, cell, m_options.hatchSpacing);
+                }
             }
     }
     if (g.cell >= 6) {
@@ -182,8 +184,10 @@ void MaskRenderer::paint(QPainter &painter, const QRectF &target) const
                 painter.drawRect(r.adjusted(1, 1, -1, -1));
             } else {
                 painter.fillRect(r, fill);
-                if (hatched)
-                    painter.fillRect(r, hatch);
+                if (hatched) {
+                    painter.setPen(hatch);
+                    HeatmapRenderer::paintHatch(painter, r, m_options.hatchSpacing);
+                }
                 painter.setPen(QPen(QColor(0x80, 0x80, 0x80), 0));
                 painter.setBrush(Qt::NoBrush);
                 painter.drawRect(r);

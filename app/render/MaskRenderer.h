@@ -21,6 +21,7 @@ struct MaskRenderOptions {
     bool showLegend = false; // allowed / masked / hatched / empty row, below the grid
     // Every n-th label where cells are lower than the text, instead of none.
     bool thinLabels = false;
+    double hatchSpacing = 8.0; // painter units
 };
 
 struct MaskLayout {

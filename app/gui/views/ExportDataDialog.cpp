@@ -95,6 +95,9 @@ ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent) : Q
         if (!path.isEmpty())
             m_path->setText(path);
     });
+    m_tensor->setObjectName(QStringLiteral("tensor"));
+    m_head->setObjectName(QStringLiteral("head"));
+    m_path->setObjectName(QStringLiteral("path"));
     setTensor(QStringLiteral("weights"));
 
     auto *form = new QFormLayout;

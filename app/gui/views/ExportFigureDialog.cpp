@@ -79,6 +79,16 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
     m_path->setPlaceholderText(tr("figure.png, .svg or .pdf"));
     auto *browse = new QPushButton(tr("Browse\u2026"));
 
+    // Names for tests and accessibility tools.
+    const std::pair<QWidget *, const char *> names[] = {
+        {m_view, "view"},         {m_head, "head"},         {m_quantity, "quantity"},   {m_colorMap, "colorMap"},
+        {m_scale, "scale"},       {m_colorBar, "colorBar"}, {m_labels, "labels"},       {m_values, "values"},
+        {m_overlay, "overlay"},   {m_showTitle, "showTitle"}, {m_title, "title"},       {m_fontSize, "fontSize"},
+        {m_dpi, "dpi"},           {m_width, "width"},       {m_height, "height"},       {m_background, "background"},
+        {m_path, "path"}};
+    for (const auto &[widget, name] : names)
+        widget->setObjectName(QLatin1String(name));
+
     auto *form = new QFormLayout;
     form->addRow(tr("View:"), m_view);
     form->addRow(tr("Head:"), m_head);
