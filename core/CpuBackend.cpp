@@ -13,9 +13,20 @@ namespace attnscope {
 
 namespace {
 
-// Query rows per task: the block's scores (rows x Tk floats) stay in L2 between the
-// scores GEMM, the softmax and the weights·V GEMM.
-constexpr Eigen::Index kRowBlock = 64;
+// Query rows per task. The block's scores (rows x Tk floats) should stay in L2 between the
+// scores GEMM, the softmax and the weights·V GEMM, but every task also re-packs K_h and V_h
+// for its two GEMMs, so the larger the block the less that packing costs: aim for about
+// 1 MiB of scores, while leaving every thread a few tasks.
+constexpr Eigen::Index kScoresBlockBytes = 1 << 20;
+constexpr Eigen::Index kMinRowBlock = 32, kMaxRowBlock = 512;
+
+Eigen::Index rowBlock(Eigen::Index tq, Eigen::Index tk, int heads, int threads)
+{
+    Eigen::Index rows = std::clamp<Eigen::Index>(kScoresBlockBytes / (4 * tk), kMinRowBlock, kMaxRowBlock);
+    while (rows > kMinRowBlock && heads * ((tq + rows - 1) / rows) < 4 * threads)
+        rows /= 2;
+    return rows;
+}
 // Below this much arithmetic a compute runs on one thread.
 constexpr double kParallelFlops = 4e6;
 
@@ -166,13 +177,14 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
         t.headOutputs[size_t(h)].resize(tq, dv);
     }
 
-    const Eigen::Index blocks = (tq + kRowBlock - 1) / kRowBlock;
+    const Eigen::Index blockRows = rowBlock(tq, tk, heads, threads);
+    const Eigen::Index blocks = (tq + blockRows - 1) / blockRows;
     const Eigen::Index tasks = Eigen::Index(heads) * blocks;
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (Eigen::Index task = 0; task < tasks; ++task) {
         const size_t h = size_t(task / blocks);
-        const Eigen::Index r0 = (task % blocks) * kRowBlock;
-        const Eigen::Index rows = std::min(kRowBlock, tq - r0);
+        const Eigen::Index r0 = (task % blocks) * blockRows;
+        const Eigen::Index rows = std::min(blockRows, tq - r0);
         auto scores = t.scores[h].middleRows(r0, rows);
         auto weights = t.weights[h].middleRows(r0, rows);
         scores.noalias() = (scale * t.q[h].middleRows(r0, rows)) * t.k[h].transpose();
