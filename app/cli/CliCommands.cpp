@@ -3,8 +3,8 @@
 #include "app/cli/RenderCommand.h"
 #include "app/cli/TracePrinter.h"
 #include "app/engine/BackendChoice.h"
-#include "core/ProjectFile.h"
 #include "core/Npy.h"
+#include "core/ProjectFile.h"
 #include "core/RandomProblem.h"
 #include "core/TensorExport.h"
 #include "core/TraceExport.h"
@@ -159,8 +159,7 @@ public:
         const QString out = parser.value("out");
         const QString suffix = QFileInfo(out).suffix().toLower();
         if (suffix != "csv" && suffix != "npy" && suffix != "npz" && suffix != "json")
-            return fail(QStringLiteral("export: --out %1: expected a .csv, .npy, .npz or .json file").arg(out),
-                        kUsage);
+            return fail(QStringLiteral("export: --out %1: expected a .csv, .npy, .npz or .json file").arg(out), kUsage);
         bool headOk = false;
         const int head = parser.value("head").toInt(&headOk);
         if (!headOk)
@@ -206,8 +205,8 @@ public:
             }
         }
         QSaveFile file(out);
-        if (!file.open(QIODevice::WriteOnly) || file.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size()) ||
-            !file.commit())
+        if (!file.open(QIODevice::WriteOnly) ||
+            file.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size()) || !file.commit())
             return fail(QStringLiteral("%1: %2").arg(out, file.errorString()));
         reportBackend(*selection);
         m_out << "wrote: " << out << "\n";
@@ -299,8 +298,8 @@ public:
                 times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
         }
         std::sort(times.begin(), times.end());
-        const double median = times.size() % 2 ? times[times.size() / 2]
-                                               : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+        const double median =
+            times.size() % 2 ? times[times.size() / 2] : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
         m_out << "runs: " << repeat << "\n"
               << "min_ms: " << QString::number(times.front(), 'f', 3) << "\n"
               << "median_ms: " << QString::number(median, 'f', 3) << "\n";

@@ -99,10 +99,9 @@ public:
         QSet<QString> seen;
         for (size_t i = 0; i < m_jobs.size(); ++i)
             for (FigureFormat format : m_formats) {
-                const QString path =
-                    m_batch ? QDir(m_out).filePath(projectStem(m_jobs[i].projectPath) + QLatin1Char('.') +
-                                                   figureFormatSuffix(format))
-                            : m_out;
+                const QString path = m_batch ? QDir(m_out).filePath(projectStem(m_jobs[i].projectPath) +
+                                                                    QLatin1Char('.') + figureFormatSuffix(format))
+                                             : m_out;
                 if (seen.contains(path))
                     return fail(err, {QStringLiteral("render: two projects would both write %1").arg(path), kUsage});
                 seen.insert(path);
@@ -172,9 +171,9 @@ private:
             if (m_formats.isEmpty())
                 return badChoice("format", parser.value("format"), QStringLiteral("png, svg or pdf"));
             if (QFileInfo(m_out).exists() && !QFileInfo(m_out).isDir())
-                return Failure{QStringLiteral("render: --out %1 is a file; with --format it names a directory")
-                                   .arg(m_out),
-                               kUsage};
+                return Failure{
+                    QStringLiteral("render: --out %1 is a file; with --format it names a directory").arg(m_out),
+                    kUsage};
         } else {
             if (m_projects.size() > 1)
                 return Failure{QStringLiteral("render: %1 projects need --out DIR and --format png,svg,pdf")
@@ -183,14 +182,16 @@ private:
             const auto f = figureFormatFromSuffix(QFileInfo(m_out).suffix());
             if (!f)
                 return Failure{
-                    QStringLiteral("render: --out %1: expected a .png, .svg or .pdf file (or --format with a directory)")
+                    QStringLiteral(
+                        "render: --out %1: expected a .png, .svg or .pdf file (or --format with a directory)")
                         .arg(m_out),
                     kUsage};
             m_formats << *f;
         }
         const auto view = FigureOptions::viewFromKey(parser.value("view"));
         if (!view)
-            return badChoice("view", parser.value("view"), QStringLiteral("head, heads, mean, headview, teaching or mask"));
+            return badChoice("view", parser.value("view"),
+                             QStringLiteral("head, heads, mean, headview, teaching or mask"));
         m_options.view = *view;
         if (parser.value("quantity") == QLatin1String("weights"))
             m_options.quantity = HeatmapQuantity::Weights;

@@ -38,8 +38,7 @@ QString figureFormatSuffix(FigureFormat format)
     return {};
 }
 
-FigureExporter::FigureExporter(const Project &project, const AttentionTrace &trace)
-    : m_project(project), m_trace(trace)
+FigureExporter::FigureExporter(const Project &project, const AttentionTrace &trace) : m_project(project), m_trace(trace)
 {
 }
 
@@ -69,7 +68,8 @@ bool FigureExporter::checkSize(const FigureSize &size, const QSize &pixels, QStr
 {
     QString message;
     if (size.dpi < FigureSize::kMinDpi || size.dpi > FigureSize::kMaxDpi)
-        message = tr("DPI %1 is out of range (%2 to %3)").arg(size.dpi).arg(FigureSize::kMinDpi).arg(FigureSize::kMaxDpi);
+        message =
+            tr("DPI %1 is out of range (%2 to %3)").arg(size.dpi).arg(FigureSize::kMinDpi).arg(FigureSize::kMaxDpi);
     else if (size.width < 0 || size.height < 0 || pixels.width() > FigureSize::kMaxPixels ||
              pixels.height() > FigureSize::kMaxPixels)
         message = tr("figure size %1 x %2 pixels is out of range (1 to %3 per side)")

@@ -211,10 +211,17 @@ std::vector<FigureHeatmap> FigureRenderer::heatmaps(const QRectF &target) const
     if (sharedColorBar() && m_options.colorBar)
         tiles.setRight(body.right() - HeatmapRenderer(m_data[0], heatmapOptions(false)).colorBarWidth());
     const int columns = gridColumns(), rows = (int(m_data.size()) + columns - 1) / columns;
-    const double w = tiles.width() / columns, h = tiles.height() / std::max(rows, 1);
+    double w = tiles.width() / columns, h = tiles.height() / std::max(rows, 1);
+    // Tiles keep their natural proportions; room to spare (a long title made the figure wide)
+    // goes to the margins, with the tiles and the colour bar centred together.
+    const QSizeF natural = heatmapNaturalSize(m_data[0], o, kTileGrid) + QSizeF(4, 4);
+    const double aspect = natural.width() / std::max(natural.height(), 1.0);
+    w = std::min(w, h * aspect);
+    h = std::min(h, w / aspect);
+    const double offset = (tiles.width() - w * columns) / 2;
     for (size_t i = 0; i < m_data.size(); ++i) {
         const int c = int(i) % columns, r = int(i) / columns;
-        out.push_back({&m_data[i], o, QRectF(tiles.left() + c * w, tiles.top() + r * h, w, h)});
+        out.push_back({&m_data[i], o, QRectF(tiles.left() + offset + c * w, tiles.top() + r * h, w, h)});
     }
     return out;
 }
@@ -259,14 +266,13 @@ QSizeF FigureRenderer::naturalSize() const
     case FigureView::HeadView: {
         double label = 0.0;
         for (Eigen::Index i = 0; i < std::min<Eigen::Index>(tq, 2048); ++i)
-            label = std::max(label, fm.horizontalAdvance(QString::fromStdString(
-                                        size_t(i) < m_project.queryTokens.size() ? m_project.queryTokens[size_t(i)]
-                                                                                 : std::string())));
+            label = std::max(label, fm.horizontalAdvance(QString::fromStdString(size_t(i) < m_project.queryTokens.size()
+                                                                                    ? m_project.queryTokens[size_t(i)]
+                                                                                    : std::string())));
         for (Eigen::Index j = 0; j < std::min<Eigen::Index>(tk, 2048); ++j) {
             const auto &keys = m_project.keyLabels();
-            label = std::max(label,
-                             fm.horizontalAdvance(QString::fromStdString(size_t(j) < keys.size() ? keys[size_t(j)]
-                                                                                                 : std::string())));
+            label = std::max(label, fm.horizontalAdvance(QString::fromStdString(
+                                        size_t(j) < keys.size() ? keys[size_t(j)] : std::string())));
         }
         const double rowsHeight = std::min(double(std::max(tq, tk)) * fm.height() * 1.5, 600.0);
         body = QSizeF(std::max(360.0, (std::min(label, 200.0) + 16) / 0.35),
@@ -285,11 +291,11 @@ QSizeF FigureRenderer::naturalSize() const
         const MaskLayout l = renderer.layout(guess);
         const double legend = l.legend.isEmpty() ? 0.0 : l.legend.height() + fm.height() * 0.3;
         // The legend's entries side by side.
-        const double legendWidth = m_options.colorBar ? fm.horizontalAdvance(tr("allowed")) +
-                                                            fm.horizontalAdvance(tr("masked")) +
-                                                            fm.horizontalAdvance(tr("masked by causal/padding")) +
-                                                            fm.horizontalAdvance(tr("no allowed key")) + fm.height() * 8
-                                                      : 0.0;
+        const double legendWidth = m_options.colorBar
+                                       ? fm.horizontalAdvance(tr("allowed")) + fm.horizontalAdvance(tr("masked")) +
+                                             fm.horizontalAdvance(tr("masked by causal/padding")) +
+                                             fm.horizontalAdvance(tr("no allowed key")) + fm.height() * 8
+                                       : 0.0;
         body = QSizeF(std::max(cell * double(tk) + (l.grid.left() - guess.left()) + 6, legendWidth),
                       cell * double(tq) + (l.grid.top() - guess.top()) + 4 + legend);
         break;
@@ -332,12 +338,14 @@ void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
             // One bar for every tile, beside the first row down to the last.
             const HeatmapRenderer first(*maps.front().data, maps.front().options);
             const HeatmapLayout top = first.layout(maps.front().target);
-            const HeatmapLayout bottom = HeatmapRenderer(*maps.back().data, maps.back().options).layout(maps.back().target);
+            const HeatmapLayout bottom =
+                HeatmapRenderer(*maps.back().data, maps.back().options).layout(maps.back().target);
             const HeatmapOptions o = heatmapOptions(false);
             const HeatmapRenderer bar(*maps.front().data, o);
             const QFontMetricsF fm(o.font);
             const double barWidth = std::max(8.0, fm.height() * 0.8);
-            const double left = body.right() - bar.colorBarWidth() + std::max(2.0, fm.height() * 0.3);
+            const double left = maps.front().target.left() + maps.front().target.width() * gridColumns() +
+                                std::max(2.0, fm.height() * 0.3);
             const double y0 = top.grid.top(), y1 = std::max(bottom.grid.bottom(), y0 + fm.height() * 4);
             bar.paintColorBar(painter, QRectF(left, y0, barWidth, y1 - y0));
         }

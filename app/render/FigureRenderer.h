@@ -74,7 +74,7 @@ public:
     // The size the figure has when nothing else is asked for, in points.
     QSizeF naturalSize() const;
     void paint(QPainter &painter, const QRectF &target) const;
-    QString title() const;      // the title painted (empty: none)
+    QString title() const;       // the title painted (empty: none)
     QString description() const; // what is shown, for file metadata
 
     // The heatmaps of a Head, Mean or Heads figure and where they go in target.

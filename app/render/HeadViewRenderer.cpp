@@ -20,8 +20,7 @@ QString tokenAt(const std::vector<std::string> &tokens, Eigen::Index i)
 
 } // namespace
 
-HeadViewRenderer::HeadViewRenderer(const Project &project, const AttentionTrace &trace,
-                                   const HeadViewOptions &options)
+HeadViewRenderer::HeadViewRenderer(const Project &project, const AttentionTrace &trace, const HeadViewOptions &options)
     : m_project(project), m_trace(trace), m_options(options)
 {
 }
@@ -87,8 +86,7 @@ void HeadViewRenderer::paint(QPainter &p, const QRectF &target) const
     const double headH = fm.height() * 1.4;
     const double x0 = target.left(), w = target.width();
     p.drawText(QRectF(x0, target.top() + 4, w * 0.35, headH), Qt::AlignRight | Qt::AlignVCenter, tr("queries"));
-    p.drawText(QRectF(x0 + w * 0.65, target.top() + 4, w * 0.35, headH), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("keys"));
+    p.drawText(QRectF(x0 + w * 0.65, target.top() + 4, w * 0.35, headH), Qt::AlignLeft | Qt::AlignVCenter, tr("keys"));
     p.setFont(font);
 
     const int hover = m_options.hoverQuery;

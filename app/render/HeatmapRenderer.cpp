@@ -184,7 +184,9 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
             colLabelWidth = std::max(colLabelWidth, fm.horizontalAdvance(m_data.columnLabels[i]));
         rowLabelWidth =
             std::min(rowLabelWidth + 2 * pad + fm.height() * 0.6 + 2, area.width() * 0.3); // room for the flag
-        colLabelWidth = std::min(colLabelWidth + pad, area.height() * 0.3);
+        // Thinned labels stand on ticks: room for them too.
+        const double tickRoom = thin ? std::max(2.0, fm.height() * 0.25) + 2 : 0.0;
+        colLabelWidth = std::min(colLabelWidth + pad + tickRoom, area.height() * 0.3);
     }
     // Square cells; column labels run vertically where they do not fit across a cell.
     double colLabelHeight = m_options.showLabels ? fm.height() + pad : 0.0;
@@ -263,10 +265,9 @@ void HeatmapRenderer::paintCells(QPainter &painter, const HeatmapLayout &l) cons
         // Device pixels per unit: under a scaled painter (a PNG at 300 DPI) the image is made
         // at the resolution it will be shown at, not at the unit size.
         const QTransform t = painter.deviceTransform();
-        const qreal dpr = m_options.pixelScale > 0
-                              ? m_options.pixelScale
-                              : (painter.device() ? painter.device()->devicePixelRatio() : 1.0) *
-                                    std::max(1.0, std::sqrt(std::abs(t.determinant())));
+        const qreal dpr = m_options.pixelScale > 0 ? m_options.pixelScale
+                                                   : (painter.device() ? painter.device()->devicePixelRatio() : 1.0) *
+                                                         std::max(1.0, std::sqrt(std::abs(t.determinant())));
         const QImage image = cellImage(int(std::min<double>(double(cols), std::ceil(l.grid.width() * dpr))),
                                        int(std::min<double>(double(rows), std::ceil(l.grid.height() * dpr))));
         painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
@@ -343,8 +344,8 @@ void HeatmapRenderer::paintLabels(QPainter &painter, const HeatmapLayout &l) con
         const double flag = std::max(fm.height() * 0.6, tick);
         const double h = ch * rowStep; // a thinned label may use its neighbours' rows
         for (int r = 0; r < m_data.rowLabels.size(); r += rowStep) {
-            const QRectF cell(l.rowLabels.left(), l.grid.top() + (r + 0.5) * ch - h / 2,
-                              l.rowLabels.width() - 2 - flag, h);
+            const QRectF cell(l.rowLabels.left(), l.grid.top() + (r + 0.5) * ch - h / 2, l.rowLabels.width() - 2 - flag,
+                              h);
             const bool empty = size_t(r) < m_data.emptyRows.size() && m_data.emptyRows[size_t(r)];
             painter.setPen(empty ? emptyRowColor() : QColor(Qt::black));
             painter.drawText(cell, Qt::AlignRight | Qt::AlignVCenter,

@@ -78,8 +78,8 @@ MaskLayout MaskRenderer::layout(const QRectF &target) const
     }
     // Centred across the width left over.
     const double slack = std::max(0.0, (area.width() - g.labelWidth - 4 - g.cell * double(p.tk())) / 2);
-    g.grid = QRectF(area.left() + g.labelWidth + slack, area.top() + top, g.cell * double(p.tk()),
-                    g.cell * double(p.tq()));
+    g.grid =
+        QRectF(area.left() + g.labelWidth + slack, area.top() + top, g.cell * double(p.tk()), g.cell * double(p.tq()));
     return g;
 }
 

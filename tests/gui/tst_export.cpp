@@ -215,7 +215,8 @@ void TestExport::dataExportEqualsCliCompute()
     const QString cliDir = m_tmp.filePath(QStringLiteral("cli"));
     QProcess cli;
     cli.start(QStringLiteral(ATTNSCOPE_CLI),
-              {QStringLiteral("compute"), test::sourcePath(QStringLiteral("resources/examples/%1.attnscope.json").arg(kMultihead)),
+              {QStringLiteral("compute"),
+               test::sourcePath(QStringLiteral("resources/examples/%1.attnscope.json").arg(kMultihead)),
                QStringLiteral("--out"), cliDir, QStringLiteral("--backend"), QStringLiteral("cpu")});
     QVERIFY(cli.waitForFinished(60000));
     QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());

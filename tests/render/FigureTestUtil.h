@@ -46,19 +46,19 @@ inline SvgContent readSvg(const QString &path)
         xml.readNext();
         if (xml.isStartElement()) {
             const auto a = xml.attributes();
-            QString fill = a.hasAttribute("fill") ? a.value("fill").toString() : (fills.empty() ? QString() : fills.back());
+            QString fill =
+                a.hasAttribute("fill") ? a.value("fill").toString() : (fills.empty() ? QString() : fills.back());
             fills.push_back(fill);
             const auto name = xml.name();
             if (name == QLatin1String("rect"))
-                out.rects.push_back({QRectF(a.value("x").toDouble(), a.value("y").toDouble(), a.value("width").toDouble(),
-                                            a.value("height").toDouble()),
+                out.rects.push_back({QRectF(a.value("x").toDouble(), a.value("y").toDouble(),
+                                            a.value("width").toDouble(), a.value("height").toDouble()),
                                      fill});
             else if (name == QLatin1String("text")) {
                 // Reads up to and including </text>: its end element is consumed here.
                 out.texts << xml.readElementText(QXmlStreamReader::IncludeChildElements);
                 fills.pop_back();
-            }
-            else if (name == QLatin1String("image"))
+            } else if (name == QLatin1String("image"))
                 ++out.images;
             else if (name == QLatin1String("title"))
                 inTitle = true;

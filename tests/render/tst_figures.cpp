@@ -30,7 +30,8 @@ struct Computed {
 
 Computed load(const QString &example)
 {
-    auto project = readProjectFile(test::sourcePathStd(QStringLiteral("resources/examples/%1.attnscope.json").arg(example)));
+    auto project =
+        readProjectFile(test::sourcePathStd(QStringLiteral("resources/examples/%1.attnscope.json").arg(example)));
     if (!project)
         qFatal("%s", project.message().c_str());
     auto trace = CpuBackend().compute(project->problem);
@@ -93,8 +94,8 @@ void TestFigures::everyViewEveryFormat_data()
     viewRows({"png", "svg", "pdf"});
     // Its title holds "<pad>": markup characters in SVG text and metadata.
     for (const char *f : {"png", "svg", "pdf"})
-        QTest::addRow("padding-mask head %s", f) << QStringLiteral("padding-mask") << int(FigureView::Head)
-                                                 << QString::fromLatin1(f);
+        QTest::addRow("padding-mask head %s", f)
+            << QStringLiteral("padding-mask") << int(FigureView::Head) << QString::fromLatin1(f);
 }
 
 void TestFigures::everyViewEveryFormat()
@@ -140,8 +141,8 @@ void TestFigures::pngCellColoursAndDpi_data()
                                       << int(ScaleScope::Absolute) << 150;
     QTest::newRow("head magma 300") << "padding-mask" << int(FigureView::Head) << int(ColorMapKind::Magma)
                                     << int(ScaleScope::PerHead) << 300;
-    QTest::newRow("heads cividis shared") << "multihead-causal" << int(FigureView::Heads)
-                                          << int(ColorMapKind::Cividis) << int(ScaleScope::Shared) << 100;
+    QTest::newRow("heads cividis shared")
+        << "multihead-causal" << int(FigureView::Heads) << int(ColorMapKind::Cividis) << int(ScaleScope::Shared) << 100;
     QTest::newRow("heads per-head") << "cross-attention-translation" << int(FigureView::Heads)
                                     << int(ColorMapKind::Viridis) << int(ScaleScope::PerHead) << 120;
     QTest::newRow("mean grey") << "self-attention-tutorial" << int(FigureView::Mean) << int(ColorMapKind::Grey)

@@ -100,7 +100,10 @@ void TestRenderCli::everyExampleEveryViewEveryFormat()
     QStringList args = {"render"};
     for (const QString &e : kExamples)
         args << example(e);
-    args << "--view" << view << "--out" << dir << "--format" << "png,svg,pdf" << "--backend" << "cpu";
+    args << "--view" << view << "--out" << dir << "--format"
+         << "png,svg,pdf"
+         << "--backend"
+         << "cpu";
     const Run r = runCli(args);
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QCOMPARE(r.out.count(QStringLiteral("wrote: ")), kExamples.size() * 3);
@@ -116,7 +119,8 @@ void TestRenderCli::everyExampleEveryViewEveryFormat()
         QVERIFY(svg.texts.join(QLatin1Char('\n')).contains(png.text(QStringLiteral("Title"))));
         if (attnscope::test::pdftoppm().isEmpty())
             continue;
-        const QImage pdf = attnscope::test::rasterisePdf(stem + QStringLiteral(".pdf"), 150, stem + QStringLiteral("-pdf"));
+        const QImage pdf =
+            attnscope::test::rasterisePdf(stem + QStringLiteral(".pdf"), 150, stem + QStringLiteral("-pdf"));
         QVERIFY2(!pdf.isNull(), qPrintable(stem));
         const double diff = attnscope::test::meanPixelDifference(png, pdf);
         QVERIFY2(diff >= 0 && diff < 6.0, qPrintable(QStringLiteral("%1: %2").arg(stem).arg(diff)));
@@ -127,9 +131,17 @@ void TestRenderCli::singleFileWithOptions()
 {
     const QString path = kFigureDir + QStringLiteral("/options-heads-magma.png");
     QFile::remove(path);
-    const Run r = runCli({"render", example("multihead-causal"), "--out", path, "--view", "heads", "--colormap",
-                          "magma", "--scale", "per-head", "--dpi", "300", "--width", "1200", "--font-size", "12",
-                          "--title", "Two causal heads", "--no-values", "--backend", "cpu"});
+    const Run r = runCli({"render",      example("multihead-causal"),
+                          "--out",       path,
+                          "--view",      "heads",
+                          "--colormap",  "magma",
+                          "--scale",     "per-head",
+                          "--dpi",       "300",
+                          "--width",     "1200",
+                          "--font-size", "12",
+                          "--title",     "Two causal heads",
+                          "--no-values", "--backend",
+                          "cpu"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY(r.out.contains(QStringLiteral("wrote: ") + path));
     const QImage image(path);
@@ -139,9 +151,9 @@ void TestRenderCli::singleFileWithOptions()
 
     // Scores with the diverging map, transparent, no title, labels or colour bar, as SVG.
     const QString svgPath = kFigureDir + QStringLiteral("/options-scores.svg");
-    const Run s = runCli({"render", example("cross-attention-translation"), "--out", svgPath, "--quantity", "scores",
-                          "--head", "1", "--background", "transparent", "--title", "", "--no-labels",
-                          "--no-colorbar", "--backend", "cpu"});
+    const Run s =
+        runCli({"render", example("cross-attention-translation"), "--out", svgPath, "--quantity", "scores", "--head",
+                "1", "--background", "transparent", "--title", "", "--no-labels", "--no-colorbar", "--backend", "cpu"});
     QVERIFY2(s.code == 0, qPrintable(s.err));
     const auto svg = attnscope::test::readSvg(svgPath);
     QVERIFY(svg.valid);
@@ -204,16 +216,16 @@ void TestRenderCli::errors_data()
     QTest::newRow("unknown option") << QStringList{"render", p, "--out", out, "--colour", "x"} << 2 << "colour";
     QTest::newRow("missing project") << QStringList{"render", "OUT/none.attnscope.json", "--out", out} << 1
                                      << "none.attnscope.json";
-    QTest::newRow("several without format") << QStringList{"render", p, q, "--out", out} << 2
-                                            << "2 projects need --out DIR and --format png,svg,pdf";
+    QTest::newRow("several without format")
+        << QStringList{"render", p, q, "--out", out} << 2 << "2 projects need --out DIR and --format png,svg,pdf";
     QTest::newRow("bad format") << QStringList{"render", p, "--out", "OUT/dir", "--format", "png,gif"} << 2
                                 << "--format: expected png, svg or pdf, found \"gif\"";
     QTest::newRow("out is a file") << QStringList{"render", p, "--out", "OUT/file.txt", "--format", "png"} << 2
                                    << "is a file; with --format it names a directory";
     QTest::newRow("same name twice") << QStringList{"render", p, p, "--out", "OUT/dir", "--format", "svg"} << 2
                                      << "two projects would both write";
-    QTest::newRow("unwritable directory") << QStringList{"render", p, "--out", "OUT/missing/figure.svg"} << 1
-                                          << "OUT/missing/figure.svg";
+    QTest::newRow("unwritable directory")
+        << QStringList{"render", p, "--out", "OUT/missing/figure.svg"} << 1 << "OUT/missing/figure.svg";
 }
 
 void TestRenderCli::errors()

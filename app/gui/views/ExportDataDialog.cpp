@@ -67,7 +67,8 @@ bool writeTraceData(const ComputedTrace &result, const QString &path, const QStr
     return true;
 }
 
-ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent) : QDialog(parent), m_result(std::move(result))
+ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent)
+    : QDialog(parent), m_result(std::move(result))
 {
     setWindowTitle(tr("Export Data"));
     setObjectName(QStringLiteral("ExportDataDialog"));
@@ -77,8 +78,9 @@ ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent) : Q
             QStringList shape;
             for (auto d : t.shape)
                 shape << QString::number(d);
-            m_tensor->addItem(QStringLiteral("%1 [%2]").arg(QString::fromStdString(t.name), shape.join(QLatin1Char(','))),
-                              QString::fromStdString(t.name));
+            m_tensor->addItem(
+                QStringLiteral("%1 [%2]").arg(QString::fromStdString(t.name), shape.join(QLatin1Char(','))),
+                QString::fromStdString(t.name));
         }
     m_head = new QSpinBox;
     m_head->setRange(1, m_result ? std::max(1, m_result->trace.heads()) : 1);

@@ -81,10 +81,10 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
 
     // Names for tests and accessibility tools.
     const std::pair<QWidget *, const char *> names[] = {
-        {m_view, "view"},         {m_head, "head"},         {m_quantity, "quantity"},   {m_colorMap, "colorMap"},
-        {m_scale, "scale"},       {m_colorBar, "colorBar"}, {m_labels, "labels"},       {m_values, "values"},
-        {m_overlay, "overlay"},   {m_showTitle, "showTitle"}, {m_title, "title"},       {m_fontSize, "fontSize"},
-        {m_dpi, "dpi"},           {m_width, "width"},       {m_height, "height"},       {m_background, "background"},
+        {m_view, "view"},       {m_head, "head"},           {m_quantity, "quantity"}, {m_colorMap, "colorMap"},
+        {m_scale, "scale"},     {m_colorBar, "colorBar"},   {m_labels, "labels"},     {m_values, "values"},
+        {m_overlay, "overlay"}, {m_showTitle, "showTitle"}, {m_title, "title"},       {m_fontSize, "fontSize"},
+        {m_dpi, "dpi"},         {m_width, "width"},         {m_height, "height"},     {m_background, "background"},
         {m_path, "path"}};
     for (const auto &[widget, name] : names)
         widget->setObjectName(QLatin1String(name));
@@ -254,9 +254,9 @@ void ExportFigureDialog::updatePreview()
 
 void ExportFigureDialog::browse()
 {
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export Figure"), m_path->text(),
-        tr("PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf)"));
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export Figure"), m_path->text(),
+                                     tr("PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf)"));
     if (!path.isEmpty())
         m_path->setText(path);
 }

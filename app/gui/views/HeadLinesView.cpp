@@ -64,9 +64,9 @@ void HeadLinesView::paintEvent(QPaintEvent *)
 void HeadLinesView::mouseMoveEvent(QMouseEvent *event)
 {
     const int hover =
-        m_result ? HeadViewRenderer(m_result->project, m_result->trace, options()).queryAt(QRectF(rect()),
-                                                                                            event->position())
-                 : -1;
+        m_result
+            ? HeadViewRenderer(m_result->project, m_result->trace, options()).queryAt(QRectF(rect()), event->position())
+            : -1;
     if (hover != m_hoverQuery) {
         m_hoverQuery = hover;
         update();
