@@ -114,6 +114,33 @@ public:
             m_out << "note: " << QString::fromStdString(late) << "\n";
     }
 
+    // What compute, export and show share: the project named by the first argument, read,
+    // and computed on the backend --backend chooses.
+    struct ComputedProject {
+        Project project;
+        BackendSelection selection;
+        AttentionTrace trace;
+    };
+
+    // The project computed, or nullopt with the error reported and m_exit set.
+    std::optional<ComputedProject> computeProject(const QCommandLineParser &parser)
+    {
+        auto project = readProjectFile(parser.positionalArguments()[0].toStdString());
+        if (!project) {
+            m_exit = fail(project.message());
+            return std::nullopt;
+        }
+        auto selection = backend(parser);
+        if (!selection)
+            return std::nullopt;
+        auto trace = selection->backend->compute(project->problem);
+        if (!trace) {
+            m_exit = fail(trace.message());
+            return std::nullopt;
+        }
+        return ComputedProject{std::move(project.value()), std::move(*selection), std::move(trace.value())};
+    }
+
     static QCommandLineOption backendOption()
     {
         return {"backend", "auto, cpu or vulkan (default auto).", "name", "auto"};
@@ -128,19 +155,13 @@ public:
             return m_exit;
         if (!parser.isSet("out"))
             return fail(QStringLiteral("compute: --out DIR is required"), kUsage);
-        auto project = readProjectFile(parser.positionalArguments()[0].toStdString());
-        if (!project)
-            return fail(project.message());
-        auto selection = backend(parser);
-        if (!selection)
+        auto run = computeProject(parser);
+        if (!run)
             return m_exit;
-        auto trace = selection->backend->compute(project->problem);
-        if (!trace)
-            return fail(trace.message());
         const QString dir = parser.value("out");
-        if (Status s = writeTraceNpy(*trace, dir.toStdString()); !s)
+        if (Status s = writeTraceNpy(run->trace, dir.toStdString()); !s)
             return fail(s.message());
-        reportBackend(*selection);
+        reportBackend(run->selection);
         m_out << "wrote: " << dir << " (q, k, v, scores, weights, context, output .npy)\n";
         return kOk;
     }
@@ -165,21 +186,15 @@ public:
         if (!headOk)
             return fail(QStringLiteral("--head: expected a whole number, found \"%1\"").arg(parser.value("head")),
                         kUsage);
-        auto project = readProjectFile(parser.positionalArguments()[0].toStdString());
-        if (!project)
-            return fail(project.message());
-        auto selection = backend(parser);
-        if (!selection)
+        auto run = computeProject(parser);
+        if (!run)
             return m_exit;
-        auto trace = selection->backend->compute(project->problem);
-        if (!trace)
-            return fail(trace.message());
 
         std::string bytes;
         if (suffix == "npz" || suffix == "json") {
-            const auto tensors = traceTensors(*trace);
+            const auto tensors = traceTensors(run->trace);
             if (suffix == "json") {
-                bytes = traceJson(*project, tensors);
+                bytes = traceJson(run->project, tensors);
             } else {
                 auto npz = npzBytes(tensors);
                 if (!npz)
@@ -187,7 +202,7 @@ public:
                 bytes = std::move(npz.value());
             }
         } else {
-            auto tensor = traceTensor(*trace, parser.value("tensor").toStdString());
+            auto tensor = traceTensor(run->trace, parser.value("tensor").toStdString());
             if (!tensor)
                 return fail(tensor.message(), kUsage);
             if (suffix == "npy") {
@@ -197,8 +212,8 @@ public:
                 const std::string &name = tensor->name;
                 const bool keyRows = name == "k" || name == "v";
                 const bool keyCols = name == "scores" || name == "weights" || name == "mask";
-                auto csv = tensorCsv(*tensor, head, keyRows ? project->keyLabels() : project->queryTokens,
-                                     keyCols ? project->keyLabels() : std::vector<std::string>{});
+                auto csv = tensorCsv(*tensor, head, keyRows ? run->project.keyLabels() : run->project.queryTokens,
+                                     keyCols ? run->project.keyLabels() : std::vector<std::string>{});
                 if (!csv)
                     return fail(csv.message(), kUsage);
                 bytes = std::move(csv.value());
@@ -208,7 +223,7 @@ public:
         if (!file.open(QIODevice::WriteOnly) ||
             file.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size()) || !file.commit())
             return fail(QStringLiteral("%1: %2").arg(out, file.errorString()));
-        reportBackend(*selection);
+        reportBackend(run->selection);
         m_out << "wrote: " << out << "\n";
         return kOk;
     }
@@ -226,17 +241,11 @@ public:
             return fail(QStringLiteral("--precision: expected a whole number from 0 to 9, found \"%1\"")
                             .arg(parser.value("precision")),
                         kUsage);
-        auto project = readProjectFile(parser.positionalArguments()[0].toStdString());
-        if (!project)
-            return fail(project.message());
-        auto selection = backend(parser);
-        if (!selection)
+        auto run = computeProject(parser);
+        if (!run)
             return m_exit;
-        auto trace = selection->backend->compute(project->problem);
-        if (!trace)
-            return fail(trace.message());
-        reportBackend(*selection);
-        printPipeline(m_out, *project, *trace, precision);
+        reportBackend(run->selection);
+        printPipeline(m_out, run->project, run->trace, precision);
         return kOk;
     }
 

@@ -1,20 +1,14 @@
 #include "app/cli/CliCommands.h"
+#include "app/engine/ProcessSetup.h"
 
 #include <QCoreApplication>
 #include <QGuiApplication>
 
 #include <cstring>
 
-#include <cstdio>
-#include <malloc.h>
-
 int main(int argc, char *argv[])
 {
-    // A trace holds H x Tq x Tk floats per tensor and every recompute replaces it. glibc would
-    // hand those blocks back to the kernel on free and fault them in again, zero-filled, on the
-    // next compute (about 15% of a 1024-token compute); keeping them in the heap avoids that.
-    mallopt(M_MMAP_THRESHOLD, 256 << 20);
-    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    attnscope::configureProcessForTraces();
     auto run = [] {
         QCoreApplication::setApplicationName("attnscope-cli");
         QTextStream out(stdout);

@@ -1,5 +1,6 @@
 // attnscope [PROJECT]: opens the project, or the built-in self-attention tutorial.
 
+#include "app/engine/ProcessSetup.h"
 #include "app/gui/views/MainWindow.h"
 
 #include <QApplication>
@@ -7,6 +8,7 @@
 
 int main(int argc, char *argv[])
 {
+    attnscope::configureProcessForTraces();
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("AttnScope"));
     QApplication::setApplicationName(QStringLiteral("AttnScope"));

@@ -1,6 +1,7 @@
 // attnscope-cli as a user runs it: the real executable through QProcess, real files written
 // and read back.
 
+#include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 
 #include "core/CpuBackend.h"
@@ -16,25 +17,10 @@
 
 using namespace attnscope;
 
+using attnscope::test::runCli;
+using Run = attnscope::test::CliRun;
+
 namespace {
-
-struct Run {
-    int code = -1;
-    QString out, err;
-};
-
-Run runCli(const QStringList &args)
-{
-    QProcess p;
-    p.start(QStringLiteral(ATTNSCOPE_CLI), args);
-    Run r;
-    if (!p.waitForFinished(120000))
-        return r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
 
 const QStringList kTensorFiles = {"q.npy",       "k.npy",       "v.npy",     "scores.npy",
                                   "weights.npy", "context.npy", "output.npy"};

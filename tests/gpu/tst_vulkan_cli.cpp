@@ -4,6 +4,7 @@
 // clearly and `--backend auto` falls back and says so; an injected device loss falls back
 // mid-run; `devices` lists the limits; `bench` runs on Vulkan.
 
+#include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 #include "VulkanTestUtil.h"
 
@@ -18,30 +19,10 @@
 
 using namespace attnscope;
 
+using attnscope::test::runCli;
+using Run = attnscope::test::CliRun;
+
 namespace {
-
-struct Run {
-    int exitCode = -1;
-    QString out, err;
-};
-
-Run runCli(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
-{
-    QProcess process;
-    process.setProcessEnvironment(env);
-    process.start(QStringLiteral(ATTNSCOPE_CLI), args);
-    Run r;
-    if (!process.waitForFinished(120000)) {
-        process.kill();
-        process.waitForFinished();
-        r.err = QStringLiteral("timed out");
-        return r;
-    }
-    r.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
-    r.out = QString::fromUtf8(process.readAllStandardOutput());
-    r.err = QString::fromUtf8(process.readAllStandardError());
-    return r;
-}
 
 QProcessEnvironment withoutDriver()
 {
@@ -129,7 +110,7 @@ void TestVulkanCli::computeMatchesCpu()
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("ATTNSCOPE_VULKAN_VALIDATION", "1");
     const Run gpu = runCli({"compute", example(name), "--out", gpuDir, "--backend", "vulkan"}, env);
-    QVERIFY2(gpu.exitCode == 0, qPrintable(gpu.err));
+    QVERIFY2(gpu.code == 0, qPrintable(gpu.err));
     QVERIFY2(gpu.out.contains("backend: vulkan"), qPrintable(gpu.out));
     auto devices = listVulkanDevices();
     QVERIFY(devices.ok());
@@ -140,7 +121,7 @@ void TestVulkanCli::computeMatchesCpu()
     // The validation layer's messages go to stderr; a clean run prints none.
     QVERIFY2(!gpu.err.contains("Validation"), qPrintable(gpu.err));
     const Run cpu = runCli({"compute", example(name), "--out", cpuDir, "--backend", "cpu"});
-    QVERIFY2(cpu.exitCode == 0, qPrintable(cpu.err));
+    QVERIFY2(cpu.code == 0, qPrintable(cpu.err));
     const std::string diff = compareNpyDirs(gpuDir, cpuDir);
     QVERIFY2(diff.empty(), diff.c_str());
 }
@@ -150,13 +131,13 @@ void TestVulkanCli::noDriver()
     QTemporaryDir dir;
     const Run forced =
         runCli({"compute", example("multihead-causal"), "--out", dir.path(), "--backend", "vulkan"}, withoutDriver());
-    QVERIFY2(forced.exitCode != 0, qPrintable(forced.out));
+    QVERIFY2(forced.code != 0, qPrintable(forced.out));
     QVERIFY2(forced.err.contains("Vulkan backend unavailable: no Vulkan"), qPrintable(forced.err));
     QVERIFY2(QDir(dir.path()).entryList(QDir::Files).isEmpty(), "nothing may be written on failure");
 
     const Run fallback =
         runCli({"compute", example("multihead-causal"), "--out", dir.path(), "--backend", "auto"}, withoutDriver());
-    QVERIFY2(fallback.exitCode == 0, qPrintable(fallback.err));
+    QVERIFY2(fallback.code == 0, qPrintable(fallback.err));
     QVERIFY2(fallback.out.contains("backend: cpu"), qPrintable(fallback.out));
     QVERIFY2(fallback.out.contains("note: no Vulkan"), qPrintable(fallback.out));
     QVERIFY2(fallback.out.contains("using the CPU"), qPrintable(fallback.out));
@@ -168,17 +149,17 @@ void TestVulkanCli::noLoader()
     QTemporaryDir dir;
     const Run forced =
         runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "vulkan"}, withoutLoader());
-    QVERIFY2(forced.exitCode != 0, qPrintable(forced.out));
+    QVERIFY2(forced.code != 0, qPrintable(forced.out));
     QVERIFY2(forced.err.contains("no Vulkan loader"), qPrintable(forced.err));
 
     const Run fallback =
         runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "auto"}, withoutLoader());
-    QVERIFY2(fallback.exitCode == 0, qPrintable(fallback.err));
+    QVERIFY2(fallback.code == 0, qPrintable(fallback.err));
     QVERIFY2(fallback.out.contains("backend: cpu"), qPrintable(fallback.out));
     QVERIFY2(fallback.out.contains("note: no Vulkan loader"), qPrintable(fallback.out));
 
     const Run devices = runCli({"devices"}, withoutLoader());
-    QCOMPARE(devices.exitCode, 0);
+    QCOMPARE(devices.code, 0);
     QVERIFY2(devices.out.contains("vulkan: none (no Vulkan loader"), qPrintable(devices.out));
 }
 
@@ -192,12 +173,12 @@ void TestVulkanCli::deviceLostFallsBack()
     env.insert("ATTNSCOPE_VULKAN_FAULT", "device-lost");
     const Run r =
         runCli({"compute", example("cross-attention-translation"), "--out", gpuDir, "--backend", "auto"}, env);
-    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains("backend: cpu"), qPrintable(r.out));
     QVERIFY2(r.out.contains("VK_ERROR_DEVICE_LOST"), qPrintable(r.out));
     QCOMPARE(r.out.count("note: "), 1);
     const Run cpu = runCli({"compute", example("cross-attention-translation"), "--out", cpuDir, "--backend", "cpu"});
-    QCOMPARE(cpu.exitCode, 0);
+    QCOMPARE(cpu.code, 0);
     const std::string diff = compareNpyDirs(gpuDir, cpuDir);
     QVERIFY2(diff.empty(), diff.c_str());
 
@@ -205,7 +186,7 @@ void TestVulkanCli::deviceLostFallsBack()
     QTemporaryDir empty;
     const Run forced =
         runCli({"compute", example("cross-attention-translation"), "--out", empty.path(), "--backend", "vulkan"}, env);
-    QVERIFY(forced.exitCode != 0);
+    QVERIFY(forced.code != 0);
     QVERIFY2(forced.err.contains("VK_ERROR_DEVICE_LOST"), qPrintable(forced.err));
     QVERIFY(QDir(empty.path()).entryList(QDir::Files).isEmpty());
 }
@@ -213,7 +194,7 @@ void TestVulkanCli::deviceLostFallsBack()
 void TestVulkanCli::devicesListsLimits()
 {
     const Run r = runCli({"devices"});
-    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(r.code, 0);
     QVERIFY2(r.out.contains("vulkan 0: "), qPrintable(r.out));
     QVERIFY2(r.out.contains("maxStorageBufferRange"), qPrintable(r.out));
     QVERIFY2(r.out.contains("maxComputeWorkGroupCount"), qPrintable(r.out));
@@ -221,7 +202,7 @@ void TestVulkanCli::devicesListsLimits()
     QVERIFY2(r.out.contains("auto: "), qPrintable(r.out));
 
     const Run none = runCli({"devices"}, withoutDriver());
-    QCOMPARE(none.exitCode, 0);
+    QCOMPARE(none.code, 0);
     QVERIFY2(none.out.contains("vulkan: none (no Vulkan"), qPrintable(none.out));
     QVERIFY2(none.out.contains("auto: cpu"), qPrintable(none.out));
 }
@@ -230,7 +211,7 @@ void TestVulkanCli::benchRunsOnVulkan()
 {
     const Run r = runCli(
         {"bench", "--tokens", "33", "--dim", "16", "--heads", "2", "--causal", "--repeat", "2", "--backend", "vulkan"});
-    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains("backend: vulkan"), qPrintable(r.out));
     QVERIFY2(r.out.contains("median_ms: "), qPrintable(r.out));
 }

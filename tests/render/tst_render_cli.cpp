@@ -2,6 +2,7 @@
 // files read back. Every built-in example in every view and format (kept in figures/cli as
 // test artifacts), batch mode, and every error path.
 
+#include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 #include "FigureTestUtil.h"
 
@@ -12,25 +13,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+using attnscope::test::runCli;
+using Run = attnscope::test::CliRun;
+
 namespace {
-
-struct Run {
-    int code = -1;
-    QString out, err;
-};
-
-Run runCli(const QStringList &args)
-{
-    QProcess p;
-    p.start(QStringLiteral(ATTNSCOPE_CLI), args);
-    Run r;
-    if (!p.waitForFinished(240000))
-        return r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
 
 const QString kFigureDir = QStringLiteral(ATTNSCOPE_FIGURE_DIR "/cli");
 const QStringList kExamples = {"cross-attention-translation", "multihead-causal", "padding-mask",

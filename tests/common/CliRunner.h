@@ -1,0 +1,37 @@
+#pragma once
+
+// Runs the real attnscope-cli (ATTNSCOPE_CLI, defined for every suite by attnscope_add_test)
+// and collects what a user would see.
+
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QString>
+#include <QStringList>
+
+namespace attnscope::test {
+
+struct CliRun {
+    int code = -1; // the exit code; -1 timed out, -2 crashed
+    QString out, err;
+};
+
+inline CliRun runCli(const QStringList &args,
+                     const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+{
+    QProcess process;
+    process.setProcessEnvironment(env);
+    process.start(QStringLiteral(ATTNSCOPE_CLI), args);
+    CliRun r;
+    if (!process.waitForFinished(240000)) {
+        process.kill();
+        process.waitForFinished();
+        r.err = QStringLiteral("timed out");
+        return r;
+    }
+    r.code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
+    r.out = QString::fromUtf8(process.readAllStandardOutput());
+    r.err = QString::fromUtf8(process.readAllStandardError());
+    return r;
+}
+
+} // namespace attnscope::test
