@@ -7,6 +7,7 @@
 //
 //   gui_edit_to_repaint [iterations]      (QT_QPA_PLATFORM=offscreen or under xvfb-run)
 
+#include "app/engine/ProcessSetup.h"
 #include "app/gui/views/MainWindow.h"
 #include "core/RandomProblem.h"
 
