@@ -1,6 +1,7 @@
 // The CPU engine against the double-precision reference, for every semantic family of
 // design.md, plus the tutorial's worked example and the validation messages.
 
+#include "../common/BackendChecks.h"
 #include "../common/ProblemCases.h"
 #include "../common/TestUtil.h"
 
@@ -91,42 +92,15 @@ void TestAttention::matchesReference()
 
 void TestAttention::fullyMaskedRows_data()
 {
-    QTest::addColumn<int>("fill");
-    QTest::newRow("-inf: weights and context row exactly 0") << int(MaskFill::NegInf);
-    QTest::newRow("-1e9: uniform weights") << int(MaskFill::NegLarge);
+    test::addMaskFillRows();
 }
 
 void TestAttention::fullyMaskedRows()
 {
     QFETCH(int, fill);
-    Case c;
-    c.tq = 4;
-    c.custom = true; // row 1 has no allowed key
-    c.biases = true;
-    c.fill = MaskFill(fill);
-    const AttentionProblem p = makeProblem(c);
     CpuBackend cpu;
-    auto t = cpu.compute(p);
-    QVERIFY(t.ok());
-    QCOMPARE(t->emptyRows, (std::vector<bool>{false, true, false, false}));
-    for (int h = 0; h < c.heads; ++h) {
-        const auto row = t->weights[size_t(h)].row(1);
-        if (c.fill == MaskFill::NegInf) {
-            QVERIFY((row.array() == 0.0f).all());
-            QVERIFY((t->headOutputs[size_t(h)].row(1).array() == 0.0f).all());
-        } else {
-            for (Eigen::Index j = 0; j < row.size(); ++j)
-                QVERIFY(std::abs(row[j] - 1.0f / float(row.size())) < 1e-7f);
-        }
-    }
-    if (c.fill == MaskFill::NegInf) {
-        QVERIFY((t->context.row(1).array() == 0.0f).all());
-        // output = 0·Wo + bo
-        const std::string diff = test::compareMatrix("output row", t->output.row(1), *p.weights.oBias,
-                                                     test::Tolerance::values());
-        QVERIFY2(diff.empty(), diff.c_str());
-    }
-    QVERIFY(t->weights[0].allFinite() && t->output.allFinite());
+    const std::string failure = test::checkFullyMaskedRow(cpu, MaskFill(fill));
+    QVERIFY2(failure.empty(), failure.c_str());
 }
 
 void TestAttention::largeLogitsDoNotOverflow()

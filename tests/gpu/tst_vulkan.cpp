@@ -3,6 +3,7 @@
 // maxStorageBufferRange, forced splitting of bindings and dispatches, buffer reuse and the
 // staging path. The Khronos validation layer watches the whole suite; any warning fails it.
 
+#include "../common/BackendChecks.h"
 #include "../common/ProblemCases.h"
 #include "../common/TestUtil.h"
 #include "VulkanTestUtil.h"
@@ -19,20 +20,7 @@ using namespace attnscope;
 using attnscope::test::Case;
 using attnscope::test::makeProblem;
 
-namespace {
-
-std::string checkAgainstReference(AttentionBackend &backend, const AttentionProblem &p, bool maskedMustBeZero)
-{
-    auto ref = referenceAttention(p);
-    if (!ref)
-        return "reference: " + ref.message();
-    auto trace = backend.compute(p);
-    if (!trace)
-        return "vulkan: " + trace.message();
-    return test::compareTrace(*trace, *ref, maskedMustBeZero);
-}
-
-} // namespace
+using attnscope::test::checkAgainstReference;
 
 class TestVulkan : public QObject
 {
@@ -165,37 +153,14 @@ void TestVulkan::thirtyTwoHeads()
 
 void TestVulkan::fullyMaskedRows_data()
 {
-    QTest::addColumn<int>("fill");
-    QTest::newRow("-inf: weights and context row exactly 0") << int(MaskFill::NegInf);
-    QTest::newRow("-1e9: uniform weights") << int(MaskFill::NegLarge);
+    test::addMaskFillRows();
 }
 
 void TestVulkan::fullyMaskedRows()
 {
     QFETCH(int, fill);
-    Case c;
-    c.tq = 4;
-    c.custom = true; // row 1 has no allowed key
-    c.biases = true;
-    c.fill = MaskFill(fill);
-    const AttentionProblem p = makeProblem(c);
-    auto t = m_backend->compute(p);
-    QVERIFY2(t.ok(), t.ok() ? "" : t.message().c_str());
-    QCOMPARE(t->emptyRows, (std::vector<bool>{false, true, false, false}));
-    for (int h = 0; h < c.heads; ++h) {
-        const auto row = t->weights[size_t(h)].row(1);
-        if (c.fill == MaskFill::NegInf) {
-            QVERIFY((row.array() == 0.0f).all());
-            QVERIFY((t->headOutputs[size_t(h)].row(1).array() == 0.0f).all());
-        } else {
-            for (Eigen::Index j = 0; j < row.size(); ++j)
-                QVERIFY(std::abs(row[j] - 1.0f / float(row.size())) < 1e-7f);
-        }
-    }
-    if (c.fill == MaskFill::NegInf)
-        QVERIFY((t->context.row(1).array() == 0.0f).all());
-    const std::string diff = checkAgainstReference(*m_backend, p, c.fill == MaskFill::NegInf);
-    QVERIFY2(diff.empty(), diff.c_str());
+    const std::string failure = test::checkFullyMaskedRow(*m_backend, MaskFill(fill));
+    QVERIFY2(failure.empty(), failure.c_str());
 }
 
 void TestVulkan::largeLogitsDoNotOverflow()
