@@ -1,5 +1,7 @@
 #include "core/RandomProblem.h"
 
+#include "core/ProjectFile.h"
+
 #include <cmath>
 #include <numbers>
 
@@ -82,6 +84,14 @@ std::vector<std::string> numberedTokens(Eigen::Index count)
     for (Eigen::Index i = 0; i < count; ++i)
         labels.push_back(std::string("t").append(std::to_string(i)));
     return labels;
+}
+
+Project randomProject(const RandomProblemOptions &options)
+{
+    Project project;
+    project.problem = randomProblem(options);
+    project.queryTokens = numberedTokens(options.tokens);
+    return project;
 }
 
 } // namespace attnscope

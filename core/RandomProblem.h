@@ -8,6 +8,8 @@
 
 namespace attnscope {
 
+struct Project;
+
 // How a new or re-initialised matrix is filled.
 enum class InitKind {
     Xavier,   // uniform in ±sqrt(6 / (rows + cols))
@@ -36,5 +38,8 @@ AttentionProblem randomProblem(const RandomProblemOptions &options);
 
 // Labels "t0", "t1", ... for tokens that have no words (random and benchmark problems).
 std::vector<std::string> numberedTokens(Eigen::Index count);
+
+// randomProblem() as a project, its tokens labelled by numberedTokens().
+Project randomProject(const RandomProblemOptions &options);
 
 } // namespace attnscope

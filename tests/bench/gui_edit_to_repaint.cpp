@@ -48,10 +48,8 @@ void run(const Size &size, int iterations, const QString &dir)
     o.modelDim = size.modelDim;
     o.heads = size.heads;
     o.seed = 7;
-    Project p;
+    Project p = randomProject(o);
     p.title = size.name;
-    p.problem = randomProblem(o);
-    p.queryTokens = numberedTokens(size.tokens);
     Document tmp(p);
     const QString path = dir + QStringLiteral("/bench.attnscope.json");
     if (!tmp.save(path).ok())

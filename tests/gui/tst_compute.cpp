@@ -28,10 +28,7 @@ Project large(std::uint64_t seed)
     o.modelDim = 256;
     o.heads = 8;
     o.seed = seed;
-    Project p;
-    p.problem = randomProblem(o);
-    p.queryTokens = numberedTokens(o.tokens);
-    return p;
+    return randomProject(o);
 }
 
 } // namespace

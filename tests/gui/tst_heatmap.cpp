@@ -142,8 +142,7 @@ void TestHeatmap::largeMatrixPixels()
     ro.modelDim = 32;
     ro.heads = 2;
     ro.causal = true;
-    Project p;
-    p.problem = randomProblem(ro);
+    const Project p = randomProject(ro);
     auto c = computed(p);
     const HeatmapData data =
         HeatmapData::fromTrace(c->project, c->trace, 1, HeatmapQuantity::Weights, ScaleScope::PerHead);
@@ -170,8 +169,7 @@ void TestHeatmap::pooledPixelsShowTheBlockMaximum()
     ro.modelDim = 16;
     ro.heads = 1;
     ro.causal = true;
-    Project p;
-    p.problem = randomProblem(ro);
+    const Project p = randomProject(ro);
     auto c = computed(p);
     const HeatmapData data =
         HeatmapData::fromTrace(c->project, c->trace, 0, HeatmapQuantity::Weights, ScaleScope::PerHead);

@@ -55,10 +55,8 @@ void TestScreenshots::examples_data()
     o.modelDim = 128;
     o.heads = 8;
     o.causal = true;
-    Project p;
+    Project p = randomProject(o);
     p.title = "Random causal self-attention, T = 384, H = 8";
-    p.problem = randomProblem(o);
-    p.queryTokens = numberedTokens(o.tokens);
     const QString path = m_dir.filePath(QStringLiteral("long-sequence.attnscope.json"));
     QVERIFY(Document(p).save(path).ok());
     QTest::newRow("long-sequence") << path;

@@ -364,10 +364,8 @@ void TestFigures::largeHeadVectorExportsStaySmall()
     ro.modelDim = 16;
     ro.heads = 1;
     ro.causal = true;
-    Project project;
+    Project project = randomProject(ro);
     project.title = "Random causal head, 1024 tokens";
-    project.problem = randomProblem(ro);
-    project.queryTokens = numberedTokens(kTokens);
     auto trace = CpuBackend().compute(project.problem);
     QVERIFY(trace);
     const FigureExporter exporter(project, *trace);
