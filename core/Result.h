@@ -6,10 +6,25 @@
 
 namespace attnscope {
 
+// What kind of failure an Error is, so callers branch on the kind (fall back to the CPU on a
+// lost device, suggest a smaller size when memory runs out) instead of searching the text.
+// The app layer turns kinds into translated messages.
+enum class ErrorKind {
+    InvalidInput, // the data breaks a rule of the format or the semantics (the default)
+    TooLarge,     // refused before allocating: the request needs more memory than allowed
+    OutOfMemory,  // an allocation failed (host or device memory)
+    DeviceLost,   // the GPU stopped answering (VK_ERROR_DEVICE_LOST, a timed-out fence)
+    Unsupported,  // this device or build cannot do this (missing feature, limit too small)
+    NonFinite,    // the inputs were finite but the result overflowed to Inf or NaN
+    Io,           // the file system refused (cannot open, disk full, rename failed)
+    Internal,     // a bug or a driver failure that fits no other kind
+};
+
 // A failure with a message meant for the user: it names the field or function, what
 // was expected and what was found. Library code returns these instead of throwing.
 struct Error {
     std::string message;
+    ErrorKind kind = ErrorKind::InvalidInput;
 };
 
 // Minimal stand-in for C++23's std::expected: either a value or an Error.
@@ -33,6 +48,7 @@ public:
 
     const Error &error() const { return std::get<Error>(m_data); }
     const std::string &message() const { return error().message; }
+    ErrorKind kind() const { return error().kind; }
 
 private:
     std::variant<T, Error> m_data;

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  g++ cmake ninja-build pkg-config
+  g++ cmake ninja-build pkg-config ccache
   # libraries
   qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libeigen3-dev nlohmann-json3-dev
   # Vulkan: headers and loader, the GLSL compiler, Mesa's lavapipe (a CPU Vulkan driver, so the
