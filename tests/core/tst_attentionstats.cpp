@@ -1,0 +1,263 @@
+// Statistics, rollout and word merging of attention sets against float64 expectations that
+// NumPy computed independently (tests/fixtures/attention/make_attention_fixtures.py).
+
+#include "../common/TestUtil.h"
+
+#include "core/AttentionSet.h"
+#include "core/AttentionStats.h"
+#include "core/Npy.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QObject>
+#include <QTest>
+
+#include <Eigen/Core>
+
+using namespace attnscope;
+
+namespace {
+
+QString fixture(const QString &name)
+{
+    return test::sourcePath("tests/fixtures/attention/" + name);
+}
+
+// An .npy fixture as an attention set, its layout [L,H,Tq,Tk], [H,Tq,Tk] or [Tq,Tk].
+AttentionSet loadNpySet(const QString &name)
+{
+    auto array = readNpyFile(fixture(name).toStdString());
+    if (!array)
+        qFatal("%s", array.message().c_str());
+    std::vector<std::int64_t> shape = array->shape;
+    while (shape.size() < 4)
+        shape.insert(shape.begin(), 1);
+    std::vector<float> values(array->data.begin(), array->data.end());
+    auto set = AttentionSet::fromFloats(std::move(values), 1, int(shape[0]), int(shape[1]), shape[2], shape[3]);
+    if (!set)
+        qFatal("%s", set.message().c_str());
+    return std::move(set).value();
+}
+
+std::vector<std::string> tokensOf(const QString &name)
+{
+    QFile file(fixture(name));
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QJsonObject o = QJsonDocument::fromJson(file.readAll()).object();
+    std::vector<std::string> out;
+    for (const auto &t : o.value("tokens").toArray())
+        out.push_back(t.toString().toStdString());
+    return out;
+}
+
+std::vector<std::string> keyTokensOf(const QString &name)
+{
+    QFile file(fixture(name));
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QJsonObject o = QJsonDocument::fromJson(file.readAll()).object();
+    std::vector<std::string> out;
+    for (const auto &t : o.value("keyTokens").toArray())
+        out.push_back(t.toString().toStdString());
+    return out;
+}
+
+QJsonObject expectation(const QString &stem)
+{
+    QFile file(fixture("expected_" + stem + ".json"));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("missing expected_%s.json", qPrintable(stem));
+    return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+MatrixD loadMatrix(const QString &name)
+{
+    auto array = readNpyFile(fixture(name).toStdString());
+    if (!array || array->shape.size() != 2)
+        qFatal("bad matrix fixture %s", qPrintable(name));
+    return Eigen::Map<const MatrixD>(array->data.data(), array->shape[0], array->shape[1]);
+}
+
+bool close(double got, double expected, double tol = 1e-6)
+{
+    return std::abs(got - expected) <= tol * (1.0 + std::abs(expected));
+}
+
+} // namespace
+
+class TestAttentionStats : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void statisticsMatchNumPy_data();
+    void statisticsMatchNumPy();
+    void rolloutMatchesNumPy_data();
+    void rolloutMatchesNumPy();
+    void wordMergingMatchesNumPy_data();
+    void wordMergingMatchesNumPy();
+    void wordsFromTokenConventions_data();
+    void wordsFromTokenConventions();
+    void halfStorageReadsBack();
+    void tokenCountsAreChecked();
+    void rolloutNeedsSquareMaps();
+};
+
+void TestAttentionStats::statisticsMatchNumPy_data()
+{
+    QTest::addColumn<QString>("stem");
+    for (const char *stem : {"lhtt_f32", "lhtt_f64", "htt_f32", "tt_f64", "cross_htt_f32"})
+        QTest::newRow(stem) << QString(stem);
+}
+
+void TestAttentionStats::statisticsMatchNumPy()
+{
+    QFETCH(QString, stem);
+    const AttentionSet set = loadNpySet(stem + ".npy");
+    const QJsonObject expected = expectation(stem);
+    QCOMPARE(set.layers(), expected.value("layers").toInt());
+    QCOMPARE(set.heads(), expected.value("heads").toInt());
+    const auto stats = headStatistics(set);
+    const QJsonArray rows = expected.value("stats").toArray();
+    QCOMPARE(qsizetype(stats.size()), rows.size());
+    for (qsizetype n = 0; n < rows.size(); ++n) {
+        const QJsonObject e = rows[n].toObject();
+        const HeadStats &s = stats[size_t(n)];
+        QCOMPARE(s.layer, e.value("layer").toInt());
+        QCOMPARE(s.head, e.value("head").toInt());
+        const auto check = [&](const char *key, std::optional<double> got) {
+            const QString where = QString("%1 layer %2 head %3: %4").arg(stem).arg(s.layer).arg(s.head).arg(key);
+            QVERIFY2(got.has_value() == e.contains(key), qPrintable(where + " presence"));
+            if (got)
+                QVERIFY2(
+                    close(*got, e.value(key).toDouble()),
+                    qPrintable(
+                        where +
+                        QString(" = %1, expected %2").arg(*got, 0, 'g', 12).arg(e.value(key).toDouble(), 0, 'g', 12)));
+        };
+        check("entropy", s.entropy);
+        check("distance", s.distance);
+        check("confidence", s.confidence);
+        check("first", s.first);
+        check("self", s.self);
+        check("previous", s.previous);
+    }
+}
+
+void TestAttentionStats::rolloutMatchesNumPy_data()
+{
+    QTest::addColumn<QString>("stem");
+    for (const char *stem : {"lhtt_f32", "lhtt_f64", "htt_f32", "tt_f64"})
+        QTest::newRow(stem) << QString(stem);
+}
+
+void TestAttentionStats::rolloutMatchesNumPy()
+{
+    QFETCH(QString, stem);
+    const AttentionSet set = loadNpySet(stem + ".npy");
+    auto rollout = attentionRollout(set);
+    QVERIFY2(rollout.ok(), rollout.ok() ? "" : rollout.message().c_str());
+    const MatrixD expected = loadMatrix("expected_" + stem + "_rollout.npy");
+    const std::string diff = test::compareMatrix("rollout", *rollout, expected, {1e-6, 1e-6});
+    QVERIFY2(diff.empty(), diff.c_str());
+    // Every row of a rollout of row-stochastic maps is a distribution.
+    for (Eigen::Index i = 0; i < rollout->rows(); ++i)
+        QVERIFY(close(rollout->row(i).sum(), 1.0, 1e-9));
+}
+
+void TestAttentionStats::wordMergingMatchesNumPy_data()
+{
+    QTest::addColumn<QString>("stem");
+    QTest::newRow("self, sub-word pieces") << QString("lhtt_f32");
+    QTest::newRow("cross, key pieces") << QString("cross_htt_f32");
+}
+
+void TestAttentionStats::wordMergingMatchesNumPy()
+{
+    QFETCH(QString, stem);
+    AttentionSet set = loadNpySet(stem + ".npy");
+    QVERIFY(set.setTokens(tokensOf(stem + ".tokens.json"), keyTokensOf(stem + ".tokens.json")).ok());
+    if (set.keyTokens.empty()) {
+        set.keyTokens = set.queryTokens;
+        set.keyWordOf = set.queryWordOf;
+    }
+    const QJsonObject expected = expectation(stem);
+    std::vector<int> qw, kw;
+    for (const auto &v : expected.value("queryWords").toArray())
+        qw.push_back(v.toInt());
+    for (const auto &v : expected.value("keyWords").toArray())
+        kw.push_back(v.toInt());
+    QCOMPARE(set.queryWordOf, qw);
+    QCOMPARE(set.keyWordOf, kw);
+    const MatrixD merged = mergeWords(set.map(0, 0, 0).cast<double>(), set.queryWordOf, set.keyWordOf);
+    const MatrixD reference = loadMatrix("expected_" + stem + "_merged_l0h0.npy");
+    const std::string diff = test::compareMatrix("merged", merged, reference, {1e-6, 1e-6});
+    QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestAttentionStats::wordsFromTokenConventions_data()
+{
+    QTest::addColumn<QStringList>("tokens");
+    QTest::addColumn<QList<int>>("words");
+    QTest::newRow("WordPiece") << QStringList{"[CLS]", "play", "##ing", "is", "fun", "##ny", "!", "[SEP]"}
+                               << QList<int>{0, 1, 1, 2, 3, 3, 4, 5};
+    QTest::newRow("GPT-2 byte-level") << QStringList{"Hello", "\u0120wor", "ld", ",", "\u0120it", "'s", "\u0120me"}
+                                      << QList<int>{0, 1, 1, 2, 3, 3, 4};
+    QTest::newRow("plain words") << QStringList{"I", "am", "a", "student"} << QList<int>{0, 1, 2, 3};
+    QTest::newRow("special tokens stand alone")
+        << QStringList{"<|endoftext|>", "The", "\u0120cat"} << QList<int>{0, 1, 2};
+}
+
+void TestAttentionStats::wordsFromTokenConventions()
+{
+    QFETCH(QStringList, tokens);
+    QFETCH(QList<int>, words);
+    std::vector<std::string> labels;
+    for (const QString &t : tokens)
+        labels.push_back(t.toStdString());
+    const std::vector<int> got = wordsFromTokens(labels);
+    QCOMPARE(QList<int>(got.begin(), got.end()), words);
+}
+
+void TestAttentionStats::halfStorageReadsBack()
+{
+    // 1.0, 0.5, 0.25, -2, 65504 (float16's largest), 2^-24 (its smallest subnormal).
+    auto halves = std::make_shared<std::vector<std::uint16_t>>(
+        std::vector<std::uint16_t>{0x3c00, 0x3800, 0x3400, 0xc000, 0x7bff, 0x0001});
+    auto set = AttentionSet::fromContiguous(halves, halves->data(), AttentionStorage::Float16, 1, 1, 1, 2, 3);
+    QVERIFY(set.ok());
+    QCOMPARE(set->at(0, 0, 0, 0, 0), 1.0f);
+    QCOMPARE(set->at(0, 0, 0, 0, 2), 0.25f);
+    QCOMPARE(set->at(0, 0, 0, 1, 0), -2.0f);
+    QCOMPARE(set->at(0, 0, 0, 1, 1), 65504.0f);
+    QCOMPARE(set->at(0, 0, 0, 1, 2), std::ldexp(1.0f, -24));
+    const MatrixF m = set->map(0, 0, 0);
+    QCOMPARE(m(0, 1), 0.5f);
+    QCOMPARE(set->valueBytes(), 12);
+}
+
+void TestAttentionStats::tokenCountsAreChecked()
+{
+    auto set = AttentionSet::fromFloats(std::vector<float>(6, 0.5f), 1, 1, 1, 2, 3);
+    QVERIFY(set.ok());
+    const Status s = set->setTokens({"a", "b", "c"}, {});
+    QVERIFY(!s.ok());
+    QCOMPARE(QString::fromStdString(s.message()), QString("tokens: expected 2 labels (one per query), found 3"));
+    QVERIFY(set->setTokens({"a", "b"}, {"x", "y", "z"}).ok());
+    auto wrong = AttentionSet::fromFloats(std::vector<float>(5, 0.5f), 1, 1, 1, 2, 3);
+    QVERIFY(!wrong.ok());
+}
+
+void TestAttentionStats::rolloutNeedsSquareMaps()
+{
+    const AttentionSet set = loadNpySet("cross_htt_f32.npy");
+    auto rollout = attentionRollout(set);
+    QVERIFY(!rollout.ok());
+    QVERIFY(rollout.message().find("square") != std::string::npos);
+}
+
+QTEST_GUILESS_MAIN(TestAttentionStats)
+#include "tst_attentionstats.moc"
