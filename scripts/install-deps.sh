@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config ccache
+  # the format check (part of the test suite) and the fuzz targets (clang's libFuzzer)
+  clang-format clang libclang-rt-14-dev
   # libraries
   qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libeigen3-dev nlohmann-json3-dev
   # Vulkan: headers and loader, the GLSL compiler, Mesa's lavapipe (a CPU Vulkan driver, so the
