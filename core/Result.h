@@ -55,7 +55,8 @@ private:
 };
 
 // For operations that produce nothing but can fail.
-struct Ok {};
+struct Ok {
+};
 using Status = Result<Ok>;
 
 } // namespace attnscope

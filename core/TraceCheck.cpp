@@ -33,7 +33,11 @@ NonFiniteReport findNonFinite(const AttentionTrace &t)
     const struct {
         const std::vector<MatrixF> *tensors;
         const char *name;
-    } perHead[] = {{&t.q, "q"}, {&t.k, "k"}, {&t.v, "v"}, {&t.scores, "scores"}, {&t.weights, "weights"},
+    } perHead[] = {{&t.q, "q"},
+                   {&t.k, "k"},
+                   {&t.v, "v"},
+                   {&t.scores, "scores"},
+                   {&t.weights, "weights"},
                    {&t.headOutputs, "headOutputs"}};
     for (const auto &[tensors, name] : perHead)
         for (size_t h = 0; h < tensors->size(); ++h)
