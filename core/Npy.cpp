@@ -1,9 +1,13 @@
 #include "core/Npy.h"
 
+#include "core/FileIo.h"
+#include "core/MemoryLimits.h"
+#include "core/UserText.h"
+
 #include <bit>
+#include <charconv>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 static_assert(std::endian::native == std::endian::little, "the .npy writer assumes a little-endian host");
 
@@ -13,18 +17,15 @@ std::int64_t NpyArray::size() const
 {
     std::int64_t n = 1;
     for (auto d : shape)
-        n *= d;
+        n = saturatingMul(n, d);
     return n;
 }
 
-std::string npyBytes(const std::vector<std::int64_t> &shape, const float *data)
+std::string npyHeader(const std::vector<std::int64_t> &shape)
 {
     std::string dims;
-    std::int64_t count = 1;
-    for (auto d : shape) {
+    for (auto d : shape)
         dims += std::to_string(d) + ", ";
-        count *= d;
-    }
     if (shape.size() > 1)
         dims.resize(dims.size() - 1); // "(2, 3)" but "(2,)"
     std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
@@ -39,29 +40,94 @@ std::string npyBytes(const std::vector<std::int64_t> &shape, const float *data)
     out += char(header.size() & 0xff);
     out += char((header.size() >> 8) & 0xff);
     out += header;
+    return out;
+}
+
+std::string npyBytes(const std::vector<std::int64_t> &shape, const float *data)
+{
+    std::int64_t count = 1;
+    for (auto d : shape)
+        count *= d;
+    std::string out = npyHeader(shape);
     out.append(reinterpret_cast<const char *>(data), size_t(count) * sizeof(float));
     return out;
 }
 
 namespace {
 
-std::string headerValue(const std::string &header, const std::string &key)
+// The value of 'key' in the header's Python dict literal, as text: a tuple with its
+// parentheses, a string without its quotes, anything else up to the next ',' or '}'.
+std::optional<std::string> headerValue(const std::string &header, const std::string &key)
 {
     const auto at = header.find("'" + key + "'");
     if (at == std::string::npos)
-        return {};
-    auto start = header.find(':', at);
+        return std::nullopt;
+    auto start = header.find(':', at + key.size() + 2);
     if (start == std::string::npos)
-        return {};
+        return std::nullopt;
     ++start;
     while (start < header.size() && header[start] == ' ')
         ++start;
-    if (header[start] == '(')
-        return header.substr(start, header.find(')', start) - start + 1);
-    if (header[start] == '\'')
-        return header.substr(start + 1, header.find('\'', start + 1) - start - 1);
+    if (start >= header.size())
+        return std::nullopt;
+    if (header[start] == '(') {
+        const auto end = header.find(')', start);
+        if (end == std::string::npos)
+            return std::nullopt;
+        return header.substr(start, end - start + 1);
+    }
+    if (header[start] == '\'') {
+        const auto end = header.find('\'', start + 1);
+        if (end == std::string::npos)
+            return std::nullopt;
+        return header.substr(start + 1, end - start - 1);
+    }
     auto end = header.find_first_of(",}", start);
+    if (end == std::string::npos)
+        return std::nullopt;
+    while (end > start && header[end - 1] == ' ')
+        --end;
     return header.substr(start, end - start);
+}
+
+// "(2, 3)", "(4,)" or "()" into dimensions; every item a non-negative whole number.
+Result<std::vector<std::int64_t>> parseShape(const std::string &tuple)
+{
+    auto bad = [&] {
+        return Error{"bad .npy shape " + quotedText(tuple, 40) + " (expected a tuple of whole numbers)"};
+    };
+    if (tuple.size() < 2 || tuple.front() != '(' || tuple.back() != ')')
+        return bad();
+    std::vector<std::int64_t> shape;
+    const std::string_view inner = std::string_view(tuple).substr(1, tuple.size() - 2);
+    if (inner.find_first_not_of(' ') == std::string_view::npos)
+        return shape; // "()": a scalar
+    size_t pos = 0;
+    while (pos <= inner.size()) {
+        size_t comma = inner.find(',', pos);
+        if (comma == std::string_view::npos)
+            comma = inner.size();
+        std::string_view item = inner.substr(pos, comma - pos);
+        while (!item.empty() && item.front() == ' ')
+            item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ')
+            item.remove_suffix(1);
+        const bool last = comma == inner.size();
+        if (item.empty()) {
+            if (!last || shape.empty()) // only "(4,)"'s trailing comma leaves an empty item
+                return bad();
+            break;
+        }
+        std::int64_t d = 0;
+        const auto r = std::from_chars(item.data(), item.data() + item.size(), d);
+        if (r.ec != std::errc() || r.ptr != item.data() + item.size() || d < 0)
+            return bad();
+        shape.push_back(d);
+        if (shape.size() > 32)
+            return Error{"bad .npy shape: more than 32 dimensions"};
+        pos = comma + 1;
+    }
+    return shape;
 }
 
 } // namespace
@@ -85,32 +151,53 @@ Result<NpyArray> parseNpy(const std::string &bytes)
     } else {
         return Error{"unsupported .npy version " + std::to_string(major)};
     }
-    if (bytes.size() < offset + headerLen)
-        return Error{"truncated .npy header"};
+    if (headerLen > bytes.size() - offset)
+        return Error{"truncated .npy header: expected " + std::to_string(headerLen) + " bytes, found " +
+                     std::to_string(bytes.size() - offset)};
     const std::string header = bytes.substr(offset, headerLen);
-    const std::string descr = headerValue(header, "descr");
-    if (descr != "<f4" && descr != "<f8")
-        return Error{"unsupported .npy dtype '" + descr + "' (expected '<f4' or '<f8')"};
-    if (headerValue(header, "fortran_order") != "False")
+    const auto descr = headerValue(header, "descr");
+    if (!descr)
+        return Error{"bad .npy header: no 'descr' entry"};
+    if (*descr != "<f4" && *descr != "<f8")
+        return Error{"unsupported .npy dtype " + quotedText(*descr, 20) + " (expected '<f4' or '<f8')"};
+    const auto order = headerValue(header, "fortran_order");
+    if (!order)
+        return Error{"bad .npy header: no 'fortran_order' entry"};
+    if (*order != "False")
         return Error{"unsupported .npy layout: only C order is read"};
+    const auto shapeText = headerValue(header, "shape");
+    if (!shapeText)
+        return Error{"bad .npy header: no 'shape' entry"};
+    auto shape = parseShape(*shapeText);
+    if (!shape)
+        return shape.error();
 
     NpyArray array;
-    std::string shape = headerValue(header, "shape");
-    std::istringstream dims(shape.size() >= 2 ? shape.substr(1, shape.size() - 2) : "");
-    std::string item;
-    while (std::getline(dims, item, ',')) {
-        if (item.find_first_not_of(' ') == std::string::npos)
-            continue;
-        array.shape.push_back(std::stoll(item));
-    }
-    const size_t elem = descr == "<f4" ? 4 : 8;
-    const size_t count = size_t(array.size());
+    array.shape = std::move(*shape);
+    const size_t elem = *descr == "<f4" ? 4 : 8;
     const size_t dataAt = offset + headerLen;
-    if (bytes.size() - dataAt != count * elem)
-        return Error{"truncated .npy data: expected " + std::to_string(count * elem) + " bytes, found " +
+    const size_t available = (bytes.size() - dataAt) / elem;
+    // The product is checked against the data present before it is formed, so a shape like
+    // (2^40, 2^40) neither overflows nor allocates.
+    std::int64_t count = 1;
+    bool tooMany = false;
+    for (auto d : array.shape) {
+        if (d == 0) {
+            count = 0;
+            tooMany = false;
+            break;
+        }
+        if (tooMany || count > std::int64_t(available) / d)
+            tooMany = true;
+        else
+            count *= d;
+    }
+    if (tooMany || size_t(count) * elem != bytes.size() - dataAt)
+        return Error{"truncated .npy data: the shape " + printableText(*shapeText, 60) + " needs " +
+                     (tooMany ? std::string("more") : std::to_string(size_t(count) * elem)) + " bytes, found " +
                      std::to_string(bytes.size() - dataAt)};
-    array.data.resize(count);
-    for (size_t i = 0; i < count; ++i) {
+    array.data.resize(size_t(count));
+    for (size_t i = 0; i < size_t(count); ++i) {
         if (elem == 4) {
             float f;
             std::memcpy(&f, bytes.data() + dataAt + i * 4, 4);
@@ -124,14 +211,13 @@ Result<NpyArray> parseNpy(const std::string &bytes)
 
 Result<NpyArray> readNpyFile(const std::string &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Error{"cannot open " + path};
-    std::ostringstream s;
-    s << in.rdbuf();
-    auto array = parseNpy(s.str());
+    // The doubles read take at most twice the file: a quarter of the budget keeps room.
+    auto bytes = readInputFile(path, memoryBudget() / 4, false);
+    if (!bytes)
+        return bytes.error();
+    auto array = parseNpy(*bytes);
     if (!array)
-        return Error{path + ": " + array.message()};
+        return Error{printableText(path, 200) + ": " + array.message()};
     return array;
 }
 

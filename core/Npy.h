@@ -17,8 +17,16 @@ struct NpyArray {
     std::int64_t size() const;
 };
 
+// The bytes before the data of a '<f4' array of that shape (magic, version, padded header),
+// so a writer can stream the values after it without building the file in memory.
+std::string npyHeader(const std::vector<std::int64_t> &shape);
 std::string npyBytes(const std::vector<std::int64_t> &shape, const float *data);
+
+// Any bytes are safe to pass: every failure is a one-line Error (bad magic, version, dtype,
+// layout, a shape that is not a tuple of whole numbers, a shape whose product does not match
+// the data, checked without overflow before anything is allocated).
 Result<NpyArray> parseNpy(const std::string &bytes);
+// Reads at most a quarter of memoryBudget() (core/MemoryLimits.h); errors start with the path.
 Result<NpyArray> readNpyFile(const std::string &path);
 
 } // namespace attnscope

@@ -1,11 +1,14 @@
 #include "core/ProjectFile.h"
 
+#include "core/FileIo.h"
+#include "core/JsonDocument.h"
+#include "core/MemoryLimits.h"
+#include "core/UserText.h"
 #include "core/Validation.h"
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <limits>
 
 namespace attnscope {
 
@@ -21,12 +24,8 @@ std::string typeName(const json &v)
         return "null";
     case json::value_t::boolean:
         return v.get<bool>() ? "true" : "false";
-    case json::value_t::string: {
-        std::string s = v.get<std::string>();
-        if (s.size() > 24)
-            s = s.substr(0, 21) + "...";
-        return "the string \"" + s + "\"";
-    }
+    case json::value_t::string:
+        return "the string " + quotedText(v.get_ref<const std::string &>(), 24);
     case json::value_t::array:
         return "an array";
     case json::value_t::object:
@@ -54,7 +53,8 @@ public:
         return false;
     }
 
-    bool readInt(const json &obj, const char *key, int &out)
+    // A whole number from 1 to max; a larger one is refused naming max, the real limit.
+    bool readInt(const json &obj, const char *key, std::int64_t max, int &out)
     {
         if (!obj.contains(key))
             return fail(Error{std::string(key) + ": missing (expected a whole number of at least 1)"});
@@ -69,8 +69,9 @@ public:
         }
         if (d < 1)
             return fail(Error{std::string(key) + ": expected a whole number of at least 1, found " + v.dump()});
-        if (d > 1e9)
-            return fail(Error{std::string(key) + ": " + v.dump() + " is larger than the supported 1000000000"});
+        if (d > double(max))
+            return fail(
+                Error{std::string(key) + ": " + v.dump() + " is larger than the supported " + std::to_string(max)});
         out = int(d);
         return true;
     }
@@ -218,19 +219,39 @@ private:
     }
 };
 
-std::string parseErrorText(const json::parse_error &e, std::string_view text)
+// A syntax error where the text spells NaN or Infinity gets a hint: Python's json.dump
+// writes them, and the user should learn why the file is refused.
+std::string withNonNumberHint(const std::string &message)
 {
-    // nlohmann's what() reads "[json.exception.parse_error.101] parse error at line 3, column 12: ...".
-    std::string what = e.what();
-    const auto at = what.find("parse error");
-    std::string detail = at == std::string::npos ? what : what.substr(at);
-    const size_t byte = std::min(e.byte, text.size());
-    const std::string_view near = text.substr(byte > 0 ? byte - 1 : 0, 12);
-    const bool nonNumber = near.find("NaN") != std::string::npos || near.find("Inf") != std::string::npos ||
-                           near.starts_with("N") || near.starts_with("I");
-    if (nonNumber)
-        return "not valid JSON: " + detail + " (NaN and Infinity are not numbers in JSON; every value must be finite)";
-    return "not valid JSON: " + detail;
+    const auto at = message.find("last read: '");
+    if (!message.starts_with("not valid JSON") || at == std::string::npos)
+        return message;
+    const std::string_view token = std::string_view(message).substr(at + 12);
+    const bool nonNumber = token.starts_with("N") || token.starts_with("I") || token.starts_with("-I") ||
+                           token.find("NaN") != std::string_view::npos;
+    if (!nonNumber)
+        return message;
+    return message + " (NaN and Infinity are not numbers in JSON; every value must be finite)";
+}
+
+// The parsed document keeps only what serializeProject() does not rewrite: the matrices and
+// labels are replaced by null in place (their key order stays), so a large project is not
+// held twice.
+void dropRewrittenFields(json &root)
+{
+    for (const char *side : {"query", "key"})
+        if (root.contains(side) && root[side].is_object())
+            for (const char *field : {"x", "tokens"})
+                if (root[side].contains(field))
+                    root[side][field] = nullptr;
+    if (root.contains("weights") && root["weights"].is_object())
+        for (const char *field : {"q", "k", "v", "o", "qBias", "kBias", "vBias", "oBias"})
+            if (root["weights"].contains(field))
+                root["weights"][field] = nullptr;
+    if (root.contains("mask") && root["mask"].is_object())
+        for (const char *field : {"allowed", "keyPadding"})
+            if (root["mask"].contains(field))
+                root["mask"][field] = nullptr;
 }
 
 json floatValue(float f)
@@ -310,14 +331,10 @@ std::string compactNumberArrays(const std::string &text)
 
 } // namespace
 
-Result<Project> parseProject(std::string_view text)
+namespace {
+
+Result<Project> parseDocument(json &root)
 {
-    json root;
-    try {
-        root = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error &e) {
-        return Error{parseErrorText(e, text)};
-    }
     if (!root.is_object())
         return expected("file", "a JSON object with \"format\": \"attnscope\"", root);
     if (!root.contains("format") || root["format"] != "attnscope")
@@ -332,8 +349,8 @@ Result<Project> parseProject(std::string_view text)
                           : "")};
 
     Project project;
-    project.extra = root;
     Reader in;
+    const ProblemLimits limits;
     AttentionSpec &spec = project.problem.spec;
 
     if (root.contains("title") && !root["title"].is_null()) {
@@ -351,8 +368,9 @@ Result<Project> parseProject(std::string_view text)
     else
         return expected("mode", "\"self\" or \"cross\"", root["mode"]);
 
-    if (!in.readInt(root, "heads", spec.heads) || !in.readInt(root, "headDimQK", spec.headDimQK) ||
-        !in.readInt(root, "headDimV", spec.headDimV))
+    if (!in.readInt(root, "heads", limits.maxHeads, spec.heads) ||
+        !in.readInt(root, "headDimQK", limits.maxHeadDim, spec.headDimQK) ||
+        !in.readInt(root, "headDimV", limits.maxHeadDim, spec.headDimV))
         return *in.error;
 
     if (root.contains("scale") && !root["scale"].is_null()) {
@@ -364,6 +382,8 @@ Result<Project> parseProject(std::string_view text)
         } else if (s.is_object() && s.contains("value")) {
             if (!s["value"].is_number() || !std::isfinite(s["value"].get<double>()))
                 return expected("scale.value", "a finite number", s["value"]);
+            if (std::abs(s["value"].get<double>()) > double(std::numeric_limits<float>::max()))
+                return Error{"scale.value: expected a finite float32 number, found " + s["value"].dump()};
             spec.scaleMode = ScaleMode::Custom;
             spec.scaleValue = s["value"].get<double>();
         } else {
@@ -413,19 +433,38 @@ Result<Project> parseProject(std::string_view text)
 
     if (Status s = validateProblem(p); !s)
         return s.error();
+    dropRewrittenFields(root);
+    project.extra = std::move(root);
     return project;
+}
+
+} // namespace
+
+Result<Project> parseProject(std::string_view text)
+{
+    // Each parsed value takes about 16 bytes, plus what the arrays reserve ahead.
+    const JsonLimits limits{64, std::max<std::int64_t>(1 << 20, memoryBudget() / 64)};
+    try {
+        auto root = parseJsonDocument(text, limits);
+        if (!root)
+            return Error{withNonNumberHint(root.message()), root.kind()};
+        return parseDocument(*root);
+    } catch (const std::bad_alloc &) {
+        return Error{"file: out of memory while reading the project", ErrorKind::OutOfMemory};
+    } catch (const nlohmann::json::exception &e) {
+        // The readers check types before every access; this is the net under them.
+        return Error{"file: " + printableText(e.what(), 200), ErrorKind::Internal};
+    }
 }
 
 Result<Project> readProjectFile(const std::string &path)
 {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-        return Error{path + ": cannot open the file"};
-    std::ostringstream text;
-    text << file.rdbuf();
-    auto project = parseProject(text.str());
+    auto text = readInputFile(path, maxInputFileBytes());
+    if (!text)
+        return text.error(); // the message starts with the path
+    auto project = parseProject(*text);
     if (!project)
-        return Error{path + ": " + project.message()};
+        return Error{printableText(path, 200) + ": " + project.message(), project.kind()};
     return project;
 }
 
@@ -479,9 +518,10 @@ std::string serializeProject(const Project &project)
     w["k"] = matrixValue(p.weights.k);
     w["v"] = matrixValue(p.weights.v);
     w["o"] = p.weights.o ? matrixValue(*p.weights.o) : json(nullptr);
-    const std::pair<const char *, const std::optional<VectorF> *> biases[] = {
-        {"qBias", &p.weights.qBias}, {"kBias", &p.weights.kBias}, {"vBias", &p.weights.vBias},
-        {"oBias", &p.weights.oBias}};
+    const std::pair<const char *, const std::optional<VectorF> *> biases[] = {{"qBias", &p.weights.qBias},
+                                                                              {"kBias", &p.weights.kBias},
+                                                                              {"vBias", &p.weights.vBias},
+                                                                              {"oBias", &p.weights.oBias}};
     for (const auto &[key, bias] : biases) {
         if (*bias)
             w[key] = vectorValue(*bias);

@@ -1,12 +1,18 @@
 #include "core/TraceExport.h"
 
+#include "core/FileIo.h"
 #include "core/Npy.h"
+#include "core/ProjectFile.h"
 #include "core/TensorExport.h"
 
 #include <algorithm>
-
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <signal.h>
+#include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
 
@@ -14,60 +20,409 @@ namespace attnscope {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// design.md's compute contract: these seven, under these names.
+constexpr std::array<const char *, 7> kContract = {"q", "k", "v", "scores", "weights", "context", "output"};
+
+const char kPartialPrefix[] = ".attnscope-partial-";
+
+// A tensor of the trace as it lies in memory: its per-head matrices (or one matrix) back to
+// back, or the uint8 mask, which is converted a row at a time.
+struct TensorView {
+    std::string name;
+    std::vector<std::int64_t> shape;
+    std::vector<const MatrixF *> parts;
+    const MaskMatrix *mask = nullptr;
+
+    std::int64_t count() const
+    {
+        std::int64_t n = 1;
+        for (auto d : shape)
+            n *= d;
+        return n;
+    }
+
+    // emit(const float *values, size_t n) for consecutive blocks of the row-major data.
+    template <typename Emit>
+    void forEachBlock(Emit &&emit) const
+    {
+        for (const MatrixF *m : parts)
+            emit(m->data(), size_t(m->size()));
+        if (mask) {
+            std::vector<float> row(size_t(mask->cols()));
+            for (Eigen::Index r = 0; r < mask->rows(); ++r) {
+                for (Eigen::Index c = 0; c < mask->cols(); ++c)
+                    row[size_t(c)] = float((*mask)(r, c));
+                emit(row.data(), row.size());
+            }
+        }
+    }
+};
+
+TensorView stacked(std::string name, const std::vector<MatrixF> &perHead)
+{
+    TensorView v{std::move(name), {}, {}, nullptr};
+    const std::int64_t h = std::int64_t(perHead.size());
+    v.shape = {h, h ? perHead[0].rows() : 0, h ? perHead[0].cols() : 0};
+    for (const MatrixF &m : perHead)
+        v.parts.push_back(&m);
+    return v;
+}
+
+TensorView flat(std::string name, const MatrixF &m)
+{
+    return TensorView{std::move(name), {m.rows(), m.cols()}, {&m}, nullptr};
+}
+
+// Same names, order and shapes as traceTensors() (core/TensorExport.h).
+std::vector<TensorView> traceViews(const AttentionTrace &t)
+{
+    std::vector<TensorView> views = {stacked("q", t.q),
+                                     stacked("k", t.k),
+                                     stacked("v", t.v),
+                                     stacked("scores", t.scores),
+                                     stacked("weights", t.weights),
+                                     stacked("headOutputs", t.headOutputs),
+                                     flat("context", t.context),
+                                     flat("output", t.output)};
+    views.push_back(TensorView{"mask", {t.allowed.rows(), t.allowed.cols()}, {}, &t.allowed});
+    return views;
+}
+
+void writeNpy(const TensorView &v, AtomicFileWriter &out)
+{
+    out.write(npyHeader(v.shape));
+    v.forEachBlock([&](const float *data, size_t n) { out.write(reinterpret_cast<const char *>(data), n * 4); });
+}
+
+bool processGone(long pid)
+{
+    return pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+}
+
+// Removes the staging folders of runs that were killed (their pid no longer runs).
+void removeStalePartials(const fs::path &folder)
+{
+    std::error_code ec;
+    fs::directory_iterator it(folder, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!name.starts_with(kPartialPrefix))
+            continue;
+        long pid = 0;
+        const char *first = name.data() + sizeof kPartialPrefix - 1;
+        const auto r = std::from_chars(first, name.data() + name.size(), pid);
+        if (r.ec != std::errc() || (r.ptr != name.data() + name.size() && *r.ptr != '-'))
+            continue;
+        if (pid != long(::getpid()) && processGone(pid)) {
+            std::error_code ignored;
+            fs::remove_all(it->path(), ignored);
+        }
+    }
+}
+
+Status writeContractFiles(const AttentionTrace &trace, const fs::path &staging, const fs::path &shownDir)
+{
+    for (const TensorView &v : traceViews(trace)) {
+        if (std::find_if(kContract.begin(), kContract.end(), [&](const char *n) { return v.name == n; }) ==
+            kContract.end())
+            continue;
+        const std::string file = v.name + ".npy";
+        AtomicFileWriter out((staging / file).string(), (shownDir / file).string());
+        if (Status s = out.open(); !s)
+            return s;
+        writeNpy(v, out);
+        if (Status s = out.commit(); !s)
+            return s;
+    }
+    return Ok{};
+}
+
+} // namespace
+
 std::map<std::string, std::string> traceNpyFiles(const AttentionTrace &t)
 {
-    // design.md's compute contract: these seven, under these names.
-    static const char *const kContract[] = {"q", "k", "v", "scores", "weights", "context", "output"};
     std::map<std::string, std::string> files;
     for (const auto &tensor : traceTensors(t))
-        if (std::find(std::begin(kContract), std::end(kContract), tensor.name) != std::end(kContract))
+        if (std::find(kContract.begin(), kContract.end(), tensor.name) != kContract.end())
             files[tensor.name + ".npy"] = npyBytes(tensor.shape, tensor.data.data());
     return files;
 }
 
 Status writeTraceNpy(const AttentionTrace &trace, const std::string &dirPath)
 {
-    const fs::path dir = fs::absolute(fs::path(dirPath)).lexically_normal();
     std::error_code ec;
+    const fs::path dir = fs::absolute(fs::path(dirPath), ec).lexically_normal();
+    const fs::path shownDir = fs::path(dirPath);
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-        return Error{dirPath + ": exists and is not a directory"};
+        return Error{dirPath + ": exists and is not a directory", ErrorKind::Io};
+    const bool exists = fs::is_directory(dir, ec);
     const fs::path parent = dir.has_filename() ? dir.parent_path() : dir.parent_path().parent_path();
-    if (!fs::is_directory(parent, ec))
-        return Error{parent.string() + ": no such directory"};
+    if (!exists && !fs::is_directory(parent, ec))
+        return Error{parent.string() + ": no such directory", ErrorKind::Io};
 
+    removeStalePartials(exists ? dir : parent);
+    if (exists && dir != parent)
+        removeStalePartials(parent);
+
+    const std::string pid = std::to_string(::getpid());
     const fs::path staging =
-        parent / (".attnscope-partial-" + std::to_string(::getpid()) + "-" + dir.filename().string());
+        exists ? dir / (kPartialPrefix + pid) : parent / (kPartialPrefix + pid + "-" + dir.filename().string());
     fs::remove_all(staging, ec);
-    if (!fs::create_directory(staging, ec))
-        return Error{staging.string() + ": cannot create (" + ec.message() + ")"};
-    auto fail = [&](const std::string &message) {
+    if (::mkdir(staging.c_str(), 0777) != 0)
+        return ioError(exists ? dirPath : parent.string(), "cannot create a staging folder", errno);
+    auto fail = [&](Status s) {
         std::error_code ignored;
         fs::remove_all(staging, ignored);
-        return Status(Error{message});
+        return s;
     };
 
-    const auto files = traceNpyFiles(trace);
-    for (const auto &[name, bytes] : files) {
-        std::ofstream out(staging / name, std::ios::binary);
-        out.write(bytes.data(), std::streamsize(bytes.size()));
-        out.close();
-        if (!out)
-            return fail((dir / name).string() + ": write failed");
-    }
+    if (Status s = writeContractFiles(trace, staging, shownDir); !s)
+        return fail(s);
 
-    if (!fs::exists(dir, ec)) {
-        fs::rename(staging, dir, ec);
-        if (ec)
-            return fail(dir.string() + ": cannot create (" + ec.message() + ")");
+    if (!exists) {
+        if (::rename(staging.c_str(), dir.c_str()) != 0)
+            return fail(ioError(dirPath, "cannot create", errno));
         return Ok{};
     }
-    // dir already exists: each file replaces its old version in one rename.
-    for (const auto &entry : files) {
-        fs::rename(staging / entry.first, dir / entry.first, ec);
-        if (ec)
-            return fail((dir / entry.first).string() + ": cannot replace (" + ec.message() + ")");
+
+    // dir exists: keep a hard link to each old file, so a failed rename can put it back.
+    struct Replaced {
+        std::string name;
+        bool backedUp;
+    };
+    std::vector<Replaced> replaced;
+    for (const char *tensor : kContract) {
+        const std::string name = std::string(tensor) + ".npy";
+        const fs::path target = dir / name, backup = staging / (name + ".old");
+        const bool backedUp = ::link(target.c_str(), backup.c_str()) == 0;
+        if (::rename((staging / name).c_str(), target.c_str()) != 0) {
+            const int err = errno;
+            for (auto r = replaced.rbegin(); r != replaced.rend(); ++r) {
+                if (r->backedUp)
+                    ::rename((staging / (r->name + ".old")).c_str(), (dir / r->name).c_str());
+                else
+                    ::unlink((dir / r->name).c_str());
+            }
+            return fail(ioError((shownDir / name).string(), "cannot replace", err));
+        }
+        replaced.push_back({name, backedUp});
     }
     fs::remove_all(staging, ec);
+    return Ok{};
+}
+
+std::vector<std::string> traceTensorNames()
+{
+    return {"q", "k", "v", "scores", "weights", "headOutputs", "context", "output", "mask"};
+}
+
+std::vector<std::int64_t> traceTensorShape(const AttentionTrace &trace, const std::string &name)
+{
+    for (const TensorView &v : traceViews(trace))
+        if (v.name == name)
+            return v.shape;
+    return {};
+}
+
+Status writeTensorNpy(const AttentionTrace &trace, const std::string &name, AtomicFileWriter &out)
+{
+    std::string names;
+    for (const TensorView &v : traceViews(trace)) {
+        if (v.name == name) {
+            writeNpy(v, out);
+            return Ok{};
+        }
+        names.append(names.empty() ? "" : ", ").append(v.name);
+    }
+    return Error{"tensor \"" + name + "\": expected one of " + names};
+}
+
+namespace {
+
+std::uint32_t crc32Update(std::uint32_t crc, const unsigned char *bytes, size_t n)
+{
+    static const auto table = [] {
+        std::array<std::uint32_t, 256> t{};
+        for (std::uint32_t i = 0; i < 256; ++i) {
+            std::uint32_t c = i;
+            for (int k = 0; k < 8; ++k)
+                c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+            t[i] = c;
+        }
+        return t;
+    }();
+    std::uint32_t c = crc ^ 0xffffffffu;
+    for (size_t i = 0; i < n; ++i)
+        c = table[(c ^ bytes[i]) & 0xff] ^ (c >> 8);
+    return c ^ 0xffffffffu;
+}
+
+void put16(std::string &out, std::uint32_t v)
+{
+    out += char(v & 0xff);
+    out += char((v >> 8) & 0xff);
+}
+
+void put32(std::string &out, std::uint32_t v)
+{
+    put16(out, v & 0xffff);
+    put16(out, v >> 16);
+}
+
+// Shortest text that reads back as the same float, as a JSON number ("3.0", "0.1", "1e-07").
+void appendNumber(std::string &out, float f)
+{
+    if (!std::isfinite(f)) {
+        out += "null";
+        return;
+    }
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, f);
+    const std::string_view text(buf, size_t(r.ptr - buf));
+    out += text;
+    if (text.find_first_of(".e") == std::string_view::npos)
+        out += ".0";
+}
+
+std::string jsonString(const std::string &s)
+{
+    return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+} // namespace
+
+Status writeTraceNpz(const AttentionTrace &trace, AtomicFileWriter &out)
+{
+    const auto views = traceViews(trace);
+    // ZIP without the 64-bit extension: every size and offset must stay below 4 GiB.
+    std::uint64_t total = 0;
+    for (const TensorView &v : views) {
+        const std::string name = v.name + ".npy";
+        const std::uint64_t body = npyHeader(v.shape).size() + std::uint64_t(v.count()) * 4;
+        total += 30 + name.size() + body;
+        if (body >= 0xffffffffu || total >= 0xffffffffu)
+            return Error{"npz: " + name + " makes the archive larger than 4 GiB (use the .npy files instead)",
+                         ErrorKind::TooLarge};
+    }
+    std::string directory;
+    std::uint32_t offset = 0;
+    for (const TensorView &v : views) {
+        const std::string name = v.name + ".npy";
+        const std::string header = npyHeader(v.shape);
+        std::uint32_t crc = crc32Update(0, reinterpret_cast<const unsigned char *>(header.data()), header.size());
+        v.forEachBlock([&](const float *data, size_t n) {
+            crc = crc32Update(crc, reinterpret_cast<const unsigned char *>(data), n * 4);
+        });
+        const std::uint32_t size = std::uint32_t(header.size() + std::uint64_t(v.count()) * 4);
+        // Stored (method 0), dated 1980-01-01 so the archive is reproducible.
+        std::string local;
+        put32(local, 0x04034b50);
+        put16(local, 20);
+        put16(local, 0);
+        put16(local, 0);
+        put16(local, 0);
+        put16(local, 0x21);
+        put32(local, crc);
+        put32(local, size);
+        put32(local, size);
+        put16(local, std::uint32_t(name.size()));
+        put16(local, 0);
+        local += name;
+        out.write(local);
+        out.write(header);
+        v.forEachBlock([&](const float *data, size_t n) { out.write(reinterpret_cast<const char *>(data), n * 4); });
+
+        put32(directory, 0x02014b50);
+        put16(directory, 20);
+        put16(directory, 20);
+        put16(directory, 0);
+        put16(directory, 0);
+        put16(directory, 0);
+        put16(directory, 0x21);
+        put32(directory, crc);
+        put32(directory, size);
+        put32(directory, size);
+        put16(directory, std::uint32_t(name.size()));
+        put16(directory, 0);
+        put16(directory, 0);
+        put16(directory, 0);
+        put16(directory, 0);
+        put32(directory, 0);
+        put32(directory, offset);
+        directory += name;
+        offset += std::uint32_t(local.size()) + size;
+    }
+    std::string end = directory;
+    put32(end, 0x06054b50);
+    put16(end, 0);
+    put16(end, 0);
+    put16(end, std::uint32_t(views.size()));
+    put16(end, std::uint32_t(views.size()));
+    put32(end, std::uint32_t(directory.size()));
+    put32(end, offset);
+    put16(end, 0);
+    out.write(end);
+    return Ok{};
+}
+
+Status writeTraceJson(const Project &project, const AttentionTrace &trace, AtomicFileWriter &out)
+{
+    std::string text = "{\"format\":\"attnscope-trace\",\"version\":1";
+    if (!project.title.empty())
+        text += ",\"title\":" + jsonString(project.title);
+    auto labels = [&](const char *key, const std::vector<std::string> &tokens) {
+        text += std::string(",\"") + key + "\":[";
+        for (size_t i = 0; i < tokens.size(); ++i)
+            text.append(i ? "," : "").append(jsonString(tokens[i]));
+        text += "]";
+    };
+    labels("queryTokens", project.queryTokens);
+    labels("keyTokens", project.keyLabels());
+    text += ",\"tensors\":{";
+    out.write(text);
+
+    bool firstTensor = true;
+    for (const TensorView &v : traceViews(trace)) {
+        text = firstTensor ? "" : ",";
+        firstTensor = false;
+        text += "\"" + v.name + "\":{\"shape\":[";
+        for (size_t d = 0; d < v.shape.size(); ++d)
+            text.append(d ? "," : "").append(std::to_string(v.shape[d]));
+        text += "],\"data\":";
+        const size_t dims = v.shape.size();
+        text.append(dims, '[');
+        // Nested lists, innermost the last dimension: before value i, close and reopen as many
+        // levels as i completes.
+        std::int64_t index = 0;
+        v.forEachBlock([&](const float *data, size_t n) {
+            for (size_t k = 0; k < n; ++k, ++index) {
+                if (index > 0) {
+                    size_t levels = 0;
+                    std::int64_t stride = 1;
+                    for (size_t d = dims; d-- > 1;) {
+                        stride *= v.shape[d];
+                        if (index % stride != 0)
+                            break;
+                        ++levels;
+                    }
+                    text.append(levels, ']');
+                    text += ',';
+                    text.append(levels, '[');
+                }
+                appendNumber(text, data[k]);
+                if (text.size() > (1 << 16)) {
+                    out.write(text);
+                    text.clear();
+                }
+            }
+        });
+        text.append(dims, ']');
+        text += "}";
+        out.write(text);
+    }
+    out.write("}}\n");
     return Ok{};
 }
 

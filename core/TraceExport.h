@@ -3,20 +3,46 @@
 #include "core/AttentionTrace.h"
 #include "core/Result.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace attnscope {
+
+struct Project;
+class AtomicFileWriter;
 
 // The tensors `attnscope-cli compute` writes, as design.md defines them: file name to
 // .npy bytes (float32, little-endian):
 //   q.npy [H,Tq,dK]  k.npy [H,Tk,dK]  v.npy [H,Tk,dV]  scores.npy [H,Tq,Tk] (scaled, before the mask)
 //   weights.npy [H,Tq,Tk]  context.npy [Tq,H*dV]  output.npy [Tq,d_out]
+// Builds every file in memory: for tests and small traces; writeTraceNpy() streams instead.
 std::map<std::string, std::string> traceNpyFiles(const AttentionTrace &trace);
 
-// Writes those files into dir so that nothing is half-written: everything goes to a fresh
-// sibling folder first, then moves into dir (created if missing). On failure dir is left
-// as it was (or absent), and the error names the path that failed.
+// Writes those files into dir, whole or not at all, streaming each tensor from the trace (no
+// copy of it is made):
+//   - dir absent: the files are written into a fresh staging folder beside it, which is then
+//     renamed to dir in one step, so dir appears complete or not at all;
+//   - dir present: the files are written into a staging folder inside dir (so a read-only
+//     parent or a mount point does not matter), then each replaces its old version by a
+//     rename; if one rename fails, the files already replaced get their old versions back.
+//     Only a kill during those seven renames (microseconds) can leave a mix of old and new.
+// Other files in dir are untouched. On failure nothing of the new output remains, and the
+// error names the path and the system's reason (kind Io: "No space left on device").
+// Staging folders that a killed earlier run left (.attnscope-partial-PID-*, PID no longer
+// running) in dir or beside it are removed first.
 Status writeTraceNpy(const AttentionTrace &trace, const std::string &dir);
+
+// Streamed forms of the `export` bundles (core/TensorExport.h builds the same bytes in memory):
+// every tensor of traceTensors() as an uncompressed .npz, or as the trace JSON document.
+Status writeTraceNpz(const AttentionTrace &trace, AtomicFileWriter &out);
+Status writeTraceJson(const Project &project, const AttentionTrace &trace, AtomicFileWriter &out);
+// One tensor as .npy; an Error listing the names when `name` is not one.
+Status writeTensorNpy(const AttentionTrace &trace, const std::string &name, AtomicFileWriter &out);
+
+// The names of the trace's tensors in export order, and each one's shape.
+std::vector<std::string> traceTensorNames();
+std::vector<std::int64_t> traceTensorShape(const AttentionTrace &trace, const std::string &name);
 
 } // namespace attnscope

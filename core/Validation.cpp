@@ -1,5 +1,7 @@
 #include "core/Validation.h"
 
+#include "core/MemoryLimits.h"
+
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -26,8 +28,7 @@ Error shapeError(const std::string &field, Eigen::Index rows, Eigen::Index cols,
                  shapeString(foundRows, foundCols)};
 }
 
-Status checkShape(const std::string &field, const MatrixF &m, Eigen::Index rows, Eigen::Index cols,
-                  const char *meaning)
+Status checkShape(const std::string &field, const MatrixF &m, Eigen::Index rows, Eigen::Index cols, const char *meaning)
 {
     if (m.rows() != rows || m.cols() != cols)
         return shapeError(field, rows, cols, meaning, m.rows(), m.cols());
@@ -49,8 +50,7 @@ Status checkFinite(const std::string &field, const Eigen::MatrixBase<Derived> &m
     return Ok{};
 }
 
-Status checkVector(const std::string &field, const std::optional<VectorF> &v, Eigen::Index size,
-                   const char *meaning)
+Status checkVector(const std::string &field, const std::optional<VectorF> &v, Eigen::Index size, const char *meaning)
 {
     if (!v)
         return Ok{};
@@ -63,57 +63,70 @@ Status checkVector(const std::string &field, const std::optional<VectorF> &v, Ei
 Status checkRange(const char *field, std::int64_t value, std::int64_t max)
 {
     if (value < 1)
-        return Error{std::string(field) + ": expected a whole number of at least 1, found " +
-                     std::to_string(value)};
+        return Error{std::string(field) + ": expected a whole number of at least 1, found " + std::to_string(value)};
     if (value > max)
         return Error{std::string(field) + ": " + std::to_string(value) + " is larger than the supported " +
                      std::to_string(max)};
     return Ok{};
 }
 
-std::int64_t saturatingMul(std::int64_t a, std::int64_t b)
+Error tooLarge(std::int64_t bytes, std::int64_t allowed)
 {
-    if (a != 0 && b > std::numeric_limits<std::int64_t>::max() / a)
-        return std::numeric_limits<std::int64_t>::max();
-    return a * b;
-}
-
-std::int64_t saturatingAdd(std::int64_t a, std::int64_t b)
-{
-    if (a > std::numeric_limits<std::int64_t>::max() - b)
-        return std::numeric_limits<std::int64_t>::max();
-    return a + b;
+    return Error{"size: this problem needs " + formatBytes(bytes) +
+                     " for its intermediate tensors; this machine allows " + formatBytes(allowed),
+                 ErrorKind::TooLarge};
 }
 
 } // namespace
 
-std::int64_t traceBytes(const AttentionProblem &p)
+ProblemLimits ProblemLimits::forThisMachine()
 {
-    const std::int64_t h = p.spec.heads, tq = p.tq(), tk = p.tk();
-    const std::int64_t dk = p.spec.headDimQK, dv = p.spec.headDimV;
+    ProblemLimits limits;
+    limits.maxTraceBytes = memoryBudget();
+    return limits;
+}
+
+std::int64_t traceBytes(std::int64_t h, std::int64_t tq, std::int64_t tk, std::int64_t dk, std::int64_t dv,
+                        std::int64_t dOut)
+{
     // q, k, v, scores, weights, head outputs, context, output, mask.
     std::int64_t floats = saturatingMul(h, saturatingMul(tq, dk));
-    floats = saturatingAdd(floats, saturatingMul(h, saturatingMul(tk, dk + dv)));
-    floats = saturatingAdd(floats, saturatingMul(2 * h, saturatingMul(tq, tk)));
-    floats = saturatingAdd(floats, saturatingMul(2 * h, saturatingMul(tq, dv)));
-    floats = saturatingAdd(floats, saturatingMul(tq, p.dOut()));
+    floats = saturatingAdd(floats, saturatingMul(h, saturatingMul(tk, saturatingAdd(dk, dv))));
+    floats = saturatingAdd(floats, saturatingMul(saturatingMul(2, h), saturatingMul(tq, tk)));
+    floats = saturatingAdd(floats, saturatingMul(saturatingMul(2, h), saturatingMul(tq, dv)));
+    floats = saturatingAdd(floats, saturatingMul(tq, dOut));
     return saturatingAdd(saturatingMul(floats, 4), saturatingMul(tq, tk));
+}
+
+std::int64_t traceBytes(const AttentionProblem &p)
+{
+    return traceBytes(p.spec.heads, p.tq(), p.tk(), p.spec.headDimQK, p.spec.headDimV, p.dOut());
+}
+
+Status checkFitsInMemory(const AttentionProblem &problem)
+{
+    const std::int64_t bytes = traceBytes(problem), allowed = memoryBudget();
+    if (bytes > allowed)
+        return tooLarge(bytes, allowed);
+    return Ok{};
 }
 
 Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
 {
-#define ATTNSCOPE_CHECK(expr)                                                                                \
-    do {                                                                                                     \
-        if (Status s = (expr); !s)                                                                           \
-            return s;                                                                                        \
+#define ATTNSCOPE_CHECK(expr)                                                                                          \
+    do {                                                                                                               \
+        if (Status s = (expr); !s)                                                                                     \
+            return s;                                                                                                  \
     } while (false)
 
     const AttentionSpec &spec = p.spec;
     ATTNSCOPE_CHECK(checkRange("heads", spec.heads, limits.maxHeads));
     ATTNSCOPE_CHECK(checkRange("headDimQK", spec.headDimQK, limits.maxHeadDim));
     ATTNSCOPE_CHECK(checkRange("headDimV", spec.headDimV, limits.maxHeadDim));
-    if (spec.scaleMode == ScaleMode::Custom && !std::isfinite(spec.scaleValue))
-        return Error{"scale.value: expected a finite number, found " + numberText(spec.scaleValue)};
+    // The engines scale in float32: a finite double past float range would become Inf there.
+    if (spec.scaleMode == ScaleMode::Custom &&
+        (!std::isfinite(spec.scaleValue) || std::abs(spec.scaleValue) > double(std::numeric_limits<float>::max())))
+        return Error{"scale.value: expected a finite float32 number, found " + numberText(spec.scaleValue)};
 
     const bool cross = spec.mode == AttentionMode::Cross;
     if (p.xq.rows() < 1 || p.xq.cols() < 1)
@@ -134,8 +147,8 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
     ATTNSCOPE_CHECK(checkShape("weights.v", w.v, p.dkv(), vWidth, "d_kv x heads*headDimV"));
     if (w.o) {
         if (w.o->rows() != vWidth || w.o->cols() < 1)
-            return shapeError("weights.o", vWidth, std::max<Eigen::Index>(w.o->cols(), 1),
-                              "heads*headDimV x d_out", w.o->rows(), w.o->cols());
+            return shapeError("weights.o", vWidth, std::max<Eigen::Index>(w.o->cols(), 1), "heads*headDimV x d_out",
+                              w.o->rows(), w.o->cols());
         ATTNSCOPE_CHECK(checkRange("weights.o (d_out)", w.o->cols(), limits.maxModelDim));
     } else if (w.oBias) {
         return Error{"weights.oBias: given without weights.o (an output bias needs an output projection)"};
@@ -155,15 +168,12 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
                               m.allowed->cols());
         for (Eigen::Index i = 0; i < m.allowed->size(); ++i)
             if (m.allowed->data()[i] > 1)
-                return Error{"mask.allowed: expected only 0 and 1, found " +
-                             std::to_string(int(m.allowed->data()[i]))};
+                return Error{"mask.allowed: expected only 0 and 1, found " + std::to_string(int(m.allowed->data()[i]))};
     }
 
     const std::int64_t bytes = traceBytes(p);
     if (bytes > limits.maxTraceBytes)
-        return Error{"size: this problem needs " + std::to_string(bytes >> 20) +
-                     " MiB for its intermediate tensors, more than the supported " +
-                     std::to_string(limits.maxTraceBytes >> 20) + " MiB"};
+        return tooLarge(bytes, limits.maxTraceBytes);
 
     ATTNSCOPE_CHECK(checkFinite("query.x", p.xq, false));
     if (cross)

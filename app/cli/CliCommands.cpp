@@ -3,18 +3,23 @@
 #include "app/cli/RenderCommand.h"
 #include "app/cli/TracePrinter.h"
 #include "app/engine/BackendChoice.h"
-#include "core/Npy.h"
+#include "core/FileIo.h"
+#include "core/MemoryLimits.h"
 #include "core/ProjectFile.h"
 #include "core/RandomProblem.h"
 #include "core/TensorExport.h"
+#include "core/TraceCheck.h"
 #include "core/TraceExport.h"
+#include "core/UserText.h"
+#include "core/Validation.h"
 
 #include <QCommandLineParser>
+#include <QDir>
 #include <QFileInfo>
-#include <QSaveFile>
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 
 namespace attnscope {
 
@@ -122,8 +127,10 @@ public:
         AttentionTrace trace;
     };
 
-    // The project computed, or nullopt with the error reported and m_exit set.
-    std::optional<ComputedProject> computeProject(const QCommandLineParser &parser)
+    // The project computed, or nullopt with the error reported and m_exit set. A result
+    // that overflowed to Inf or NaN is refused too (exit 1), unless allowNonFinite: show
+    // prints it first, so the user sees where it went wrong.
+    std::optional<ComputedProject> computeProject(const QCommandLineParser &parser, bool allowNonFinite = false)
     {
         auto project = readProjectFile(parser.positionalArguments()[0].toStdString());
         if (!project) {
@@ -136,6 +143,10 @@ public:
         auto trace = selection->backend->compute(project->problem);
         if (!trace) {
             m_exit = fail(trace.message());
+            return std::nullopt;
+        }
+        if (Status finite = checkFinite(*trace); !finite && !allowNonFinite) {
+            m_exit = fail(finite.message());
             return std::nullopt;
         }
         return ComputedProject{std::move(project.value()), std::move(*selection), std::move(trace.value())};
@@ -155,10 +166,16 @@ public:
             return m_exit;
         if (!parser.isSet("out"))
             return fail(QStringLiteral("compute: --out DIR is required"), kUsage);
+        const QString dir = parser.value("out");
+        const std::string projectPath = parser.positionalArguments()[0].toStdString();
+        for (const std::string &name : traceTensorNames())
+            if (sameFile(QDir(dir).filePath(QString::fromStdString(name + ".npy")).toStdString(), projectPath))
+                return fail(QStringLiteral("compute: --out %1 would overwrite the project file %2 (%3.npy)")
+                                .arg(shown(dir), shown(parser.positionalArguments()[0]), QString::fromStdString(name)),
+                            kUsage);
         auto run = computeProject(parser);
         if (!run)
             return m_exit;
-        const QString dir = parser.value("out");
         if (Status s = writeTraceNpy(run->trace, dir.toStdString()); !s)
             return fail(s.message());
         reportBackend(run->selection);
@@ -186,46 +203,58 @@ public:
         if (!headOk)
             return fail(QStringLiteral("--head: expected a whole number, found \"%1\"").arg(parser.value("head")),
                         kUsage);
+        if (sameFile(out.toStdString(), parser.positionalArguments()[0].toStdString()))
+            return fail(
+                QStringLiteral("export: --out %1 is the project file itself; it would be overwritten").arg(shown(out)),
+                kUsage);
         auto run = computeProject(parser);
         if (!run)
             return m_exit;
-
-        std::string bytes;
-        if (suffix == "npz" || suffix == "json") {
-            const auto tensors = traceTensors(run->trace);
-            if (suffix == "json") {
-                bytes = traceJson(run->project, tensors);
-            } else {
-                auto npz = npzBytes(tensors);
-                if (!npz)
-                    return fail(npz.message());
-                bytes = std::move(npz.value());
-            }
-        } else {
-            auto tensor = traceTensor(run->trace, parser.value("tensor").toStdString());
-            if (!tensor)
-                return fail(tensor.message(), kUsage);
-            if (suffix == "npy") {
-                bytes = npyBytes(tensor->shape, tensor->data.data());
-            } else {
-                // Token labels name the rows and columns where the tensor is indexed by tokens.
-                const std::string &name = tensor->name;
-                const bool keyRows = name == "k" || name == "v";
-                const bool keyCols = name == "scores" || name == "weights" || name == "mask";
-                auto csv = tensorCsv(*tensor, head, keyRows ? run->project.keyLabels() : run->project.queryTokens,
-                                     keyCols ? run->project.keyLabels() : std::vector<std::string>{});
-                if (!csv)
-                    return fail(csv.message(), kUsage);
-                bytes = std::move(csv.value());
-            }
-        }
-        QSaveFile file(out);
-        if (!file.open(QIODevice::WriteOnly) ||
-            file.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size()) || !file.commit())
-            return fail(QStringLiteral("%1: %2").arg(out, file.errorString()));
+        if (Status s = writeExport(*run, out.toStdString(), suffix, parser.value("tensor").toStdString(), head); !s)
+            return fail(s.message(), s.kind() == ErrorKind::InvalidInput ? kUsage : kFailed);
         reportBackend(run->selection);
         m_out << "wrote: " << out << "\n";
         return kOk;
+    }
+
+    // The export file, streamed from the trace (no copy of the tensors is built), whole or not
+    // at all. An InvalidInput error is the user's choice of tensor or head.
+    static Status writeExport(const ComputedProject &run, const std::string &path, const QString &suffix,
+                              const std::string &tensorName, int head)
+    {
+        AtomicFileWriter file(path);
+        if (suffix == "csv") {
+            auto tensor = traceTensor(run.trace, tensorName);
+            if (!tensor)
+                return tensor.error();
+            // One head as text: about 16 bytes per value, built in memory.
+            const auto &shape = tensor->shape;
+            const std::int64_t values = shape.size() == 3 ? shape[1] * shape[2] : shape[0] * shape[1];
+            if (Status s = checkFitsInMemory(saturatingMul(values, 16), "the CSV text"); !s)
+                return s;
+            // Token labels name the rows and columns where the tensor is indexed by tokens.
+            const std::string &name = tensor->name;
+            const bool keyRows = name == "k" || name == "v";
+            const bool keyCols = name == "scores" || name == "weights" || name == "mask";
+            auto csv = tensorCsv(*tensor, head, keyRows ? run.project.keyLabels() : run.project.queryTokens,
+                                 keyCols ? run.project.keyLabels() : std::vector<std::string>{});
+            if (!csv)
+                return csv.error();
+            if (Status s = file.open(); !s)
+                return s;
+            file.write(*csv);
+            return file.commit();
+        }
+        if (suffix == "npy" && traceTensorShape(run.trace, tensorName).empty())
+            return writeTensorNpy(run.trace, tensorName, file); // the error listing the names
+        if (Status s = file.open(); !s)
+            return s;
+        Status written = suffix == "npy"   ? writeTensorNpy(run.trace, tensorName, file)
+                         : suffix == "npz" ? writeTraceNpz(run.trace, file)
+                                           : writeTraceJson(run.project, run.trace, file);
+        if (!written)
+            return written;
+        return file.commit();
     }
 
     int show(const QStringList &args)
@@ -241,11 +270,14 @@ public:
             return fail(QStringLiteral("--precision: expected a whole number from 0 to 9, found \"%1\"")
                             .arg(parser.value("precision")),
                         kUsage);
-        auto run = computeProject(parser);
+        auto run = computeProject(parser, true);
         if (!run)
             return m_exit;
         reportBackend(run->selection);
         printPipeline(m_out, run->project, run->trace, precision);
+        m_out.flush();
+        if (Status finite = checkFinite(run->trace); !finite)
+            return fail(finite.message());
         return kOk;
     }
 
@@ -281,6 +313,15 @@ public:
             return kUsage;
         if (dim % heads != 0)
             return fail(QStringLiteral("bench: --dim %1 is not divisible by --heads %2").arg(dim).arg(heads), kUsage);
+        // Refused before the random inputs are made: they alone can be larger than memory.
+        const std::int64_t inputs =
+            saturatingMul(4, saturatingAdd(saturatingMul(tokens, dim), saturatingMul(5 * dim, dim)));
+        const std::int64_t headDim = dim / heads;
+        if (Status s =
+                checkFitsInMemory(saturatingAdd(inputs, traceBytes(heads, tokens, tokens, headDim, headDim, dim)),
+                                  "its inputs and intermediate tensors");
+            !s)
+            return fail(s.message());
         auto selection = backend(parser);
         if (!selection)
             return m_exit;
@@ -326,14 +367,15 @@ public:
     }
 
 private:
+    // A path or argument as a message may show it: one line, no terminal escapes.
+    static QString shown(const QString &text) { return QString::fromStdString(printableText(text.toStdString(), 200)); }
+
     QTextStream &m_out;
     QTextStream &m_err;
     int m_exit = kOk;
 };
 
-} // namespace
-
-int runCli(const QStringList &arguments, QTextStream &out, QTextStream &err)
+int dispatch(const QStringList &arguments, QTextStream &out, QTextStream &err)
 {
     Command command(out, err);
     const QString name = arguments.value(1);
@@ -361,6 +403,24 @@ int runCli(const QStringList &arguments, QTextStream &out, QTextStream &err)
     if (name == "devices")
         return command.devices(rest);
     return command.fail(QStringLiteral("unknown command \"%1\" (see --help)").arg(name), kUsage);
+}
+
+} // namespace
+
+int runCli(const QStringList &arguments, QTextStream &out, QTextStream &err)
+{
+    // The size checks refuse what cannot fit before allocating; this is the last resort when
+    // memory runs out anyway (another process took it, a limit lower than reported).
+    try {
+        return dispatch(arguments, out, err);
+    } catch (const std::bad_alloc &) {
+        err << "attnscope-cli: out of memory (" << QString::fromStdString(formatBytes(memoryBudget()))
+            << " may be allocated now; try a smaller problem)\n";
+    } catch (const std::exception &e) {
+        err << "attnscope-cli: internal error: " << QString::fromStdString(printableText(e.what(), 200)) << "\n";
+    }
+    err.flush();
+    return kFailed;
 }
 
 } // namespace attnscope

@@ -1,0 +1,62 @@
+#pragma once
+
+#include "core/Result.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace attnscope {
+
+// Reads a whole input file (a project, a .npy) of at most maxBytes, without ever reading
+// without end: a regular file larger than maxBytes is refused by its size before reading,
+// and anything else (a pipe, a FIFO, /dev/zero) is read in chunks that stop at maxBytes, or
+// at the first NUL byte when `text` is set (no JSON document holds one). Errors start with
+// the path and say why: "p.json: cannot open the file (Permission denied)",
+// "/dev/zero: not a text file (a NUL byte at offset 0)", "big.json: the file is 3.2 GiB;
+// files up to 1.0 GiB can be read on this machine" (kind TooLarge).
+Result<std::string> readInputFile(const std::string &path, std::int64_t maxBytes, bool text = true);
+
+// Writes one output file so that it appears whole or not at all: the bytes go to a temporary
+// file beside the target, which is flushed, synced and renamed over the target on commit().
+// A target that exists and is not a regular file (/dev/null, /dev/full, a FIFO) is written
+// directly instead. Every failure keeps the system's reason ("No space left on device") in an
+// Error of kind Io naming the target; a writer destroyed before commit() removes its temporary.
+class AtomicFileWriter
+{
+public:
+    // shownAs: the name errors use, when the path written is an intermediate one.
+    explicit AtomicFileWriter(std::string path, std::string shownAs = {});
+    ~AtomicFileWriter();
+    AtomicFileWriter(const AtomicFileWriter &) = delete;
+    AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;
+
+    Status open();
+    // Buffered; the first failure is kept and reported by commit().
+    void write(const char *data, std::size_t size);
+    void write(std::string_view bytes) { write(bytes.data(), bytes.size()); }
+    Status commit();
+
+    const std::string &path() const { return m_path; }
+
+private:
+    bool writeAll(const char *data, std::size_t size);
+    bool flushBuffer();
+    void discard();
+
+    std::string m_path, m_shown, m_temporary;
+    int m_fd = -1;
+    bool m_direct = false;
+    int m_errno = 0;
+    std::string m_buffer;
+};
+
+// An Error of kind Io: "<path>: <what> (<strerror(err)>)".
+Error ioError(const std::string &path, const std::string &what, int err);
+
+// True when both paths name the same existing file (same device and inode, so links and
+// different spellings count): an output that would overwrite an input.
+bool sameFile(const std::string &a, const std::string &b);
+
+} // namespace attnscope
