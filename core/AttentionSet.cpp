@@ -104,8 +104,12 @@ float AttentionSet::at(int sample, int layer, int head, std::int64_t i, std::int
 {
     const std::int64_t index = i * m_tk + j;
     const void *data = mapData(sample, layer, head);
-    if (m_storage == AttentionStorage::Float32)
-        return static_cast<const float *>(data)[index];
+    // Mapped files need not align their values, so both kinds are read byte-wise.
+    if (m_storage == AttentionStorage::Float32) {
+        float value;
+        std::memcpy(&value, static_cast<const unsigned char *>(data) + 4 * index, 4);
+        return value;
+    }
     std::uint16_t bits;
     std::memcpy(&bits, static_cast<const unsigned char *>(data) + 2 * index, 2);
     return halfToFloat(bits);
@@ -115,10 +119,9 @@ void AttentionSet::row(int sample, int layer, int head, std::int64_t i, float *o
 {
     const void *data = mapData(sample, layer, head);
     if (m_storage == AttentionStorage::Float32) {
-        std::memcpy(out, static_cast<const float *>(data) + i * m_tk, std::size_t(m_tk) * sizeof(float));
+        std::memcpy(out, static_cast<const unsigned char *>(data) + 4 * i * m_tk, std::size_t(m_tk) * sizeof(float));
         return;
     }
-    // Mapped files need not be 2-byte aligned, so halves are read byte-wise.
     const auto *bytes = static_cast<const unsigned char *>(data) + 2 * i * m_tk;
     for (std::int64_t j = 0; j < m_tk; ++j) {
         std::uint16_t bits;

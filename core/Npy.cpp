@@ -132,6 +132,49 @@ Result<std::vector<std::int64_t>> parseShape(const std::string &tuple)
 
 } // namespace
 
+Result<NpyHeader> parseNpyHeader(std::string_view bytes)
+{
+    if (bytes.size() < 10 || bytes.substr(0, 6) != std::string_view("\x93NUMPY", 6))
+        return Error{"not a .npy file (missing the \\x93NUMPY magic)"};
+    const int major = static_cast<unsigned char>(bytes[6]);
+    std::size_t headerLen = 0, offset = 0;
+    if (major == 1) {
+        headerLen = static_cast<unsigned char>(bytes[8]) | (std::size_t(static_cast<unsigned char>(bytes[9])) << 8);
+        offset = 10;
+    } else if (major == 2 || major == 3) {
+        if (bytes.size() < 12)
+            return Error{"truncated .npy header"};
+        for (int i = 0; i < 4; ++i)
+            headerLen |= std::size_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+        offset = 12;
+    } else {
+        return Error{"unsupported .npy version " + std::to_string(major)};
+    }
+    if (headerLen > bytes.size() - offset)
+        return Error{"truncated .npy header: the header length at offset 8 says " + std::to_string(headerLen) +
+                     " bytes, the file has " + std::to_string(bytes.size() - offset)};
+    const std::string header(bytes.substr(offset, headerLen));
+    NpyHeader out;
+    const auto descr = headerValue(header, "descr");
+    if (!descr)
+        return Error{"bad .npy header: no 'descr' entry"};
+    out.descr = *descr;
+    const auto order = headerValue(header, "fortran_order");
+    if (!order)
+        return Error{"bad .npy header: no 'fortran_order' entry"};
+    if (*order != "False")
+        return Error{"unsupported .npy layout: only C order is read"};
+    const auto shapeText = headerValue(header, "shape");
+    if (!shapeText)
+        return Error{"bad .npy header: no 'shape' entry"};
+    auto shape = parseShape(*shapeText);
+    if (!shape)
+        return shape.error();
+    out.shape = std::move(*shape);
+    out.dataOffset = offset + headerLen;
+    return out;
+}
+
 Result<NpyArray> parseNpy(const std::string &bytes)
 {
     if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)

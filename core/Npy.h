@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnscope {
@@ -21,6 +22,16 @@ struct NpyArray {
 // so a writer can stream the values after it without building the file in memory.
 std::string npyHeader(const std::vector<std::int64_t> &shape);
 std::string npyBytes(const std::vector<std::int64_t> &shape, const float *data);
+
+// The header of a .npy file: its dtype as written ("<f2", "<f4", "|u1", ...), its shape
+// (checked to be whole numbers) and where the data starts. Only C order is accepted. The
+// data is not looked at; callers check its size against the shape and the dtype.
+struct NpyHeader {
+    std::string descr;
+    std::vector<std::int64_t> shape;
+    std::size_t dataOffset = 0;
+};
+Result<NpyHeader> parseNpyHeader(std::string_view bytes);
 
 // Any bytes are safe to pass: every failure is a one-line Error (bad magic, version, dtype,
 // layout, a shape that is not a tuple of whole numbers, a shape whose product does not match

@@ -9,7 +9,7 @@ packages=(
   # the format check (part of the test suite) and the fuzz targets (clang's libFuzzer)
   clang-format clang libclang-rt-14-dev
   # libraries
-  qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libeigen3-dev nlohmann-json3-dev
+  qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libeigen3-dev nlohmann-json3-dev zlib1g-dev
   # Vulkan: headers and loader, the GLSL compiler, Mesa's lavapipe (a CPU Vulkan driver, so the
   # GPU path runs everywhere) and the Khronos validation layer the GPU tests enable
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools

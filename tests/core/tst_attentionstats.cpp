@@ -3,6 +3,7 @@
 
 #include "../common/TestUtil.h"
 
+#include "core/AttentionFile.h"
 #include "core/AttentionSet.h"
 #include "core/AttentionStats.h"
 #include "core/Npy.h"
@@ -25,21 +26,31 @@ QString fixture(const QString &name)
     return test::sourcePath("tests/fixtures/attention/" + name);
 }
 
-// An .npy fixture as an attention set, its layout [L,H,Tq,Tk], [H,Tq,Tk] or [Tq,Tk].
-AttentionSet loadNpySet(const QString &name)
+// A fixture read by the importer, so every container, dtype and layout goes through the
+// same path a user's file takes.
+AttentionSet loadSet(const QString &file)
 {
-    auto array = readNpyFile(fixture(name).toStdString());
-    if (!array)
-        qFatal("%s", array.message().c_str());
-    std::vector<std::int64_t> shape = array->shape;
-    while (shape.size() < 4)
-        shape.insert(shape.begin(), 1);
-    std::vector<float> values(array->data.begin(), array->data.end());
-    auto set = AttentionSet::fromFloats(std::move(values), 1, int(shape[0]), int(shape[1]), shape[2], shape[3]);
+    auto set = readAttentionFile(fixture(file).toStdString());
     if (!set)
         qFatal("%s", set.message().c_str());
     return std::move(set).value();
 }
+
+// Every fixture file and the stem of its expectations.
+const std::pair<const char *, const char *> kFiles[] = {
+    {"lhtt_f16.npy", "lhtt_f16"},
+    {"lhtt_f32.npy", "lhtt_f32"},
+    {"lhtt_f64.npy", "lhtt_f64"},
+    {"lhtt_f16_st.safetensors", "lhtt_f16_st"},
+    {"lhtt_bf16_st.safetensors", "lhtt_bf16_st"},
+    {"lhtt_f32_st.safetensors", "lhtt_f32_st"},
+    {"lhtt_f64_st.safetensors", "lhtt_f64_st"},
+    {"lhtt_stored.npz", "lhtt_stored"},
+    {"lhtt_deflated.npz", "lhtt_deflated"},
+    {"htt_f32.npy", "htt_f32"},
+    {"tt_f64.npy", "tt_f64"},
+    {"cross_htt_f32.npy", "cross_htt_f32"},
+};
 
 std::vector<std::string> tokensOf(const QString &name)
 {
@@ -108,15 +119,17 @@ private slots:
 
 void TestAttentionStats::statisticsMatchNumPy_data()
 {
+    QTest::addColumn<QString>("file");
     QTest::addColumn<QString>("stem");
-    for (const char *stem : {"lhtt_f32", "lhtt_f64", "htt_f32", "tt_f64", "cross_htt_f32"})
-        QTest::newRow(stem) << QString(stem);
+    for (const auto &[file, stem] : kFiles)
+        QTest::newRow(file) << QString(file) << QString(stem);
 }
 
 void TestAttentionStats::statisticsMatchNumPy()
 {
+    QFETCH(QString, file);
     QFETCH(QString, stem);
-    const AttentionSet set = loadNpySet(stem + ".npy");
+    const AttentionSet set = loadSet(file);
     const QJsonObject expected = expectation(stem);
     QCOMPARE(set.layers(), expected.value("layers").toInt());
     QCOMPARE(set.heads(), expected.value("heads").toInt());
@@ -149,15 +162,18 @@ void TestAttentionStats::statisticsMatchNumPy()
 
 void TestAttentionStats::rolloutMatchesNumPy_data()
 {
+    QTest::addColumn<QString>("file");
     QTest::addColumn<QString>("stem");
-    for (const char *stem : {"lhtt_f32", "lhtt_f64", "htt_f32", "tt_f64"})
-        QTest::newRow(stem) << QString(stem);
+    for (const auto &[file, stem] : kFiles)
+        if (QString(stem) != "cross_htt_f32")
+            QTest::newRow(file) << QString(file) << QString(stem);
 }
 
 void TestAttentionStats::rolloutMatchesNumPy()
 {
+    QFETCH(QString, file);
     QFETCH(QString, stem);
-    const AttentionSet set = loadNpySet(stem + ".npy");
+    const AttentionSet set = loadSet(file);
     auto rollout = attentionRollout(set);
     QVERIFY2(rollout.ok(), rollout.ok() ? "" : rollout.message().c_str());
     const MatrixD expected = loadMatrix("expected_" + stem + "_rollout.npy");
@@ -170,20 +186,23 @@ void TestAttentionStats::rolloutMatchesNumPy()
 
 void TestAttentionStats::wordMergingMatchesNumPy_data()
 {
+    QTest::addColumn<QString>("file");
     QTest::addColumn<QString>("stem");
-    QTest::newRow("self, sub-word pieces") << QString("lhtt_f32");
-    QTest::newRow("cross, key pieces") << QString("cross_htt_f32");
+    for (const auto &[file, stem] : kFiles)
+        if (QFile::exists(fixture(QString(stem) + ".tokens.json")) || QString(file).endsWith(".safetensors"))
+            QTest::newRow(file) << QString(file) << QString(stem);
 }
 
 void TestAttentionStats::wordMergingMatchesNumPy()
 {
+    QFETCH(QString, file);
     QFETCH(QString, stem);
-    AttentionSet set = loadNpySet(stem + ".npy");
-    QVERIFY(set.setTokens(tokensOf(stem + ".tokens.json"), keyTokensOf(stem + ".tokens.json")).ok());
-    if (set.keyTokens.empty()) {
-        set.keyTokens = set.queryTokens;
-        set.keyWordOf = set.queryWordOf;
-    }
+    const AttentionSet set = loadSet(file);
+    // Labels from the sidecar or the safetensors metadata, as the fixture script wrote them.
+    const std::vector<std::string> sidecar = tokensOf("lhtt_f32.tokens.json");
+    QCOMPARE(set.queryTokens, stem == "cross_htt_f32" ? tokensOf(stem + ".tokens.json") : sidecar);
+    if (stem == "cross_htt_f32")
+        QCOMPARE(set.keyTokens, keyTokensOf(stem + ".tokens.json"));
     const QJsonObject expected = expectation(stem);
     std::vector<int> qw, kw;
     for (const auto &v : expected.value("queryWords").toArray())
@@ -253,7 +272,7 @@ void TestAttentionStats::tokenCountsAreChecked()
 
 void TestAttentionStats::rolloutNeedsSquareMaps()
 {
-    const AttentionSet set = loadNpySet("cross_htt_f32.npy");
+    const AttentionSet set = loadSet("cross_htt_f32.npy");
     auto rollout = attentionRollout(set);
     QVERIFY(!rollout.ok());
     QVERIFY(rollout.message().find("square") != std::string::npos);

@@ -1,0 +1,238 @@
+// Attention files as users bring them: what each container and dtype gives, and every kind of
+// broken file refused with one line that names the problem. Broken files are real files,
+// written by mutating the NumPy-made fixtures (tests/fixtures/attention).
+
+#include "../common/TestUtil.h"
+
+#include "core/AttentionFile.h"
+#include "core/Safetensors.h"
+
+#include <QFile>
+#include <QObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <cstring>
+
+using namespace attnscope;
+
+namespace {
+
+QByteArray fixtureBytes(const QString &name)
+{
+    QFile f(test::sourcePath("tests/fixtures/attention/" + name));
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("missing fixture %s", qPrintable(name));
+    return f.readAll();
+}
+
+QByteArray safetensors(const QByteArray &header, const QByteArray &data)
+{
+    QByteArray out(8, '\0');
+    const quint64 n = quint64(header.size());
+    for (int i = 0; i < 8; ++i)
+        out[i] = char((n >> (8 * i)) & 0xff);
+    return out + header + data;
+}
+
+} // namespace
+
+class TestAttentionFile : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+    void describesWhatItRead_data();
+    void describesWhatItRead();
+    void brokenFilesAreRefused_data();
+    void brokenFilesAreRefused();
+    void safetensorsHeaderChecks_data();
+    void safetensorsHeaderChecks();
+
+private:
+    QString write(const QString &name, const QByteArray &bytes)
+    {
+        const QString path = m_dir.filePath(name);
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(bytes) != bytes.size())
+            qFatal("cannot write %s", qPrintable(path));
+        return path;
+    }
+    QTemporaryDir m_dir;
+};
+
+void TestAttentionFile::describesWhatItRead_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("container");
+    QTest::addColumn<QString>("dtype");
+    QTest::addColumn<bool>("mapped");
+    QTest::addColumn<int>("layers");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("storageBytes");
+    QTest::newRow("npy float16 stays half, mapped") << "lhtt_f16.npy"
+                                                    << "npy"
+                                                    << "float16" << true << 3 << 4 << 2;
+    QTest::newRow("npy float32 mapped") << "lhtt_f32.npy"
+                                        << "npy"
+                                        << "float32" << true << 3 << 4 << 4;
+    QTest::newRow("npy float64 to float32") << "lhtt_f64.npy"
+                                            << "npy"
+                                            << "float64" << false << 3 << 4 << 4;
+    QTest::newRow("safetensors bf16 to float32") << "lhtt_bf16_st.safetensors"
+                                                 << "safetensors"
+                                                 << "bfloat16" << false << 3 << 4 << 4;
+    QTest::newRow("safetensors f16 mapped") << "lhtt_f16_st.safetensors"
+                                            << "safetensors"
+                                            << "float16" << true << 3 << 4 << 2;
+    QTest::newRow("npz stored, mapped") << "lhtt_stored.npz"
+                                        << "npz"
+                                        << "float32" << true << 3 << 4 << 4;
+    QTest::newRow("npz deflated, picked by name") << "lhtt_deflated.npz"
+                                                  << "npz"
+                                                  << "float16" << false << 3 << 4 << 2;
+    QTest::newRow("[H,T,T] is one layer") << "htt_f32.npy"
+                                          << "npy"
+                                          << "float32" << true << 1 << 4 << 4;
+    QTest::newRow("[T,T] is one head") << "tt_f64.npy"
+                                       << "npy"
+                                       << "float64" << false << 1 << 1 << 4;
+}
+
+void TestAttentionFile::describesWhatItRead()
+{
+    QFETCH(QString, file);
+    QFETCH(QString, container);
+    QFETCH(QString, dtype);
+    QFETCH(bool, mapped);
+    QFETCH(int, layers);
+    QFETCH(int, heads);
+    QFETCH(int, storageBytes);
+    AttentionFileInfo info;
+    auto set = readAttentionFile(test::sourcePathStd("tests/fixtures/attention/" + file), &info);
+    QVERIFY2(set.ok(), set.ok() ? "" : set.message().c_str());
+    QCOMPARE(QString::fromStdString(info.container), container);
+    QCOMPARE(QString::fromStdString(info.dtype), dtype);
+    QCOMPARE(info.mapped, mapped);
+    QCOMPARE(set->layers(), layers);
+    QCOMPARE(set->heads(), heads);
+    QCOMPARE(set->queries(), 11);
+    // Values are kept at the file's precision (half stays half), never as doubles.
+    QCOMPARE(set->valueBytes(), std::int64_t(layers) * heads * 11 * 11 * storageBytes);
+}
+
+void TestAttentionFile::brokenFilesAreRefused_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("sidecar");  // written as NAME.tokens.json when not empty
+    QTest::addColumn<QString>("expected"); // a part of the one-line message
+
+    const QByteArray f32 = fixtureBytes("lhtt_f32.npy");
+    QTest::newRow("truncated data") << "a.npy" << f32.left(f32.size() - 10) << QString()
+                                    << "needs 5808 bytes from offset 128, the file has 5798 (truncated)";
+    QByteArray longHeader = f32;
+    longHeader[8] = char(0xff);
+    longHeader[9] = char(0xff);
+    QTest::newRow("header length past the end") << "b.npy" << longHeader << QString() << "header length at offset 8";
+    QByteArray intDtype = f32;
+    intDtype.replace("'<f4'", "'<i4'");
+    QTest::newRow("unknown dtype") << "c.npy" << intDtype << QString() << "dtype \"<i4\" is not an attention dtype";
+    QByteArray bigEndian = f32;
+    bigEndian.replace("'<f4'", "'>f4'");
+    QTest::newRow("big-endian") << "d.npy" << bigEndian << QString() << "little-endian";
+    QByteArray nan = f32;
+    const float qnan = std::nanf("");
+    std::memcpy(nan.data() + 128 + 4 * (2 * 121 + 5 * 11 + 3), &qnan, 4); // [0, 2, 5, 3]
+    QTest::newRow("NaN") << "e.npy" << nan << QString() << "value [0, 2, 5, 3] is NaN";
+    QTest::newRow("tokens do not match the shape") << "f.npy" << f32 << R"({"tokens": ["a", "b", "c"]})"
+                                                   << "tokens: expected 11 labels (one per query), found 3";
+    QTest::newRow("sidecar is not JSON") << "g.npy" << f32 << "{\"tokens\": ["
+                                         << "not valid JSON";
+    QByteArray rank5 = f32;
+    rank5.replace("(3, 4, 11, 11)", "(1,3,4,11,11) "); // same header length
+    QTest::newRow("five axes") << "h.npy" << rank5 << QString() << "expected [layers, heads, queries, keys]";
+    QTest::newRow("empty file") << "i.npy" << QByteArray() << QString() << "not a .npy file";
+    QByteArray zip = fixtureBytes("lhtt_deflated.npz");
+    zip[200] = char(zip[200] ^ 0x5a); // inside the first member's deflate stream
+    QTest::newRow("npz corrupt member") << "j.npz" << zip << QString() << "ZIP member \"attentions.npy\"";
+    QTest::newRow("npz truncated") << "k.npz" << fixtureBytes("lhtt_stored.npz").left(3000) << QString()
+                                   << "not a ZIP archive";
+    QByteArray st = fixtureBytes("lhtt_f32_st.safetensors");
+    QTest::newRow("safetensors truncated") << "l.safetensors" << st.left(st.size() - 4) << QString()
+                                           << "data_offsets end 5808 is past the 5804 bytes of data";
+    QByteArray stDtype = st;
+    stDtype.replace("\"F32\"", "\"I32\"");
+    QTest::newRow("safetensors integer dtype")
+        << "m.safetensors" << stDtype << QString() << "has dtype \"I32\" (expected F16, BF16, F32 or F64)";
+}
+
+void TestAttentionFile::brokenFilesAreRefused()
+{
+    QFETCH(QString, name);
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, sidecar);
+    QFETCH(QString, expected);
+    const QString path = write(name, bytes);
+    const QString sidecarPath = path.left(path.lastIndexOf('.')) + ".tokens.json";
+    QFile::remove(sidecarPath);
+    if (!sidecar.isEmpty())
+        write(QFileInfo(sidecarPath).fileName(), sidecar.toUtf8());
+    auto set = readAttentionFile(path.toStdString());
+    QVERIFY(!set.ok());
+    const QString message = QString::fromStdString(set.message());
+    QVERIFY2(message.contains(expected), qPrintable(message));
+    QVERIFY2(message.startsWith(path), qPrintable(message));
+    QVERIFY2(!message.contains('\n'), qPrintable(message));
+}
+
+void TestAttentionFile::safetensorsHeaderChecks_data()
+{
+    QTest::addColumn<QByteArray>("file");
+    QTest::addColumn<QString>("expected");
+    const QByteArray data(16, '\0');
+    QTest::newRow("overlapping offsets")
+        << safetensors(
+               R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+               data)
+        << "tensor \"b\": data_offsets [4, 12] overlap the tensor before it (which ends at 8)";
+    QTest::newRow("size does not match the shape")
+        << safetensors(R"({"a":{"dtype":"F16","shape":[3],"data_offsets":[0,16]}})", data)
+        << "F16 3 values need 6 bytes, data_offsets give 16";
+    QTest::newRow("header length past the end") << QByteArray("\xff\xff\xff\xff\x00\x00\x00\x00{}", 10)
+                                                << "header length 4294967295 at offset 0 runs past the end";
+    QTest::newRow("duplicate tensor")
+        << safetensors(
+               R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+               data)
+        << "given twice";
+    QTest::newRow("hole in the data") << safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", data)
+                                      << "belong to no tensor";
+    QTest::newRow("negative size") << safetensors(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,16]}})", data)
+                                   << "shape holds -2, not a size";
+    QTest::newRow("deep nesting") << safetensors(QByteArray(40, '[') + QByteArray(40, ']'), data)
+                                  << "not a JSON object";
+    QTest::newRow("nested metadata")
+        << safetensors(R"({"__metadata__":{"x":{"y":"z"}},"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})",
+                       data)
+        << "__metadata__.x: expected a string";
+    QTest::newRow("too short") << QByteArray("abc") << "shorter than the 8-byte header length";
+}
+
+void TestAttentionFile::safetensorsHeaderChecks()
+{
+    QFETCH(QByteArray, file);
+    QFETCH(QString, expected);
+    auto keep = std::make_shared<QByteArray>(file);
+    auto parsed = SafetensorsFile::parse(reinterpret_cast<const unsigned char *>(keep->constData()),
+                                         std::uint64_t(keep->size()), keep);
+    QVERIFY(!parsed.ok());
+    const QString message = QString::fromStdString(parsed.message());
+    QVERIFY2(message.contains(expected), qPrintable(message));
+    QVERIFY2(!message.contains('\n'), qPrintable(message));
+}
+
+QTEST_GUILESS_MAIN(TestAttentionFile)
+#include "tst_attentionfile.moc"
