@@ -138,7 +138,9 @@ Error VulkanBackend::State::fail(Error error)
         lost = true;
         lostReason = error.message;
     }
-    error.message = "Vulkan (" + device->info().label() + "): " + error.message;
+    error.message = "Vulkan (" + device->info().label() +
+                    "): " + (error.kind == ErrorKind::DeviceLost ? "the device stopped answering: " : "") +
+                    error.message;
     return error;
 }
 
