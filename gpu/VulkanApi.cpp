@@ -49,17 +49,21 @@ Loaded openLoader()
 Result<const GlobalFunctions *> loadVulkan()
 {
     static const Loaded loaded = openLoader();
+    // Without a usable loader this machine cannot run Vulkan at all.
     if (!loaded.error.empty())
-        return Error{loaded.error};
+        return Error{loaded.error, ErrorKind::Unsupported};
     return &loaded.functions;
 }
 
-Status loadInstanceFunctions(const GlobalFunctions &global, VkInstance instance, InstanceFunctions &f)
+Status loadInstanceFunctions(const GlobalFunctions &global, VkInstance instance, InstanceFunctions &f, int loadLimit)
 {
+    int loaded = 0;
 #define ATTNSCOPE_VK_LOAD(name)                                                                                        \
-    f.name = reinterpret_cast<PFN_##name>(global.vkGetInstanceProcAddr(instance, #name));                              \
+    if (loadLimit < 0 || loaded < loadLimit)                                                                           \
+        f.name = reinterpret_cast<PFN_##name>(global.vkGetInstanceProcAddr(instance, #name));                          \
     if (!f.name)                                                                                                       \
-        return Error{"Vulkan instance lacks " #name};
+        return Error{"Vulkan instance lacks " #name, ErrorKind::Unsupported};                                          \
+    ++loaded;
     ATTNSCOPE_VK_INSTANCE_FUNCTIONS(ATTNSCOPE_VK_LOAD)
 #undef ATTNSCOPE_VK_LOAD
     // Optional: present only when VK_EXT_debug_utils was enabled.
@@ -72,12 +76,15 @@ Status loadInstanceFunctions(const GlobalFunctions &global, VkInstance instance,
     return Ok{};
 }
 
-Status loadDeviceFunctions(const InstanceFunctions &instance, VkDevice device, DeviceFunctions &f)
+Status loadDeviceFunctions(const InstanceFunctions &instance, VkDevice device, DeviceFunctions &f, int loadLimit)
 {
+    int loaded = 0;
 #define ATTNSCOPE_VK_LOAD(name)                                                                                        \
-    f.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name));                                \
+    if (loadLimit < 0 || loaded < loadLimit)                                                                           \
+        f.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name));                            \
     if (!f.name)                                                                                                       \
-        return Error{"Vulkan device lacks " #name};
+        return Error{"Vulkan device lacks " #name, ErrorKind::Unsupported};                                            \
+    ++loaded;
     ATTNSCOPE_VK_DEVICE_FUNCTIONS(ATTNSCOPE_VK_LOAD)
 #undef ATTNSCOPE_VK_LOAD
     return Ok{};
@@ -123,9 +130,33 @@ const char *resultName(VkResult result)
     }
 }
 
+ErrorKind errorKindOf(VkResult result)
+{
+    switch (result) {
+    case VK_ERROR_DEVICE_LOST:
+    case VK_TIMEOUT:
+        return ErrorKind::DeviceLost;
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+    case VK_ERROR_OUT_OF_POOL_MEMORY:
+    case VK_ERROR_FRAGMENTED_POOL:
+    case VK_ERROR_TOO_MANY_OBJECTS:
+    case VK_ERROR_MEMORY_MAP_FAILED:
+        return ErrorKind::OutOfMemory;
+    case VK_ERROR_INITIALIZATION_FAILED:
+    case VK_ERROR_LAYER_NOT_PRESENT:
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+        return ErrorKind::Unsupported;
+    default:
+        return ErrorKind::Internal;
+    }
+}
+
 Error vkError(const std::string &what, VkResult result)
 {
-    return Error{what + ": " + resultName(result) + " (" + std::to_string(int(result)) + ")"};
+    return Error{what + ": " + resultName(result) + " (" + std::to_string(int(result)) + ")", errorKindOf(result)};
 }
 
 } // namespace attnscope::vk

@@ -97,13 +97,24 @@ struct DeviceFunctions {
 // path; tests point it at a missing file to exercise the "no loader" fallback for real.
 Result<const GlobalFunctions *> loadVulkan();
 
-Status loadInstanceFunctions(const GlobalFunctions &global, VkInstance instance, InstanceFunctions &out);
-Status loadDeviceFunctions(const InstanceFunctions &instance, VkDevice device, DeviceFunctions &out);
+// Fill a table in declaration order and stop at the first entry the loader or driver lacks,
+// leaving that one and the rest null: whoever owns the handle must check every pointer it
+// calls on the way out. `loadLimit` (a test hook, -1: none) pretends the table ends after
+// that many entries, so the half-loaded paths run on a complete driver.
+Status loadInstanceFunctions(const GlobalFunctions &global, VkInstance instance, InstanceFunctions &out,
+                             int loadLimit = -1);
+Status loadDeviceFunctions(const InstanceFunctions &instance, VkDevice device, DeviceFunctions &out,
+                           int loadLimit = -1);
 
 // "VK_ERROR_DEVICE_LOST" and so on.
 const char *resultName(VkResult result);
 
-// "what: VK_ERROR_..." as an Error.
+// What a failing VkResult means to the caller: DEVICE_LOST and TIMEOUT (a fence that never
+// signalled) are DeviceLost, the OUT_OF_*_MEMORY family and full pools OutOfMemory, missing
+// layers, extensions, features and drivers Unsupported, anything else Internal.
+ErrorKind errorKindOf(VkResult result);
+
+// "what: VK_ERROR_... (-4)" as an Error of errorKindOf(result).
 Error vkError(const std::string &what, VkResult result);
 
 } // namespace attnscope::vk

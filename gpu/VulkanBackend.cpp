@@ -79,10 +79,20 @@ Result<VulkanFault> parseVulkanFault(const std::string &text)
         return VulkanFault::DeviceLost;
     if (text == "oom")
         return VulkanFault::OutOfMemory;
-    return Error{"ATTNSCOPE_VULKAN_FAULT: expected none, create, device-lost or oom, found \"" + text + "\""};
+    if (text == "timeout")
+        return VulkanFault::Timeout;
+    if (text == "partial-instance")
+        return VulkanFault::PartialInstance;
+    if (text == "partial-device")
+        return VulkanFault::PartialDevice;
+    return Error{"ATTNSCOPE_VULKAN_FAULT: expected none, create, device-lost, oom, timeout, partial-instance or "
+                 "partial-device, found \"" +
+                 text + "\""};
 }
 
 struct VulkanBackend::State {
+    ~State();
+
     VulkanBackendOptions options;
     VulkanFault fault = VulkanFault::None;
     std::unique_ptr<Device> device;
@@ -96,6 +106,7 @@ struct VulkanBackend::State {
     std::array<GpuTensor, SlotCount> tensors;
     ShapeKey key{};
     bool haveBuffers = false;
+    std::uint64_t maxAllocationBytes = 0; // the device's, or the tighter test limit
     bool lost = false;
     std::string lostReason;
     VulkanStats stats;
@@ -109,17 +120,27 @@ struct VulkanBackend::State {
     Error fail(Error error);
 };
 
+VulkanBackend::State::~State()
+{
+    // Nothing below may be destroyed while a submission can still use it: after a timed-out
+    // wait the GPU may still be running the last compute. Members are destroyed in reverse
+    // order (buffers, descriptor pools, the command pool, pipelines), all after this wait,
+    // and the device itself last.
+    if (device)
+        device->waitIdle();
+}
+
 Error VulkanBackend::State::fail(Error error)
 {
-    const bool deviceLost = error.message.find("VK_ERROR_DEVICE_LOST") != std::string::npos ||
-                            error.message.find("VK_TIMEOUT") != std::string::npos;
-    if (deviceLost) {
+    if (error.kind == ErrorKind::DeviceLost) {
+        // The buffers, descriptor sets and command buffer of a submission that timed out may
+        // still be in use: they are kept until the backend is destroyed, after its wait.
         lost = true;
         lostReason = error.message;
-        tensors = {}; // the memory of a lost device is gone; free what we can now
-        haveBuffers = false;
     }
-    error.message = "Vulkan (" + device->info().label() + "): " + error.message;
+    error.message = "Vulkan (" + device->info().label() +
+                    "): " + (error.kind == ErrorKind::DeviceLost ? "the device stopped answering: " : "") +
+                    error.message;
     return error;
 }
 
@@ -155,6 +176,13 @@ Status VulkanBackend::State::allocate(const AttentionProblem &p)
     bytes[C] = tq * std::uint64_t(p.vWidth()) * f;
     bytes[O] = p.weights.o ? tq * std::uint64_t(p.dOut()) * f : 0;
 
+    // Refuse a problem too large for this device before allocating any of it.
+    for (int s = 0; s < SlotCount; ++s)
+        if (bytes[size_t(s)] > maxAllocationBytes)
+            return Error{std::string(kSlotNames[s]) + ": needs " + std::to_string(bytes[size_t(s)]) +
+                             " bytes in one allocation, more than the " + std::to_string(maxAllocationBytes) +
+                             " bytes " + device->info().label() + " allows",
+                         ErrorKind::TooLarge};
     for (int s = 0; s < SlotCount; ++s) {
         if (bytes[size_t(s)] == 0)
             continue;
@@ -363,6 +391,13 @@ Status VulkanBackend::State::run(const AttentionProblem &p)
     int dispatches = 0;
     if (Status s = record(p, dispatches); !s)
         return s;
+    if (fault == VulkanFault::Timeout) {
+        // Submitted for real, then given up on without waiting, exactly as a fence wait
+        // that timed out leaves it: the GPU may still be reading and writing every buffer.
+        if (Status s = commands->submit(); !s)
+            return s;
+        return vkError("vkWaitForFences (injected fault: gave up without waiting)", VK_TIMEOUT);
+    }
     if (Status s = commands->submitAndWait(kSubmitTimeoutNs); !s)
         return s;
     ++stats.submissions;
@@ -385,7 +420,11 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackend
         state->fault = *parsed;
     }
 
-    auto instance = Instance::create({options.validation});
+    vk::InstanceOptions instanceOptions;
+    instanceOptions.validation = options.validation;
+    if (state->fault == VulkanFault::PartialInstance)
+        instanceOptions.loadLimit = 0; // not even vkDestroyInstance
+    auto instance = Instance::create(instanceOptions);
     if (!instance)
         return instance.error();
     const std::string selector = options.device.empty() ? deviceSelectorFromEnvironment() : options.device;
@@ -395,7 +434,8 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackend
     const DeviceInfo &info = (*instance)->devices()[size_t(*index)];
     if (state->fault == VulkanFault::CreateDevice)
         return vkError("vkCreateDevice on " + info.label() + " (injected fault)", VK_ERROR_INITIALIZATION_FAILED);
-    auto device = Device::create(*instance, *index);
+    // Two device functions: vkDestroyDevice loads, vkDeviceWaitIdle does not.
+    auto device = Device::create(*instance, *index, state->fault == VulkanFault::PartialDevice ? 2 : -1);
     if (!device)
         return device.error();
     state->device = std::move(*device);
@@ -423,6 +463,9 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackend
         return placeholder.error();
     state->placeholder = std::move(*placeholder);
 
+    state->maxAllocationBytes = d.maxAllocationBytes();
+    if (options.maxAllocationBytes > 0)
+        state->maxAllocationBytes = std::min(state->maxAllocationBytes, options.maxAllocationBytes);
     PassLimits &l = state->limits;
     l.binding.maxRangeBytes = d.info().maxStorageBufferRange;
     if (options.maxStorageBufferRange > 0)
@@ -467,7 +510,8 @@ Result<AttentionTrace> VulkanBackend::compute(const AttentionProblem &p)
     State &st = *m_state;
     if (st.lost)
         return Error{"Vulkan (" + deviceName() + "): the device was lost earlier (" + st.lostReason +
-                     "); create a new backend"};
+                         "); create a new backend",
+                     ErrorKind::DeviceLost};
     ++st.stats.computes;
     if (Status s = st.run(p); !s)
         return st.fail(s.error());

@@ -16,9 +16,17 @@ enum class VulkanFault {
     CreateDevice, // VulkanBackend::create fails as if vkCreateDevice had
     DeviceLost,   // every compute fails with VK_ERROR_DEVICE_LOST, and the backend stays lost
     OutOfMemory,  // every compute fails allocating its buffers (VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    // The wait for a compute gives up at once (VK_TIMEOUT) while the GPU may still be running
+    // it: nothing that submission uses may be freed before the device is idle.
+    Timeout,
+    // The loader or the driver lacks functions: the instance (or device) function table
+    // stops loading early, so creation fails with a table of null pointers behind it.
+    PartialInstance,
+    PartialDevice,
 };
 
-// "", "none", "create", "device-lost", "oom" (the values of ATTNSCOPE_VULKAN_FAULT).
+// "", "none", "create", "device-lost", "oom", "timeout", "partial-instance",
+// "partial-device" (the values of ATTNSCOPE_VULKAN_FAULT).
 Result<VulkanFault> parseVulkanFault(const std::string &text);
 
 struct VulkanBackendOptions {
@@ -37,6 +45,9 @@ struct VulkanBackendOptions {
     // bindings and dispatches with small shapes. Never looser than the device.
     std::uint64_t maxStorageBufferRange = 0;
     std::uint32_t maxWorkGroupCount = 0;
+    // A tighter limit than the device's maxMemoryAllocationSize (0: the device's), so tests
+    // can hand the backend a problem too large for it with small shapes.
+    std::uint64_t maxAllocationBytes = 0;
 };
 
 // What a backend has done so far; tests check reuse and the one-submission rule with it.
@@ -53,8 +64,11 @@ struct VulkanStats {
 // and the output projection, recorded into one command buffer and submitted once per
 // compute. Pipelines are built at creation; buffers are kept while the shape stays the same.
 //
-// Every failure is an Error value. After a device loss the backend refuses further work
-// (callers fall back to the CPU, see app/engine/BackendChoice.h).
+// Every failure is an Error value with its kind: TooLarge, OutOfMemory or Unsupported when
+// this problem does not fit the device (smaller ones still run); DeviceLost when the device
+// failed or a wait timed out, after which the backend refuses further work and keeps what
+// the last submission may still use until it is destroyed (callers fall back to the CPU,
+// see app/engine/BackendChoice.h).
 class VulkanBackend final : public AttentionBackend
 {
 public:

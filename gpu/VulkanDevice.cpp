@@ -150,7 +150,8 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
         });
         if (!found)
             return Error{std::string("Vulkan validation was asked for, but ") + kValidationLayer +
-                         " is not installed (Debian: apt install vulkan-validationlayers)"};
+                             " is not installed (Debian: apt install vulkan-validationlayers)",
+                         ErrorKind::Unsupported};
         layers.push_back(kValidationLayer);
         extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     }
@@ -175,15 +176,15 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
     if (VkResult r = g.vkCreateInstance(&info, nullptr, &self->m_instance); r != VK_SUCCESS) {
         self->m_instance = VK_NULL_HANDLE;
         if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
-            return Error{
-                "no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)"};
+            return Error{"no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)",
+                         ErrorKind::Unsupported};
         return vkError("vkCreateInstance", r);
     }
-    if (Status s = loadInstanceFunctions(g, self->m_instance, self->m_fn); !s)
+    if (Status s = loadInstanceFunctions(g, self->m_instance, self->m_fn, options.loadLimit); !s)
         return s.error();
     if (validation) {
         if (!self->m_fn.vkCreateDebugUtilsMessengerEXT)
-            return Error{"Vulkan validation: VK_EXT_debug_utils is unavailable"};
+            return Error{"Vulkan validation: VK_EXT_debug_utils is unavailable", ErrorKind::Unsupported};
         if (VkResult r =
                 self->m_fn.vkCreateDebugUtilsMessengerEXT(self->m_instance, &debugInfo, nullptr, &self->m_messenger);
             r != VK_SUCCESS)
@@ -193,10 +194,12 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
     std::uint32_t count = 0;
     VkResult r = self->m_fn.vkEnumeratePhysicalDevices(self->m_instance, &count, nullptr);
     if (r != VK_SUCCESS && r != VK_INCOMPLETE)
-        return Error{std::string("no Vulkan driver: vkEnumeratePhysicalDevices failed with ") + resultName(r)};
+        return Error{std::string("no Vulkan driver: vkEnumeratePhysicalDevices failed with ") + resultName(r),
+                     ErrorKind::Unsupported};
     if (count == 0)
         return Error{"no Vulkan device: the loader found no driver with a device (see VK_DRIVER_FILES / "
-                     "VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)"};
+                     "VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)",
+                     ErrorKind::Unsupported};
     self->m_physical.resize(count);
     r = self->m_fn.vkEnumeratePhysicalDevices(self->m_instance, &count, self->m_physical.data());
     if (r != VK_SUCCESS && r != VK_INCOMPLETE)
@@ -230,16 +233,18 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
 
 Instance::~Instance()
 {
-    if (m_messenger != VK_NULL_HANDLE)
+    // A half-loaded table (a broken loader) leaves pointers null: without vkDestroyInstance
+    // the instance can only be leaked.
+    if (m_messenger != VK_NULL_HANDLE && m_fn.vkDestroyDebugUtilsMessengerEXT)
         m_fn.vkDestroyDebugUtilsMessengerEXT(m_instance, m_messenger, nullptr);
-    if (m_instance != VK_NULL_HANDLE)
+    if (m_instance != VK_NULL_HANDLE && m_fn.vkDestroyInstance)
         m_fn.vkDestroyInstance(m_instance, nullptr);
 }
 
 Result<int> chooseDevice(const std::vector<DeviceInfo> &devices, const std::string &selector)
 {
     if (devices.empty())
-        return Error{"no Vulkan device"};
+        return Error{"no Vulkan device", ErrorKind::Unsupported};
     auto list = [&] {
         std::string s;
         for (const auto &d : devices)
@@ -273,7 +278,7 @@ std::string deviceSelectorFromEnvironment()
     return v ? v : "";
 }
 
-Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instance, int index)
+Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instance, int index, int loadLimit)
 {
     if (!instance || index < 0 || index >= int(instance->devices().size()))
         return Error{"Vulkan device index " + std::to_string(index) + " is out of range"};
@@ -296,7 +301,7 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
             family = int(i);
     const DeviceInfo &info = instance->devices()[size_t(index)];
     if (family < 0)
-        return Error{"Vulkan device " + info.label() + " has no compute queue"};
+        return Error{"Vulkan device " + info.label() + " has no compute queue", ErrorKind::Unsupported};
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queueInfo{};
@@ -317,7 +322,7 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
         self->m_device = VK_NULL_HANDLE;
         return vkError("vkCreateDevice on " + info.label(), r);
     }
-    if (Status s = loadDeviceFunctions(ifn, self->m_device, self->m_fn); !s)
+    if (Status s = loadDeviceFunctions(ifn, self->m_device, self->m_fn, loadLimit); !s)
         return s.error();
     self->m_fn.vkGetDeviceQueue(self->m_device, self->m_queueFamily, 0, &self->m_queue);
     ifn.vkGetPhysicalDeviceMemoryProperties(physical, &self->m_memory);
@@ -339,13 +344,20 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
     return self;
 }
 
+void Device::waitIdle() const
+{
+    // After a device loss waiting returns at once (VK_ERROR_DEVICE_LOST); a GPU that hangs
+    // for real is reset by its kernel driver, which then reports the loss the same way.
+    if (m_device != VK_NULL_HANDLE && m_fn.vkDeviceWaitIdle)
+        m_fn.vkDeviceWaitIdle(m_device);
+}
+
 Device::~Device()
 {
-    if (m_device != VK_NULL_HANDLE) {
-        // Also after a device loss: destruction is allowed then, and waiting returns at once.
-        m_fn.vkDeviceWaitIdle(m_device);
+    waitIdle();
+    // Without vkDestroyDevice (a driver that lacks it) the device can only be leaked.
+    if (m_device != VK_NULL_HANDLE && m_fn.vkDestroyDevice)
         m_fn.vkDestroyDevice(m_device, nullptr);
-    }
 }
 
 Result<std::uint32_t> Device::findMemoryType(std::uint32_t typeBits, VkMemoryPropertyFlags required,
@@ -365,7 +377,8 @@ Result<std::uint32_t> Device::findMemoryType(std::uint32_t typeBits, VkMemoryPro
         }
     }
     if (best < 0)
-        return Error{"Vulkan device " + m_info.label() + " has no memory type with the properties needed"};
+        return Error{"Vulkan device " + m_info.label() + " has no memory type with the properties needed",
+                     ErrorKind::Unsupported};
     return std::uint32_t(best);
 }
 

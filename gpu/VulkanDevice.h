@@ -57,6 +57,8 @@ struct InstanceOptions {
     // Enables VK_LAYER_KHRONOS_validation and a VK_EXT_debug_utils messenger that counts
     // into validationReport(). Also switched on by ATTNSCOPE_VULKAN_VALIDATION=1.
     bool validation = false;
+    // Test hook: load only this many instance functions, as a broken loader would (-1: all).
+    int loadLimit = -1;
 };
 
 class Instance
@@ -91,11 +93,14 @@ Result<int> chooseDevice(const std::vector<DeviceInfo> &devices, const std::stri
 // ATTNSCOPE_VULKAN_DEVICE, or empty.
 std::string deviceSelectorFromEnvironment();
 
-// A logical device with one compute queue.
+// A logical device with one compute queue. A Device that create() returns has every
+// function loaded; only the destructor of one whose creation failed meets a partial table.
 class Device
 {
 public:
-    static Result<std::unique_ptr<Device>> create(std::shared_ptr<Instance> instance, int index);
+    // `loadLimit` is a test hook: load only that many device functions, as a driver lacking
+    // the rest would (-1: all).
+    static Result<std::unique_ptr<Device>> create(std::shared_ptr<Instance> instance, int index, int loadLimit = -1);
     ~Device();
     Device(const Device &) = delete;
     Device &operator=(const Device &) = delete;
@@ -106,6 +111,11 @@ public:
     const DeviceFunctions &fn() const { return m_fn; }
     const DeviceInfo &info() const { return m_info; }
     const Instance &instance() const { return *m_instance; }
+
+    // Blocks until the GPU has finished everything submitted (or reports the device lost).
+    // Owners call it before they free what a submission may still use; it does nothing on a
+    // device whose functions were only partly loaded.
+    void waitIdle() const;
 
     // A memory type allowed by typeBits with every `required` flag, preferring one that also
     // has every `preferred` flag and none of `avoided`; an Error when none qualifies.

@@ -72,7 +72,7 @@ Status PassRecorder::gemm(const GemmPass &p)
     for (std::uint64_t v : {p.a.rowStride, p.a.colStride, p.a.headStride, p.b.rowStride, p.b.colStride, p.b.headStride,
                             p.c.rowStride, p.c.headStride, p.m, p.n, p.k})
         if (!fits32(v))
-            return Error{p.name + ": a stride or size exceeds 32 bits"};
+            return Error{p.name + ": a stride or size exceeds 32 bits", ErrorKind::TooLarge};
 
     const DeviceFunctions &fn = m_device.fn();
     VkCommandBuffer cmd = m_commands.commandBuffer();
@@ -144,7 +144,7 @@ Status PassRecorder::softmax(const SoftmaxPass &p)
     if (!chunks)
         return chunks.error();
     if (!fits32(headStride) || !fits32(p.keys))
-        return Error{"softmax: a stride or size exceeds 32 bits"};
+        return Error{"softmax: a stride or size exceeds 32 bits", ErrorKind::TooLarge};
 
     const DeviceFunctions &fn = m_device.fn();
     VkCommandBuffer cmd = m_commands.commandBuffer();

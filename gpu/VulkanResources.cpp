@@ -19,7 +19,8 @@ Result<Buffer> Buffer::create(const Device &device, std::uint64_t bytes, MemoryU
     bytes = std::max<std::uint64_t>(16, (bytes + 15) & ~std::uint64_t(15));
     if (bytes > device.maxAllocationBytes())
         return Error{what + ": needs " + mibText(bytes) + " in one allocation, but " + device.info().label() +
-                     " allows at most " + mibText(device.maxAllocationBytes())};
+                         " allows at most " + mibText(device.maxAllocationBytes()),
+                     ErrorKind::TooLarge};
     const DeviceFunctions &fn = device.fn();
     Buffer b;
     b.m_device = &device;
@@ -57,7 +58,7 @@ Result<Buffer> Buffer::create(const Device &device, std::uint64_t bytes, MemoryU
         break;
     }
     if (!type)
-        return Error{what + ": " + type.message()};
+        return Error{what + ": " + type.message(), type.kind()};
 
     VkMemoryAllocateInfo alloc{};
     alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
@@ -125,7 +126,8 @@ Result<std::unique_ptr<ComputePipeline>> ComputePipeline::create(const Device &d
 {
     if (pushBytes > device.info().maxPushConstantsBytes)
         return Error{name + ": needs " + std::to_string(pushBytes) + " bytes of push constants, the device has " +
-                     std::to_string(device.info().maxPushConstantsBytes)};
+                         std::to_string(device.info().maxPushConstantsBytes),
+                     ErrorKind::Unsupported};
     const DeviceFunctions &fn = device.fn();
     std::unique_ptr<ComputePipeline> p(new ComputePipeline(device));
     p->m_bindings = bindings;
@@ -229,7 +231,7 @@ Status DescriptorArena::addPool()
 Result<VkDescriptorSet> DescriptorArena::allocate(const ComputePipeline &pipeline, std::span<const BufferRange> ranges)
 {
     if (ranges.size() != pipeline.bindings() || ranges.size() > kMaxBindingsPerSet)
-        return Error{"descriptor set: binding count mismatch"};
+        return Error{"descriptor set: binding count mismatch", ErrorKind::Internal};
     const VkDescriptorSetLayout layout = pipeline.setLayout();
     VkDescriptorSet set = VK_NULL_HANDLE;
     for (;;) {
@@ -299,6 +301,9 @@ Result<std::unique_ptr<CommandContext>> CommandContext::create(const Device &dev
 
 CommandContext::~CommandContext()
 {
+    // A submission that was never seen to finish still uses the fence and the command buffer.
+    if (m_pending)
+        m_device.waitIdle();
     const DeviceFunctions &fn = m_device.fn();
     if (m_fence != VK_NULL_HANDLE)
         fn.vkDestroyFence(m_device.handle(), m_fence, nullptr);
@@ -308,6 +313,9 @@ CommandContext::~CommandContext()
 
 Result<VkCommandBuffer> CommandContext::begin()
 {
+    // Resetting the pool would free a command buffer the GPU may still be running.
+    if (m_pending)
+        return Error{"the previous submission never finished", ErrorKind::DeviceLost};
     const DeviceFunctions &fn = m_device.fn();
     if (VkResult r = fn.vkResetCommandPool(m_device.handle(), m_pool, 0); r != VK_SUCCESS)
         return vkError("vkResetCommandPool", r);
@@ -319,7 +327,7 @@ Result<VkCommandBuffer> CommandContext::begin()
     return m_cmd;
 }
 
-Status CommandContext::submitAndWait(std::uint64_t timeoutNs)
+Status CommandContext::submit()
 {
     const DeviceFunctions &fn = m_device.fn();
     if (VkResult r = fn.vkEndCommandBuffer(m_cmd); r != VK_SUCCESS)
@@ -330,14 +338,30 @@ Status CommandContext::submitAndWait(std::uint64_t timeoutNs)
     submit.pCommandBuffers = &m_cmd;
     if (VkResult r = fn.vkQueueSubmit(m_device.queue(), 1, &submit, m_fence); r != VK_SUCCESS)
         return vkError("vkQueueSubmit", r);
+    m_pending = true;
+    return Ok{};
+}
+
+Status CommandContext::wait(std::uint64_t timeoutNs)
+{
+    const DeviceFunctions &fn = m_device.fn();
     const VkResult wait = fn.vkWaitForFences(m_device.handle(), 1, &m_fence, VK_TRUE, timeoutNs);
     if (wait == VK_TIMEOUT)
-        return Error{"the GPU did not finish within " + std::to_string(timeoutNs / 1000000000ull) + " s (VK_TIMEOUT)"};
+        return Error{"the GPU did not finish within " + std::to_string(timeoutNs / 1000000000ull) + " s (VK_TIMEOUT)",
+                     ErrorKind::DeviceLost};
     if (wait != VK_SUCCESS)
         return vkError("vkWaitForFences", wait);
+    m_pending = false;
     if (VkResult r = fn.vkResetFences(m_device.handle(), 1, &m_fence); r != VK_SUCCESS)
         return vkError("vkResetFences", r);
     return Ok{};
+}
+
+Status CommandContext::submitAndWait(std::uint64_t timeoutNs)
+{
+    if (Status s = submit(); !s)
+        return s;
+    return wait(timeoutNs);
 }
 
 void CommandContext::barrier(VkPipelineStageFlags srcStage, VkAccessFlags srcAccess, VkPipelineStageFlags dstStage,

@@ -114,9 +114,16 @@ public:
     CommandContext &operator=(const CommandContext &) = delete;
 
     Result<VkCommandBuffer> begin();
-    // Ends, submits (one vkQueueSubmit) and waits; VK_ERROR_DEVICE_LOST and timeouts come
-    // back as Errors.
+    // Ends and submits (one vkQueueSubmit); the submission is pending until wait() sees it
+    // finish.
+    Status submit();
+    // Waits for the pending submission. A timeout leaves it pending (the GPU may still run
+    // it) and, like VK_ERROR_DEVICE_LOST, comes back as a DeviceLost Error.
+    Status wait(std::uint64_t timeoutNs);
     Status submitAndWait(std::uint64_t timeoutNs);
+    // A submission went out and was never seen to finish: its command buffer, descriptor
+    // sets and buffers are in use until the device is idle.
+    bool pending() const { return m_pending; }
 
     // Records the full memory dependency between two passes.
     void barrier(VkPipelineStageFlags srcStage, VkAccessFlags srcAccess, VkPipelineStageFlags dstStage,
@@ -130,6 +137,7 @@ private:
     VkCommandPool m_pool = VK_NULL_HANDLE;
     VkCommandBuffer m_cmd = VK_NULL_HANDLE;
     VkFence m_fence = VK_NULL_HANDLE;
+    bool m_pending = false;
 };
 
 } // namespace attnscope::vk

@@ -361,7 +361,7 @@ public:
         QCommandLineParser parser;
         if (!parse(parser, args, 0))
             return m_exit;
-        for (const auto &line : describeDevices())
+        for (const auto &line : formatDeviceListing(listComputeDevices()))
             m_out << QString::fromStdString(line) << "\n";
         return kOk;
     }

@@ -21,9 +21,8 @@ struct AutoDecision {
     std::string reason;
 };
 
-AutoDecision decideAuto(const std::string &selector)
+AutoDecision decideAuto(const Result<std::vector<vk::DeviceInfo>> &devices, const std::string &selector)
 {
-    auto devices = listVulkanDevices();
     if (!devices)
         return {-1, devices.message() + ": using the CPU"};
     auto index = vk::chooseDevice(*devices, selector);
@@ -35,6 +34,12 @@ AutoDecision decideAuto(const std::string &selector)
                         ", slower than the Eigen engine: using the CPU (--backend vulkan or "
                         "ATTNSCOPE_VULKAN_DEVICE uses it anyway)"};
     return {*index, {}};
+}
+
+// Errors after which the device cannot be trusted with another problem.
+bool givesUpTheDevice(ErrorKind kind)
+{
+    return kind == ErrorKind::DeviceLost || kind == ErrorKind::Internal;
 }
 
 std::string selectorFor(const BackendOptions &options)
@@ -72,7 +77,7 @@ Result<BackendSelection> createBackend(BackendRequest request, const BackendOpti
     const bool fallback = options.runtimeFallback.value_or(request == BackendRequest::Auto);
 
     if (request == BackendRequest::Auto) {
-        const AutoDecision decision = decideAuto(selector);
+        const AutoDecision decision = decideAuto(listVulkanDevices(), selector);
         if (decision.device < 0) {
             selection.notice = decision.reason;
             selection.backend = std::make_unique<CpuBackend>();
@@ -84,7 +89,7 @@ Result<BackendSelection> createBackend(BackendRequest request, const BackendOpti
     auto vulkan = VulkanBackend::create(vulkanOptions);
     if (!vulkan) {
         if (request == BackendRequest::Vulkan)
-            return Error{"Vulkan backend unavailable: " + vulkan.message()};
+            return Error{"Vulkan backend unavailable: " + vulkan.message(), vulkan.kind()};
         selection.notice = "Vulkan failed to start (" + vulkan.message() + "): using the CPU";
         selection.backend = std::make_unique<CpuBackend>();
         return selection;
@@ -96,23 +101,43 @@ Result<BackendSelection> createBackend(BackendRequest request, const BackendOpti
     return selection;
 }
 
-std::vector<std::string> describeDevices()
+DeviceListing listComputeDevices()
 {
+    DeviceListing listing;
     CpuBackend cpu;
-    std::vector<std::string> lines = {"cpu: " + cpu.deviceName()};
-    auto devices = listVulkanDevices();
-    if (!devices) {
-        lines.push_back("vulkan: none (" + devices.message() + ")");
-    } else {
-        for (const auto &d : *devices)
-            lines.push_back("vulkan " + std::to_string(d.index) + ": " + d.describe());
-    }
-    const AutoDecision decision = decideAuto(vk::deviceSelectorFromEnvironment());
-    if (decision.device >= 0 && devices)
-        lines.push_back("auto: vulkan " + std::to_string(decision.device) + " (" +
-                        (*devices)[size_t(decision.device)].label() + ")");
+    listing.devices.push_back({BackendRequest::Cpu, -1, cpu.deviceName(), cpu.deviceName(), true});
+    const auto devices = listVulkanDevices();
+    if (!devices)
+        listing.vulkanMissing = devices.message();
     else
-        lines.push_back("auto: cpu (" + decision.reason + ")");
+        for (const auto &d : *devices)
+            listing.devices.push_back(
+                {BackendRequest::Vulkan, d.index, d.label(), d.describe(), d.type == vk::DeviceType::Cpu});
+    const AutoDecision decision = decideAuto(devices, vk::deviceSelectorFromEnvironment());
+    listing.autoDevice = decision.device;
+    listing.autoReason = decision.reason;
+    return listing;
+}
+
+std::vector<std::string> formatDeviceListing(const DeviceListing &listing)
+{
+    std::vector<std::string> lines;
+    const DeviceDescription *autoDevice = nullptr;
+    for (const DeviceDescription &d : listing.devices) {
+        if (d.kind == BackendRequest::Cpu) {
+            lines.push_back("cpu: " + d.details);
+            continue;
+        }
+        lines.push_back("vulkan " + std::to_string(d.index) + ": " + d.details);
+        if (d.index == listing.autoDevice)
+            autoDevice = &d;
+    }
+    if (!listing.vulkanMissing.empty())
+        lines.push_back("vulkan: none (" + listing.vulkanMissing + ")");
+    if (autoDevice)
+        lines.push_back("auto: vulkan " + std::to_string(autoDevice->index) + " (" + autoDevice->name + ")");
+    else
+        lines.push_back("auto: cpu (" + listing.autoReason + ")");
     return lines;
 }
 
@@ -130,20 +155,34 @@ std::string FallbackBackend::deviceName() const
     return m_primary ? m_primary->deviceName() : m_cpu->deviceName();
 }
 
+AttentionBackend &FallbackBackend::cpu()
+{
+    if (!m_cpu)
+        m_cpu = std::make_unique<CpuBackend>();
+    return *m_cpu;
+}
+
 Result<AttentionTrace> FallbackBackend::compute(const AttentionProblem &problem)
 {
+    m_lastFellBack = false;
     // A bad problem is the caller's error on any backend: report it, do not fall back.
     if (Status s = validateProblem(problem); !s)
         return s.error();
-    if (m_primary) {
-        auto result = m_primary->compute(problem);
-        if (result)
-            return result;
+    if (!m_primary)
+        return cpu().compute(problem);
+    auto result = m_primary->compute(problem);
+    if (result)
+        return result;
+    m_lastFellBack = true;
+    if (givesUpTheDevice(result.kind())) {
         m_notice = result.message() + ": computing on the CPU from now on";
-        m_primary.reset(); // frees the device and its memory
-        m_cpu = std::make_unique<CpuBackend>();
+        m_primary.reset(); // waits for the device, then frees it and its memory
+    } else {
+        // Too large for this device, or its memory ran out for this size: the CPU answers
+        // this one and the GPU stays in use for the next problem.
+        m_notice = result.message() + ": computed on the CPU this time (the GPU is still used for the next problem)";
     }
-    return m_cpu->compute(problem);
+    return cpu().compute(problem);
 }
 
 std::string FallbackBackend::takeNotice()
@@ -155,6 +194,20 @@ std::string takeBackendNotice(AttentionBackend &backend)
 {
     auto *fallback = dynamic_cast<FallbackBackend *>(&backend);
     return fallback ? fallback->takeNotice() : std::string{};
+}
+
+ComputeRun FallbackBackend::lastRun() const
+{
+    if (m_lastFellBack)
+        return {m_cpu->name(), m_cpu->deviceName(), true};
+    return {name(), deviceName(), false};
+}
+
+ComputeRun lastComputeRun(const AttentionBackend &backend)
+{
+    if (auto *fallback = dynamic_cast<const FallbackBackend *>(&backend))
+        return fallback->lastRun();
+    return {backend.name(), backend.deviceName(), false};
 }
 
 } // namespace attnscope

@@ -46,37 +46,79 @@ struct BackendOptions {
 //   device was named.
 Result<BackendSelection> createBackend(BackendRequest request, const BackendOptions &options = {});
 
-// One line per available compute device: "cpu: Eigen 3.4.0 on CPU (2 threads)",
-// "vulkan 0: llvmpipe (...) (CPU), Vulkan 1.3.230, maxStorageBufferRange 128 MiB, ...",
-// and last what Auto would pick and why.
-std::vector<std::string> describeDevices();
+// One compute device as data: what the GUI's Backend menu lists and `attnscope-cli devices`
+// prints (formatDeviceListing), so nobody parses a display string back.
+struct DeviceDescription {
+    BackendRequest kind = BackendRequest::Cpu; // Cpu: the Eigen engine; Vulkan: a Vulkan device
+    int index = -1;                            // the Vulkan device index (what vulkanDevice accepts); -1 for the CPU
+    std::string name;       // "llvmpipe (LLVM 15.0.6, 256 bits) (CPU)", "Eigen 3.4.0 on CPU (2 threads)"
+    std::string details;    // name plus the limits the backend depends on, on one line
+    bool isCpuType = false; // runs on the CPU: the Eigen engine, or lavapipe
+};
 
-// Runs a primary backend (Vulkan) and, after its first failure on a valid problem, the CPU
-// engine for that compute and every later one. The reason is kept as a notice that
-// takeNotice() hands out once, so the user is told exactly once.
+struct DeviceListing {
+    std::vector<DeviceDescription> devices; // the CPU engine first, then every Vulkan device
+    std::string vulkanMissing;              // why no Vulkan device is listed; empty when some are
+    int autoDevice = -1;                    // the Vulkan device Auto would use; -1: the CPU
+    std::string autoReason;                 // why Auto stays on the CPU (autoDevice < 0)
+};
+
+// Every available compute device and what Auto would pick (honouring ATTNSCOPE_VULKAN_DEVICE).
+DeviceListing listComputeDevices();
+
+// The text of `attnscope-cli devices`, one line each: "cpu: Eigen 3.4.0 on CPU (2 threads)",
+// "vulkan 0: llvmpipe (...) (CPU), Vulkan 1.3.230, maxStorageBufferRange 128 MiB, ..." (or
+// "vulkan: none (why)"), and last "auto: vulkan 0 (name)" or "auto: cpu (why)".
+std::vector<std::string> formatDeviceListing(const DeviceListing &listing);
+
+// Which engine produced the result of the last compute() and whether that was a fallback,
+// so the CLI and the GUI can say "computed on cpu (fell back from vulkan)".
+struct ComputeRun {
+    std::string backend; // "vulkan" or "cpu"
+    std::string device;
+    bool fellBack = false;
+};
+
+// Runs a primary backend (Vulkan) and, where it fails on a valid problem, the CPU engine:
+// - for that one compute where the problem does not fit the device (TooLarge, OutOfMemory,
+//   Unsupported, ...): the next problem goes to the GPU again;
+// - for that compute and every later one where the device is gone (DeviceLost) or failed in
+//   a way that fits no kind (Internal).
+// Each fallback leaves a notice that takeNotice() hands out once.
 class FallbackBackend final : public AttentionBackend
 {
 public:
     explicit FallbackBackend(std::unique_ptr<AttentionBackend> primary);
     ~FallbackBackend() override;
 
-    // The active backend's: "vulkan" until a failure, "cpu" after.
+    // The active backend's: "vulkan" while the GPU is in use, "cpu" once it was given up.
     std::string name() const override;
     std::string deviceName() const override;
     Result<AttentionTrace> compute(const AttentionProblem &problem) override;
 
+    // The GPU was given up for the rest of the session.
     bool fellBack() const { return m_primary == nullptr; }
-    // The pending notice ("Vulkan failed ...: computing on the CPU from now on"), then empty.
+    // The primary backend while it is in use, else null (tests read its statistics).
+    const AttentionBackend *primary() const { return m_primary.get(); }
+    // Which engine answered the last compute() (see lastComputeRun).
+    ComputeRun lastRun() const;
+    // The pending notice ("Vulkan ...: computing on the CPU from now on"), then empty.
     std::string takeNotice();
 
 private:
+    AttentionBackend &cpu();
+
     std::unique_ptr<AttentionBackend> m_primary;
     std::unique_ptr<AttentionBackend> m_cpu;
     std::string m_notice;
+    bool m_lastFellBack = false;
 };
 
-// A notice a backend produced while computing (a FallbackBackend that fell back), once;
-// empty for any other backend. Callers print it after compute().
+// A notice a backend produced while computing (a FallbackBackend that fell back, for one
+// problem or for good), once; empty for any other backend. Callers print it after compute().
 std::string takeBackendNotice(AttentionBackend &backend);
+
+// For a FallbackBackend its lastRun(); for any other backend its own name and device.
+ComputeRun lastComputeRun(const AttentionBackend &backend);
 
 } // namespace attnscope

@@ -19,9 +19,9 @@ inline std::string missingVulkanReason()
     auto devices = listVulkanDevices();
     if (devices)
         return {};
-    const std::string &m = devices.message();
-    if (m.rfind("no Vulkan", 0) == 0)
-        return m;
+    // No loader, no driver, no device: this machine cannot run Vulkan at all.
+    if (devices.kind() == ErrorKind::Unsupported)
+        return devices.message();
     return {};
 }
 

@@ -73,6 +73,7 @@ private slots:
     void computeMatchesCpu();
     void noDriver();
     void noLoader();
+    void loaderThatIsNoVulkanLoader();
     void deviceLostFallsBack();
     void devicesListsLimits();
     void benchRunsOnVulkan();
@@ -161,6 +162,27 @@ void TestVulkanCli::noLoader()
     const Run devices = runCli({"devices"}, withoutLoader());
     QCOMPARE(devices.code, 0);
     QVERIFY2(devices.out.contains("vulkan: none (no Vulkan loader"), qPrintable(devices.out));
+}
+
+void TestVulkanCli::loaderThatIsNoVulkanLoader()
+{
+    // A real library that opens fine but is no Vulkan loader: nothing may crash on the way
+    // out, `--backend vulkan` fails clearly, auto and `devices` carry on with the CPU.
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("ATTNSCOPE_VULKAN_LOADER", "libz.so.1");
+    QTemporaryDir dir;
+    const Run forced = runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "vulkan"}, env);
+    QVERIFY2(forced.code > 0, qPrintable(forced.out + forced.err));
+    QVERIFY2(forced.err.contains("no Vulkan loader: libz.so.1 has no vkGetInstanceProcAddr"), qPrintable(forced.err));
+
+    const Run fallback = runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "auto"}, env);
+    QVERIFY2(fallback.code == 0, qPrintable(fallback.err));
+    QVERIFY2(fallback.out.contains("backend: cpu"), qPrintable(fallback.out));
+
+    const Run devices = runCli({"devices"}, env);
+    QCOMPARE(devices.code, 0);
+    QVERIFY2(devices.out.contains("vulkan: none (no Vulkan loader: libz.so.1"), qPrintable(devices.out));
+    QVERIFY2(devices.out.contains("auto: cpu"), qPrintable(devices.out));
 }
 
 void TestVulkanCli::deviceLostFallsBack()

@@ -233,26 +233,33 @@ void MainWindow::createActions()
         connect(a, &QAction::triggered, this, [this, request = request] { setBackend(request); });
     }
     backend->addSeparator();
-    // One entry per Vulkan device ("vulkan N: name ..." from describeDevices), listed when
-    // the menu opens; the other lines are shown for information.
+    // One entry per Vulkan device, listed when the menu opens; the CPU engine and what
+    // Automatic picks are shown for information.
     QMenu *devices = backend->addMenu(tr("Vulkan &device"));
     connect(devices, &QMenu::aboutToShow, this, [this, devices] {
         devices->clear();
-        for (const std::string &text : describeDevices()) {
-            const QString line = QString::fromStdString(text);
-            static const QRegularExpression vulkan(QStringLiteral("^vulkan (\\d+): (.*)$"));
-            const auto m = vulkan.match(line);
-            if (!m.hasMatch()) {
-                devices->addAction(line)->setEnabled(false);
+        const DeviceListing listing = listComputeDevices();
+        for (const DeviceDescription &d : listing.devices) {
+            const QString name = QString::fromStdString(d.name);
+            if (d.kind != BackendRequest::Vulkan) {
+                devices->addAction(tr("CPU: %1").arg(name))->setEnabled(false);
                 continue;
             }
-            const QString index = m.captured(1);
-            QAction *a =
-                devices->addAction(tr("Vulkan %1: %2").arg(index, m.captured(2).section(QLatin1Char(','), 0, 0)));
+            const QString index = QString::number(d.index);
+            QAction *a = devices->addAction(tr("Vulkan %1: %2").arg(index, name));
+            a->setToolTip(QString::fromStdString(d.details));
             a->setCheckable(true);
             a->setChecked(m_compute->backendRequest() == BackendRequest::Vulkan && m_compute->vulkanDevice() == index);
             connect(a, &QAction::triggered, this, [this, index] { setBackend(BackendRequest::Vulkan, index); });
         }
+        if (!listing.vulkanMissing.empty())
+            devices->addAction(tr("No Vulkan device: %1").arg(QString::fromStdString(listing.vulkanMissing)))
+                ->setEnabled(false);
+        devices
+            ->addAction(listing.autoDevice >= 0
+                            ? tr("Automatic uses Vulkan %1").arg(listing.autoDevice)
+                            : tr("Automatic uses the CPU: %1").arg(QString::fromStdString(listing.autoReason)))
+            ->setEnabled(false);
     });
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
