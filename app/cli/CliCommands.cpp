@@ -1,5 +1,6 @@
 #include "app/cli/CliCommands.h"
 
+#include "app/cli/AnalysisCommands.h"
 #include "app/cli/RenderCommand.h"
 #include "app/cli/TracePrinter.h"
 #include "app/engine/BackendChoice.h"
@@ -37,7 +38,7 @@ Commands:
       Write tensors of the computation as data: one tensor (CSV: one head) or
       every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
       context output mask.
-%1  show PROJECT [--backend ...] [--precision N]
+%1%2  show PROJECT [--backend ...] [--precision N]
       Print every step of the computation with its shape.
   bench --tokens T --dim D --heads H [--causal] [--backend ...] [--repeat N]
       Time the engine on random inputs; the last line is "median_ms: X".
@@ -52,7 +53,7 @@ Options:
 // The usage text with the render command's section in its place.
 QString usageText()
 {
-    return QString::fromUtf8(kUsageTemplate).arg(QString::fromUtf8(kRenderUsage));
+    return QString::fromUtf8(kUsageTemplate).arg(QString::fromUtf8(kRenderUsage), QString::fromUtf8(kStatsUsage));
 }
 
 class Command
@@ -402,6 +403,8 @@ int dispatch(const QStringList &arguments, QTextStream &out, QTextStream &err)
         return runRenderCommand(rest, out, err);
     if (name == "devices")
         return command.devices(rest);
+    if (name == "stats")
+        return runStatsCommand(rest, out, err);
     return command.fail(QStringLiteral("unknown command \"%1\" (see --help)").arg(name), kUsage);
 }
 

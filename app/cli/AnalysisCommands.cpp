@@ -1,0 +1,158 @@
+#include "app/cli/AnalysisCommands.h"
+
+#include "app/engine/BackendChoice.h"
+#include "core/AttentionFile.h"
+#include "core/AttentionStats.h"
+#include "core/FileIo.h"
+#include "core/ProjectFile.h"
+#include "core/TraceCheck.h"
+#include "core/UserText.h"
+
+#include <QCommandLineParser>
+#include <QFileInfo>
+
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+
+namespace attnscope {
+
+const char *const kStatsUsage = R"(  stats INPUT --out FILE.(json|csv) [--backend auto|cpu|vulkan]
+      Per (layer, head) statistics of an attention file or a project's heads:
+      entropy, distance, confidence, first, self, previous (0-based indices).
+)";
+
+namespace {
+
+constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+
+// Shortest text that reads back as the same double.
+std::string number(double v)
+{
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
+} // namespace
+
+Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBackend &backend)
+{
+    if (isAttentionFilePath(path)) {
+        auto set = readAttentionFile(path);
+        if (!set)
+            return set.error();
+        return AttentionInput{std::move(*set), "attention file"};
+    }
+    auto project = readProjectFile(path);
+    if (!project)
+        return project.error();
+    auto trace = backend.compute(project->problem);
+    if (!trace)
+        return trace.error();
+    if (Status finite = checkFinite(*trace); !finite)
+        return finite.error();
+    auto owned = std::make_shared<const AttentionTrace>(std::move(*trace));
+    AttentionSet set = AttentionSet::fromTrace(*owned, owned);
+    if (Status s = set.setTokens(project->queryTokens, project->keyLabels()); !s)
+        return s.error();
+    return AttentionInput{std::move(set), "project"};
+}
+
+std::string statsJson(const AttentionSet &set)
+{
+    using json = nlohmann::ordered_json;
+    json root = json::object();
+    if (set.samples() > 1)
+        root["samples"] = set.samples();
+    root["layers"] = set.layers();
+    root["heads"] = set.heads();
+    json rows = json::array();
+    for (const HeadStats &s : headStatistics(set)) {
+        json row = json::object();
+        if (set.samples() > 1)
+            row["sample"] = s.sample;
+        row["layer"] = s.layer;
+        row["head"] = s.head;
+        row["entropy"] = s.entropy;
+        row["distance"] = s.distance;
+        row["confidence"] = s.confidence;
+        row["first"] = s.first;
+        row["self"] = s.self ? json(*s.self) : json(nullptr);
+        row["previous"] = s.previous ? json(*s.previous) : json(nullptr);
+        rows.push_back(std::move(row));
+    }
+    root["stats"] = std::move(rows);
+    return root.dump(1) + "\n";
+}
+
+std::string statsCsv(const AttentionSet &set)
+{
+    const bool samples = set.samples() > 1;
+    std::string csv = samples ? "sample," : "";
+    csv += "layer,head,entropy,distance,confidence,first,self,previous\n";
+    for (const HeadStats &s : headStatistics(set)) {
+        if (samples)
+            csv += std::to_string(s.sample) + ",";
+        csv += std::to_string(s.layer) + "," + std::to_string(s.head) + "," + number(s.entropy) + "," +
+               number(s.distance) + "," + number(s.confidence) + "," + number(s.first) + "," +
+               (s.self ? number(*s.self) : "") + "," + (s.previous ? number(*s.previous) : "") + "\n";
+    }
+    return csv;
+}
+
+int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
+{
+    const auto fail = [&](const std::string &message, int code) {
+        err << "attnscope-cli: " << QString::fromStdString(message) << "\n";
+        err.flush();
+        return code;
+    };
+    QCommandLineParser parser;
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    parser.addHelpOption();
+    parser.addOption({"out", "Output file (.json or .csv).", "FILE"});
+    parser.addOption({"backend", "auto, cpu or vulkan (projects only).", "NAME", "auto"});
+    if (!parser.parse(args))
+        return fail(parser.errorText().toStdString(), kUsage);
+    if (parser.isSet("help")) {
+        out << kStatsUsage;
+        return kOk;
+    }
+    if (parser.positionalArguments().size() != 1)
+        return fail("stats: expected 1 argument (INPUT), found " + std::to_string(parser.positionalArguments().size()) +
+                        " (see --help)",
+                    kUsage);
+    if (!parser.isSet("out"))
+        return fail("stats: --out FILE.json or FILE.csv is required", kUsage);
+    const std::string input = parser.positionalArguments().front().toStdString();
+    const std::string output = parser.value("out").toStdString();
+    const QString suffix = QFileInfo(parser.value("out")).suffix().toLower();
+    if (suffix != "json" && suffix != "csv")
+        return fail("--out: expected a .json or .csv file, found " + quotedText(output, 200), kUsage);
+    if (sameFile(input, output))
+        return fail("--out " + quotedText(output, 200) + " is the input file; choose another name", kUsage);
+
+    auto request = parseBackendRequest(parser.value("backend").toStdString());
+    if (!request)
+        return fail(request.message(), kUsage);
+    auto selection = createBackend(*request);
+    if (!selection)
+        return fail(selection.message(), kFailed);
+    auto loaded = loadAttentionInput(input, *selection->backend);
+    if (!loaded)
+        return fail(loaded.message(), kFailed);
+
+    AtomicFileWriter file(output);
+    if (Status s = file.open(); !s)
+        return fail(s.message(), kFailed);
+    file.write(suffix == "json" ? statsJson(loaded->set) : statsCsv(loaded->set));
+    if (Status s = file.commit(); !s)
+        return fail(s.message(), kFailed);
+    out << "stats: " << loaded->set.layers() << " layer(s) x " << loaded->set.heads() << " head(s) of the "
+        << QString::fromStdString(loaded->kind) << " written to " << QString::fromStdString(printableText(output, 200))
+        << "\n";
+    return kOk;
+}
+
+} // namespace attnscope

@@ -1,0 +1,34 @@
+#pragma once
+
+#include "core/AttentionSet.h"
+#include "core/Result.h"
+
+#include <QStringList>
+#include <QTextStream>
+
+#include <string>
+
+namespace attnscope {
+
+class AttentionBackend;
+
+// What a command that inspects attention works on, from any input design.md allows: an
+// attention file (.npy, .npz, .safetensors) or a project, computed with `backend`.
+struct AttentionInput {
+    AttentionSet set;
+    std::string kind; // "attention file" or "project"
+};
+Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBackend &backend);
+
+// `attnscope-cli stats INPUT --out FILE.(json|csv) [--backend ...]`: per (layer, head) entropy,
+// distance, confidence, first, self and previous (design.md), 0-based.
+int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err);
+
+// The statistics as design.md's JSON ({"layers", "heads", "stats": [...]}) and as CSV (one row
+// per head, a header row; an empty cell where a statistic does not apply).
+std::string statsJson(const AttentionSet &set);
+std::string statsCsv(const AttentionSet &set);
+
+extern const char *const kStatsUsage;
+
+} // namespace attnscope

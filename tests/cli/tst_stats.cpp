@@ -1,0 +1,174 @@
+// attnscope-cli stats: design.md's per-head statistics of attention files and projects, as
+// JSON and CSV, compared with NumPy's float64 expectations (tests/fixtures/attention).
+
+#include "../common/CliRunner.h"
+#include "../common/TestUtil.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace attnscope;
+
+namespace {
+
+QJsonObject readJson(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+QString fixture(const QString &name)
+{
+    return test::sourcePath("tests/fixtures/attention/" + name);
+}
+
+QByteArray readAll(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+bool close(double got, double expected)
+{
+    return std::abs(got - expected) <= 1e-6 * (1.0 + std::abs(expected));
+}
+
+} // namespace
+
+class TestStats : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+    void jsonMatchesNumPy_data();
+    void jsonMatchesNumPy();
+    void csvHasOneRowPerHead();
+    void projectStatsEqualItsComputedWeights();
+    void errors_data();
+    void errors();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+void TestStats::jsonMatchesNumPy_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("stem");
+    QTest::newRow("npy float16") << "lhtt_f16.npy"
+                                 << "lhtt_f16";
+    QTest::newRow("safetensors bfloat16") << "lhtt_bf16_st.safetensors"
+                                          << "lhtt_bf16_st";
+    QTest::newRow("npz deflated") << "lhtt_deflated.npz"
+                                  << "lhtt_deflated";
+    QTest::newRow("cross [H,Tq,Tk]") << "cross_htt_f32.npy"
+                                     << "cross_htt_f32";
+}
+
+void TestStats::jsonMatchesNumPy()
+{
+    QFETCH(QString, file);
+    QFETCH(QString, stem);
+    const QString out = m_dir.filePath(stem + ".json");
+    const auto run = test::runCli({"stats", fixture(file), "--out", out});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    const QJsonObject got = readJson(out), expected = readJson(fixture("expected_" + stem + ".json"));
+    QCOMPARE(got.value("layers"), expected.value("layers"));
+    QCOMPARE(got.value("heads"), expected.value("heads"));
+    const QJsonArray rows = got.value("stats").toArray(), want = expected.value("stats").toArray();
+    QCOMPARE(rows.size(), want.size());
+    for (qsizetype n = 0; n < rows.size(); ++n) {
+        const QJsonObject g = rows[n].toObject(), e = want[n].toObject();
+        QCOMPARE(g.value("layer"), e.value("layer"));
+        QCOMPARE(g.value("head"), e.value("head"));
+        for (const char *key : {"entropy", "distance", "confidence", "first", "self", "previous"}) {
+            if (!e.contains(key)) {
+                QVERIFY2(g.value(key).isNull(), key); // not applicable: null
+                continue;
+            }
+            QVERIFY2(close(g.value(key).toDouble(), e.value(key).toDouble()),
+                     qPrintable(QString("%1 row %2 %3: %4 vs %5")
+                                    .arg(stem)
+                                    .arg(n)
+                                    .arg(key)
+                                    .arg(g.value(key).toDouble())
+                                    .arg(e.value(key).toDouble())));
+        }
+    }
+}
+
+void TestStats::csvHasOneRowPerHead()
+{
+    const QString out = m_dir.filePath("stats.csv");
+    const auto run = test::runCli({"stats", fixture("cross_htt_f32.npy"), "--out", out});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(f.readAll()).trimmed().split('\n');
+    QCOMPARE(lines.size(), 3); // header + 2 heads
+    QCOMPARE(lines[0], QString("layer,head,entropy,distance,confidence,first,self,previous"));
+    const QStringList cells = lines[2].split(',');
+    QCOMPARE(cells.size(), 8);
+    QCOMPARE(cells[0], QString("0"));
+    QCOMPARE(cells[1], QString("1"));
+    QVERIFY(cells[6].isEmpty()); // self: the maps are 4 x 6, not square
+    const QJsonObject expected = readJson(fixture("expected_cross_htt_f32.json"));
+    QVERIFY(close(cells[2].toDouble(), expected.value("stats").toArray()[1].toObject().value("entropy").toDouble()));
+}
+
+void TestStats::projectStatsEqualItsComputedWeights()
+{
+    // A project's statistics are those of the weights `compute` writes: two paths, one answer.
+    const QString project = test::sourcePath("resources/examples/multihead-causal.attnscope.json");
+    const QString dir = m_dir.filePath("computed");
+    auto run = test::runCli({"compute", project, "--out", dir, "--backend", "cpu"});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    run = test::runCli({"stats", project, "--out", m_dir.filePath("p.json"), "--backend", "cpu"});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    run = test::runCli({"stats", dir + "/weights.npy", "--out", m_dir.filePath("w.json")});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    const QJsonObject a = readJson(m_dir.filePath("p.json")), b = readJson(m_dir.filePath("w.json"));
+    QVERIFY(!a.isEmpty());
+    QCOMPARE(a.value("heads").toInt(), 2);
+    QCOMPARE(a, b);
+}
+
+void TestStats::errors_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("message");
+    const QString f16 = fixture("lhtt_f16.npy");
+    QTest::newRow("no --out") << QStringList{"stats", f16} << 2 << "--out FILE.json or FILE.csv is required";
+    QTest::newRow("wrong suffix") << QStringList{"stats", f16, "--out", "x.txt"} << 2 << "expected a .json or .csv";
+    QTest::newRow("missing input") << QStringList{"stats", "/nonexistent/a.npy", "--out", "x.json"} << 1
+                                   << "/nonexistent/a.npy: cannot open the file";
+    const QString project = m_dir.filePath("project.json");
+    QFile::remove(project);
+    QFile::copy(test::sourcePath("resources/examples/multihead-causal.attnscope.json"), project);
+    QTest::newRow("output is the input") << QStringList{"stats", project, "--out", project} << 2 << "is the input file";
+}
+
+void TestStats::errors()
+{
+    QFETCH(QStringList, args);
+    QFETCH(int, code);
+    QFETCH(QString, message);
+    const QByteArray before = readAll(args.value(1));
+    const auto run = test::runCli(args);
+    QCOMPARE(run.code, code);
+    QVERIFY2(run.err.contains(message), qPrintable(run.err));
+    QCOMPARE(run.err.count('\n'), 1);
+    QCOMPARE(readAll(args.value(1)), before); // the input is untouched
+}
+
+QTEST_GUILESS_MAIN(TestStats)
+#include "tst_stats.moc"
