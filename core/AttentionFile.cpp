@@ -85,9 +85,9 @@ Result<RawArray> fromNpy(std::string_view bytes, std::shared_ptr<const void> kee
     return a;
 }
 
-Result<RawArray> readNpz(const std::shared_ptr<const MappedFile> &file)
+Result<RawArray> readNpz(std::string_view zip, const std::shared_ptr<const void> &keepAlive)
 {
-    auto members = listZipMembers(file->bytes());
+    auto members = listZipMembers(zip);
     if (!members)
         return members.error();
     const ZipMember *chosen = nullptr;
@@ -104,15 +104,15 @@ Result<RawArray> readNpz(const std::shared_ptr<const MappedFile> &file)
                      printableText(names, 120) + ")"};
     }
     if (chosen->method == 0) {
-        auto bytes = zipMemberBytes(file->bytes(), *chosen);
+        auto bytes = zipMemberBytes(zip, *chosen);
         if (!bytes)
             return bytes.error();
-        auto a = fromNpy(*bytes, file, true);
+        auto a = fromNpy(*bytes, keepAlive, true);
         if (!a)
             return Error{quotedText(chosen->name) + ": " + a.message(), a.kind()};
         return a;
     }
-    auto content = zipMemberContent(file->bytes(), *chosen, std::uint64_t(memoryBudget()));
+    auto content = zipMemberContent(zip, *chosen, std::uint64_t(memoryBudget()));
     if (!content)
         return content.error();
     auto owned = std::make_shared<const std::string>(std::move(*content));
@@ -122,17 +122,19 @@ Result<RawArray> readNpz(const std::shared_ptr<const MappedFile> &file)
     return a;
 }
 
-Result<RawArray> readSafetensors(const std::string &path, std::vector<std::string> *tokens,
-                                 std::vector<std::string> *keyTokens, std::string *tokensFrom)
+Result<RawArray> readSafetensors(std::string_view bytes, std::shared_ptr<const void> keepAlive,
+                                 std::vector<std::string> *tokens, std::vector<std::string> *keyTokens,
+                                 std::string *tokensFrom)
 {
-    auto file = SafetensorsFile::open(path);
+    auto file = SafetensorsFile::parse(reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size(),
+                                       std::move(keepAlive));
     if (!file)
         return file.error();
     const SafetensorsTensor *t = file->find("attentions");
     if (!t && file->tensors().size() == 1)
         t = &file->tensors().front();
     if (!t)
-        return Error{path + ": no tensor named \"attentions\" among " + std::to_string(file->tensors().size())};
+        return Error{"no tensor named \"attentions\" among " + std::to_string(file->tensors().size())};
     RawArray a;
     if (t->dtype == "F16")
         a.dtype = "float16";
@@ -143,7 +145,7 @@ Result<RawArray> readSafetensors(const std::string &path, std::vector<std::strin
     else if (t->dtype == "F64")
         a.dtype = "float64";
     else
-        return Error{path + ": tensor " + quotedText(t->name) + " has dtype " + quotedText(t->dtype, 16) +
+        return Error{"tensor " + quotedText(t->name) + " has dtype " + quotedText(t->dtype, 16) +
                      " (expected F16, BF16, F32 or F64)"};
     a.elementSize = t->elementSize;
     a.shape = t->shape;
@@ -157,10 +159,10 @@ Result<RawArray> readSafetensors(const std::string &path, std::vector<std::strin
             continue;
         auto list = parseJsonDocument(it->second);
         if (!list || !list->is_array())
-            return Error{path + ": __metadata__." + key + ": expected a JSON list of strings"};
+            return Error{std::string("__metadata__.") + key + ": expected a JSON list of strings"};
         for (const auto &item : *list) {
             if (!item.is_string())
-                return Error{path + ": __metadata__." + key + ": expected a JSON list of strings"};
+                return Error{std::string("__metadata__.") + key + ": expected a JSON list of strings"};
             out->push_back(item.get<std::string>());
         }
         *tokensFrom = "__metadata__";
@@ -308,30 +310,37 @@ bool isAttentionFilePath(const std::string &path)
     return endsWith(path, ".npy") || endsWith(path, ".npz") || endsWith(path, ".safetensors");
 }
 
-Result<AttentionSet> readAttentionFile(const std::string &path, AttentionFileInfo *info)
-{
+namespace {
+
+struct Parsed {
+    AttentionSet set;
     std::vector<std::string> tokens, keyTokens;
-    std::string tokensFrom, container;
+    std::string tokensFrom;
+};
+
+// The container is the file's suffix when it has one of ours, else it is told by the first
+// bytes: NumPy's magic, a ZIP header, else safetensors.
+Result<Parsed> parseBytes(std::string_view bytes, const std::shared_ptr<const void> &keepAlive, AttentionFileInfo *info,
+                          const std::string &path = {})
+{
+    Parsed parsed;
+    std::string container;
     Result<RawArray> raw = Error{""};
-    if (endsWith(path, ".safetensors")) {
-        container = "safetensors";
-        raw = readSafetensors(path, &tokens, &keyTokens, &tokensFrom);
+    const bool npy = endsWith(path, ".npy"), npz = endsWith(path, ".npz"), st = endsWith(path, ".safetensors");
+    const bool byMagic = !npy && !npz && !st;
+    if (npy || (byMagic && bytes.substr(0, 6) == std::string_view("\x93NUMPY", 6))) {
+        container = "npy";
+        raw = fromNpy(bytes, keepAlive, true);
+    } else if (npz || (byMagic && (bytes.substr(0, 4) == std::string_view("PK\x03\x04", 4) ||
+                                   bytes.substr(0, 4) == std::string_view("PK\x05\x06", 4)))) {
+        container = "npz";
+        raw = readNpz(bytes, keepAlive);
     } else {
-        auto file = MappedFile::open(path);
-        if (!file)
-            return file.error();
-        const std::string_view bytes = (*file)->bytes();
-        if (bytes.substr(0, 4) == std::string_view("PK\x03\x04", 4) ||
-            (bytes.substr(0, 4) == std::string_view("PK\x05\x06", 4))) {
-            container = "npz";
-            raw = readNpz(*file);
-        } else {
-            container = "npy";
-            raw = fromNpy(bytes, *file, true);
-        }
+        container = "safetensors";
+        raw = readSafetensors(bytes, keepAlive, &parsed.tokens, &parsed.keyTokens, &parsed.tokensFrom);
     }
     if (!raw)
-        return Error{raw.message().rfind(path, 0) == 0 ? raw.message() : path + ": " + raw.message(), raw.kind()};
+        return raw.error();
     if (info) {
         info->container = container;
         info->dtype = raw->dtype;
@@ -340,22 +349,55 @@ Result<AttentionSet> readAttentionFile(const std::string &path, AttentionFileInf
     }
     auto set = toSet(std::move(*raw));
     if (!set)
-        return Error{path + ": " + set.message(), set.kind()};
-    if (tokens.empty()) {
-        if (Status s = readSidecar(path, tokens, keyTokens, tokensFrom); !s)
-            return Error{path + ": " + s.message(), s.kind()};
-    }
-    if (!tokens.empty() && keyTokens.empty() && set->queries() == set->keys())
-        keyTokens = tokens;
-    if (Status s = set->setTokens(std::move(tokens), std::move(keyTokens)); !s)
-        return Error{path + ": " +
-                     (tokensFrom.empty()
+        return set.error();
+    parsed.set = std::move(*set);
+    return parsed;
+}
+
+// Labels given by the file or its sidecar, checked against the shape.
+Status applyTokens(Parsed &p)
+{
+    if (!p.tokens.empty() && p.keyTokens.empty() && p.set.queries() == p.set.keys())
+        p.keyTokens = p.tokens;
+    if (Status s = p.set.setTokens(std::move(p.tokens), std::move(p.keyTokens)); !s)
+        return Error{(p.tokensFrom.empty()
                           ? std::string()
-                          : printableText(std::filesystem::path(tokensFrom).filename().string(), 80) + ": ") +
+                          : printableText(std::filesystem::path(p.tokensFrom).filename().string(), 80) + ": ") +
                      s.message()};
+    return Ok{};
+}
+
+} // namespace
+
+Result<AttentionSet> parseAttentionBytes(std::string_view bytes, std::shared_ptr<const void> keepAlive,
+                                         AttentionFileInfo *info)
+{
+    auto parsed = parseBytes(bytes, keepAlive, info);
+    if (!parsed)
+        return parsed.error();
+    if (Status s = applyTokens(*parsed); !s)
+        return s.error();
     if (info)
-        info->tokensFrom = tokensFrom;
-    return set;
+        info->tokensFrom = parsed->tokensFrom;
+    return std::move(parsed->set);
+}
+
+Result<AttentionSet> readAttentionFile(const std::string &path, AttentionFileInfo *info)
+{
+    auto file = MappedFile::open(path);
+    if (!file)
+        return file.error();
+    auto parsed = parseBytes((*file)->bytes(), *file, info, path);
+    if (!parsed)
+        return Error{path + ": " + parsed.message(), parsed.kind()};
+    if (parsed->tokens.empty())
+        if (Status s = readSidecar(path, parsed->tokens, parsed->keyTokens, parsed->tokensFrom); !s)
+            return Error{path + ": " + s.message(), s.kind()};
+    if (Status s = applyTokens(*parsed); !s)
+        return Error{path + ": " + s.message(), s.kind()};
+    if (info)
+        info->tokensFrom = parsed->tokensFrom;
+    return std::move(parsed->set);
 }
 
 } // namespace attnscope

@@ -4,7 +4,9 @@
 #include "core/Result.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnscope {
@@ -28,6 +30,11 @@ struct AttentionFileInfo {
 // as strings). A corrupt, truncated or inconsistent file is refused with one line naming the
 // problem (the offset, the shape, the dtype, the value): never a crash.
 Result<AttentionSet> readAttentionFile(const std::string &path, AttentionFileInfo *info = nullptr);
+
+// The same from bytes in memory that keepAlive keeps valid (no sidecar; labels only from
+// safetensors metadata): the fuzz target's entry point.
+Result<AttentionSet> parseAttentionBytes(std::string_view bytes, std::shared_ptr<const void> keepAlive,
+                                         AttentionFileInfo *info = nullptr);
 
 // Whether a path looks like an attention file by its suffix (.npy, .npz, .safetensors).
 bool isAttentionFilePath(const std::string &path);
