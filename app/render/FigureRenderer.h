@@ -38,6 +38,7 @@ struct FigureOptions {
     bool colorBar = true;
     bool labels = true;
     bool values = true;
+    bool axisTitles = true;       // "query" beside the rows, "key" above the columns
     bool overlayHeads = false;    // HeadView: every head in its own colour
     std::optional<QString> title; // none: the default title; empty: no title
     int fontSize = 10;            // points

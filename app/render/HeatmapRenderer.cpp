@@ -110,6 +110,11 @@ QColor HeatmapRenderer::emptyRowColor()
     return QColor(0xd6, 0x27, 0x28);
 }
 
+QColor HeatmapRenderer::nonFiniteColor()
+{
+    return QColor(0xff, 0x00, 0xff);
+}
+
 QRgb HeatmapRenderer::colorFor(double value) const
 {
     const double span = m_data.rangeMax - m_data.rangeMin;

@@ -107,6 +107,7 @@ public:
 
     static QColor maskedColor();
     static QColor emptyRowColor();
+    static QColor nonFiniteColor();
     // Diagonal hatching (bottom-left to top-right) over a rectangle with the painter's pen.
     // Lines, not a pattern brush: a pattern is laid out in device pixels and so differs
     // between a PNG at 300 DPI and a PDF; lines scale with the figure.
