@@ -91,7 +91,12 @@ private:
     HeatmapOptions heatmapOptions(bool small) const;
     int gridColumns() const;
     bool sharedColorBar() const;
-    QSizeF heatmapNaturalSize(const HeatmapData &data, const HeatmapOptions &o, double gridSide) const;
+    // The size of one heatmap with cells of about gridSide / n, smaller where that exceeds maxSize.
+    QSizeF heatmapNaturalSize(const HeatmapData &data, const HeatmapOptions &o, double gridSide,
+                              const QSizeF &maxSize) const;
+    QSizeF tileSize() const;     // of one tile of the Heads grid, margins included
+    double gridAxisRoom() const; // Heads: the strips for the grid's "query" and "key"
+    QFont titleFont() const;
 
     const Project &m_project;
     const AttentionTrace &m_trace;

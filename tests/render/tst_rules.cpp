@@ -106,9 +106,9 @@ void TestRules::emptyRowExplainedAsComputed()
     if (uniform) {
         QVERIFY2(html.contains(QStringLiteral("uniform")), qPrintable(html.right(1500)));
         QVERIFY(html.contains(third));
-        QVERIFY(!html.contains(QStringLiteral("weight 0")));
+        QVERIFY(!html.contains(QRegularExpression(QStringLiteral("weight 0(?![.0-9])"))));
     } else {
-        QVERIFY2(html.contains(QStringLiteral("weight 0")), qPrintable(html.right(1500)));
+        QVERIFY2(html.contains(QRegularExpression(QStringLiteral("weight 0(?![.0-9])"))), qPrintable(html.right(1500)));
         QVERIFY(html.contains(QStringLiteral("NaN")));
     }
     // `show` says the same.
