@@ -84,6 +84,7 @@ FigureRenderer::FigureRenderer(const Project &project, const AttentionTrace &tra
     case FigureView::Heads:
         for (int h = 0; h < heads; ++h)
             m_data.push_back(HeatmapData::fromTrace(project, trace, h, m_options.quantity, m_options.scale));
+        m_columns = chooseColumns();
         break;
     default:
         break;
@@ -210,8 +211,41 @@ QSizeF FigureRenderer::tileSize() const
 
 int FigureRenderer::gridColumns() const
 {
+    if (m_columns > 0)
+        return m_columns;
     const int n = std::max(1, m_trace.heads());
     return std::max(1, int(std::ceil(std::sqrt(double(n)))));
+}
+
+int FigureRenderer::chooseColumns() const
+{
+    // The arrangement whose tiles get the largest cells on the default page: what a tile
+    // needs besides its cells (title, labels) is measured once, at the natural tile size.
+    const int n = int(m_data.size());
+    const HeatmapData &d = m_data[0];
+    const HeatmapOptions o = heatmapOptions(true);
+    const double tokens = double(std::max<Eigen::Index>({d.rows(), d.cols(), 1}));
+    const double natural = std::min(kTileGrid / tokens, kTileCell);
+    const QSizeF ref = heatmapNaturalSize(d, o, kTileGrid, QSizeF(1e6, 1e6));
+    const double extraW = ref.width() - natural * double(d.cols()), extraH = ref.height() - natural * double(d.rows());
+    const double pad = QFontMetricsF(font()).height() * 0.3;
+    const double bar =
+        sharedColorBar() && m_options.colorBar ? HeatmapRenderer(d, heatmapOptions(false)).colorBarWidth() : 0.0;
+    const QRectF t = titleRect(QRectF(0, 0, kMaxWidth, 1000));
+    const double width = kMaxWidth - 2 * pad - bar - gridAxisRoom();
+    const double height = kMaxHeight - 2 * pad - (t.isEmpty() ? 0.0 : t.bottom() + pad) - gridAxisRoom();
+    int best = 1;
+    double bestCell = -1.0;
+    for (int c = 1; c <= n; ++c) {
+        const int r = (n + c - 1) / c;
+        const double cell = std::min({natural, (width / c - 4 - extraW) / double(d.cols()),
+                                      (height / r - 4 - extraH) / double(d.rows())});
+        if (cell >= bestCell - 1e-9) { // ties: the wider arrangement, as papers set heads side by side
+            bestCell = cell;
+            best = c;
+        }
+    }
+    return best;
 }
 
 QSizeF FigureRenderer::heatmapNaturalSize(const HeatmapData &data, const HeatmapOptions &o, double gridSide,

@@ -90,6 +90,7 @@ private:
     QRectF bodyRect(const QRectF &target) const;
     HeatmapOptions heatmapOptions(bool small) const;
     int gridColumns() const;
+    int chooseColumns() const;
     bool sharedColorBar() const;
     // The size of one heatmap with cells of about gridSide / n, smaller where that exceeds maxSize.
     QSizeF heatmapNaturalSize(const HeatmapData &data, const HeatmapOptions &o, double gridSide,
@@ -102,6 +103,7 @@ private:
     const AttentionTrace &m_trace;
     FigureOptions m_options;
     std::vector<HeatmapData> m_data; // Head and Mean: one; Heads: one per head
+    int m_columns = 0;               // Heads: tiles per row (0: not chosen yet)
 };
 
 } // namespace attnscope

@@ -23,7 +23,9 @@ const QString kFigureDir = QStringLiteral(ATTNSCOPE_FIGURE_DIR "/api");
 
 // Where the PDF may differ from the PNG: text is rasterised by two different engines
 // (hinting, anti-aliasing), everything else matches. Mean over the image, 0..255 per channel.
-constexpr double kMaxPdfDifference = 6.0;
+// 6.5 since figures fit a page (issue 8): the same text on a smaller page is a larger share
+// of the pixels (the two-head cross-attention grid measures 6.07).
+constexpr double kMaxPdfDifference = 6.5;
 
 struct Computed {
     Project project;
@@ -612,6 +614,14 @@ void TestFigures::defaultSizeFitsAPage()
     FigureOptions o;
     o.view = FigureView(view);
     const QSizeF page = FigureExporter(project, *trace).pageSize(o, {});
+    QString error; // kept as an artifact to look at
+    QVERIFY2(FigureExporter(project, *trace)
+                 .write(kFigureDir + QStringLiteral("/fit-%1-%2-%3.png")
+                                         .arg(FigureOptions::viewKey(o.view))
+                                         .arg(heads)
+                                         .arg(tokens),
+                        o, {}, &error),
+             qPrintable(error));
     qInfo("%.0f x %.0f pt (%.1f x %.1f cm)", page.width(), page.height(), page.width() * 2.54 / 72,
           page.height() * 2.54 / 72);
     QVERIFY2(page.width() <= 504.5, qPrintable(QString::number(page.width())));
@@ -620,11 +630,11 @@ void TestFigures::defaultSizeFitsAPage()
     QVERIFY(page.width() >= 150);
     QCOMPARE(o.fontSize, 10);
     if (o.view == FigureView::Heads) {
-        // The tiles still show their heatmaps: at least 40 pt of grid each.
+        // The tiles still show their heatmaps: at least 30 pt of grid each.
         const FigureRenderer renderer(project, *trace, o);
         const auto maps = renderer.heatmaps(QRectF(QPointF(0, 0), page));
         const HeatmapLayout l = HeatmapRenderer(*maps[0].data, maps[0].options).layout(maps[0].target);
-        QVERIFY2(l.grid.width() >= 40, qPrintable(QString::number(l.grid.width())));
+        QVERIFY2(l.grid.width() >= 30, qPrintable(QString::number(l.grid.width())));
     }
 }
 
