@@ -615,13 +615,12 @@ void TestFigures::defaultSizeFitsAPage()
     o.view = FigureView(view);
     const QSizeF page = FigureExporter(project, *trace).pageSize(o, {});
     QString error; // kept as an artifact to look at
-    QVERIFY2(FigureExporter(project, *trace)
-                 .write(kFigureDir + QStringLiteral("/fit-%1-%2-%3.png")
-                                         .arg(FigureOptions::viewKey(o.view))
-                                         .arg(heads)
-                                         .arg(tokens),
-                        o, {}, &error),
-             qPrintable(error));
+    QVERIFY2(
+        FigureExporter(project, *trace)
+            .write(kFigureDir +
+                       QStringLiteral("/fit-%1-%2-%3.png").arg(FigureOptions::viewKey(o.view)).arg(heads).arg(tokens),
+                   o, {}, &error),
+        qPrintable(error));
     qInfo("%.0f x %.0f pt (%.1f x %.1f cm)", page.width(), page.height(), page.width() * 2.54 / 72,
           page.height() * 2.54 / 72);
     QVERIFY2(page.width() <= 504.5, qPrintable(QString::number(page.width())));
