@@ -284,7 +284,7 @@ void TestHeatmap::headsGridActivatesHead()
     QCOMPARE(grid.heads(), c->trace.heads());
     QSignalSpy activated(&grid, &HeadsGridView::headActivated);
     const int last = grid.heads() - 1;
-    QTest::mouseClick(grid.viewport(), Qt::LeftButton, {}, grid.tileRect(last).center().toPoint());
+    QTest::mouseClick(&grid, Qt::LeftButton, {}, grid.tileRect(last).center().toPoint());
     QCOMPARE(activated.count(), 1);
     QCOMPARE(activated.at(0).at(0).toInt(), last);
     QCOMPARE(grid.currentHead(), last);

@@ -410,6 +410,22 @@ void HeadsGridView::paintEvent(QPaintEvent *)
     }
 }
 
+bool HeadsGridView::event(QEvent *event)
+{
+    // QAbstractScrollArea ignores mouse presses sent to itself rather than to its viewport;
+    // a press on the grid (a test's, an accessibility tool's) still activates the head there.
+    if (event->type() == QEvent::MouseButtonPress) {
+        auto *press = static_cast<QMouseEvent *>(event);
+        const int h = headAt(viewport()->mapFrom(this, press->position()));
+        if (h >= 0 && press->button() == Qt::LeftButton) {
+            setCurrentHead(h);
+            emit headActivated(h);
+            return true;
+        }
+    }
+    return QAbstractScrollArea::event(event);
+}
+
 void HeadsGridView::mousePressEvent(QMouseEvent *event)
 {
     const int h = headAt(event->position());
