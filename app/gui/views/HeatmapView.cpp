@@ -46,7 +46,15 @@ void HeatmapView::updateNotes()
         return; // a hidden view costs nothing; showEvent() catches up
     const int w = width();
     // The banner: an overflow made the result NaN or Inf somewhere.
-    const NonFiniteReport bad = m_result ? findNonFinite(m_result->trace) : NonFiniteReport{};
+    // Scanned once per result (every tensor of a large trace is megabytes), not per repaint.
+    // (A weak pointer, not an address: a new result may be allocated where a freed one was.)
+    if (!m_result) {
+        m_nonFinite = {};
+    } else if (m_scanned.lock() != m_result) {
+        m_scanned = m_result;
+        m_nonFinite = findNonFinite(m_result->trace);
+    }
+    const NonFiniteReport &bad = m_nonFinite;
     if (bad.any()) {
         const QString where = bad.head >= 0
                                   ? tr("%1 of head %2").arg(QString::fromStdString(bad.tensor)).arg(bad.head + 1)

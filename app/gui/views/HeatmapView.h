@@ -2,6 +2,7 @@
 
 #include "app/gui/document/ComputeController.h"
 #include "app/render/HeatmapRenderer.h"
+#include "core/TraceCheck.h"
 
 #include <QAbstractScrollArea>
 #include <QWidget>
@@ -69,6 +70,8 @@ private:
     ComputedTracePtr m_result;
     QLabel *m_warning;
     QLabel *m_valuesNote;
+    std::weak_ptr<const ComputedTrace> m_scanned; // the result m_nonFinite describes
+    NonFiniteReport m_nonFinite;
     // Built lazily, on the first paint or query after a change: hidden views cost nothing.
     mutable HeatmapData m_data;
     mutable bool m_dirty = false;
