@@ -223,11 +223,12 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
             rowLabelWidth = std::max(rowLabelWidth, fm.horizontalAdvance(m_data.rowLabels[i]));
         for (int i = 0; i < m_data.columnLabels.size(); i += measureStep)
             colLabelWidth = std::max(colLabelWidth, fm.horizontalAdvance(m_data.columnLabels[i]));
-        rowLabelWidth =
-            std::min(rowLabelWidth + 2 * pad + fm.height() * 0.6 + 2, area.width() * 0.3); // room for the flag
+        // Room for the empty-row flag; thinned labels (small figure tiles) may take a little
+        // more of the width, so that "t20" is read rather than elided to "…".
+        rowLabelWidth = std::min(rowLabelWidth + 2 * pad + fm.height() * 0.6 + 2, area.width() * (thin ? 0.4 : 0.3));
         // Thinned labels stand on ticks: room for them too.
         const double tickRoom = thin ? std::max(2.0, fm.height() * 0.25) + 2 : 0.0;
-        colLabelWidth = std::min(colLabelWidth + pad + tickRoom, area.height() * 0.3);
+        colLabelWidth = std::min(colLabelWidth + pad + tickRoom, area.height() * (thin ? 0.4 : 0.3));
     }
     // Square cells; column labels run vertically where they do not fit across a cell.
     double colLabelHeight = m_options.showLabels ? fm.height() + pad : 0.0;
