@@ -3,6 +3,7 @@
 #include "app/engine/BackendChoice.h"
 #include "app/render/FigureExporter.h"
 #include "core/ProjectFile.h"
+#include "core/TraceCheck.h"
 
 #include <QCommandLineParser>
 #include <QDir>
@@ -23,7 +24,8 @@ const char *const kRenderUsage = R"(  render PROJECT [PROJECT...] --out FILE.(pn
         --quantity weights|scores --colormap viridis|magma|cividis|grey|diverging
         --scale absolute|shared|per-head          --overlay (headview: all heads)
         --dpi N (default 150)     --width PX --height PX (default: natural size)
-        --no-colorbar --no-labels --no-values     --title TEXT ("" for none)
+        --no-colorbar --no-labels --no-values     --no-axis-titles (no "query"/"key")
+        --title TEXT ("" for none)
         --font-size PT (default 10)               --background white|transparent
         --backend auto|cpu|vulkan
 )";
@@ -76,6 +78,7 @@ public:
             {"no-colorbar", "No colour bar (mask: no legend)."},
             {"no-labels", "No token labels."},
             {"no-values", "No values in cells."},
+            {"no-axis-titles", "No \"query\" and \"key\" axis titles."},
             {"title", "Figure title (empty: none).", "text"},
             {"font-size", "Font size in points.", "pt", "10"},
             {"background", "white or transparent.", "bg", "white"},
@@ -89,7 +92,7 @@ public:
         }
         if (auto f = parseOptions(parser))
             return fail(err, *f);
-        if (auto f = computeAll(parser))
+        if (auto f = computeAll(parser, out))
             return fail(err, *f);
         if (auto f = checkHeads())
             return fail(err, *f);
@@ -233,6 +236,7 @@ private:
         m_options.colorBar = !parser.isSet("no-colorbar");
         m_options.labels = !parser.isSet("no-labels");
         m_options.values = !parser.isSet("no-values");
+        m_options.axisTitles = !parser.isSet("no-axis-titles");
         m_options.overlayHeads = parser.isSet("overlay");
         if (parser.isSet("title"))
             m_options.title = parser.value("title");
@@ -243,7 +247,7 @@ private:
         return std::nullopt;
     }
 
-    std::optional<Failure> computeAll(const QCommandLineParser &)
+    std::optional<Failure> computeAll(const QCommandLineParser &, QTextStream &out)
     {
         // Every project is read and computed before the first figure is written.
         std::vector<Job> jobs;
@@ -256,12 +260,24 @@ private:
         auto selection = createBackend(m_request);
         if (!selection)
             return Failure{QString::fromStdString(selection.message())};
+        // Which backend and device run, and why, as `compute` reports them (stdout).
+        out << "backend: " << QString::fromStdString(selection->backend->name()) << "\n"
+            << "device: " << QString::fromStdString(selection->backend->deviceName()) << "\n";
+        if (!selection->notice.empty())
+            out << "note: " << QString::fromStdString(selection->notice) << "\n";
         for (Job &job : jobs) {
             auto trace = selection->backend->compute(job.project.problem);
+            // A fallback during this compute (Vulkan lost, out of memory), said once.
+            if (const std::string late = takeBackendNotice(*selection->backend); !late.empty())
+                out << "note: " << QString::fromStdString(late) << "\n";
             if (!trace)
                 return Failure{QStringLiteral("%1: %2").arg(job.projectPath, QString::fromStdString(trace.message()))};
+            // Finite inputs can overflow: no figure of NaN cells, and a non-zero exit.
+            if (const Status finite = checkFinite(*trace); !finite)
+                return Failure{QStringLiteral("%1: %2").arg(job.projectPath, QString::fromStdString(finite.message()))};
             job.trace = std::move(*trace);
         }
+        out.flush();
         m_jobs = std::move(jobs);
         return std::nullopt;
     }

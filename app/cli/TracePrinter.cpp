@@ -1,10 +1,29 @@
 #include "app/cli/TracePrinter.h"
 
+#include "core/AttentionRules.h"
+
 #include <algorithm>
+#include <cmath>
 
 namespace attnscope {
 
 namespace {
+
+// A value as printed; NaN and Inf (an overflow) are spelled so that they cannot be taken for
+// numbers or lost among them.
+QString number(double v, int precision)
+{
+    if (std::isnan(v))
+        return QStringLiteral("NaN");
+    if (std::isinf(v))
+        return v > 0 ? QStringLiteral("+Inf") : QStringLiteral("-Inf");
+    return QString::number(v, 'f', precision);
+}
+
+QString formula(Projection p, AttentionMode mode, bool bias)
+{
+    return QString::fromStdString(projectionFormula(p, mode, bias));
+}
 
 QString shape(const MatrixF &m)
 {
@@ -34,7 +53,7 @@ void printMatrix(QTextStream &out, const MatrixF &m, const std::vector<std::stri
                        .leftJustified(labelWidth)
                 << "  ";
         for (Eigen::Index c = 0; c < cols; ++c)
-            out << QString::number(double(m(r, c)), 'f', precision).rightJustified(precision + 6);
+            out << number(double(m(r, c)), precision).rightJustified(precision + 6);
         if (cols < m.cols())
             out << "  ... (" << m.cols() - cols << " more)";
         out << "\n";
@@ -59,12 +78,10 @@ void printPipeline(QTextStream &out, const Project &project, const AttentionTrac
     for (int h = 0; h < t.heads(); ++h) {
         const size_t i = size_t(h);
         const QString head = t.heads() > 1 ? QStringLiteral(" (head %1)").arg(h) : QString();
-        section(out, QStringLiteral("Q = Xq·Wq") + (p.weights.qBias ? "+bq" : "") + head, t.q[i], qLabels,
-                precision);
-        section(out, QStringLiteral("K = Xkv·Wk") + (p.weights.kBias ? "+bk" : "") + head, t.k[i], kLabels,
-                precision);
-        section(out, QStringLiteral("V = Xkv·Wv") + (p.weights.vBias ? "+bv" : "") + head, t.v[i], kLabels,
-                precision);
+        const AttentionMode mode = p.spec.mode;
+        section(out, formula(Projection::Query, mode, bool(p.weights.qBias)) + head, t.q[i], qLabels, precision);
+        section(out, formula(Projection::Key, mode, bool(p.weights.kBias)) + head, t.k[i], kLabels, precision);
+        section(out, formula(Projection::Value, mode, bool(p.weights.vBias)) + head, t.v[i], kLabels, precision);
         section(out, QStringLiteral("scores = Q·Kᵀ · %1%2").arg(p.spec.scale()).arg(head), t.scores[i], qLabels,
                 precision);
         section(out, QStringLiteral("weights = softmax(masked scores)") + head, t.weights[i], qLabels, precision);
@@ -73,15 +90,23 @@ void printPipeline(QTextStream &out, const Project &project, const AttentionTrac
     if (!(t.allowed.array() != 0).all()) {
         section(out, QStringLiteral("allowed mask (1 = may attend)"), t.allowed.cast<float>(), qLabels, 0);
     }
-    for (size_t i = 0; i < t.emptyRows.size(); ++i)
-        if (t.emptyRows[i])
-            out << "note: query row " << i << " (" << QString::fromStdString(qLabels[i])
-                << ") has no allowed key\n";
+    for (size_t i = 0; i < t.emptyRows.size(); ++i) {
+        if (!t.emptyRows[i])
+            continue;
+        const WeightRule rule = weightRule(p.spec.maskFill, false, true, p.tk());
+        out << "note: query row " << i << " (" << QString::fromStdString(i < qLabels.size() ? qLabels[i] : "")
+            << ") has no allowed key: ";
+        if (rule.kind == WeightCase::EmptyRowUniform)
+            out << "every logit is the fill " << maskFillText(p.spec.maskFill) << ", so its weights are uniform, 1/"
+                << p.tk() << " = " << QString::number(rule.weight, 'g', 4) << "\n";
+        else
+            out << "with the fill " << maskFillText(p.spec.maskFill)
+                << " its weights are 0 and its output row is 0 (PyTorch gives NaN)\n";
+    }
     if (t.heads() > 1)
         section(out, QStringLiteral("context = concat(head outputs)"), t.context, qLabels, precision);
     if (p.weights.o)
-        section(out, QStringLiteral("output = context·Wo") + (p.weights.oBias ? "+bo" : ""), t.output, qLabels,
-                precision);
+        section(out, formula(Projection::Output, p.spec.mode, bool(p.weights.oBias)), t.output, qLabels, precision);
 }
 
 } // namespace attnscope

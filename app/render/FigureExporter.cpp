@@ -1,9 +1,15 @@
 #include "app/render/FigureExporter.h"
 
+#include "app/render/DisplayText.h"
+
+#include <QBuffer>
 #include <QFileInfo>
+#include <QFontInfo>
+#include <QHash>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSvgGenerator>
 
@@ -37,6 +43,41 @@ QString figureFormatSuffix(FigureFormat format)
     }
     return {};
 }
+
+namespace {
+
+// QSvgGenerator writes Qt's family name ("Sans Serif", a fontconfig alias no browser knows)
+// as the CSS font-family. Every one becomes a CSS list: the family the text was laid out
+// with, quoted, then the generic sans-serif as the fallback.
+QByteArray cssFontFamilies(const QByteArray &svg)
+{
+    static const QRegularExpression attr(QStringLiteral("font-family=\"([^\"]*)\""));
+    QHash<QString, QString> lists;
+    const QString text = QString::fromUtf8(svg);
+    QString out;
+    out.reserve(text.size() + text.size() / 8);
+    qsizetype last = 0;
+    for (auto it = attr.globalMatch(text); it.hasNext();) {
+        const auto m = it.next();
+        const QString family = m.captured(1);
+        auto found = lists.constFind(family);
+        if (found == lists.cend()) {
+            QString resolved = QFontInfo(QFont(family)).family();
+            resolved.remove(QLatin1Char('\'')).remove(QLatin1Char('"'));
+            QString list = QStringLiteral("sans-serif");
+            if (!resolved.isEmpty() && resolved.compare(QLatin1String("sans-serif"), Qt::CaseInsensitive) != 0)
+                list = QStringLiteral("'%1', sans-serif").arg(resolved.toHtmlEscaped());
+            found = lists.insert(family, list);
+        }
+        out += QStringView(text).mid(last, m.capturedStart() - last);
+        out += QStringLiteral("font-family=\"%1\"").arg(*found);
+        last = m.capturedEnd();
+    }
+    out += QStringView(text).mid(last);
+    return out.toUtf8();
+}
+
+} // namespace
 
 FigureExporter::FigureExporter(const Project &project, const AttentionTrace &trace) : m_project(project), m_trace(trace)
 {
@@ -155,8 +196,12 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
         const QRectF target(QPointF(0, 0), QSizeF(points));
         bool painted = false;
         if (*format == FigureFormat::Svg) {
+            // Painted into memory first: the text is fixed up (font families, characters XML
+            // forbids) before anything reaches the file.
+            QBuffer buffer;
+            buffer.open(QIODevice::WriteOnly);
             QSvgGenerator svg;
-            svg.setOutputDevice(&file);
+            svg.setOutputDevice(&buffer);
             svg.setResolution(72); // one unit per point: fonts sized in points come out right
             svg.setSize(points);
             svg.setViewBox(target);
@@ -170,6 +215,9 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
                 renderer.paint(painter, target);
                 painted = painter.end();
             }
+            const QByteArray bytes = xmlSafe(cssFontFamilies(buffer.data()));
+            if (painted && file.write(bytes) != bytes.size())
+                return file.cancelWriting(), fail(tr("%1: %2").arg(path, file.errorString()));
         } else {
             QPdfWriter pdf(&file);
             pdf.setResolution(72);

@@ -1,5 +1,6 @@
 #include "app/render/FigureRenderer.h"
 
+#include "app/render/DisplayText.h"
 #include "app/render/HeadViewRenderer.h"
 #include "app/render/TeachingRenderer.h"
 
@@ -15,10 +16,13 @@ namespace {
 
 // Natural cell sizes in points: small matrices get cells that hold their values, large ones
 // a grid of about this many points.
-constexpr double kHeadGrid = 440.0, kHeadCell = 34.0;
-constexpr double kTileGrid = 260.0, kTileCell = 26.0;
-constexpr double kMaskGrid = 400.0, kMaskCell = 28.0;
-constexpr double kTeachingWidth = 600.0;
+constexpr double kHeadGrid = 320.0, kHeadCell = 34.0;
+constexpr double kTileGrid = 200.0, kTileCell = 26.0;
+constexpr double kMaskGrid = 320.0, kMaskCell = 28.0;
+// A figure for a paper fits the text block of a page (7 x 9 in) by default: large matrices
+// and many heads get smaller cells and thinner labels rather than a larger page.
+constexpr double kMaxWidth = 504.0, kMaxHeight = 648.0;
+constexpr double kTeachingWidth = kMaxWidth;
 
 } // namespace
 
@@ -80,6 +84,7 @@ FigureRenderer::FigureRenderer(const Project &project, const AttentionTrace &tra
     case FigureView::Heads:
         for (int h = 0; h < heads; ++h)
             m_data.push_back(HeatmapData::fromTrace(project, trace, h, m_options.quantity, m_options.scale));
+        m_columns = chooseColumns();
         break;
     default:
         break;
@@ -97,9 +102,8 @@ QFont FigureRenderer::font(double scale) const
 QString FigureRenderer::title() const
 {
     if (m_options.title)
-        return *m_options.title;
-    const QString project =
-        m_project.title.empty() ? QStringLiteral("AttnScope") : QString::fromStdString(m_project.title);
+        return displayText(*m_options.title);
+    const QString project = m_project.title.empty() ? QStringLiteral("AttnScope") : displayText(m_project.title);
     const int h = m_options.head + 1, H = m_trace.heads();
     const QString what = m_options.quantity == HeatmapQuantity::Scores ? tr("scaled scores") : tr("weights");
     switch (m_options.view) {
@@ -130,13 +134,25 @@ QString FigureRenderer::description() const
     return tr("AttnScope figure: %1").arg(FigureOptions::viewName(m_options.view));
 }
 
+QFont FigureRenderer::titleFont() const
+{
+    QFont bold = font(1.25);
+    bold.setBold(true);
+    // A long title is set smaller, down to the body's size, before it widens the figure.
+    const double room = kMaxWidth - 4 * QFontMetricsF(bold).height() * 0.4;
+    const double width = QFontMetricsF(bold).horizontalAdvance(title());
+    if (width > room) {
+        bold = font(std::max(1.0, 1.25 * room / width));
+        bold.setBold(true);
+    }
+    return bold;
+}
+
 QRectF FigureRenderer::titleRect(const QRectF &target) const
 {
     if (title().isEmpty())
         return {};
-    QFont bold = font(1.25);
-    bold.setBold(true);
-    const QFontMetricsF fm(bold);
+    const QFontMetricsF fm(titleFont());
     const double pad = fm.height() * 0.4;
     return QRectF(target.left() + pad, target.top() + pad, target.width() - 2 * pad, fm.height() * 1.2);
 }
@@ -155,7 +171,8 @@ HeatmapOptions FigureRenderer::heatmapOptions(bool small) const
 {
     HeatmapOptions o;
     o.colorMap = m_options.colorMap;
-    o.showTitle = small; // tiles: "Head N"; a single heatmap has the figure's title
+    o.showTitle = small;                           // tiles: "Head N"; a single heatmap has the figure's title
+    o.axisTitles = m_options.axisTitles && !small; // the grid has one pair for all tiles
     o.showLabels = m_options.labels;
     o.showColorBar = m_options.colorBar && !(small && sharedColorBar());
     o.showValues = m_options.values;
@@ -172,28 +189,93 @@ bool FigureRenderer::sharedColorBar() const
     return m_options.view == FigureView::Heads && m_options.scale != ScaleScope::PerHead;
 }
 
+double FigureRenderer::gridAxisRoom() const
+{
+    return m_options.view == FigureView::Heads && m_options.axisTitles ? QFontMetricsF(font()).height() * 1.2 : 0.0;
+}
+
+QSizeF FigureRenderer::tileSize() const
+{
+    const HeatmapOptions o = heatmapOptions(true);
+    const int columns = gridColumns(), rows = (int(m_data.size()) + columns - 1) / columns;
+    const double pad = QFontMetricsF(font()).height() * 0.3;
+    const double bar = sharedColorBar() && m_options.colorBar
+                           ? HeatmapRenderer(m_data[0], heatmapOptions(false)).colorBarWidth()
+                           : 0.0;
+    const QRectF t = titleRect(QRectF(0, 0, kMaxWidth, 1000));
+    const double titleHeight = t.isEmpty() ? 0.0 : t.bottom() + pad;
+    const QSizeF room((kMaxWidth - 2 * pad - bar - gridAxisRoom()) / columns - 4,
+                      (kMaxHeight - 2 * pad - titleHeight - gridAxisRoom()) / std::max(rows, 1) - 4);
+    return heatmapNaturalSize(m_data[0], o, kTileGrid, room) + QSizeF(4, 4);
+}
+
 int FigureRenderer::gridColumns() const
 {
+    if (m_columns > 0)
+        return m_columns;
     const int n = std::max(1, m_trace.heads());
     return std::max(1, int(std::ceil(std::sqrt(double(n)))));
 }
 
-QSizeF FigureRenderer::heatmapNaturalSize(const HeatmapData &data, const HeatmapOptions &o, double gridSide) const
+int FigureRenderer::chooseColumns() const
+{
+    // The arrangement whose tiles get the largest cells on the default page: what a tile
+    // needs besides its cells (title, labels) is measured once, at the natural tile size.
+    const int n = int(m_data.size());
+    const HeatmapData &d = m_data[0];
+    const HeatmapOptions o = heatmapOptions(true);
+    const double tokens = double(std::max<Eigen::Index>({d.rows(), d.cols(), 1}));
+    const double natural = std::min(kTileGrid / tokens, kTileCell);
+    const QSizeF ref = heatmapNaturalSize(d, o, kTileGrid, QSizeF(1e6, 1e6));
+    const double extraW = ref.width() - natural * double(d.cols()), extraH = ref.height() - natural * double(d.rows());
+    const double pad = QFontMetricsF(font()).height() * 0.3;
+    const double bar =
+        sharedColorBar() && m_options.colorBar ? HeatmapRenderer(d, heatmapOptions(false)).colorBarWidth() : 0.0;
+    const QRectF t = titleRect(QRectF(0, 0, kMaxWidth, 1000));
+    const double width = kMaxWidth - 2 * pad - bar - gridAxisRoom();
+    const double height = kMaxHeight - 2 * pad - (t.isEmpty() ? 0.0 : t.bottom() + pad) - gridAxisRoom();
+    int best = 1;
+    double bestCell = -1.0;
+    for (int c = 1; c <= n; ++c) {
+        const int r = (n + c - 1) / c;
+        const double cell = std::min({natural, (width / c - 4 - extraW) / double(d.cols()),
+                                      (height / r - 4 - extraH) / double(d.rows())});
+        if (cell >= bestCell - 1e-9) { // ties: the wider arrangement, as papers set heads side by side
+            bestCell = cell;
+            best = c;
+        }
+    }
+    return best;
+}
+
+QSizeF FigureRenderer::heatmapNaturalSize(const HeatmapData &data, const HeatmapOptions &o, double gridSide,
+                                          const QSizeF &maxSize) const
 {
     const double n = double(std::max(data.rows(), data.cols()));
-    const double cell = std::min(gridSide / std::max(n, 1.0), gridSide == kHeadGrid ? kHeadCell : kTileCell);
-    // Lay out once in generous room and keep what is not grid: labels, title, colour bar.
-    const QRectF guess(0, 0, cell * double(data.cols()) + 400, cell * double(data.rows()) + 400);
-    const HeatmapLayout l = HeatmapRenderer(data, o).layout(guess);
-    if (l.grid.isEmpty())
-        return {240, 160};
-    const double pad = std::max(2.0, QFontMetricsF(o.font).height() * 0.3);
-    const double areaLeft = guess.left() + pad;
-    const double rowLabels = l.rowLabels.isEmpty() ? 0.0 : l.rowLabels.width();
-    const double slack = l.grid.left() - rowLabels - areaLeft; // the grid is centred: as much on the right
-    const double extraW = guess.width() - l.grid.width() - 2 * slack;
-    const double extraH = l.grid.top() - guess.top() + pad + 1;
-    return {cell * double(data.cols()) + extraW + 1, cell * double(data.rows()) + extraH};
+    double cell = std::min(gridSide / std::max(n, 1.0), gridSide == kHeadGrid ? kHeadCell : kTileCell);
+    QSizeF size(240, 160);
+    // Lay out in generous room and keep what is not grid (labels, title, colour bar); where
+    // that is larger than maxSize, the cells shrink (labels thin out with them) and again.
+    for (int pass = 0; pass < 3; ++pass) {
+        const QRectF guess(0, 0, cell * double(data.cols()) + 400, cell * double(data.rows()) + 400);
+        const HeatmapLayout l = HeatmapRenderer(data, o).layout(guess);
+        if (l.grid.isEmpty())
+            return size;
+        const double pad = std::max(2.0, QFontMetricsF(o.font).height() * 0.3);
+        const double areaLeft = guess.left() + pad;
+        const double rowLabels = l.rowLabels.isEmpty() ? 0.0 : l.rowLabels.width();
+        const double axis = l.rowAxisTitle.isEmpty() ? 0.0 : l.rowAxisTitle.width();
+        const double slack = l.grid.left() - rowLabels - axis - areaLeft; // centred: as much on the right
+        const double extraW = guess.width() - l.grid.width() - 2 * slack;
+        const double extraH = l.grid.top() - guess.top() + pad + 1;
+        size = QSizeF(cell * double(data.cols()) + extraW + 1, cell * double(data.rows()) + extraH);
+        const double fit = std::min((maxSize.width() - extraW - 1) / double(data.cols()),
+                                    (maxSize.height() - extraH) / double(data.rows()));
+        if (fit >= cell - 1e-9)
+            break;
+        cell = std::max(fit, 0.05);
+    }
+    return size;
 }
 
 std::vector<FigureHeatmap> FigureRenderer::heatmaps(const QRectF &target) const
@@ -210,11 +292,13 @@ std::vector<FigureHeatmap> FigureRenderer::heatmaps(const QRectF &target) const
     QRectF tiles = body;
     if (sharedColorBar() && m_options.colorBar)
         tiles.setRight(body.right() - HeatmapRenderer(m_data[0], heatmapOptions(false)).colorBarWidth());
+    const double axis = gridAxisRoom();
+    tiles.adjust(axis, axis, 0, 0);
     const int columns = gridColumns(), rows = (int(m_data.size()) + columns - 1) / columns;
     double w = tiles.width() / columns, h = tiles.height() / std::max(rows, 1);
     // Tiles keep their natural proportions; room to spare (a long title made the figure wide)
     // goes to the margins, with the tiles and the colour bar centred together.
-    const QSizeF natural = heatmapNaturalSize(m_data[0], o, kTileGrid) + QSizeF(4, 4);
+    const QSizeF natural = tileSize();
     const double aspect = natural.width() / std::max(natural.height(), 1.0);
     w = std::min(w, h * aspect);
     h = std::min(h, w / aspect);
@@ -250,17 +334,21 @@ QSizeF FigureRenderer::naturalSize() const
     switch (m_options.view) {
     case FigureView::Head:
     case FigureView::Mean:
-        if (!m_data.empty())
-            body = heatmapNaturalSize(m_data[0], heatmapOptions(false), kHeadGrid);
+        if (!m_data.empty()) {
+            const QRectF t = titleRect(QRectF(0, 0, kMaxWidth, 1000));
+            const double room = kMaxHeight - (t.isEmpty() ? 0.0 : t.bottom()) - 3 * fm.height() * 0.3;
+            body = heatmapNaturalSize(m_data[0], heatmapOptions(false), kHeadGrid,
+                                      QSizeF(kMaxWidth - 2 * fm.height() * 0.3, room));
+        }
         break;
     case FigureView::Heads:
         if (!m_data.empty()) {
-            const QSizeF tile = heatmapNaturalSize(m_data[0], heatmapOptions(true), kTileGrid) + QSizeF(4, 4);
+            const QSizeF tile = tileSize();
             const int columns = gridColumns(), rows = (int(m_data.size()) + columns - 1) / columns;
             const double bar = sharedColorBar() && m_options.colorBar
                                    ? HeatmapRenderer(m_data[0], heatmapOptions(false)).colorBarWidth()
                                    : 0.0;
-            body = QSizeF(tile.width() * columns + bar, tile.height() * rows);
+            body = QSizeF(tile.width() * columns + bar + gridAxisRoom(), tile.height() * rows + gridAxisRoom());
         }
         break;
     case FigureView::HeadView: {
@@ -280,9 +368,14 @@ QSizeF FigureRenderer::naturalSize() const
         break;
     }
     case FigureView::Teaching:
-        if (m_trace.heads() > 0)
+        if (m_trace.heads() > 0) {
             body = TeachingRenderer(m_project, m_trace, m_options.head, m_options.query, m_options.key)
-                       .naturalSize(font(), kTeachingWidth);
+                       .naturalSize(font(), kTeachingWidth - 2 * fm.height() * 0.3);
+            // Wide tables are scaled down to the page width when painted.
+            const double w = kTeachingWidth - 2 * fm.height() * 0.3;
+            if (body.width() > w)
+                body = QSizeF(w, body.height() * w / body.width());
+        }
         break;
     case FigureView::Mask: {
         const MaskRenderer renderer(m_project, maskOptions());
@@ -305,9 +398,7 @@ QSizeF FigureRenderer::naturalSize() const
     const QRectF t = titleRect(QRectF(0, 0, body.width(), 1000));
     const double titleHeight = t.isEmpty() ? 0.0 : t.bottom() + pad;
     // Wide enough for the title.
-    QFont bold = font(1.25);
-    bold.setBold(true);
-    const double titleWidth = t.isEmpty() ? 0.0 : QFontMetricsF(bold).horizontalAdvance(title()) + 4 * pad;
+    const double titleWidth = t.isEmpty() ? 0.0 : QFontMetricsF(titleFont()).horizontalAdvance(title()) + 4 * pad;
     return QSizeF(std::ceil(std::max(body.width() + 2 * pad, titleWidth)),
                   std::ceil(body.height() + 2 * pad + titleHeight));
 }
@@ -319,8 +410,7 @@ void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
         painter.fillRect(target, Qt::white);
     const QRectF t = titleRect(target);
     if (!t.isEmpty()) {
-        QFont bold = font(1.25);
-        bold.setBold(true);
+        const QFont bold = titleFont();
         painter.setFont(bold);
         painter.setPen(Qt::black);
         painter.drawText(t, Qt::AlignHCenter | Qt::AlignVCenter,
@@ -334,6 +424,25 @@ void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
         const auto maps = heatmaps(target);
         for (const FigureHeatmap &m : maps)
             HeatmapRenderer(*m.data, m.options).paint(painter, m.target);
+        if (const double axis = gridAxisRoom(); axis > 0 && !maps.empty()) {
+            // One "key" above and one "query" beside the whole grid of tiles.
+            const int columns = std::min(gridColumns(), int(maps.size()));
+            const int rows = (int(maps.size()) + gridColumns() - 1) / gridColumns();
+            const QRectF first = maps.front().target;
+            const QRectF tiles(first.left(), first.top(), first.width() * columns, first.height() * rows);
+            QFont italic = font();
+            italic.setItalic(true);
+            painter.save();
+            painter.setFont(italic);
+            painter.setPen(QColor(0x40, 0x40, 0x40));
+            painter.drawText(QRectF(tiles.left(), tiles.top() - axis, tiles.width(), axis),
+                             Qt::AlignHCenter | Qt::AlignTop, HeatmapRenderer::columnAxisName());
+            painter.translate(tiles.left() - axis, tiles.bottom());
+            painter.rotate(-90);
+            painter.drawText(QRectF(0, 0, tiles.height(), axis), Qt::AlignHCenter | Qt::AlignTop,
+                             HeatmapRenderer::rowAxisName());
+            painter.restore();
+        }
         if (sharedColorBar() && m_options.colorBar && !maps.empty()) {
             // One bar for every tile, beside the first row down to the last.
             const HeatmapRenderer first(*maps.front().data, maps.front().options);
@@ -341,13 +450,18 @@ void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
             const HeatmapLayout bottom =
                 HeatmapRenderer(*maps.back().data, maps.back().options).layout(maps.back().target);
             const HeatmapOptions o = heatmapOptions(false);
-            const HeatmapRenderer bar(*maps.front().data, o);
+            // The shared bar's legend names the non-finite colour when any tile has one.
+            HeatmapData barData = *maps.front().data;
+            for (const FigureHeatmap &m : maps)
+                barData.nonFinite = std::max(barData.nonFinite, m.data->nonFinite);
+            const HeatmapRenderer bar(barData, o);
             const QFontMetricsF fm(o.font);
             const double barWidth = std::max(8.0, fm.height() * 0.8);
             const double left = maps.front().target.left() + maps.front().target.width() * gridColumns() +
                                 std::max(2.0, fm.height() * 0.3);
             const double y0 = top.grid.top(), y1 = std::max(bottom.grid.bottom(), y0 + fm.height() * 4);
-            bar.paintColorBar(painter, QRectF(left, y0, barWidth, y1 - y0));
+            const double legend = barData.nonFinite > 0 ? fm.height() * 2.2 : 0.0;
+            bar.paintColorBar(painter, QRectF(left, y0, barWidth, std::max(fm.height() * 2, y1 - y0 - legend)));
         }
         break;
     }

@@ -38,6 +38,7 @@ struct FigureOptions {
     bool colorBar = true;
     bool labels = true;
     bool values = true;
+    bool axisTitles = true;       // "query" beside the rows, "key" above the columns
     bool overlayHeads = false;    // HeadView: every head in its own colour
     std::optional<QString> title; // none: the default title; empty: no title
     int fontSize = 10;            // points
@@ -89,13 +90,20 @@ private:
     QRectF bodyRect(const QRectF &target) const;
     HeatmapOptions heatmapOptions(bool small) const;
     int gridColumns() const;
+    int chooseColumns() const;
     bool sharedColorBar() const;
-    QSizeF heatmapNaturalSize(const HeatmapData &data, const HeatmapOptions &o, double gridSide) const;
+    // The size of one heatmap with cells of about gridSide / n, smaller where that exceeds maxSize.
+    QSizeF heatmapNaturalSize(const HeatmapData &data, const HeatmapOptions &o, double gridSide,
+                              const QSizeF &maxSize) const;
+    QSizeF tileSize() const;     // of one tile of the Heads grid, margins included
+    double gridAxisRoom() const; // Heads: the strips for the grid's "query" and "key"
+    QFont titleFont() const;
 
     const Project &m_project;
     const AttentionTrace &m_trace;
     FigureOptions m_options;
     std::vector<HeatmapData> m_data; // Head and Mean: one; Heads: one per head
+    int m_columns = 0;               // Heads: tiles per row (0: not chosen yet)
 };
 
 } // namespace attnscope

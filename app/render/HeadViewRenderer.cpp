@@ -1,5 +1,7 @@
 #include "app/render/HeadViewRenderer.h"
 
+#include "app/render/DisplayText.h"
+
 #include "app/render/HeatmapRenderer.h"
 
 #include <QCoreApplication>
@@ -15,7 +17,7 @@ namespace {
 
 QString tokenAt(const std::vector<std::string> &tokens, Eigen::Index i)
 {
-    return size_t(i) < tokens.size() ? QString::fromStdString(tokens[size_t(i)]) : QString::number(i);
+    return size_t(i) < tokens.size() ? displayText(tokens[size_t(i)]) : QString::number(i);
 }
 
 } // namespace

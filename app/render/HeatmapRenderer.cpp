@@ -1,5 +1,8 @@
 #include "app/render/HeatmapRenderer.h"
 
+#include "app/render/DisplayText.h"
+#include "core/AttentionRules.h"
+
 #include <QCoreApplication>
 #include <QFontMetricsF>
 #include <QImage>
@@ -18,7 +21,7 @@ QStringList labelsOf(const std::vector<std::string> &tokens, Eigen::Index n)
 {
     QStringList out;
     for (Eigen::Index i = 0; i < n; ++i)
-        out << (size_t(i) < tokens.size() ? QString::fromStdString(tokens[size_t(i)]) : QString::number(i));
+        out << (size_t(i) < tokens.size() ? displayText(tokens[size_t(i)]) : QString::number(i));
     return out;
 }
 
@@ -32,13 +35,18 @@ double maxOver(const std::vector<const MatrixF *> &ms, const MaskMatrix *allowed
                 if (allowed && !(*allowed)(r, c))
                     continue;
                 const double v = absolute ? std::abs((*m)(r, c)) : (*m)(r, c);
-                best = std::max(best, v);
+                if (std::isfinite(v)) // an overflow must not stretch the range to Inf
+                    best = std::max(best, v);
             }
     return best;
 }
 
 QString format(double v, int precision)
 {
+    if (std::isnan(v))
+        return QStringLiteral("NaN");
+    if (std::isinf(v))
+        return v > 0 ? QStringLiteral("Inf") : QStringLiteral("-Inf");
     if (v == 0.0)
         return QStringLiteral("0");
     return QString::number(v, 'f', precision);
@@ -61,7 +69,11 @@ HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace 
         *mean /= float(all.size());
         d.owned = mean;
         d.values = mean.get();
-        d.title = QCoreApplication::translate("attnscope::Heatmap", "Mean over %n head(s)", nullptr, int(all.size()));
+        // No English translation is loaded: the singular is its own string, the plural takes %n
+        // so that translations can give every plural form.
+        d.title = all.size() == 1 ? QCoreApplication::translate("attnscope::Heatmap", "Mean over 1 head")
+                                  : QCoreApplication::translate("attnscope::Heatmap", "Mean over %n heads", nullptr,
+                                                                int(all.size()));
     } else {
         d.values = &all[size_t(head)];
         d.title = QCoreApplication::translate("attnscope::Heatmap", "Head %1").arg(head + 1);
@@ -71,6 +83,8 @@ HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace 
     d.rowLabels = labelsOf(project.queryTokens, d.values->rows());
     d.columnLabels = labelsOf(project.keyLabels(), d.values->cols());
     d.signedValues = scores;
+    d.maskFill = project.problem.spec.maskFill;
+    d.nonFinite = (!d.values->array().isFinite()).count();
 
     std::vector<const MatrixF *> range;
     if (scope == ScaleScope::PerHead || head < 0)
@@ -110,8 +124,33 @@ QColor HeatmapRenderer::emptyRowColor()
     return QColor(0xd6, 0x27, 0x28);
 }
 
+bool HeatmapData::showsAsMasked(Eigen::Index r, Eigen::Index c) const
+{
+    if (signedValues || isAllowed(r, c))
+        return false;
+    const WeightRule rule = weightRule(maskFill, false, isEmptyRow(r), cols());
+    return rule.fixed && rule.weight == 0.0;
+}
+
+QColor HeatmapRenderer::nonFiniteColor()
+{
+    return QColor(0xff, 0x00, 0xff);
+}
+
+QString HeatmapRenderer::rowAxisName()
+{
+    return QCoreApplication::translate("attnscope::Heatmap", "query");
+}
+
+QString HeatmapRenderer::columnAxisName()
+{
+    return QCoreApplication::translate("attnscope::Heatmap", "key");
+}
+
 QRgb HeatmapRenderer::colorFor(double value) const
 {
+    if (!std::isfinite(value))
+        return nonFiniteColor().rgb();
     const double span = m_data.rangeMax - m_data.rangeMin;
     return m_map.at(span > 0.0 ? (value - m_data.rangeMin) / span : 0.0);
 }
@@ -166,6 +205,8 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
                             std::max(0.0, area.height() - fm.height()));
         area.setRight(l.colorBar.left() - 2 * pad);
     }
+    const double axis = m_options.axisTitles ? fm.height() * 1.2 : 0.0;
+    area.adjust(axis, axis, 0, 0);
     if (rows <= 0 || cols <= 0 || area.width() <= 0 || area.height() <= 0)
         return l;
 
@@ -182,11 +223,12 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
             rowLabelWidth = std::max(rowLabelWidth, fm.horizontalAdvance(m_data.rowLabels[i]));
         for (int i = 0; i < m_data.columnLabels.size(); i += measureStep)
             colLabelWidth = std::max(colLabelWidth, fm.horizontalAdvance(m_data.columnLabels[i]));
-        rowLabelWidth =
-            std::min(rowLabelWidth + 2 * pad + fm.height() * 0.6 + 2, area.width() * 0.3); // room for the flag
+        // Room for the empty-row flag; thinned labels (small figure tiles) may take a little
+        // more of the width, so that "t20" is read rather than elided to "…".
+        rowLabelWidth = std::min(rowLabelWidth + 2 * pad + fm.height() * 0.6 + 2, area.width() * (thin ? 0.4 : 0.3));
         // Thinned labels stand on ticks: room for them too.
         const double tickRoom = thin ? std::max(2.0, fm.height() * 0.25) + 2 : 0.0;
-        colLabelWidth = std::min(colLabelWidth + pad + tickRoom, area.height() * 0.3);
+        colLabelWidth = std::min(colLabelWidth + pad + tickRoom, area.height() * (thin ? 0.4 : 0.3));
     }
     // Square cells; column labels run vertically where they do not fit across a cell.
     double colLabelHeight = m_options.showLabels ? fm.height() + pad : 0.0;
@@ -220,11 +262,24 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
         l.rowLabels = QRectF(left - rowLabelWidth, top, rowLabelWidth, gridH);
     if (colLabelHeight > 0)
         l.columnLabels = QRectF(left, area.top(), gridW, colLabelHeight);
+    if (axis > 0) {
+        l.rowAxisTitle = QRectF(left - rowLabelWidth - axis, top, axis, gridH);
+        l.columnAxisTitle = QRectF(left, area.top() - axis, gridW, axis);
+    }
+    // Values where they fit; cells of the image path (tiny or very many) never hold them.
+    const QString sample = format(m_data.signedValues ? -8.88 : 0.88, m_options.precision);
+    l.valueCellSize = std::max(fm.horizontalAdvance(sample) + 2, fm.height());
+    const bool imagePath = cell < 3.0 || rows * cols > 128 * 128;
+    l.valuesShown = m_options.showValues && !imagePath && cell >= l.valueCellSize;
+    l.valuesHidden = m_options.showValues && !l.valuesShown;
     if (m_options.showColorBar) {
         // Beside the grid rather than at the far edge: grid and bar stay one centred block.
         l.colorBar.moveLeft(std::min(l.colorBar.left(), l.grid.right() + 2 * pad));
         l.colorBar.setHeight(std::min(l.colorBar.height(), std::max(gridH, fm.height() * 4)));
         l.colorBar.moveTop(top);
+        // Room below the bar for the non-finite entry of the legend.
+        if (m_data.nonFinite > 0)
+            l.colorBar.setHeight(std::max(fm.height() * 2, l.colorBar.height() - fm.height() * 2.2));
     }
     return l;
 }
@@ -245,6 +300,7 @@ void HeatmapRenderer::paint(QPainter &painter, const QRectF &target) const
     if (!l.grid.isEmpty()) {
         paintCells(painter, l);
         paintLabels(painter, l);
+        paintAxisTitles(painter, l);
     }
     if (!l.colorBar.isEmpty())
         paintColorBar(painter, l.colorBar);
@@ -255,11 +311,10 @@ void HeatmapRenderer::paintCells(QPainter &painter, const HeatmapLayout &l) cons
 {
     const Eigen::Index rows = m_data.rows(), cols = m_data.cols();
     const MatrixF &v = *m_data.values;
-    const bool weights = !m_data.signedValues;
     const double cw = l.cellWidth, ch = l.cellHeight;
     painter.setRenderHint(QPainter::Antialiasing, false);
 
-    if (cw < 3.0 || rows * cols > 128 * 128) {
+    if (cw < 3.0 || rows * cols > 128 * 128) { // as layout() decides: no values on this path
         // Many small cells: one pixel per cell, or where cells are smaller than a device
         // pixel, one pixel per block of cells (max-pooled), scaled without smoothing.
         // Device pixels per unit: under a scaled painter (a PNG at 300 DPI) the image is made
@@ -274,23 +329,26 @@ void HeatmapRenderer::paintCells(QPainter &painter, const HeatmapLayout &l) cons
         painter.drawImage(l.grid, image);
     } else {
         const QPen hatch(QColor(0x80, 0x80, 0x80), 0);
+        // Each cell reaches half a cell under its right and lower neighbours, which are
+        // painted after it: the shared edge is then covered by the neighbour's colour, never
+        // by a blend with the background (the light seams vector viewers show).
+        const double over = m_options.overlapCells ? 0.5 * std::min(cw, ch) : 0.0;
         for (Eigen::Index r = 0; r < rows; ++r)
             for (Eigen::Index c = 0; c < cols; ++c) {
                 const QRectF cell(l.grid.left() + double(c) * cw, l.grid.top() + double(r) * ch, cw, ch);
                 const bool allowed = m_data.isAllowed(r, c);
-                painter.fillRect(cell, (weights && !allowed) ? maskedColor() : QColor::fromRgb(colorFor(v(r, c))));
+                const QRectF fill = cell.adjusted(0, 0, c + 1 < cols ? over : 0.0, r + 1 < rows ? over : 0.0);
+                painter.fillRect(fill, m_data.showsAsMasked(r, c) ? maskedColor() : QColor::fromRgb(colorFor(v(r, c))));
                 if (!allowed) {
                     painter.setPen(hatch);
                     paintHatch(painter, cell, m_options.hatchSpacing);
                 }
             }
         // Values where they fit.
-        const QFontMetricsF fm(m_options.font);
-        const QString sample = format(m_data.signedValues ? -8.88 : 0.88, m_options.precision);
-        if (m_options.showValues && fm.horizontalAdvance(sample) + 2 <= cw && fm.height() <= ch) {
+        if (l.valuesShown) {
             for (Eigen::Index r = 0; r < rows; ++r)
                 for (Eigen::Index c = 0; c < cols; ++c) {
-                    if (weights && !m_data.isAllowed(r, c))
+                    if (m_data.showsAsMasked(r, c))
                         continue;
                     const QRectF cell(l.grid.left() + double(c) * cw, l.grid.top() + double(r) * ch, cw, ch);
                     const QColor bg = QColor::fromRgb(colorFor(v(r, c)));
@@ -386,6 +444,23 @@ void HeatmapRenderer::paintLabels(QPainter &painter, const HeatmapLayout &l) con
     }
 }
 
+void HeatmapRenderer::paintAxisTitles(QPainter &painter, const HeatmapLayout &l) const
+{
+    if (l.rowAxisTitle.isEmpty() && l.columnAxisTitle.isEmpty())
+        return;
+    QFont italic = m_options.font;
+    italic.setItalic(true);
+    painter.save();
+    painter.setFont(italic);
+    painter.setPen(QColor(0x40, 0x40, 0x40));
+    painter.drawText(l.columnAxisTitle, Qt::AlignHCenter | Qt::AlignTop, columnAxisName());
+    const QRectF r = l.rowAxisTitle;
+    painter.translate(r.left(), r.bottom());
+    painter.rotate(-90);
+    painter.drawText(QRectF(0, 0, r.height(), r.width()), Qt::AlignHCenter | Qt::AlignTop, rowAxisName());
+    painter.restore();
+}
+
 void HeatmapRenderer::paintColorBar(QPainter &painter, const QRectF &bar) const
 {
     painter.save();
@@ -411,6 +486,18 @@ void HeatmapRenderer::paintColorBar(QPainter &painter, const QRectF &bar) const
                                 fm.horizontalAdvance(QStringLiteral("-00.00")) + 4, fm.height()),
                          Qt::AlignLeft | Qt::AlignVCenter, QString::number(ticks[i], 'f', 2));
     }
+    if (m_data.nonFinite > 0) {
+        // The legend's entry for the colour that is no value: NaN or Inf from an overflow.
+        const QRectF swatch(bar.left(), bar.bottom() + fm.height() * 0.6, bar.width(), fm.height() * 0.9);
+        painter.fillRect(swatch, nonFiniteColor());
+        painter.setPen(QColor(0x60, 0x60, 0x60));
+        painter.drawRect(swatch);
+        painter.setPen(Qt::black);
+        const QString text = QCoreApplication::translate("attnscope::Heatmap", "not finite");
+        painter.drawText(
+            QRectF(swatch.right() + 4, swatch.top() - fm.height() * 0.05, fm.horizontalAdvance(text) + 4, fm.height()),
+            Qt::AlignLeft | Qt::AlignVCenter, text);
+    }
     painter.restore();
 }
 
@@ -433,6 +520,9 @@ QImage HeatmapRenderer::cellImage(int width, int height) const
     };
     const bool weights = !m_data.signedValues;
     const MaskMatrix *allowed = weights ? m_data.allowed : nullptr;
+    const bool checkFinite = m_data.nonFinite > 0;
+    const QRgb nonFinite = nonFiniteColor().rgb();
+    std::vector<char> bad(checkFinite ? static_cast<size_t>(width) : 0);
     // Output column x covers cells [first[x], first[x + 1]); a block's value is its largest
     // allowed weight, or for signed scores its value of largest magnitude.
     std::vector<Eigen::Index> first(static_cast<size_t>(width) + 1);
@@ -447,9 +537,16 @@ QImage HeatmapRenderer::cellImage(int width, int height) const
                            r1 = std::max(Eigen::Index(y + 1) * rows / height, r0 + 1);
         std::fill(best.begin(), best.end(), none);
         std::fill(any.begin(), any.end(), 0);
+        std::fill(bad.begin(), bad.end(), 0);
         for (Eigen::Index r = r0; r < r1; ++r) {
             const float *src = v.row(r).data();
-            const std::uint8_t *ok = allowed ? allowed->row(r).data() : nullptr;
+            // A row whose masked cells hold a value (empty under -1e9) is shown whole.
+            const bool whole = m_data.isEmptyRow(r) && !m_data.showsAsMasked(r, 0);
+            const std::uint8_t *ok = allowed && !whole ? allowed->row(r).data() : nullptr;
+            if (checkFinite) // NaN compares false with everything: max() would skip it
+                for (int x = 0; x < width; ++x)
+                    for (Eigen::Index c = first[size_t(x)]; c < first[size_t(x) + 1]; ++c)
+                        bad[size_t(x)] |= char(!std::isfinite(src[c]));
             for (int x = 0; x < width; ++x) {
                 const Eigen::Index c0 = first[size_t(x)], c1 = first[size_t(x) + 1];
                 float m = best[size_t(x)];
@@ -473,7 +570,7 @@ QImage HeatmapRenderer::cellImage(int width, int height) const
         }
         auto *line = reinterpret_cast<QRgb *>(image.scanLine(y));
         for (int x = 0; x < width; ++x)
-            line[x] = any[size_t(x)] ? color(best[size_t(x)]) : masked;
+            line[x] = checkFinite && bad[size_t(x)] ? nonFinite : any[size_t(x)] ? color(best[size_t(x)]) : masked;
     }
     return image;
 }

@@ -9,6 +9,7 @@
 #include <QRectF>
 #include <QStringList>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -41,6 +42,8 @@ struct HeatmapData {
     bool signedValues = false; // scores: diverging scale around 0
     double rangeMin = 0.0;
     double rangeMax = 1.0;
+    MaskFill maskFill = MaskFill::NegInf; // decides what a masked cell of an empty row holds
+    std::int64_t nonFinite = 0;           // NaN or Inf values in `values` (an overflow)
 
     // head in [0, H): that head; -1: the mean of the weights over heads (masked cells stay 0).
     static HeatmapData fromTrace(const Project &project, const AttentionTrace &trace, int head,
@@ -49,6 +52,10 @@ struct HeatmapData {
     Eigen::Index rows() const { return values ? values->rows() : 0; }
     Eigen::Index cols() const { return values ? values->cols() : 0; }
     bool isAllowed(Eigen::Index r, Eigen::Index c) const { return !allowed || (*allowed)(r, c) != 0; }
+    bool isEmptyRow(Eigen::Index r) const { return size_t(r) < emptyRows.size() && emptyRows[size_t(r)]; }
+    // Whether a cell is painted as masked (grey): a masked weight the rules make 0. A masked
+    // cell of an empty row under -1e9 holds 1/Tk and is painted by its value.
+    bool showsAsMasked(Eigen::Index r, Eigen::Index c) const;
 
     std::shared_ptr<MatrixF> owned; // storage for derived values
 };
@@ -69,6 +76,10 @@ struct HeatmapOptions {
     // own (its transform and device pixel ratio). Vector exports set it to their DPI / 72.
     double pixelScale = 0.0;
     double hatchSpacing = 8.0; // between the lines over masked cells, in painter units
+    bool axisTitles = false;   // "query" beside the row labels, "key" above the column labels
+    // Cells are drawn this much larger than they are (right and down, under the next cell)
+    // so that anti-aliased edges of neighbours never let the background through as a seam.
+    bool overlapCells = true;
 };
 
 struct HeatmapLayout {
@@ -82,6 +93,11 @@ struct HeatmapLayout {
     bool rotatedColumnLabels = false;
     int rowLabelStep = 1; // every n-th row / column label is shown
     int columnLabelStep = 1;
+    QRectF rowAxisTitle;       // "query", rotated
+    QRectF columnAxisTitle;    // "key"
+    bool valuesShown = false;  // values are printed in the cells
+    bool valuesHidden = false; // values were asked for but the cells are too small for them
+    double valueCellSize = 0;  // the smallest cell side that holds a value
 };
 
 // Paints a heatmap onto any QPainter (widget, image, SVG, PDF): cells coloured by the colour
@@ -107,6 +123,10 @@ public:
 
     static QColor maskedColor();
     static QColor emptyRowColor();
+    // NaN and Inf cells (an overflow): in no colour map, so never read as a value.
+    static QColor nonFiniteColor();
+    static QString rowAxisName();    // "query", translated
+    static QString columnAxisName(); // "key", translated
     // Diagonal hatching (bottom-left to top-right) over a rectangle with the painter's pen.
     // Lines, not a pattern brush: a pattern is laid out in device pixels and so differs
     // between a PNG at 300 DPI and a PDF; lines scale with the figure.
@@ -117,6 +137,7 @@ public:
 private:
     void paintCells(QPainter &painter, const HeatmapLayout &l) const;
     void paintLabels(QPainter &painter, const HeatmapLayout &l) const;
+    void paintAxisTitles(QPainter &painter, const HeatmapLayout &l) const;
     // The cells as a width x height image (at most one pixel per cell; max-pooled blocks).
     QImage cellImage(int width, int height) const;
 

@@ -1,5 +1,7 @@
 #include "app/render/MaskRenderer.h"
 
+#include "app/render/DisplayText.h"
+
 #include "app/render/HeatmapRenderer.h"
 #include "core/Mask.h"
 
@@ -16,7 +18,7 @@ namespace {
 
 QString label(const std::vector<std::string> &tokens, Eigen::Index i)
 {
-    return size_t(i) < tokens.size() ? QString::fromStdString(tokens[size_t(i)]) : QString::number(i);
+    return size_t(i) < tokens.size() ? displayText(tokens[size_t(i)]) : QString::number(i);
 }
 
 } // namespace

@@ -1,5 +1,8 @@
 #include "app/render/TeachingRenderer.h"
 
+#include "app/render/DisplayText.h"
+#include "core/AttentionRules.h"
+
 #include <QAbstractTextDocumentLayout>
 #include <QPainter>
 #include <QTextDocument>
@@ -14,6 +17,8 @@ namespace {
 
 QString num(double v)
 {
+    if (std::isnan(v))
+        return QStringLiteral("NaN");
     if (std::isinf(v))
         return v < 0 ? QStringLiteral("-inf") : QStringLiteral("inf");
     if (v == 0.0)
@@ -21,9 +26,26 @@ QString num(double v)
     return QString::number(v, 'g', 4);
 }
 
+// A sum printed with the digits it has (a float32 row sum is 1.00017, not "1"); seven
+// significant digits are what float32 carries.
+QString sumText(double v)
+{
+    return std::isfinite(v) ? QString::number(v, 'g', 7) : num(v);
+}
+
+QString formula(Projection p, const AttentionProblem &problem)
+{
+    const AttentionWeights &w = problem.weights;
+    const bool bias = p == Projection::Query   ? bool(w.qBias)
+                      : p == Projection::Key   ? bool(w.kBias)
+                      : p == Projection::Value ? bool(w.vBias)
+                                               : bool(w.oBias);
+    return QString::fromStdString(projectionFormula(p, problem.spec.mode, bias));
+}
+
 QString tokenAt(const std::vector<std::string> &tokens, Eigen::Index i)
 {
-    return (size_t(i) < tokens.size() ? QString::fromStdString(tokens[size_t(i)]) : QString::number(i)).toHtmlEscaped();
+    return (size_t(i) < tokens.size() ? displayText(tokens[size_t(i)]) : QString::number(i)).toHtmlEscaped();
 }
 
 // A matrix as an HTML table with its name and shape; `cell(r, c)` gives the text, `mark(r, c)`
@@ -42,8 +64,9 @@ QString table(const QString &name, Eigen::Index rows, Eigen::Index cols, Cell ce
     for (Eigen::Index r = 0; r < shownRows; ++r) {
         s += QStringLiteral("<tr>");
         for (Eigen::Index c = 0; c < shownCols; ++c)
-            s += (mark(r, c) ? QStringLiteral("<td align='right' bgcolor='#ffe08a'>")
-                             : QStringLiteral("<td align='right'>")) +
+            // nowrap: a narrow view scrolls a wide table rather than breaking a number apart.
+            s += (mark(r, c) ? QStringLiteral("<td align='right' bgcolor='#ffe08a' style='white-space:nowrap'>")
+                             : QStringLiteral("<td align='right' style='white-space:nowrap'>")) +
                  cell(r, c) + QStringLiteral("</td>");
         if (shownCols < cols)
             s += QStringLiteral("<td>\u2026</td>");
@@ -108,40 +131,45 @@ QString TeachingRenderer::explanation() const
     s += tr("<p>3. Scaled by %1: score = %2 \u00d7 %1 = <b>%3</b>.</p>")
              .arg(num(scale), num(dot), num(t.scores[size_t(h)](i, j)));
     const bool allowed = !t.allowed.size() || t.allowed(i, j);
-    const bool emptyRow = size_t(i) < t.emptyRows.size() && t.emptyRows[size_t(i)];
-    const bool negInf = pr.problem.spec.maskFill == MaskFill::NegInf;
+    const MaskFill fillKind = pr.problem.spec.maskFill;
+    const QString fill = QString::fromLatin1(maskFillText(fillKind));
     if (!allowed)
-        s += tr("<p>4. The mask forbids this cell: its score becomes %1.</p>")
-                 .arg(negInf ? QStringLiteral("-inf") : QStringLiteral("-1e9"));
+        s += tr("<p>4. The mask forbids this cell: its score becomes %1.</p>").arg(fill);
     else
         s += tr("<p>4. The mask allows this cell: the score stays.</p>");
-    // The softmax over the row, with the row maximum subtracted as the backends do.
+    // The softmax over the row as core/AttentionRules works it through (row maximum
+    // subtracted, as the backends do); this text only phrases it.
     const MatrixF &scores = t.scores[size_t(h)];
-    const double fill = negInf ? -std::numeric_limits<double>::infinity() : kNegLargeFill;
-    double rowMax = -std::numeric_limits<double>::infinity();
-    std::vector<double> masked(size_t(scores.cols()));
-    for (Eigen::Index c = 0; c < scores.cols(); ++c) {
-        masked[size_t(c)] = (!t.allowed.size() || t.allowed(i, c)) ? double(scores(i, c)) : fill;
-        rowMax = std::max(rowMax, masked[size_t(c)]);
-    }
-    if (emptyRow && negInf) {
-        s += tr("<p>5. Every key of this row is masked: AttnScope gives the whole row weight 0 "
-                "(PyTorch would give NaN), and the row's output is 0.</p>");
-    } else {
+    const SoftmaxRowSteps steps =
+        softmaxRowSteps(&scores(i, 0), t.allowed.size() ? &t.allowed(i, 0) : nullptr, scores.cols(), fillKind, j);
+    switch (steps.rule.kind) {
+    case WeightCase::EmptyRowZero:
+        s += tr("<p>5. Every key of this row is masked and the fill is %1: AttnScope gives the whole row "
+                "weight 0 (PyTorch would give NaN), and the row's output is 0.</p>")
+                 .arg(fill);
+        break;
+    case WeightCase::EmptyRowUniform:
+        s += tr("<p>5. Every key of this row is masked, so every logit is the fill %1 and the softmax is "
+                "uniform: each of the %2 keys gets 1/%2 = <b>%3</b>.</p>")
+                 .arg(fill)
+                 .arg(scores.cols())
+                 .arg(num(steps.rule.weight));
+        break;
+    case WeightCase::Masked:
+    case WeightCase::Softmax: {
         QStringList exps;
-        double sum = 0.0;
-        for (Eigen::Index c = 0; c < scores.cols(); ++c) {
-            const double e = std::exp(masked[size_t(c)] - rowMax);
-            sum += e;
-            if (c < kMaxShown)
-                exps << (c == j ? QStringLiteral("<b>%1</b>") : QStringLiteral("%1")).arg(num(e));
-        }
+        for (Eigen::Index c = 0; c < scores.cols() && c < kMaxShown; ++c)
+            exps << (c == j ? QStringLiteral("<b>%1</b>") : QStringLiteral("%1")).arg(num(steps.exps[size_t(c)]));
         if (scores.cols() > kMaxShown)
             exps << QStringLiteral("\u2026");
-        const double e = std::exp(masked[size_t(j)] - rowMax);
         s += tr("<p>5. Softmax over the row: exp(score \u2212 row max %1) = [%2], their sum %3; "
                 "weight = %4 / %3 = <b>%5</b>.</p>")
-                 .arg(num(rowMax), exps.join(QStringLiteral(", ")), num(sum), num(e), num(e / sum));
+                 .arg(num(steps.rowMax), exps.join(QStringLiteral(", ")), sumText(steps.sum),
+                      num(steps.exps[size_t(j)]), num(steps.weight));
+        if (steps.rule.kind == WeightCase::Masked)
+            s += tr("<p>A masked key's exp(%1 \u2212 row max) is 0: its weight is exactly 0.</p>").arg(fill);
+        break;
+    }
     }
     QStringList weighted;
     for (Eigen::Index c = 0; c < v.rows() && c < kMaxShown; ++c) {
@@ -178,7 +206,8 @@ QString TeachingRenderer::html() const
     s += matrixTable(tr("X (query input)"), p.xq, tr("Tq \u00d7 d_q"), i);
     if (p.spec.mode == AttentionMode::Cross)
         s += matrixTable(tr("X (key/value input)"), p.xkv, tr("Tk \u00d7 d_kv"), j);
-    s += QStringLiteral("<h3>2. Projections Q = X\u00b7W_Q, K = X\u00b7W_K, V = X\u00b7W_V</h3>");
+    s += QStringLiteral("<h3>2. Projections %1, %2, %3</h3>")
+             .arg(formula(Projection::Query, p), formula(Projection::Key, p), formula(Projection::Value, p));
     s += tr("<p>Q: %1 \u00d7 %2, K: %3 \u00d7 %2, V: %3 \u00d7 %4 (all heads side by side)</p>")
              .arg(p.tq())
              .arg(H * dK)
@@ -202,7 +231,7 @@ QString TeachingRenderer::html() const
         [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"));
     s += tr("<h3>5. Scaled by %1</h3>").arg(num(scale));
     s += matrixTable(tr("scores"), scores, tr("Tq \u00d7 Tk"), i, j);
-    const QString fill = p.spec.maskFill == MaskFill::NegInf ? QStringLiteral("-inf") : QStringLiteral("-1e9");
+    const QString fill = QString::fromLatin1(maskFillText(p.spec.maskFill));
     s += tr("<h3>6. Masked (forbidden cells become %1)</h3>").arg(fill);
     s += table(
         tr("masked scores"), scores.rows(), scores.cols(),
@@ -211,13 +240,20 @@ QString TeachingRenderer::html() const
         },
         [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"));
     s += QStringLiteral("<h3>7. Softmax over each row</h3>");
-    s += matrixTable(tr("weights"), t.weights[size_t(h)], tr("Tq \u00d7 Tk, rows sum to 1"), i, j);
+    s += matrixTable(tr("weights"), t.weights[size_t(h)],
+                     everyRowSumsToOne(p.spec.maskFill, t.emptyRows)
+                         ? tr("Tq \u00d7 Tk, rows sum to 1")
+                         : tr("Tq \u00d7 Tk, rows sum to 1; rows with no allowed key are 0"),
+                     i, j);
     s += QStringLiteral("<h3>8. Weights\u00b7V_h</h3>");
     s += matrixTable(tr("head output"), t.headOutputs[size_t(h)], tr("Tq \u00d7 dV"), i);
-    s += tr("<h3>9. Concatenate the %1 heads</h3>").arg(H);
+    // No English translation is loaded: the singular is its own string, the plural takes %n
+    // so that translations can give every plural form.
+    s += H == 1 ? tr("<h3>9. Concatenate the heads: with one head, the context is its output</h3>")
+                : tr("<h3>9. Concatenate the %n heads</h3>", nullptr, H);
     s += matrixTable(tr("context"), t.context, tr("Tq \u00d7 H\u00b7dV"), i);
     if (p.weights.o) {
-        s += QStringLiteral("<h3>10. Output projection \u00b7W_O</h3>");
+        s += QStringLiteral("<h3>10. Output projection %1</h3>").arg(formula(Projection::Output, p));
         s += matrixTable(tr("output"), t.output, tr("Tq \u00d7 d_out"), i);
     } else {
         s += tr("<h3>10. No W_O: the output is the context</h3>");
@@ -230,6 +266,10 @@ std::unique_ptr<QTextDocument> TeachingRenderer::document(const QFont &font, dou
 {
     auto doc = std::make_unique<QTextDocument>();
     doc->setDefaultFont(font);
+    // Prose wraps between words only; numbers in tables do not wrap at all (nowrap cells).
+    QTextOption option = doc->defaultTextOption();
+    option.setWrapMode(QTextOption::WordWrap);
+    doc->setDefaultTextOption(option);
     doc->setDocumentMargin(std::max(2.0, QFontMetricsF(font).height() * 0.3));
     doc->setHtml(html());
     doc->setTextWidth(width);

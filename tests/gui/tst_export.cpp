@@ -54,6 +54,7 @@ private slots:
     void copyFigurePutsAnImageOnTheClipboard();
     void dataExportEqualsCliCompute();
     void dataExportBundlesAndCsv();
+    void figureDialogRemembersTheLastChoice();
 
 private:
     std::unique_ptr<MainWindow> m_window;
@@ -72,6 +73,9 @@ void TestExport::initTestCase()
 
 void TestExport::init()
 {
+    // Each test starts from the dialog's defaults (figureDialogRemembersTheLastChoice tests
+    // what it remembers).
+    QSettings().remove(QStringLiteral("exportFigure"));
     m_window = std::make_unique<MainWindow>();
     m_window->resize(1200, 800);
     m_window->show();
@@ -285,6 +289,47 @@ void TestExport::dataExportBundlesAndCsv()
     QVERIFY(!d->exportData());
     QVERIFY2(d->lastError().contains(QStringLiteral(".csv, .npy, .npz or .json")), qPrintable(d->lastError()));
     d->reject();
+}
+
+void TestExport::figureDialogRemembersTheLastChoice()
+{
+    ExportFigureDialog *d = m_window->showExportFigureDialog();
+    QVERIFY(d);
+    QCOMPARE(d->options().view, FigureView::Head);
+    auto *view = d->findChild<QComboBox *>(QStringLiteral("view"));
+    view->setCurrentIndex(view->findData(int(FigureView::Heads)));
+    auto *map = d->findChild<QComboBox *>(QStringLiteral("colorMap"));
+    map->setCurrentIndex(map->findData(int(ColorMapKind::Cividis)));
+    d->findChild<QSpinBox *>(QStringLiteral("dpi"))->setValue(300);
+    d->findChild<QCheckBox *>(QStringLiteral("labels"))->setChecked(false);
+    const QString path = m_tmp.filePath(QStringLiteral("remembered.png"));
+    d->setPath(path);
+    QVERIFY2(d->exportFigure(), qPrintable(d->lastError()));
+    d->accept();
+
+    // Opened again in this session: the view and options chosen last.
+    ExportFigureDialog *again = m_window->showExportFigureDialog();
+    QVERIFY(again);
+    QCOMPARE(again->options().view, FigureView::Heads);
+    QCOMPARE(again->options().colorMap, ColorMapKind::Cividis);
+    QVERIFY(!again->options().labels);
+    QCOMPARE(again->figureSize().dpi, 300);
+    QVERIFY2(again->path().endsWith(QStringLiteral(".png")), qPrintable(again->path()));
+    again->reject();
+
+    // And in the next session, through QSettings.
+    m_window->document()->undoStack()->setClean();
+    m_window = std::make_unique<MainWindow>();
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    QVERIFY(m_window->openExample(QStringLiteral(":/examples/%1.attnscope.json").arg(kMultihead)));
+    QVERIFY(settle(*m_window));
+    ExportFigureDialog *next = m_window->showExportFigureDialog();
+    QVERIFY(next);
+    QCOMPARE(next->options().view, FigureView::Heads);
+    QCOMPARE(next->options().colorMap, ColorMapKind::Cividis);
+    QCOMPARE(next->figureSize().dpi, 300);
+    next->reject();
 }
 
 QTEST_MAIN(TestExport)

@@ -9,7 +9,9 @@
 #include "../common/TestUtil.h"
 
 #include <QImage>
+#include <QLabel>
 #include <QPainter>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -59,6 +61,12 @@ private slots:
     void scoresUseSignedRange();
     void widgetShowsTraceAndHover();
     void headsGridActivatesHead();
+    void hoverTextFollowsTheRules_data();
+    void hoverTextFollowsTheRules();
+    void nonFiniteResultsWarnAndShowDistinctly();
+    void manyHeadsScrollInsteadOfShrinking_data();
+    void manyHeadsScrollInsteadOfShrinking();
+    void hiddenValuesAreAnnounced();
 };
 
 void TestHeatmap::colorMapSamples_data()
@@ -280,6 +288,140 @@ void TestHeatmap::headsGridActivatesHead()
     QCOMPARE(activated.count(), 1);
     QCOMPARE(activated.at(0).at(0).toInt(), last);
     QCOMPARE(grid.currentHead(), last);
+}
+
+void TestHeatmap::hoverTextFollowsTheRules_data()
+{
+    QTest::addColumn<QString>("fill");
+    QTest::newRow("-inf") << QStringLiteral("-inf");
+    QTest::newRow("-1e9") << QStringLiteral("-1e9");
+}
+
+void TestHeatmap::hoverTextFollowsTheRules()
+{
+    // Row 1 of the tutorial attends to nothing. Under -1e9 its weights are uniform (1/3),
+    // which the hover must say instead of "masked: weight = 0"; under -inf they are 0.
+    QFETCH(QString, fill);
+    Project p = example(QStringLiteral("self-attention-tutorial.attnscope.json"));
+    p.problem.mask.allowed = MaskMatrix::Ones(3, 3);
+    p.problem.mask.allowed->row(1).setZero();
+    (*p.problem.mask.allowed)(0, 2) = 0;
+    p.problem.spec.maskFill = fill == QLatin1String("-1e9") ? MaskFill::NegLarge : MaskFill::NegInf;
+    auto c = computed(p);
+    HeatmapView view;
+    view.resize(500, 400);
+    view.setResult(c);
+    const float w = c->trace.weights[0](1, 2);
+    const QString text = view.cellDescription(1, 2);
+    if (p.problem.spec.maskFill == MaskFill::NegLarge) {
+        QCOMPARE(w, 1.0f / 3.0f);
+        QVERIFY2(!text.contains(QStringLiteral("weight = 0")), qPrintable(text));
+        QVERIFY2(text.contains(QString::number(double(w), 'g', 5)), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("uniform")), qPrintable(text));
+    } else {
+        QCOMPARE(w, 0.0f);
+        QVERIFY2(text.contains(QStringLiteral("weight = 0")), qPrintable(text));
+    }
+    // A masked cell of a row that has allowed keys: 0 under either fill.
+    QCOMPARE(c->trace.weights[0](0, 2), 0.0f);
+    QVERIFY2(view.cellDescription(0, 2).contains(QStringLiteral("weight = 0")), qPrintable(view.cellDescription(0, 2)));
+}
+
+void TestHeatmap::nonFiniteResultsWarnAndShowDistinctly()
+{
+    Project p = example(QStringLiteral("self-attention-tutorial.attnscope.json"));
+    p.problem.xq.row(0).setConstant(3e38f); // finite, but Q·Kᵀ overflows
+    auto c = computed(p);
+    HeatmapView view;
+    view.resize(600, 500);
+    view.setResult(c);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    auto *warning = view.findChild<QLabel *>(QStringLiteral("nonFiniteWarning"));
+    QVERIFY(warning);
+    QTRY_VERIFY(warning->isVisible());
+    QVERIFY2(warning->text().contains(QStringLiteral("not finite")), qPrintable(warning->text()));
+    const QImage shot = view.grab().toImage();
+    int nonFinite = 0;
+    for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < 3; ++k) {
+            if (std::isfinite(c->trace.weights[0](r, k)))
+                continue;
+            const QPoint px = (view.cellRect(r, k).topLeft() + QPointF(3, 3)).toPoint();
+            QCOMPARE(QColor(shot.pixel(px)).name(), HeatmapRenderer::nonFiniteColor().name());
+            ++nonFinite;
+        }
+    QVERIFY(nonFinite > 0);
+    QVERIFY(view.cellDescription(0, 0).contains(QStringLiteral("not finite")));
+    // A finite result hides the warning again.
+    view.setResult(computed(example(QStringLiteral("self-attention-tutorial.attnscope.json"))));
+    QTRY_VERIFY(!warning->isVisible());
+}
+
+void TestHeatmap::manyHeadsScrollInsteadOfShrinking_data()
+{
+    QTest::addColumn<int>("heads");
+    QTest::newRow("48") << 48;
+    QTest::newRow("256") << 256;
+}
+
+void TestHeatmap::manyHeadsScrollInsteadOfShrinking()
+{
+    QFETCH(int, heads);
+    RandomProblemOptions ro;
+    ro.tokens = 6;
+    ro.modelDim = heads;
+    ro.heads = heads;
+    auto c = computed(randomProject(ro));
+    HeadsGridView grid;
+    grid.resize(600, 400);
+    grid.setResult(c);
+    grid.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&grid));
+    QCOMPARE(grid.heads(), heads);
+    // Tiles keep a readable size; the grid scrolls to the rest.
+    for (int h : {0, heads / 2, heads - 1}) {
+        QVERIFY2(grid.tileRect(h).width() >= HeadsGridView::kMinTileSize,
+                 qPrintable(QString::number(grid.tileRect(h).width())));
+        QVERIFY(grid.tileRect(h).height() >= HeadsGridView::kMinTileSize);
+    }
+    QScrollBar *bar = grid.verticalScrollBar();
+    QVERIFY(bar->maximum() > 0);
+    // The last head: scroll to it, click it.
+    grid.ensureHeadVisible(heads - 1);
+    const QRectF last = grid.tileRect(heads - 1);
+    QVERIFY2(QRectF(grid.viewport()->rect()).intersects(last), "the last tile is not in view after scrolling");
+    QSignalSpy activated(&grid, &HeadsGridView::headActivated);
+    QTest::mouseClick(grid.viewport(), Qt::LeftButton, {}, last.center().toPoint());
+    QCOMPARE(activated.count(), 1);
+    QCOMPARE(activated.at(0).at(0).toInt(), heads - 1);
+}
+
+void TestHeatmap::hiddenValuesAreAnnounced()
+{
+    RandomProblemOptions ro;
+    ro.tokens = 24;
+    ro.modelDim = 8;
+    ro.heads = 1;
+    auto c = computed(randomProject(ro));
+    HeatmapView view;
+    view.resize(360, 320); // cells of about 10 px: no room for "0.04"
+    view.setResult(c);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    auto *note = view.findChild<QLabel *>(QStringLiteral("valuesHiddenNote"));
+    QVERIFY(note);
+    QTRY_VERIFY(note->isVisible());
+    QVERIFY2(note->text().contains(QStringLiteral("hidden")), qPrintable(note->text()));
+    // Large enough cells: the values are shown and the note goes away.
+    view.setResult(computed(example(QStringLiteral("self-attention-tutorial.attnscope.json"))));
+    QTRY_VERIFY(!note->isVisible());
+    // Values turned off by the user: nothing to announce.
+    view.setResult(c);
+    HeatmapViewSettings s = view.settings();
+    s.showValues = false;
+    view.setSettings(s);
+    QTRY_VERIFY(!note->isVisible());
 }
 
 QTEST_MAIN(TestHeatmap)

@@ -60,6 +60,16 @@ void TestScreenshots::examples_data()
     const QString path = m_dir.filePath(QStringLiteral("long-sequence.attnscope.json"));
     QVERIFY(Document(p).save(path).ok());
     QTest::newRow("long-sequence") << path;
+    // Many heads: the heads grid keeps readable tiles and scrolls.
+    RandomProblemOptions many;
+    many.tokens = 12;
+    many.modelDim = 96;
+    many.heads = 48;
+    Project m = randomProject(many);
+    m.title = "Random self-attention, H = 48";
+    const QString manyPath = m_dir.filePath(QStringLiteral("many-heads.attnscope.json"));
+    QVERIFY(Document(m).save(manyPath).ok());
+    QTest::newRow("many-heads") << manyPath;
 }
 
 void TestScreenshots::examples()

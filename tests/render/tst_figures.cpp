@@ -11,6 +11,8 @@
 
 #include <QDir>
 #include <QGuiApplication>
+#include <QRegularExpression>
+#include <QSvgRenderer>
 #include <QTest>
 
 using namespace attnscope;
@@ -21,7 +23,9 @@ const QString kFigureDir = QStringLiteral(ATTNSCOPE_FIGURE_DIR "/api");
 
 // Where the PDF may differ from the PNG: text is rasterised by two different engines
 // (hinting, anti-aliasing), everything else matches. Mean over the image, 0..255 per channel.
-constexpr double kMaxPdfDifference = 6.0;
+// 6.5 since figures fit a page (issue 8): the same text on a smaller page is a larger share
+// of the pixels (the two-head cross-attention grid measures 6.07).
+constexpr double kMaxPdfDifference = 6.5;
 
 struct Computed {
     Project project;
@@ -251,12 +255,16 @@ void TestFigures::svgCellsAndLabels()
         return;
     const QRectF target(QPointF(0, 0), exporter.pageSize(o, {}));
     const FigureRenderer renderer(c.project, c.trace, o);
-    // Cells: rectangles of exactly one cell's size; hatching adds a second rectangle over
-    // masked cells, so positions are counted, not rectangles.
+    // Cells: rectangles of one cell's size, or (heatmap cells) up to half a cell larger where
+    // they reach under their right and lower neighbours so that no seam shows between them;
+    // hatching adds a second rectangle over masked cells, so positions are counted.
     auto countCells = [&](const QRectF &grid, double cell, Eigen::Index rows, Eigen::Index cols) {
         QSet<QPair<int, int>> at;
+        auto cellSized = [&](double side) { return side > cell - 0.01 && side < 1.5 * cell + 0.01; };
         for (const auto &r : svg.rects)
-            if (std::abs(r.rect.width() - cell) < 0.01 && std::abs(r.rect.height() - cell) < 0.01 &&
+            if (cellSized(r.rect.width()) && cellSized(r.rect.height()) &&
+                std::abs(std::remainder(r.rect.left() - grid.left(), cell)) < 0.01 &&
+                std::abs(std::remainder(r.rect.top() - grid.top(), cell)) < 0.01 &&
                 grid.adjusted(-0.01, -0.01, 0.01, 0.01).contains(r.rect))
                 at.insert({int(std::lround((r.rect.top() - grid.top()) / cell)),
                            int(std::lround((r.rect.left() - grid.left()) / cell))});
@@ -276,7 +284,7 @@ void TestFigures::svgCellsAndLabels()
         // The first allowed cell has the colour map's colour.
         for (const auto &rect : svg.rects)
             if (std::abs(rect.rect.left() - l.grid.left()) < 0.01 && std::abs(rect.rect.top() - l.grid.top()) < 0.01 &&
-                std::abs(rect.rect.width() - l.cellWidth) < 0.01 && m.data->isAllowed(0, 0)) {
+                rect.rect.width() > l.cellWidth - 0.01 && m.data->isAllowed(0, 0)) {
                 QCOMPARE(rect.fill, QColor::fromRgb(r.colorFor((*m.data->values)(0, 0))).name());
                 break;
             }

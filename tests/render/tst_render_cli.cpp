@@ -5,6 +5,7 @@
 #include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 #include "FigureTestUtil.h"
+#include "RenderTestProjects.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -54,6 +55,9 @@ private slots:
     void errors_data();
     void errors();
     void batchRefusedWholeWhenOneProjectFails();
+    void nonFiniteResultFailsAndWritesNothing();
+    void reportsTheBackendThatRan();
+    void axisTitlesCanBeTurnedOff();
 };
 
 void TestRenderCli::initTestCase()
@@ -254,6 +258,60 @@ void TestRenderCli::batchRefusedWholeWhenOneProjectFails()
     QCOMPARE(r.code, 1);
     QCOMPARE(errorLines(r.err).size(), 1);
     QVERIFY(!QFileInfo::exists(dir + QStringLiteral("/multihead-causal.png")));
+}
+
+void TestRenderCli::nonFiniteResultFailsAndWritesNothing()
+{
+    // Finite inputs, overflowing scores: no figure of NaN cells coloured like 0, exit 1.
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString project = tmp.filePath(QStringLiteral("overflow.attnscope.json"));
+    {
+        QFile f(project);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray::fromStdString(attnscope::test::overflowProjectJson()));
+    }
+    const QString out = tmp.filePath(QStringLiteral("overflow.png"));
+    const Run r = runCli({"render", project, "--out", out, "--backend", "cpu"});
+    QCOMPARE(r.code, 1);
+    const QStringList lines = errorLines(r.err);
+    QCOMPARE(lines.size(), 1);
+    QVERIFY2(lines[0].contains(QStringLiteral("not finite")) && lines[0].contains(QStringLiteral("scores")),
+             qPrintable(lines[0]));
+    QVERIFY2(lines[0].contains(QStringLiteral("overflow.attnscope.json")), qPrintable(lines[0]));
+    QVERIFY(!QFileInfo::exists(out));
+}
+
+void TestRenderCli::reportsTheBackendThatRan()
+{
+    // As `compute` does: backend and device on stdout, before the files.
+    const QString path = kFigureDir + QStringLiteral("/backend.svg");
+    const Run r = runCli({"render", example("self-attention-tutorial"), "--out", path, "--backend", "cpu"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains(QStringLiteral("backend: cpu\n")), qPrintable(r.out));
+    QVERIFY2(r.out.contains(QStringLiteral("device: ")), qPrintable(r.out));
+    QVERIFY(r.out.indexOf(QStringLiteral("backend: ")) < r.out.indexOf(QStringLiteral("wrote: ")));
+    // Auto on a machine without a usable GPU says why it chose what it chose.
+    const Run a = runCli({"render", example("self-attention-tutorial"), "--out", path});
+    QVERIFY2(a.code == 0, qPrintable(a.err));
+    QVERIFY2(a.out.contains(QStringLiteral("backend: ")), qPrintable(a.out));
+    if (a.out.contains(QStringLiteral("backend: cpu")))
+        QVERIFY2(a.out.contains(QStringLiteral("note: ")), qPrintable(a.out));
+}
+
+void TestRenderCli::axisTitlesCanBeTurnedOff()
+{
+    const QString path = kFigureDir + QStringLiteral("/axis-titles.svg");
+    const Run r = runCli({"render", example("cross-attention-translation"), "--out", path, "--backend", "cpu"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    auto svg = attnscope::test::readSvg(path);
+    QVERIFY(svg.texts.contains(QStringLiteral("query")) && svg.texts.contains(QStringLiteral("key")));
+    const Run n = runCli(
+        {"render", example("cross-attention-translation"), "--out", path, "--no-axis-titles", "--backend", "cpu"});
+    QVERIFY2(n.code == 0, qPrintable(n.err));
+    svg = attnscope::test::readSvg(path);
+    QVERIFY(!svg.texts.contains(QStringLiteral("query")) && !svg.texts.contains(QStringLiteral("key")));
+    QVERIFY(runCli({"render", "--help"}).out.contains(QStringLiteral("--no-axis-titles")));
 }
 
 QTEST_MAIN(TestRenderCli)

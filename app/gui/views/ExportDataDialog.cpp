@@ -1,18 +1,16 @@
 #include "app/gui/views/ExportDataDialog.h"
 
-#include "core/Npy.h"
+#include "app/render/DataExport.h"
 #include "core/TensorExport.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
-#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -21,50 +19,17 @@ namespace attnscope {
 bool writeTraceData(const ComputedTrace &result, const QString &path, const QString &tensorName, int head,
                     QString *error)
 {
-    auto fail = [&](const QString &message) {
+    // The one export-by-suffix `attnscope-cli export` uses too; only the message for a wrong
+    // suffix is the dialog's own, translated.
+    if (!dataFormatFromPath(path.toStdString())) {
         if (error)
-            *error = message;
+            *error = ExportDataDialog::tr("%1: the file name must end in .csv, .npy, .npz or .json.").arg(path);
         return false;
-    };
-    const QString suffix = QFileInfo(path).suffix().toLower();
-    std::string bytes;
-    if (suffix == QLatin1String("npz") || suffix == QLatin1String("json")) {
-        const auto tensors = traceTensors(result.trace);
-        if (suffix == QLatin1String("json")) {
-            bytes = traceJson(result.project, tensors);
-        } else {
-            auto npz = npzBytes(tensors);
-            if (!npz)
-                return fail(QString::fromStdString(npz.message()));
-            bytes = std::move(npz.value());
-        }
-    } else if (suffix == QLatin1String("npy") || suffix == QLatin1String("csv")) {
-        auto tensor = traceTensor(result.trace, tensorName.toStdString());
-        if (!tensor)
-            return fail(QString::fromStdString(tensor.message()));
-        if (suffix == QLatin1String("npy")) {
-            bytes = npyBytes(tensor->shape, tensor->data.data());
-        } else {
-            // Token labels name the rows and columns where the tensor is indexed by tokens, as
-            // `attnscope-cli export` writes them.
-            const std::string &name = tensor->name;
-            const bool keyRows = name == "k" || name == "v";
-            const bool keyCols = name == "scores" || name == "weights" || name == "mask";
-            const Project &p = result.project;
-            auto csv = tensorCsv(*tensor, head, keyRows ? p.keyLabels() : p.queryTokens,
-                                 keyCols ? p.keyLabels() : std::vector<std::string>{});
-            if (!csv)
-                return fail(QString::fromStdString(csv.message()));
-            bytes = std::move(csv.value());
-        }
-    } else {
-        return fail(ExportDataDialog::tr("%1: the file name must end in .csv, .npy, .npz or .json.").arg(path));
     }
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size()) ||
-        !file.commit())
-        return fail(QStringLiteral("%1: %2").arg(path, file.errorString()));
-    return true;
+    const Status written = writeTraceDataFile(result.project, result.trace, path, tensorName, head);
+    if (!written && error)
+        *error = QString::fromStdString(written.message());
+    return written.ok();
 }
 
 ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent)
@@ -129,10 +94,9 @@ ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent)
 
 void ExportDataDialog::updateEnabled()
 {
-    const QString suffix = QFileInfo(m_path->text()).suffix().toLower();
-    const bool all = suffix == QLatin1String("npz") || suffix == QLatin1String("json");
-    m_tensor->setEnabled(!all);
-    m_head->setEnabled(suffix == QLatin1String("csv"));
+    const auto format = dataFormatFromPath(m_path->text().toStdString());
+    m_tensor->setEnabled(format != DataFormat::Npz && format != DataFormat::Json);
+    m_head->setEnabled(format == DataFormat::Csv);
 }
 
 void ExportDataDialog::setTensor(const QString &name)

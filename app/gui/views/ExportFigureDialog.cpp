@@ -10,6 +10,7 @@
 #include <QLineEdit>
 #include <QPainter>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -51,6 +52,8 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
     m_labels->setChecked(initial.labels);
     m_values = new QCheckBox(tr("Values in cells"));
     m_values->setChecked(initial.values);
+    m_axisTitles = new QCheckBox(tr("Axis titles (query, key)"));
+    m_axisTitles->setChecked(initial.axisTitles);
     m_overlay = new QCheckBox(tr("All heads in the head view"));
     m_overlay->setChecked(initial.overlayHeads);
     m_showTitle = new QCheckBox(tr("Title"));
@@ -80,12 +83,15 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
     auto *browse = new QPushButton(tr("Browse\u2026"));
 
     // Names for tests and accessibility tools.
-    const std::pair<QWidget *, const char *> names[] = {
-        {m_view, "view"},       {m_head, "head"},           {m_quantity, "quantity"}, {m_colorMap, "colorMap"},
-        {m_scale, "scale"},     {m_colorBar, "colorBar"},   {m_labels, "labels"},     {m_values, "values"},
-        {m_overlay, "overlay"}, {m_showTitle, "showTitle"}, {m_title, "title"},       {m_fontSize, "fontSize"},
-        {m_dpi, "dpi"},         {m_width, "width"},         {m_height, "height"},     {m_background, "background"},
-        {m_path, "path"}};
+    const std::pair<QWidget *, const char *> names[] = {{m_view, "view"},         {m_head, "head"},
+                                                        {m_quantity, "quantity"}, {m_colorMap, "colorMap"},
+                                                        {m_scale, "scale"},       {m_colorBar, "colorBar"},
+                                                        {m_labels, "labels"},     {m_values, "values"},
+                                                        {m_overlay, "overlay"},   {m_showTitle, "showTitle"},
+                                                        {m_title, "title"},       {m_fontSize, "fontSize"},
+                                                        {m_dpi, "dpi"},           {m_width, "width"},
+                                                        {m_height, "height"},     {m_background, "background"},
+                                                        {m_path, "path"},         {m_axisTitles, "axisTitles"}};
     for (const auto &[widget, name] : names)
         widget->setObjectName(QLatin1String(name));
 
@@ -98,6 +104,7 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
     form->addRow(m_colorBar);
     form->addRow(m_labels);
     form->addRow(m_values);
+    form->addRow(m_axisTitles);
     form->addRow(m_overlay);
     auto *titleRow = new QHBoxLayout;
     titleRow->addWidget(m_showTitle);
@@ -153,7 +160,8 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
     connect(m_previewTimer, &QTimer::timeout, this, &ExportFigureDialog::updatePreview);
     for (QComboBox *c : {m_view, m_quantity, m_colorMap, m_scale, m_background})
         connect(c, &QComboBox::currentIndexChanged, this, &ExportFigureDialog::schedulePreview);
-    for (QCheckBox *c : {m_colorBar, m_labels, m_values, m_overlay, m_showTitle})
+    restoreChoices();
+    for (QCheckBox *c : {m_colorBar, m_labels, m_values, m_axisTitles, m_overlay, m_showTitle})
         connect(c, &QCheckBox::toggled, this, &ExportFigureDialog::schedulePreview);
     for (QSpinBox *s : {m_head, m_fontSize, m_dpi, m_width, m_height})
         connect(s, &QSpinBox::valueChanged, this, &ExportFigureDialog::schedulePreview);
@@ -172,6 +180,7 @@ FigureOptions ExportFigureDialog::options() const
     o.colorBar = m_colorBar->isChecked();
     o.labels = m_labels->isChecked();
     o.values = m_values->isChecked();
+    o.axisTitles = m_axisTitles->isChecked();
     o.overlayHeads = m_overlay->isChecked();
     if (!m_showTitle->isChecked())
         o.title = QString();
@@ -210,6 +219,7 @@ void ExportFigureDialog::updateEnabled()
     m_colorMap->setEnabled(heatmap);
     m_scale->setEnabled(heatmap);
     m_values->setEnabled(heatmap);
+    m_axisTitles->setEnabled(heatmap);
     m_overlay->setEnabled(v == FigureView::HeadView);
     m_title->setEnabled(m_showTitle->isChecked());
 }
@@ -259,6 +269,70 @@ void ExportFigureDialog::browse()
                                      tr("PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf)"));
     if (!path.isEmpty())
         m_path->setText(path);
+}
+
+namespace {
+
+const QString kGroup = QStringLiteral("exportFigure");
+
+} // namespace
+
+QString ExportFigureDialog::rememberedSuffix()
+{
+    const QString suffix = QSettings().value(kGroup + QStringLiteral("/suffix")).toString();
+    return figureFormatFromSuffix(suffix) ? suffix : QStringLiteral("png");
+}
+
+void ExportFigureDialog::restoreChoices()
+{
+    QSettings settings;
+    settings.beginGroup(kGroup);
+    if (!settings.contains(QStringLiteral("view")))
+        return; // never exported: the view in front, as the window passed it
+    auto combo = [&](QComboBox *box, const char *key) {
+        const int i = box->findData(settings.value(QLatin1String(key)));
+        if (i >= 0)
+            box->setCurrentIndex(i);
+    };
+    combo(m_view, "view");
+    combo(m_quantity, "quantity");
+    combo(m_colorMap, "colorMap");
+    combo(m_scale, "scale");
+    combo(m_background, "background");
+    for (auto [box, key] :
+         {std::pair{m_colorBar, "colorBar"}, std::pair{m_labels, "labels"}, std::pair{m_values, "values"},
+          std::pair{m_axisTitles, "axisTitles"}, std::pair{m_overlay, "overlay"}, std::pair{m_showTitle, "showTitle"}})
+        box->setChecked(settings.value(QLatin1String(key), box->isChecked()).toBool());
+    for (auto [spin, key] : {std::pair{m_fontSize, "fontSize"}, std::pair{m_dpi, "dpi"}, std::pair{m_width, "width"},
+                             std::pair{m_height, "height"}})
+        spin->setValue(settings.value(QLatin1String(key), spin->value()).toInt());
+}
+
+void ExportFigureDialog::saveChoices() const
+{
+    QSettings settings;
+    settings.beginGroup(kGroup);
+    settings.setValue(QStringLiteral("view"), m_view->currentData());
+    settings.setValue(QStringLiteral("quantity"), m_quantity->currentData());
+    settings.setValue(QStringLiteral("colorMap"), m_colorMap->currentData());
+    settings.setValue(QStringLiteral("scale"), m_scale->currentData());
+    settings.setValue(QStringLiteral("background"), m_background->currentData());
+    for (auto [box, key] :
+         {std::pair{m_colorBar, "colorBar"}, std::pair{m_labels, "labels"}, std::pair{m_values, "values"},
+          std::pair{m_axisTitles, "axisTitles"}, std::pair{m_overlay, "overlay"}, std::pair{m_showTitle, "showTitle"}})
+        settings.setValue(QLatin1String(key), box->isChecked());
+    for (auto [spin, key] : {std::pair{m_fontSize, "fontSize"}, std::pair{m_dpi, "dpi"}, std::pair{m_width, "width"},
+                             std::pair{m_height, "height"}})
+        settings.setValue(QLatin1String(key), spin->value());
+    if (const auto format = figureFormatFromSuffix(path()))
+        settings.setValue(QStringLiteral("suffix"), figureFormatSuffix(*format));
+}
+
+void ExportFigureDialog::done(int result)
+{
+    // Closed either way: what was chosen is what the user wants next time.
+    saveChoices();
+    QDialog::done(result);
 }
 
 bool ExportFigureDialog::exportFigure()

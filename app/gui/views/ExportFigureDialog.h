@@ -17,7 +17,9 @@ namespace attnscope {
 
 // File > Export Figure…: every figure option, a live preview painted by the same
 // FigureRenderer the file gets, and the format by the file name's suffix. Works on one
-// computed result (a snapshot): it never edits the document.
+// computed result (a snapshot): it never edits the document. The view and options chosen
+// last (not the head, cell or title, which belong to the project) are remembered in QSettings
+// and come back the next time, in this session and the next.
 class ExportFigureDialog : public QDialog
 {
     Q_OBJECT
@@ -36,6 +38,9 @@ public:
 
     // Writes the figure to path(); false (message shown, lastError() set) on failure.
     bool exportFigure();
+    // The file suffix of the last export ("png" when none).
+    static QString rememberedSuffix();
+    void done(int result) override;
 
     // The preview fits in this many pixels.
     static constexpr int kPreviewWidth = 520, kPreviewHeight = 400;
@@ -48,6 +53,8 @@ private:
     void updatePreview();
     void browse();
     void updateEnabled();
+    void restoreChoices();
+    void saveChoices() const;
 
     ComputedTracePtr m_result;
     QComboBox *m_view;
@@ -58,6 +65,7 @@ private:
     QCheckBox *m_colorBar;
     QCheckBox *m_labels;
     QCheckBox *m_values;
+    QCheckBox *m_axisTitles;
     QCheckBox *m_overlay;
     QCheckBox *m_showTitle;
     QLineEdit *m_title;

@@ -1,18 +1,102 @@
 #include "app/gui/views/HeatmapView.h"
 
+#include "core/AttentionRules.h"
+#include "core/TraceCheck.h"
+
+#include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QScrollBar>
 #include <QToolTip>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnscope {
 
-HeatmapView::HeatmapView(QWidget *parent) : QWidget(parent)
+HeatmapView::HeatmapView(QWidget *parent) : QWidget(parent), m_warning(new QLabel(this)), m_valuesNote(new QLabel(this))
 {
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
     setFocusPolicy(Qt::ClickFocus);
+    m_warning->setObjectName(QStringLiteral("nonFiniteWarning"));
+    m_warning->setWordWrap(true);
+    m_warning->setMargin(4);
+    m_warning->setStyleSheet(QStringLiteral("background: #ffe3fb; color: #6d004f; border: 1px solid #ff00ff"));
+    m_warning->hide();
+    m_valuesNote->setObjectName(QStringLiteral("valuesHiddenNote"));
+    m_valuesNote->setWordWrap(true);
+    m_valuesNote->setStyleSheet(QStringLiteral("color: #555"));
+    m_valuesNote->hide();
+}
+
+QRectF HeatmapView::heatmapRect() const
+{
+    QRectF r(rect());
+    if (!m_warning->isHidden())
+        r.setTop(m_warning->geometry().bottom() + 1);
+    if (!m_valuesNote->isHidden())
+        r.setBottom(m_valuesNote->geometry().top() - 1);
+    return r;
+}
+
+void HeatmapView::updateNotes()
+{
+    if (!isVisible())
+        return; // a hidden view costs nothing; showEvent() catches up
+    const int w = width();
+    // The banner: an overflow made the result NaN or Inf somewhere.
+    // Scanned once per result (every tensor of a large trace is megabytes), not per repaint.
+    // (A weak pointer, not an address: a new result may be allocated where a freed one was.)
+    if (!m_result) {
+        m_nonFinite = {};
+    } else if (m_scanned.lock() != m_result) {
+        m_scanned = m_result;
+        m_nonFinite = findNonFinite(m_result->trace);
+    }
+    const NonFiniteReport &bad = m_nonFinite;
+    if (bad.any()) {
+        const QString where = bad.head >= 0
+                                  ? tr("%1 of head %2").arg(QString::fromStdString(bad.tensor)).arg(bad.head + 1)
+                                  : QString::fromStdString(bad.tensor);
+        m_warning->setText(
+            tr("The result is not finite: %1 values are NaN or Inf (magenta cells), the first in %2. The inputs "
+               "are finite, so the arithmetic overflowed float32: make the inputs, weights or scale smaller.")
+                .arg(bad.count)
+                .arg(where));
+        m_warning->setGeometry(0, 0, w, m_warning->heightForWidth(w));
+        m_warning->show();
+    } else {
+        m_warning->hide();
+    }
+    // The note: values were asked for, but the cells are too small to hold them.
+    m_valuesNote->hide();
+    if (data().values && m_settings.showValues) {
+        QRectF area(rect());
+        if (!m_warning->isHidden())
+            area.setTop(m_warning->geometry().bottom() + 1);
+        const HeatmapLayout l = HeatmapRenderer(m_data, options()).layout(area);
+        if (l.valuesHidden) {
+            m_valuesNote->setText(tr("Values hidden: cells are smaller than %1 px. Enlarge the view to read "
+                                     "them, or hover a cell for its numbers.")
+                                      .arg(int(std::ceil(l.valueCellSize))));
+            const int h = m_valuesNote->heightForWidth(w - 8);
+            m_valuesNote->setGeometry(4, height() - h - 2, w - 8, h);
+            m_valuesNote->show();
+        }
+    }
+}
+
+void HeatmapView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    updateNotes();
+}
+
+void HeatmapView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    updateNotes();
 }
 
 void HeatmapView::setResult(ComputedTracePtr result)
@@ -45,6 +129,7 @@ void HeatmapView::rebuild()
     if (m_selected && m_result &&
         (m_selected->y() >= m_result->project.problem.tq() || m_selected->x() >= m_result->project.problem.tk()))
         m_selected.reset();
+    updateNotes();
     update();
 }
 
@@ -70,6 +155,7 @@ HeatmapOptions HeatmapView::options() const
     o.showValues = m_settings.showValues;
     o.font = font();
     o.highlight = m_selected;
+    o.axisTitles = true;
     return o;
 }
 
@@ -77,12 +163,12 @@ std::optional<QPoint> HeatmapView::cellAt(const QPointF &pos) const
 {
     if (!data().values)
         return std::nullopt;
-    return HeatmapRenderer(data(), options()).cellAt(QRectF(rect()), pos);
+    return HeatmapRenderer(data(), options()).cellAt(heatmapRect(), pos);
 }
 
 QRectF HeatmapView::cellRect(int query, int key) const
 {
-    const HeatmapLayout l = HeatmapRenderer(data(), options()).layout(QRectF(rect()));
+    const HeatmapLayout l = HeatmapRenderer(data(), options()).layout(heatmapRect());
     return QRectF(l.grid.left() + key * l.cellWidth, l.grid.top() + query * l.cellHeight, l.cellWidth, l.cellHeight);
 }
 
@@ -98,15 +184,44 @@ QString HeatmapView::cellDescription(int query, int key) const
         return text + QLatin1Char('\n') +
                tr("mean weight over heads: %1").arg(double((*m_data.values)(query, key)), 0, 'g', 5);
     }
-    const double scale = m_result->project.problem.spec.scale();
+    const AttentionProblem &p = m_result->project.problem;
+    const double scale = p.spec.scale();
     const double score = t.scores[size_t(m_head)](query, key);
+    const double weight = t.weights[size_t(m_head)](query, key);
     const bool allowed = m_data.isAllowed(query, key);
+    const bool empty = m_data.isEmptyRow(query);
     text += QLatin1Char('\n') + tr("q\u00b7k = %1").arg(score / scale, 0, 'g', 5);
     text += QLatin1Char('\n') + tr("scaled score = %1 (\u00d7 %2)").arg(score, 0, 'g', 5).arg(scale, 0, 'g', 5);
-    text +=
-        QLatin1Char('\n') + (allowed ? tr("weight = %1").arg(double(t.weights[size_t(m_head)](query, key)), 0, 'g', 5)
-                                     : tr("masked: weight = 0"));
-    if (size_t(query) < t.emptyRows.size() && t.emptyRows[size_t(query)])
+    // Why the weight is what it is: the rules of core/AttentionRules, phrased here.
+    const WeightRule rule = weightRule(p.spec.maskFill, allowed, empty, p.tk());
+    const QString fill = QString::fromLatin1(maskFillText(p.spec.maskFill));
+    QString why;
+    if (!std::isfinite(weight)) {
+        why = tr("weight = %1: not finite (the scores overflowed float32)").arg(weight, 0, 'g', 5);
+    } else {
+        switch (rule.kind) {
+        case WeightCase::Softmax:
+            why = tr("weight = %1").arg(weight, 0, 'g', 5);
+            break;
+        case WeightCase::Masked:
+            why = tr("masked: weight = 0");
+            break;
+        case WeightCase::EmptyRowZero:
+            why = tr("masked, and this query has no allowed key: with the fill %1 the whole row has weight = 0 "
+                     "(PyTorch gives NaN)")
+                      .arg(fill);
+            break;
+        case WeightCase::EmptyRowUniform:
+            why = tr("masked, but this query has no allowed key: every logit is the fill %1, so the weights are "
+                     "uniform, 1/%2 = %3")
+                      .arg(fill)
+                      .arg(p.tk())
+                      .arg(weight, 0, 'g', 5);
+            break;
+        }
+    }
+    text += QLatin1Char('\n') + why;
+    if (empty && rule.kind == WeightCase::Softmax)
         text += QLatin1Char('\n') + tr("this query has no allowed key");
     return text;
 }
@@ -120,7 +235,7 @@ void HeatmapView::paintEvent(QPaintEvent *)
         p.drawText(rect(), Qt::AlignCenter, m_result ? tr("No heads") : tr("Computing\u2026"));
         return;
     }
-    HeatmapRenderer(m_data, options()).paint(p, QRectF(rect()));
+    HeatmapRenderer(m_data, options()).paint(p, heatmapRect());
 }
 
 void HeatmapView::mouseMoveEvent(QMouseEvent *event)
@@ -141,22 +256,26 @@ void HeatmapView::mousePressEvent(QMouseEvent *event)
     emit cellSelected(m_head, cell->y(), cell->x());
 }
 
-HeadsGridView::HeadsGridView(QWidget *parent) : QWidget(parent)
+HeadsGridView::HeadsGridView(QWidget *parent) : QAbstractScrollArea(parent)
 {
-    setAttribute(Qt::WA_OpaquePaintEvent);
+    setFrameShape(QFrame::NoFrame); // the viewport starts at the widget's corner
+    viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
 }
 
 void HeadsGridView::setResult(ComputedTracePtr result)
 {
     m_result = std::move(result);
     setSettings(m_settings);
+    updateScrollRange();
 }
 
 void HeadsGridView::setSettings(const HeatmapViewSettings &settings)
 {
     m_settings = settings;
     m_dirty = true;
-    update();
+    viewport()->update();
 }
 
 void HeadsGridView::ensureData() const
@@ -174,7 +293,8 @@ void HeadsGridView::ensureData() const
 void HeadsGridView::setCurrentHead(int head)
 {
     m_current = head;
-    update();
+    ensureHeadVisible(head);
+    viewport()->update();
 }
 
 int HeadsGridView::heads() const
@@ -185,28 +305,65 @@ int HeadsGridView::heads() const
 int HeadsGridView::columns() const
 {
     const int n = heads();
-    if (n <= 0)
+    const QSize size = viewport()->size();
+    if (n <= 0 || size.isEmpty())
         return 1;
-    // As square a grid as the widget's aspect allows.
-    const double aspect = double(width()) / std::max(1, height());
+    // As square a grid as the view's aspect allows, every head in view...
     int best = 1;
     double bestCell = 0;
     for (int c = 1; c <= n; ++c) {
         const int r = (n + c - 1) / c;
-        const double cell = std::min(double(width()) / c, double(height()) / r / std::max(aspect, 0.01) * aspect);
+        const double cell = std::min(double(size.width()) / c, double(size.height()) / r);
         if (cell > bestCell) {
             bestCell = cell;
             best = c;
         }
     }
-    return best;
+    if (bestCell >= kMinTileSize)
+        return best;
+    // ...unless that makes tiles too small to read: then as many readable tiles per row as
+    // fit, and the rows scroll.
+    return std::clamp(size.width() / kMinTileSize, 1, n);
+}
+
+QSizeF HeadsGridView::tileSize() const
+{
+    const int c = columns(), r = (heads() + c - 1) / std::max(c, 1);
+    const QSize size = viewport()->size();
+    const double w = double(size.width()) / c;
+    const double h = double(size.height()) / std::max(r, 1);
+    if (std::min(w, h) >= kMinTileSize)
+        return {w, h};
+    return {std::max(w, double(kMinTileSize)), std::max(std::min(w, double(kMinTileSize) * 1.2), double(kMinTileSize))};
+}
+
+void HeadsGridView::updateScrollRange()
+{
+    const int c = columns(), r = (heads() + c - 1) / std::max(c, 1);
+    const int content = int(std::ceil(tileSize().height() * r));
+    QScrollBar *bar = verticalScrollBar();
+    bar->setPageStep(viewport()->height());
+    bar->setSingleStep(std::max(1, int(tileSize().height() / 4)));
+    bar->setRange(0, std::max(0, content - viewport()->height()));
+}
+
+void HeadsGridView::resizeEvent(QResizeEvent *event)
+{
+    QAbstractScrollArea::resizeEvent(event);
+    updateScrollRange();
+}
+
+void HeadsGridView::scrollContentsBy(int, int)
+{
+    viewport()->update();
 }
 
 QRectF HeadsGridView::tileRect(int head) const
 {
-    const int c = columns(), r = (heads() + c - 1) / std::max(c, 1);
-    const double w = double(width()) / c, h = double(height()) / std::max(r, 1);
-    return QRectF((head % c) * w, (head / c) * h, w, h);
+    const int c = columns();
+    const QSizeF t = tileSize();
+    return QRectF((head % c) * t.width(), (head / c) * t.height() - verticalScrollBar()->value(), t.width(),
+                  t.height());
 }
 
 int HeadsGridView::headAt(const QPointF &pos) const
@@ -217,14 +374,27 @@ int HeadsGridView::headAt(const QPointF &pos) const
     return -1;
 }
 
+void HeadsGridView::ensureHeadVisible(int head)
+{
+    if (head < 0 || head >= heads())
+        return;
+    updateScrollRange();
+    const QRectF tile = tileRect(head);
+    QScrollBar *bar = verticalScrollBar();
+    if (tile.top() < 0)
+        bar->setValue(bar->value() + int(std::floor(tile.top())));
+    else if (tile.bottom() > viewport()->height())
+        bar->setValue(bar->value() + int(std::ceil(tile.bottom() - viewport()->height())));
+}
+
 void HeadsGridView::paintEvent(QPaintEvent *)
 {
-    QPainter p(this);
-    p.fillRect(rect(), Qt::white);
+    QPainter p(viewport());
+    p.fillRect(viewport()->rect(), Qt::white);
     ensureData();
     if (m_data.empty()) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect(), Qt::AlignCenter, tr("Computing\u2026"));
+        p.drawText(viewport()->rect(), Qt::AlignCenter, tr("Computing\u2026"));
         return;
     }
     HeatmapOptions o;
@@ -234,8 +404,11 @@ void HeadsGridView::paintEvent(QPaintEvent *)
     QFont small = font();
     small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.85));
     o.font = small;
+    const QRectF visible(viewport()->rect());
     for (int h = 0; h < heads(); ++h) {
         const QRectF tile = tileRect(h);
+        if (!tile.intersects(visible))
+            continue; // 256 heads: only the tiles in view are painted
         HeatmapRenderer(m_data[size_t(h)], o).paint(p, tile.adjusted(2, 2, -2, -2));
         if (h == m_current) {
             p.setPen(QPen(palette().color(QPalette::Highlight), 2));
@@ -243,6 +416,22 @@ void HeadsGridView::paintEvent(QPaintEvent *)
             p.drawRect(tile.adjusted(1, 1, -1, -1));
         }
     }
+}
+
+bool HeadsGridView::event(QEvent *event)
+{
+    // QAbstractScrollArea ignores mouse presses sent to itself rather than to its viewport;
+    // a press on the grid (a test's, an accessibility tool's) still activates the head there.
+    if (event->type() == QEvent::MouseButtonPress) {
+        auto *press = static_cast<QMouseEvent *>(event);
+        const int h = headAt(viewport()->mapFrom(this, press->position()));
+        if (h >= 0 && press->button() == Qt::LeftButton) {
+            setCurrentHead(h);
+            emit headActivated(h);
+            return true;
+        }
+    }
+    return QAbstractScrollArea::event(event);
 }
 
 void HeadsGridView::mousePressEvent(QMouseEvent *event)

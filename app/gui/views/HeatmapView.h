@@ -2,8 +2,12 @@
 
 #include "app/gui/document/ComputeController.h"
 #include "app/render/HeatmapRenderer.h"
+#include "core/TraceCheck.h"
 
+#include <QAbstractScrollArea>
 #include <QWidget>
+
+class QLabel;
 
 namespace attnscope {
 
@@ -16,7 +20,8 @@ struct HeatmapViewSettings {
 };
 
 // One head (or the mean over heads, head = -1), enlarged: hover shows the query, key, q·k,
-// scaled score and weight of a cell; a click selects the cell.
+// scaled score and weight of a cell; a click selects the cell. A banner warns when the result
+// is not finite (an overflow), and a note says so when cells are too small for their values.
 class HeatmapView : public QWidget
 {
     Q_OBJECT
@@ -38,8 +43,11 @@ public:
     // The cell (x = key, y = query) at a widget position, and where a cell's centre is.
     std::optional<QPoint> cellAt(const QPointF &pos) const;
     QRectF cellRect(int query, int key) const;
-    // The hover text of a cell: query, key, q·k, scaled score, weight.
+    // The hover text of a cell: query, key, q·k, scaled score, weight, and why the weight is
+    // what it is (core/AttentionRules), phrased here.
     QString cellDescription(int query, int key) const;
+    // Where the heatmap is painted: the widget less the banner and the note when shown.
+    QRectF heatmapRect() const;
 
     QSize sizeHint() const override { return {480, 400}; }
     QSize minimumSizeHint() const override { return {120, 100}; }
@@ -51,11 +59,19 @@ protected:
     void paintEvent(QPaintEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void showEvent(QShowEvent *event) override;
 
 private:
     void rebuild();
+    // Shows or hides the non-finite banner and the hidden-values note, and places them.
+    void updateNotes();
 
     ComputedTracePtr m_result;
+    QLabel *m_warning;
+    QLabel *m_valuesNote;
+    std::weak_ptr<const ComputedTrace> m_scanned; // the result m_nonFinite describes
+    NonFiniteReport m_nonFinite;
     // Built lazily, on the first paint or query after a change: hidden views cost nothing.
     mutable HeatmapData m_data;
     mutable bool m_dirty = false;
@@ -65,13 +81,16 @@ private:
 };
 
 // All heads at a glance: one small heatmap per head with its title; a click on a head
-// activates it (the main window enlarges it).
-class HeadsGridView : public QWidget
+// activates it (the main window enlarges it). Tiles never shrink below kMinTileSize: many
+// heads scroll instead. Positions (tileRect, headAt) are in viewport() coordinates.
+class HeadsGridView : public QAbstractScrollArea
 {
     Q_OBJECT
 
 public:
     explicit HeadsGridView(QWidget *parent = nullptr);
+
+    static constexpr int kMinTileSize = 120; // pixels: room for "Head 256" and a readable map
 
     void setResult(ComputedTracePtr result);
     void setSettings(const HeatmapViewSettings &settings);
@@ -80,6 +99,8 @@ public:
     int heads() const;
     QRectF tileRect(int head) const;
     int headAt(const QPointF &pos) const;
+    // Scrolls so that a head's tile is in view.
+    void ensureHeadVisible(int head);
 
     QSize sizeHint() const override { return {480, 400}; }
 
@@ -88,10 +109,15 @@ signals:
 
 protected:
     void paintEvent(QPaintEvent *event) override;
+    bool event(QEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void scrollContentsBy(int dx, int dy) override;
 
 private:
     int columns() const;
+    QSizeF tileSize() const; // before scrolling
+    void updateScrollRange();
 
     void ensureData() const;
 

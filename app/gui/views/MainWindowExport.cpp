@@ -84,7 +84,7 @@ ExportFigureDialog *MainWindow::showExportFigureDialog()
     }
     auto *dialog = new ExportFigureDialog(m_result, currentFigureOptions(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->setPath(suggestedExportPath(QStringLiteral("png")));
+    dialog->setPath(suggestedExportPath(ExportFigureDialog::rememberedSuffix()));
     connect(dialog, &QDialog::accepted, this,
             [this, dialog] { statusBar()->showMessage(tr("Exported %1").arg(dialog->path()), 5000); });
     dialog->open();

@@ -7,6 +7,8 @@ namespace attnscope {
 TeachingView::TeachingView(QWidget *parent) : QTextBrowser(parent)
 {
     setOpenLinks(false);
+    // Between words only: never inside a number (table cells do not wrap at all).
+    setWordWrapMode(QTextOption::WordWrap);
 }
 
 void TeachingView::setResult(ComputedTracePtr result)

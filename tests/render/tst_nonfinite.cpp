@@ -1,0 +1,164 @@
+// Finite inputs whose Q·Kᵀ overflows float32: core/TraceCheck finds the non-finite values,
+// figures paint them in a colour no colour map has (with a legend note) instead of the
+// colour of 0, and `show`'s printer writes them so they cannot be read as numbers.
+
+#include "FigureTestUtil.h"
+#include "RenderTestProjects.h"
+
+#include "app/cli/TracePrinter.h"
+#include "app/render/FigureExporter.h"
+#include "core/TraceCheck.h"
+
+#include <QDir>
+#include <QGuiApplication>
+#include <QTest>
+
+#include <cmath>
+
+using namespace attnscope;
+
+namespace {
+
+const QString kFigureDir = QStringLiteral(ATTNSCOPE_FIGURE_DIR "/nonfinite");
+
+bool inAnyColorMap(QRgb c)
+{
+    for (ColorMapKind k : ColorMap::all()) {
+        const ColorMap map(k);
+        for (int i = 0; i < 256; ++i)
+            if ((map.sample(i) & 0xffffff) == (c & 0xffffff))
+                return true;
+    }
+    return false;
+}
+
+} // namespace
+
+class TestNonFinite : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void traceCheckFindsTheOverflow();
+    void traceCheckPassesFiniteResults();
+    void figureCellsShowNonFiniteValues_data();
+    void figureCellsShowNonFiniteValues();
+    void svgNamesNonFiniteValues();
+    void printerWritesNonFiniteValuesDistinctly();
+};
+
+void TestNonFinite::initTestCase()
+{
+    QVERIFY(QDir().mkpath(kFigureDir));
+}
+
+void TestNonFinite::traceCheckFindsTheOverflow()
+{
+    const auto c = test::computeJson(test::overflowProjectJson());
+    const NonFiniteReport r = findNonFinite(c.trace);
+    QVERIFY(r.any());
+    QCOMPARE(QString::fromStdString(r.tensor), QStringLiteral("scores")); // the first in pipeline order
+    QCOMPARE(r.head, 0);
+    QCOMPARE(r.row, 0);
+    QCOMPARE(r.col, 0);
+    const Status s = checkFinite(c.trace);
+    QVERIFY(!s);
+    QCOMPARE(s.kind(), ErrorKind::NonFinite);
+    QVERIFY2(s.message().find("scores (head 0) [0][0]") != std::string::npos, s.message().c_str());
+    QVERIFY(s.message().find(std::to_string(r.count) + " values") != std::string::npos);
+}
+
+void TestNonFinite::traceCheckPassesFiniteResults()
+{
+    const auto c = test::computeJson(test::emptyRowProjectJson("-inf", 2));
+    QVERIFY(!findNonFinite(c.trace).any());
+    QVERIFY(checkFinite(c.trace).ok());
+}
+
+void TestNonFinite::figureCellsShowNonFiniteValues_data()
+{
+    QTest::addColumn<int>("view");
+    QTest::addColumn<int>("dpi");
+    QTest::newRow("head 150") << int(FigureView::Head) << 150;
+    QTest::newRow("heads 300") << int(FigureView::Heads) << 300;
+    QTest::newRow("mean 100") << int(FigureView::Mean) << 100;
+}
+
+void TestNonFinite::figureCellsShowNonFiniteValues()
+{
+    QFETCH(int, view);
+    QFETCH(int, dpi);
+    const auto c = test::computeJson(test::overflowProjectJson());
+    FigureOptions o;
+    o.view = FigureView(view);
+    o.values = false; // the cell's colour alone
+    FigureSize size;
+    size.dpi = dpi;
+    const FigureExporter exporter(c.project, c.trace);
+    const QString path =
+        kFigureDir + QStringLiteral("/overflow-%1-%2.png").arg(FigureOptions::viewKey(o.view)).arg(dpi);
+    QString error;
+    QVERIFY2(exporter.write(path, o, size, &error), qPrintable(error));
+    const QImage image(path);
+    QVERIFY(!image.isNull());
+    const double k = dpi / 72.0;
+    const FigureRenderer renderer(c.project, c.trace, o);
+    const auto maps = renderer.heatmaps(QRectF(QPointF(0, 0), exporter.pageSize(o, size)));
+    QVERIFY(!maps.empty());
+    const HeatmapData &d = *maps[0].data;
+    const HeatmapLayout l = HeatmapRenderer(d, maps[0].options).layout(maps[0].target);
+    int nonFinite = 0, finite = 0;
+    for (Eigen::Index r = 0; r < d.rows(); ++r)
+        for (Eigen::Index col = 0; col < d.cols(); ++col) {
+            const QPointF at(l.grid.left() + (col + 0.3) * l.cellWidth, l.grid.top() + (r + 0.3) * l.cellHeight);
+            const QRgb px = image.pixel((at * k).toPoint());
+            const float v = (*d.values)(r, col);
+            if (std::isfinite(v)) {
+                QVERIFY2(inAnyColorMap(px), qPrintable(QColor(px).name()));
+                ++finite;
+            } else {
+                // Not the colour of any value: a NaN cell must not read as a weight of 0.
+                QVERIFY2(!inAnyColorMap(px), qPrintable(QColor(px).name()));
+                QCOMPARE(QColor(px).name(), HeatmapRenderer::nonFiniteColor().name());
+                ++nonFinite;
+            }
+        }
+    QVERIFY(nonFinite > 0);
+    QVERIFY(finite > 0);
+}
+
+void TestNonFinite::svgNamesNonFiniteValues()
+{
+    const auto c = test::computeJson(test::overflowProjectJson());
+    const QString path = kFigureDir + QStringLiteral("/overflow-head.svg");
+    QString error;
+    QVERIFY2(FigureExporter(c.project, c.trace).write(path, {}, {}, &error), qPrintable(error));
+    const auto svg = test::readSvg(path);
+    QVERIFY2(svg.valid, qPrintable(svg.error));
+    // The legend names the colour, and cells say NaN rather than a number.
+    const QString all = svg.texts.join(QLatin1Char('|'));
+    QVERIFY2(all.contains(QStringLiteral("not finite")), qPrintable(all));
+    QVERIFY2(svg.texts.contains(QStringLiteral("NaN")), qPrintable(all));
+    QVERIFY(!svg.texts.contains(QStringLiteral("nan")));
+    bool swatch = false;
+    for (const auto &r : svg.rects)
+        swatch |= r.fill == HeatmapRenderer::nonFiniteColor().name();
+    QVERIFY(swatch);
+}
+
+void TestNonFinite::printerWritesNonFiniteValuesDistinctly()
+{
+    const auto c = test::computeJson(test::overflowProjectJson());
+    QString text;
+    QTextStream out(&text);
+    printPipeline(out, c.project, c.trace, 4);
+    out.flush();
+    QVERIFY2(text.contains(QStringLiteral("NaN")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("+Inf")), qPrintable(text));
+    QVERIFY(!text.contains(QStringLiteral("nan")));
+    QVERIFY(!text.contains(QStringLiteral(" inf")));
+}
+
+QTEST_MAIN(TestNonFinite)
+#include "tst_nonfinite.moc"
