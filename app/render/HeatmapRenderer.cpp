@@ -47,20 +47,27 @@ QString format(double v, int precision)
 } // namespace
 
 HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace &trace, int head,
-                                   HeatmapQuantity quantity, ScaleScope scope)
+                                   HeatmapQuantity quantity, ScaleScope scope, const TraceRanges *ranges)
 {
     HeatmapData d;
     const bool scores = quantity == HeatmapQuantity::Scores;
     const auto &all = scores ? trace.scores : trace.weights;
     if (all.empty())
         return d;
-    if (head < 0 || head >= int(all.size())) {
-        auto mean = std::make_shared<MatrixF>(MatrixF::Zero(all[0].rows(), all[0].cols()));
+    if (ranges && (ranges->maxWeight.size() != all.size() || ranges->maxAbsScore.size() != all.size()))
+        ranges = nullptr; // not this trace's
+    const bool mean = head < 0 || head >= int(all.size());
+    if (mean && ranges && !scores && ranges->meanWeights) {
+        d.owned = ranges->meanWeights;
+        d.values = d.owned.get();
+        d.title = QCoreApplication::translate("attnscope::Heatmap", "Mean over %n head(s)", nullptr, int(all.size()));
+    } else if (mean) {
+        auto sum = std::make_shared<MatrixF>(MatrixF::Zero(all[0].rows(), all[0].cols()));
         for (const MatrixF &m : all)
-            *mean += m;
-        *mean /= float(all.size());
-        d.owned = mean;
-        d.values = mean.get();
+            *sum += m;
+        *sum /= float(all.size());
+        d.owned = sum;
+        d.values = sum.get();
         d.title = QCoreApplication::translate("attnscope::Heatmap", "Mean over %n head(s)", nullptr, int(all.size()));
     } else {
         d.values = &all[size_t(head)];
@@ -72,25 +79,32 @@ HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace 
     d.columnLabels = labelsOf(project.keyLabels(), d.values->cols());
     d.signedValues = scores;
 
-    std::vector<const MatrixF *> range;
-    if (scope == ScaleScope::PerHead || head < 0)
-        range.push_back(d.values);
-    else
-        for (const MatrixF &m : all)
-            range.push_back(&m);
-    if (scores) {
-        // Scores come before the mask: every cell has a value, so every cell sets the range.
-        const double m = maxOver(range, nullptr, true);
-        d.rangeMax = m > 0.0 ? m : 1.0;
-        d.rangeMin = -d.rangeMax;
-    } else if (scope == ScaleScope::Absolute) {
+    if (!scores && scope == ScaleScope::Absolute) {
         d.rangeMin = 0.0;
         d.rangeMax = 1.0;
-    } else {
-        const double m = maxOver(range, d.allowed, false);
-        d.rangeMin = 0.0;
-        d.rangeMax = m > 0.0 ? m : 1.0;
+        return d;
     }
+    double m = 0.0;
+    if (ranges && !(mean && scores)) {
+        // Precomputed on the worker: per head, over all heads, or the mean's.
+        if (mean)
+            m = ranges->meanMaxWeight;
+        else if (scope == ScaleScope::PerHead)
+            m = scores ? ranges->maxAbsScore[size_t(head)] : ranges->maxWeight[size_t(head)];
+        else
+            m = scores ? ranges->maxAbsScoreOverHeads() : ranges->maxWeightOverHeads();
+    } else {
+        std::vector<const MatrixF *> range;
+        if (scope == ScaleScope::PerHead || mean)
+            range.push_back(d.values);
+        else
+            for (const MatrixF &v : all)
+                range.push_back(&v);
+        // Scores come before the mask: every cell has a value, so every cell sets the range.
+        m = scores ? maxOver(range, nullptr, true) : maxOver(range, d.allowed, false);
+    }
+    d.rangeMax = m > 0.0 ? m : 1.0;
+    d.rangeMin = scores ? -d.rangeMax : 0.0;
     return d;
 }
 
