@@ -42,7 +42,8 @@ int main(int argc, char *argv[])
     if (const QString dump = qEnvironmentVariable("ATTNSCOPE_TEST_DUMP"); !dump.isEmpty()) {
         if (auto s = attnscope::writeDocumentState(*window.document(), dump); !s)
             std::fprintf(stderr, "%s\n", s.message().c_str());
-        QTimer::singleShot(0, &app, &QCoreApplication::quit);
+        // exit(), not quit(): quit() closes the windows first, and a modified document would ask.
+        QTimer::singleShot(0, &app, [] { QCoreApplication::exit(0); });
     }
     return app.exec();
 }

@@ -334,7 +334,11 @@ void TestDocument::scaleAndFill()
     QVERIFY(doc.setScale(ScaleMode::InvSqrtDk, 1.0));
     QVERIFY(doc.setScale(ScaleMode::Custom, 0.5, 3));
     QVERIFY(doc.setScale(ScaleMode::Custom, 0.25, 3));
-    QCOMPARE(doc.undoStack()->count(), 2);
+    QVERIFY(doc.setScale(ScaleMode::Custom, 0.2, 3));
+    // Issue 8: the switch to custom is a step of its own (a mode switch never merges); the
+    // value edits after it merge into one.
+    QCOMPARE(doc.undoStack()->count(), 3);
+    QVERIFY(doc.setScale(ScaleMode::Custom, 0.25, 3));
     QCOMPARE(doc.problem().spec.scale(), 0.25);
     QVERIFY(!doc.setScale(ScaleMode::Custom, 0.0));
     QVERIFY(doc.setMaskFill(MaskFill::NegLarge));

@@ -12,6 +12,7 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QGraphicsEffect>
 #include <QLabel>
 #include <QSettings>
 #include <QSignalSpy>
@@ -58,8 +59,10 @@ private slots:
     void cellRefusesNumbersBeyondFloat_data();
     void cellRefusesNumbersBeyondFloat();
     void sizeBeyondMemoryRefusedWithMessage();
+    void sharedScaleReadsTheWorkersRanges();
     void failedComputeMarksViewsStale();
     void deviceLostOnVulkanMarksViewsStale();
+    void failureAdviceFollowsTheKind();
 
 private:
     std::unique_ptr<MainWindow> m_window;
@@ -168,6 +171,29 @@ void TestGuiEdits::sizeBeyondMemoryRefusedWithMessage()
     QVERIFY(settle(w));
 }
 
+void TestGuiEdits::sharedScaleReadsTheWorkersRanges()
+{
+    MainWindow &w = *m_window;
+    QVERIFY(w.document()->setHeads(3));
+    QVERIFY(settle(w));
+    const ComputedTracePtr r = w.currentResult();
+    QCOMPARE(int(r->ranges.maxWeight.size()), 3);
+    for (HeatmapQuantity quantity : {HeatmapQuantity::Weights, HeatmapQuantity::Scores}) {
+        HeatmapViewSettings s = w.headView()->settings();
+        s.quantity = quantity;
+        s.scope = ScaleScope::Shared;
+        w.headView()->setSettings(s);
+        const HeatmapData &shown = w.headView()->data();
+        // The same range as a pass over every head here would give.
+        const HeatmapData here =
+            HeatmapData::fromTrace(r->project, r->trace, w.headView()->head(), quantity, ScaleScope::Shared);
+        QCOMPARE(shown.rangeMin, here.rangeMin);
+        QCOMPARE(shown.rangeMax, here.rangeMax);
+    }
+    // The mean over heads is the worker's, not recomputed on the GUI thread.
+    QCOMPARE(w.meanView()->data().values, r->ranges.meanWeights.get());
+}
+
 void TestGuiEdits::failedComputeMarksViewsStale()
 {
     MainWindow &w = *m_window;
@@ -213,6 +239,16 @@ void TestGuiEdits::deviceLostOnVulkanMarksViewsStale()
     const auto kind = failed.last().at(2).value<ErrorKind>();
     if (kind == ErrorKind::DeviceLost)
         QVERIFY2(w.staleReason().contains(QStringLiteral("CPU")), qPrintable(w.staleReason()));
+}
+
+void TestGuiEdits::failureAdviceFollowsTheKind()
+{
+    // A lost device suggests the CPU (or Automatic); memory failures suggest a smaller project.
+    QVERIFY(MainWindow::failureAdvice(ErrorKind::DeviceLost).contains(QStringLiteral("CPU")));
+    QVERIFY(MainWindow::failureAdvice(ErrorKind::DeviceLost).contains(QStringLiteral("Automatic")));
+    QVERIFY(MainWindow::failureAdvice(ErrorKind::OutOfMemory).contains(QStringLiteral("smaller")));
+    QVERIFY(MainWindow::failureAdvice(ErrorKind::TooLarge).contains(QStringLiteral("smaller")));
+    QVERIFY(MainWindow::failureAdvice(ErrorKind::InvalidInput).isEmpty()); // the message says it all
 }
 
 QTEST_MAIN(TestGuiEdits)

@@ -24,7 +24,17 @@ bool processAlive(qint64 pid)
     if (pid <= 0)
         return false;
     // Signal 0 checks existence only; EPERM means it exists but belongs to someone else.
-    return ::kill(pid_t(pid), 0) == 0 || errno == EPERM;
+    if (::kill(pid_t(pid), 0) != 0 && errno != EPERM)
+        return false;
+    // A killed process whose parent has not reaped it yet (a zombie) still answers: it is gone.
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (stat.open(QIODevice::ReadOnly)) {
+        const QByteArray line = stat.readAll();
+        const qsizetype end = line.lastIndexOf(')');
+        if (end >= 0 && end + 2 < line.size() && (line[end + 2] == 'Z' || line[end + 2] == 'X'))
+            return false;
+    }
+    return true;
 }
 
 QString nextCopyName()
