@@ -1,10 +1,14 @@
 // attnscope [PROJECT]: opens the project, or the built-in self-attention tutorial.
 
 #include "app/engine/ProcessSetup.h"
+#include "app/gui/document/ScriptedEdits.h"
 #include "app/gui/views/MainWindow.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QTimer>
+
+#include <cstdio>
 
 int main(int argc, char *argv[])
 {
@@ -27,5 +31,19 @@ int main(int argc, char *argv[])
     if (args.isEmpty() || !window.openFile(args.first()))
         window.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
     window.show();
+    // Copies of unsaved work left by a crash: offered now. ATTNSCOPE_TEST_* are for tests that
+    // run this executable (tests/gui/tst_recovery.cpp): the answer to the offer, edits to
+    // make, and a file to write the document's state to before quitting.
+    const QByteArray answer = qgetenv("ATTNSCOPE_TEST_RECOVERY");
+    window.offerRecovery(answer.isEmpty() ? std::nullopt : std::optional<bool>(answer == "recover"));
+    if (const QString edits = qEnvironmentVariable("ATTNSCOPE_TEST_EDITS"); !edits.isEmpty())
+        if (auto s = attnscope::applyScriptedEdits(*window.document(), edits); !s)
+            std::fprintf(stderr, "%s\n", s.message().c_str());
+    if (const QString dump = qEnvironmentVariable("ATTNSCOPE_TEST_DUMP"); !dump.isEmpty()) {
+        if (auto s = attnscope::writeDocumentState(*window.document(), dump); !s)
+            std::fprintf(stderr, "%s\n", s.message().c_str());
+        // exit(), not quit(): quit() closes the windows first, and a modified document would ask.
+        QTimer::singleShot(0, &app, [] { QCoreApplication::exit(0); });
+    }
     return app.exec();
 }

@@ -52,28 +52,39 @@ QString format(double v, int precision)
     return QString::number(v, 'f', precision);
 }
 
+// No English translation is loaded: the singular is its own string, the plural takes %n so
+// that translations can give every plural form.
+QString meanTitle(int heads)
+{
+    return heads == 1 ? QCoreApplication::translate("attnscope::Heatmap", "Mean over 1 head")
+                      : QCoreApplication::translate("attnscope::Heatmap", "Mean over %n heads", nullptr, heads);
+}
+
 } // namespace
 
 HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace &trace, int head,
-                                   HeatmapQuantity quantity, ScaleScope scope)
+                                   HeatmapQuantity quantity, ScaleScope scope, const TraceRanges *ranges)
 {
     HeatmapData d;
     const bool scores = quantity == HeatmapQuantity::Scores;
     const auto &all = scores ? trace.scores : trace.weights;
     if (all.empty())
         return d;
-    if (head < 0 || head >= int(all.size())) {
-        auto mean = std::make_shared<MatrixF>(MatrixF::Zero(all[0].rows(), all[0].cols()));
+    if (ranges && (ranges->maxWeight.size() != all.size() || ranges->maxAbsScore.size() != all.size()))
+        ranges = nullptr; // not this trace's
+    const bool mean = head < 0 || head >= int(all.size());
+    if (mean && ranges && !scores && ranges->meanWeights) {
+        d.owned = ranges->meanWeights;
+        d.values = d.owned.get();
+        d.title = meanTitle(int(all.size()));
+    } else if (mean) {
+        auto sum = std::make_shared<MatrixF>(MatrixF::Zero(all[0].rows(), all[0].cols()));
         for (const MatrixF &m : all)
-            *mean += m;
-        *mean /= float(all.size());
-        d.owned = mean;
-        d.values = mean.get();
-        // No English translation is loaded: the singular is its own string, the plural takes %n
-        // so that translations can give every plural form.
-        d.title = all.size() == 1 ? QCoreApplication::translate("attnscope::Heatmap", "Mean over 1 head")
-                                  : QCoreApplication::translate("attnscope::Heatmap", "Mean over %n heads", nullptr,
-                                                                int(all.size()));
+            *sum += m;
+        *sum /= float(all.size());
+        d.owned = sum;
+        d.values = sum.get();
+        d.title = meanTitle(int(all.size()));
     } else {
         d.values = &all[size_t(head)];
         d.title = QCoreApplication::translate("attnscope::Heatmap", "Head %1").arg(head + 1);
@@ -86,25 +97,32 @@ HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace 
     d.maskFill = project.problem.spec.maskFill;
     d.nonFinite = (!d.values->array().isFinite()).count();
 
-    std::vector<const MatrixF *> range;
-    if (scope == ScaleScope::PerHead || head < 0)
-        range.push_back(d.values);
-    else
-        for (const MatrixF &m : all)
-            range.push_back(&m);
-    if (scores) {
-        // Scores come before the mask: every cell has a value, so every cell sets the range.
-        const double m = maxOver(range, nullptr, true);
-        d.rangeMax = m > 0.0 ? m : 1.0;
-        d.rangeMin = -d.rangeMax;
-    } else if (scope == ScaleScope::Absolute) {
+    if (!scores && scope == ScaleScope::Absolute) {
         d.rangeMin = 0.0;
         d.rangeMax = 1.0;
-    } else {
-        const double m = maxOver(range, d.allowed, false);
-        d.rangeMin = 0.0;
-        d.rangeMax = m > 0.0 ? m : 1.0;
+        return d;
     }
+    double m = 0.0;
+    if (ranges && !(mean && scores)) {
+        // Precomputed on the worker: per head, over all heads, or the mean's.
+        if (mean)
+            m = ranges->meanMaxWeight;
+        else if (scope == ScaleScope::PerHead)
+            m = scores ? ranges->maxAbsScore[size_t(head)] : ranges->maxWeight[size_t(head)];
+        else
+            m = scores ? ranges->maxAbsScoreOverHeads() : ranges->maxWeightOverHeads();
+    } else {
+        std::vector<const MatrixF *> range;
+        if (scope == ScaleScope::PerHead || mean)
+            range.push_back(d.values);
+        else
+            for (const MatrixF &v : all)
+                range.push_back(&v);
+        // Scores come before the mask: every cell has a value, so every cell sets the range.
+        m = scores ? maxOver(range, nullptr, true) : maxOver(range, d.allowed, false);
+    }
+    d.rangeMax = m > 0.0 ? m : 1.0;
+    d.rangeMin = scores ? -d.rangeMax : 0.0;
     return d;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/render/ColorMap.h"
+#include "app/render/TraceRanges.h"
 #include "core/AttentionTrace.h"
 #include "core/ProjectFile.h"
 
@@ -46,8 +47,9 @@ struct HeatmapData {
     std::int64_t nonFinite = 0;           // NaN or Inf values in `values` (an overflow)
 
     // head in [0, H): that head; -1: the mean of the weights over heads (masked cells stay 0).
+    // With `ranges` of this trace (TraceRanges::of), no pass over the heads is made here.
     static HeatmapData fromTrace(const Project &project, const AttentionTrace &trace, int head,
-                                 HeatmapQuantity quantity, ScaleScope scope);
+                                 HeatmapQuantity quantity, ScaleScope scope, const TraceRanges *ranges = nullptr);
 
     Eigen::Index rows() const { return values ? values->rows() : 0; }
     Eigen::Index cols() const { return values ? values->cols() : 0; }
@@ -57,7 +59,7 @@ struct HeatmapData {
     // cell of an empty row under -1e9 holds 1/Tk and is painted by its value.
     bool showsAsMasked(Eigen::Index r, Eigen::Index c) const;
 
-    std::shared_ptr<MatrixF> owned; // storage for derived values
+    std::shared_ptr<const MatrixF> owned; // storage for derived values
 };
 
 struct HeatmapOptions {

@@ -3,13 +3,17 @@
 
 #include "app/gui/document/ComputeController.h"
 #include "app/gui/document/Document.h"
+#include "app/gui/document/MemoryBudget.h"
 #include "core/CpuBackend.h"
 #include "core/RandomProblem.h"
 
 #include "../common/TestUtil.h"
 
+#include <QSemaphore>
 #include <QSignalSpy>
 #include <QTest>
+
+#include <sys/resource.h>
 
 using namespace attnscope;
 
@@ -31,6 +35,52 @@ Project large(std::uint64_t seed)
     return randomProject(o);
 }
 
+// The real CPU engine behind a gate: compute() waits until the test opens the gate once, so
+// which computation runs when is decided by the test, not by timing.
+class GatedBackend : public AttentionBackend
+{
+public:
+    explicit GatedBackend(std::shared_ptr<QSemaphore> gate) : m_gate(std::move(gate)) {}
+    std::string name() const override { return m_cpu.name(); }
+    std::string deviceName() const override { return m_cpu.deviceName(); }
+    Result<AttentionTrace> compute(const AttentionProblem &problem) override
+    {
+        m_gate->acquire();
+        return m_cpu.compute(problem);
+    }
+
+private:
+    std::shared_ptr<QSemaphore> m_gate;
+    CpuBackend m_cpu;
+};
+
+// Lowers the address-space limit for one scope, so that a large allocation really fails.
+class AddressSpaceLimit
+{
+public:
+    explicit AddressSpaceLimit(rlim_t bytes)
+    {
+        getrlimit(RLIMIT_AS, &m_saved);
+        rlimit lower = m_saved;
+        lower.rlim_cur = bytes;
+        m_ok = setrlimit(RLIMIT_AS, &lower) == 0;
+    }
+    ~AddressSpaceLimit() { setrlimit(RLIMIT_AS, &m_saved); }
+    bool ok() const { return m_ok; }
+
+private:
+    rlimit m_saved{};
+    bool m_ok = false;
+};
+
+std::int64_t virtualMemoryBytes()
+{
+    QFile f(QStringLiteral("/proc/self/statm"));
+    if (!f.open(QIODevice::ReadOnly))
+        return 0;
+    return f.readAll().split(' ').value(0).toLongLong() * sysconf(_SC_PAGESIZE);
+}
+
 } // namespace
 
 class TestCompute : public QObject
@@ -43,6 +93,10 @@ private slots:
     void dropsSupersededResults();
     void reportsInvalidProblems();
     void backendChoice();
+    void showsFinishedResultWhileNewerWaits();
+    void reportsAllocationFailure();
+    void refusesTraceBeyondBudget();
+    void computesRangesOnTheWorker();
 };
 
 void TestCompute::computesOnTheWorker()
@@ -95,9 +149,13 @@ void TestCompute::dropsSupersededResults()
     c.request(large(2));
     const quint64 last = c.request(large(3));
     QVERIFY(c.waitForIdle(60000));
-    // The first result was superseded while it ran; the second never ran.
-    QCOMPARE(done.count(), 1);
-    QCOMPARE(done.at(0).at(0).value<ComputedTracePtr>()->generation, last);
+    // The first result finished while a newer request waited: it is shown (newer than what
+    // was on screen); the second request never ran; the last result comes last.
+    QVERIFY(done.count() >= 1 && done.count() <= 2);
+    QCOMPARE(done.last().at(0).value<ComputedTracePtr>()->generation, last);
+    for (int i = 1; i < done.count(); ++i)
+        QVERIFY(done.at(i).at(0).value<ComputedTracePtr>()->generation >
+                done.at(i - 1).at(0).value<ComputedTracePtr>()->generation);
     QVERIFY(!c.isBusy());
     QCOMPARE(busy.last().at(0).toBool(), false);
 }
@@ -127,6 +185,121 @@ void TestCompute::backendChoice()
     c.setBackendRequest(BackendRequest::Auto);
     QVERIFY(changed.wait(30000));
     QVERIFY(!changed.at(1).at(0).toString().isEmpty()); // auto always finds something
+}
+
+void TestCompute::showsFinishedResultWhileNewerWaits()
+{
+    // A drag that outpaces the computation: every finished result newer than the one on
+    // screen is shown at once, instead of nothing until the drag stops.
+    ComputeController c;
+    auto gate = std::make_shared<QSemaphore>(0);
+    // Declared after the controller, so destroyed first: a failing check never leaves the
+    // worker waiting at the gate while the controller waits for the worker.
+    const std::unique_ptr<QSemaphore, void (*)(QSemaphore *)> opener(gate.get(),
+                                                                     [](QSemaphore *g) { g->release(100); });
+    c.setBackend(std::make_shared<GatedBackend>(gate));
+    QSignalSpy done(&c, &ComputeController::computed);
+    Project p = tutorial();
+    const quint64 first = c.request(p);
+    QTRY_VERIFY(c.isBusy()); // the worker waits at the gate with the first request
+    p.problem.xq(0, 0) = 5.0f;
+    c.request(p);
+    p.problem.xq(0, 0) = 6.0f;
+    const quint64 last = c.request(p); // coalesced with the one before: one computation
+    gate->release();
+    QVERIFY(done.wait(10000));
+    QCOMPARE(done.count(), 1);
+    QCOMPARE(done.at(0).at(0).value<ComputedTracePtr>()->generation, first);
+    QVERIFY(c.isBusy()); // the newest request computes now
+    gate->release();
+    QTRY_COMPARE(done.count(), 2);
+    auto r = done.at(1).at(0).value<ComputedTracePtr>();
+    QCOMPARE(r->generation, last);
+    QCOMPARE(r->project.problem.xq(0, 0), 6.0f);
+    QVERIFY(c.waitForIdle());
+    QCOMPARE(done.count(), 2);
+}
+
+void TestCompute::reportsAllocationFailure()
+{
+    // A computation the address space cannot hold: the worker's allocation really fails, and
+    // the failure is reported (kind OutOfMemory) instead of ending the application.
+    ComputeController c;
+    c.setBackendRequest(BackendRequest::Cpu);
+    QSignalSpy changed(&c, &ComputeController::backendChanged);
+    QVERIFY(changed.wait(10000));
+    QSignalSpy failed(&c, &ComputeController::failed);
+    QSignalSpy done(&c, &ComputeController::computed);
+    RandomProblemOptions o;
+    o.tokens = 8192;
+    o.modelDim = 16;
+    o.heads = 4; // scores and weights: 2 x 4 x 8192 x 8192 floats = 2 GiB
+    const Project huge = randomProject(o);
+    setMemoryBudgetForTesting(std::int64_t(1) << 40); // past the estimate, to the allocation
+    {
+        AddressSpaceLimit limit(rlim_t(virtualMemoryBytes() + (std::int64_t(768) << 20)));
+        QVERIFY(limit.ok());
+        c.request(huge);
+        QVERIFY(failed.wait(60000));
+    }
+    setMemoryBudgetForTesting(0);
+    QCOMPARE(done.count(), 0);
+    QCOMPARE(failed.at(0).at(2).value<ErrorKind>(), ErrorKind::OutOfMemory);
+    QVERIFY2(failed.at(0).at(0).toString().contains(QStringLiteral("memory")),
+             qPrintable(failed.at(0).at(0).toString()));
+    // The worker goes on: the next request computes.
+    c.request(tutorial());
+    QVERIFY(done.wait(10000));
+}
+
+void TestCompute::refusesTraceBeyondBudget()
+{
+    ComputeController c;
+    c.setBackendRequest(BackendRequest::Cpu);
+    QSignalSpy failed(&c, &ComputeController::failed);
+    setMemoryBudgetForTesting(std::int64_t(1) << 20);
+    RandomProblemOptions o;
+    o.tokens = 512;
+    o.modelDim = 16;
+    o.heads = 2; // 4 MiB of scores and weights
+    c.request(randomProject(o));
+    QVERIFY(failed.wait(10000));
+    setMemoryBudgetForTesting(0);
+    QCOMPARE(failed.at(0).at(2).value<ErrorKind>(), ErrorKind::TooLarge);
+    QVERIFY2(failed.at(0).at(0).toString().contains(QStringLiteral("MiB")), qPrintable(failed.at(0).at(0).toString()));
+}
+
+void TestCompute::computesRangesOnTheWorker()
+{
+    ComputeController c;
+    c.setBackendRequest(BackendRequest::Cpu);
+    QSignalSpy done(&c, &ComputeController::computed);
+    Project p =
+        *Document::readProject(test::sourcePath(QStringLiteral("resources/examples/multihead-causal.attnscope.json")));
+    c.request(p);
+    QVERIFY(done.wait(10000));
+    auto r = done.at(0).at(0).value<ComputedTracePtr>();
+    const AttentionTrace &t = r->trace;
+    const TraceRanges &ranges = r->ranges;
+    QCOMPARE(int(ranges.maxAbsScore.size()), t.heads());
+    QCOMPARE(int(ranges.maxWeight.size()), t.heads());
+    MatrixF mean = MatrixF::Zero(t.weights[0].rows(), t.weights[0].cols());
+    for (int h = 0; h < t.heads(); ++h) {
+        double a = 0.0;
+        for (Eigen::Index i = 0; i < t.scores[size_t(h)].size(); ++i)
+            a = std::max(a, std::abs(double(t.scores[size_t(h)].data()[i])));
+        QCOMPARE(ranges.maxAbsScore[size_t(h)], a);
+        double w = 0.0; // over allowed cells only
+        for (Eigen::Index i = 0; i < t.allowed.rows(); ++i)
+            for (Eigen::Index j = 0; j < t.allowed.cols(); ++j)
+                if (t.allowed(i, j))
+                    w = std::max(w, double(t.weights[size_t(h)](i, j)));
+        QCOMPARE(ranges.maxWeight[size_t(h)], w);
+        mean += t.weights[size_t(h)];
+    }
+    mean /= float(t.heads());
+    QVERIFY(ranges.meanWeights);
+    QVERIFY(ranges.meanWeights->isApprox(mean));
 }
 
 QTEST_GUILESS_MAIN(TestCompute)

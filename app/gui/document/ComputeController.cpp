@@ -1,5 +1,7 @@
 #include "app/gui/document/ComputeController.h"
 
+#include "app/gui/document/MemoryBudget.h"
+
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
@@ -7,11 +9,15 @@
 #include <QPointer>
 #include <QTimer>
 
+#include <exception>
+#include <new>
+
 namespace attnscope {
 
 ComputeController::ComputeController(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<ComputedTracePtr>();
+    qRegisterMetaType<ErrorKind>();
     // One worker: backends need not be thread-safe, and a Vulkan device stays on one thread.
     m_pool.setMaxThreadCount(1);
     m_pool.setExpiryTimeout(-1);
@@ -35,6 +41,12 @@ void ComputeController::setBackendRequest(BackendRequest request, const QString 
             startNext();
         });
     }
+}
+
+void ComputeController::setBackend(std::shared_ptr<AttentionBackend> backend)
+{
+    m_pendingBackend.reset();
+    m_backend = std::move(backend);
 }
 
 quint64 ComputeController::request(const Project &project)
@@ -67,6 +79,7 @@ void ComputeController::startNext()
 
     m_pool.start([self, backendRequest, project = std::move(project), generation, backend]() mutable {
         QString backendError, backendNotice;
+        ErrorKind backendErrorKind = ErrorKind::Internal;
         bool backendReplaced = false;
         if (backendRequest || !backend) {
             BackendOptions options;
@@ -79,38 +92,29 @@ void ComputeController::startNext()
                 backendReplaced = true;
             } else {
                 backendError = QString::fromStdString(selection.message());
+                backendErrorKind = selection.kind();
             }
         }
         std::shared_ptr<ComputedTrace> result;
         QString error;
+        ErrorKind errorKind = ErrorKind::Internal;
         if (project && backend) {
-            QElapsedTimer timer;
-            timer.start();
-            auto trace = backend->compute(project->problem);
-            const double ms = double(timer.nsecsElapsed()) / 1e6;
-            if (trace) {
-                result = std::make_shared<ComputedTrace>();
-                result->project = std::move(*project);
-                result->trace = std::move(*trace);
-                result->generation = generation;
-                result->backendName = QString::fromStdString(backend->name());
-                result->deviceName = QString::fromStdString(backend->deviceName());
-                result->milliseconds = ms;
-                result->notice = QString::fromStdString(takeBackendNotice(*backend));
+            auto computed = computeOnWorker(*backend, std::move(*project), generation);
+            if (computed) {
+                result = std::move(*computed);
             } else {
-                error = QString::fromStdString(trace.message());
-                const std::string notice = takeBackendNotice(*backend);
-                if (!notice.empty())
-                    error += QLatin1Char('\n') + QString::fromStdString(notice);
+                error = QString::fromStdString(computed.message());
+                errorKind = computed.kind();
             }
         } else if (project) {
             error = backendError;
+            errorKind = backendErrorKind;
         }
         if (!self)
             return;
         QMetaObject::invokeMethod(
             self.data(),
-            [self, backend, backendReplaced, backendError, backendNotice, generation, result, error] {
+            [self, backend, backendReplaced, backendError, backendNotice, generation, result, error, errorKind] {
                 if (!self)
                     return;
                 if (backendReplaced) {
@@ -120,22 +124,67 @@ void ComputeController::startNext()
                 } else if (!backendError.isEmpty()) {
                     emit self->backendChanged(QString(), QString(), backendError);
                 }
-                self->finished(generation, result, error);
+                self->finished(generation, result, error, errorKind);
             },
             Qt::QueuedConnection);
     });
 }
 
-void ComputeController::finished(quint64 generation, std::shared_ptr<ComputedTrace> result, QString error)
+Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(AttentionBackend &backend, Project project,
+                                                                          quint64 generation)
+{
+    // Refused before allocating: the trace alone would not fit the machine's memory.
+    const std::int64_t need = traceBytes(project.problem), budget = memoryBudgetBytes();
+    if (need > budget)
+        return Error{"size: the intermediate tensors of this project need " + byteSizeText(need) +
+                         " of memory; this machine allows " + byteSizeText(budget),
+                     ErrorKind::TooLarge};
+    try {
+        QElapsedTimer timer;
+        timer.start();
+        auto trace = backend.compute(project.problem);
+        const double ms = double(timer.nsecsElapsed()) / 1e6;
+        const std::string notice = takeBackendNotice(backend);
+        if (!trace) {
+            Error e = trace.error();
+            if (!notice.empty())
+                e.message += "\n" + notice;
+            return e;
+        }
+        auto result = std::make_shared<ComputedTrace>();
+        result->project = std::move(project);
+        result->trace = std::move(*trace);
+        result->generation = generation;
+        result->backendName = QString::fromStdString(backend.name());
+        result->deviceName = QString::fromStdString(backend.deviceName());
+        result->milliseconds = ms;
+        result->notice = QString::fromStdString(notice);
+        // The views' ranges (shared scale: every head) and the mean over heads, here and not
+        // on the GUI thread.
+        result->ranges = TraceRanges::of(result->trace);
+        return result;
+    } catch (const std::bad_alloc &) {
+        return Error{"out of memory while computing (" + byteSizeText(need) +
+                         " of intermediate tensors): make the project smaller",
+                     ErrorKind::OutOfMemory};
+    } catch (const std::exception &e) {
+        return Error{std::string("computation failed: ") + e.what(), ErrorKind::Internal};
+    }
+}
+
+void ComputeController::finished(quint64 generation, std::shared_ptr<ComputedTrace> result, QString error,
+                                 ErrorKind kind)
 {
     m_running = false;
-    // Superseded: a newer request is waiting, so this result would show an older document.
-    const bool superseded = generation != m_generation;
-    if (!superseded) {
-        if (result)
-            emit computed(std::move(result));
-        else if (!error.isEmpty())
-            emit failed(error, generation);
+    // A result newer than the one on screen is shown even when a newer request waits: a
+    // drag that outpaces the computation still shows its newest finished state. Never an
+    // older one after a newer.
+    if (result && generation > m_shownGeneration) {
+        m_shownGeneration = generation;
+        emit computed(std::move(result));
+    } else if (!result && !error.isEmpty() && generation == m_generation) {
+        // A failure of a superseded request says nothing about the document as it is now.
+        emit failed(error, generation, kind);
     }
     if (m_pending || m_pendingBackend) {
         startNext();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/engine/BackendChoice.h"
+#include "app/render/TraceRanges.h"
 #include "core/AttentionTrace.h"
 #include "core/ProjectFile.h"
 
@@ -22,14 +23,17 @@ struct ComputedTrace {
     QString backendName;
     QString deviceName;
     double milliseconds = 0.0;
-    QString notice; // a fallback that happened during this computation, said once
+    QString notice;     // a fallback that happened during this computation, said once
+    TraceRanges ranges; // computed on the worker, so the views only read them
 };
 using ComputedTracePtr = std::shared_ptr<const ComputedTrace>;
 
-// Runs backend->compute() on one worker thread, never on the GUI thread. Requests made in
-// the same event-loop turn, or while a computation runs, are coalesced: only the newest
-// waiting project is computed next, and a result that a newer request has superseded is
-// dropped instead of being shown.
+// Runs backend->compute() on one worker thread, never on the GUI thread, with the views'
+// ranges. Requests made in the same event-loop turn, or while a computation runs, are
+// coalesced: only the newest waiting project is computed next. A finished result newer than
+// the last one shown is shown even while a newer request waits (never an older one after a
+// newer); a failure is reported only for the newest request. Allocation failures on the
+// worker are caught and reported, and a trace larger than the memory budget is refused.
 class ComputeController : public QObject
 {
     Q_OBJECT
@@ -42,6 +46,8 @@ public:
     // ("no Vulkan device: using the CPU") or an error is reported by backendChanged.
     // vulkanDevice: an index or name substring (BackendOptions::vulkanDevice); empty: the best.
     void setBackendRequest(BackendRequest request, const QString &vulkanDevice = {});
+    // Tests: compute with this backend (a wrapper around a real one) from the next request on.
+    void setBackend(std::shared_ptr<AttentionBackend> backend);
     BackendRequest backendRequest() const { return m_request; }
     QString vulkanDevice() const { return m_vulkanDevice; }
 
@@ -55,14 +61,18 @@ public:
 
 signals:
     void computed(attnscope::ComputedTracePtr result);
-    void failed(const QString &message, quint64 generation);
+    // The computation of `generation` (the newest request) failed; `kind` says how (device
+    // lost, out of memory, too large, ...), `message` says it in full.
+    void failed(const QString &message, quint64 generation, attnscope::ErrorKind kind);
     // backendName is empty when the request failed; notice then holds the error.
     void backendChanged(const QString &backendName, const QString &deviceName, const QString &notice);
     void busyChanged(bool busy);
 
 private:
     void startNext();
-    void finished(quint64 generation, std::shared_ptr<ComputedTrace> result, QString error);
+    void finished(quint64 generation, std::shared_ptr<ComputedTrace> result, QString error, ErrorKind kind);
+    static Result<std::shared_ptr<ComputedTrace>> computeOnWorker(AttentionBackend &backend, Project project,
+                                                                  quint64 generation);
 
     QThreadPool m_pool;
     std::shared_ptr<AttentionBackend> m_backend; // used only on the worker
@@ -72,6 +82,7 @@ private:
     std::optional<Project> m_pending;
     quint64 m_pendingGeneration = 0;
     quint64 m_generation = 0;
+    quint64 m_shownGeneration = 0;
     bool m_running = false;
     bool m_scheduled = false;
 };
@@ -79,3 +90,4 @@ private:
 } // namespace attnscope
 
 Q_DECLARE_METATYPE(attnscope::ComputedTracePtr)
+Q_DECLARE_METATYPE(attnscope::ErrorKind)

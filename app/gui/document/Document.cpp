@@ -1,11 +1,15 @@
 #include "app/gui/document/Document.h"
 
 #include "app/gui/document/DocumentCommands.h"
+#include "app/gui/document/MemoryBudget.h"
 
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
 #include <QUndoStack>
+
+#include <cmath>
+#include <new>
 
 namespace attnscope {
 
@@ -62,6 +66,11 @@ bool Document::isModified() const
     return !m_undoStack->isClean();
 }
 
+void Document::markModified()
+{
+    m_undoStack->resetClean();
+}
+
 Status Document::save(const QString &path)
 {
     QSaveFile file(path);
@@ -81,11 +90,44 @@ bool Document::pushSnapshot(Project after, Changes what, const QString &text, in
     return true;
 }
 
+bool Document::refuse(const QString &message)
+{
+    m_lastRefusal = message;
+    emit editRefused(message);
+    return false;
+}
+
+bool Document::pushResized(const ProblemSize &after, const std::function<Project()> &build, Changes what,
+                           const QString &text)
+{
+    // Estimated before anything is allocated: a size the machine cannot hold is refused
+    // with what it would need, and the document stays as it was.
+    if (editBytes(after) > memoryBudgetBytes())
+        return refuse(tr("%1 would need about %2 of memory (%3 for the project and its undo copies, %4 for its "
+                         "intermediate tensors); this machine allows %5. Nothing was changed.")
+                          .arg(text, QString::fromStdString(byteSizeText(editBytes(after))),
+                               QString::fromStdString(byteSizeText(projectBytes(after) * 5)),
+                               QString::fromStdString(byteSizeText(traceBytes(after))),
+                               QString::fromStdString(byteSizeText(memoryBudgetBytes()))));
+    try {
+        return pushSnapshot(build(), what, text);
+    } catch (const std::bad_alloc &) {
+        // The estimate passed but the allocation failed all the same (memory taken meanwhile).
+        return refuse(tr("%1: out of memory while making the change. Nothing was changed.").arg(text));
+    }
+}
+
 bool Document::setValue(MatrixId id, int row, int col, float value, int mergeKey)
 {
     if (!matrixExists(m_project, id) || row < 0 || col < 0 || row >= matrixRows(m_project, id) ||
         col >= matrixCols(m_project, id))
         return false;
+    if (!std::isfinite(value))
+        // Saved as null, the file would no longer open.
+        return refuse(tr("%1[%2, %3]: expected a finite number within float32 range (\u00b13.4e38)")
+                          .arg(matrixName(id))
+                          .arg(row)
+                          .arg(col));
     const float old = matrixValue(m_project, id, row, col);
     if (old == value)
         return false;
@@ -117,8 +159,14 @@ bool Document::setTokenLabel(TokenSide side, int row, const QString &label)
 
 bool Document::insertToken(TokenSide side, int row, const QString &label)
 {
-    return pushSnapshot(edit::insertToken(m_project, side, row, label, m_init),
-                        ShapeChanged | TokensChanged | MaskChanged, tr("Insert token \"%1\"").arg(label));
+    ProblemSize after = problemSize(m_project.problem);
+    if (side == TokenSide::Query || !after.cross)
+        ++after.tq;
+    if (side == TokenSide::Key || !after.cross)
+        ++after.tk;
+    return pushResized(
+        after, [&] { return edit::insertToken(m_project, side, row, label, m_init); },
+        ShapeChanged | TokensChanged | MaskChanged, tr("Insert token \"%1\"").arg(label));
 }
 
 bool Document::removeToken(TokenSide side, int row)
@@ -137,22 +185,37 @@ bool Document::setHeads(int heads)
 {
     if (heads < 1 || heads == m_project.problem.spec.heads)
         return false;
-    return pushSnapshot(edit::setHeads(m_project, heads, m_init), ShapeChanged, tr("Set heads to %1").arg(heads));
+    ProblemSize after = problemSize(m_project.problem);
+    after.heads = heads;
+    if (!after.outputProjection)
+        after.dOut = std::int64_t(heads) * after.headDimV;
+    return pushResized(
+        after, [&] { return edit::setHeads(m_project, heads, m_init); }, ShapeChanged,
+        tr("Set heads to %1").arg(heads));
 }
 
 bool Document::setHeadDimQK(int headDimQK)
 {
     if (headDimQK < 1 || headDimQK == m_project.problem.spec.headDimQK)
         return false;
-    return pushSnapshot(edit::setHeadDimQK(m_project, headDimQK, m_init), ShapeChanged,
-                        tr("Set dK to %1").arg(headDimQK));
+    ProblemSize after = problemSize(m_project.problem);
+    after.headDimQK = headDimQK;
+    return pushResized(
+        after, [&] { return edit::setHeadDimQK(m_project, headDimQK, m_init); }, ShapeChanged,
+        tr("Set dK to %1").arg(headDimQK));
 }
 
 bool Document::setHeadDimV(int headDimV)
 {
     if (headDimV < 1 || headDimV == m_project.problem.spec.headDimV)
         return false;
-    return pushSnapshot(edit::setHeadDimV(m_project, headDimV, m_init), ShapeChanged, tr("Set dV to %1").arg(headDimV));
+    ProblemSize after = problemSize(m_project.problem);
+    after.headDimV = headDimV;
+    if (!after.outputProjection)
+        after.dOut = after.heads * headDimV;
+    return pushResized(
+        after, [&] { return edit::setHeadDimV(m_project, headDimV, m_init); }, ShapeChanged,
+        tr("Set dV to %1").arg(headDimV));
 }
 
 bool Document::setInputDim(TokenSide side, int dims)
@@ -161,8 +224,17 @@ bool Document::setInputDim(TokenSide side, int dims)
     const Eigen::Index current = keySide ? m_project.problem.xkv.cols() : m_project.problem.xq.cols();
     if (dims < 1 || dims == current)
         return false;
-    return pushSnapshot(edit::setInputDim(m_project, side, dims, m_init), ShapeChanged,
-                        keySide ? tr("Set d_kv to %1").arg(dims) : tr("Set d_model to %1").arg(dims));
+    ProblemSize after = problemSize(m_project.problem);
+    if (keySide) {
+        after.dkv = dims;
+    } else {
+        after.dq = dims;
+        if (!after.cross)
+            after.dkv = dims;
+    }
+    return pushResized(
+        after, [&] { return edit::setInputDim(m_project, side, dims, m_init); }, ShapeChanged,
+        keySide ? tr("Set d_kv to %1").arg(dims) : tr("Set d_model to %1").arg(dims));
 }
 
 bool Document::setOutputDim(int dOut)
@@ -170,15 +242,24 @@ bool Document::setOutputDim(int dOut)
     const auto &o = m_project.problem.weights.o;
     if (!o || dOut < 1 || dOut == o->cols())
         return false;
-    return pushSnapshot(edit::setOutputDim(m_project, dOut, m_init), ShapeChanged, tr("Set d_out to %1").arg(dOut));
+    ProblemSize after = problemSize(m_project.problem);
+    after.dOut = dOut;
+    return pushResized(
+        after, [&] { return edit::setOutputDim(m_project, dOut, m_init); }, ShapeChanged,
+        tr("Set d_out to %1").arg(dOut));
 }
 
 bool Document::setMode(AttentionMode mode)
 {
     if (mode == m_project.problem.spec.mode)
         return false;
-    return pushSnapshot(
-        edit::setMode(m_project, mode, m_init), ShapeChanged | SpecChanged | TokensChanged | MaskChanged,
+    ProblemSize after = problemSize(m_project.problem);
+    after.cross = mode == AttentionMode::Cross;
+    after.tk = after.tq;
+    after.dkv = after.dq;
+    return pushResized(
+        after, [&] { return edit::setMode(m_project, mode, m_init); },
+        ShapeChanged | SpecChanged | TokensChanged | MaskChanged,
         mode == AttentionMode::Cross ? tr("Switch to cross-attention") : tr("Switch to self-attention"));
 }
 
@@ -187,15 +268,18 @@ bool Document::setScale(ScaleMode mode, double value, int mergeKey)
     const AttentionSpec &s = m_project.problem.spec;
     if (mode == s.scaleMode && (mode != ScaleMode::Custom || value == s.scaleValue))
         return false;
-    if (mode == ScaleMode::Custom && !(value > 0.0 || value < 0.0))
+    if (mode == ScaleMode::Custom && (!(value > 0.0 || value < 0.0) || !std::isfinite(value)))
         return false;
+    // Editing the custom number merges (a drag is one step); switching the mode never does.
+    const bool valueEdit = mode == ScaleMode::Custom && s.scaleMode == ScaleMode::Custom;
     m_undoStack->push(new ChangeValueCommand(
-        this, CommandId::ScaleValue, mergeKey, scaleVariant(s.scaleMode, s.scaleValue), scaleVariant(mode, value),
+        this, valueEdit ? CommandId::ScaleValue : CommandId::ScaleMode, mergeKey,
+        scaleVariant(s.scaleMode, s.scaleValue), scaleVariant(mode, value),
         [](Document *d, const QVariant &v) {
             const QVariantList l = v.toList();
             d->applyScale(ScaleMode(l.at(0).toInt()), l.at(1).toDouble());
         },
-        tr("Change scale"), mergeKey != 0));
+        valueEdit ? tr("Change scale") : tr("Change scale mode"), valueEdit && mergeKey != 0));
     return true;
 }
 
@@ -205,7 +289,7 @@ bool Document::setMaskFill(MaskFill fill)
     if (fill == old)
         return false;
     m_undoStack->push(new ChangeValueCommand(
-        this, CommandId::ScaleValue, QVariant(), int(old), int(fill),
+        this, CommandId::MaskFill, QVariant(), int(old), int(fill),
         [](Document *d, const QVariant &v) { d->applyMaskFill(MaskFill(v.toInt())); }, tr("Change mask fill"), false));
     return true;
 }
@@ -222,11 +306,19 @@ bool Document::setMatrixPresent(MatrixId id, bool present)
 {
     if (matrixExists(m_project, id) == present)
         return false;
+    ProblemSize size = problemSize(m_project.problem);
+    if (id == MatrixId::Wo && present) {
+        size.outputProjection = true;
+        size.dOut = size.heads * size.headDimV;
+    }
+    const QString text = present ? tr("Add %1").arg(matrixName(id)) : tr("Remove %1").arg(matrixName(id));
+    if (editBytes(size) > memoryBudgetBytes())
+        return pushResized(
+            size, [&] { return m_project; }, ShapeChanged, text); // refuses with the message
     Project after = edit::setMatrixPresent(m_project, id, present, m_init);
     if (matrixExists(after, id) != present)
         return false;
-    return pushSnapshot(std::move(after), ShapeChanged,
-                        present ? tr("Add %1").arg(matrixName(id)) : tr("Remove %1").arg(matrixName(id)));
+    return pushSnapshot(std::move(after), ShapeChanged, text);
 }
 
 bool Document::setMaskCells(const std::vector<std::pair<int, int>> &cells, bool allowed, int mergeKey)
@@ -251,7 +343,7 @@ bool Document::setTitle(const QString &title)
     if (old == title)
         return false;
     m_undoStack->push(new ChangeValueCommand(
-        this, CommandId::TokenLabel, QStringLiteral("title"), old, title,
+        this, CommandId::Title, QVariant(), old, title,
         [](Document *d, const QVariant &v) { d->applyTitle(v.toString()); }, tr("Change title"), false));
     return true;
 }

@@ -6,12 +6,15 @@
 #include <QObject>
 #include <QString>
 
+#include <functional>
 #include <utility>
 #include <vector>
 
 class QUndoStack;
 
 namespace attnscope {
+
+struct ProblemSize;
 
 // The open project and its undo history. Every edit goes through a verb below, which pushes
 // a QUndoCommand; the command changes the data through the apply* primitives, and those emit
@@ -50,6 +53,10 @@ public:
     QString displayName() const;
     bool isModified() const;
 
+    // Marks the document modified with no undo step to go back to (a recovered document:
+    // its file on disk is not what it holds).
+    void markModified();
+
     // Writes atomically (QSaveFile) and marks the document clean.
     Status save(const QString &path);
 
@@ -59,7 +66,9 @@ public:
 
     // Verbs: each pushes one command and returns false when it would change nothing or is
     // not allowed (e.g. removing the last token). `mergeKey` != 0 merges consecutive edits
-    // with the same key into one undo step (dragging a value or a mask stroke).
+    // of the same field with the same key into one undo step (dragging a value or a mask
+    // stroke); edits of different fields never merge. A value that is not a finite float,
+    // or a size the machine's memory cannot hold, is refused: editRefused() says why.
     bool setValue(MatrixId id, int row, int col, float value, int mergeKey = 0);
     bool setTokenLabel(TokenSide side, int row, const QString &label);
     bool insertToken(TokenSide side, int row, const QString &label);
@@ -77,6 +86,8 @@ public:
     bool setMaskCells(const std::vector<std::pair<int, int>> &cells, bool allowed, int mergeKey = 0);
     bool applyMaskPreset(MaskPreset preset, int window = 2);
     bool setTitle(const QString &title);
+    // The message of the last refused edit.
+    QString lastRefusal() const { return m_lastRefusal; }
 
     // Primitives for the commands only: they change the data and emit changed().
     void applyValue(MatrixId id, int row, int col, float value);
@@ -91,14 +102,22 @@ signals:
     void valueChanged(attnscope::MatrixId id, int row, int col);
     void modifiedChanged(bool modified);
     void filePathChanged(const QString &path);
+    // A verb refused an edit that is allowed in principle but cannot be done here (a size
+    // the machine cannot hold); the message says what it would need. Nothing changed.
+    void editRefused(const QString &message);
 
 private:
     bool pushSnapshot(Project after, Changes what, const QString &text, int mergeKey = 0);
+    // A size edit: refused before `build` runs when `after` does not fit the memory budget.
+    bool pushResized(const ProblemSize &after, const std::function<Project()> &build, Changes what,
+                     const QString &text);
+    bool refuse(const QString &message);
 
     Project m_project;
     QUndoStack *m_undoStack;
     QString m_filePath;
     InitOptions m_init;
+    QString m_lastRefusal;
 };
 
 } // namespace attnscope

@@ -9,12 +9,16 @@
 
 namespace attnscope {
 
-// Merge ids of every command that may merge, in one enum (Tiled's convention): consecutive
-// commands with the same id and the same key become one undo step.
+// Merge ids, one per field, in one enum (Tiled's convention): consecutive mergeable commands
+// with the same id and the same key become one undo step. An id is never shared between
+// fields, so edits of two fields never merge whatever keys their callers pass.
 enum class CommandId {
     CellValue = 1,
     TokenLabel,
-    ScaleValue,
+    ScaleValue, // the custom scale's number; switching the scale mode never merges
+    ScaleMode,
+    MaskFill,
+    Title,
     MaskStroke,
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace attnscope {
 
@@ -192,22 +193,70 @@ void setMatrixValue(Project &project, MatrixId id, Eigen::Index row, Eigen::Inde
 
 namespace edit {
 
-MatrixF resized(const MatrixF &m, Eigen::Index rows, Eigen::Index cols, const InitOptions &init)
+std::uint64_t fillSeed(std::uint64_t seed, MatrixId id, FillRegion region, std::int64_t index, std::int64_t extent)
 {
-    MatrixF out = initMatrix(rows, cols, init.kind, init.seed, init.stddev);
+    // SplitMix64's finaliser over each part in turn: a change in any part changes the seed.
+    auto mix = [](std::uint64_t z) {
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    };
+    std::uint64_t h = mix(seed + 0x9e3779b97f4a7c15ULL);
+    for (const std::uint64_t part :
+         {std::uint64_t(id) + 1, std::uint64_t(region), std::uint64_t(index), std::uint64_t(extent)})
+        h = mix(h ^ (part + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
+    return h;
+}
+
+MatrixF fillBlock(Eigen::Index rows, Eigen::Index cols, Eigen::Index fanRows, Eigen::Index fanCols,
+                  const InitOptions &init, std::uint64_t seed)
+{
+    switch (init.kind) {
+    case InitKind::Xavier: {
+        // initMatrix scales by the block's own fan; rescale to the whole matrix's.
+        MatrixF m = initMatrix(rows, cols, InitKind::Xavier, seed);
+        const double k = std::sqrt(double(rows + cols) / double(std::max<Eigen::Index>(fanRows + fanCols, 1)));
+        return m * float(k);
+    }
+    case InitKind::Kaiming:
+        return initMatrix(rows, cols, InitKind::Gaussian, seed,
+                          std::sqrt(2.0 / double(std::max<Eigen::Index>(fanRows, 1))));
+    case InitKind::Gaussian:
+        return initMatrix(rows, cols, InitKind::Gaussian, seed, init.stddev);
+    case InitKind::Zeros:
+        break;
+    }
+    return MatrixF::Zero(rows, cols);
+}
+
+MatrixF resized(const MatrixF &m, MatrixId id, Eigen::Index rows, Eigen::Index cols, const InitOptions &init)
+{
+    MatrixF out = fillBlock(rows, cols, rows, cols, init, fillSeed(init.seed, id, FillRegion::Resize, rows, cols));
     const Eigen::Index r = std::min(rows, m.rows()), c = std::min(cols, m.cols());
     out.topLeftCorner(r, c) = m.topLeftCorner(r, c);
     return out;
 }
 
-MatrixF regrouped(const MatrixF &m, int oldHeads, int oldWidth, int newHeads, int newWidth, bool alongRows,
+MatrixF regrouped(const MatrixF &m, MatrixId id, int oldHeads, int oldWidth, int newHeads, int newWidth, bool alongRows,
                   const InitOptions &init)
 {
     const MatrixF src = alongRows ? MatrixF(m.transpose()) : m;
-    MatrixF out = initMatrix(src.rows(), Eigen::Index(newHeads) * newWidth, init.kind, init.seed, init.stddev);
+    const Eigen::Index width = Eigen::Index(newHeads) * newWidth;
+    // The fan of the matrix as it is used (W_O's rows are the heads' outputs).
+    const Eigen::Index fanRows = alongRows ? width : src.rows(), fanCols = alongRows ? src.rows() : width;
+    MatrixF out(src.rows(), width);
     const int keptHeads = std::min(oldHeads, newHeads), keptWidth = std::min(oldWidth, newWidth);
-    for (int h = 0; h < keptHeads; ++h)
-        out.middleCols(Eigen::Index(h) * newWidth, keptWidth) = src.middleCols(Eigen::Index(h) * oldWidth, keptWidth);
+    for (int h = 0; h < newHeads; ++h) {
+        const Eigen::Index at = Eigen::Index(h) * newWidth;
+        if (h < keptHeads && keptWidth == newWidth) {
+            out.middleCols(at, newWidth) = src.middleCols(Eigen::Index(h) * oldWidth, newWidth);
+            continue;
+        }
+        out.middleCols(at, newWidth) = fillBlock(src.rows(), newWidth, fanRows, fanCols, init,
+                                                 fillSeed(init.seed, id, FillRegion::Head, h, newWidth));
+        if (h < keptHeads)
+            out.middleCols(at, keptWidth) = src.middleCols(Eigen::Index(h) * oldWidth, keptWidth);
+    }
     if (alongRows)
         return out.transpose();
     return out;
@@ -218,13 +267,17 @@ Project setHeads(Project p, int heads, const InitOptions &init)
     AttentionSpec &s = p.problem.spec;
     AttentionWeights &w = p.problem.weights;
     const int oldHeads = s.heads;
-    w.q = regrouped(w.q, oldHeads, s.headDimQK, heads, s.headDimQK, false, init);
-    w.k = regrouped(w.k, oldHeads, s.headDimQK, heads, s.headDimQK, false, init);
-    w.v = regrouped(w.v, oldHeads, s.headDimV, heads, s.headDimV, false, init);
+    w.q = regrouped(w.q, MatrixId::Wq, oldHeads, s.headDimQK, heads, s.headDimQK, false, init);
+    w.k = regrouped(w.k, MatrixId::Wk, oldHeads, s.headDimQK, heads, s.headDimQK, false, init);
+    w.v = regrouped(w.v, MatrixId::Wv, oldHeads, s.headDimV, heads, s.headDimV, false, init);
     if (w.o)
-        w.o = regrouped(*w.o, oldHeads, s.headDimV, heads, s.headDimV, true, init);
-    auto qk = [&](const MatrixF &b) { return regrouped(b, oldHeads, s.headDimQK, heads, s.headDimQK, false, zeros()); };
-    auto v = [&](const MatrixF &b) { return regrouped(b, oldHeads, s.headDimV, heads, s.headDimV, false, zeros()); };
+        w.o = regrouped(*w.o, MatrixId::Wo, oldHeads, s.headDimV, heads, s.headDimV, true, init);
+    auto qk = [&](const MatrixF &b) {
+        return regrouped(b, MatrixId::BiasQ, oldHeads, s.headDimQK, heads, s.headDimQK, false, zeros());
+    };
+    auto v = [&](const MatrixF &b) {
+        return regrouped(b, MatrixId::BiasV, oldHeads, s.headDimV, heads, s.headDimV, false, zeros());
+    };
     withBias(w.qBias, qk);
     withBias(w.kBias, qk);
     withBias(w.vBias, v);
@@ -236,9 +289,11 @@ Project setHeadDimQK(Project p, int headDimQK, const InitOptions &init)
 {
     AttentionSpec &s = p.problem.spec;
     AttentionWeights &w = p.problem.weights;
-    w.q = regrouped(w.q, s.heads, s.headDimQK, s.heads, headDimQK, false, init);
-    w.k = regrouped(w.k, s.heads, s.headDimQK, s.heads, headDimQK, false, init);
-    auto qk = [&](const MatrixF &b) { return regrouped(b, s.heads, s.headDimQK, s.heads, headDimQK, false, zeros()); };
+    w.q = regrouped(w.q, MatrixId::Wq, s.heads, s.headDimQK, s.heads, headDimQK, false, init);
+    w.k = regrouped(w.k, MatrixId::Wk, s.heads, s.headDimQK, s.heads, headDimQK, false, init);
+    auto qk = [&](const MatrixF &b) {
+        return regrouped(b, MatrixId::BiasQ, s.heads, s.headDimQK, s.heads, headDimQK, false, zeros());
+    };
     withBias(w.qBias, qk);
     withBias(w.kBias, qk);
     s.headDimQK = headDimQK;
@@ -249,11 +304,12 @@ Project setHeadDimV(Project p, int headDimV, const InitOptions &init)
 {
     AttentionSpec &s = p.problem.spec;
     AttentionWeights &w = p.problem.weights;
-    w.v = regrouped(w.v, s.heads, s.headDimV, s.heads, headDimV, false, init);
+    w.v = regrouped(w.v, MatrixId::Wv, s.heads, s.headDimV, s.heads, headDimV, false, init);
     if (w.o)
-        w.o = regrouped(*w.o, s.heads, s.headDimV, s.heads, headDimV, true, init);
-    withBias(w.vBias,
-             [&](const MatrixF &b) { return regrouped(b, s.heads, s.headDimV, s.heads, headDimV, false, zeros()); });
+        w.o = regrouped(*w.o, MatrixId::Wo, s.heads, s.headDimV, s.heads, headDimV, true, init);
+    withBias(w.vBias, [&](const MatrixF &b) {
+        return regrouped(b, MatrixId::BiasV, s.heads, s.headDimV, s.heads, headDimV, false, zeros());
+    });
     s.headDimV = headDimV;
     return p;
 }
@@ -262,18 +318,18 @@ Project setInputDim(Project p, TokenSide side, int dims, const InitOptions &init
 {
     AttentionProblem &pr = p.problem;
     const bool cross = pr.spec.mode == AttentionMode::Cross;
-    auto rowsTo = [&](MatrixF &m) { m = resized(m, dims, m.cols(), init); };
+    auto rowsTo = [&](MatrixF &m, MatrixId id) { m = resized(m, id, dims, m.cols(), init); };
     if (side == TokenSide::Query || !cross) {
-        pr.xq = resized(pr.xq, pr.xq.rows(), dims, init);
-        rowsTo(pr.weights.q);
+        pr.xq = resized(pr.xq, MatrixId::Xq, pr.xq.rows(), dims, init);
+        rowsTo(pr.weights.q, MatrixId::Wq);
         if (!cross) {
-            rowsTo(pr.weights.k);
-            rowsTo(pr.weights.v);
+            rowsTo(pr.weights.k, MatrixId::Wk);
+            rowsTo(pr.weights.v, MatrixId::Wv);
         }
     } else {
-        pr.xkv = resized(pr.xkv, pr.xkv.rows(), dims, init);
-        rowsTo(pr.weights.k);
-        rowsTo(pr.weights.v);
+        pr.xkv = resized(pr.xkv, MatrixId::Xkv, pr.xkv.rows(), dims, init);
+        rowsTo(pr.weights.k, MatrixId::Wk);
+        rowsTo(pr.weights.v, MatrixId::Wv);
     }
     return p;
 }
@@ -283,8 +339,8 @@ Project setOutputDim(Project p, int dOut, const InitOptions &init)
     AttentionWeights &w = p.problem.weights;
     if (!w.o)
         return p;
-    w.o = resized(*w.o, w.o->rows(), dOut, init);
-    withBias(w.oBias, [&](const MatrixF &b) { return resized(b, 1, dOut, zeros()); });
+    w.o = resized(*w.o, MatrixId::Wo, w.o->rows(), dOut, init);
+    withBias(w.oBias, [&](const MatrixF &b) { return resized(b, MatrixId::BiasO, 1, dOut, zeros()); });
     return p;
 }
 
@@ -296,7 +352,10 @@ Project insertToken(Project p, TokenSide side, int row, const QString &label, co
     MatrixF &x = keySide ? pr.xkv : pr.xq;
     auto &tokens = keySide ? p.keyTokens : p.queryTokens;
     row = std::clamp(row, 0, int(x.rows()));
-    x = insertRow<MatrixF>(x, row, initMatrix(1, x.cols(), init.kind, init.seed, init.stddev));
+    // Each inserted row its own stream: by position and by the number of rows it makes.
+    const MatrixId id = keySide ? MatrixId::Xkv : MatrixId::Xq;
+    x = insertRow<MatrixF>(
+        x, row, fillBlock(1, x.cols(), 1, x.cols(), init, fillSeed(init.seed, id, FillRegion::Row, row, x.rows() + 1)));
     tokens.insert(tokens.begin() + row, label.toStdString());
     const bool queryGrows = !keySide;
     const bool keyGrows = keySide || !cross;
@@ -348,8 +407,8 @@ Project setMode(Project p, AttentionMode mode, const InitOptions &init)
         p.keyTokens = p.queryTokens;
     } else {
         const Eigen::Index tq = pr.xq.rows(), dq = pr.xq.cols();
-        pr.weights.k = resized(pr.weights.k, dq, pr.weights.k.cols(), init);
-        pr.weights.v = resized(pr.weights.v, dq, pr.weights.v.cols(), init);
+        pr.weights.k = resized(pr.weights.k, MatrixId::Wk, dq, pr.weights.k.cols(), init);
+        pr.weights.v = resized(pr.weights.v, MatrixId::Wv, dq, pr.weights.v.cols(), init);
         if (pr.mask.allowed)
             pr.mask.allowed = resizedMask(*pr.mask.allowed, tq, tq);
         if (!pr.mask.keyPadding.empty())
@@ -365,7 +424,9 @@ Project reinitialise(Project p, MatrixId id, const InitOptions &init)
 {
     if (!matrixExists(p, id))
         return p;
-    const MatrixF fresh = initMatrix(matrixRows(p, id), matrixCols(p, id), init.kind, init.seed, init.stddev);
+    const Eigen::Index rows = matrixRows(p, id), cols = matrixCols(p, id);
+    const MatrixF fresh =
+        fillBlock(rows, cols, rows, cols, init, fillSeed(init.seed, id, FillRegion::Whole, rows, cols));
     if (auto *b = biasOf(p, id))
         *b = asVector(fresh);
     else
@@ -381,7 +442,8 @@ Project setMatrixPresent(Project p, MatrixId id, bool present, const InitOptions
         return p;
     if (id == MatrixId::Wo) {
         if (present) {
-            w.o = initMatrix(pr.vWidth(), pr.vWidth(), init.kind, init.seed, init.stddev);
+            w.o = fillBlock(pr.vWidth(), pr.vWidth(), pr.vWidth(), pr.vWidth(), init,
+                            fillSeed(init.seed, MatrixId::Wo, FillRegion::Whole, pr.vWidth(), pr.vWidth()));
         } else {
             w.o.reset();
             w.oBias.reset();

@@ -56,13 +56,26 @@ Project setMatrixPresent(Project p, MatrixId id, bool present, const InitOptions
 Project setMaskCells(Project p, const std::vector<std::pair<int, int>> &cells, bool allowed);
 Project applyMaskPreset(Project p, MaskPreset preset, int window);
 
-// Resizes m to rows x cols: the overlap is kept, the rest comes from a fresh initMatrix of the
+// New values never repeat across matrices or regions: every fill draws from a stream seeded
+// by (init.seed, the matrix, the region), so W_Q and W_K of a new head differ, two new heads
+// differ and two inserted tokens differ, while the same edit with the same seed gives the
+// same numbers. `region` and `extent` name the part filled (a head, a row, the whole).
+enum class FillRegion : int { Whole = 1, Resize, Head, Row };
+std::uint64_t fillSeed(std::uint64_t seed, MatrixId id, FillRegion region, std::int64_t index, std::int64_t extent);
+
+// rows x cols of values drawn from `seed`, scaled for a matrix of fanRows x fanCols (Xavier
+// and Kaiming follow the whole matrix's fan, not the block's).
+MatrixF fillBlock(Eigen::Index rows, Eigen::Index cols, Eigen::Index fanRows, Eigen::Index fanCols,
+                  const InitOptions &init, std::uint64_t seed);
+
+// Resizes matrix `id` to rows x cols: the overlap is kept, the rest is a fresh fill of the
 // new shape (so the fan-in of Xavier/Kaiming is the new matrix's).
-MatrixF resized(const MatrixF &m, Eigen::Index rows, Eigen::Index cols, const InitOptions &init);
+MatrixF resized(const MatrixF &m, MatrixId id, Eigen::Index rows, Eigen::Index cols, const InitOptions &init);
 
 // Regroups the head blocks of a matrix's columns (or rows, `alongRows`): block h of width
-// oldWidth becomes block h of width newWidth for h < newHeads, kept where both exist.
-MatrixF regrouped(const MatrixF &m, int oldHeads, int oldWidth, int newHeads, int newWidth, bool alongRows,
+// oldWidth becomes block h of width newWidth for h < newHeads, kept where both exist; each
+// head's new values come from its own stream.
+MatrixF regrouped(const MatrixF &m, MatrixId id, int oldHeads, int oldWidth, int newHeads, int newWidth, bool alongRows,
                   const InitOptions &init);
 
 bool isPaddingToken(const std::string &label);

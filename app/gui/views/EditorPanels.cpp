@@ -224,8 +224,8 @@ ModelPanel::ModelPanel(QWidget *parent)
     connect(m_dOut, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setOutputDim(v); }));
     connect(m_mode, &QComboBox::activated, this,
             withDoc([this](Document *d, int) { d->setMode(AttentionMode(m_mode->currentData().toInt())); }));
-    connect(m_scale, &QComboBox::activated, this, [this](int) { applyScale(); });
-    connect(m_scaleValue, &QDoubleSpinBox::valueChanged, this, [this](double) { applyScale(); });
+    connect(m_scale, &QComboBox::activated, this, [this](int) { applyScaleMode(); });
+    connect(m_scaleValue, &QDoubleSpinBox::valueChanged, this, [this](double) { applyScaleValue(); });
     connect(m_maskFill, &QComboBox::activated, this,
             withDoc([this](Document *d, int) { d->setMaskFill(MaskFill(m_maskFill->currentData().toInt())); }));
     connect(m_init, &QComboBox::activated, this, [this](int) { applyInitOptions(); });
@@ -240,6 +240,8 @@ void ModelPanel::setDocument(Document *document)
     m_document = document;
     if (m_document) {
         connect(m_document, &Document::changed, this, &ModelPanel::updateFromDocument);
+        // A refused size leaves the document as it was: show its values again.
+        connect(m_document, &Document::editRefused, this, &ModelPanel::updateFromDocument);
         applyInitOptions();
     }
     updateFromDocument();
@@ -252,14 +254,24 @@ void ModelPanel::applyInitOptions()
             {InitKind(m_init->currentData().toInt()), std::uint64_t(m_seed->value()), m_stddev->value()});
 }
 
-void ModelPanel::applyScale()
+void ModelPanel::applyScaleMode()
 {
     if (!m_document)
         return;
     const auto mode = ScaleMode(m_scale->currentData().toInt());
-    // Dragging or stepping the custom value is one undo step (merge key 1).
+    // A mode switch is its own undo step: no merge key.
     m_document->setScale(mode,
-                         mode == ScaleMode::Custom ? m_scaleValue->value() : m_document->problem().spec.scaleValue, 1);
+                         mode == ScaleMode::Custom ? m_scaleValue->value() : m_document->problem().spec.scaleValue);
+}
+
+void ModelPanel::applyScaleValue()
+{
+    if (!m_document || ScaleMode(m_scale->currentData().toInt()) != ScaleMode::Custom)
+        return;
+    // Dragging or stepping the custom number is one undo step (the document merges edits of
+    // this field only).
+    constexpr int kScaleDragKey = 1;
+    m_document->setScale(ScaleMode::Custom, m_scaleValue->value(), kScaleDragKey);
 }
 
 void ModelPanel::updateFromDocument()

@@ -62,6 +62,7 @@ public:
     QSpinBox *headsBox() const { return m_heads; }
     QSpinBox *headDimQKBox() const { return m_headDimQK; }
     QSpinBox *headDimVBox() const { return m_headDimV; }
+    QSpinBox *inputDimBox() const { return m_dModel; }
     QComboBox *modeBox() const { return m_mode; }
     QComboBox *scaleBox() const { return m_scale; }
     QDoubleSpinBox *scaleValueBox() const { return m_scaleValue; }
@@ -72,7 +73,8 @@ public:
 private:
     void updateFromDocument();
     void applyInitOptions();
-    void applyScale();
+    void applyScaleMode();
+    void applyScaleValue();
 
     QPointer<Document> m_document;
     QSpinBox *m_heads;

@@ -141,8 +141,8 @@ const HeatmapData &HeatmapView::data() const
         if (m_result) {
             const int heads = m_result->trace.heads();
             const int head = m_head >= heads ? heads - 1 : m_head;
-            m_data =
-                HeatmapData::fromTrace(m_result->project, m_result->trace, head, m_settings.quantity, m_settings.scope);
+            m_data = HeatmapData::fromTrace(m_result->project, m_result->trace, head, m_settings.quantity,
+                                            m_settings.scope, &m_result->ranges);
         }
     }
     return m_data;
@@ -286,8 +286,9 @@ void HeadsGridView::ensureData() const
     m_data.clear();
     if (m_result)
         for (int h = 0; h < m_result->trace.heads(); ++h)
-            m_data.push_back(
-                HeatmapData::fromTrace(m_result->project, m_result->trace, h, m_settings.quantity, m_settings.scope));
+            // The ranges come computed from the worker: no pass over every head per tile.
+            m_data.push_back(HeatmapData::fromTrace(m_result->project, m_result->trace, h, m_settings.quantity,
+                                                    m_settings.scope, &m_result->ranges));
 }
 
 void HeadsGridView::setCurrentHead(int head)

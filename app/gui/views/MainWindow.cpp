@@ -1,5 +1,6 @@
 #include "app/gui/views/MainWindow.h"
 
+#include "app/gui/document/Autosave.h"
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/HeadLinesView.h"
 #include "app/gui/views/MaskEditor.h"
@@ -11,6 +12,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QGraphicsColorizeEffect>
 #include <QLabel>
 #include <QMenuBar>
 #include <QRegularExpression>
@@ -21,11 +23,13 @@
 #include <QToolBar>
 #include <QUndoGroup>
 #include <QUndoView>
+#include <QVBoxLayout>
 
 namespace attnscope {
 
 MainWindow::MainWindow(QWidget *parent)
-    : QMainWindow(parent), m_compute(new ComputeController(this)), m_undoGroup(new QUndoGroup(this))
+    : QMainWindow(parent), m_compute(new ComputeController(this)), m_undoGroup(new QUndoGroup(this)),
+      m_autosaver(new Autosaver(this))
 {
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
@@ -34,10 +38,8 @@ MainWindow::MainWindow(QWidget *parent)
     createActions();
     createStatusBar();
     connect(m_compute, &ComputeController::computed, this, &MainWindow::showResult);
-    connect(m_compute, &ComputeController::failed, this, [this](const QString &message) {
-        m_timeLabel->setText(tr("compute failed"));
-        statusBar()->showMessage(message);
-    });
+    connect(m_compute, &ComputeController::failed, this,
+            [this](const QString &message, quint64, ErrorKind kind) { computeFailed(message, kind); });
     connect(m_compute, &ComputeController::backendChanged, this,
             [this](const QString &name, const QString &device, const QString &notice) {
                 if (!name.isEmpty())
@@ -91,7 +93,26 @@ void MainWindow::createViews()
     m_tabs->addTab(m_lines, tr("Head view"));
     m_tabs->addTab(m_meanView, tr("Mean over heads"));
     m_tabs->addTab(m_teaching, tr("Step by step"));
-    setCentralWidget(m_tabs);
+    // Over the views: says why they show an earlier result when a computation failed.
+    m_staleBanner = new QLabel;
+    m_staleBanner->setObjectName(QStringLiteral("staleBanner"));
+    m_staleBanner->setWordWrap(true);
+    m_staleBanner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_staleBanner->setStyleSheet(
+        QStringLiteral("QLabel { background: #fff4e5; color: #7a3e00; border: 1px solid #e0a060; padding: 6px; }"));
+    m_staleBanner->hide();
+    auto *greyed = new QGraphicsColorizeEffect(m_tabs);
+    greyed->setColor(QColor(0x80, 0x80, 0x80));
+    greyed->setStrength(0.85);
+    greyed->setEnabled(false);
+    m_tabs->setGraphicsEffect(greyed);
+    auto *central = new QWidget;
+    auto *centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    centralLayout->setSpacing(2);
+    centralLayout->addWidget(m_staleBanner);
+    centralLayout->addWidget(m_tabs, 1);
+    setCentralWidget(central);
 
     connect(m_grid, &HeadsGridView::headActivated, this, &MainWindow::setCurrentHead);
     auto select = [this](int head, int query, int key) {
@@ -325,7 +346,10 @@ void MainWindow::setDocument(Document *document)
         updateTitle();
     });
     connect(document, &Document::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(document, &Document::editRefused, this, &MainWindow::showError);
     connect(document, &Document::filePathChanged, this, &MainWindow::updateTitle);
+    // The old document was saved or discarded (maybeSave): its recovery copy goes with it.
+    m_autosaver->setDocument(document);
     if (old) {
         m_undoGroup->removeStack(old->undoStack());
         delete old;
@@ -340,9 +364,60 @@ void MainWindow::requestCompute()
         m_compute->request(m_document->project());
 }
 
+QString MainWindow::failureAdvice(ErrorKind kind)
+{
+    switch (kind) {
+    case ErrorKind::DeviceLost:
+        return tr("The GPU stopped answering (device lost). Choose Backend > CPU or Automatic to go on.");
+    case ErrorKind::OutOfMemory:
+        return tr("Memory ran out. Make the project smaller (fewer tokens, heads or dimensions), or choose "
+                  "Backend > CPU if the GPU's memory ran out.");
+    case ErrorKind::TooLarge:
+        return tr("The project is too large for this machine's memory: make it smaller.");
+    case ErrorKind::Unsupported:
+        return tr("This device cannot run it. Choose Backend > CPU or Automatic.");
+    case ErrorKind::NonFinite:
+        return tr("The numbers overflowed float32: use smaller values or a smaller scale.");
+    case ErrorKind::InvalidInput:
+    case ErrorKind::Io:
+    case ErrorKind::Internal:
+        break;
+    }
+    return {};
+}
+
+void MainWindow::computeFailed(const QString &message, ErrorKind kind)
+{
+    const QString advice = failureAdvice(kind);
+    const QString reason = advice.isEmpty() ? message : message + QLatin1Char('\n') + advice;
+    m_timeLabel->setText(tr("compute failed"));
+    statusBar()->showMessage(message.section(QLatin1Char('\n'), 0, 0));
+    m_noticeLabel->setText(reason.section(QLatin1Char('\n'), 0, 0));
+    m_noticeLabel->setToolTip(reason);
+    m_noticeLabel->show();
+    setStale(true, reason);
+}
+
+void MainWindow::setStale(bool stale, const QString &reason)
+{
+    m_stale = stale;
+    m_staleReason = stale ? reason : QString();
+    m_tabs->graphicsEffect()->setEnabled(stale);
+    m_staleBanner->setVisible(stale);
+    if (stale)
+        m_staleBanner->setText(tr("The views show an earlier result: computing the project as it is now failed.") +
+                               QLatin1Char('\n') + reason);
+}
+
 void MainWindow::showResult(ComputedTracePtr result)
 {
     m_result = result;
+    if (m_stale) {
+        setStale(false);
+        m_noticeLabel->clear();
+        m_noticeLabel->setToolTip(QString());
+        m_noticeLabel->hide();
+    }
     m_grid->setResult(result);
     m_headView->setResult(result);
     m_meanView->setResult(result);

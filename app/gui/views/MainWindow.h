@@ -9,6 +9,7 @@
 #include <QPointer>
 
 #include <map>
+#include <optional>
 
 class QAction;
 class QActionGroup;
@@ -21,6 +22,7 @@ class QUndoGroup;
 
 namespace attnscope {
 
+class Autosaver;
 class ExportDataDialog;
 class ExportFigureDialog;
 class HeadLinesView;
@@ -54,6 +56,23 @@ public:
     ComputedTracePtr currentResult() const { return m_result; }
     QString lastError() const { return m_lastError; }
     QString statusText() const;
+
+    // After a failed computation the views still hold the last result, which no longer
+    // matches the document: they are greyed and a banner names the failure (staleReason(),
+    // with advice for its kind). The next result clears it.
+    bool resultIsStale() const { return m_stale; }
+    QString staleReason() const { return m_staleReason; }
+    // What to tell the user about a failed computation of this kind ("device lost: choose
+    // the CPU..."); empty where there is nothing to add to the message.
+    static QString failureAdvice(ErrorKind kind);
+
+    // Autosave and crash recovery (MainWindowFiles.cpp).
+    Autosaver *autosaver() const { return m_autosaver; }
+    // Offers the recovery copies left by processes that are gone, newest first: Recover
+    // opens one as a modified document with its original path; Discard deletes it. `answer`
+    // answers without asking (true: recover), for tests of the executable. Returns whether
+    // a copy was recovered.
+    bool offerRecovery(std::optional<bool> answer = std::nullopt);
 
     HeadsGridView *headsGrid() const { return m_grid; }
     HeatmapView *headView() const { return m_headView; }
@@ -97,6 +116,8 @@ private:
     void applyViewSettings();
     void updateTitle();
     void setBackend(BackendRequest request, const QString &vulkanDevice = {});
+    void computeFailed(const QString &message, ErrorKind kind);
+    void setStale(bool stale, const QString &reason = {});
 
     // File handling (MainWindowFiles.cpp).
     bool maybeSave();
@@ -115,8 +136,12 @@ private:
     ComputedTracePtr m_result;
     QUndoGroup *m_undoGroup;
     QString m_lastError;
+    Autosaver *m_autosaver = nullptr;
+    bool m_stale = false;
+    QString m_staleReason;
 
     QTabWidget *m_tabs = nullptr;
+    QLabel *m_staleBanner = nullptr;
     HeadsGridView *m_grid = nullptr;
     HeatmapView *m_headView = nullptr;
     HeatmapView *m_meanView = nullptr;

@@ -2,6 +2,8 @@
 
 #include "app/gui/views/MainWindow.h"
 
+#include "app/gui/document/Autosave.h"
+
 #include "core/RandomProblem.h"
 
 #include <QActionGroup>
@@ -13,6 +15,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -202,7 +205,50 @@ void MainWindow::closeEvent(QCloseEvent *event)
         return;
     }
     writeSettings();
+    // Saved or discarded on purpose: nothing to recover.
+    m_autosaver->removeCopy();
     event->accept();
+}
+
+bool MainWindow::offerRecovery(std::optional<bool> answer)
+{
+    for (const Autosaver::Entry &entry : Autosaver::orphanedCopies()) {
+        auto copy = Autosaver::readCopy(entry.recoveryPath);
+        if (!copy)
+            continue;
+        const QString name =
+            entry.originalPath.isEmpty()
+                ? (copy->first.title.empty() ? tr("an untitled project") : QString::fromStdString(copy->first.title))
+                : entry.originalPath;
+        bool recover = answer.value_or(false);
+        if (!answer) {
+            QMessageBox box(QMessageBox::Question, tr("Recover unsaved changes"),
+                            tr("AttnScope did not close normally. Unsaved changes to %1 from %2 were kept.")
+                                .arg(name, QLocale().toString(entry.saved.toLocalTime(), QLocale::ShortFormat)),
+                            QMessageBox::NoButton, this);
+            box.setObjectName(QStringLiteral("recoveryBox"));
+            box.setInformativeText(tr("Recover opens them as a modified document; Discard deletes them."));
+            QPushButton *recoverButton = box.addButton(tr("&Recover"), QMessageBox::AcceptRole);
+            box.addButton(tr("&Discard"), QMessageBox::DestructiveRole);
+            box.setDefaultButton(recoverButton);
+            box.exec();
+            recover = box.clickedButton() == recoverButton;
+        }
+        if (!recover) {
+            QFile::remove(entry.recoveryPath);
+            continue;
+        }
+        auto *doc = new Document(std::move(copy->first));
+        doc->setFilePath(entry.originalPath);
+        doc->markModified();
+        setDocument(doc);
+        // This process's own copy first, then the old one goes: never a moment without one.
+        if (m_autosaver->saveNow())
+            QFile::remove(entry.recoveryPath);
+        statusBar()->showMessage(tr("Recovered unsaved changes to %1").arg(name), 8000);
+        return true; // the others stay for the next start
+    }
+    return false;
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent *event)

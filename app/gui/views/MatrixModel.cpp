@@ -3,6 +3,7 @@
 #include <QColor>
 
 #include <cmath>
+#include <limits>
 
 namespace attnscope {
 
@@ -97,9 +98,13 @@ bool MatrixModel::setData(const QModelIndex &index, const QVariant &value, int r
         return m_document->setTokenLabel(side(), index.row(), value.toString().trimmed());
     bool ok = false;
     const double v = value.toString().toDouble(&ok);
-    if (!ok || !std::isfinite(v))
+    if (!ok)
         return false;
-    return m_document->setValue(m_id, index.row(), col, float(v));
+    // 1e39 is a finite double but +inf as a float; the document refuses it (and NaN, inf)
+    // with a message, so the cell keeps its value.
+    const float f =
+        std::abs(v) > double(std::numeric_limits<float>::max()) ? float(std::copysign(HUGE_VAL, v)) : float(v);
+    return m_document->setValue(m_id, index.row(), col, f);
 }
 
 QVariant MatrixModel::headerData(int section, Qt::Orientation orientation, int role) const

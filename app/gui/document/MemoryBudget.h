@@ -1,0 +1,46 @@
+#pragma once
+
+#include "core/AttentionProblem.h"
+#include "core/Result.h"
+#include "core/Validation.h"
+
+#include <cstdint>
+
+namespace attnscope {
+
+// How much memory the application lets one project and its computation use, decided in this
+// one place: the physical memory (or the address-space limit, if lower), less a margin for
+// the rest of the application. When core learns machine-dependent ProblemLimits, they plug in
+// here.
+std::int64_t physicalMemoryBytes();
+std::int64_t memoryBudgetBytes();
+// Tests: a fixed budget instead of the machine's; 0 goes back to the machine's.
+void setMemoryBudgetForTesting(std::int64_t bytes);
+
+// validateProblem's limits with the trace limited by the budget.
+ProblemLimits applicationLimits();
+
+// The sizes that decide how much memory a project takes, known before building it.
+struct ProblemSize {
+    std::int64_t tq = 0, tk = 0; // query and key tokens
+    std::int64_t dq = 0, dkv = 0, dOut = 0;
+    std::int64_t heads = 0, headDimQK = 0, headDimV = 0;
+    bool cross = false, outputProjection = false, customMask = false;
+};
+ProblemSize problemSize(const AttentionProblem &problem);
+
+// Bytes of the project's own matrices (inputs, weights, biases, mask); saturating.
+std::int64_t projectBytes(const ProblemSize &size);
+// Bytes of its full trace, as core's traceBytes counts them.
+std::int64_t traceBytes(const ProblemSize &size);
+// What keeping this project in the application needs: the document's copy, the before and
+// after of its undo step, the copy sent to the worker and the one shown, plus the trace.
+std::int64_t editBytes(const ProblemSize &size);
+
+// Ok, or an Error of kind TooLarge saying what `size` would need and what the budget is.
+Status checkFitsInMemory(const ProblemSize &size);
+
+// "1.5 GiB", "12 MiB": for messages.
+std::string byteSizeText(std::int64_t bytes);
+
+} // namespace attnscope
