@@ -19,6 +19,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 using namespace attnscope;
@@ -664,13 +665,19 @@ void TestCli::computeIsWholeOrNothingWhenAWriteFails()
 
 void TestCli::exportToAFullDiskGivesTheReason()
 {
-    // A full disk was reported as "Unknown error".
+    // A full disk was reported as "Unknown error". The link points at a private copy of the
+    // /dev/full device where mknod is allowed: a CLI that replaced the link's target instead of
+    // writing through it (QSaveFile does) must not clobber the system's /dev/full.
     QTemporaryDir tmp;
+    QString full = tmp.filePath("full");
+    if (::mknod(full.toLocal8Bit().constData(), S_IFCHR | 0666, makedev(1, 7)) != 0)
+        full = QStringLiteral("/dev/full");
     const QString out = tmp.filePath("weights.npy");
-    QVERIFY(QFile::link("/dev/full", out));
+    QVERIFY(QFile::link(full, out));
     Run r = runCli({"export", example("padding-mask"), "--out", out});
     QCOMPARE(r.code, 1);
     QCOMPARE(r.err.trimmed(), QStringLiteral("attnscope-cli: %1: write failed (No space left on device)").arg(out));
+    QVERIFY(QFileInfo(full).exists() && !QFileInfo(full).isFile()); // still the device
 }
 
 void TestCli::nonFiniteResultsExitNonZero_data()

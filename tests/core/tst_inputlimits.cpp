@@ -19,6 +19,7 @@
 
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 using namespace attnscope;
@@ -177,14 +178,21 @@ void TestInputLimits::largeFileRefusedBySizeBeforeReading()
 
 void TestInputLimits::writeToFullDiskGivesTheReason()
 {
-    // A full disk was reported as "Unknown error" (issue 8, defect 17).
-    AtomicFileWriter out("/dev/full");
+    // A full disk was reported as "Unknown error" (issue 8, defect 17). A private copy of the
+    // /dev/full device where mknod is allowed, so a writer that replaced its target instead of
+    // writing through could never clobber the system's /dev/full.
+    QTemporaryDir tmp;
+    QString full = tmp.filePath("full");
+    if (::mknod(full.toLocal8Bit().constData(), S_IFCHR | 0666, makedev(1, 7)) != 0)
+        full = QStringLiteral("/dev/full");
+    AtomicFileWriter out(full.toStdString());
     QVERIFY(out.open().ok());
     out.write(std::string(1 << 20, 'x'));
     Status s = out.commit();
     QVERIFY(!s.ok());
-    QCOMPARE(QString::fromStdString(s.message()), QStringLiteral("/dev/full: write failed (No space left on device)"));
+    QCOMPARE(QString::fromStdString(s.message()), full + QStringLiteral(": write failed (No space left on device)"));
     QCOMPARE(s.kind(), ErrorKind::Io);
+    QVERIFY(QFileInfo(full).exists() && !QFileInfo(full).isFile()); // still the device
 }
 
 void TestInputLimits::fileSizeLimitKeepsTheOldFile()
