@@ -68,19 +68,19 @@ Result<std::string> readInputFile(const std::string &path, std::int64_t maxBytes
         bytes.reserve(std::size_t(st.st_size));
     char chunk[kChunk];
     for (;;) {
-        if (!regular) {
+        const ssize_t n = ::read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EAGAIN) {
+            // A pipe with a writer that has not written yet: wait, but not for ever.
             pollfd p{fd, POLLIN, 0};
             const int ready = ::poll(&p, 1, kPipeTimeoutMs);
             if (ready == 0)
                 return Error{shown(path) + ": no data arrived for " + std::to_string(kPipeTimeoutMs / 1000) +
                                  " seconds",
                              ErrorKind::Io};
-            if (ready < 0 && errno != EINTR)
-                return ioError(path, "cannot read the file", errno);
+            continue;
         }
-        const ssize_t n = ::read(fd, chunk, sizeof chunk);
         if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN)
+            if (errno == EINTR)
                 continue;
             return ioError(path, "cannot read the file", errno);
         }

@@ -7,6 +7,7 @@
 #include <bit>
 #include <charconv>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 static_assert(std::endian::native == std::endian::little, "the .npy writer assumes a little-endian host");
@@ -200,17 +201,17 @@ Result<NpyArray> parseNpy(const std::string &bytes)
     const std::string header = bytes.substr(offset, headerLen);
     const auto descr = headerValue(header, "descr");
     if (!descr)
-        return Error{"bad .npy header: no 'descr' entry"};
+        return Error{"bad .npy header: no readable 'descr' entry"};
     if (*descr != "<f4" && *descr != "<f8")
         return Error{"unsupported .npy dtype " + quotedText(*descr, 20) + " (expected '<f4' or '<f8')"};
     const auto order = headerValue(header, "fortran_order");
     if (!order)
-        return Error{"bad .npy header: no 'fortran_order' entry"};
+        return Error{"bad .npy header: no readable 'fortran_order' entry"};
     if (*order != "False")
         return Error{"unsupported .npy layout: only C order is read"};
     const auto shapeText = headerValue(header, "shape");
     if (!shapeText)
-        return Error{"bad .npy header: no 'shape' entry"};
+        return Error{"bad .npy header: no readable 'shape' entry"};
     auto shape = parseShape(*shapeText);
     if (!shape)
         return shape.error();
@@ -219,26 +220,17 @@ Result<NpyArray> parseNpy(const std::string &bytes)
     array.shape = std::move(*shape);
     const size_t elem = *descr == "<f4" ? 4 : 8;
     const size_t dataAt = offset + headerLen;
-    const size_t available = (bytes.size() - dataAt) / elem;
-    // The product is checked against the data present before it is formed, so a shape like
-    // (2^40, 2^40) neither overflows nor allocates.
+    const std::int64_t found = std::int64_t(bytes.size() - dataAt);
+    // The product saturates instead of overflowing, and is compared with the data present
+    // before anything is allocated, so a shape like (2^32, 2^32, 4) is refused, not wrapped.
     std::int64_t count = 1;
-    bool tooMany = false;
-    for (auto d : array.shape) {
-        if (d == 0) {
-            count = 0;
-            tooMany = false;
-            break;
-        }
-        if (tooMany || count > std::int64_t(available) / d)
-            tooMany = true;
-        else
-            count *= d;
-    }
-    if (tooMany || size_t(count) * elem != bytes.size() - dataAt)
+    for (auto d : array.shape)
+        count = saturatingMul(count, d);
+    const std::int64_t needed = saturatingMul(count, std::int64_t(elem));
+    if (needed != found)
         return Error{"truncated .npy data: the shape " + printableText(*shapeText, 60) + " needs " +
-                     (tooMany ? std::string("more") : std::to_string(size_t(count) * elem)) + " bytes, found " +
-                     std::to_string(bytes.size() - dataAt)};
+                     (needed == std::numeric_limits<std::int64_t>::max() ? std::string("more") : std::to_string(needed)) +
+                     " bytes, found " + std::to_string(found)};
     array.data.resize(size_t(count));
     for (size_t i = 0; i < size_t(count); ++i) {
         if (elem == 4) {

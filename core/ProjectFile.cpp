@@ -6,6 +6,7 @@
 #include "core/UserText.h"
 #include "core/Validation.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -223,12 +224,18 @@ private:
 // writes them, and the user should learn why the file is refused.
 std::string withNonNumberHint(const std::string &message)
 {
-    const auto at = message.find("last read: '");
-    if (!message.starts_with("not valid JSON") || at == std::string::npos)
+    // nlohmann ends the message with "last read: '<the text up to the error>'".
+    const auto at = message.rfind("last read: '");
+    if (!message.starts_with("not valid JSON") || at == std::string::npos || !message.ends_with("'"))
         return message;
-    const std::string_view token = std::string_view(message).substr(at + 12);
-    const bool nonNumber = token.starts_with("N") || token.starts_with("I") || token.starts_with("-I") ||
-                           token.find("NaN") != std::string_view::npos;
+    std::string_view token = std::string_view(message).substr(at + 12);
+    token.remove_suffix(1);
+    size_t word = token.size();
+    while (word > 0 && std::isalpha(static_cast<unsigned char>(token[word - 1])))
+        --word;
+    const std::string_view tail = token.substr(word);
+    const bool nonNumber = !tail.empty() && (std::string_view("NaN").starts_with(tail) ||
+                                             std::string_view("Infinity").starts_with(tail));
     if (!nonNumber)
         return message;
     return message + " (NaN and Infinity are not numbers in JSON; every value must be finite)";

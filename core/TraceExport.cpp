@@ -196,7 +196,11 @@ Status writeTraceNpy(const AttentionTrace &trace, const std::string &dirPath)
     for (const char *tensor : kContract) {
         const std::string name = std::string(tensor) + ".npy";
         const fs::path target = dir / name, backup = staging / (name + ".old");
-        const bool backedUp = ::link(target.c_str(), backup.c_str()) == 0;
+        bool backedUp = ::link(target.c_str(), backup.c_str()) == 0;
+        // A file system without hard links: move the old file aside instead (for the moment
+        // until the next rename, the name is absent rather than mixed).
+        if (!backedUp && errno != ENOENT)
+            backedUp = ::rename(target.c_str(), backup.c_str()) == 0;
         if (::rename((staging / name).c_str(), target.c_str()) != 0) {
             const int err = errno;
             for (auto r = replaced.rbegin(); r != replaced.rend(); ++r) {

@@ -4,11 +4,15 @@
 #include <QCoreApplication>
 #include <QGuiApplication>
 
+#include <csignal>
 #include <cstring>
 
 int main(int argc, char *argv[])
 {
     attnscope::configureProcessForTraces();
+    // Past a file-size limit (ulimit -f) a write should fail with EFBIG, which the commands
+    // report and clean up after, instead of the signal killing the process mid-file.
+    std::signal(SIGXFSZ, SIG_IGN);
     auto run = [] {
         QCoreApplication::setApplicationName("attnscope-cli");
         QTextStream out(stdout);

@@ -51,6 +51,14 @@ private slots:
     void notJson();
     void missingFileNamesThePath();
     void sizesThatWouldExhaustMemoryAreRefused();
+    void hostileTextIsRefusedOnOneLine_data();
+    void hostileTextIsRefusedOnOneLine();
+    void deepNestingIsRefusedBeforeAnythingRecursive_data();
+    void deepNestingIsRefusedBeforeAnythingRecursive();
+    void userTextInMessagesIsEscapedAndBounded();
+    void fuzzRegressionsGiveOneLineErrors_data();
+    void fuzzRegressionsGiveOneLineErrors();
+    void parsedDocumentDoesNotKeepTheMatrices();
 };
 
 void TestProjectFile::examplesLoadAndCompute_data()
@@ -124,9 +132,7 @@ void TestProjectFile::roundTripCrossWithEveryOptionalField()
     j["weights"]["oBias"] = {1, 2, 3, 4};
     j["scale"] = {{"value", 0.125}};
     j["maskFill"] = "-1e9";
-    j["mask"] = {{"causal", false},
-                 {"keyPadding", {true, true, false}},
-                 {"allowed", {{1, 0, 1}, {true, true, false}}}};
+    j["mask"] = {{"causal", false}, {"keyPadding", {true, true, false}}, {"allowed", {{1, 0, 1}, {true, true, false}}}};
     auto first = parseProject(j.dump());
     QVERIFY2(first.ok(), first.ok() ? "" : first.message().c_str());
     const AttentionProblem &p = first->problem;
@@ -168,77 +174,139 @@ void TestProjectFile::malformed_data()
     QTest::addColumn<QString>("value");   // its new value as JSON, or "<remove>"
     QTest::addColumn<QString>("message");
 
-    QTest::newRow("wrong Wk shape") << "/weights/k" << "[[1,2,3,4,5],[1,2,3,4,5],[1,2,3,4,5],[1,2,3,4,5]]"
+    QTest::newRow("wrong Wk shape") << "/weights/k"
+                                    << "[[1,2,3,4,5],[1,2,3,4,5],[1,2,3,4,5],[1,2,3,4,5]]"
                                     << "weights.k: expected 4 x 6 (d_kv x heads*headDimQK), found 4 x 5";
-    QTest::newRow("wrong Wo shape") << "/weights/o" << "[[1,2,3,4]]"
+    QTest::newRow("wrong Wo shape") << "/weights/o"
+                                    << "[[1,2,3,4]]"
                                     << "weights.o: expected 6 x 4 (heads*headDimV x d_out), found 1 x 4";
-    QTest::newRow("missing format") << "/format" << "<remove>" << "format: expected \"attnscope\", found nothing";
-    QTest::newRow("other format") << "/format" << "\"bertviz\""
+    QTest::newRow("missing format") << "/format"
+                                    << "<remove>"
+                                    << "format: expected \"attnscope\", found nothing";
+    QTest::newRow("other format") << "/format"
+                                  << "\"bertviz\""
                                   << "format: expected \"attnscope\", found the string \"bertviz\"";
-    QTest::newRow("newer version") << "/version" << "2"
+    QTest::newRow("newer version") << "/version"
+                                   << "2"
                                    << "version: expected 1, found 2 (written by a newer AttnScope)";
-    QTest::newRow("missing mode") << "/mode" << "<remove>" << "mode: missing (expected \"self\" or \"cross\")";
-    QTest::newRow("wrong mode") << "/mode" << "\"both\""
+    QTest::newRow("missing mode") << "/mode"
+                                  << "<remove>"
+                                  << "mode: missing (expected \"self\" or \"cross\")";
+    QTest::newRow("wrong mode") << "/mode"
+                                << "\"both\""
                                 << "mode: expected \"self\" or \"cross\", found the string \"both\"";
-    QTest::newRow("heads = 0") << "/heads" << "0" << "heads: expected a whole number of at least 1, found 0";
-    QTest::newRow("heads negative") << "/heads" << "-3" << "heads: expected a whole number of at least 1, found -3";
-    QTest::newRow("heads as string") << "/heads" << "\"2\""
+    QTest::newRow("heads = 0") << "/heads"
+                               << "0"
+                               << "heads: expected a whole number of at least 1, found 0";
+    QTest::newRow("heads negative") << "/heads"
+                                    << "-3"
+                                    << "heads: expected a whole number of at least 1, found -3";
+    QTest::newRow("heads as string") << "/heads"
+                                     << "\"2\""
                                      << "heads: expected a whole number of at least 1, found the string \"2\"";
-    QTest::newRow("heads fractional") << "/heads" << "2.5"
+    QTest::newRow("heads fractional") << "/heads"
+                                      << "2.5"
                                       << "heads: expected a whole number of at least 1, found the number 2.5";
-    QTest::newRow("huge heads") << "/heads" << "100000000" << "heads: 100000000 is larger than the supported 4096";
-    QTest::newRow("absurd heads") << "/heads" << "1e300" << "heads: 1e+300 is larger than the supported 1000000000";
-    QTest::newRow("missing headDimV") << "/headDimV" << "<remove>"
+    QTest::newRow("huge heads") << "/heads"
+                                << "100000000"
+                                << "heads: 100000000 is larger than the supported 4096";
+    // The real limits of ProblemLimits, not a looser one of the reader (issue 8, defect 14).
+    QTest::newRow("absurd heads") << "/heads"
+                                  << "1e300"
+                                  << "heads: 1e+300 is larger than the supported 4096";
+    QTest::newRow("heads past int") << "/heads"
+                                    << "2147483648"
+                                    << "heads: 2147483648 is larger than the supported 4096";
+    QTest::newRow("headDimQK past int") << "/headDimQK"
+                                        << "1e12"
+                                        << "headDimQK: 1000000000000.0 is larger than the supported 65536";
+    QTest::newRow("scale past float") << "/scale"
+                                      << "{\"value\": 1e300}"
+                                      << "scale.value: expected a finite float32 number, found 1e+300";
+    QTest::newRow("missing headDimV") << "/headDimV"
+                                      << "<remove>"
                                       << "headDimV: missing (expected a whole number of at least 1)";
-    QTest::newRow("bad scale") << "/scale" << "\"sqrt\""
+    QTest::newRow("bad scale") << "/scale"
+                               << "\"sqrt\""
                                << "scale: expected \"inv_sqrt_dk\", \"none\" or {\"value\": number}, found the string "
                                   "\"sqrt\"";
-    QTest::newRow("bad scale value") << "/scale" << "{\"value\": \"half\"}"
+    QTest::newRow("bad scale value") << "/scale"
+                                     << "{\"value\": \"half\"}"
                                      << "scale.value: expected a finite number, found the string \"half\"";
-    QTest::newRow("bad maskFill") << "/maskFill" << "-1e9" << "maskFill: expected \"-inf\" or \"-1e9\", found the "
-                                                              "number -1000000000.0";
-    QTest::newRow("missing query") << "/query" << "<remove>"
+    QTest::newRow("bad maskFill") << "/maskFill"
+                                  << "-1e9"
+                                  << "maskFill: expected \"-inf\" or \"-1e9\", found the "
+                                     "number -1000000000.0";
+    QTest::newRow("missing query") << "/query"
+                                   << "<remove>"
                                    << "query: missing (expected {\"tokens\": [...], \"x\": [[...]]})";
-    QTest::newRow("query not object") << "/query" << "[1]"
+    QTest::newRow("query not object") << "/query"
+                                      << "[1]"
                                       << "query: expected an object with \"tokens\" and \"x\", found an array";
-    QTest::newRow("empty matrix") << "/query/x" << "[]" << "query.x: expected at least one row, found an empty matrix";
-    QTest::newRow("empty row") << "/query/x" << "[[]]"
+    QTest::newRow("empty matrix") << "/query/x"
+                                  << "[]"
+                                  << "query.x: expected at least one row, found an empty matrix";
+    QTest::newRow("empty row") << "/query/x"
+                               << "[[]]"
                                << "query.x[0]: expected at least one number, found an empty row";
-    QTest::newRow("ragged rows") << "/query/x" << "[[1,2,3,4],[1,2,3]]"
+    QTest::newRow("ragged rows") << "/query/x"
+                                 << "[[1,2,3,4],[1,2,3]]"
                                  << "query.x[1]: expected 4 numbers like row 0, found 3";
-    QTest::newRow("matrix as number") << "/query/x" << "7"
+    QTest::newRow("matrix as number") << "/query/x"
+                                      << "7"
                                       << "query.x: expected a matrix (an array of rows of numbers), found the "
                                          "number 7";
-    QTest::newRow("non-number cell") << "/query/x/1/2" << "\"abc\""
+    QTest::newRow("non-number cell") << "/query/x/1/2"
+                                     << "\"abc\""
                                      << "query.x[1][2]: expected a number, found the string \"abc\"";
-    QTest::newRow("null cell") << "/weights/v/0/0" << "null" << "weights.v[0][0]: expected a number, found null";
-    QTest::newRow("overflowing number") << "/weights/q/3/5" << "1e39"
+    QTest::newRow("null cell") << "/weights/v/0/0"
+                               << "null"
+                               << "weights.v[0][0]: expected a number, found null";
+    QTest::newRow("overflowing number") << "/weights/q/3/5"
+                                        << "1e39"
                                         << "weights.q[3][5]: expected a finite float32 number, found 1e+39";
-    QTest::newRow("too few tokens") << "/query/tokens" << "[\"I\"]"
+    QTest::newRow("too few tokens") << "/query/tokens"
+                                    << "[\"I\"]"
                                     << "query.tokens: expected 2 labels (one per row of x), found 1";
-    QTest::newRow("token not string") << "/query/tokens/1" << "5"
+    QTest::newRow("token not string") << "/query/tokens/1"
+                                      << "5"
                                       << "query.tokens[1]: expected a string, found the number 5";
-    QTest::newRow("missing Wv") << "/weights/v" << "<remove>" << "weights.v: missing (expected a matrix)";
-    QTest::newRow("weights not object") << "/weights" << "true"
+    QTest::newRow("missing Wv") << "/weights/v"
+                                << "<remove>"
+                                << "weights.v: missing (expected a matrix)";
+    QTest::newRow("weights not object") << "/weights"
+                                        << "true"
                                         << "weights: expected an object with q, k, v and o, found true";
-    QTest::newRow("bias size") << "/weights/qBias" << "[1,2]"
+    QTest::newRow("bias size") << "/weights/qBias"
+                               << "[1,2]"
                                << "weights.qBias: expected 6 values (heads*headDimQK), found 2";
-    QTest::newRow("bias not array") << "/weights/kBias" << "{}"
+    QTest::newRow("bias not array") << "/weights/kBias"
+                                    << "{}"
                                     << "weights.kBias: expected an array of numbers, found an object";
-    QTest::newRow("mask not object") << "/mask" << "1" << "mask: expected an object, found the number 1";
-    QTest::newRow("causal not bool") << "/mask/causal" << "\"yes\""
+    QTest::newRow("mask not object") << "/mask"
+                                     << "1"
+                                     << "mask: expected an object, found the number 1";
+    QTest::newRow("causal not bool") << "/mask/causal"
+                                     << "\"yes\""
                                      << "mask.causal: expected true or false, found the string \"yes\"";
-    QTest::newRow("padding length") << "/mask/keyPadding" << "[true]"
+    QTest::newRow("padding length") << "/mask/keyPadding"
+                                    << "[true]"
                                     << "mask.keyPadding: expected 2 values (one per key token), found 1";
-    QTest::newRow("padding value") << "/mask/keyPadding" << "[true, \"no\"]"
+    QTest::newRow("padding value") << "/mask/keyPadding"
+                                   << "[true, \"no\"]"
                                    << "mask.keyPadding[1]: expected true or false, found the string \"no\"";
-    QTest::newRow("allowed not 0/1") << "/mask/allowed" << "[[1,2],[1,1]]"
+    QTest::newRow("allowed not 0/1") << "/mask/allowed"
+                                     << "[[1,2],[1,1]]"
                                      << "mask.allowed[0][1]: expected 0 or 1, found 2";
-    QTest::newRow("allowed shape") << "/mask/allowed" << "[[1,1,1],[1,1,1]]"
+    QTest::newRow("allowed shape") << "/mask/allowed"
+                                   << "[[1,1,1],[1,1,1]]"
                                    << "mask.allowed: expected 2 x 2 (query tokens x key tokens), found 2 x 3";
-    QTest::newRow("cross without key") << "/mode" << "\"cross\""
+    QTest::newRow("cross without key") << "/mode"
+                                       << "\"cross\""
                                        << "key: missing (expected {\"tokens\": [...], \"x\": [[...]]})";
-    QTest::newRow("title not string") << "/title" << "3" << "title: expected a string, found the number 3";
+    QTest::newRow("title not string") << "/title"
+                                      << "3"
+                                      << "title: expected a string, found the number 3";
 }
 
 void TestProjectFile::malformed()
@@ -262,11 +330,14 @@ void TestProjectFile::notJson_data()
 {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("start");
-    QTest::newRow("truncated") << "{\"format\": \"attnscope\", " << "not valid JSON: parse error at line 1, column 25";
+    QTest::newRow("truncated") << "{\"format\": \"attnscope\", "
+                               << "not valid JSON: parse error at line 1, column 25";
     QTest::newRow("NaN") << "{\"format\": \"attnscope\", \"x\": [NaN]}"
                          << "not valid JSON: parse error at line 1, column 31";
-    QTest::newRow("array at top") << "[1, 2]" << "file: expected a JSON object with \"format\": \"attnscope\", found an array";
-    QTest::newRow("empty file") << "" << "not valid JSON: parse error at line 1, column 1";
+    QTest::newRow("array at top") << "[1, 2]"
+                                  << "file: expected a JSON object with \"format\": \"attnscope\", found an array";
+    QTest::newRow("empty file") << ""
+                                << "not valid JSON: parse error at line 1, column 1";
 }
 
 void TestProjectFile::notJson()
@@ -314,7 +385,159 @@ void TestProjectFile::sizesThatWouldExhaustMemoryAreRefused()
     auto project = parseProject(j.dump());
     QVERIFY(!project.ok());
     const QString message = QString::fromStdString(project.message());
-    QVERIFY2(message.startsWith("size: this problem needs ") && message.endsWith("MiB"), qPrintable(message));
+    // The limit follows the machine and both figures are named (issue 8, defect 15).
+    QVERIFY2(message.startsWith("size: this problem needs ") &&
+                 message.contains(" for its intermediate tensors; this machine allows ") && message.endsWith("iB"),
+             qPrintable(message));
+    QCOMPARE(project.kind(), ErrorKind::TooLarge);
+}
+
+namespace {
+
+// The base project as text with `from` replaced by `to` (once).
+std::string baseWith(const std::string &from, const std::string &to)
+{
+    std::string text = baseProject().dump();
+    const auto at = text.find(from);
+    if (at == std::string::npos)
+        qFatal("baseWith: %s not found", from.c_str());
+    return text.replace(at, from.size(), to);
+}
+
+bool isOneCleanLine(const QString &message)
+{
+    for (QChar c : message)
+        if (c.unicode() < 0x20 || c.unicode() == 0x7f || c.unicode() == 0x2028 || c.unicode() == 0x2029)
+            return false;
+    return !message.isEmpty();
+}
+
+} // namespace
+
+void TestProjectFile::hostileTextIsRefusedOnOneLine_data()
+{
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("message");
+    // Numbers past double range made nlohmann throw out_of_range through the reader (defect 14).
+    QTest::newRow("heads 1e400") << QByteArray::fromStdString(baseWith("\"heads\":2", "\"heads\":1e400"))
+                                 << "heads: the number 1e400 is out of range (numbers must be finite; float32 "
+                                    "holds at most 3.4e38)";
+    QTest::newRow("cell 1e309") << QByteArray::fromStdString(baseWith("[[1,0,1,0]", "[[1,0,-1e309,0]"))
+                                << "query.x[0][2]: the number -1e309 is out of range (numbers must be finite; "
+                                   "float32 holds at most 3.4e38)";
+    QTest::newRow("unknown field 1e400")
+        << QByteArray::fromStdString(baseWith("\"title\":", "\"view\":{\"zoom\":[1,2e400]},\"title\":"))
+        << "view.zoom[1]: the number 2e400 is out of range (numbers must be finite; float32 holds at most 3.4e38)";
+    // Duplicate keys were accepted silently, the last one winning.
+    QTest::newRow("duplicate top-level key")
+        << QByteArray::fromStdString(baseWith("\"heads\":2", "\"heads\":2,\"heads\":3"))
+        << "heads: given twice (a key may appear only once in an object)";
+    QTest::newRow("duplicate nested key")
+        << QByteArray::fromStdString(baseWith("\"weights\":{", "\"weights\":{\"q\":[[1]],"))
+        << "weights.q: given twice (a key may appear only once in an object)";
+    QTest::newRow("duplicate key spelled with an escape")
+        << QByteArray::fromStdString(baseWith("\"heads\":2", "\"heads\":2,\"\\u0068eads\":3"))
+        << "heads: given twice (a key may appear only once in an object)";
+    QTest::newRow("escape in a duplicate key")
+        << QByteArray::fromStdString(baseWith("\"title\":", "\"a\\u001b[2J\":1,\"a\\u001b[2J\":2,\"title\":"))
+        << "a\\x1b[2J: given twice (a key may appear only once in an object)";
+}
+
+void TestProjectFile::hostileTextIsRefusedOnOneLine()
+{
+    QFETCH(QByteArray, text);
+    QFETCH(QString, message);
+    auto project = parseProject(std::string_view(text.constData(), size_t(text.size())));
+    QVERIFY2(!project.ok(), "a hostile project was accepted");
+    QCOMPARE(QString::fromStdString(project.message()), message);
+}
+
+void TestProjectFile::deepNestingIsRefusedBeforeAnythingRecursive_data()
+{
+    QTest::addColumn<int>("levels");
+    QTest::addColumn<bool>("objects");
+    // The sanitizer build died at 10,000 levels, Release at 300,000 (copying into `extra`).
+    QTest::newRow("65 arrays") << 65 << false;
+    QTest::newRow("10,000 arrays") << 10000 << false;
+    QTest::newRow("300,000 arrays") << 300000 << false;
+    QTest::newRow("300,000 objects") << 300000 << true;
+}
+
+void TestProjectFile::deepNestingIsRefusedBeforeAnythingRecursive()
+{
+    QFETCH(int, levels);
+    QFETCH(bool, objects);
+    std::string text = R"({"format": "attnscope", "version": 1, "view": )";
+    for (int i = 0; i < levels; ++i)
+        text += objects ? "{\"a\":" : "[";
+    text += "1";
+    text.append(size_t(levels), objects ? '}' : ']');
+    text += "}";
+    auto project = parseProject(text);
+    QVERIFY(!project.ok());
+    const QString message = QString::fromStdString(project.message());
+    QVERIFY2(message.endsWith(": nested 65 levels deep, more than the 64 allowed"), qPrintable(message));
+    QVERIFY2(message.startsWith(objects ? "view.a.a.a" : "view[0][0][0]"), qPrintable(message));
+    QVERIFY2(message.size() < 260, qPrintable(message));
+    // 64 levels are fine as far as nesting goes (the file is refused later, for its content).
+    std::string ok =
+        R"({"format": "attnscope", "version": 1, "view": )" + std::string(63, '[') + "1" + std::string(63, ']') + "}";
+    QVERIFY(!QString::fromStdString(parseProject(ok).message()).contains("nested"));
+}
+
+void TestProjectFile::userTextInMessagesIsEscapedAndBounded()
+{
+    // Terminal escapes, a newline, a line separator and a 20 MB string in a field the message quotes.
+    const std::string evil = "\\u001b]0;pwned\\u0007\\u001b[2J\\n\\u2028\\u009b" + std::string(20 << 20, 'A');
+    auto project = parseProject(baseWith("\"mode\":\"self\"", "\"mode\":\"" + evil + "\""));
+    QVERIFY(!project.ok());
+    const QString message = QString::fromStdString(project.message());
+    QVERIFY2(isOneCleanLine(message), qPrintable(message));
+    QVERIFY2(message.size() < 200, qPrintable(message.left(300)));
+    QCOMPARE(message,
+             QStringLiteral(R"(mode: expected "self" or "cross", found the string "\x1b]0;pwned\x07\x1b[2J...")"));
+    auto title = parseProject(baseWith("\"format\":\"attnscope\"", "\"format\":\"\\u001b[31m\\u202eevil\""));
+    QCOMPARE(QString::fromStdString(title.message()),
+             QStringLiteral(R"(format: expected "attnscope", found the string "\x1b[31m\u202eevil")"));
+
+    // A syntax error inside a long string echoed the whole token.
+    const std::string unterminated = R"({"format": ")" + std::string(1 << 20, 'B');
+    auto broken = parseProject(unterminated);
+    const QString brokenMessage = QString::fromStdString(broken.message());
+    QVERIFY2(brokenMessage.startsWith("not valid JSON: parse error at line 1"), qPrintable(brokenMessage.left(300)));
+    QVERIFY2(brokenMessage.size() < 300 && isOneCleanLine(brokenMessage), qPrintable(brokenMessage.left(300)));
+}
+
+void TestProjectFile::fuzzRegressionsGiveOneLineErrors_data()
+{
+    QTest::addColumn<QString>("path");
+    const QDir dir(test::sourcePath("tests/fuzz/regressions/projectfile"));
+    const auto files = dir.entryList(QDir::Files);
+    QVERIFY(files.size() >= 5);
+    for (const QString &f : files)
+        QTest::newRow(qPrintable(f)) << dir.filePath(f);
+}
+
+void TestProjectFile::fuzzRegressionsGiveOneLineErrors()
+{
+    // Inputs the fuzzers and the issue's mutation runs found: each is refused in one clean line.
+    QFETCH(QString, path);
+    auto project = readProjectFile(path.toStdString());
+    QVERIFY(!project.ok());
+    const QString message = QString::fromStdString(project.message());
+    QVERIFY2(isOneCleanLine(message) && message.size() < 600, qPrintable(message.left(600)));
+}
+
+void TestProjectFile::parsedDocumentDoesNotKeepTheMatrices()
+{
+    // `extra` held a second copy of every number; it keeps only what a save does not rewrite.
+    Json j = baseProject();
+    j["weights"]["comment"] = "kept";
+    auto project = parseProject(j.dump());
+    QVERIFY(project.ok());
+    QVERIFY(project->extra["query"]["x"].is_null());
+    QVERIFY(project->extra["weights"]["q"].is_null());
+    QVERIFY(project->extra["weights"]["comment"] == Json("kept"));
 }
 
 QTEST_GUILESS_MAIN(TestProjectFile)

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Fuzzes the readers of outside bytes (project files, .npy) with libFuzzer, ASan and UBSan.
+#   scripts/fuzz.sh [SECONDS] [RUNS]
+# Each target runs for SECONDS (default 60) or RUNS executions, whichever ends first, starting
+# from the seed corpus (resources/examples, tests/fixtures/torch, tests/fuzz/corpus,
+# tests/fuzz/regressions). A crash leaves its input in build/fuzz/artifacts/ and fails the
+# script; copy it to tests/fuzz/regressions/<target>/ and add a test row for it.
+# Needs clang++ with libFuzzer (Debian: clang, libclang-rt-dev); installs nothing.
+set -euo pipefail
+
+seconds="${1:-60}"
+runs="${2:--1}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="$root/build/fuzz"
+cxx="${CLANGXX:-clang++}"
+
+if ! command -v "$cxx" >/dev/null 2>&1; then
+  echo "fuzz.sh: $cxx not found; install clang and libclang-rt-dev (Debian) or set CLANGXX" >&2
+  exit 2
+fi
+if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char *, unsigned long) { return 0; }' |
+    "$cxx" -x c++ -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
+  echo "fuzz.sh: $cxx cannot link -fsanitize=fuzzer; install libclang-rt-dev (Debian)" >&2
+  exit 2
+fi
+
+mkdir -p "$out/artifacts"
+flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
+       -fno-sanitize-recover=undefined -I"$root" -isystem /usr/include/eigen3 -DATTNSCOPE_VERSION='"fuzz"')
+core=(AttentionProblem FileIo JsonDocument Mask MemoryLimits Npy ProjectFile UserText Validation)
+sources=()
+for c in "${core[@]}"; do sources+=("$root/core/$c.cpp"); done
+
+status=0
+for target in projectfile npy; do
+  echo "== fuzz_$target: building"
+  "$cxx" "${flags[@]}" "$root/tests/fuzz/fuzz_$target.cpp" "${sources[@]}" -o "$out/fuzz_$target"
+  corpus="$out/corpus-$target"
+  mkdir -p "$corpus"
+  seeds=("$root/tests/fuzz/corpus/$target" "$root/tests/fuzz/regressions/$target")
+  if [ "$target" = projectfile ]; then
+    seeds+=("$root/resources/examples")
+  else
+    seeds+=("$root/tests/fixtures/torch")
+  fi
+  echo "== fuzz_$target: ${seconds}s or $runs runs"
+  if ! "$out/fuzz_$target" "$corpus" "${seeds[@]}" -max_total_time="$seconds" -runs="$runs" \
+      -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+      -artifact_prefix="$out/artifacts/$target-" 2>&1 | tail -n 25; then
+    status=1
+  fi
+  if ls "$out/artifacts/$target-"* >/dev/null 2>&1; then
+    echo "fuzz.sh: fuzz_$target found inputs that fail: $(ls "$out/artifacts/$target-"*)" >&2
+    status=1
+  fi
+done
+exit $status
