@@ -1,8 +1,11 @@
 #include "core/TraceDataExport.h"
 
-#include "core/Npy.h"
+#include "core/FileIo.h"
+#include "core/MemoryLimits.h"
 #include "core/ProjectFile.h"
 #include "core/TensorExport.h"
+#include "core/TraceExport.h"
+#include "core/UserText.h"
 
 #include <algorithm>
 #include <cctype>
@@ -32,29 +35,47 @@ std::optional<DataFormat> dataFormatFromPath(std::string_view pathOrSuffix)
     return std::nullopt;
 }
 
-Result<std::string> traceDataBytes(const Project &project, const AttentionTrace &trace, DataFormat format,
-                                   const std::string &tensorName, int head)
+Status writeTraceData(const Project &project, const AttentionTrace &trace, const std::string &path,
+                      const std::string &tensorName, int head)
 {
-    if (format == DataFormat::Npz || format == DataFormat::Json) {
-        const auto tensors = traceTensors(trace);
-        if (format == DataFormat::Json)
-            return traceJson(project, tensors);
-        return npzBytes(tensors);
+    const auto format = dataFormatFromPath(path);
+    if (!format)
+        return Error{quotedText(path, 200) + ": expected a .csv, .npy, .npz or .json file", ErrorKind::InvalidInput};
+    AtomicFileWriter file(path);
+    if (*format == DataFormat::Csv) {
+        auto tensor = traceTensor(trace, tensorName);
+        if (!tensor)
+            return Error{tensor.message(), ErrorKind::InvalidInput};
+        // One head as text: about 16 bytes per value, built in memory.
+        const auto &shape = tensor->shape;
+        const std::int64_t values = shape.size() == 3 ? shape[1] * shape[2] : shape[0] * shape[1];
+        if (Status s = checkFitsInMemory(saturatingMul(values, 16), "the CSV text"); !s)
+            return s;
+        // Token labels name the rows and columns where the tensor is indexed by tokens.
+        const std::string &name = tensor->name;
+        const bool keyRows = name == "k" || name == "v";
+        const bool keyCols = name == "scores" || name == "weights" || name == "mask";
+        auto csv = tensorCsv(*tensor, head, keyRows ? project.keyLabels() : project.queryTokens,
+                             keyCols ? project.keyLabels() : std::vector<std::string>{});
+        if (!csv)
+            return Error{csv.message(), ErrorKind::InvalidInput};
+        if (Status s = file.open(); !s)
+            return s;
+        file.write(*csv);
+        return file.commit();
     }
-    auto tensor = traceTensor(trace, tensorName);
-    if (!tensor)
-        return Error{tensor.message(), ErrorKind::InvalidInput};
-    if (format == DataFormat::Npy)
-        return npyBytes(tensor->shape, tensor->data.data());
-    // Token labels name the rows and columns where the tensor is indexed by tokens.
-    const std::string &name = tensor->name;
-    const bool keyRows = name == "k" || name == "v";
-    const bool keyCols = name == "scores" || name == "weights" || name == "mask";
-    auto csv = tensorCsv(*tensor, head, keyRows ? project.keyLabels() : project.queryTokens,
-                         keyCols ? project.keyLabels() : std::vector<std::string>{});
-    if (!csv)
-        return Error{csv.message(), ErrorKind::InvalidInput};
-    return std::move(csv.value());
+    if (*format == DataFormat::Npy && traceTensorShape(trace, tensorName).empty()) {
+        const Status unknown = writeTensorNpy(trace, tensorName, file); // the error listing the names
+        return Error{unknown.message(), ErrorKind::InvalidInput};
+    }
+    if (Status s = file.open(); !s)
+        return s;
+    const Status written = *format == DataFormat::Npy   ? writeTensorNpy(trace, tensorName, file)
+                           : *format == DataFormat::Npz ? writeTraceNpz(trace, file)
+                                                        : writeTraceJson(project, trace, file);
+    if (!written)
+        return written;
+    return file.commit();
 }
 
 } // namespace attnscope

@@ -24,9 +24,13 @@ enum class DataFormat {
 // other suffix.
 std::optional<DataFormat> dataFormatFromPath(std::string_view pathOrSuffix);
 
-// The bytes of the export. tensor and head are used by Csv (both) and Npy (tensor); an
-// unknown tensor or a head out of range is an Error of kind InvalidInput naming it.
-Result<std::string> traceDataBytes(const Project &project, const AttentionTrace &trace, DataFormat format,
-                                   const std::string &tensor, int head);
+// Writes the export to `path`, its format picked by the suffix: .csv (one head of `tensor`,
+// token-labelled), .npy (`tensor`, as `attnscope-cli compute` writes it), .npz or .json (every
+// tensor). Tensors are streamed to the file, never copied whole; the file appears whole or
+// not at all (AtomicFileWriter). Errors: InvalidInput for a suffix, tensor or head the export
+// cannot use, TooLarge for CSV text that would not fit in memory, Io when writing fails (with
+// the system's reason). `attnscope-cli export` and File > Export Data both write through here.
+Status writeTraceData(const Project &project, const AttentionTrace &trace, const std::string &path,
+                      const std::string &tensor, int head);
 
 } // namespace attnscope

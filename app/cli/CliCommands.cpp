@@ -10,6 +10,7 @@
 #include "core/RandomProblem.h"
 #include "core/TensorExport.h"
 #include "core/TraceCheck.h"
+#include "core/TraceDataExport.h"
 #include "core/TraceExport.h"
 #include "core/UserText.h"
 #include "core/Validation.h"
@@ -196,9 +197,9 @@ public:
         if (!parser.isSet("out"))
             return fail(QStringLiteral("export: --out FILE is required"), kUsage);
         const QString out = parser.value("out");
-        const QString suffix = QFileInfo(out).suffix().toLower();
-        if (suffix != "csv" && suffix != "npy" && suffix != "npz" && suffix != "json")
-            return fail(QStringLiteral("export: --out %1: expected a .csv, .npy, .npz or .json file").arg(out), kUsage);
+        if (!dataFormatFromPath(out.toStdString()))
+            return fail(QStringLiteral("export: --out %1: expected a .csv, .npy, .npz or .json file").arg(shown(out)),
+                        kUsage);
         bool headOk = false;
         const int head = parser.value("head").toInt(&headOk);
         if (!headOk)
@@ -211,7 +212,9 @@ public:
         auto run = computeProject(parser);
         if (!run)
             return m_exit;
-        if (Status s = writeExport(*run, out.toStdString(), suffix, parser.value("tensor").toStdString(), head); !s)
+        if (Status s = writeTraceData(run->project, run->trace, out.toStdString(), parser.value("tensor").toStdString(),
+                                      head);
+            !s)
             return fail(s.message(), s.kind() == ErrorKind::InvalidInput ? kUsage : kFailed);
         reportBackend(run->selection);
         m_out << "wrote: " << out << "\n";
@@ -220,43 +223,6 @@ public:
 
     // The export file, streamed from the trace (no copy of the tensors is built), whole or not
     // at all. An InvalidInput error is the user's choice of tensor or head.
-    static Status writeExport(const ComputedProject &run, const std::string &path, const QString &suffix,
-                              const std::string &tensorName, int head)
-    {
-        AtomicFileWriter file(path);
-        if (suffix == "csv") {
-            auto tensor = traceTensor(run.trace, tensorName);
-            if (!tensor)
-                return tensor.error();
-            // One head as text: about 16 bytes per value, built in memory.
-            const auto &shape = tensor->shape;
-            const std::int64_t values = shape.size() == 3 ? shape[1] * shape[2] : shape[0] * shape[1];
-            if (Status s = checkFitsInMemory(saturatingMul(values, 16), "the CSV text"); !s)
-                return s;
-            // Token labels name the rows and columns where the tensor is indexed by tokens.
-            const std::string &name = tensor->name;
-            const bool keyRows = name == "k" || name == "v";
-            const bool keyCols = name == "scores" || name == "weights" || name == "mask";
-            auto csv = tensorCsv(*tensor, head, keyRows ? run.project.keyLabels() : run.project.queryTokens,
-                                 keyCols ? run.project.keyLabels() : std::vector<std::string>{});
-            if (!csv)
-                return csv.error();
-            if (Status s = file.open(); !s)
-                return s;
-            file.write(*csv);
-            return file.commit();
-        }
-        if (suffix == "npy" && traceTensorShape(run.trace, tensorName).empty())
-            return writeTensorNpy(run.trace, tensorName, file); // the error listing the names
-        if (Status s = file.open(); !s)
-            return s;
-        Status written = suffix == "npy"   ? writeTensorNpy(run.trace, tensorName, file)
-                         : suffix == "npz" ? writeTraceNpz(run.trace, file)
-                                           : writeTraceJson(run.project, run.trace, file);
-        if (!written)
-            return written;
-        return file.commit();
-    }
 
     int show(const QStringList &args)
     {

@@ -1,5 +1,8 @@
 #include "app/cli/RenderCommand.h"
 
+#include "core/FileIo.h"
+#include "core/UserText.h"
+
 #include "app/engine/BackendChoice.h"
 #include "app/render/FigureExporter.h"
 #include "core/ProjectFile.h"
@@ -107,6 +110,11 @@ public:
                                              : m_out;
                 if (seen.contains(path))
                     return fail(err, {QStringLiteral("render: two projects would both write %1").arg(path), kUsage});
+                for (const QString &input : m_projects)
+                    if (sameFile(path.toStdString(), input.toStdString()))
+                        return fail(err, {QStringLiteral("render: %1 is an input project; it would be overwritten")
+                                              .arg(QString::fromStdString(printableText(path.toStdString(), 200))),
+                                          kUsage});
                 seen.insert(path);
                 files.emplace_back(i, path);
             }

@@ -58,6 +58,7 @@ private slots:
     void nonFiniteResultFailsAndWritesNothing();
     void reportsTheBackendThatRan();
     void axisTitlesCanBeTurnedOff();
+    void outputThatIsAnInputIsRefused();
 };
 
 void TestRenderCli::initTestCase()
@@ -280,6 +281,27 @@ void TestRenderCli::nonFiniteResultFailsAndWritesNothing()
              qPrintable(lines[0]));
     QVERIFY2(lines[0].contains(QStringLiteral("overflow.attnscope.json")), qPrintable(lines[0]));
     QVERIFY(!QFileInfo::exists(out));
+}
+
+void TestRenderCli::outputThatIsAnInputIsRefused()
+{
+    // A project may be named anything, .svg included: rendering it onto itself would replace
+    // the project with its own figure.
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString project = tmp.filePath(QStringLiteral("figure.svg"));
+    QVERIFY(QFile::copy(QStringLiteral(ATTNSCOPE_SOURCE_DIR "/resources/examples/multihead-causal.attnscope.json"),
+                        project));
+    QFile before(project);
+    QVERIFY(before.open(QIODevice::ReadOnly));
+    const QByteArray original = before.readAll();
+    before.close();
+    const Run r = runCli({"render", project, "--out", project, "--backend", "cpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("is an input project")), qPrintable(r.err));
+    QFile after(project);
+    QVERIFY(after.open(QIODevice::ReadOnly));
+    QCOMPARE(after.readAll(), original);
 }
 
 void TestRenderCli::reportsTheBackendThatRan()

@@ -1,6 +1,7 @@
 #include "app/gui/document/ComputeController.h"
 
 #include "app/gui/document/MemoryBudget.h"
+#include "core/MemoryLimits.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -136,8 +137,8 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
     // Refused before allocating: the trace alone would not fit the machine's memory.
     const std::int64_t need = traceBytes(project.problem), budget = memoryBudgetBytes();
     if (need > budget)
-        return Error{"size: the intermediate tensors of this project need " + byteSizeText(need) +
-                         " of memory; this machine allows " + byteSizeText(budget),
+        return Error{"size: the intermediate tensors of this project need " + formatBytes(need) +
+                         " of memory; this machine allows " + formatBytes(budget),
                      ErrorKind::TooLarge};
     try {
         QElapsedTimer timer;
@@ -155,8 +156,10 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
         result->project = std::move(project);
         result->trace = std::move(*trace);
         result->generation = generation;
-        result->backendName = QString::fromStdString(backend.name());
-        result->deviceName = QString::fromStdString(backend.deviceName());
+        // What really ran: a problem the GPU could not take was computed on the CPU this once.
+        const ComputeRun ran = lastComputeRun(backend);
+        result->backendName = QString::fromStdString(ran.backend);
+        result->deviceName = QString::fromStdString(ran.device);
         result->milliseconds = ms;
         result->notice = QString::fromStdString(notice);
         // The views' ranges (shared scale: every head) and the mean over heads, here and not
@@ -164,7 +167,7 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
         result->ranges = TraceRanges::of(result->trace);
         return result;
     } catch (const std::bad_alloc &) {
-        return Error{"out of memory while computing (" + byteSizeText(need) +
+        return Error{"out of memory while computing (" + formatBytes(need) +
                          " of intermediate tensors): make the project smaller",
                      ErrorKind::OutOfMemory};
     } catch (const std::exception &e) {

@@ -2,6 +2,7 @@
 
 #include "app/gui/document/DocumentCommands.h"
 #include "app/gui/document/MemoryBudget.h"
+#include "core/MemoryLimits.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -105,10 +106,10 @@ bool Document::pushResized(const ProblemSize &after, const std::function<Project
     if (editBytes(after) > memoryBudgetBytes())
         return refuse(tr("%1 would need about %2 of memory (%3 for the project and its undo copies, %4 for its "
                          "intermediate tensors); this machine allows %5. Nothing was changed.")
-                          .arg(text, QString::fromStdString(byteSizeText(editBytes(after))),
-                               QString::fromStdString(byteSizeText(projectBytes(after) * 5)),
-                               QString::fromStdString(byteSizeText(traceBytes(after))),
-                               QString::fromStdString(byteSizeText(memoryBudgetBytes()))));
+                          .arg(text, QString::fromStdString(formatBytes(editBytes(after))),
+                               QString::fromStdString(formatBytes(projectBytes(after) * 5)),
+                               QString::fromStdString(formatBytes(traceBytes(after))),
+                               QString::fromStdString(formatBytes(memoryBudgetBytes()))));
     try {
         return pushSnapshot(build(), what, text);
     } catch (const std::bad_alloc &) {

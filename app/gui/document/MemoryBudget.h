@@ -8,11 +8,9 @@
 
 namespace attnscope {
 
-// How much memory the application lets one project and its computation use, decided in this
-// one place: the physical memory (or the address-space limit, if lower), less a margin for
-// the rest of the application. When core learns machine-dependent ProblemLimits, they plug in
-// here.
-std::int64_t physicalMemoryBytes();
+// How much memory the application lets one project and its computation use: core's
+// memoryBudget() (core/MemoryLimits.h: what the machine and its limits allow now), unless a
+// test fixed it.
 std::int64_t memoryBudgetBytes();
 // Tests: a fixed budget instead of the machine's; 0 goes back to the machine's.
 void setMemoryBudgetForTesting(std::int64_t bytes);
@@ -39,8 +37,5 @@ std::int64_t editBytes(const ProblemSize &size);
 
 // Ok, or an Error of kind TooLarge saying what `size` would need and what the budget is.
 Status checkFitsInMemory(const ProblemSize &size);
-
-// "1.5 GiB", "12 MiB": for messages.
-std::string byteSizeText(std::int64_t bytes);
 
 } // namespace attnscope

@@ -1,6 +1,6 @@
 #include "app/gui/views/ExportDataDialog.h"
 
-#include "app/render/DataExport.h"
+#include "core/TraceDataExport.h"
 #include "core/TensorExport.h"
 
 #include <QComboBox>
@@ -26,7 +26,8 @@ bool writeTraceData(const ComputedTrace &result, const QString &path, const QStr
             *error = ExportDataDialog::tr("%1: the file name must end in .csv, .npy, .npz or .json.").arg(path);
         return false;
     }
-    const Status written = writeTraceDataFile(result.project, result.trace, path, tensorName, head);
+    const Status written =
+        writeTraceData(result.project, result.trace, path.toStdString(), tensorName.toStdString(), head);
     if (!written && error)
         *error = QString::fromStdString(written.message());
     return written.ok();
