@@ -39,14 +39,14 @@ struct AttentionSpec {
 
 // Projection weights; they multiply on the right (Q = Xq·Wq + bq).
 struct AttentionWeights {
-    MatrixF q;                     // d_q  by heads*headDimQK
-    MatrixF k;                     // d_kv by heads*headDimQK
-    MatrixF v;                     // d_kv by heads*headDimV
-    std::optional<MatrixF> o;      // heads*headDimV by d_out; absent: output = context
-    std::optional<VectorF> qBias;  // heads*headDimQK
-    std::optional<VectorF> kBias;  // heads*headDimQK
-    std::optional<VectorF> vBias;  // heads*headDimV
-    std::optional<VectorF> oBias;  // d_out (only with o)
+    MatrixF q;                    // d_q  by heads*headDimQK
+    MatrixF k;                    // d_kv by heads*headDimQK
+    MatrixF v;                    // d_kv by heads*headDimV
+    std::optional<MatrixF> o;     // heads*headDimV by d_out; absent: output = context
+    std::optional<VectorF> qBias; // heads*headDimQK
+    std::optional<VectorF> kBias; // heads*headDimQK
+    std::optional<VectorF> vBias; // heads*headDimV
+    std::optional<VectorF> oBias; // d_out (only with o)
 };
 
 // The parts of the "allowed" mask; the effective mask is their AND.

@@ -66,13 +66,13 @@ std::vector<RowSpan> rowSpans(const MaskMatrix &allowed)
 
 // Returns whether masked entries got a non-zero weight (only under -1e9 fill, in practice
 // only for rows with no allowed key), so weights·V must read every key for this row.
-bool softmaxRow(const float *scores, const std::uint8_t *allowed, const RowSpan &span, Eigen::Index n,
-                MaskFill fill, float *out)
+bool softmaxRow(const float *scores, const std::uint8_t *allowed, const RowSpan &span, Eigen::Index n, MaskFill fill,
+                float *out)
 {
     const bool negLarge = fill == MaskFill::NegLarge;
-    const Eigen::Index allowedCount = span.dense ? span.hi - span.lo
-                                                 : std::count_if(allowed + span.lo, allowed + span.hi,
-                                                                 [](std::uint8_t x) { return x != 0; });
+    const Eigen::Index allowedCount =
+        span.dense ? span.hi - span.lo
+                   : std::count_if(allowed + span.lo, allowed + span.hi, [](std::uint8_t x) { return x != 0; });
     Eigen::Map<ArrayF> o(out, n);
     if (allowedCount == 0) {
         // -inf: nothing to attend to gives a zero row. -1e9: every logit equals the fill,

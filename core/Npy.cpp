@@ -228,9 +228,10 @@ Result<NpyArray> parseNpy(const std::string &bytes)
         count = saturatingMul(count, d);
     const std::int64_t needed = saturatingMul(count, std::int64_t(elem));
     if (needed != found)
-        return Error{"truncated .npy data: the shape " + printableText(*shapeText, 60) + " needs " +
-                     (needed == std::numeric_limits<std::int64_t>::max() ? std::string("more") : std::to_string(needed)) +
-                     " bytes, found " + std::to_string(found)};
+        return Error{
+            "truncated .npy data: the shape " + printableText(*shapeText, 60) + " needs " +
+            (needed == std::numeric_limits<std::int64_t>::max() ? std::string("more") : std::to_string(needed)) +
+            " bytes, found " + std::to_string(found)};
     array.data.resize(size_t(count));
     for (size_t i = 0; i < size_t(count); ++i) {
         if (elem == 4) {

@@ -234,8 +234,8 @@ std::string withNonNumberHint(const std::string &message)
     while (word > 0 && std::isalpha(static_cast<unsigned char>(token[word - 1])))
         --word;
     const std::string_view tail = token.substr(word);
-    const bool nonNumber = !tail.empty() && (std::string_view("NaN").starts_with(tail) ||
-                                             std::string_view("Infinity").starts_with(tail));
+    const bool nonNumber =
+        !tail.empty() && (std::string_view("NaN").starts_with(tail) || std::string_view("Infinity").starts_with(tail));
     if (!nonNumber)
         return message;
     return message + " (NaN and Infinity are not numbers in JSON; every value must be finite)";

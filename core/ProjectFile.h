@@ -19,7 +19,8 @@ struct Project {
     std::vector<std::string> queryTokens; // one label per row of problem.xq
     std::vector<std::string> keyTokens;   // cross-attention only: one per row of problem.xkv
     AttentionProblem problem;
-    nlohmann::ordered_json extra = nlohmann::ordered_json::object(); // the file as read; known fields are rewritten on save
+    nlohmann::ordered_json extra =
+        nlohmann::ordered_json::object(); // the file as read; known fields are rewritten on save
 
     // Labels of the keys: keyTokens in cross-attention, queryTokens in self-attention.
     const std::vector<std::string> &keyLabels() const

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the readers of outside bytes (project files, .npy) with libFuzzer, ASan and UBSan.
+# Fuzzes the readers of outside bytes (project files, .npy, attention files: .npy, .npz,
+# .safetensors) with libFuzzer, ASan and UBSan.
 #   scripts/fuzz.sh [SECONDS] [RUNS]
 # Each target runs for SECONDS (default 60) or RUNS executions, whichever ends first, starting
 # from the seed corpus (resources/examples, tests/fixtures/torch, tests/fuzz/corpus,
@@ -27,22 +28,23 @@ fi
 mkdir -p "$out/artifacts"
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined -I"$root" -isystem /usr/include/eigen3 -DATTNSCOPE_VERSION='"fuzz"')
-core=(AttentionProblem FileIo JsonDocument Mask MemoryLimits Npy ProjectFile UserText Validation)
+core=(AttentionFile AttentionProblem AttentionSet FileIo JsonDocument MappedFile Mask MemoryLimits Npy ProjectFile
+      Safetensors UserText Validation ZipReader)
 sources=()
 for c in "${core[@]}"; do sources+=("$root/core/$c.cpp"); done
 
 status=0
-for target in projectfile npy; do
+for target in projectfile npy attentionfile; do
   echo "== fuzz_$target: building"
-  "$cxx" "${flags[@]}" "$root/tests/fuzz/fuzz_$target.cpp" "${sources[@]}" -o "$out/fuzz_$target"
+  "$cxx" "${flags[@]}" "$root/tests/fuzz/fuzz_$target.cpp" "${sources[@]}" -lz -o "$out/fuzz_$target"
   corpus="$out/corpus-$target"
   mkdir -p "$corpus"
   seeds=("$root/tests/fuzz/corpus/$target" "$root/tests/fuzz/regressions/$target")
-  if [ "$target" = projectfile ]; then
-    seeds+=("$root/resources/examples")
-  else
-    seeds+=("$root/tests/fixtures/torch")
-  fi
+  case "$target" in
+    projectfile) seeds+=("$root/resources/examples") ;;
+    npy) seeds+=("$root/tests/fixtures/torch") ;;
+    attentionfile) seeds+=("$root/tests/fixtures/attention") ;;
+  esac
   echo "== fuzz_$target: ${seconds}s or $runs runs"
   if ! "$out/fuzz_$target" "$corpus" "${seeds[@]}" -max_total_time="$seconds" -runs="$runs" \
       -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \

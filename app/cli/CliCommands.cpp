@@ -212,8 +212,8 @@ public:
         auto run = computeProject(parser);
         if (!run)
             return m_exit;
-        if (Status s = writeTraceData(run->project, run->trace, out.toStdString(), parser.value("tensor").toStdString(),
-                                      head);
+        if (Status s =
+                writeTraceData(run->project, run->trace, out.toStdString(), parser.value("tensor").toStdString(), head);
             !s)
             return fail(s.message(), s.kind() == ErrorKind::InvalidInput ? kUsage : kFailed);
         reportBackend(run->selection);

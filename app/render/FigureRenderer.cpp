@@ -238,8 +238,8 @@ int FigureRenderer::chooseColumns() const
     double bestCell = -1.0;
     for (int c = 1; c <= n; ++c) {
         const int r = (n + c - 1) / c;
-        const double cell = std::min({natural, (width / c - 4 - extraW) / double(d.cols()),
-                                      (height / r - 4 - extraH) / double(d.rows())});
+        const double cell = std::min(
+            {natural, (width / c - 4 - extraW) / double(d.cols()), (height / r - 4 - extraH) / double(d.rows())});
         if (cell >= bestCell - 1e-9) { // ties: the wider arrangement, as papers set heads side by side
             bestCell = cell;
             best = c;

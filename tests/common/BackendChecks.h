@@ -56,8 +56,8 @@ inline std::string checkFullyMaskedRow(AttentionBackend &backend, MaskFill fill)
         for (Eigen::Index j = 0; j < row.size(); ++j) {
             const float expected = fill == MaskFill::NegInf ? 0.0f : 1.0f / float(row.size());
             if (fill == MaskFill::NegInf ? row[j] != 0.0f : std::abs(row[j] - expected) >= 1e-7f)
-                return "head " + std::to_string(h) + " weight [1][" + std::to_string(j) + "] = " +
-                       std::to_string(row[j]);
+                return "head " + std::to_string(h) + " weight [1][" + std::to_string(j) +
+                       "] = " + std::to_string(row[j]);
         }
         if (fill == MaskFill::NegInf && !(t->headOutputs[size_t(h)].row(1).array() == 0.0f).all())
             return "head " + std::to_string(h) + ": the empty row's head output is not exactly 0";
@@ -65,8 +65,8 @@ inline std::string checkFullyMaskedRow(AttentionBackend &backend, MaskFill fill)
     if (fill == MaskFill::NegInf) {
         if (!(t->context.row(1).array() == 0.0f).all())
             return "the empty row's context is not exactly 0";
-        if (auto diff = compareMatrix("output row 1 (= oBias)", t->output.row(1), *p.weights.oBias,
-                                      Tolerance::values());
+        if (auto diff =
+                compareMatrix("output row 1 (= oBias)", t->output.row(1), *p.weights.oBias, Tolerance::values());
             !diff.empty())
             return diff;
     }

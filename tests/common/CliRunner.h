@@ -15,8 +15,7 @@ struct CliRun {
     QString out, err;
 };
 
-inline CliRun runCli(const QStringList &args,
-                     const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+inline CliRun runCli(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
 {
     QProcess process;
     process.setProcessEnvironment(env);

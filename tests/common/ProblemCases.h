@@ -167,7 +167,6 @@ inline void addSemanticCases()
     QTest::newRow("cross 129 x 65, causal, -1e9 (empty rows are none)") << c;
 }
 
-
 } // namespace attnscope::test
 
 Q_DECLARE_METATYPE(attnscope::test::Case)

@@ -84,8 +84,8 @@ inline std::string compareTrace(const AttentionTrace &got, const ReferenceTrace 
             for (Eigen::Index r = 0; r < ref.allowed.rows(); ++r)
                 for (Eigen::Index c = 0; c < ref.allowed.cols(); ++c)
                     if (!ref.allowed(r, c) && got.weights[i](r, c) != 0.0f)
-                        return "masked weight" + head + " [" + std::to_string(r) + "][" + std::to_string(c) +
-                               "] is " + std::to_string(got.weights[i](r, c)) + ", expected exactly 0";
+                        return "masked weight" + head + " [" + std::to_string(r) + "][" + std::to_string(c) + "] is " +
+                               std::to_string(got.weights[i](r, c)) + ", expected exactly 0";
     }
     if (auto m = compareMatrix("context", got.context, ref.context, values); !m.empty())
         return m;

@@ -19,7 +19,6 @@ using namespace attnscope;
 using attnscope::test::Case;
 using attnscope::test::makeProblem;
 
-
 class TestAttention : public QObject
 {
     Q_OBJECT
@@ -166,8 +165,8 @@ void TestAttention::validationErrors_data()
     QTest::newRow("mask shape") << 7 << "mask.allowed: expected 4 x 4 (query tokens x key tokens), found 4 x 2";
     QTest::newRow("empty input") << 8 << "query.x: expected at least one token and one dimension, found 0 x 0";
     QTest::newRow("oBias without Wo") << 9
-                                       << "weights.oBias: given without weights.o (an output bias needs an output "
-                                          "projection)";
+                                      << "weights.oBias: given without weights.o (an output bias needs an output "
+                                         "projection)";
     QTest::newRow("infinite weight") << 10 << "weights.v[0][0]: expected a finite number, found -Infinity";
 }
 
@@ -179,17 +178,39 @@ void TestAttention::validationErrors()
     c.biases = true;
     AttentionProblem p = makeProblem(c);
     switch (which) {
-    case 0: p.spec.heads = 0; break;
-    case 1: p.weights.k.conservativeResize(6, 5); break;
-    case 2: p.weights.q.conservativeResize(7, 6); break;
-    case 3: p.weights.o->conservativeResize(4, 5); break;
-    case 4: p.weights.vBias->conservativeResize(2); break;
-    case 5: p.xq(1, 2) = std::nanf(""); break;
-    case 6: p.mask.keyPadding = {true, true, false}; break;
-    case 7: p.mask.allowed = MaskMatrix::Ones(4, 2); break;
-    case 8: p.xq.resize(0, 0); break;
-    case 9: p.weights.o.reset(); break;
-    case 10: p.weights.v(0, 0) = -INFINITY; break;
+    case 0:
+        p.spec.heads = 0;
+        break;
+    case 1:
+        p.weights.k.conservativeResize(6, 5);
+        break;
+    case 2:
+        p.weights.q.conservativeResize(7, 6);
+        break;
+    case 3:
+        p.weights.o->conservativeResize(4, 5);
+        break;
+    case 4:
+        p.weights.vBias->conservativeResize(2);
+        break;
+    case 5:
+        p.xq(1, 2) = std::nanf("");
+        break;
+    case 6:
+        p.mask.keyPadding = {true, true, false};
+        break;
+    case 7:
+        p.mask.allowed = MaskMatrix::Ones(4, 2);
+        break;
+    case 8:
+        p.xq.resize(0, 0);
+        break;
+    case 9:
+        p.weights.o.reset();
+        break;
+    case 10:
+        p.weights.v(0, 0) = -INFINITY;
+        break;
     }
     Status s = validateProblem(p);
     QVERIFY(!s.ok());

@@ -4,8 +4,8 @@
 
 #include "RenderTestProjects.h"
 
-#include "core/TraceDataExport.h"
 #include "core/Npy.h"
+#include "core/TraceDataExport.h"
 
 #include <QFile>
 #include <QGuiApplication>

@@ -1,7 +1,7 @@
 #include "app/gui/views/ExportDataDialog.h"
 
-#include "core/TraceDataExport.h"
 #include "core/TensorExport.h"
+#include "core/TraceDataExport.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
