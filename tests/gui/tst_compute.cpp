@@ -54,6 +54,28 @@ private:
     CpuBackend m_cpu;
 };
 
+// A backend that needs more memory than any estimate said (scratch space the size of
+// `scratchBytes`) before computing on the CPU, as a driver or a newer engine might.
+class ScratchHungryBackend : public AttentionBackend
+{
+public:
+    explicit ScratchHungryBackend(std::size_t scratchBytes) : m_scratchBytes(scratchBytes) {}
+    std::string name() const override { return m_cpu.name(); }
+    std::string deviceName() const override { return m_cpu.deviceName(); }
+    Result<AttentionTrace> compute(const AttentionProblem &problem) override
+    {
+        std::vector<char> scratch(m_scratchBytes, 1);
+        auto trace = m_cpu.compute(problem);
+        if (trace)
+            trace->output(0, 0) += float(scratch[m_scratchBytes / 2] - 1);
+        return trace;
+    }
+
+private:
+    std::size_t m_scratchBytes;
+    CpuBackend m_cpu;
+};
+
 // Lowers the address-space limit for one scope, so that a large allocation really fails.
 class AddressSpaceLimit
 {
@@ -95,6 +117,7 @@ private slots:
     void backendChoice();
     void showsFinishedResultWhileNewerWaits();
     void reportsAllocationFailure();
+    void addressSpaceLimitRefusesBeforeAllocating();
     void refusesTraceBeyondBudget();
     void computesRangesOnTheWorker();
 };
@@ -222,24 +245,17 @@ void TestCompute::showsFinishedResultWhileNewerWaits()
 
 void TestCompute::reportsAllocationFailure()
 {
-    // A computation the address space cannot hold: the worker's allocation really fails, and
+    // The estimate passes, then an allocation really fails (the address space is limited):
     // the failure is reported (kind OutOfMemory) instead of ending the application.
     ComputeController c;
-    c.setBackendRequest(BackendRequest::Cpu);
-    QSignalSpy changed(&c, &ComputeController::backendChanged);
-    QVERIFY(changed.wait(10000));
+    c.setBackend(std::make_shared<ScratchHungryBackend>(std::size_t(2) << 30));
     QSignalSpy failed(&c, &ComputeController::failed);
     QSignalSpy done(&c, &ComputeController::computed);
-    RandomProblemOptions o;
-    o.tokens = 8192;
-    o.modelDim = 16;
-    o.heads = 4; // scores and weights: 2 x 4 x 8192 x 8192 floats = 2 GiB
-    const Project huge = randomProject(o);
-    setMemoryBudgetForTesting(std::int64_t(1) << 40); // past the estimate, to the allocation
+    setMemoryBudgetForTesting(std::int64_t(1) << 40); // the estimate lets it through
     {
         AddressSpaceLimit limit(rlim_t(virtualMemoryBytes() + (std::int64_t(768) << 20)));
         QVERIFY(limit.ok());
-        c.request(huge);
+        c.request(tutorial());
         QVERIFY(failed.wait(60000));
     }
     setMemoryBudgetForTesting(0);
@@ -248,8 +264,34 @@ void TestCompute::reportsAllocationFailure()
     QVERIFY2(failed.at(0).at(0).toString().contains(QStringLiteral("memory")),
              qPrintable(failed.at(0).at(0).toString()));
     // The worker goes on: the next request computes.
+    c.setBackend(std::make_shared<CpuBackend>());
     c.request(tutorial());
     QVERIFY(done.wait(10000));
+}
+
+void TestCompute::addressSpaceLimitRefusesBeforeAllocating()
+{
+    // Under an address-space limit the machine's budget (core/MemoryLimits.h) shrinks with it:
+    // a 2 GiB trace is refused by its size (kind TooLarge) before anything is allocated.
+    ComputeController c;
+    c.setBackendRequest(BackendRequest::Cpu);
+    QSignalSpy changed(&c, &ComputeController::backendChanged);
+    QVERIFY(changed.wait(10000));
+    QSignalSpy failed(&c, &ComputeController::failed);
+    RandomProblemOptions o;
+    o.tokens = 8192;
+    o.modelDim = 16;
+    o.heads = 4; // scores and weights: 2 x 4 x 8192 x 8192 floats = 2 GiB
+    const Project huge = randomProject(o);
+    {
+        AddressSpaceLimit limit(rlim_t(virtualMemoryBytes() + (std::int64_t(768) << 20)));
+        QVERIFY(limit.ok());
+        c.request(huge);
+        QVERIFY(failed.wait(60000));
+    }
+    QCOMPARE(failed.at(0).at(2).value<ErrorKind>(), ErrorKind::TooLarge);
+    QVERIFY2(failed.at(0).at(0).toString().contains(QStringLiteral("allows")),
+             qPrintable(failed.at(0).at(0).toString()));
 }
 
 void TestCompute::refusesTraceBeyondBudget()
