@@ -4,6 +4,7 @@
 #include "core/AttentionFile.h"
 #include "core/AttentionStats.h"
 #include "core/FileIo.h"
+#include "core/Npy.h"
 #include "core/ProjectFile.h"
 #include "core/TraceCheck.h"
 #include "core/UserText.h"
@@ -99,6 +100,21 @@ std::string statsCsv(const AttentionSet &set)
                (s.self ? number(*s.self) : "") + "," + (s.previous ? number(*s.previous) : "") + "\n";
     }
     return csv;
+}
+
+Status writeMatrixNpy(const MatrixD &m, const std::string &path)
+{
+    AtomicFileWriter file(path);
+    if (Status s = file.open(); !s)
+        return s;
+    file.write(npyHeader({m.rows(), m.cols()}));
+    std::vector<float> row(static_cast<std::size_t>(m.cols()));
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        for (Eigen::Index j = 0; j < m.cols(); ++j)
+            row[std::size_t(j)] = float(m(i, j));
+        file.write(reinterpret_cast<const char *>(row.data()), row.size() * sizeof(float));
+    }
+    return file.commit();
 }
 
 int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)

@@ -2,6 +2,7 @@
 
 #include "core/AttentionSet.h"
 #include "core/Result.h"
+#include "core/Tensor.h"
 
 #include <QStringList>
 #include <QTextStream>
@@ -28,6 +29,9 @@ int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
 // per head, a header row; an empty cell where a statistic does not apply).
 std::string statsJson(const AttentionSet &set);
 std::string statsCsv(const AttentionSet &set);
+
+// A double matrix as a float32 .npy file [rows, cols], whole or not at all.
+Status writeMatrixNpy(const MatrixD &m, const std::string &path);
 
 extern const char *const kStatsUsage;
 

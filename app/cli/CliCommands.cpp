@@ -4,6 +4,7 @@
 #include "app/cli/RenderCommand.h"
 #include "app/cli/TracePrinter.h"
 #include "app/engine/BackendChoice.h"
+#include "core/AttentionStats.h"
 #include "core/FileIo.h"
 #include "core/MemoryLimits.h"
 #include "core/ProjectFile.h"
@@ -39,6 +40,9 @@ Commands:
       Write tensors of the computation as data: one tensor (CSV: one head) or
       every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
       context output mask.
+  export INPUT --tensor rollout --out FILE.npy [--backend ...]
+      Attention rollout over all layers of an attention file (.npy, .npz,
+      .safetensors) or a project, as float32 [T,T].
 %1%2  show PROJECT [--backend ...] [--precision N]
       Print every step of the computation with its shape.
   bench --tokens T --dim D --heads H [--causal] [--backend ...] [--repeat N]
@@ -185,11 +189,34 @@ public:
         return kOk;
     }
 
+    // Attention rollout over every layer of an attention file, or of a project's one layer.
+    int exportRollout(const QCommandLineParser &parser, const QString &out)
+    {
+        if (dataFormatFromPath(out.toStdString()) != DataFormat::Npy)
+            return fail(QStringLiteral("export: --tensor rollout is written as .npy, found %1").arg(shown(out)),
+                        kUsage);
+        auto selection = backend(parser);
+        if (!selection)
+            return m_exit;
+        auto input = loadAttentionInput(parser.positionalArguments()[0].toStdString(), *selection->backend);
+        if (!input)
+            return fail(input.message());
+        auto rollout = attentionRollout(input->set);
+        if (!rollout)
+            return fail(rollout.message());
+        if (Status s = writeMatrixNpy(*rollout, out.toStdString()); !s)
+            return fail(s.message());
+        m_out << "wrote: " << shown(out) << " (rollout over " << input->set.layers() << " layer(s), " << rollout->rows()
+              << " x " << rollout->cols() << ")\n";
+        return kOk;
+    }
+
     int exportData(const QStringList &args)
     {
         QCommandLineParser parser;
         parser.addOption({"out", "File to write (.csv, .npy, .npz or .json).", "file"});
-        parser.addOption({"tensor", "Tensor to write (.csv and .npy; default weights).", "name", "weights"});
+        parser.addOption(
+            {"tensor", "Tensor to write (.csv and .npy; default weights; rollout: .npy).", "name", "weights"});
         parser.addOption({"head", "Head of a per-head tensor (.csv; default 0).", "n", "0"});
         parser.addOption(backendOption());
         if (!parse(parser, args, 1))
@@ -209,6 +236,8 @@ public:
             return fail(
                 QStringLiteral("export: --out %1 is the project file itself; it would be overwritten").arg(shown(out)),
                 kUsage);
+        if (parser.value("tensor") == "rollout")
+            return exportRollout(parser, out);
         auto run = computeProject(parser);
         if (!run)
             return m_exit;

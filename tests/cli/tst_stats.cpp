@@ -4,6 +4,8 @@
 #include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 
+#include "core/Npy.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -52,6 +54,9 @@ private slots:
     void jsonMatchesNumPy();
     void csvHasOneRowPerHead();
     void projectStatsEqualItsComputedWeights();
+    void rolloutExportMatchesNumPy_data();
+    void rolloutExportMatchesNumPy();
+    void rolloutOfAProjectIsThatOfItsWeights();
     void errors_data();
     void errors();
 
@@ -141,6 +146,50 @@ void TestStats::projectStatsEqualItsComputedWeights()
     QCOMPARE(a, b);
 }
 
+void TestStats::rolloutExportMatchesNumPy_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("stem");
+    QTest::newRow("npy float16") << "lhtt_f16.npy"
+                                 << "lhtt_f16";
+    QTest::newRow("safetensors bfloat16") << "lhtt_bf16_st.safetensors"
+                                          << "lhtt_bf16_st";
+    QTest::newRow("npz stored") << "lhtt_stored.npz"
+                                << "lhtt_stored";
+}
+
+void TestStats::rolloutExportMatchesNumPy()
+{
+    QFETCH(QString, file);
+    QFETCH(QString, stem);
+    const QString out = m_dir.filePath(stem + "_rollout.npy");
+    const auto run = test::runCli({"export", fixture(file), "--tensor", "rollout", "--out", out});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    auto got = readNpyFile(out.toStdString());
+    QVERIFY2(got.ok(), got.ok() ? "" : got.message().c_str());
+    auto expected = readNpyFile(fixture("expected_" + stem + "_rollout.npy").toStdString());
+    QVERIFY(expected.ok());
+    QCOMPARE(got->shape, expected->shape);
+    for (size_t i = 0; i < expected->data.size(); ++i)
+        QVERIFY2(std::abs(got->data[i] - expected->data[i]) <= 1e-6 + 1e-5 * std::abs(expected->data[i]),
+                 qPrintable(QString("element %1: %2 vs %3").arg(i).arg(got->data[i]).arg(expected->data[i])));
+}
+
+void TestStats::rolloutOfAProjectIsThatOfItsWeights()
+{
+    const QString project = test::sourcePath("resources/examples/multihead-causal.attnscope.json");
+    const QString dir = m_dir.filePath("computed-rollout");
+    auto run = test::runCli({"compute", project, "--out", dir, "--backend", "cpu"});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    run =
+        test::runCli({"export", project, "--tensor", "rollout", "--out", m_dir.filePath("pr.npy"), "--backend", "cpu"});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    run = test::runCli({"export", dir + "/weights.npy", "--tensor", "rollout", "--out", m_dir.filePath("wr.npy")});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    QCOMPARE(readAll(m_dir.filePath("pr.npy")), readAll(m_dir.filePath("wr.npy")));
+    QVERIFY(readAll(m_dir.filePath("pr.npy")).size() > 128);
+}
+
 void TestStats::errors_data()
 {
     QTest::addColumn<QStringList>("args");
@@ -149,6 +198,11 @@ void TestStats::errors_data()
     const QString f16 = fixture("lhtt_f16.npy");
     QTest::newRow("no --out") << QStringList{"stats", f16} << 2 << "--out FILE.json or FILE.csv is required";
     QTest::newRow("wrong suffix") << QStringList{"stats", f16, "--out", "x.txt"} << 2 << "expected a .json or .csv";
+    QTest::newRow("rollout as csv") << QStringList{"export", f16, "--tensor", "rollout", "--out", "r.csv"} << 2
+                                    << "--tensor rollout is written as .npy";
+    QTest::newRow("rollout of cross-attention")
+        << QStringList{"export", fixture("cross_htt_f32.npy"), "--tensor", "rollout", "--out", m_dir.filePath("c.npy")}
+        << 1 << "rollout: needs square attention maps";
     QTest::newRow("missing input") << QStringList{"stats", "/nonexistent/a.npy", "--out", "x.json"} << 1
                                    << "/nonexistent/a.npy: cannot open the file";
     const QString project = m_dir.filePath("project.json");
