@@ -32,11 +32,4 @@ Result<NamedTensor> traceTensor(const AttentionTrace &trace, const std::string &
 Result<std::string> tensorCsv(const NamedTensor &tensor, int head, const std::vector<std::string> &rowLabels,
                               const std::vector<std::string> &colLabels);
 
-// NumPy .npz: an uncompressed ZIP of one .npy per tensor (numpy.load reads it).
-Result<std::string> npzBytes(const std::vector<NamedTensor> &tensors);
-
-// One JSON document with the project's tokens and every tensor as {"shape", "data"} (nested
-// lists), for tools that read JSON rather than NumPy.
-std::string traceJson(const Project &project, const std::vector<NamedTensor> &tensors);
-
 } // namespace attnscope

@@ -2,6 +2,7 @@
 
 #include "core/TensorExport.h"
 #include "core/TraceDataExport.h"
+#include "core/TraceExport.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -40,13 +41,13 @@ ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent)
     setObjectName(QStringLiteral("ExportDataDialog"));
     m_tensor = new QComboBox;
     if (m_result)
-        for (const NamedTensor &t : traceTensors(m_result->trace)) {
+        for (const std::string &name : traceTensorNames()) {
+            // Names and shapes only: no tensor is copied to fill the list.
             QStringList shape;
-            for (auto d : t.shape)
+            for (auto d : traceTensorShape(m_result->trace, name))
                 shape << QString::number(d);
-            m_tensor->addItem(
-                QStringLiteral("%1 [%2]").arg(QString::fromStdString(t.name), shape.join(QLatin1Char(','))),
-                QString::fromStdString(t.name));
+            m_tensor->addItem(QStringLiteral("%1 [%2]").arg(QString::fromStdString(name), shape.join(QLatin1Char(','))),
+                              QString::fromStdString(name));
         }
     m_head = new QSpinBox;
     m_head->setRange(1, m_result ? std::max(1, m_result->trace.heads()) : 1);
