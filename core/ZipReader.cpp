@@ -123,6 +123,11 @@ Result<std::string> zipMemberContent(std::string_view zip, const ZipMember &m, s
         return Error{shown + ": " + std::to_string(m.size) + " bytes uncompressed, more than the " +
                          std::to_string(maxBytes) + " this machine allows",
                      ErrorKind::TooLarge};
+    // Deflate cannot expand more than about 1032:1, so a member that claims more is lying about
+    // its size; refusing it here keeps a 200-byte file from reserving a gigabyte.
+    if (m.method == 8 && m.size > m.compressedSize * 1032 + 1024)
+        return Error{shown + ": claims " + std::to_string(m.size) + " bytes from " + std::to_string(m.compressedSize) +
+                     " compressed, more than deflate can produce"};
     std::string out;
     if (m.method == 0) {
         if (m.size != m.compressedSize)

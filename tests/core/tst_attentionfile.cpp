@@ -158,6 +158,12 @@ void TestAttentionFile::brokenFilesAreRefused_data()
     QByteArray zip = fixtureBytes("lhtt_deflated.npz");
     zip[200] = char(zip[200] ^ 0x5a); // inside the first member's deflate stream
     QTest::newRow("npz corrupt member") << "j.npz" << zip << QString() << "ZIP member \"attentions.npy\"";
+    QByteArray bomb = fixtureBytes("lhtt_deflated.npz");
+    const int directory = bomb.indexOf(QByteArray("PK\x01\x02", 4));
+    const quint32 claimed = 1u << 30; // 1 GiB from 1.8 KB of deflate data (found by fuzz_attentionfile)
+    std::memcpy(bomb.data() + directory + 24, &claimed, 4);
+    QTest::newRow("npz member claims more than deflate can give")
+        << "n.npz" << bomb << QString() << "claims 1073741824 bytes from 1800 compressed";
     QTest::newRow("npz truncated") << "k.npz" << fixtureBytes("lhtt_stored.npz").left(3000) << QString()
                                    << "not a ZIP archive";
     QByteArray st = fixtureBytes("lhtt_f32_st.safetensors");
