@@ -18,6 +18,8 @@ using namespace attnscope;
 
 namespace {
 
+using test::readAll;
+
 QJsonObject readJson(const QString &path)
 {
     QFile f(path);
@@ -29,12 +31,6 @@ QJsonObject readJson(const QString &path)
 QString fixture(const QString &name)
 {
     return test::sourcePath("tests/fixtures/attention/" + name);
-}
-
-QByteArray readAll(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
 bool close(double got, double expected)

@@ -6,6 +6,7 @@
 #include "core/AttentionTrace.h"
 #include "core/Npy.h"
 
+#include <QFile>
 #include <QString>
 #include <QTest>
 
@@ -18,6 +19,19 @@ namespace attnscope::test {
 inline QString sourcePath(const QString &relative)
 {
     return QStringLiteral(ATTNSCOPE_SOURCE_DIR "/") + relative;
+}
+
+// A built-in example project by its name ("multihead-causal").
+inline QString example(const char *name)
+{
+    return sourcePath(QStringLiteral("resources/examples/%1.attnscope.json").arg(name));
+}
+
+// A file's bytes, or nothing when it cannot be read.
+inline QByteArray readAll(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
 inline std::string sourcePathStd(const QString &relative)
