@@ -20,21 +20,38 @@ namespace {
 constexpr std::int64_t kMaxVocabularyBytes = std::int64_t(256) << 20;
 constexpr std::int64_t kMaxConfigBytes = std::int64_t(16) << 20;
 
+// A path as messages show it: control characters escaped, a very long one cut.
+std::string shownPath(const std::string &path)
+{
+    return printableText(path, 200);
+}
+
 std::string inFolder(const std::string &folder, const char *name)
 {
     return (std::filesystem::path(folder) / name).string();
 }
 
-Result<nlohmann::ordered_json> readJsonObject(const std::string &path)
+// A file the model folder must have; `needs` completes "... holds" in the message when it is
+// missing ("vocab.json and merges.txt beside config.json").
+Result<std::string> readModelFile(const std::string &path, std::int64_t maxBytes, const char *needs)
 {
-    auto text = readInputFile(path, std::min(maxInputFileBytes(), kMaxConfigBytes));
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return Error{shownPath(path) + ": no such file (a model folder as transformers saves it holds " + needs + ")",
+                     ErrorKind::Io};
+    return readInputFile(path, maxBytes);
+}
+
+Result<nlohmann::ordered_json> readJsonObject(const std::string &path, const char *needs)
+{
+    auto text = readModelFile(path, std::min(maxInputFileBytes(), kMaxConfigBytes), needs);
     if (!text)
         return text.error();
     auto document = parseJsonDocument(*text);
     if (!document)
-        return Error{path + ": " + document.message(), document.kind()};
+        return Error{shownPath(path) + ": " + document.message(), document.kind()};
     if (!document->is_object())
-        return Error{path + ": expected a JSON object ({...})"};
+        return Error{shownPath(path) + ": expected a JSON object ({...})"};
     return std::move(*document);
 }
 
@@ -46,7 +63,7 @@ Result<WordPieceOptions> readWordPieceOptions(const std::string &modelDir)
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         return options;
-    auto config = readJsonObject(path);
+    auto config = readJsonObject(path, "tokenizer_config.json");
     if (!config)
         return config.error();
     const auto flag = [&](const char *key, bool &value, bool nullable, bool &isNull) -> Status {
@@ -58,8 +75,8 @@ Result<WordPieceOptions> readWordPieceOptions(const std::string &modelDir)
             return Ok{};
         }
         if (!it->is_boolean())
-            return Error{path + ": " + key + ": expected true or false" + (nullable ? " or null" : "") + ", found " +
-                         printableText(it->dump(), 40)};
+            return Error{shownPath(path) + ": " + key + ": expected true or false" + (nullable ? " or null" : "") +
+                         ", found " + printableText(it->dump(), 40)};
         value = it->get<bool>();
         return Ok{};
     };
@@ -128,18 +145,18 @@ Result<std::string> readModelType(const std::string &modelDir)
 {
     std::error_code ec;
     if (!std::filesystem::is_directory(modelDir, ec))
-        return Error{printableText(modelDir, 200) + ": not a folder (a model folder holds config.json and its " +
+        return Error{shownPath(modelDir) + ": not a folder (a model folder holds config.json and its " +
                          "tokenizer files)",
                      ErrorKind::Io};
     const std::string path = inFolder(modelDir, "config.json");
-    auto config = readJsonObject(path);
+    auto config = readJsonObject(path, "config.json");
     if (!config)
         return config.error();
     const auto it = config->find("model_type");
     if (it == config->end())
-        return Error{path + ": no \"model_type\" (expected \"gpt2\" or \"bert\")"};
+        return Error{shownPath(path) + ": no \"model_type\" (expected \"gpt2\" or \"bert\")"};
     if (!it->is_string())
-        return Error{path + ": model_type: expected a string, found " + printableText(it->dump(), 40)};
+        return Error{shownPath(path) + ": model_type: expected a string, found " + printableText(it->dump(), 40)};
     return it->get<std::string>();
 }
 
@@ -151,25 +168,26 @@ Result<Tokenizer> loadTokenizer(const std::string &modelDir)
     const std::int64_t limit = std::min(maxInputFileBytes(), kMaxVocabularyBytes);
     if (*modelType == "gpt2") {
         const std::string vocabPath = inFolder(modelDir, "vocab.json"), mergesPath = inFolder(modelDir, "merges.txt");
-        auto vocab = readInputFile(vocabPath, limit);
+        const char *needs = "a GPT-2 tokenizer's vocab.json and merges.txt";
+        auto vocab = readModelFile(vocabPath, limit, needs);
         if (!vocab)
             return vocab.error();
-        auto merges = readInputFile(mergesPath, limit);
+        auto merges = readModelFile(mergesPath, limit, needs);
         if (!merges)
             return merges.error();
-        return Tokenizer::gpt2(*vocab, *merges, vocabPath, mergesPath);
+        return Tokenizer::gpt2(*vocab, *merges, shownPath(vocabPath), shownPath(mergesPath));
     }
     if (*modelType == "bert") {
         auto options = readWordPieceOptions(modelDir);
         if (!options)
             return options.error();
         const std::string vocabPath = inFolder(modelDir, "vocab.txt");
-        auto vocab = readInputFile(vocabPath, limit);
+        auto vocab = readModelFile(vocabPath, limit, "a BERT tokenizer's vocab.txt");
         if (!vocab)
             return vocab.error();
-        return Tokenizer::bert(*vocab, *options, vocabPath);
+        return Tokenizer::bert(*vocab, *options, shownPath(vocabPath));
     }
-    return Error{inFolder(modelDir, "config.json") + ": model_type " + quotedText(*modelType) +
+    return Error{shownPath(inFolder(modelDir, "config.json")) + ": model_type " + quotedText(*modelType) +
                      " is not supported (gpt2 or bert)",
                  ErrorKind::Unsupported};
 }

@@ -71,7 +71,7 @@ private:
 // is one line naming the file, and the line where it has lines:
 //   "m/merges.txt:7: expected two tokens separated by one space, found "abc"",
 //   "m/config.json: model_type "llama" is not supported (gpt2 or bert)" (kind Unsupported),
-//   "m/vocab.txt: cannot open the file (No such file or directory)" (kind Io).
+//   "m/vocab.txt: no such file (a model folder as transformers saves it holds a BERT tokenizer's vocab.txt)" (Io).
 Result<Tokenizer> loadTokenizer(const std::string &modelDir);
 
 // config.json's model_type, checked to be a string ("gpt2", "bert", or anything else).

@@ -273,8 +273,9 @@ private slots:
         vocab += "\"ab\": 256}";
         const auto in = [](int k) { return static_cast<int>(k); };
         const int invalid = in(int(ErrorKind::InvalidInput)), io = in(int(ErrorKind::Io));
-        QTest::newRow("no config.json") << QStringList{"vocab.txt"} << QList<QByteArray>{"[UNK]\n"}
-                                        << "config.json: cannot open the file" << io;
+        QTest::newRow("no config.json")
+            << QStringList{"vocab.txt"} << QList<QByteArray>{"[UNK]\n"}
+            << "config.json: no such file (a model folder as transformers saves it holds config.json)" << io;
         QTest::newRow("config.json not JSON") << QStringList{"config.json"} << QList<QByteArray>{"{\n\"model_type\": }"}
                                               << "config.json: not valid JSON: parse error at line 2" << invalid;
         QTest::newRow("no model_type") << QStringList{"config.json"} << QList<QByteArray>{"{}"}
@@ -286,10 +287,11 @@ private slots:
             << "config.json: model_type \"llama\" is not supported (gpt2 or bert)" << in(int(ErrorKind::Unsupported));
         QTest::newRow("missing vocab.json")
             << QStringList{"config.json", "merges.txt"} << QList<QByteArray>{gpt2, "#version: 0.2\n"}
-            << "vocab.json: cannot open the file" << io;
-        QTest::newRow("missing merges.txt")
-            << QStringList{"config.json", "vocab.json"} << QList<QByteArray>{gpt2, vocab}
-            << "merges.txt: cannot open the file" << io;
+            << "vocab.json: no such file (a model folder as transformers saves it holds a GPT-2 tokenizer's vocab.json "
+               "and merges.txt)"
+            << io;
+        QTest::newRow("missing merges.txt") << QStringList{"config.json", "vocab.json"}
+                                            << QList<QByteArray>{gpt2, vocab} << "merges.txt: no such file" << io;
         QTest::newRow("vocab.json not JSON")
             << QStringList{"config.json", "vocab.json", "merges.txt"} << QList<QByteArray>{gpt2, "{\"a\": 1,\n\n", ""}
             << "vocab.json: not valid JSON: parse error at line 3" << invalid;
@@ -322,7 +324,9 @@ private slots:
                                                    << QList<QByteArray>{gpt2, vocab, "#version: 0.2\na b\nb c\n"}
                                                    << "merges.txt:3: \"bc\" is not in" << invalid;
         QTest::newRow("missing vocab.txt")
-            << QStringList{"config.json"} << QList<QByteArray>{bert} << "vocab.txt: cannot open the file" << io;
+            << QStringList{"config.json"} << QList<QByteArray>{bert}
+            << "vocab.txt: no such file (a model folder as transformers saves it holds a BERT tokenizer's vocab.txt)"
+            << io;
         QTest::newRow("vocab.txt empty") << QStringList{"config.json", "vocab.txt"} << QList<QByteArray>{bert, ""}
                                          << "vocab.txt: the file is empty" << invalid;
         QTest::newRow("vocab.txt without [UNK]")
