@@ -7,6 +7,7 @@
 #include "core/ByteLevelBpe.h"
 #include "core/JsonDocument.h"
 #include "core/Tokenizer.h"
+#include "core/UnicodeText.h"
 
 #include "../common/TestUtil.h"
 
@@ -81,6 +82,24 @@ std::map<char32_t, unsigned char> gpt2ByteOfSymbol()
         out[printable ? char32_t(b) : next++] = static_cast<unsigned char>(b);
     }
     return out;
+}
+
+// A GPT-2 vocabulary of the 256 byte symbols (ids 0..255 in symbol order), then `extra`.
+QByteArray byteVocabulary(const QStringList &extra)
+{
+    QByteArray vocab = "{";
+    int id = 0;
+    for (const auto &[symbol, byte] : gpt2ByteOfSymbol()) {
+        Q_UNUSED(byte);
+        QString s = QString::fromStdU32String(std::u32string(1, symbol));
+        if (s == "\"" || s == "\\")
+            s.prepend('\\');
+        vocab += "\"" + s.toUtf8() + "\": " + QByteArray::number(id++) + ", ";
+    }
+    for (const QString &token : extra)
+        vocab += "\"" + token.toUtf8() + "\": " + QByteArray::number(id++) + ", ";
+    vocab.chop(2);
+    return vocab + "}";
 }
 
 // Files of a model folder, written into dir.
@@ -237,6 +256,92 @@ private slots:
         QCOMPARE(toList(encoding.ids), ids);
     }
 
+    // OpenAI's encoder merges every occurrence of the best pair in one pass before it looks for
+    // the next best, even when a merge forms a pair ranked better still. With merges "xy x"
+    // (rank 0) and "x y" (rank 1), "xyxy" is x y x y; the pass for (x, y) merges both
+    // occurrences, giving xy xy, which no merge joins. Merging (xy, x) as soon as it forms would
+    // give xyx y instead.
+    void bpeMergesEveryOccurrenceOfAPairBeforeTheNext()
+    {
+        const QByteArray vocab = byteVocabulary({"xy", "xyx"});
+        auto t = Tokenizer::gpt2(vocab.toStdString(), "#version: 0.2\nxy x\nx y\n", "vocab", "merges");
+        QVERIFY2(t.ok(), t.ok() ? "" : t.message().c_str());
+        QCOMPARE(toList(t->encode("xyxy").tokens), (QStringList{"xy", "xy"}));
+        QCOMPARE(toList(t->encode("xyx").tokens), (QStringList{"xyx"}));
+    }
+
+    // Spot checks of the generated tables against the Unicode Character Database.
+    void unicodeProperties_data()
+    {
+        QTest::addColumn<uint>("c");
+        QTest::addColumn<int>("cls");
+        QTest::addColumn<bool>("space");
+        QTest::addColumn<QString>("lower");
+        QTest::addColumn<QString>("withoutAccents");
+        using U = UnicodeClass;
+        QTest::newRow("A") << 0x41u << int(U::Letter) << false << "a"
+                           << "A";
+        QTest::newRow("é") << 0xe9u << int(U::Letter) << false << "é"
+                           << "e";
+        QTest::newRow("Ǖ") << 0x1d5u << int(U::Letter) << false << "ǖ"
+                           << "U";
+        QTest::newRow("İ") << 0x130u << int(U::Letter) << false << QString::fromUtf8("i\u0307") << "I";
+        QTest::newRow("Σ") << 0x3a3u << int(U::Letter) << false << "σ"
+                           << "Σ";
+        QTest::newRow("Ω ohm sign") << 0x2126u << int(U::Letter) << false << "ω"
+                                    << "Ω";
+        QTest::newRow("Ж") << 0x416u << int(U::Letter) << false << "ж"
+                           << "Ж";
+        QTest::newRow("Ｂ fullwidth") << 0xff22u << int(U::Letter) << false << "ｂ"
+                                      << "Ｂ";
+        QTest::newRow("中") << 0x4e2du << int(U::Letter) << false << "中"
+                            << "中";
+        QTest::newRow("한") << 0xd55cu << int(U::Letter) << false << "한" << QString::fromUtf8("\u1112\u1161\u11ab");
+        QTest::newRow("Arabic-Indic 3") << 0x663u << int(U::Number) << false << "٣"
+                                        << "٣";
+        QTest::newRow("Ⅻ") << 0x216bu << int(U::Number) << false << "ⅻ"
+                           << "Ⅻ";
+        QTest::newRow("。") << 0x3002u << int(U::Punctuation) << false << "。"
+                            << "。";
+        QTest::newRow("combining acute") << 0x301u << int(U::NonspacingMark) << false << QString::fromUtf8("\u0301")
+                                         << "";
+        QTest::newRow("Devanagari sign E")
+            << 0x947u << int(U::NonspacingMark) << false << QString::fromUtf8("\u0947") << "";
+        QTest::newRow("zero width space")
+            << 0x200bu << int(U::Control) << false << QString::fromUtf8("\u200b") << QString::fromUtf8("\u200b");
+        QTest::newRow("private use") << 0xe000u << int(U::Control) << false << QString::fromUtf8("\ue000")
+                                     << QString::fromUtf8("\ue000");
+        QTest::newRow("€") << 0x20acu << int(U::Other) << false << "€"
+                           << "€";
+        QTest::newRow("🍕") << 0x1f355u << int(U::Other) << false << "🍕"
+                           << "🍕";
+        QTest::newRow("no-break space") << 0xa0u << int(U::Other) << true << QString::fromUtf8("\u00a0")
+                                        << QString::fromUtf8("\u00a0");
+        QTest::newRow("line separator") << 0x2028u << int(U::Other) << true << QString::fromUtf8("\u2028")
+                                        << QString::fromUtf8("\u2028");
+        QTest::newRow("tab") << 0x9u << int(U::Control) << true << "\t"
+                             << "\t";
+        QTest::newRow("NEL") << 0x85u << int(U::Control) << true << QString::fromUtf8("\u0085")
+                             << QString::fromUtf8("\u0085");
+    }
+
+    void unicodeProperties()
+    {
+        QFETCH(uint, c);
+        QFETCH(int, cls);
+        QFETCH(bool, space);
+        QFETCH(QString, lower);
+        QFETCH(QString, withoutAccents);
+        QCOMPARE(int(unicodeClass(char32_t(c))), cls);
+        QCOMPARE(isWhiteSpace(char32_t(c)), space);
+        std::u32string got;
+        appendLowerCase(char32_t(c), got);
+        QCOMPARE(QString::fromStdU32String(got), lower);
+        got.clear();
+        appendWithoutAccents(char32_t(c), got);
+        QCOMPARE(QString::fromStdU32String(got), withoutAccents);
+    }
+
     void tokenOfAnId()
     {
         QCOMPARE(gpt2().kind(), TokenizerKind::Gpt2ByteLevelBpe);
@@ -259,18 +364,7 @@ private slots:
         QTest::addColumn<QString>("expected");
         QTest::addColumn<int>("kind");
         const QByteArray gpt2 = R"({"model_type": "gpt2"})", bert = R"({"model_type": "bert"})";
-        // The smallest valid GPT-2 vocabulary: the 256 byte symbols, then "ab".
-        QByteArray vocab = "{";
-        const auto byteOf = gpt2ByteOfSymbol();
-        int id = 0;
-        for (const auto &[symbol, byte] : byteOf) {
-            Q_UNUSED(byte);
-            QString s = QString::fromStdU32String(std::u32string(1, symbol));
-            if (s == "\"" || s == "\\")
-                s.prepend('\\');
-            vocab += "\"" + s.toUtf8() + "\": " + QByteArray::number(id++) + ", ";
-        }
-        vocab += "\"ab\": 256}";
+        const QByteArray vocab = byteVocabulary({"ab"}); // the smallest valid GPT-2 vocabulary, and "ab"
         const auto in = [](int k) { return static_cast<int>(k); };
         const int invalid = in(int(ErrorKind::InvalidInput)), io = in(int(ErrorKind::Io));
         QTest::newRow("no config.json")
