@@ -61,6 +61,7 @@ public:
     std::optional<std::string> token(std::int32_t id) const;
 
 private:
+    Tokenizer() = default; // only the factories make one, so exactly one model is set
     std::shared_ptr<const ByteLevelBpe> m_bpe;
     std::shared_ptr<const WordPiece> m_wordPiece;
 };
