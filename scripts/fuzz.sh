@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the readers of outside bytes (project files, .npy, attention files: .npy, .npz,
-# .safetensors) with libFuzzer, ASan and UBSan.
+# .safetensors; the tokenizers' encode()) with libFuzzer, ASan and UBSan.
 #   scripts/fuzz.sh [SECONDS] [RUNS]
 # Each target runs for SECONDS (default 60) or RUNS executions, whichever ends first, starting
 # from the seed corpus (resources/examples, tests/fixtures/torch, tests/fuzz/corpus,
@@ -29,12 +29,12 @@ mkdir -p "$out/artifacts"
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined -I"$root" -isystem /usr/include/eigen3 -DATTNSCOPE_VERSION='"fuzz"')
 core=(AttentionFile AttentionProblem AttentionSet FileIo JsonDocument MappedFile Mask MemoryLimits Npy ProjectFile
-      Safetensors UserText Validation ZipReader)
+      Safetensors UserText Validation ZipReader ByteLevelBpe Tokenizer UnicodeText WordPiece)
 sources=()
 for c in "${core[@]}"; do sources+=("$root/core/$c.cpp"); done
 
 status=0
-for target in projectfile npy attentionfile; do
+for target in projectfile npy attentionfile tokenizer; do
   echo "== fuzz_$target: building"
   "$cxx" "${flags[@]}" "$root/tests/fuzz/fuzz_$target.cpp" "${sources[@]}" -lz -o "$out/fuzz_$target"
   corpus="$out/corpus-$target"
@@ -44,6 +44,7 @@ for target in projectfile npy attentionfile; do
     projectfile) seeds+=("$root/resources/examples") ;;
     npy) seeds+=("$root/tests/fixtures/torch") ;;
     attentionfile) seeds+=("$root/tests/fixtures/attention") ;;
+    tokenizer) seeds+=("$root/tests/fixtures/bert-tokenizer") ;;
   esac
   echo "== fuzz_$target: ${seconds}s or $runs runs"
   if ! "$out/fuzz_$target" "$corpus" "${seeds[@]}" -max_total_time="$seconds" -runs="$runs" \

@@ -1,6 +1,7 @@
 #include "app/cli/CliCommands.h"
 
 #include "app/cli/AnalysisCommands.h"
+#include "app/cli/ModelCommands.h"
 #include "app/cli/RenderCommand.h"
 #include "app/cli/TracePrinter.h"
 #include "app/engine/BackendChoice.h"
@@ -43,7 +44,10 @@ Commands:
   export INPUT --tensor rollout --out FILE.npy [--backend ...]
       Attention rollout over all layers of an attention file (.npy, .npz,
       .safetensors) or a project, as float32 [T,T].
-%1%2  show PROJECT [--backend ...] [--precision N]
+%1%2  tokenize MODEL_DIR --text TEXT
+      Print the ids and tokens of TEXT as the model folder's tokenizer (GPT-2
+      or BERT) gives them, as JSON: {"ids": [...], "tokens": [...]}.
+  show PROJECT [--backend ...] [--precision N]
       Print every step of the computation with its shape.
   bench --tokens T --dim D --heads H [--causal] [--backend ...] [--repeat N]
       Time the engine on random inputs; the last line is "median_ms: X".
@@ -400,6 +404,8 @@ int dispatch(const QStringList &arguments, QTextStream &out, QTextStream &err)
         return command.devices(rest);
     if (name == "stats")
         return runStatsCommand(rest, out, err);
+    if (name == "tokenize")
+        return runTokenizeCommand(rest, out, err);
     return command.fail(QStringLiteral("unknown command \"%1\" (see --help)").arg(name), kUsage);
 }
 
