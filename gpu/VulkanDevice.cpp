@@ -8,9 +8,28 @@
 #include <cstring>
 #include <mutex>
 
+#include <dlfcn.h>
+#include <link.h>
+
 namespace attnscope::vk {
 
 namespace {
+
+// The loader loads the drivers (ICDs) while an instance is created and unloads them with the
+// last instance. Loading lavapipe again re-initialises LLVM (tens of milliseconds, and 128
+// bytes that LLVM never frees, each time), and the application creates an instance to list
+// devices and another for the backend. So every library loaded by then stays loaded for the
+// life of the process: the handles taken here are never closed, by design.
+void keepDriversLoaded()
+{
+    dl_iterate_phdr(
+        [](dl_phdr_info *info, std::size_t, void *) {
+            if (info->dlpi_name && info->dlpi_name[0] != '\0')
+                dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+            return 0;
+        },
+        nullptr);
+}
 
 constexpr const char *kValidationLayer = "VK_LAYER_KHRONOS_validation";
 constexpr size_t kKeptMessages = 20;
@@ -205,6 +224,7 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
     if (r != VK_SUCCESS && r != VK_INCOMPLETE)
         return vkError("vkEnumeratePhysicalDevices", r);
     self->m_physical.resize(count);
+    keepDriversLoaded();
 
     for (std::uint32_t i = 0; i < count; ++i) {
         VkPhysicalDeviceProperties p{};
