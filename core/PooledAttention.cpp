@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -323,6 +324,21 @@ Result<PooledReference> referencePooled(const AttentionProblem &p, const PoolOpt
     }
     result.output = std::move(trace->output);
     return result;
+}
+
+double measureGemmGflops(Eigen::Index rows, Eigen::Index d)
+{
+    const MatrixF a = MatrixF::Random(rows, d), b = MatrixF::Random(d, d);
+    MatrixF c(rows, d);
+    double best = 0.0, spent = 0.0;
+    for (int i = 0; i < 50 && (i < 3 || spent < 0.3); ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        c.noalias() = a * b;
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        spent += seconds;
+        best = std::max(best, 2.0 * double(rows) * double(d) * double(d) / seconds / 1e9);
+    }
+    return best;
 }
 
 } // namespace attnscope

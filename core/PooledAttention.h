@@ -65,4 +65,9 @@ Result<PooledReference> referencePooled(const AttentionProblem &problem, const P
 // Pools one full Tq x Tk weight matrix into min(N,Tq) x min(N,Tk) cells, by plain loops.
 MatrixD poolWeights(const MatrixD &weights, std::int64_t bins, PoolMode mode);
 
+// The machine's float GEMM rate now, in GFLOP/s: Eigen's (rows x d)·(d x d) on the threads
+// Eigen is set to use, best of runs over about 0.3 s. Benchmarks report the pooled path's
+// GFLOP/s against it, both measured in the same run.
+double measureGemmGflops(Eigen::Index rows, Eigen::Index d);
+
 } // namespace attnscope
