@@ -176,6 +176,10 @@ public:
     // --pool N and --pool-mode as options; nullopt (m_exit set) on a usage error.
     std::optional<PoolOptions> poolOptions(const QCommandLineParser &parser, const char *command)
     {
+        if (parser.isSet("pool-mode") && !parser.isSet("pool")) {
+            m_exit = fail(QStringLiteral("%1: --pool-mode needs --pool N").arg(command), kUsage);
+            return std::nullopt;
+        }
         PoolOptions options;
         bool ok = false;
         options.bins = parser.value("pool").toLongLong(&ok);
@@ -188,10 +192,6 @@ public:
         const QString mode = parser.value("pool-mode");
         if (mode != "max" && mode != "mean") {
             m_exit = fail(QStringLiteral("--pool-mode: expected max or mean, found \"%1\"").arg(shown(mode)), kUsage);
-            return std::nullopt;
-        }
-        if (parser.isSet("pool-mode") && !parser.isSet("pool")) {
-            m_exit = fail(QStringLiteral("%1: --pool-mode needs --pool N").arg(command), kUsage);
             return std::nullopt;
         }
         options.mode = mode == "mean" ? PoolMode::Mean : PoolMode::Max;
