@@ -2,6 +2,7 @@
 
 #include "core/AttentionProblem.h"
 #include "core/AttentionTrace.h"
+#include "core/PooledAttention.h"
 #include "core/Result.h"
 
 #include <string>
@@ -24,6 +25,16 @@ public:
     virtual std::string deviceName() const = 0;
 
     virtual Result<AttentionTrace> compute(const AttentionProblem &problem) = 0;
+
+    // The long-sequence form (design.md, `compute --pool N`): pooled weights, row entropies
+    // and the output, never Tq x Tk per head. The default runs the Eigen engine
+    // (core/PooledAttention.h), so a backend without pooled kernels of its own (Vulkan, today)
+    // falls back to the CPU; usesCpuForPooled() tells callers that report the device.
+    virtual Result<PooledResult> computePooled(const AttentionProblem &problem, const PoolOptions &options)
+    {
+        return computePooledCpu(problem, options);
+    }
+    virtual bool usesCpuForPooled() const { return true; }
 };
 
 } // namespace attnscope

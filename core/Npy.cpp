@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -240,6 +241,80 @@ Result<NpyArray> parseNpy(const std::string &bytes)
             array.data[i] = f;
         } else {
             std::memcpy(&array.data[i], bytes.data() + dataAt + i * 8, 8);
+        }
+    }
+    return array;
+}
+
+std::int64_t NpyFloatArray::size() const
+{
+    std::int64_t n = 1;
+    for (auto d : shape)
+        n = saturatingMul(n, d);
+    return n;
+}
+
+float halfToFloat(std::uint16_t bits)
+{
+    const std::uint32_t sign = std::uint32_t(bits & 0x8000) << 16;
+    const std::uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x03ff;
+    std::uint32_t out;
+    if (exponent == 0x1f) { // Inf or NaN
+        out = sign | 0x7f800000u | (mantissa << 13);
+    } else if (exponent != 0) { // normal
+        out = sign | ((exponent + 112) << 23) | (mantissa << 13);
+    } else if (mantissa == 0) { // zero
+        out = sign;
+    } else { // subnormal: mantissa * 2^-24, exact in float32
+        const float value = float(mantissa) * 0x1p-24f;
+        std::memcpy(&out, &value, 4);
+        out |= sign;
+    }
+    float f;
+    std::memcpy(&f, &out, 4);
+    return f;
+}
+
+Result<NpyFloatArray> parseNpyFloat(std::string_view bytes)
+{
+    auto header = parseNpyHeader(bytes);
+    if (!header)
+        return header.error();
+    std::size_t elem = 0;
+    if (header->descr == "<f2")
+        elem = 2;
+    else if (header->descr == "<f4")
+        elem = 4;
+    else if (header->descr == "<f8")
+        elem = 8;
+    else
+        return Error{"unsupported .npy dtype " + quotedText(header->descr, 20) +
+                     " (expected '<f2', '<f4' or '<f8': little-endian float16, 32 or 64)"};
+    NpyFloatArray array;
+    array.shape = header->shape;
+    const std::int64_t count = array.size();
+    const std::int64_t needed = saturatingMul(count, std::int64_t(elem));
+    const std::int64_t found = std::int64_t(bytes.size() - header->dataOffset);
+    if (needed != found)
+        return Error{
+            "truncated .npy data: the shape needs " +
+            (needed == std::numeric_limits<std::int64_t>::max() ? std::string("more") : std::to_string(needed)) +
+            " bytes, found " + std::to_string(found)};
+    array.data.resize(size_t(count));
+    const char *data = bytes.data() + header->dataOffset;
+    for (size_t i = 0; i < size_t(count); ++i) {
+        if (elem == 2) {
+            std::uint16_t bits;
+            std::memcpy(&bits, data + i * 2, 2);
+            array.data[i] = halfToFloat(bits);
+        } else if (elem == 4) {
+            std::memcpy(&array.data[i], data + i * 4, 4);
+        } else {
+            double d;
+            std::memcpy(&d, data + i * 8, 8);
+            array.data[i] = std::abs(d) <= double(std::numeric_limits<float>::max()) || !std::isfinite(d)
+                                ? float(d)
+                                : std::numeric_limits<float>::infinity(); // reported by the caller
         }
     }
     return array;

@@ -33,6 +33,21 @@ struct NpyHeader {
 };
 Result<NpyHeader> parseNpyHeader(std::string_view bytes);
 
+// An array read straight into float32 (no double copy): '<f2' (float16), '<f4' and '<f8'
+// ('<f8' rounds to float32; a value past float32's range becomes an error, not Inf). Used for
+// the `{"npy": ...}` references of project files. Any bytes are safe to pass; the data size is
+// checked against the shape without overflow before anything is allocated.
+struct NpyFloatArray {
+    std::vector<std::int64_t> shape;
+    std::vector<float> data; // row-major
+
+    std::int64_t size() const;
+};
+Result<NpyFloatArray> parseNpyFloat(std::string_view bytes);
+
+// IEEE 754 binary16 to float32, exactly (subnormals, Inf and NaN included).
+float halfToFloat(std::uint16_t bits);
+
 // Any bytes are safe to pass: every failure is a one-line Error (bad magic, version, dtype,
 // layout, a shape that is not a tuple of whole numbers, a shape whose product does not match
 // the data, checked without overflow before anything is allocated).

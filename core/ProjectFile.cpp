@@ -3,12 +3,14 @@
 #include "core/FileIo.h"
 #include "core/JsonDocument.h"
 #include "core/MemoryLimits.h"
+#include "core/ProjectReferences.h"
 #include "core/UserText.h"
 #include "core/Validation.h"
 
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 namespace attnscope {
@@ -47,6 +49,8 @@ class Reader
 {
 public:
     std::optional<Error> error;
+    std::string folder;                                        // where {"npy": ...} references resolve
+    std::map<std::string, NpyReference> *references = nullptr; // filled with each one read
 
     bool fail(Error e)
     {
@@ -90,6 +94,10 @@ public:
 
     bool readMatrix(const json &v, const std::string &field, MatrixF &out)
     {
+        if (v.is_object() && v.contains("npy"))
+            return readReference(v, field, out);
+        if (v.is_object())
+            return fail(expected(field, "a matrix (an array of rows of numbers) or {\"npy\": \"file.npy\"}", v));
         if (!v.is_array())
             return fail(expected(field, "a matrix (an array of rows of numbers)", v));
         if (v.empty())
@@ -114,6 +122,20 @@ public:
                 if (!readNumber(v[r][c], field + "[" + std::to_string(r) + "][" + std::to_string(c) + "]",
                                 out(Eigen::Index(r), Eigen::Index(c))))
                     return false;
+        return true;
+    }
+
+    bool readReference(const json &v, const std::string &field, MatrixF &out)
+    {
+        if (v.size() != 1 || !v["npy"].is_string())
+            return fail(expected(field, "{\"npy\": \"relative/path.npy\"} with nothing else", v));
+        const std::string &path = v["npy"].get_ref<const std::string &>();
+        auto matrix = readReferencedMatrix(field, path, folder);
+        if (!matrix)
+            return fail(matrix.error());
+        out = std::move(*matrix);
+        if (references)
+            (*references)[field] = NpyReference{path, out.rows(), out.cols(), matrixFingerprint(out)};
         return true;
     }
 
@@ -215,7 +237,9 @@ private:
             for (Eigen::Index c = 0; c < values.cols(); ++c)
                 if (values(r, c) != 0.0f && values(r, c) != 1.0f)
                     return fail(Error{"mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) +
-                                      "]: expected 0 or 1, found " + numeric[size_t(r)][size_t(c)].dump()});
+                                      "]: expected 0 or 1, found " +
+                                      (numeric.is_array() ? numeric[size_t(r)][size_t(c)].dump()
+                                                          : json(double(values(r, c))).dump())});
         return true;
     }
 };
@@ -340,7 +364,7 @@ std::string compactNumberArrays(const std::string &text)
 
 namespace {
 
-Result<Project> parseDocument(json &root)
+Result<Project> parseDocument(json &root, const ProjectReadOptions &options)
 {
     if (!root.is_object())
         return expected("file", "a JSON object with \"format\": \"attnscope\"", root);
@@ -357,6 +381,9 @@ Result<Project> parseDocument(json &root)
 
     Project project;
     Reader in;
+    in.folder = options.folder;
+    in.references = &project.npyReferences;
+    project.folder = options.folder;
     const ProblemLimits limits;
     AttentionSpec &spec = project.problem.spec;
 
@@ -438,7 +465,7 @@ Result<Project> parseDocument(json &root)
     if (!in.readMask(root, p.mask))
         return *in.error;
 
-    if (Status s = validateProblem(p); !s)
+    if (Status s = validateProblem(p, options.checkTraceSize ? ProblemLimits::forThisMachine() : ProblemLimits{}); !s)
         return s.error();
     dropRewrittenFields(root);
     project.extra = std::move(root);
@@ -447,7 +474,7 @@ Result<Project> parseDocument(json &root)
 
 } // namespace
 
-Result<Project> parseProject(std::string_view text)
+Result<Project> parseProject(std::string_view text, const ProjectReadOptions &options)
 {
     // Each parsed value takes about 16 bytes, plus what the arrays reserve ahead.
     const JsonLimits limits{64, std::max<std::int64_t>(1 << 20, memoryBudget() / 64)};
@@ -455,7 +482,7 @@ Result<Project> parseProject(std::string_view text)
         auto root = parseJsonDocument(text, limits);
         if (!root)
             return Error{withNonNumberHint(root.message()), root.kind()};
-        return parseDocument(*root);
+        return parseDocument(*root, options);
     } catch (const std::bad_alloc &) {
         return Error{"file: out of memory while reading the project", ErrorKind::OutOfMemory};
     } catch (const nlohmann::json::exception &e) {
@@ -464,19 +491,29 @@ Result<Project> parseProject(std::string_view text)
     }
 }
 
-Result<Project> readProjectFile(const std::string &path)
+Result<Project> readProjectFile(const std::string &path, const ProjectReadOptions &options)
 {
     auto text = readInputFile(path, maxInputFileBytes());
     if (!text)
         return text.error(); // the message starts with the path
-    auto project = parseProject(*text);
+    ProjectReadOptions withFolder = options;
+    withFolder.folder = std::filesystem::absolute(std::filesystem::path(path)).parent_path().string();
+    auto project = parseProject(*text, withFolder);
     if (!project)
         return Error{printableText(path, 200) + ": " + project.message(), project.kind()};
     return project;
 }
 
-std::string serializeProject(const Project &project)
+std::string serializeProject(const Project &project, const std::string &saveFolder)
 {
+    // A matrix still equal to what its reference held is written as that reference.
+    auto matrixOrReference = [&](const char *field, const MatrixF &m) {
+        const auto it = project.npyReferences.find(field);
+        if (it == project.npyReferences.end() || it->second.rows != m.rows() || it->second.cols != m.cols() ||
+            it->second.fingerprint != matrixFingerprint(m))
+            return matrixValue(m);
+        return json{{"npy", rebasedReferencePath(it->second.path, project.folder, saveFolder)}};
+    };
     json root = project.extra.is_object() ? project.extra : json::object();
     const AttentionProblem &p = project.problem;
     const AttentionSpec &spec = p.spec;
@@ -505,26 +542,26 @@ std::string serializeProject(const Project &project)
     }
     root["maskFill"] = spec.maskFill == MaskFill::NegLarge ? "-1e9" : "-inf";
 
-    auto side = [](json side, const std::vector<std::string> &tokens, const MatrixF &x) {
+    auto side = [&](json side, const std::vector<std::string> &tokens, const MatrixF &x, const char *field) {
         if (!side.is_object())
             side = json::object();
         side["tokens"] = tokens;
-        side["x"] = matrixValue(x);
+        side["x"] = matrixOrReference(field, x);
         return side;
     };
-    root["query"] = side(root.value("query", json::object()), project.queryTokens, p.xq);
+    root["query"] = side(root.value("query", json::object()), project.queryTokens, p.xq, "query.x");
     if (cross)
-        root["key"] = side(root.value("key", json::object()), project.keyTokens, p.xkv);
+        root["key"] = side(root.value("key", json::object()), project.keyTokens, p.xkv, "key.x");
     else
         root.erase("key");
 
     json w = root.value("weights", json::object());
     if (!w.is_object())
         w = json::object();
-    w["q"] = matrixValue(p.weights.q);
-    w["k"] = matrixValue(p.weights.k);
-    w["v"] = matrixValue(p.weights.v);
-    w["o"] = p.weights.o ? matrixValue(*p.weights.o) : json(nullptr);
+    w["q"] = matrixOrReference("weights.q", p.weights.q);
+    w["k"] = matrixOrReference("weights.k", p.weights.k);
+    w["v"] = matrixOrReference("weights.v", p.weights.v);
+    w["o"] = p.weights.o ? matrixOrReference("weights.o", *p.weights.o) : json(nullptr);
     const std::pair<const char *, const std::optional<VectorF> *> biases[] = {{"qBias", &p.weights.qBias},
                                                                               {"kBias", &p.weights.kBias},
                                                                               {"vBias", &p.weights.vBias},
@@ -545,7 +582,12 @@ std::string serializeProject(const Project &project)
         mask["keyPadding"] = p.mask.keyPadding;
     else
         mask.erase("keyPadding");
-    if (p.mask.allowed) {
+    const auto allowedReference = project.npyReferences.find("mask.allowed");
+    if (p.mask.allowed && allowedReference != project.npyReferences.end() &&
+        matrixOrReference("mask.allowed", p.mask.allowed->cast<float>()).is_object()) {
+        mask["allowed"] =
+            json{{"npy", rebasedReferencePath(allowedReference->second.path, project.folder, saveFolder)}};
+    } else if (p.mask.allowed) {
         json rows = json::array();
         for (Eigen::Index r = 0; r < p.mask.allowed->rows(); ++r) {
             json row = json::array();

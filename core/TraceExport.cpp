@@ -122,12 +122,9 @@ void removeStalePartials(const fs::path &folder)
     }
 }
 
-Status writeContractFiles(const AttentionTrace &trace, const fs::path &staging, const fs::path &shownDir)
+Status writeContractFiles(const std::vector<TensorView> &views, const fs::path &staging, const fs::path &shownDir)
 {
-    for (const TensorView &v : traceViews(trace)) {
-        if (std::find_if(kContract.begin(), kContract.end(), [&](const char *n) { return v.name == n; }) ==
-            kContract.end())
-            continue;
+    for (const TensorView &v : views) {
         const std::string file = v.name + ".npy";
         AtomicFileWriter out((staging / file).string(), (shownDir / file).string());
         if (Status s = out.open(); !s)
@@ -138,6 +135,8 @@ Status writeContractFiles(const AttentionTrace &trace, const fs::path &staging, 
     }
     return Ok{};
 }
+
+Status writeViews(const std::vector<TensorView> &views, const std::string &dirPath);
 
 } // namespace
 
@@ -151,6 +150,26 @@ std::map<std::string, std::string> traceNpyFiles(const AttentionTrace &t)
 }
 
 Status writeTraceNpy(const AttentionTrace &trace, const std::string &dirPath)
+{
+    std::vector<TensorView> views;
+    for (TensorView &v : traceViews(trace))
+        if (std::find_if(kContract.begin(), kContract.end(), [&](const char *n) { return v.name == n; }) !=
+            kContract.end())
+            views.push_back(std::move(v));
+    return writeViews(views, dirPath);
+}
+
+Status writeNpyFolder(const std::vector<NpyFolderTensor> &tensors, const std::string &dirPath)
+{
+    std::vector<TensorView> views;
+    for (const NpyFolderTensor &t : tensors)
+        views.push_back(TensorView{t.name, t.shape, t.parts, nullptr});
+    return writeViews(views, dirPath);
+}
+
+namespace {
+
+Status writeViews(const std::vector<TensorView> &views, const std::string &dirPath)
 {
     std::error_code ec;
     const fs::path dir = fs::absolute(fs::path(dirPath), ec).lexically_normal();
@@ -178,7 +197,7 @@ Status writeTraceNpy(const AttentionTrace &trace, const std::string &dirPath)
         return s;
     };
 
-    if (Status s = writeContractFiles(trace, staging, shownDir); !s)
+    if (Status s = writeContractFiles(views, staging, shownDir); !s)
         return fail(s);
 
     if (!exists) {
@@ -193,8 +212,8 @@ Status writeTraceNpy(const AttentionTrace &trace, const std::string &dirPath)
         bool backedUp;
     };
     std::vector<Replaced> replaced;
-    for (const char *tensor : kContract) {
-        const std::string name = std::string(tensor) + ".npy";
+    for (const TensorView &view : views) {
+        const std::string name = view.name + ".npy";
         const fs::path target = dir / name, backup = staging / (name + ".old");
         bool backedUp = ::link(target.c_str(), backup.c_str()) == 0;
         // A file system without hard links: move the old file aside instead (for the moment
@@ -216,6 +235,8 @@ Status writeTraceNpy(const AttentionTrace &trace, const std::string &dirPath)
     fs::remove_all(staging, ec);
     return Ok{};
 }
+
+} // namespace
 
 std::vector<std::string> traceTensorNames()
 {

@@ -34,6 +34,16 @@ std::map<std::string, std::string> traceNpyFiles(const AttentionTrace &trace);
 // running) in dir or beside it are removed first.
 Status writeTraceNpy(const AttentionTrace &trace, const std::string &dir);
 
+// Any set of float32 tensors as NAME.npy files in dir, with the same all-or-nothing staging as
+// writeTraceNpy() (`compute --pool` writes weights_pooled, entropy and output this way). Each
+// tensor is its parts (row-major matrices) back to back, of the given shape.
+struct NpyFolderTensor {
+    std::string name;
+    std::vector<std::int64_t> shape;
+    std::vector<const MatrixF *> parts;
+};
+Status writeNpyFolder(const std::vector<NpyFolderTensor> &tensors, const std::string &dir);
+
 // Streamed forms of the `export` bundles (core/TensorExport.h builds the same bytes in memory):
 // every tensor of traceTensors() as an uncompressed .npz, or as the trace JSON document.
 Status writeTraceNpz(const AttentionTrace &trace, AtomicFileWriter &out);

@@ -8,6 +8,7 @@
 #include "core/AttentionStats.h"
 #include "core/FileIo.h"
 #include "core/MemoryLimits.h"
+#include "core/PooledAttention.h"
 #include "core/ProjectFile.h"
 #include "core/RandomProblem.h"
 #include "core/TensorExport.h"
@@ -20,6 +21,9 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
+
+#include <omp.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +41,10 @@ Commands:
   compute PROJECT --out DIR [--backend auto|cpu|vulkan]
       Compute a project and write q, k, v, scores, weights, context and output
       as float32 .npy files into DIR.
+  compute PROJECT --out DIR --pool N [--pool-mode max|mean] [--backend ...]
+      Long sequences: write weights_pooled.npy [H,N,N] (max or mean of the exact
+      weights per block), entropy.npy [H,Tq] and output.npy, never holding
+      Tq x Tk per head.
   export PROJECT --out FILE.(csv|npy|npz|json) [--tensor NAME] [--head N] [--backend ...]
       Write tensors of the computation as data: one tensor (CSV: one head) or
       every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
@@ -50,7 +58,9 @@ Commands:
   show PROJECT [--backend ...] [--precision N]
       Print every step of the computation with its shape.
   bench --tokens T --dim D --heads H [--causal] [--backend ...] [--repeat N]
+        [--pool N [--pool-mode max|mean]]
       Time the engine on random inputs; the last line is "median_ms: X".
+      With --pool, the pooled path, its peak memory and GFLOP/s.
   devices
       List the compute devices.
 
@@ -144,7 +154,7 @@ public:
     {
         auto project = readProjectFile(parser.positionalArguments()[0].toStdString());
         if (!project) {
-            m_exit = fail(project.message());
+            m_exit = fail(withPoolHint(project.error()));
             return std::nullopt;
         }
         auto selection = backend(parser);
@@ -152,7 +162,7 @@ public:
             return std::nullopt;
         auto trace = selection->backend->compute(project->problem);
         if (!trace) {
-            m_exit = fail(trace.message());
+            m_exit = fail(withPoolHint(trace.error()));
             return std::nullopt;
         }
         if (Status finite = checkFinite(*trace); !finite && !allowNonFinite) {
@@ -167,22 +177,104 @@ public:
         return {"backend", "auto, cpu or vulkan (default auto).", "name", "auto"};
     }
 
+    // --pool N and --pool-mode as options; nullopt (m_exit set) on a usage error.
+    std::optional<PoolOptions> poolOptions(const QCommandLineParser &parser, const char *command)
+    {
+        if (parser.isSet("pool-mode") && !parser.isSet("pool")) {
+            m_exit = fail(QStringLiteral("%1: --pool-mode needs --pool N").arg(command), kUsage);
+            return std::nullopt;
+        }
+        PoolOptions options;
+        bool ok = false;
+        options.bins = parser.value("pool").toLongLong(&ok);
+        if (!ok || options.bins < 1 || options.bins > (1 << 16)) {
+            m_exit = fail(QStringLiteral("--pool: expected a whole number from 1 to 65536, found \"%1\"")
+                              .arg(shown(parser.value("pool"))),
+                          kUsage);
+            return std::nullopt;
+        }
+        const QString mode = parser.value("pool-mode");
+        if (mode != "max" && mode != "mean") {
+            m_exit = fail(QStringLiteral("--pool-mode: expected max or mean, found \"%1\"").arg(shown(mode)), kUsage);
+            return std::nullopt;
+        }
+        options.mode = mode == "mean" ? PoolMode::Mean : PoolMode::Max;
+        return options;
+    }
+
+    static void addPoolOptions(QCommandLineParser &parser)
+    {
+        parser.addOption({"pool", "Pooled long-sequence form: at most N x N cells per head.", "N"});
+        parser.addOption({"pool-mode", "max (default) or mean.", "mode", "max"});
+    }
+
+    // compute --pool: weights_pooled.npy, entropy.npy and output.npy, nothing full-size.
+    int computePooled(const QCommandLineParser &parser, const QString &dir)
+    {
+        auto options = poolOptions(parser, "compute");
+        if (!options)
+            return m_exit;
+        const std::string projectPath = parser.positionalArguments()[0].toStdString();
+        for (const char *name : {"weights_pooled", "entropy", "output"})
+            if (sameFile(QDir(dir).filePath(QStringLiteral("%1.npy").arg(name)).toStdString(), projectPath))
+                return fail(QStringLiteral("compute: --out %1 would overwrite the project file %2 (%3.npy)")
+                                .arg(shown(dir), shown(parser.positionalArguments()[0]), name),
+                            kUsage);
+        ProjectReadOptions read;
+        read.checkTraceSize = false; // the pooled path checks its own, far smaller, need
+        auto project = readProjectFile(projectPath, read);
+        if (!project)
+            return fail(project.message());
+        auto selection = backend(parser);
+        if (!selection)
+            return m_exit;
+        auto result = selection->backend->computePooled(project->problem, *options);
+        if (!result)
+            return fail(result.message());
+        const bool finite =
+            result->output.allFinite() && result->entropy.allFinite() &&
+            std::all_of(result->pooled.begin(), result->pooled.end(), [](const MatrixF &m) { return m.allFinite(); });
+        if (!finite)
+            return fail(QStringLiteral("compute: the result overflowed to Inf or NaN (the inputs are too large)"));
+        const AttentionProblem &p = project->problem;
+        std::vector<const MatrixF *> pooled;
+        for (const MatrixF &m : result->pooled)
+            pooled.push_back(&m);
+        const std::vector<NpyFolderTensor> files = {
+            {"weights_pooled", {p.spec.heads, result->pooled[0].rows(), result->pooled[0].cols()}, pooled},
+            {"entropy", {p.spec.heads, p.tq()}, {&result->entropy}},
+            {"output", {result->output.rows(), result->output.cols()}, {&result->output}}};
+        if (Status s = writeNpyFolder(files, dir.toStdString()); !s)
+            return fail(s.message());
+        reportBackend(*selection);
+        if (selection->backend->usesCpuForPooled() && selection->backend->name() != "cpu")
+            m_out << "note: the pooled path ran on the CPU engine (this backend has no pooled kernels)\n";
+        m_out << "wrote: " << dir << " (weights_pooled " << p.spec.heads << "x" << result->pooled[0].rows() << "x"
+              << result->pooled[0].cols() << " " << (options->mode == PoolMode::Mean ? "mean" : "max")
+              << ", entropy, output .npy)\n";
+        return kOk;
+    }
+
     int compute(const QStringList &args)
     {
         QCommandLineParser parser;
         parser.addOption({"out", "Directory for the .npy files.", "dir"});
         parser.addOption(backendOption());
+        addPoolOptions(parser);
         if (!parse(parser, args, 1))
             return m_exit;
         if (!parser.isSet("out"))
             return fail(QStringLiteral("compute: --out DIR is required"), kUsage);
         const QString dir = parser.value("out");
+        if (parser.isSet("pool") || parser.isSet("pool-mode"))
+            return computePooled(parser, dir);
         const std::string projectPath = parser.positionalArguments()[0].toStdString();
         for (const std::string &name : traceTensorNames())
             if (sameFile(QDir(dir).filePath(QString::fromStdString(name + ".npy")).toStdString(), projectPath))
                 return fail(QStringLiteral("compute: --out %1 would overwrite the project file %2 (%3.npy)")
                                 .arg(shown(dir), shown(parser.positionalArguments()[0]), QString::fromStdString(name)),
                             kUsage);
+        m_suggestPool = true;
         auto run = computeProject(parser);
         if (!run)
             return m_exit;
@@ -290,6 +382,7 @@ public:
         parser.addOption({"causal", "Apply a causal mask."});
         parser.addOption({"repeat", "Timed runs (default 10).", "N", "10"});
         parser.addOption(backendOption());
+        addPoolOptions(parser);
         if (!parse(parser, args, 0))
             return m_exit;
         auto number = [&](const char *name, long long min, long long max, long long &value) {
@@ -317,10 +410,16 @@ public:
         const std::int64_t inputs =
             saturatingMul(4, saturatingAdd(saturatingMul(tokens, dim), saturatingMul(5 * dim, dim)));
         const std::int64_t headDim = dim / heads;
-        if (Status s =
-                checkFitsInMemory(saturatingAdd(inputs, traceBytes(heads, tokens, tokens, headDim, headDim, dim)),
-                                  "its inputs and intermediate tensors");
-            !s)
+        std::optional<PoolOptions> pool;
+        if (parser.isSet("pool") || parser.isSet("pool-mode")) {
+            pool = poolOptions(parser, "bench");
+            if (!pool)
+                return m_exit;
+        }
+        const std::int64_t working =
+            pool ? pooledBytes(heads, tokens, tokens, dim, dim, dim, pool->bins, omp_get_max_threads())
+                 : traceBytes(heads, tokens, tokens, headDim, headDim, dim);
+        if (Status s = checkFitsInMemory(saturatingAdd(inputs, working), "its inputs and intermediate tensors"); !s)
             return fail(s.message());
         auto selection = backend(parser);
         if (!selection)
@@ -333,6 +432,8 @@ public:
         options.causal = parser.isSet("causal");
         const AttentionProblem problem = randomProblem(options);
         reportBackend(*selection);
+        if (pool)
+            return benchPooled(*selection->backend, problem, *pool, repeat);
         m_out << "problem: T=" << tokens << " d=" << dim << " H=" << heads << (options.causal ? " causal" : "")
               << ", all per-head tensors kept\n";
         m_out.flush();
@@ -356,6 +457,54 @@ public:
         return kOk;
     }
 
+    // bench --pool: time, peak RSS and GFLOP/s of the pooled path, beside the machine's own
+    // GEMM rate measured now (the same Eigen, the same threads).
+    int benchPooled(AttentionBackend &backend, const AttentionProblem &problem, const PoolOptions &pool,
+                    long long repeat)
+    {
+        const double t = double(problem.tq()), d = double(problem.dq()), h = problem.spec.heads;
+        const double dk = problem.spec.headDimQK, dv = problem.spec.headDimV;
+        // The usual count: Q·Kᵀ and W·V (halved under a causal mask) and the four projections.
+        // The pooled path computes Q·Kᵀ twice (once per pass), so it does 1.5x this attention work.
+        const double attention = 2.0 * t * t * h * (dk + dv) * (problem.mask.causal ? 0.5 : 1.0);
+        const double flops = attention + 2.0 * t * d * h * (2 * dk + dv) + 2.0 * t * h * dv * d;
+        m_out << "problem: T=" << problem.tq() << " d=" << problem.dq() << " H=" << problem.spec.heads
+              << (problem.mask.causal ? " causal" : "") << ", pooled to "
+              << std::min<std::int64_t>(pool.bins, problem.tq()) << (pool.mode == PoolMode::Mean ? " (mean)" : " (max)")
+              << "\n";
+        if (backend.usesCpuForPooled() && backend.name() != "cpu")
+            m_out << "note: the pooled path runs on the CPU engine (this backend has no pooled kernels)\n";
+        m_out << "estimate: " << QString::fromStdString(formatBytes(pooledBytes(problem, pool)))
+              << " for the pooled computation\n";
+        m_out.flush();
+        std::vector<double> times;
+        for (long long i = 0; i < repeat; ++i) { // no warm-up run: one run at 64k tokens is long enough
+            const auto start = std::chrono::steady_clock::now();
+            auto result = backend.computePooled(problem, pool);
+            const auto end = std::chrono::steady_clock::now();
+            if (!result)
+                return fail(result.message());
+            times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+        }
+        std::sort(times.begin(), times.end());
+        const double median =
+            times.size() % 2 ? times[times.size() / 2] : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+        const double gemm = measureGemmGflops(4096, problem.dq());
+        struct rusage usage {
+        };
+        ::getrusage(RUSAGE_SELF, &usage);
+        m_out << "runs: " << repeat << "\n"
+              << "peak_rss_mib: " << QString::number(double(usage.ru_maxrss) / 1024.0, 'f', 1) << "\n"
+              << "gflop: " << QString::number(flops / 1e9, 'f', 1) << "\n"
+              << "gflop_per_s: " << QString::number(flops / (median * 1e6), 'f', 1) << "\n"
+              << "gemm_gflop_per_s: " << QString::number(gemm, 'f', 1) << " (Eigen float GEMM, 4096 x " << problem.dq()
+              << " times " << problem.dq() << " x " << problem.dq() << ", same threads)\n"
+              << "fraction_of_gemm: " << QString::number(flops / (median * 1e6) / gemm, 'f', 2) << "\n"
+              << "min_ms: " << QString::number(times.front(), 'f', 3) << "\n"
+              << "median_ms: " << QString::number(median, 'f', 3) << "\n";
+        return kOk;
+    }
+
     int devices(const QStringList &args)
     {
         QCommandLineParser parser;
@@ -367,12 +516,21 @@ public:
     }
 
 private:
+    // compute's refusal of a trace too large for memory points at the pooled form.
+    std::string withPoolHint(const Error &error) const
+    {
+        if (!m_suggestPool || error.kind != ErrorKind::TooLarge)
+            return error.message;
+        return error.message + " (for long sequences: compute --pool N writes pooled weights without the full trace)";
+    }
+
     // A path or argument as a message may show it: one line, no terminal escapes.
     static QString shown(const QString &text) { return QString::fromStdString(printableText(text.toStdString(), 200)); }
 
     QTextStream &m_out;
     QTextStream &m_err;
     int m_exit = kOk;
+    bool m_suggestPool = false;
 };
 
 int dispatch(const QStringList &arguments, QTextStream &out, QTextStream &err)

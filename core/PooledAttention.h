@@ -1,0 +1,73 @@
+#pragma once
+
+#include "core/AttentionProblem.h"
+#include "core/Result.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace attnscope {
+
+// The long-sequence form of design.md (`compute --pool N`): attention weights pooled to at
+// most N x N cells per head, computed without ever holding Tq x Tk per head.
+//
+// Backend decision: AttentionBackend::computePooled() is a virtual whose default runs the
+// Eigen engine below (computePooledCpu), so every backend answers a pooled request and one
+// without its own pooled kernels (Vulkan, today) falls back to the CPU. Callers that report
+// the device say so (the CLI prints a note when the backend is not "cpu").
+
+enum class PoolMode { Max, Mean };
+
+struct PoolOptions {
+    std::int64_t bins = 1024; // N: Nq = min(N, Tq), Nk = min(N, Tk)
+    PoolMode mode = PoolMode::Max;
+    int threads = 0; // <= 0: as many as OpenMP offers
+};
+
+// Cell (a, b) of pooled[h] covers query rows [floor(a*Tq/Nq), floor((a+1)*Tq/Nq)) and keys
+// [floor(b*Tk/Nk), floor((b+1)*Tk/Nk)); it holds the max or the mean of the exact softmax
+// weights over that block (masked weights count as 0).
+template <typename Scalar>
+struct BasicPooledResult {
+    using Matrix = MatrixT<Scalar>;
+    std::vector<Matrix> pooled; // [H] Nq x Nk
+    Matrix entropy;             // H x Tq: -sum_j w log w (natural log), 0 for an empty row
+    Matrix output;              // Tq x d_out, as in the full computation
+};
+using PooledResult = BasicPooledResult<float>;
+using PooledReference = BasicPooledResult<double>;
+
+// The first row (key) of bin `index` when `count` items are split into `bins` bins.
+inline std::int64_t binStart(std::int64_t index, std::int64_t count, std::int64_t bins)
+{
+    return index * count / bins;
+}
+
+// Bytes the pooled path holds at its peak for this shape, `threads` workers included: the
+// projections (O(T·d)), the context and output, the pooled maps (N²·H) and per-thread tiles.
+std::int64_t pooledBytes(std::int64_t heads, std::int64_t tq, std::int64_t tk, std::int64_t qkWidth,
+                         std::int64_t vWidth, std::int64_t dOut, std::int64_t bins, int threads);
+std::int64_t pooledBytes(const AttentionProblem &problem, const PoolOptions &options);
+
+// The Eigen engine: per (head, block of query rows) a first pass over key tiles computes each
+// row's max and normaliser (online softmax, scores never stored), a second pass recomputes the
+// tiles, forms the exact weights and accumulates the pooled cells, the row entropies and
+// weights·V. Causal and key-padding masks are applied per tile from their structure; tiles no
+// row of the block may see are skipped. A custom `allowed` matrix is read as it is.
+// Validates the problem (except the full-trace size) and refuses, as TooLarge, a request whose
+// pooledBytes() exceed the memory budget.
+Result<PooledResult> computePooledCpu(const AttentionProblem &problem, const PoolOptions &options);
+
+// The double-precision reference for tests: referenceAttention()'s full weights, pooled by
+// poolWeights(), and their row entropies. Holds Tq x Tk per head: small problems only.
+Result<PooledReference> referencePooled(const AttentionProblem &problem, const PoolOptions &options);
+
+// Pools one full Tq x Tk weight matrix into min(N,Tq) x min(N,Tk) cells, by plain loops.
+MatrixD poolWeights(const MatrixD &weights, std::int64_t bins, PoolMode mode);
+
+// The machine's float GEMM rate now, in GFLOP/s: Eigen's (rows x d)·(d x d) on the threads
+// Eigen is set to use, best of runs over about 0.3 s. Benchmarks report the pooled path's
+// GFLOP/s against it, both measured in the same run.
+double measureGemmGflops(Eigen::Index rows, Eigen::Index d);
+
+} // namespace attnscope
