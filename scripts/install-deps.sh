@@ -15,6 +15,11 @@ packages=(
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   # GUI tests in a real X window, and rasterising exported PDFs
   xvfb xauth poppler-utils fonts-dejavu-core
+  # a CJK font: Chinese token labels in the GUI and in figures (also a dependency of the .deb)
+  fonts-wqy-microhei
+  # the packaging test: validating the installed desktop entry and AppStream metainfo, and
+  # dpkg-shlibdeps (dpkg-dev) for `cpack -G DEB`
+  desktop-file-utils appstream dpkg-dev
 )
 
 missing=()

@@ -17,6 +17,7 @@ int main(int argc, char *argv[])
     QApplication::setOrganizationName(QStringLiteral("AttnScope"));
     QApplication::setApplicationName(QStringLiteral("AttnScope"));
     QApplication::setApplicationVersion(QStringLiteral(ATTNSCOPE_VERSION));
+    QGuiApplication::setDesktopFileName(QStringLiteral("io.github.attnscope.AttnScope")); // icon on Wayland
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QApplication::translate("main", "See every attention head."));

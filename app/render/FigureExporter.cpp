@@ -4,11 +4,13 @@
 
 #include <QBuffer>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QFontInfo>
 #include <QHash>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QRawFont>
 #include <QRegularExpression>
 #include <QSaveFile>
 #include <QSvgGenerator>
@@ -49,11 +51,41 @@ namespace {
 // QSvgGenerator writes Qt's family name ("Sans Serif", a fontconfig alias no browser knows)
 // as the CSS font-family. Every one becomes a CSS list: the family the text was laid out
 // with, quoted, then the generic sans-serif as the fallback.
+// The writing systems of CJK text in the figure, each once: their fonts are fallbacks that
+// Qt chose through fontconfig and a viewer's sans-serif may lack.
+QList<QFontDatabase::WritingSystem> cjkWritingSystems(const QString &text)
+{
+    QList<QFontDatabase::WritingSystem> out;
+    for (const QChar ch : text) {
+        if (ch.unicode() < 0x2e80)
+            continue;
+        QFontDatabase::WritingSystem ws = QFontDatabase::Any;
+        switch (ch.script()) {
+        case QChar::Script_Han:
+            ws = QFontDatabase::SimplifiedChinese;
+            break;
+        case QChar::Script_Hiragana:
+        case QChar::Script_Katakana:
+            ws = QFontDatabase::Japanese;
+            break;
+        case QChar::Script_Hangul:
+            ws = QFontDatabase::Korean;
+            break;
+        default:
+            continue;
+        }
+        if (!out.contains(ws))
+            out << ws;
+    }
+    return out;
+}
+
 QByteArray cssFontFamilies(const QByteArray &svg)
 {
     static const QRegularExpression attr(QStringLiteral("font-family=\"([^\"]*)\""));
     QHash<QString, QString> lists;
     const QString text = QString::fromUtf8(svg);
+    const QList<QFontDatabase::WritingSystem> cjk = cjkWritingSystems(text);
     QString out;
     out.reserve(text.size() + text.size() / 8);
     qsizetype last = 0;
@@ -64,9 +96,22 @@ QByteArray cssFontFamilies(const QByteArray &svg)
         if (found == lists.cend()) {
             QString resolved = QFontInfo(QFont(family)).family();
             resolved.remove(QLatin1Char('\'')).remove(QLatin1Char('"'));
-            QString list = QStringLiteral("sans-serif");
+            QStringList names;
             if (!resolved.isEmpty() && resolved.compare(QLatin1String("sans-serif"), Qt::CaseInsensitive) != 0)
-                list = QStringLiteral("'%1', sans-serif").arg(resolved.toHtmlEscaped());
+                names << resolved;
+            for (QFontDatabase::WritingSystem ws : cjk) {
+                // QRawFont::fromFont crashes (Qt 6.4) when no font has the writing system.
+                if (QFontDatabase::families(ws).isEmpty())
+                    continue;
+                QString fallback = QRawFont::fromFont(QFont(family), ws).familyName();
+                fallback.remove(QLatin1Char('\'')).remove(QLatin1Char('"'));
+                if (!fallback.isEmpty() && !names.contains(fallback))
+                    names << fallback;
+            }
+            QString list;
+            for (const QString &n : names)
+                list += QStringLiteral("'%1', ").arg(n.toHtmlEscaped());
+            list += QStringLiteral("sans-serif");
             found = lists.insert(family, list);
         }
         out += QStringView(text).mid(last, m.capturedStart() - last);

@@ -3,6 +3,7 @@
 #include "app/gui/document/Autosave.h"
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/HeadLinesView.h"
+#include "app/gui/views/HelpMenu.h"
 #include "app/gui/views/MaskEditor.h"
 #include "app/gui/views/TeachingView.h"
 
@@ -13,6 +14,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QGraphicsColorizeEffect>
+#include <QIcon>
 #include <QLabel>
 #include <QMenuBar>
 #include <QRegularExpression>
@@ -33,6 +35,7 @@ MainWindow::MainWindow(QWidget *parent)
 {
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
+    setWindowIcon(QIcon(QStringLiteral(":/icons/attnscope.svg")));
     createViews();
     createDocks();
     createActions();
@@ -283,11 +286,7 @@ void MainWindow::createActions()
             ->setEnabled(false);
     });
 
-    QMenu *help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About AttnScope"), this, [this] {
-        statusBar()->showMessage(tr("AttnScope %1: see every attention head.").arg(QStringLiteral(ATTNSCOPE_VERSION)),
-                                 5000);
-    });
+    fillHelpMenu(menuBar()->addMenu(tr("&Help")), this, [this] { return m_backendLabel->text(); });
 }
 
 void MainWindow::createStatusBar()
