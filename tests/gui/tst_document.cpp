@@ -2,6 +2,7 @@
 
 #include "app/gui/document/Document.h"
 #include "core/Mask.h"
+#include "core/Npy.h"
 #include "core/Validation.h"
 
 #include "../common/TestUtil.h"
@@ -44,6 +45,7 @@ class TestDocument : public QObject
     Q_OBJECT
 
 private slots:
+    void npyReferencesOpenAndSaveKeepsThem();
     void editCellUndoRedo();
     void cellDragMergesIntoOneStep();
     void tokenLabel();
@@ -423,6 +425,39 @@ void TestDocument::everyCommandHasALabel()
     QCOMPARE(doc.undoStack()->count(), 10);
     for (int i = 0; i < doc.undoStack()->count(); ++i)
         QVERIFY2(!doc.undoStack()->text(i).isEmpty(), qPrintable(QString::number(i)));
+}
+
+void TestDocument::npyReferencesOpenAndSaveKeepsThem()
+{
+    // A project whose input is a {"npy": ...} reference beside it: the GUI opens it from the
+    // file's folder (it refused references before), and saving keeps the reference.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const float x[] = {1, 0, 1, 0, 0, 2, 0, 2, 1, 1, 1, 1};
+    {
+        QFile f(dir.filePath(QStringLiteral("x.npy")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        const std::string bytes = npyBytes({3, 4}, x);
+        f.write(bytes.data(), qint64(bytes.size()));
+    }
+    const QByteArray json = R"({"format": "attnscope", "version": 1, "mode": "self", "heads": 1, "headDimQK": 2,
+        "headDimV": 2, "query": {"tokens": ["a", "b", "c"], "x": {"npy": "x.npy"}},
+        "weights": {"q": [[1, 0], [0, 1], [1, 0], [0, 1]], "k": [[1, 0], [0, 1], [1, 0], [0, 1]],
+                    "v": [[1, 0], [0, 1], [1, 0], [0, 1]]}})";
+    const QString path = dir.filePath(QStringLiteral("p.attnscope.json"));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(json);
+    }
+    auto project = Document::readProject(path);
+    QVERIFY2(project.ok(), project.ok() ? "" : project.message().c_str());
+    QCOMPARE(project->problem.xq(1, 1), 2.0f);
+    Document doc(std::move(*project));
+    const QString saved = dir.filePath(QStringLiteral("saved.attnscope.json"));
+    QVERIFY(doc.save(saved).ok());
+    const QByteArray text = test::readAll(saved);
+    QVERIFY2(text.contains(R"("npy": "x.npy")"), text.constData());
 }
 
 QTEST_GUILESS_MAIN(TestDocument)

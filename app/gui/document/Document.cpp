@@ -2,11 +2,11 @@
 
 #include "app/gui/document/DocumentCommands.h"
 #include "app/gui/document/MemoryBudget.h"
+#include "core/FileIo.h"
 #include "core/MemoryLimits.h"
 
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QUndoStack>
 
 #include <cmath>
@@ -34,15 +34,20 @@ Document::~Document() = default;
 
 Result<Project> Document::readProject(const QString &path)
 {
-    QFile file(path);
-    const QString name = path.startsWith(QLatin1Char(':')) ? QFileInfo(path).fileName() : path;
-    if (!file.open(QIODevice::ReadOnly))
-        return Error{(name + QStringLiteral(": ") + file.errorString()).toStdString()};
-    const QByteArray data = file.readAll();
-    auto project = parseProject(std::string_view(data.constData(), size_t(data.size())));
-    if (!project)
-        return Error{(name + QStringLiteral(": ")).toStdString() + project.message()};
-    return project;
+    // Built-in examples are resources; files on disk are read with the CLI's bounds (a size
+    // cap, no endless reads from a FIFO or a device) and may reference .npy files beside them.
+    if (path.startsWith(QLatin1Char(':'))) {
+        QFile file(path);
+        const QString name = QFileInfo(path).fileName();
+        if (!file.open(QIODevice::ReadOnly))
+            return Error{(name + QStringLiteral(": ") + file.errorString()).toStdString(), ErrorKind::Io};
+        const QByteArray data = file.readAll();
+        auto project = parseProject(std::string_view(data.constData(), size_t(data.size())));
+        if (!project)
+            return Error{(name + QStringLiteral(": ")).toStdString() + project.message(), project.kind()};
+        return project;
+    }
+    return readProjectFile(path.toStdString());
 }
 
 void Document::setFilePath(const QString &path)
@@ -74,12 +79,13 @@ void Document::markModified()
 
 Status Document::save(const QString &path)
 {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return Error{(path + QStringLiteral(": ") + file.errorString()).toStdString()};
-    const std::string text = serializeProject(m_project);
-    if (file.write(text.data(), qint64(text.size())) != qint64(text.size()) || !file.commit())
-        return Error{(path + QStringLiteral(": ") + file.errorString()).toStdString()};
+    // Whole or nothing, as the CLI writes (a link is replaced, never its target).
+    AtomicFileWriter file(path.toStdString());
+    if (Status s = file.open(); !s)
+        return s;
+    file.write(serializeProject(m_project, QFileInfo(path).absolutePath().toStdString()));
+    if (Status s = file.commit(); !s)
+        return s;
     setFilePath(path);
     m_undoStack->setClean();
     return Ok{};
