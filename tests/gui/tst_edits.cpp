@@ -66,9 +66,8 @@ bool sameData(const Project &a, const Project &b)
 {
     const AttentionProblem &x = a.problem, &y = b.problem;
     return x.spec.heads == y.spec.heads && x.spec.headDimQK == y.spec.headDimQK && x.spec.headDimV == y.spec.headDimV &&
-           same(x.xq, y.xq) && same(x.xkv, y.xkv) && same(x.weights.q, y.weights.q) &&
-           same(x.weights.k, y.weights.k) && same(x.weights.v, y.weights.v) && same(x.weights.o, y.weights.o) &&
-           a.queryTokens == b.queryTokens;
+           same(x.xq, y.xq) && same(x.xkv, y.xkv) && same(x.weights.q, y.weights.q) && same(x.weights.k, y.weights.k) &&
+           same(x.weights.v, y.weights.v) && same(x.weights.o, y.weights.o) && a.queryTokens == b.queryTokens;
 }
 
 MatrixF block(const MatrixF &m, int head, int width)
