@@ -121,6 +121,7 @@ private slots:
 
 void TestCliSafety::computeRefusesWhatMemoryCannotHold()
 {
+    ATTNSCOPE_SKIP_IF_ADDRESS_SPACE_LIMITS_UNUSABLE();
     // 40,000 tokens: a 480 KB file whose trace needs 14.4 GB. The fixed 16 GiB limit let it
     // through and the CLI died with bad_alloc under a memory cap.
     QTemporaryDir tmp;
@@ -137,6 +138,7 @@ void TestCliSafety::computeRefusesWhatMemoryCannotHold()
 
 void TestCliSafety::exportJsonStreamsUnderMemoryCap()
 {
+    ATTNSCOPE_SKIP_IF_ADDRESS_SPACE_LIMITS_UNUSABLE();
     // The .json export took ~13x the trace (a DOM of every number, then its text): a 32 MB
     // trace died under a 400 MB cap. Streamed, it needs little more than the trace.
     QTemporaryDir tmp;

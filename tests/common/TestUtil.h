@@ -16,6 +16,22 @@
 
 namespace attnscope::test {
 
+// The `asan` build: AddressSanitizer reserves terabytes of address space for its shadow
+// memory, so a process cannot run under an address-space limit (prlimit --as, RLIMIT_AS)
+// there. Tests of those limits skip in that build only; the Release suite runs them.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
+#define ATTNSCOPE_SKIP_IF_ADDRESS_SPACE_LIMITS_UNUSABLE()                                                         \
+    do {                                                                                                        \
+        if (attnscope::test::kAddressSanitizer)                                                                 \
+            QSKIP("an address-space limit cannot be tested under AddressSanitizer (it reserves terabytes of "  \
+                  "address space for its shadow memory); the Release suite runs this test");                    \
+    } while (false)
+
 inline QString sourcePath(const QString &relative)
 {
     return QStringLiteral(ATTNSCOPE_SOURCE_DIR "/") + relative;

@@ -245,6 +245,7 @@ void TestCompute::showsFinishedResultWhileNewerWaits()
 
 void TestCompute::reportsAllocationFailure()
 {
+    ATTNSCOPE_SKIP_IF_ADDRESS_SPACE_LIMITS_UNUSABLE();
     // The estimate passes, then an allocation really fails (the address space is limited):
     // the failure is reported (kind OutOfMemory) instead of ending the application.
     ComputeController c;
@@ -271,6 +272,7 @@ void TestCompute::reportsAllocationFailure()
 
 void TestCompute::addressSpaceLimitRefusesBeforeAllocating()
 {
+    ATTNSCOPE_SKIP_IF_ADDRESS_SPACE_LIMITS_UNUSABLE();
     // Under an address-space limit the machine's budget (core/MemoryLimits.h) shrinks with it:
     // a 2 GiB trace is refused by its size (kind TooLarge) before anything is allocated.
     ComputeController c;
