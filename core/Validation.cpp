@@ -82,7 +82,7 @@ Error tooLarge(std::int64_t bytes, std::int64_t allowed)
 ProblemLimits ProblemLimits::forThisMachine()
 {
     ProblemLimits limits;
-    limits.maxTraceBytes = memoryBudget();
+    limits.maxTraceBytes = kFollowMachine;
     return limits;
 }
 
@@ -172,8 +172,13 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
     }
 
     const std::int64_t bytes = traceBytes(p);
-    if (bytes > limits.maxTraceBytes)
+    if (limits.maxTraceBytes == ProblemLimits::kFollowMachine) {
+        if (bytes > ProblemLimits::kAlwaysFitsBytes)
+            if (const std::int64_t allowed = memoryBudget(); bytes > allowed)
+                return tooLarge(bytes, allowed);
+    } else if (bytes > limits.maxTraceBytes) {
         return tooLarge(bytes, limits.maxTraceBytes);
+    }
 
     ATTNSCOPE_CHECK(checkFinite("query.x", p.xq, false));
     if (cross)

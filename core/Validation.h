@@ -14,12 +14,17 @@ struct ProblemLimits {
     std::int64_t maxHeadDim = 65536;
     std::int64_t maxTokens = 1 << 20;
     std::int64_t maxModelDim = 1 << 16;
-    // Bytes of the full float trace (Q, K, V, scores, weights, outputs) we agree to hold;
-    // forThisMachine() sets it from what the machine allows now (core/MemoryLimits.h).
+    // Bytes of the full float trace (Q, K, V, scores, weights, outputs) we agree to hold, or
+    // kFollowMachine: what the machine allows when the problem is validated (memoryBudget():
+    // physical memory, RLIMIT_AS and RLIMIT_DATA, the cgroup's memory.max, whichever leaves
+    // least). The machine is asked only for traces above kAlwaysFitsBytes: reading /proc and
+    // the cgroup costs more than computing a teaching-sized problem.
     std::int64_t maxTraceBytes = std::numeric_limits<std::int64_t>::max();
 
-    // The limits above with maxTraceBytes = memoryBudget(): physical memory, RLIMIT_AS and
-    // RLIMIT_DATA, the cgroup's memory.max, whichever leaves least, read at the call.
+    static constexpr std::int64_t kFollowMachine = -1;
+    static constexpr std::int64_t kAlwaysFitsBytes = std::int64_t(4) << 20;
+
+    // The limits above with maxTraceBytes = kFollowMachine.
     static ProblemLimits forThisMachine();
 };
 

@@ -25,11 +25,11 @@ inline constexpr bool kAddressSanitizer = true;
 inline constexpr bool kAddressSanitizer = false;
 #endif
 
-#define ATTNSCOPE_SKIP_IF_ADDRESS_SPACE_LIMITS_UNUSABLE()                                                         \
-    do {                                                                                                        \
-        if (attnscope::test::kAddressSanitizer)                                                                 \
-            QSKIP("an address-space limit cannot be tested under AddressSanitizer (it reserves terabytes of "  \
-                  "address space for its shadow memory); the Release suite runs this test");                    \
+#define ATTNSCOPE_SKIP_IF_ADDRESS_SPACE_LIMITS_UNUSABLE()                                                              \
+    do {                                                                                                               \
+        if (attnscope::test::kAddressSanitizer)                                                                        \
+            QSKIP("an address-space limit cannot be tested under AddressSanitizer (it reserves terabytes of "          \
+                  "address space for its shadow memory); the Release suite runs this test");                           \
     } while (false)
 
 inline QString sourcePath(const QString &relative)
