@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the readers of outside bytes (project files, .npy, attention files: .npy, .npz,
-# .safetensors; the tokenizers' encode()) with libFuzzer, ASan and UBSan.
+# .safetensors; the tokenizers' files and encode()) with libFuzzer, ASan and UBSan.
 #   scripts/fuzz.sh [SECONDS] [RUNS]
 # Each target runs for SECONDS (default 60) or RUNS executions, whichever ends first, starting
 # from the seed corpus (resources/examples, tests/fixtures/torch, tests/fuzz/corpus,
@@ -29,12 +29,12 @@ mkdir -p "$out/artifacts"
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined -I"$root" -isystem /usr/include/eigen3 -DATTNSCOPE_VERSION='"fuzz"')
 core=(AttentionFile AttentionProblem AttentionSet FileIo JsonDocument MappedFile Mask MemoryLimits Npy ProjectFile
-      Safetensors UserText Validation ZipReader ByteLevelBpe Tokenizer UnicodeText WordPiece)
+      ProjectReferences Safetensors UserText Validation ZipReader ByteLevelBpe Tokenizer UnicodeText WordPiece)
 sources=()
 for c in "${core[@]}"; do sources+=("$root/core/$c.cpp"); done
 
 status=0
-for target in projectfile npy attentionfile tokenizer; do
+for target in projectfile npy attentionfile tokenizer tokenizerfiles; do
   echo "== fuzz_$target: building"
   "$cxx" "${flags[@]}" "$root/tests/fuzz/fuzz_$target.cpp" "${sources[@]}" -lz -o "$out/fuzz_$target"
   corpus="$out/corpus-$target"
