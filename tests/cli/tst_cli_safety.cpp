@@ -35,22 +35,10 @@ const QStringList kTensorFiles = {"q.npy", "k.npy", "v.npy", "scores.npy", "weig
 // attnscope-cli under `prlimit` (address space or file size caps), or with a short timeout.
 Run runLimited(const QStringList &limits, const QStringList &args, int timeoutMs = 120000)
 {
-    QProcess process;
     if (limits.isEmpty())
-        process.start(QStringLiteral(ATTNSCOPE_CLI), args);
-    else
-        process.start(QStringLiteral("prlimit"), limits + QStringList{QStringLiteral(ATTNSCOPE_CLI)} + args);
-    Run r;
-    if (!process.waitForFinished(timeoutMs)) {
-        process.kill();
-        process.waitForFinished();
-        r.err = QStringLiteral("timed out");
-        return r;
-    }
-    r.code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
-    r.out = QString::fromUtf8(process.readAllStandardOutput());
-    r.err = QString::fromUtf8(process.readAllStandardError());
-    return r;
+        return test::runProgram(QStringLiteral(ATTNSCOPE_CLI), args, timeoutMs);
+    return test::runProgram(QStringLiteral("prlimit"), limits + QStringList{QStringLiteral(ATTNSCOPE_CLI)} + args,
+                            timeoutMs);
 }
 
 // A self-attention project of `tokens` one-dimensional tokens and `heads` heads of size 1.

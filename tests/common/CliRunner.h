@@ -15,13 +15,15 @@ struct CliRun {
     QString out, err;
 };
 
-inline CliRun runCli(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+// Runs `program args` (attnscope-cli itself, or a wrapper such as prlimit around it).
+inline CliRun runProgram(const QString &program, const QStringList &args, int timeoutMs = 240000,
+                         const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
 {
     QProcess process;
     process.setProcessEnvironment(env);
-    process.start(QStringLiteral(ATTNSCOPE_CLI), args);
+    process.start(program, args);
     CliRun r;
-    if (!process.waitForFinished(240000)) {
+    if (!process.waitForFinished(timeoutMs)) {
         process.kill();
         process.waitForFinished();
         r.err = QStringLiteral("timed out");
@@ -31,6 +33,11 @@ inline CliRun runCli(const QStringList &args, const QProcessEnvironment &env = Q
     r.out = QString::fromUtf8(process.readAllStandardOutput());
     r.err = QString::fromUtf8(process.readAllStandardError());
     return r;
+}
+
+inline CliRun runCli(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+{
+    return runProgram(QStringLiteral(ATTNSCOPE_CLI), args, 240000, env);
 }
 
 } // namespace attnscope::test
