@@ -117,6 +117,95 @@ Status writeMatrixNpy(const MatrixD &m, const std::string &path)
     return file.commit();
 }
 
+namespace {
+
+std::string shapeText(const std::vector<std::int64_t> &shape)
+{
+    std::string out = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(shape[i]);
+    return out + "]";
+}
+
+Status checkIndex(const char *what, int index, int count)
+{
+    if (index >= 0 && index < count)
+        return Ok{};
+    return Error{std::string("--") + what + " " + std::to_string(index) + ": the input has " + std::to_string(count) +
+                 " " + what + "(s), numbered 0 to " + std::to_string(count - 1) + " (0-based)"};
+}
+
+} // namespace
+
+Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> layer,
+                                         std::optional<int> head, const std::string &path)
+{
+    if (tensor != "weights" && tensor != "rollout" && tensor != "mean")
+        return Error{"--tensor " + quotedText(tensor, 40) + ": expected weights, rollout or mean for attention maps"};
+    if (set.isEmpty())
+        return Error{"export: the input has no attention maps"};
+    if (tensor == "rollout" && (layer || head))
+        return Error{"--tensor rollout covers every layer and head: leave out --layer and --head"};
+    if (tensor == "mean" && head)
+        return Error{"--tensor mean is the mean over heads: leave out --head"};
+    if ((tensor == "mean" || head) && !layer) {
+        if (set.layers() > 1)
+            return Error{"--tensor " + tensor + (head ? " with --head" : "") + " needs --layer: the input has " +
+                         std::to_string(set.layers()) + " layers, numbered 0 to " + std::to_string(set.layers() - 1)};
+        layer = 0;
+    }
+    if (layer)
+        if (Status s = checkIndex("layer", *layer, set.layers()); !s)
+            return s.error();
+    if (head)
+        if (Status s = checkIndex("head", *head, set.heads()); !s)
+            return s.error();
+
+    if (tensor == "rollout") {
+        auto rollout = attentionRollout(set);
+        if (!rollout)
+            return rollout.error();
+        if (Status s = writeMatrixNpy(*rollout, path); !s)
+            return s.error();
+        return "rollout over " + std::to_string(set.layers()) + " layer(s) " +
+               shapeText({rollout->rows(), rollout->cols()});
+    }
+    if (tensor == "mean") {
+        if (Status s = writeMatrixNpy(meanOverHeads(set, 0, *layer), path); !s)
+            return s.error();
+        return "mean over heads of layer " + std::to_string(*layer) + " " + shapeText({set.queries(), set.keys()});
+    }
+    // Weights, streamed row by row from the set (a mapped float16 file is never copied whole).
+    const int l0 = layer ? *layer : 0, l1 = layer ? *layer + 1 : set.layers();
+    const int h0 = head ? *head : 0, h1 = head ? *head + 1 : set.heads();
+    std::vector<std::int64_t> shape;
+    if (!layer)
+        shape.push_back(set.layers());
+    if (!head)
+        shape.push_back(set.heads());
+    shape.push_back(set.queries());
+    shape.push_back(set.keys());
+    AtomicFileWriter file(path);
+    if (Status s = file.open(); !s)
+        return s.error();
+    file.write(npyHeader(shape));
+    std::vector<float> row(static_cast<std::size_t>(set.keys()));
+    for (int l = l0; l < l1; ++l)
+        for (int h = h0; h < h1; ++h)
+            for (std::int64_t i = 0; i < set.queries(); ++i) {
+                set.row(0, l, h, i, row.data());
+                file.write(reinterpret_cast<const char *>(row.data()), row.size() * sizeof(float));
+            }
+    if (Status s = file.commit(); !s)
+        return s.error();
+    std::string what = "weights";
+    if (layer)
+        what += " of layer " + std::to_string(*layer);
+    if (head)
+        what += ", head " + std::to_string(*head);
+    return what + " " + shapeText(shape);
+}
+
 int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
 {
     const auto fail = [&](const std::string &message, int code) {

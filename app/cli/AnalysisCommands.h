@@ -7,6 +7,7 @@
 #include <QStringList>
 #include <QTextStream>
 
+#include <optional>
 #include <string>
 
 namespace attnscope {
@@ -32,6 +33,16 @@ std::string statsCsv(const AttentionSet &set);
 
 // A double matrix as a float32 .npy file [rows, cols], whole or not at all.
 Status writeMatrixNpy(const MatrixD &m, const std::string &path);
+
+// `export INPUT --tensor weights|rollout|mean [--layer L] [--head H] --out FILE.npy` of an
+// attention set, as float32 .npy, whole or not at all. Layers and heads are 0-based.
+//   weights: [L,H,Tq,Tk] (no layer, no head), [H,Tq,Tk] (a layer) or [Tq,Tk] (layer and head;
+//            the layer may be left out when there is one);
+//   mean:    one layer's mean over heads [Tq,Tk]; rollout: over every layer [T,T].
+// A layer or head out of range, or one the tensor has no use for, is an InvalidInput error that
+// names the valid range. On success: what was written ("weights of layer 0, head 2 [11, 11]").
+Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> layer,
+                                         std::optional<int> head, const std::string &path);
 
 extern const char *const kStatsUsage;
 

@@ -5,6 +5,7 @@
 #include "app/cli/RenderCommand.h"
 #include "app/cli/TracePrinter.h"
 #include "app/engine/BackendChoice.h"
+#include "core/AttentionFile.h"
 #include "core/AttentionStats.h"
 #include "core/FileIo.h"
 #include "core/MemoryLimits.h"
@@ -49,9 +50,12 @@ Commands:
       Write tensors of the computation as data: one tensor (CSV: one head) or
       every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
       context output mask.
-  export INPUT --tensor rollout --out FILE.npy [--backend ...]
-      Attention rollout over all layers of an attention file (.npy, .npz,
-      .safetensors) or a project, as float32 [T,T].
+  export INPUT --tensor weights|rollout|mean [--layer L] [--head H] --out FILE.npy
+      Attention maps of an attention file (.npy, .npz, .safetensors) or a
+      project, as float32: weights [L,H,Tq,Tk] (all), [H,Tq,Tk] (--layer) or
+      [Tq,Tk] (--layer and --head); mean: one layer's mean over heads [Tq,Tk];
+      rollout: attention rollout over all layers [T,T]. Layers and heads are
+      0-based.
 %1%2  tokenize MODEL_DIR --text TEXT
       Print the ids and tokens of TEXT as the model folder's tokenizer (GPT-2
       or BERT) gives them, as JSON: {"ids": [...], "tokens": [...]}.
@@ -285,25 +289,36 @@ public:
         return kOk;
     }
 
-    // Attention rollout over every layer of an attention file, or of a project's one layer.
-    int exportRollout(const QCommandLineParser &parser, const QString &out)
+    // Maps of an attention file, or of a project's one layer: weights, mean or rollout.
+    int exportAttention(const QCommandLineParser &parser, const QString &out)
     {
+        const QString tensor = parser.value("tensor");
         if (dataFormatFromPath(out.toStdString()) != DataFormat::Npy)
-            return fail(QStringLiteral("export: --tensor rollout is written as .npy, found %1").arg(shown(out)),
-                        kUsage);
+            return fail(
+                QStringLiteral("export: --tensor %1 is written as .npy, found %2").arg(shown(tensor), shown(out)),
+                kUsage);
+        std::optional<int> layer, head;
+        for (const char *name : {"layer", "head"}) {
+            if (!parser.isSet(name))
+                continue;
+            bool ok = false;
+            const int v = parser.value(name).toInt(&ok);
+            if (!ok || v < 0)
+                return fail(QStringLiteral("--%1: expected a whole number from 0 (0-based), found \"%2\"")
+                                .arg(name, shown(parser.value(name))),
+                            kUsage);
+            (QLatin1String(name) == QLatin1String("layer") ? layer : head) = v;
+        }
         auto selection = backend(parser);
         if (!selection)
             return m_exit;
         auto input = loadAttentionInput(parser.positionalArguments()[0].toStdString(), *selection->backend);
         if (!input)
             return fail(input.message());
-        auto rollout = attentionRollout(input->set);
-        if (!rollout)
-            return fail(rollout.message());
-        if (Status s = writeMatrixNpy(*rollout, out.toStdString()); !s)
-            return fail(s.message());
-        m_out << "wrote: " << shown(out) << " (rollout over " << input->set.layers() << " layer(s), " << rollout->rows()
-              << " x " << rollout->cols() << ")\n";
+        auto written = writeAttentionTensor(input->set, tensor.toStdString(), layer, head, out.toStdString());
+        if (!written)
+            return fail(written.message(), written.kind() == ErrorKind::InvalidInput ? kUsage : kFailed);
+        m_out << "wrote: " << shown(out) << " (" << QString::fromStdString(*written) << ")\n";
         return kOk;
     }
 
@@ -313,7 +328,8 @@ public:
         parser.addOption({"out", "File to write (.csv, .npy, .npz or .json).", "file"});
         parser.addOption(
             {"tensor", "Tensor to write (.csv and .npy; default weights; rollout: .npy).", "name", "weights"});
-        parser.addOption({"head", "Head of a per-head tensor (.csv; default 0).", "n", "0"});
+        parser.addOption({"head", "Head of a per-head tensor (.csv; default 0; 0-based).", "n", "0"});
+        parser.addOption({"layer", "Layer of an attention file's maps (0-based).", "n"});
         parser.addOption(backendOption());
         if (!parse(parser, args, 1))
             return m_exit;
@@ -332,8 +348,10 @@ public:
             return fail(
                 QStringLiteral("export: --out %1 is the project file itself; it would be overwritten").arg(shown(out)),
                 kUsage);
-        if (parser.value("tensor") == "rollout")
-            return exportRollout(parser, out);
+        const QString tensor = parser.value("tensor");
+        if (tensor == "rollout" || tensor == "mean" || parser.isSet("layer") ||
+            isAttentionFilePath(parser.positionalArguments()[0].toStdString()))
+            return exportAttention(parser, out);
         auto run = computeProject(parser);
         if (!run)
             return m_exit;

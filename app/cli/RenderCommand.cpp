@@ -5,6 +5,7 @@
 
 #include "app/engine/BackendChoice.h"
 #include "app/render/FigureExporter.h"
+#include "core/AttentionFile.h"
 #include "core/ProjectFile.h"
 #include "core/TraceCheck.h"
 
@@ -17,14 +18,21 @@
 
 namespace attnscope {
 
-const char *const kRenderUsage = R"(  render PROJECT [PROJECT...] --out FILE.(png|svg|pdf) [view options]
-  render PROJECT [PROJECT...] --out DIR --format png,svg,pdf [view options]
-      Draw a figure of each project. With --format, one file per project and
-      format is written into DIR (created if missing), named after the project
-      file. View options:
-        --view head|heads|mean|headview|teaching|mask   (default head)
-        --head N                  head of head/headview/teaching (0-based)
+const char *const kRenderUsage = R"(  render INPUT [INPUT...] --out FILE.(png|svg|pdf) [view options]
+  render INPUT [INPUT...] --out DIR --format png,svg,pdf [view options]
+      Draw a figure of each project or attention file (.npy, .npz,
+      .safetensors). With --format, one file per input and format is written
+      into DIR (created if missing), named after the input file. View options:
+        --view head|heads|mean|headview|teaching|mask|model|rollout
+                                  (default: head for a project, model for an
+                                  attention file; headview, teaching and mask
+                                  need a project; model: layers x heads grid)
+        --layer L                 layer of head/heads/mean (0-based; default 0)
+        --head N                  head of head/headview/teaching (0-based;
+                                  figure titles count layers and heads from 1)
         --quantity weights|scores --colormap viridis|magma|cividis|grey|diverging
+        --color-scale linear|log|percentile       (default linear)
+        --merge-words             word-level maps from sub-word token labels
         --scale absolute|shared|per-head          --overlay (headview: all heads)
         --dpi N (default 150)     --width PX --height PX (default: natural size)
         --no-colorbar --no-labels --no-values     --no-axis-titles (no "query"/"key")
@@ -43,9 +51,10 @@ struct Failure {
 };
 
 struct Job {
-    QString projectPath;
+    QString projectPath; // the input: a project or an attention file
     Project project;
     AttentionTrace trace;
+    std::optional<AttentionSet> set; // an attention file's maps (no project)
 };
 
 // The stem a batch names its files after: "runs/a.attnscope.json" -> "a".
@@ -71,6 +80,9 @@ public:
             {"format", "png, svg and/or pdf, comma-separated (batch).", "list"},
             {"view", "head, heads, mean, headview, teaching or mask.", "view", "head"},
             {"head", "Head (0-based).", "n", "0"},
+            {"layer", "Layer (0-based).", "n", "0"},
+            {"color-scale", "linear, log or percentile.", "scale", "linear"},
+            {"merge-words", "Word-level maps from sub-word token labels."},
             {"quantity", "weights or scores.", "q", "weights"},
             {"colormap", "Colour map.", "name", "viridis"},
             {"scale", "absolute, shared or per-head.", "scope", "absolute"},
@@ -99,6 +111,11 @@ public:
             return fail(err, *f);
         if (auto f = checkHeads())
             return fail(err, *f);
+        // What cannot be drawn (words without labels, a rollout of cross-attention) is refused
+        // before the first file is written.
+        for (const Job &job : m_jobs)
+            if (const QString problem = exporterFor(job).figure(optionsFor(job))->problem(); !problem.isEmpty())
+                return fail(err, {QStringLiteral("%1: %2").arg(job.projectPath, problem)});
         // Every name is known before anything is written: a batch that would overwrite one of
         // its own figures is refused whole.
         std::vector<std::pair<size_t, QString>> files;
@@ -121,12 +138,13 @@ public:
         if (m_batch && !QDir().mkpath(m_out))
             return fail(err, {QStringLiteral("render: --out %1: cannot create the directory").arg(m_out)});
         for (const auto &[i, path] : files) {
-            const FigureExporter exporter(m_jobs[i].project, m_jobs[i].trace);
+            const FigureExporter exporter = exporterFor(m_jobs[i]);
+            const FigureOptions options = optionsFor(m_jobs[i]);
             QString error;
-            if (!exporter.write(path, m_options, m_size, &error))
+            if (!exporter.write(path, options, m_size, &error))
                 return fail(err, {error});
-            const QSize px = exporter.pixelSize(m_options, m_size);
-            const QSizeF pt = exporter.pageSize(m_options, m_size);
+            const QSize px = exporter.pixelSize(options, m_size);
+            const QSizeF pt = exporter.pageSize(options, m_size);
             out << "wrote: " << path << " (" << px.width() << " x " << px.height() << " px at " << m_size.dpi
                 << " dpi, " << QString::number(pt.width(), 'f', 0) << " x " << QString::number(pt.height(), 'f', 0)
                 << " pt)\n";
@@ -135,6 +153,22 @@ public:
     }
 
 private:
+    FigureExporter exporterFor(const Job &job) const
+    {
+        if (job.set)
+            return FigureExporter(*job.set, QFileInfo(job.projectPath).fileName());
+        return FigureExporter(job.project, job.trace);
+    }
+
+    // An attention file's figure is the model grid unless a view is asked for.
+    FigureOptions optionsFor(const Job &job) const
+    {
+        FigureOptions o = m_options;
+        if (job.set && !m_viewGiven)
+            o.view = FigureView::Model;
+        return o;
+    }
+
     static int fail(QTextStream &err, const Failure &f)
     {
         err << "attnscope-cli: " << f.message << "\n";
@@ -166,7 +200,9 @@ private:
     {
         m_projects = parser.positionalArguments();
         if (m_projects.isEmpty())
-            return Failure{QStringLiteral("render: expected at least one PROJECT (see --help)"), kUsage};
+            return Failure{
+                QStringLiteral("render: expected at least one INPUT (a project or an attention file; see --help)"),
+                kUsage};
         if (!parser.isSet("out") || parser.value("out").isEmpty())
             return Failure{QStringLiteral("render: --out FILE or --out DIR is required"), kUsage};
         m_out = parser.value("out");
@@ -202,8 +238,14 @@ private:
         const auto view = FigureOptions::viewFromKey(parser.value("view"));
         if (!view)
             return badChoice("view", parser.value("view"),
-                             QStringLiteral("head, heads, mean, headview, teaching or mask"));
+                             QStringLiteral("head, heads, mean, headview, teaching, mask, model or rollout"));
         m_options.view = *view;
+        m_viewGiven = parser.isSet("view");
+        const auto colorScale = ColorScale::fromKey(parser.value("color-scale"));
+        if (!colorScale)
+            return badChoice("color-scale", parser.value("color-scale"), QStringLiteral("linear, log or percentile"));
+        m_options.colorScale = *colorScale;
+        m_options.mergeWords = parser.isSet("merge-words");
         if (parser.value("quantity") == QLatin1String("weights"))
             m_options.quantity = HeatmapQuantity::Weights;
         else if (parser.value("quantity") == QLatin1String("scores"))
@@ -231,6 +273,9 @@ private:
         if (auto f = number(parser, "head", 0, 1 << 20, m_options.head))
             return f;
         m_headGiven = parser.isSet("head");
+        if (auto f = number(parser, "layer", 0, 1 << 20, m_options.layer))
+            return f;
+        m_layerGiven = parser.isSet("layer");
         if (auto f = number(parser, "dpi", FigureSize::kMinDpi, FigureSize::kMaxDpi, m_size.dpi))
             return f;
         if (parser.isSet("width"))
@@ -257,13 +302,26 @@ private:
 
     std::optional<Failure> computeAll(const QCommandLineParser &, QTextStream &out)
     {
-        // Every project is read and computed before the first figure is written.
+        // Every input is read and computed before the first figure is written.
         std::vector<Job> jobs;
+        bool projects = false;
         for (const QString &path : m_projects) {
+            if (isAttentionFilePath(path.toStdString())) {
+                auto set = readAttentionFile(path.toStdString());
+                if (!set)
+                    return Failure{QString::fromStdString(set.message())};
+                jobs.push_back({path, {}, {}, std::move(*set)});
+                continue;
+            }
             auto project = readProjectFile(path.toStdString());
             if (!project)
                 return Failure{QString::fromStdString(project.message())};
-            jobs.push_back({path, std::move(*project), {}});
+            jobs.push_back({path, std::move(*project), {}, std::nullopt});
+            projects = true;
+        }
+        if (!projects) { // attention files only: nothing to compute
+            m_jobs = std::move(jobs);
+            return std::nullopt;
         }
         auto selection = createBackend(m_request);
         if (!selection)
@@ -274,6 +332,8 @@ private:
         if (!selection->notice.empty())
             out << "note: " << QString::fromStdString(selection->notice) << "\n";
         for (Job &job : jobs) {
+            if (job.set)
+                continue;
             auto trace = selection->backend->compute(job.project.problem);
             // A fallback during this compute (Vulkan lost, out of memory), said once.
             if (const std::string late = takeBackendNotice(*selection->backend); !late.empty())
@@ -293,7 +353,21 @@ private:
     std::optional<Failure> checkHeads() const
     {
         for (const Job &job : m_jobs) {
-            const int heads = job.trace.heads();
+            const int heads = job.set ? job.set->heads() : job.trace.heads();
+            const int layers = job.set ? job.set->layers() : 1;
+            const FigureView view = optionsFor(job).view;
+            if (job.set && !FigureOptions::setViews().contains(view))
+                return Failure{QStringLiteral("--view %1: %2 is an attention file; its views are model, rollout, head, "
+                                              "heads and mean")
+                                   .arg(FigureOptions::viewKey(view), job.projectPath),
+                               kUsage};
+            if (m_layerGiven && m_options.layer >= layers)
+                return Failure{QStringLiteral("--layer %1: %2 has %3 layer(s), numbered 0 to %4")
+                                   .arg(m_options.layer)
+                                   .arg(job.projectPath)
+                                   .arg(layers)
+                                   .arg(layers - 1),
+                               kUsage};
             if (m_headGiven && m_options.head >= heads)
                 return Failure{QStringLiteral("--head %1: %2 has %3 head(s), numbered 0 to %4")
                                    .arg(m_options.head)
@@ -309,6 +383,8 @@ private:
     QString m_out;
     bool m_batch = false;
     bool m_headGiven = false;
+    bool m_layerGiven = false;
+    bool m_viewGiven = false;
     QList<FigureFormat> m_formats;
     FigureOptions m_options;
     FigureSize m_size;

@@ -1,6 +1,7 @@
 #include "app/render/FigureExporter.h"
 
 #include "app/render/DisplayText.h"
+#include "app/render/SetFigureRenderer.h"
 
 #include <QBuffer>
 #include <QFileInfo>
@@ -124,13 +125,26 @@ QByteArray cssFontFamilies(const QByteArray &svg)
 
 } // namespace
 
-FigureExporter::FigureExporter(const Project &project, const AttentionTrace &trace) : m_project(project), m_trace(trace)
+FigureExporter::FigureExporter(const Project &project, const AttentionTrace &trace)
+    : m_project(&project), m_trace(&trace)
 {
+}
+
+FigureExporter::FigureExporter(AttentionSet set, const QString &name)
+    : m_set(std::make_shared<const AttentionSet>(std::move(set))), m_name(name)
+{
+}
+
+std::unique_ptr<Figure> FigureExporter::figure(const FigureOptions &options) const
+{
+    if (m_set)
+        return std::make_unique<SetFigureRenderer>(*m_set, m_name, options);
+    return std::make_unique<FigureRenderer>(*m_project, *m_trace, options);
 }
 
 QSizeF FigureExporter::pageSize(const FigureOptions &options, const FigureSize &size) const
 {
-    const QSizeF natural = FigureRenderer(m_project, m_trace, options).naturalSize();
+    const QSizeF natural = figure(options)->naturalSize();
     const double k = 72.0 / std::max(1, size.dpi);
     if (size.width > 0 && size.height > 0)
         return {size.width * k, size.height * k};
@@ -183,19 +197,19 @@ QImage FigureExporter::image(const FigureOptions &options, const FigureSize &siz
     image.fill(Qt::transparent);
     const double k = size.dpi / 72.0;
     const QSizeF page(pixels.width() / k, pixels.height() / k);
-    const FigureRenderer renderer(m_project, m_trace, options);
+    const std::unique_ptr<Figure> renderer = figure(options);
     {
         QPainter painter(&image);
         painter.setRenderHint(QPainter::Antialiasing);
         painter.setRenderHint(QPainter::TextAntialiasing);
         painter.scale(k, k);
-        renderer.paint(painter, QRectF(QPointF(0, 0), page));
+        renderer->paint(painter, QRectF(QPointF(0, 0), page));
     }
     const int dotsPerMeter = int(std::lround(size.dpi / 0.0254));
     image.setDotsPerMeterX(dotsPerMeter);
     image.setDotsPerMeterY(dotsPerMeter);
-    image.setText(QStringLiteral("Title"), renderer.title());
-    image.setText(QStringLiteral("Description"), renderer.description());
+    image.setText(QStringLiteral("Title"), renderer->title());
+    image.setText(QStringLiteral("Description"), renderer->description());
     image.setText(QStringLiteral("Software"), QStringLiteral("AttnScope"));
     return image;
 }
@@ -212,8 +226,8 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
         format = figureFormatFromSuffix(path);
     if (!format)
         return fail(tr("%1: expected a .png, .svg or .pdf file name").arg(path));
-    if (m_trace.heads() == 0)
-        return fail(tr("%1: nothing to draw: the trace has no heads").arg(path));
+    if (const QString problem = figure(options)->problem(); !problem.isEmpty())
+        return fail(tr("%1: %2").arg(path, problem));
 
     QString sizeError;
     QImage png;
@@ -235,7 +249,7 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
         // Vector output in points; embedded images of tiny cells at the requested DPI.
         FigureOptions o = options;
         o.pixelScale = size.dpi / 72.0;
-        const FigureRenderer renderer(m_project, m_trace, o);
+        const std::unique_ptr<Figure> renderer = figure(o);
         const QSizeF page = pageSize(options, size);
         const QSize points(int(std::ceil(page.width() - 1e-6)), int(std::ceil(page.height() - 1e-6)));
         const QRectF target(QPointF(0, 0), QSizeF(points));
@@ -252,12 +266,12 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
             svg.setViewBox(target);
             // Qt 6.4 writes these into <title> and <desc> as they are: a token such as
             // "<pad>" in a title would break the XML (the test reads the title back).
-            svg.setTitle(renderer.title().toHtmlEscaped());
-            svg.setDescription(renderer.description().toHtmlEscaped());
+            svg.setTitle(renderer->title().toHtmlEscaped());
+            svg.setDescription(renderer->description().toHtmlEscaped());
             QPainter painter;
             if ((painted = painter.begin(&svg))) {
                 painter.setRenderHint(QPainter::Antialiasing);
-                renderer.paint(painter, target);
+                renderer->paint(painter, target);
                 painted = painter.end();
             }
             const QByteArray bytes = xmlSafe(cssFontFamilies(buffer.data()));
@@ -267,13 +281,13 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
             QPdfWriter pdf(&file);
             pdf.setResolution(72);
             pdf.setCreator(QStringLiteral("AttnScope"));
-            pdf.setTitle(renderer.title());
+            pdf.setTitle(renderer->title());
             pdf.setPageSize(QPageSize(QSizeF(points), QPageSize::Point, QString(), QPageSize::ExactMatch));
             pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
             QPainter painter;
             if ((painted = painter.begin(&pdf))) {
                 painter.setRenderHint(QPainter::Antialiasing);
-                renderer.paint(painter, target);
+                renderer->paint(painter, target);
                 painted = painter.end();
             }
         }

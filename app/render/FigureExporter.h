@@ -1,11 +1,13 @@
 #pragma once
 
 #include "app/render/FigureRenderer.h"
+#include "core/AttentionSet.h"
 
 #include <QImage>
 #include <QSize>
 #include <QString>
 
+#include <memory>
 #include <optional>
 
 namespace attnscope {
@@ -28,15 +30,21 @@ struct FigureSize {
 std::optional<FigureFormat> figureFormatFromSuffix(const QString &suffixOrPath);
 QString figureFormatSuffix(FigureFormat format);
 
-// Paints figures of one computed trace into files or images. Files are written atomically
-// (QSaveFile): either the whole figure or nothing, and an old file of that name survives a
-// failure.
+// Paints figures of one computed trace (FigureRenderer) or of an attention set
+// (SetFigureRenderer) into files or images. Files are written atomically (QSaveFile): either
+// the whole figure or nothing, and an old file of that name survives a failure.
 class FigureExporter
 {
     Q_DECLARE_TR_FUNCTIONS(FigureExporter)
 
 public:
+    // project and trace must outlive the exporter.
     FigureExporter(const Project &project, const AttentionTrace &trace);
+    // An attention set (kept: copies share its maps); name is what titles call it.
+    FigureExporter(AttentionSet set, const QString &name);
+
+    // The figure these options give (a FigureRenderer or a SetFigureRenderer).
+    std::unique_ptr<Figure> figure(const FigureOptions &options) const;
 
     // The page size in points and the PNG size in pixels for these options and size.
     QSizeF pageSize(const FigureOptions &options, const FigureSize &size) const;
@@ -52,8 +60,10 @@ public:
 private:
     bool checkSize(const FigureSize &size, const QSize &pixels, QString *error) const;
 
-    const Project &m_project;
-    const AttentionTrace &m_trace;
+    const Project *m_project = nullptr;
+    const AttentionTrace *m_trace = nullptr;
+    std::shared_ptr<const AttentionSet> m_set;
+    QString m_name;
 };
 
 } // namespace attnscope

@@ -2,6 +2,7 @@
 
 #include "app/render/DisplayText.h"
 #include "app/render/HeadViewRenderer.h"
+#include "app/render/SetFigureRenderer.h"
 #include "app/render/TeachingRenderer.h"
 
 #include <QFontMetricsF>
@@ -32,15 +33,20 @@ QList<FigureView> FigureOptions::allViews()
             FigureView::HeadView, FigureView::Teaching, FigureView::Mask};
 }
 
+QList<FigureView> FigureOptions::setViews()
+{
+    return {FigureView::Model, FigureView::Rollout, FigureView::Head, FigureView::Heads, FigureView::Mean};
+}
+
 QString FigureOptions::viewKey(FigureView view)
 {
-    static const char *const keys[] = {"head", "heads", "mean", "headview", "teaching", "mask"};
+    static const char *const keys[] = {"head", "heads", "mean", "headview", "teaching", "mask", "model", "rollout"};
     return QString::fromLatin1(keys[int(view)]);
 }
 
 std::optional<FigureView> FigureOptions::viewFromKey(const QString &key)
 {
-    for (FigureView v : allViews())
+    for (FigureView v : allViews() + setViews())
         if (viewKey(v) == key)
             return v;
     return std::nullopt;
@@ -61,6 +67,10 @@ QString FigureOptions::viewName(FigureView view)
         return FigureRenderer::tr("Step by step");
     case FigureView::Mask:
         return FigureRenderer::tr("Mask");
+    case FigureView::Model:
+        return FigureRenderer::tr("Layers and heads (grid)");
+    case FigureView::Rollout:
+        return FigureRenderer::tr("Attention rollout");
     }
     return {};
 }
@@ -73,6 +83,20 @@ FigureRenderer::FigureRenderer(const Project &project, const AttentionTrace &tra
     m_options.fontSize = std::clamp(m_options.fontSize, 4, 96);
     if (heads == 0)
         return;
+    const bool heatmapView =
+        m_options.view == FigureView::Head || m_options.view == FigureView::Heads || m_options.view == FigureView::Mean;
+    if (m_options.view == FigureView::Model || m_options.view == FigureView::Rollout ||
+        (m_options.mergeWords && heatmapView)) {
+        // Not owned: the trace outlives this renderer.
+        AttentionSet set = AttentionSet::fromTrace(trace, nullptr);
+        (void)set.setTokens(project.queryTokens, project.keyLabels()); // labels of the trace's own sizes
+        FigureOptions o = m_options;
+        o.layer = 0;
+        m_set = std::make_shared<const SetFigureRenderer>(
+            std::move(set), project.title.empty() ? QString() : QString::fromStdString(project.title), o,
+            trace.allowed.size() ? &trace.allowed : nullptr, trace.emptyRows, project.problem.spec.maskFill);
+        return;
+    }
     switch (m_options.view) {
     case FigureView::Head:
         m_data.push_back(HeatmapData::fromTrace(project, trace, m_options.head, m_options.quantity, m_options.scale));
@@ -85,6 +109,15 @@ FigureRenderer::FigureRenderer(const Project &project, const AttentionTrace &tra
         for (int h = 0; h < heads; ++h)
             m_data.push_back(HeatmapData::fromTrace(project, trace, h, m_options.quantity, m_options.scale));
         m_columns = chooseColumns();
+        if (sharedColorBar() && m_options.colorScale != ColorScaleKind::Linear) {
+            // One colour bar for every tile: one scale over all their values.
+            std::vector<const HeatmapData *> all;
+            for (const HeatmapData &d : m_data)
+                all.push_back(&d);
+            const auto scale = std::make_shared<const ColorScale>(ColorScale::build(m_options.colorScale, all));
+            for (HeatmapData &d : m_data)
+                d.scale = scale;
+        }
         break;
     default:
         break;
@@ -101,6 +134,8 @@ QFont FigureRenderer::font(double scale) const
 
 QString FigureRenderer::title() const
 {
+    if (m_set)
+        return m_set->title();
     if (m_options.title)
         return displayText(*m_options.title);
     const QString project = m_project.title.empty() ? QStringLiteral("AttnScope") : displayText(m_project.title);
@@ -125,6 +160,9 @@ QString FigureRenderer::title() const
             .arg(project)
             .arg(m_project.problem.tq())
             .arg(m_project.problem.tk());
+    case FigureView::Model:
+    case FigureView::Rollout:
+        break;
     }
     return project;
 }
@@ -132,6 +170,13 @@ QString FigureRenderer::title() const
 QString FigureRenderer::description() const
 {
     return tr("AttnScope figure: %1").arg(FigureOptions::viewName(m_options.view));
+}
+
+QString FigureRenderer::problem() const
+{
+    if (m_set)
+        return m_set->problem();
+    return m_trace.heads() == 0 ? tr("nothing to draw: the trace has no heads") : QString();
 }
 
 QFont FigureRenderer::titleFont() const
@@ -171,6 +216,7 @@ HeatmapOptions FigureRenderer::heatmapOptions(bool small) const
 {
     HeatmapOptions o;
     o.colorMap = m_options.colorMap;
+    o.colorScale = m_options.colorScale;
     o.showTitle = small;                           // tiles: "Head N"; a single heatmap has the figure's title
     o.axisTitles = m_options.axisTitles && !small; // the grid has one pair for all tiles
     o.showLabels = m_options.labels;
@@ -206,7 +252,7 @@ QSizeF FigureRenderer::tileSize() const
     const double titleHeight = t.isEmpty() ? 0.0 : t.bottom() + pad;
     const QSizeF room((kMaxWidth - 2 * pad - bar - gridAxisRoom()) / columns - 4,
                       (kMaxHeight - 2 * pad - titleHeight - gridAxisRoom()) / std::max(rows, 1) - 4);
-    return heatmapNaturalSize(m_data[0], o, kTileGrid, room) + QSizeF(4, 4);
+    return heatmapNaturalSize(m_data[0], o, kTileGrid, kTileCell, room) + QSizeF(4, 4);
 }
 
 int FigureRenderer::gridColumns() const
@@ -226,7 +272,7 @@ int FigureRenderer::chooseColumns() const
     const HeatmapOptions o = heatmapOptions(true);
     const double tokens = double(std::max<Eigen::Index>({d.rows(), d.cols(), 1}));
     const double natural = std::min(kTileGrid / tokens, kTileCell);
-    const QSizeF ref = heatmapNaturalSize(d, o, kTileGrid, QSizeF(1e6, 1e6));
+    const QSizeF ref = heatmapNaturalSize(d, o, kTileGrid, kTileCell, QSizeF(1e6, 1e6));
     const double extraW = ref.width() - natural * double(d.cols()), extraH = ref.height() - natural * double(d.rows());
     const double pad = QFontMetricsF(font()).height() * 0.3;
     const double bar =
@@ -249,10 +295,10 @@ int FigureRenderer::chooseColumns() const
 }
 
 QSizeF FigureRenderer::heatmapNaturalSize(const HeatmapData &data, const HeatmapOptions &o, double gridSide,
-                                          const QSizeF &maxSize) const
+                                          double maxCell, const QSizeF &maxSize)
 {
     const double n = double(std::max(data.rows(), data.cols()));
-    double cell = std::min(gridSide / std::max(n, 1.0), gridSide == kHeadGrid ? kHeadCell : kTileCell);
+    double cell = std::min(gridSide / std::max(n, 1.0), maxCell);
     QSizeF size(240, 160);
     // Lay out in generous room and keep what is not grid (labels, title, colour bar); where
     // that is larger than maxSize, the cells shrink (labels thin out with them) and again.
@@ -280,6 +326,8 @@ QSizeF FigureRenderer::heatmapNaturalSize(const HeatmapData &data, const Heatmap
 
 std::vector<FigureHeatmap> FigureRenderer::heatmaps(const QRectF &target) const
 {
+    if (m_set)
+        return m_set->heatmaps(target);
     std::vector<FigureHeatmap> out;
     if (m_data.empty())
         return out;
@@ -328,6 +376,8 @@ MaskLayout FigureRenderer::maskLayout(const QRectF &target) const
 
 QSizeF FigureRenderer::naturalSize() const
 {
+    if (m_set)
+        return m_set->naturalSize();
     const QFontMetricsF fm(font());
     QSizeF body(360, 240);
     const Eigen::Index tq = m_project.problem.tq(), tk = m_project.problem.tk();
@@ -337,7 +387,7 @@ QSizeF FigureRenderer::naturalSize() const
         if (!m_data.empty()) {
             const QRectF t = titleRect(QRectF(0, 0, kMaxWidth, 1000));
             const double room = kMaxHeight - (t.isEmpty() ? 0.0 : t.bottom()) - 3 * fm.height() * 0.3;
-            body = heatmapNaturalSize(m_data[0], heatmapOptions(false), kHeadGrid,
+            body = heatmapNaturalSize(m_data[0], heatmapOptions(false), kHeadGrid, kHeadCell,
                                       QSizeF(kMaxWidth - 2 * fm.height() * 0.3, room));
         }
         break;
@@ -393,6 +443,9 @@ QSizeF FigureRenderer::naturalSize() const
                       cell * double(tq) + (l.grid.top() - guess.top()) + 4 + legend);
         break;
     }
+    case FigureView::Model: // painted by m_set
+    case FigureView::Rollout:
+        break;
     }
     const double pad = fm.height() * 0.3;
     const QRectF t = titleRect(QRectF(0, 0, body.width(), 1000));
@@ -405,6 +458,10 @@ QSizeF FigureRenderer::naturalSize() const
 
 void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
 {
+    if (m_set) {
+        m_set->paint(painter, target);
+        return;
+    }
     painter.save();
     if (!m_options.transparent)
         painter.fillRect(target, Qt::white);
@@ -481,6 +538,9 @@ void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
         break;
     case FigureView::Mask:
         MaskRenderer(m_project, maskOptions()).paint(painter, body);
+        break;
+    case FigureView::Model: // painted by m_set
+    case FigureView::Rollout:
         break;
     }
     painter.restore();

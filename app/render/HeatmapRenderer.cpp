@@ -169,8 +169,18 @@ QRgb HeatmapRenderer::colorFor(double value) const
 {
     if (!std::isfinite(value))
         return nonFiniteColor().rgb();
-    const double span = m_data.rangeMax - m_data.rangeMin;
-    return m_map.at(span > 0.0 ? (value - m_data.rangeMin) / span : 0.0);
+    return m_map.at(scale().position(value));
+}
+
+const ColorScale &HeatmapRenderer::scale() const
+{
+    // Scores have no log scale: the data's cached scale is the linear one then.
+    const ColorScaleKind kind = m_options.colorScale == ColorScaleKind::Log && m_data.signedValues
+                                    ? ColorScaleKind::Linear
+                                    : m_options.colorScale;
+    if (!m_data.scale || m_data.scale->kind() != kind)
+        m_data.scale = std::make_shared<const ColorScale>(ColorScale::build(kind, {&m_data}));
+    return *m_data.scale;
 }
 
 void HeatmapRenderer::paintHatch(QPainter &painter, const QRectF &rect, double spacing)
@@ -197,13 +207,6 @@ int HeatmapRenderer::roundStep(int n)
                 return m * scale;
 }
 
-double HeatmapRenderer::colorBarWidth() const
-{
-    const QFontMetricsF fm(m_options.font);
-    const double pad = std::max(2.0, fm.height() * 0.3);
-    return std::max(8.0, fm.height() * 0.8) + fm.horizontalAdvance(QStringLiteral("-0.00")) + 2 * pad + 5;
-}
-
 HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
 {
     HeatmapLayout l;
@@ -217,7 +220,7 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
         area.setTop(l.title.bottom() + pad);
     }
     if (m_options.showColorBar) {
-        const double textWidth = fm.horizontalAdvance(QStringLiteral("-0.00")) + pad;
+        const double textWidth = tickTextWidth() + pad;
         const double barWidth = std::max(8.0, fm.height() * 0.8);
         l.colorBar = QRectF(area.right() - barWidth - textWidth, area.top() + fm.height() * 0.5, barWidth,
                             std::max(0.0, area.height() - fm.height()));
@@ -479,46 +482,6 @@ void HeatmapRenderer::paintAxisTitles(QPainter &painter, const HeatmapLayout &l)
     painter.restore();
 }
 
-void HeatmapRenderer::paintColorBar(QPainter &painter, const QRectF &bar) const
-{
-    painter.save();
-    painter.setFont(m_options.font);
-    const int steps = std::max(1, int(bar.height()));
-    for (int i = 0; i < steps; ++i) {
-        const double t = 1.0 - (i + 0.5) / steps;
-        painter.fillRect(
-            QRectF(bar.left(), bar.top() + i * bar.height() / steps, bar.width(), bar.height() / steps + 0.5),
-            QColor::fromRgb(m_map.at(t)));
-    }
-    painter.setPen(QColor(0x60, 0x60, 0x60));
-    painter.setBrush(Qt::NoBrush);
-    painter.drawRect(bar);
-    const QFontMetricsF fm(m_options.font);
-    painter.setPen(Qt::black);
-    const double lo = m_data.rangeMin, hi = m_data.rangeMax;
-    const double ticks[] = {hi, (lo + hi) / 2, lo};
-    for (int i = 0; i < 3; ++i) {
-        const double y = bar.top() + bar.height() * i / 2.0;
-        painter.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
-        painter.drawText(QRectF(bar.right() + 5, y - fm.height() / 2,
-                                fm.horizontalAdvance(QStringLiteral("-00.00")) + 4, fm.height()),
-                         Qt::AlignLeft | Qt::AlignVCenter, QString::number(ticks[i], 'f', 2));
-    }
-    if (m_data.nonFinite > 0) {
-        // The legend's entry for the colour that is no value: NaN or Inf from an overflow.
-        const QRectF swatch(bar.left(), bar.bottom() + fm.height() * 0.6, bar.width(), fm.height() * 0.9);
-        painter.fillRect(swatch, nonFiniteColor());
-        painter.setPen(QColor(0x60, 0x60, 0x60));
-        painter.drawRect(swatch);
-        painter.setPen(Qt::black);
-        const QString text = QCoreApplication::translate("attnscope::Heatmap", "not finite");
-        painter.drawText(
-            QRectF(swatch.right() + 4, swatch.top() - fm.height() * 0.05, fm.horizontalAdvance(text) + 4, fm.height()),
-            Qt::AlignLeft | Qt::AlignVCenter, text);
-    }
-    painter.restore();
-}
-
 QImage HeatmapRenderer::cellImage(int width, int height) const
 {
     const Eigen::Index rows = m_data.rows(), cols = m_data.cols();
@@ -530,12 +493,8 @@ QImage HeatmapRenderer::cellImage(int width, int height) const
     for (int i = 0; i < 256; ++i)
         lut[i] = m_map.sample(i);
     // The same index colorFor() computes: round(t * 255), clamped.
-    const double span = m_data.rangeMax - m_data.rangeMin;
-    const double k = span > 0.0 ? 255.0 / span : 0.0, lo = m_data.rangeMin;
-    auto color = [&](float value) {
-        const double t = (double(value) - lo) * k;
-        return lut[t >= 0.0 ? std::min(int(std::min(t, 255.0) + 0.5), 255) : 0];
-    };
+    const ColorScale &s = scale();
+    auto color = [&](float value) { return lut[std::clamp(int(std::lround(s.position(value) * 255.0)), 0, 255)]; };
     const bool weights = !m_data.signedValues;
     const MaskMatrix *allowed = weights ? m_data.allowed : nullptr;
     const bool checkFinite = m_data.nonFinite > 0;

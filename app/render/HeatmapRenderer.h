@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/render/ColorMap.h"
+#include "app/render/ColorScale.h"
 #include "app/render/TraceRanges.h"
 #include "core/AttentionTrace.h"
 #include "core/ProjectFile.h"
@@ -60,10 +61,14 @@ struct HeatmapData {
     bool showsAsMasked(Eigen::Index r, Eigen::Index c) const;
 
     std::shared_ptr<const MatrixF> owned; // storage for derived values
+    // The colour scale: set by a figure whose tiles share one colour bar; otherwise built
+    // from this map when first painted and kept (views repaint often; a percentile scale sorts).
+    mutable std::shared_ptr<const ColorScale> scale;
 };
 
 struct HeatmapOptions {
     ColorMapKind colorMap = ColorMapKind::Viridis;
+    ColorScaleKind colorScale = ColorScaleKind::Linear;
     bool showTitle = true;
     bool showLabels = true;
     bool showColorBar = true;
@@ -116,12 +121,16 @@ public:
     std::optional<QPoint> cellAt(const QRectF &target, const QPointF &pos) const;
     // The colour of a value, as painted in an allowed cell.
     QRgb colorFor(double value) const;
+    // The colour scale painted with (HeatmapData::scale, built on first use).
+    const ColorScale &scale() const;
 
-    // The colour bar alone, with ticks at the range's ends and middle (the heads grid
-    // figure shares one bar among all tiles).
+    // The colour bar alone, with the scale's ticks (the heads grid figure shares one bar
+    // among all tiles). In HeatmapColorBar.cpp.
     void paintColorBar(QPainter &painter, const QRectF &bar) const;
     // The room a colour bar with its tick labels needs beside it.
     double colorBarWidth() const;
+    // The widest tick label of the colour bar (at least that of "-0.00").
+    double tickTextWidth() const;
 
     static QColor maskedColor();
     static QColor emptyRowColor();

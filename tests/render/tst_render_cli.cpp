@@ -182,7 +182,7 @@ void TestRenderCli::errors_data()
     QTest::newRow("bad suffix") << QStringList{"render", p, "--out", "OUT/figure.jpg"} << 2
                                 << "expected a .png, .svg or .pdf file";
     QTest::newRow("bad view") << QStringList{"render", p, "--out", out, "--view", "table"} << 2
-                              << "--view: expected head, heads, mean, headview, teaching or mask, found \"table\"";
+                              << "--view: expected head, heads, mean, headview, teaching, mask, model or rollout, found \"table\"";
     QTest::newRow("head out of range") << QStringList{"render", p, "--out", out, "--head", "2"} << 2
                                        << "--head 2: " + p + " has 2 head(s), numbered 0 to 1";
     QTest::newRow("head not a number") << QStringList{"render", p, "--out", out, "--head", "one"} << 2
