@@ -137,8 +137,8 @@ Status checkIndex(const char *what, int index, int count)
 
 } // namespace
 
-Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> layer,
-                                         std::optional<int> head, const std::string &path)
+Status checkAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> &layer,
+                            std::optional<int> head)
 {
     if (tensor != "weights" && tensor != "rollout" && tensor != "mean")
         return Error{"--tensor " + quotedText(tensor, 40) + ": expected weights, rollout or mean for attention maps"};
@@ -156,11 +156,18 @@ Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::str
     }
     if (layer)
         if (Status s = checkIndex("layer", *layer, set.layers()); !s)
-            return s.error();
+            return s;
     if (head)
         if (Status s = checkIndex("head", *head, set.heads()); !s)
-            return s.error();
+            return s;
+    return Ok{};
+}
 
+Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> layer,
+                                         std::optional<int> head, const std::string &path)
+{
+    if (Status s = checkAttentionTensor(set, tensor, layer, head); !s)
+        return s.error();
     if (tensor == "rollout") {
         auto rollout = attentionRollout(set);
         if (!rollout)

@@ -315,9 +315,11 @@ public:
         auto input = loadAttentionInput(parser.positionalArguments()[0].toStdString(), *selection->backend);
         if (!input)
             return fail(input.message());
+        if (Status s = checkAttentionTensor(input->set, tensor.toStdString(), layer, head); !s)
+            return fail(s.message(), kUsage);
         auto written = writeAttentionTensor(input->set, tensor.toStdString(), layer, head, out.toStdString());
         if (!written)
-            return fail(written.message(), written.kind() == ErrorKind::InvalidInput ? kUsage : kFailed);
+            return fail(written.message());
         m_out << "wrote: " << shown(out) << " (" << QString::fromStdString(*written) << ")\n";
         return kOk;
     }

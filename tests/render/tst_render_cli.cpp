@@ -70,8 +70,8 @@ void TestRenderCli::helpListsRender()
 {
     const Run r = runCli({"--help"});
     QCOMPARE(r.code, 0);
-    QVERIFY(r.out.contains(QStringLiteral("render PROJECT [PROJECT...] --out FILE.(png|svg|pdf)")));
-    QVERIFY(r.out.contains(QStringLiteral("--view head|heads|mean|headview|teaching|mask")));
+    QVERIFY(r.out.contains(QStringLiteral("render INPUT [INPUT...] --out FILE.(png|svg|pdf)")));
+    QVERIFY(r.out.contains(QStringLiteral("--view head|heads|mean|headview|teaching|mask|model|rollout")));
     QVERIFY(r.out.contains(QStringLiteral("compute PROJECT --out DIR")));
 }
 
@@ -177,12 +177,13 @@ void TestRenderCli::errors_data()
     QTest::addColumn<QString>("message");
     const QString p = example("multihead-causal"), q = example("padding-mask");
     const QString out = QStringLiteral("OUT/figure.png");
-    QTest::newRow("no project") << QStringList{"render", "--out", out} << 2 << "at least one PROJECT";
+    QTest::newRow("no project") << QStringList{"render", "--out", out} << 2 << "at least one INPUT";
     QTest::newRow("no out") << QStringList{"render", p} << 2 << "--out FILE or --out DIR is required";
     QTest::newRow("bad suffix") << QStringList{"render", p, "--out", "OUT/figure.jpg"} << 2
                                 << "expected a .png, .svg or .pdf file";
-    QTest::newRow("bad view") << QStringList{"render", p, "--out", out, "--view", "table"} << 2
-                              << "--view: expected head, heads, mean, headview, teaching, mask, model or rollout, found \"table\"";
+    QTest::newRow("bad view")
+        << QStringList{"render", p, "--out", out, "--view", "table"} << 2
+        << "--view: expected head, heads, mean, headview, teaching, mask, model or rollout, found \"table\"";
     QTest::newRow("head out of range") << QStringList{"render", p, "--out", out, "--head", "2"} << 2
                                        << "--head 2: " + p + " has 2 head(s), numbered 0 to 1";
     QTest::newRow("head not a number") << QStringList{"render", p, "--out", out, "--head", "one"} << 2
