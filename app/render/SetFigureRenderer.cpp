@@ -366,6 +366,9 @@ void SetFigureRenderer::paintGridTitles(QPainter &painter, const GridLayout &l) 
         painter.drawText(box, Qt::AlignHCenter | Qt::AlignBottom,
                          l.shortTitles ? QString::number(c + 1) : tr("Head %1").arg(c + 1));
     }
+    if (l.shortTitles) // numbers alone above the columns: what they count, in the corner
+        painter.drawText(QRectF(l.rowTitles.left(), l.columnTitles.top(), l.rowTitles.width(), l.columnTitles.height()),
+                         Qt::AlignRight | Qt::AlignBottom, tr("Head"));
     if (!l.colAxis.isEmpty()) {
         QFont italic = f;
         italic.setItalic(true);

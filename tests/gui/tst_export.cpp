@@ -135,6 +135,13 @@ void TestExport::figureDialogPreviewFollowsOptions()
     QCOMPARE(*d->options().title, QStringLiteral("My heads"));
     d->findChild<QCheckBox *>(QStringLiteral("showTitle"))->setChecked(false);
     QTRY_VERIFY(d->options().title && d->options().title->isEmpty());
+    // The colour scale beside the colour map (issue 9): chosen, it reaches the options.
+    auto *colorScale = d->findChild<QComboBox *>(QStringLiteral("colorScale"));
+    QVERIFY(colorScale);
+    const int previews = d->previewCount();
+    colorScale->setCurrentIndex(colorScale->findData(QStringLiteral("log")));
+    QCOMPARE(d->options().colorScale, ColorScaleKind::Log);
+    QTRY_VERIFY(d->previewCount() > previews);
     d->reject();
 }
 

@@ -41,6 +41,11 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
     for (ColorMapKind k : ColorMap::all())
         m_colorMap->addItem(ColorMap::displayName(k), int(k));
     m_colorMap->setCurrentIndex(m_colorMap->findData(int(initial.colorMap)));
+    m_colorScale = new QComboBox; // linear, log (long causal heads), percentile
+    m_colorScale->setObjectName(QStringLiteral("colorScale"));
+    for (ColorScaleKind k : ColorScale::all())
+        m_colorScale->addItem(ColorScale::displayName(k), ColorScale::key(k));
+    m_colorScale->setCurrentIndex(m_colorScale->findData(ColorScale::key(initial.colorScale)));
     m_scale = new QComboBox;
     m_scale->addItem(tr("Absolute (0..1)"), int(ScaleScope::Absolute));
     m_scale->addItem(tr("Shared by all heads"), int(ScaleScope::Shared));
@@ -100,6 +105,7 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
     form->addRow(tr("Head:"), m_head);
     form->addRow(tr("Show:"), m_quantity);
     form->addRow(tr("Colour map:"), m_colorMap);
+    form->addRow(tr("Colour scale:"), m_colorScale);
     form->addRow(tr("Scale:"), m_scale);
     form->addRow(m_colorBar);
     form->addRow(m_labels);
@@ -160,6 +166,7 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
     connect(m_previewTimer, &QTimer::timeout, this, &ExportFigureDialog::updatePreview);
     for (QComboBox *c : {m_view, m_quantity, m_colorMap, m_scale, m_background})
         connect(c, &QComboBox::currentIndexChanged, this, &ExportFigureDialog::schedulePreview);
+    connect(m_colorScale, &QComboBox::currentIndexChanged, this, &ExportFigureDialog::schedulePreview);
     restoreChoices();
     for (QCheckBox *c : {m_colorBar, m_labels, m_values, m_axisTitles, m_overlay, m_showTitle})
         connect(c, &QCheckBox::toggled, this, &ExportFigureDialog::schedulePreview);
@@ -176,6 +183,7 @@ FigureOptions ExportFigureDialog::options() const
     o.head = m_head->value() - 1;
     o.quantity = HeatmapQuantity(m_quantity->currentData().toInt());
     o.colorMap = ColorMapKind(m_colorMap->currentData().toInt());
+    o.colorScale = ColorScale::fromKey(m_colorScale->currentData().toString()).value_or(ColorScaleKind::Linear);
     o.scale = ScaleScope(m_scale->currentData().toInt());
     o.colorBar = m_colorBar->isChecked();
     o.labels = m_labels->isChecked();
@@ -217,6 +225,7 @@ void ExportFigureDialog::updateEnabled()
     m_head->setEnabled(v == FigureView::Head || v == FigureView::HeadView || v == FigureView::Teaching);
     m_quantity->setEnabled(v == FigureView::Head || v == FigureView::Heads);
     m_colorMap->setEnabled(heatmap);
+    m_colorScale->setEnabled(heatmap);
     m_scale->setEnabled(heatmap);
     m_values->setEnabled(heatmap);
     m_axisTitles->setEnabled(heatmap);
@@ -297,6 +306,7 @@ void ExportFigureDialog::restoreChoices()
     combo(m_view, "view");
     combo(m_quantity, "quantity");
     combo(m_colorMap, "colorMap");
+    combo(m_colorScale, "colorScale");
     combo(m_scale, "scale");
     combo(m_background, "background");
     for (auto [box, key] :
@@ -315,6 +325,7 @@ void ExportFigureDialog::saveChoices() const
     settings.setValue(QStringLiteral("view"), m_view->currentData());
     settings.setValue(QStringLiteral("quantity"), m_quantity->currentData());
     settings.setValue(QStringLiteral("colorMap"), m_colorMap->currentData());
+    settings.setValue(QStringLiteral("colorScale"), m_colorScale->currentData()); // "linear", "log", "percentile"
     settings.setValue(QStringLiteral("scale"), m_scale->currentData());
     settings.setValue(QStringLiteral("background"), m_background->currentData());
     for (auto [box, key] :

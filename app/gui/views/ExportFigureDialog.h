@@ -61,6 +61,7 @@ private:
     QSpinBox *m_head;
     QComboBox *m_quantity;
     QComboBox *m_colorMap;
+    QComboBox *m_colorScale;
     QComboBox *m_scale;
     QCheckBox *m_colorBar;
     QCheckBox *m_labels;
