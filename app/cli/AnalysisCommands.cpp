@@ -137,6 +137,21 @@ Status checkIndex(const char *what, int index, int count)
 
 } // namespace
 
+Status parseLayerAndHead(const QCommandLineParser &parser, std::optional<int> &layer, std::optional<int> &head)
+{
+    for (const char *name : {"layer", "head"}) {
+        if (!parser.isSet(name))
+            continue;
+        bool ok = false;
+        const int v = parser.value(name).toInt(&ok);
+        if (!ok || v < 0)
+            return Error{std::string("--") + name + ": expected a whole number from 0 (0-based), found " +
+                         quotedText(parser.value(name).toStdString(), 40)};
+        (std::string_view(name) == "layer" ? layer : head) = v;
+    }
+    return Ok{};
+}
+
 Status checkAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> &layer,
                             std::optional<int> head)
 {

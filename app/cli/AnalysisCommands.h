@@ -4,6 +4,7 @@
 #include "core/Result.h"
 #include "core/Tensor.h"
 
+#include <QCommandLineParser>
 #include <QStringList>
 #include <QTextStream>
 
@@ -41,6 +42,8 @@ Status writeMatrixNpy(const MatrixD &m, const std::string &path);
 //   mean:    one layer's mean over heads [Tq,Tk]; rollout: over every layer [T,T].
 // A layer or head out of range, or one the tensor has no use for, is an InvalidInput error that
 // names the valid range. On success: what was written ("weights of layer 0, head 2 [11, 11]").
+// --layer and --head as given (unset: nullopt), each a whole number from 0.
+Status parseLayerAndHead(const QCommandLineParser &parser, std::optional<int> &layer, std::optional<int> &head);
 // The request alone (the tensor's name, the layer and head): what a user typed wrong. Sets
 // `layer` to 0 where the tensor needs one and the set has one layer.
 Status checkAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> &layer,

@@ -298,17 +298,8 @@ public:
                 QStringLiteral("export: --tensor %1 is written as .npy, found %2").arg(shown(tensor), shown(out)),
                 kUsage);
         std::optional<int> layer, head;
-        for (const char *name : {"layer", "head"}) {
-            if (!parser.isSet(name))
-                continue;
-            bool ok = false;
-            const int v = parser.value(name).toInt(&ok);
-            if (!ok || v < 0)
-                return fail(QStringLiteral("--%1: expected a whole number from 0 (0-based), found \"%2\"")
-                                .arg(name, shown(parser.value(name))),
-                            kUsage);
-            (QLatin1String(name) == QLatin1String("layer") ? layer : head) = v;
-        }
+        if (Status s = parseLayerAndHead(parser, layer, head); !s)
+            return fail(s.message(), kUsage);
         auto selection = backend(parser);
         if (!selection)
             return m_exit;
