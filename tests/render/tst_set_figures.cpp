@@ -143,6 +143,7 @@ private slots:
     void projectRendersModelAndRollout();
     void mergedWordsFigure();
     void layerAndHeadOutOfRangeAreRefused();
+    void longMapsArePooledInGridTiles();
     void cliRendersAttentionFilesAsTheLibrary();
     void cliErrorsWriteNothing_data();
     void cliErrorsWriteNothing();
@@ -396,6 +397,36 @@ void TestSetFigures::layerAndHeadOutOfRangeAreRefused()
     QVERIFY(!FigureExporter(set, "x").write(path, o, {}, &error));
     QVERIFY2(error.contains("numbered 0 to 3"), qPrintable(error));
     QVERIFY(!QFile::exists(path));
+}
+
+void TestSetFigures::longMapsArePooledInGridTiles()
+{
+    // 300 tokens: grid tiles hold 256 x 256 cells, each the largest weight of its block.
+    const int t = 300;
+    std::vector<float> v(std::size_t(2 * t * t));
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = float((i * 7919) % 1000) / 1000.0f;
+    const AttentionSet set = *AttentionSet::fromFloats(v, 1, 1, 2, t, t);
+    FigureOptions o;
+    o.view = FigureView::Model;
+    const SetFigureRenderer renderer(set, "long", o);
+    QVERIFY(renderer.problem().isEmpty());
+    const auto maps = renderer.heatmaps(QRectF(QPointF(0, 0), renderer.naturalSize()));
+    QCOMPARE(int(maps.size()), 2);
+    for (int h = 0; h < 2; ++h) {
+        const MatrixF &tile = *maps[std::size_t(h)].data->values;
+        QCOMPARE(tile.rows(), Eigen::Index(SetFigureRenderer::kMaxTileSide));
+        for (int a : {0, 17, 255})
+            for (int b : {0, 100, 255}) {
+                float best = 0;
+                for (int i = a * t / 256; i < (a + 1) * t / 256; ++i)
+                    for (int j = b * t / 256; j < (b + 1) * t / 256; ++j)
+                        best = std::max(best, set.at(0, 0, h, i, j));
+                QCOMPARE(tile(a, b), best);
+            }
+    }
+    QString error;
+    QVERIFY2(FigureExporter(set, "long").write(kFigureDir + "/long-model.png", o, {}, &error), qPrintable(error));
 }
 
 void TestSetFigures::cliRendersAttentionFilesAsTheLibrary()
