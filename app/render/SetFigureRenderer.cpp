@@ -212,14 +212,14 @@ QFont SetFigureRenderer::font(double scale) const
 
 QFont SetFigureRenderer::titleFont() const
 {
-    // A long title is set smaller, down to the grid's size, before it is elided.
+    // A long title is set smaller, down to 0.6 of the body size, before it is elided.
     QFont bold = font(1.1);
     bold.setBold(true);
     const double room =
         (isGrid() && m_set.heads() <= 4 ? kSingleColumn : kDoubleColumn) - 4 * QFontMetricsF(bold).height() * 0.3;
     const double width = QFontMetricsF(bold).horizontalAdvance(title());
     if (width > room) {
-        bold = font(std::max(0.7, 1.1 * room / width * 0.97));
+        bold = font(std::max(0.6, 1.1 * room / width * 0.97));
         bold.setBold(true);
     }
     return bold;
