@@ -251,7 +251,10 @@ QString TeachingRenderer::html() const
     // so that translations can give every plural form.
     s += H == 1 ? tr("<h3>9. Concatenate the heads: with one head, the context is its output</h3>")
                 : tr("<h3>9. Concatenate the %n heads</h3>", nullptr, H);
-    s += matrixTable(tr("context"), t.context, tr("Tq \u00d7 H\u00b7dV"), i);
+    s += matrixTable(tr("context"), t.context,
+                     tr("Tq \u00d7 H\u00b7"
+                        "dV"),
+                     i);
     if (p.weights.o) {
         s += QStringLiteral("<h3>10. Output projection %1</h3>").arg(formula(Projection::Output, p));
         s += matrixTable(tr("output"), t.output, tr("Tq \u00d7 d_out"), i);

@@ -1,6 +1,7 @@
 #include "app/gui/document/ComputeController.h"
 
 #include "app/gui/document/MemoryBudget.h"
+#include "app/render/ErrorText.h"
 #include "core/MemoryLimits.h"
 
 #include <QCoreApplication>
@@ -92,7 +93,7 @@ void ComputeController::startNext()
                 backendNotice = QString::fromStdString(selection->notice);
                 backendReplaced = true;
             } else {
-                backendError = QString::fromStdString(selection.message());
+                backendError = errorText(selection.error());
                 backendErrorKind = selection.kind();
             }
         }
@@ -104,7 +105,7 @@ void ComputeController::startNext()
             if (computed) {
                 result = std::move(*computed);
             } else {
-                error = QString::fromStdString(computed.message());
+                error = errorText(computed.error());
                 errorKind = computed.kind();
             }
         } else if (project) {
