@@ -345,6 +345,36 @@
         <source>&lt;h3&gt;10. No W_O: the output is the context&lt;/h3&gt;</source>
         <translation>&lt;h3&gt;10. 没有 W_O：输出就是上下文&lt;/h3&gt;</translation>
     </message>
+    <message>
+        <source>shape %1 × %2</source>
+        <translation>形状 %1 × %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>… %n more rows</source>
+        <translation>
+            <numerusform>… 还有 %n 行</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;1. Inputs&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;1. 输入&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;2. Projections %1, %2, %3&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;2. 线性投影 %1，%2，%3&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;7. Softmax over each row&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;7. 对每一行做 softmax&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;8. Weights·V_h&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;8. 权重·V_h&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;10. Output projection %1&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;10. 输出投影 %1&lt;/h3&gt;</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::AboutDialog</name>
@@ -421,6 +451,13 @@
     <message>
         <source>Diverging (blue-red)</source>
         <translation>发散（蓝-红）</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ComputeController</name>
+    <message>
+        <source>out of memory while computing (%1 of intermediate tensors): make the project smaller</source>
+        <translation>计算时内存不足（中间张量需要 %1）：请缩小项目</translation>
     </message>
 </context>
 <context>
@@ -1111,6 +1148,25 @@
     <message>
         <source>Computing…</source>
         <translation>正在计算…</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::Language</name>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>System default</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>The new language takes effect when AttnScope starts again.</source>
+        <translation>新语言将在 AttnScope 下次启动时生效。</translation>
     </message>
 </context>
 <context>

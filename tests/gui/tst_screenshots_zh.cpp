@@ -17,6 +17,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
+#include <QScrollBar>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTabWidget>
@@ -100,7 +101,10 @@ void TestScreenshotsZh::mainWindowMenuAndStepView()
     for (QAction *a : view->actions())
         if (a->menu() && a->text() == QStringLiteral("\u8bed\u8a00(&L)")) // 语言(&L)
             language = a->menu();
-    QVERIFY(language);
+    QStringList titles;
+    for (QAction *a : view->actions())
+        titles << a->text();
+    QVERIFY2(language, qPrintable(titles.join(QLatin1String(" | "))));
     view->setActiveAction(language->menuAction());
     language->popup(view->mapToGlobal(view->actionGeometry(language->menuAction()).topRight()));
     QTRY_VERIFY(language->isVisible());
@@ -115,6 +119,10 @@ void TestScreenshotsZh::mainWindowMenuAndStepView()
     QTest::qWait(300);
     QVERIFY(w.teachingView()->html().contains(QStringLiteral("\u9010\u6b65\u8ba1\u7b97"))); // 逐步计算
     QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("step-view.png"))));
+    // Its end: why the selected cell has its weight.
+    w.teachingView()->verticalScrollBar()->setValue(w.teachingView()->verticalScrollBar()->maximum());
+    QTest::qWait(200);
+    QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("step-view-explanation.png"))));
     w.document()->undoStack()->setClean();
 }
 
@@ -163,8 +171,8 @@ void TestScreenshotsZh::figureWithChineseTokens()
     QFile svg(shotPath(QStringLiteral("figure.svg")));
     QVERIFY(svg.open(QIODevice::ReadOnly));
     const QString text = QString::fromUtf8(svg.readAll());
-    QVERIFY(text.contains(QStringLiteral("\u67e5\u8be2"))); // 查询
-    QVERIFY(text.contains(QStringLiteral("\u673a\u5668"))); // 机器
+    QVERIFY(text.contains(QStringLiteral(">\u67e5<")) && text.contains(QStringLiteral(">\u8be2<"))); // 查询, upright
+    QVERIFY(text.contains(QStringLiteral("\u673a\u5668")));                                          // 机器
 }
 
 QTEST_MAIN(TestScreenshotsZh)

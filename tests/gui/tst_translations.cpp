@@ -3,9 +3,12 @@
 // zh_CN catalogue and Qt's own load for a Chinese locale or the View > Language override, and
 // core/'s error codes reach the user translated.
 
+#include "app/engine/BackendChoice.h"
+#include "app/gui/views/HelpMenu.h"
 #include "app/gui/views/Language.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/render/ErrorText.h"
+#include "app/render/FigureExporter.h"
 #include "core/ErrorCode.h"
 #include "core/MemoryLimits.h"
 #include "core/ProjectFile.h"
@@ -21,6 +24,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBrowser>
 #include <QUndoStack>
 #include <QXmlStreamReader>
 
@@ -140,6 +144,7 @@ private slots:
     void chineseLocaleTranslatesTheWindowAndQt();
     void overrideWinsOverTheSystem();
     void languageMenuSavesTheChoice();
+    void chineseRowAxisTitleStandsUpright();
     void coreErrorsTranslate_data();
     void coreErrorsTranslate();
     void unknownCodeShowsTheEnglishMessage();
@@ -246,7 +251,9 @@ void TestTranslations::trEscapesReadAsTheCompilerDoes()
             }
         }
     }
-    QVERIFY2(found.isEmpty(), qPrintable(found.join(QLatin1Char('\n'))));
+    QVERIFY2(found.isEmpty(), qPrintable(QStringLiteral("lupdate reads these \\u escapes with more than four hex "
+                                                        "digits; write the character itself:\n") +
+                                         found.join(QLatin1Char('\n'))));
 }
 
 void TestTranslations::chineseLocaleTranslatesTheWindowAndQt()
@@ -263,6 +270,16 @@ void TestTranslations::chineseLocaleTranslatesTheWindowAndQt()
     // Qt's own buttons: qtbase_zh_CN.qm from qt6-translations-l10n.
     QDialogButtonBox box(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
     QCOMPARE(box.button(QDialogButtonBox::Cancel)->text(), QStringLiteral("\u53d6\u6d88")); // 取消
+    // The guide in Chinese (guide_zh.html, chosen by the default locale installTranslators sets).
+    {
+        QDialog *guide = createGuideDialog(nullptr);
+        auto *browser = guide->findChild<QTextBrowser *>(QStringLiteral("GuideBrowser"));
+        QVERIFY(browser);
+        QCOMPARE(browser->source().fileName(), QStringLiteral("guide_zh.html"));
+        QVERIFY(browser->toPlainText().contains(
+            QStringLiteral("\u7f29\u653e\u70b9\u79ef\u6ce8\u610f\u529b"))); // 缩放点积注意力
+        delete guide;
+    }
     // The teaching text and the figures' words.
     QCOMPARE(QCoreApplication::translate("attnscope::Heatmap", "query"), QStringLiteral("\u67e5\u8be2")); // 查询
 
@@ -310,6 +327,37 @@ void TestTranslations::languageMenuSavesTheChoice()
         w.findChild<QMessageBox *>(QStringLiteral("languageNotice"))->text().contains(QLatin1String("starts again")));
     w.findChild<QMessageBox *>(QStringLiteral("languageNotice"))->close();
     w.document()->undoStack()->setClean();
+}
+
+void TestTranslations::chineseRowAxisTitleStandsUpright()
+{
+    // "query" beside the rows turns on its side; its Chinese 查询 is set upright, one character
+    // under the other: in the SVG, two text elements, not one rotated.
+    auto project = parseProject(R"({"format": "attnscope", "version": 1, "mode": "self", "heads": 1, "headDimQK": 2,
+        "headDimV": 2, "query": {"tokens": ["a", "b", "c"], "x": [[1, 0], [0, 1], [1, 1]]},
+        "weights": {"q": [[1, 0], [0, 1]], "k": [[1, 0], [0, 1]], "v": [[1, 0], [0, 1]]}})");
+    QVERIFY(project);
+    auto backend = createBackend(BackendRequest::Cpu, {});
+    QVERIFY(backend);
+    auto trace = backend->backend->compute(project->problem);
+    QVERIFY(trace);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("head.svg"));
+    auto svgText = [&] {
+        QString error;
+        if (!FigureExporter(*project, *trace).write(path, FigureOptions(), FigureSize(), &error))
+            return error;
+        QFile f(path);
+        return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : f.errorString();
+    };
+    const QString english = svgText();
+    QVERIFY2(english.contains(QLatin1String(">query<")), qPrintable(english.left(200)));
+    QVERIFY(installTranslators(QLocale(QStringLiteral("zh_CN"))));
+    const QString chinese = svgText();
+    QVERIFY(chinese.contains(QStringLiteral(">\u67e5<"))); // 查
+    QVERIFY(chinese.contains(QStringLiteral(">\u8be2<"))); // 询
+    QVERIFY(!chinese.contains(QStringLiteral(">\u67e5\u8be2<")));
+    QVERIFY(chinese.contains(QStringLiteral(">\u952e<"))); // 键, above the columns, as it was
 }
 
 void TestTranslations::coreErrorsTranslate_data()

@@ -2,6 +2,7 @@
 
 #include "app/gui/document/MemoryBudget.h"
 #include "app/render/ErrorText.h"
+#include "core/ErrorCode.h"
 #include "core/MemoryLimits.h"
 
 #include <QCoreApplication>
@@ -138,9 +139,7 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
     // Refused before allocating: the trace alone would not fit the machine's memory.
     const std::int64_t need = traceBytes(project.problem), budget = memoryBudgetBytes();
     if (need > budget)
-        return Error{"size: the intermediate tensors of this project need " + formatBytes(need) +
-                         " of memory; this machine allows " + formatBytes(budget),
-                     ErrorKind::TooLarge};
+        return codedError("memory.trace", {formatBytes(need), formatBytes(budget)}, ErrorKind::TooLarge);
     try {
         QElapsedTimer timer;
         timer.start();
@@ -168,8 +167,9 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
         result->ranges = TraceRanges::of(result->trace);
         return result;
     } catch (const std::bad_alloc &) {
-        return Error{"out of memory while computing (" + formatBytes(need) +
-                         " of intermediate tensors): make the project smaller",
+        return Error{tr("out of memory while computing (%1 of intermediate tensors): make the project smaller")
+                         .arg(QString::fromStdString(formatBytes(need)))
+                         .toStdString(),
                      ErrorKind::OutOfMemory};
     } catch (const std::exception &e) {
         return Error{std::string("computation failed: ") + e.what(), ErrorKind::Internal};

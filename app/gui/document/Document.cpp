@@ -132,8 +132,7 @@ bool Document::setValue(MatrixId id, int row, int col, float value, int mergeKey
         return false;
     if (!std::isfinite(value))
         // Saved as null, the file would no longer open.
-        return refuse(tr("%1[%2, %3]: expected a finite number within float32 range (\u00b1"
-                         "3.4e38)")
+        return refuse(tr("%1[%2, %3]: expected a finite number within float32 range (±3.4e38)")
                           .arg(matrixName(id))
                           .arg(row)
                           .arg(col));

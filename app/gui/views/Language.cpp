@@ -13,11 +13,6 @@ namespace attnscope {
 
 namespace {
 
-QString trLanguage(const char *text)
-{
-    return QCoreApplication::translate("attnscope::Language", text);
-}
-
 // The translators installed last, removed before new ones go in.
 QPointer<QTranslator> g_appTranslator;
 QPointer<QTranslator> g_qtTranslator;
@@ -82,12 +77,12 @@ bool installTranslators(const QLocale &locale)
 
 QMenu *createLanguageMenu(QWidget *parent)
 {
-    auto *menu = new QMenu(trLanguage("&Language"), parent);
+    auto *menu = new QMenu(QCoreApplication::translate("attnscope::Language", "&Language"), parent);
     auto *group = new QActionGroup(menu);
     const QString current = languageSetting();
     // Each language is named in itself, so it can be found whatever the interface shows now.
     const std::pair<QString, QString> choices[] = {
-        {trLanguage("System default"), QString()},
+        {QCoreApplication::translate("attnscope::Language", "System default"), QString()},
         {QStringLiteral("English"), QStringLiteral("en")},
         {QStringLiteral("\u7b80\u4f53\u4e2d\u6587"), QStringLiteral("zh_CN")}};
     for (const auto &[text, code] : choices) {
@@ -100,9 +95,11 @@ QMenu *createLanguageMenu(QWidget *parent)
             if (code == languageSetting())
                 return;
             setLanguageSetting(code);
-            auto *box = new QMessageBox(QMessageBox::Information, trLanguage("Language"),
-                                        trLanguage("The new language takes effect when AttnScope starts again."),
-                                        QMessageBox::Ok, parent);
+            auto *box = new QMessageBox(
+                QMessageBox::Information, QCoreApplication::translate("attnscope::Language", "Language"),
+                QCoreApplication::translate("attnscope::Language",
+                                            "The new language takes effect when AttnScope starts again."),
+                QMessageBox::Ok, parent);
             box->setObjectName(QStringLiteral("languageNotice"));
             box->setAttribute(Qt::WA_DeleteOnClose);
             box->open();
