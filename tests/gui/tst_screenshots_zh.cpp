@@ -5,6 +5,7 @@
 // titles is written as PNG, SVG and PDF beside them.
 
 #include "app/engine/BackendChoice.h"
+#include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/Language.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/TeachingView.h"
@@ -123,6 +124,14 @@ void TestScreenshotsZh::mainWindowMenuAndStepView()
     w.teachingView()->verticalScrollBar()->setValue(w.teachingView()->verticalScrollBar()->maximum());
     QTest::qWait(200);
     QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("step-view-explanation.png"))));
+
+    // The export dialog: the longest labels side by side with their controls.
+    QDialog *exportDialog = w.showExportFigureDialog();
+    QVERIFY(exportDialog);
+    QVERIFY(QTest::qWaitForWindowExposed(exportDialog));
+    QTest::qWait(300);
+    QVERIFY(grabAround(&w).save(shotPath(QStringLiteral("export-figure.png"))));
+    exportDialog->close();
     w.document()->undoStack()->setClean();
 }
 
