@@ -1,5 +1,6 @@
 #include "core/AttentionFile.h"
 
+#include "core/ErrorCode.h"
 #include "core/FileIo.h"
 #include "core/JsonDocument.h"
 #include "core/MappedFile.h"
@@ -68,8 +69,7 @@ Result<RawArray> fromNpy(std::string_view bytes, std::shared_ptr<const void> kee
     else if (header->descr == "<f8")
         a.dtype = "float64", a.elementSize = 8;
     else
-        return Error{"dtype " + quotedText(header->descr, 16) +
-                     " is not an attention dtype (expected '<f2', '<f4' or '<f8': little-endian float16, 32 or 64)"};
+        return codedError("attention.dtype", {quotedText(header->descr, 16)});
     a.shape = header->shape;
     const std::int64_t count = elementCount(a.shape);
     const std::uint64_t present = bytes.size() - header->dataOffset;
@@ -100,8 +100,7 @@ Result<RawArray> readNpz(std::string_view zip, const std::shared_ptr<const void>
         std::string names;
         for (const auto &m : *members)
             names += (names.empty() ? "" : ", ") + quotedText(m.name, 30);
-        return Error{"no array named \"attentions\" among " + std::to_string(members->size()) + " (" +
-                     printableText(names, 120) + ")"};
+        return codedError("attention.noArray", {std::to_string(members->size()), printableText(names, 120)});
     }
     if (chosen->method == 0) {
         auto bytes = zipMemberBytes(zip, *chosen);
@@ -109,7 +108,7 @@ Result<RawArray> readNpz(std::string_view zip, const std::shared_ptr<const void>
             return bytes.error();
         auto a = fromNpy(*bytes, keepAlive, true);
         if (!a)
-            return Error{quotedText(chosen->name) + ": " + a.message(), a.kind()};
+            return prefixedError(quotedText(chosen->name) + ": ", a.error());
         return a;
     }
     auto content = zipMemberContent(zip, *chosen, std::uint64_t(memoryBudget()));
@@ -118,7 +117,7 @@ Result<RawArray> readNpz(std::string_view zip, const std::shared_ptr<const void>
     auto owned = std::make_shared<const std::string>(std::move(*content));
     auto a = fromNpy(*owned, owned, false);
     if (!a)
-        return Error{quotedText(chosen->name) + ": " + a.message(), a.kind()};
+        return prefixedError(quotedText(chosen->name) + ": ", a.error());
     return a;
 }
 
@@ -238,14 +237,13 @@ std::string firstNonFinite(std::int64_t count, const std::vector<std::int64_t> &
 Result<AttentionSet> toSet(RawArray a)
 {
     if (a.shape.size() < 2 || a.shape.size() > 4)
-        return Error{"shape " + shapeText(a.shape) +
-                     ": expected [layers, heads, queries, keys], [heads, queries, keys] or [queries, keys]"};
+        return codedError("attention.rank", {shapeText(a.shape)});
     std::vector<std::int64_t> s = a.shape;
     while (s.size() < 4)
         s.insert(s.begin(), 1);
     for (auto d : s)
         if (d < 1)
-            return Error{"shape " + shapeText(a.shape) + ": every size must be at least 1"};
+            return codedError("attention.emptyAxis", {shapeText(a.shape)});
     if (s[0] > 1 << 16 || s[1] > 1 << 16)
         return Error{"shape " + shapeText(a.shape) + ": more layers or heads than supported (65536)"};
     const std::int64_t count = elementCount(s);
@@ -271,7 +269,7 @@ Result<AttentionSet> toSet(RawArray a)
         bad = firstNonFinite(count, a.shape, readFloat);
     }
     if (!bad.empty())
-        return Error{"value " + bad + " (attention weights must be finite numbers)"};
+        return codedError("attention.nonFinite", {bad});
 
     if (a.dtype == "float16" || a.dtype == "float32")
         return AttentionSet::fromContiguous(
@@ -303,7 +301,7 @@ Result<AttentionSet> toSet(RawArray a)
     if (a.dtype == "bfloat16") {
         bad = firstNonFinite(count, a.shape, [&](std::int64_t n) { return values[std::size_t(n)]; });
         if (!bad.empty())
-            return Error{"value " + bad + " (attention weights must be finite numbers)"};
+            return codedError("attention.nonFinite", {bad});
     }
     return AttentionSet::fromFloats(std::move(values), 1, int(s[0]), int(s[1]), s[2], s[3]);
 }
@@ -394,12 +392,12 @@ Result<AttentionSet> readAttentionFile(const std::string &path, AttentionFileInf
         return file.error();
     auto parsed = parseBytes((*file)->bytes(), *file, info, path);
     if (!parsed)
-        return Error{path + ": " + parsed.message(), parsed.kind()};
+        return prefixedError(path + ": ", parsed.error());
     if (parsed->tokens.empty())
         if (Status s = readSidecar(path, parsed->tokens, parsed->keyTokens, parsed->tokensFrom); !s)
-            return Error{path + ": " + s.message(), s.kind()};
+            return prefixedError(path + ": ", s.error());
     if (Status s = applyTokens(*parsed); !s)
-        return Error{path + ": " + s.message(), s.kind()};
+        return prefixedError(path + ": ", s.error());
     if (info)
         info->tokensFrom = parsed->tokensFrom;
     return std::move(parsed->set);

@@ -1,5 +1,7 @@
 #include "core/FileIo.h"
 
+#include "core/ErrorCode.h"
+
 #include "core/MemoryLimits.h"
 #include "core/UserText.h"
 
@@ -41,8 +43,8 @@ Result<std::string> readInputFile(const std::string &path, std::int64_t maxBytes
     if (fd < 0) {
         const int err = errno;
         if (err == ENOENT)
-            return Error{shown(path) + ": cannot open the file", ErrorKind::Io};
-        return ioError(path, "cannot open the file", err);
+            return codedError("file.open", {shown(path)}, ErrorKind::Io);
+        return codedError("file.open.reason", {shown(path), std::strerror(err)}, ErrorKind::Io);
     }
     struct Closer {
         int fd;
@@ -53,12 +55,10 @@ Result<std::string> readInputFile(const std::string &path, std::int64_t maxBytes
     if (::fstat(fd, &st) != 0)
         return ioError(path, "cannot read the file", errno);
     if (S_ISDIR(st.st_mode))
-        return Error{shown(path) + ": is a directory, not a file", ErrorKind::Io};
+        return codedError("file.directory", {shown(path)}, ErrorKind::Io);
     const bool regular = S_ISREG(st.st_mode);
     auto tooLarge = [&](const std::string &size) {
-        return Error{shown(path) + ": the file is " + size + "; files up to " + formatBytes(maxBytes) +
-                         " can be read on this machine",
-                     ErrorKind::TooLarge};
+        return codedError("file.tooLarge", {shown(path), size, formatBytes(maxBytes)}, ErrorKind::TooLarge);
     };
     if (regular && st.st_size > maxBytes)
         return tooLarge(formatBytes(st.st_size));
@@ -88,8 +88,9 @@ Result<std::string> readInputFile(const std::string &path, std::int64_t maxBytes
             break;
         if (text)
             if (const void *nul = std::memchr(chunk, 0, std::size_t(n)))
-                return Error{shown(path) + ": not a text file (a NUL byte at offset " +
-                             std::to_string(bytes.size() + std::size_t(static_cast<const char *>(nul) - chunk)) + ")"};
+                return codedError(
+                    "file.notText",
+                    {shown(path), std::to_string(bytes.size() + std::size_t(static_cast<const char *>(nul) - chunk))});
         if (std::int64_t(bytes.size()) + n > maxBytes)
             return tooLarge("larger than " + formatBytes(maxBytes));
         bytes.append(chunk, std::size_t(n));

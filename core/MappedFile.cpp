@@ -1,5 +1,7 @@
 #include "core/MappedFile.h"
 
+#include "core/ErrorCode.h"
+
 #include <cerrno>
 #include <cstring>
 
@@ -14,12 +16,12 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string &pa
 {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return Error{path + ": cannot open the file: " + std::strerror(errno), ErrorKind::Io};
+        return codedError("file.open.colon", {path, std::strerror(errno)}, ErrorKind::Io);
     struct stat st {
     };
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd);
-        return Error{path + ": not a regular file"};
+        return codedError("file.notRegular", {path});
     }
     std::shared_ptr<MappedFile> file(new MappedFile);
     file->m_path = path;

@@ -1,5 +1,7 @@
 #include "core/MemoryLimits.h"
 
+#include "core/ErrorCode.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -163,9 +165,7 @@ Status checkFitsInMemory(std::int64_t bytes, const std::string &what)
     const std::int64_t budget = memoryBudget();
     if (bytes <= budget)
         return Ok{};
-    return Error{"size: this problem needs " + formatBytes(bytes) + " for " + what + "; this machine allows " +
-                     formatBytes(budget),
-                 ErrorKind::TooLarge};
+    return codedError("memory.refused", {formatBytes(bytes), what, formatBytes(budget)}, ErrorKind::TooLarge);
 }
 
 std::int64_t maxInputFileBytes()

@@ -1,5 +1,6 @@
 #include "core/Npy.h"
 
+#include "core/ErrorCode.h"
 #include "core/FileIo.h"
 #include "core/MemoryLimits.h"
 #include "core/UserText.h"
@@ -137,7 +138,7 @@ Result<std::vector<std::int64_t>> parseShape(const std::string &tuple)
 Result<NpyHeader> parseNpyHeader(std::string_view bytes)
 {
     if (bytes.size() < 10 || bytes.substr(0, 6) != std::string_view("\x93NUMPY", 6))
-        return Error{"not a .npy file (missing the \\x93NUMPY magic)"};
+        return codedError("npy.magic", {});
     const int major = static_cast<unsigned char>(bytes[6]);
     std::size_t headerLen = 0, offset = 0;
     if (major == 1) {
@@ -145,7 +146,7 @@ Result<NpyHeader> parseNpyHeader(std::string_view bytes)
         offset = 10;
     } else if (major == 2 || major == 3) {
         if (bytes.size() < 12)
-            return Error{"truncated .npy header"};
+            return codedError("npy.header.truncated", {});
         for (int i = 0; i < 4; ++i)
             headerLen |= std::size_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
         offset = 12;
@@ -180,7 +181,7 @@ Result<NpyHeader> parseNpyHeader(std::string_view bytes)
 Result<NpyArray> parseNpy(const std::string &bytes)
 {
     if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
-        return Error{"not a .npy file (missing the \\x93NUMPY magic)"};
+        return codedError("npy.magic", {});
     const int major = static_cast<unsigned char>(bytes[6]);
     size_t headerLen, offset;
     if (major == 1) {
@@ -188,7 +189,7 @@ Result<NpyArray> parseNpy(const std::string &bytes)
         offset = 10;
     } else if (major == 2 || major == 3) {
         if (bytes.size() < 12)
-            return Error{"truncated .npy header"};
+            return codedError("npy.header.truncated", {});
         headerLen = 0;
         for (int i = 0; i < 4; ++i)
             headerLen |= size_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
@@ -204,7 +205,7 @@ Result<NpyArray> parseNpy(const std::string &bytes)
     if (!descr)
         return Error{"bad .npy header: no readable 'descr' entry"};
     if (*descr != "<f4" && *descr != "<f8")
-        return Error{"unsupported .npy dtype " + quotedText(*descr, 20) + " (expected '<f4' or '<f8')"};
+        return codedError("npy.dtype", {quotedText(*descr, 20)});
     const auto order = headerValue(header, "fortran_order");
     if (!order)
         return Error{"bad .npy header: no readable 'fortran_order' entry"};
@@ -328,7 +329,7 @@ Result<NpyArray> readNpyFile(const std::string &path)
         return bytes.error();
     auto array = parseNpy(*bytes);
     if (!array)
-        return Error{printableText(path, 200) + ": " + array.message()};
+        return prefixedError(printableText(path, 200) + ": ", array.error());
     return array;
 }
 

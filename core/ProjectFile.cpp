@@ -1,5 +1,6 @@
 #include "core/ProjectFile.h"
 
+#include "core/ErrorCode.h"
 #include "core/FileIo.h"
 #include "core/JsonDocument.h"
 #include "core/MemoryLimits.h"
@@ -40,7 +41,7 @@ std::string typeName(const json &v)
 
 Error expected(const std::string &field, const std::string &what, const json &found)
 {
-    return Error{field + ": expected " + what + ", found " + typeName(found)};
+    return codedError("project.expected", {field, what, typeName(found)});
 }
 
 // Parsing proceeds field by field; the first error stops it. Each reader returns false and
@@ -62,7 +63,7 @@ public:
     bool readInt(const json &obj, const char *key, std::int64_t max, int &out)
     {
         if (!obj.contains(key))
-            return fail(Error{std::string(key) + ": missing (expected a whole number of at least 1)"});
+            return fail(codedError("project.missing", {key, "a whole number of at least 1"}));
         const json &v = obj[key];
         double d = 0.0;
         if (v.is_number_integer() || v.is_number_unsigned()) {
@@ -73,10 +74,9 @@ public:
             return fail(expected(key, "a whole number of at least 1", v));
         }
         if (d < 1)
-            return fail(Error{std::string(key) + ": expected a whole number of at least 1, found " + v.dump()});
+            return fail(codedError("value.atLeastOne", {key, v.dump()}));
         if (d > double(max))
-            return fail(
-                Error{std::string(key) + ": " + v.dump() + " is larger than the supported " + std::to_string(max)});
+            return fail(codedError("value.tooLarge", {key, v.dump(), std::to_string(max)}));
         out = int(d);
         return true;
     }
@@ -87,7 +87,7 @@ public:
             return fail(expected(field, "a number", v));
         const double d = v.get<double>();
         if (!std::isfinite(d) || std::abs(d) > 3.4028234663852886e38)
-            return fail(Error{field + ": expected a finite float32 number, found " + v.dump()});
+            return fail(codedError("project.float32", {field, v.dump()}));
         out = float(d);
         return true;
     }
@@ -101,7 +101,7 @@ public:
         if (!v.is_array())
             return fail(expected(field, "a matrix (an array of rows of numbers)", v));
         if (v.empty())
-            return fail(Error{field + ": expected at least one row, found an empty matrix"});
+            return fail(codedError("project.matrix.empty", {field}));
         const size_t rows = v.size();
         size_t cols = 0;
         for (size_t r = 0; r < rows; ++r) {
@@ -109,12 +109,12 @@ public:
             if (!v[r].is_array())
                 return fail(expected(rowField, "a row (an array of numbers)", v[r]));
             if (v[r].empty())
-                return fail(Error{rowField + ": expected at least one number, found an empty row"});
+                return fail(codedError("project.row.empty", {rowField}));
             if (r == 0)
                 cols = v[r].size();
             else if (v[r].size() != cols)
-                return fail(Error{rowField + ": expected " + std::to_string(cols) + " numbers like row 0, found " +
-                                  std::to_string(v[r].size())});
+                return fail(
+                    codedError("project.row.length", {rowField, std::to_string(cols), std::to_string(v[r].size())}));
         }
         out.resize(Eigen::Index(rows), Eigen::Index(cols));
         for (size_t r = 0; r < rows; ++r)
@@ -157,7 +157,7 @@ public:
     bool readTokens(const json &side, const std::string &field, Eigen::Index rows, std::vector<std::string> &out)
     {
         if (!side.contains("tokens"))
-            return fail(Error{field + ": missing (expected one label per row of the matrix x)"});
+            return fail(codedError("project.missing", {field, "one label per row of the matrix x"}));
         const json &v = side["tokens"];
         if (!v.is_array())
             return fail(expected(field, "an array of strings", v));
@@ -167,20 +167,19 @@ public:
             out.push_back(v[i].get<std::string>());
         }
         if (Eigen::Index(out.size()) != rows)
-            return fail(Error{field + ": expected " + std::to_string(rows) + " labels (one per row of x), found " +
-                              std::to_string(out.size())});
+            return fail(codedError("project.labels", {field, std::to_string(rows), std::to_string(out.size())}));
         return true;
     }
 
     bool readSide(const json &root, const char *key, MatrixF &x, std::vector<std::string> &tokens)
     {
         if (!root.contains(key))
-            return fail(Error{std::string(key) + ": missing (expected {\"tokens\": [...], \"x\": [[...]]})"});
+            return fail(codedError("project.missing", {key, "{\"tokens\": [...], \"x\": [[...]]}"}));
         const json &side = root[key];
         if (!side.is_object())
             return fail(expected(key, "an object with \"tokens\" and \"x\"", side));
         if (!side.contains("x"))
-            return fail(Error{std::string(key) + ".x: missing (expected a matrix with one row per token)"});
+            return fail(codedError("project.missing", {std::string(key) + ".x", "a matrix with one row per token"}));
         return readMatrix(side["x"], std::string(key) + ".x", x) &&
                readTokens(side, std::string(key) + ".tokens", x.rows(), tokens);
     }
@@ -236,10 +235,10 @@ private:
         for (Eigen::Index r = 0; r < values.rows(); ++r)
             for (Eigen::Index c = 0; c < values.cols(); ++c)
                 if (values(r, c) != 0.0f && values(r, c) != 1.0f)
-                    return fail(Error{"mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) +
-                                      "]: expected 0 or 1, found " +
-                                      (numeric.is_array() ? numeric[size_t(r)][size_t(c)].dump()
-                                                          : json(double(values(r, c))).dump())});
+                    return fail(codedError("project.mask.binary",
+                                           {"mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) + "]",
+                                            numeric.is_array() ? numeric[size_t(r)][size_t(c)].dump()
+                                                               : json(double(values(r, c))).dump()}));
         return true;
     }
 };
@@ -369,15 +368,14 @@ Result<Project> parseDocument(json &root, const ProjectReadOptions &options)
     if (!root.is_object())
         return expected("file", "a JSON object with \"format\": \"attnscope\"", root);
     if (!root.contains("format") || root["format"] != "attnscope")
-        return Error{"format: expected \"attnscope\", found " +
-                     (root.contains("format") ? typeName(root["format"]) : std::string("nothing"))};
+        return codedError("project.format",
+                          {root.contains("format") ? typeName(root["format"]) : std::string("nothing")});
     if (!root.contains("version"))
-        return Error{"version: missing (expected 1)"};
+        return codedError("project.missing", {"version", "1"});
     if (!root["version"].is_number() || root["version"].get<double>() != 1)
-        return Error{"version: expected 1, found " + root["version"].dump() +
-                     (root["version"].is_number() && root["version"].get<double>() > 1
-                          ? " (written by a newer AttnScope)"
-                          : "")};
+        return codedError(root["version"].is_number() && root["version"].get<double>() > 1 ? "project.version.newer"
+                                                                                           : "project.version",
+                          {root["version"].dump()});
 
     Project project;
     Reader in;
@@ -394,7 +392,7 @@ Result<Project> parseDocument(json &root, const ProjectReadOptions &options)
     }
 
     if (!root.contains("mode"))
-        return Error{"mode: missing (expected \"self\" or \"cross\")"};
+        return codedError("project.missing", {"mode", "\"self\" or \"cross\""});
     if (root["mode"] == "self")
         spec.mode = AttentionMode::Self;
     else if (root["mode"] == "cross")
@@ -417,7 +415,7 @@ Result<Project> parseDocument(json &root, const ProjectReadOptions &options)
             if (!s["value"].is_number() || !std::isfinite(s["value"].get<double>()))
                 return expected("scale.value", "a finite number", s["value"]);
             if (std::abs(s["value"].get<double>()) > double(std::numeric_limits<float>::max()))
-                return Error{"scale.value: expected a finite float32 number, found " + s["value"].dump()};
+                return codedError("project.float32", {"scale.value", s["value"].dump()});
             spec.scaleMode = ScaleMode::Custom;
             spec.scaleValue = s["value"].get<double>();
         } else {
@@ -440,13 +438,13 @@ Result<Project> parseDocument(json &root, const ProjectReadOptions &options)
         return *in.error;
 
     if (!root.contains("weights"))
-        return Error{"weights: missing (expected an object with q, k, v and o)"};
+        return codedError("project.missing", {"weights", "an object with q, k, v and o"});
     const json &w = root["weights"];
     if (!w.is_object())
         return expected("weights", "an object with q, k, v and o", w);
     for (const char *key : {"q", "k", "v"})
         if (!w.contains(key))
-            return Error{"weights." + std::string(key) + ": missing (expected a matrix)"};
+            return codedError("project.missing", {"weights." + std::string(key), "a matrix"});
     if (!in.readMatrix(w["q"], "weights.q", p.weights.q) || !in.readMatrix(w["k"], "weights.k", p.weights.k) ||
         !in.readMatrix(w["v"], "weights.v", p.weights.v))
         return *in.error;
@@ -500,7 +498,7 @@ Result<Project> readProjectFile(const std::string &path, const ProjectReadOption
     withFolder.folder = std::filesystem::absolute(std::filesystem::path(path)).parent_path().string();
     auto project = parseProject(*text, withFolder);
     if (!project)
-        return Error{printableText(path, 200) + ": " + project.message(), project.kind()};
+        return prefixedError(printableText(path, 200) + ": ", project.error());
     return project;
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace attnscope {
 
@@ -25,6 +26,11 @@ enum class ErrorKind {
 struct Error {
     std::string message;
     ErrorKind kind = ErrorKind::InvalidInput;
+    // The message's identity, for translation (core/ErrorCode.h): a stable id such as
+    // "project.shape" and the values that fill its template. Empty where the message has none:
+    // the app layer then shows `message`, in English.
+    std::string code = {};
+    std::vector<std::string> args = {};
 };
 
 // Minimal stand-in for C++23's std::expected: either a value or an Error.

@@ -1,5 +1,6 @@
 #include "core/Validation.h"
 
+#include "core/ErrorCode.h"
 #include "core/MemoryLimits.h"
 
 #include <cmath>
@@ -24,8 +25,7 @@ std::string numberText(double v)
 Error shapeError(const std::string &field, Eigen::Index rows, Eigen::Index cols, const char *meaning,
                  Eigen::Index foundRows, Eigen::Index foundCols)
 {
-    return Error{field + ": expected " + shapeString(rows, cols) + " (" + meaning + "), found " +
-                 shapeString(foundRows, foundCols)};
+    return codedError("validation.shape", {field, shapeString(rows, cols), meaning, shapeString(foundRows, foundCols)});
 }
 
 Status checkShape(const std::string &field, const MatrixF &m, Eigen::Index rows, Eigen::Index cols, const char *meaning)
@@ -41,11 +41,11 @@ Status checkFinite(const std::string &field, const Eigen::MatrixBase<Derived> &m
     for (Eigen::Index r = 0; r < m.rows(); ++r)
         for (Eigen::Index c = 0; c < m.cols(); ++c)
             if (!std::isfinite(m(r, c))) {
-                std::string message = field;
+                std::string where = field;
                 if (!isVector)
-                    message.append("[").append(std::to_string(r)).append("]");
-                message.append("[").append(std::to_string(c)).append("]: expected a finite number, found ");
-                return Error{message + numberText(m(r, c))};
+                    where.append("[").append(std::to_string(r)).append("]");
+                where.append("[").append(std::to_string(c)).append("]");
+                return codedError("value.finite", {where, numberText(m(r, c))});
             }
     return Ok{};
 }
@@ -55,26 +55,22 @@ Status checkVector(const std::string &field, const std::optional<VectorF> &v, Ei
     if (!v)
         return Ok{};
     if (v->size() != size)
-        return Error{field + ": expected " + std::to_string(size) + " values (" + meaning + "), found " +
-                     std::to_string(v->size())};
+        return codedError("validation.vector", {field, std::to_string(size), meaning, std::to_string(v->size())});
     return checkFinite(field, *v, true);
 }
 
 Status checkRange(const char *field, std::int64_t value, std::int64_t max)
 {
     if (value < 1)
-        return Error{std::string(field) + ": expected a whole number of at least 1, found " + std::to_string(value)};
+        return codedError("value.atLeastOne", {field, std::to_string(value)});
     if (value > max)
-        return Error{std::string(field) + ": " + std::to_string(value) + " is larger than the supported " +
-                     std::to_string(max)};
+        return codedError("value.tooLarge", {field, std::to_string(value), std::to_string(max)});
     return Ok{};
 }
 
 Error tooLarge(std::int64_t bytes, std::int64_t allowed)
 {
-    return Error{"size: this problem needs " + formatBytes(bytes) +
-                     " for its intermediate tensors; this machine allows " + formatBytes(allowed),
-                 ErrorKind::TooLarge};
+    return codedError("memory.trace", {formatBytes(bytes), formatBytes(allowed)}, ErrorKind::TooLarge);
 }
 
 } // namespace
@@ -126,16 +122,16 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
     // The engines scale in float32: a finite double past float range would become Inf there.
     if (spec.scaleMode == ScaleMode::Custom &&
         (!std::isfinite(spec.scaleValue) || std::abs(spec.scaleValue) > double(std::numeric_limits<float>::max())))
-        return Error{"scale.value: expected a finite float32 number, found " + numberText(spec.scaleValue)};
+        return codedError("project.float32", {"scale.value", numberText(spec.scaleValue)});
 
     const bool cross = spec.mode == AttentionMode::Cross;
     if (p.xq.rows() < 1 || p.xq.cols() < 1)
-        return Error{"query.x: expected at least one token and one dimension, found " + shapeOf(p.xq)};
+        return codedError("validation.input.empty", {"query.x", shapeOf(p.xq)});
     ATTNSCOPE_CHECK(checkRange("query.x (tokens)", p.xq.rows(), limits.maxTokens));
     ATTNSCOPE_CHECK(checkRange("query.x (dimensions)", p.xq.cols(), limits.maxModelDim));
     if (cross) {
         if (p.xkv.rows() < 1 || p.xkv.cols() < 1)
-            return Error{"key.x: expected at least one token and one dimension, found " + shapeOf(p.xkv)};
+            return codedError("validation.input.empty", {"key.x", shapeOf(p.xkv)});
         ATTNSCOPE_CHECK(checkRange("key.x (tokens)", p.xkv.rows(), limits.maxTokens));
         ATTNSCOPE_CHECK(checkRange("key.x (dimensions)", p.xkv.cols(), limits.maxModelDim));
     }
@@ -151,7 +147,7 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
                               w.o->rows(), w.o->cols());
         ATTNSCOPE_CHECK(checkRange("weights.o (d_out)", w.o->cols(), limits.maxModelDim));
     } else if (w.oBias) {
-        return Error{"weights.oBias: given without weights.o (an output bias needs an output projection)"};
+        return codedError("validation.oBias", {});
     }
     ATTNSCOPE_CHECK(checkVector("weights.qBias", w.qBias, qkWidth, "heads*headDimQK"));
     ATTNSCOPE_CHECK(checkVector("weights.kBias", w.kBias, qkWidth, "heads*headDimQK"));
@@ -160,15 +156,14 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
 
     const auto &m = p.mask;
     if (!m.keyPadding.empty() && Eigen::Index(m.keyPadding.size()) != p.tk())
-        return Error{"mask.keyPadding: expected " + std::to_string(p.tk()) + " values (one per key token), found " +
-                     std::to_string(m.keyPadding.size())};
+        return codedError("validation.keyPadding", {std::to_string(p.tk()), std::to_string(m.keyPadding.size())});
     if (m.allowed) {
         if (m.allowed->rows() != p.tq() || m.allowed->cols() != p.tk())
             return shapeError("mask.allowed", p.tq(), p.tk(), "query tokens x key tokens", m.allowed->rows(),
                               m.allowed->cols());
         for (Eigen::Index i = 0; i < m.allowed->size(); ++i)
             if (m.allowed->data()[i] > 1)
-                return Error{"mask.allowed: expected only 0 and 1, found " + std::to_string(int(m.allowed->data()[i]))};
+                return codedError("validation.allowed", {std::to_string(int(m.allowed->data()[i]))});
     }
 
     const std::int64_t bytes = traceBytes(p);

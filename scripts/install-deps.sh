@@ -10,6 +10,9 @@ packages=(
   clang-format clang libclang-rt-14-dev
   # libraries
   qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libeigen3-dev nlohmann-json3-dev zlib1g-dev
+  # translations: CMake's qt_add_translations (qt6-tools-dev), lupdate and lrelease
+  # (qt6-l10n-tools), and Qt's own catalogues, qtbase_zh_CN.qm for the standard dialogs
+  qt6-tools-dev qt6-l10n-tools qt6-translations-l10n
   # Vulkan: headers and loader, the GLSL compiler, Mesa's lavapipe (a CPU Vulkan driver, so the
   # GPU path runs everywhere) and the Khronos validation layer the GPU tests enable
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools

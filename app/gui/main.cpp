@@ -2,6 +2,7 @@
 
 #include "app/engine/ProcessSetup.h"
 #include "app/gui/document/ScriptedEdits.h"
+#include "app/gui/views/Language.h"
 #include "app/gui/views/MainWindow.h"
 
 #include <QApplication>
@@ -18,6 +19,8 @@ int main(int argc, char *argv[])
     QApplication::setApplicationName(QStringLiteral("AttnScope"));
     QApplication::setApplicationVersion(QStringLiteral(ATTNSCOPE_VERSION));
     QGuiApplication::setDesktopFileName(QStringLiteral("io.github.attnscope.AttnScope")); // icon on Wayland
+    // The system's language (LANG=zh_CN.UTF-8) or View > Language's override, before any text is made.
+    attnscope::installTranslators(attnscope::interfaceLocale(attnscope::languageSetting()));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QApplication::translate("main", "See every attention head."));

@@ -476,6 +476,24 @@ void HeatmapRenderer::paintAxisTitles(QPainter &painter, const HeatmapLayout &l)
     painter.setPen(QColor(0x40, 0x40, 0x40));
     painter.drawText(l.columnAxisTitle, Qt::AlignHCenter | Qt::AlignTop, columnAxisName());
     const QRectF r = l.rowAxisTitle;
+    // A Chinese, Japanese or Korean title (查询) is read top to bottom with its characters
+    // upright, as such text is set vertically, not turned on its side like Latin text.
+    const QString rowTitle = rowAxisName();
+    const double step = QFontMetricsF(italic).height();
+    const bool upright = !rowTitle.isEmpty() && step * rowTitle.size() <= r.height() &&
+                         std::all_of(rowTitle.begin(), rowTitle.end(), [](QChar c) {
+                             return c.script() == QChar::Script_Han || c.script() == QChar::Script_Hiragana ||
+                                    c.script() == QChar::Script_Katakana || c.script() == QChar::Script_Hangul;
+                         });
+    if (upright) {
+        double y = r.center().y() - step * rowTitle.size() / 2.0;
+        for (const QChar c : rowTitle) {
+            painter.drawText(QRectF(r.left(), y, r.width(), step), Qt::AlignCenter, QString(c));
+            y += step;
+        }
+        painter.restore();
+        return;
+    }
     painter.translate(r.left(), r.bottom());
     painter.rotate(-90);
     painter.drawText(QRectF(0, 0, r.height(), r.width()), Qt::AlignHCenter | Qt::AlignTop, rowAxisName());

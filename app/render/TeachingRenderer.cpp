@@ -53,10 +53,9 @@ QString tokenAt(const std::vector<std::string> &tokens, Eigen::Index i)
 template <typename Cell, typename Mark>
 QString table(const QString &name, Eigen::Index rows, Eigen::Index cols, Cell cell, Mark mark, const QString &note = {})
 {
-    QString s = QStringLiteral("<p><b>%1</b> &nbsp;<span style='color:#555'>shape %2 \u00d7 %3</span>%4</p>")
+    QString s = QStringLiteral("<p><b>%1</b> &nbsp;<span style='color:#555'>%2</span>%3</p>")
                     .arg(name)
-                    .arg(rows)
-                    .arg(cols)
+                    .arg(TeachingRenderer::tr("shape %1 \u00d7 %2").arg(rows).arg(cols))
                     .arg(note.isEmpty() ? QString() : QStringLiteral(" &nbsp;<i>") + note + QStringLiteral("</i>"));
     s += QStringLiteral("<table border='1' cellspacing='0' cellpadding='3' style='border-color:#bbb'>");
     const Eigen::Index shownRows = std::min<Eigen::Index>(rows, TeachingRenderer::kMaxShown);
@@ -73,9 +72,9 @@ QString table(const QString &name, Eigen::Index rows, Eigen::Index cols, Cell ce
         s += QStringLiteral("</tr>");
     }
     if (shownRows < rows)
-        s += QStringLiteral("<tr><td colspan='%1'>\u2026 %2 more rows</td></tr>")
+        s += QStringLiteral("<tr><td colspan='%1'>%2</td></tr>")
                  .arg(shownCols + 1)
-                 .arg(rows - shownRows);
+                 .arg(TeachingRenderer::tr("\u2026 %n more rows", nullptr, int(rows - shownRows)));
     return s + QStringLiteral("</table>");
 }
 
@@ -202,11 +201,11 @@ QString TeachingRenderer::html() const
     s += tr("<h2>Head %1 of %2, step by step</h2>").arg(h + 1).arg(H);
     if (m_interactive)
         s += tr("<p>Select a cell in a heatmap to have it explained below.</p>");
-    s += QStringLiteral("<h3>1. Inputs</h3>");
+    s += tr("<h3>1. Inputs</h3>");
     s += matrixTable(tr("X (query input)"), p.xq, tr("Tq \u00d7 d_q"), i);
     if (p.spec.mode == AttentionMode::Cross)
         s += matrixTable(tr("X (key/value input)"), p.xkv, tr("Tk \u00d7 d_kv"), j);
-    s += QStringLiteral("<h3>2. Projections %1, %2, %3</h3>")
+    s += tr("<h3>2. Projections %1, %2, %3</h3>")
              .arg(formula(Projection::Query, p), formula(Projection::Key, p), formula(Projection::Value, p));
     s += tr("<p>Q: %1 \u00d7 %2, K: %3 \u00d7 %2, V: %3 \u00d7 %4 (all heads side by side)</p>")
              .arg(p.tq())
@@ -239,21 +238,21 @@ QString TeachingRenderer::html() const
             return (!t.allowed.size() || t.allowed(r, c)) ? num(scores(r, c)) : fill;
         },
         [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"));
-    s += QStringLiteral("<h3>7. Softmax over each row</h3>");
+    s += tr("<h3>7. Softmax over each row</h3>");
     s += matrixTable(tr("weights"), t.weights[size_t(h)],
                      everyRowSumsToOne(p.spec.maskFill, t.emptyRows)
                          ? tr("Tq \u00d7 Tk, rows sum to 1")
                          : tr("Tq \u00d7 Tk, rows sum to 1; rows with no allowed key are 0"),
                      i, j);
-    s += QStringLiteral("<h3>8. Weights\u00b7V_h</h3>");
+    s += tr("<h3>8. Weights\u00b7V_h</h3>");
     s += matrixTable(tr("head output"), t.headOutputs[size_t(h)], tr("Tq \u00d7 dV"), i);
     // No English translation is loaded: the singular is its own string, the plural takes %n
     // so that translations can give every plural form.
     s += H == 1 ? tr("<h3>9. Concatenate the heads: with one head, the context is its output</h3>")
                 : tr("<h3>9. Concatenate the %n heads</h3>", nullptr, H);
-    s += matrixTable(tr("context"), t.context, tr("Tq \u00d7 H\u00b7dV"), i);
+    s += matrixTable(tr("context"), t.context, tr("Tq \u00d7 H·dV"), i);
     if (p.weights.o) {
-        s += QStringLiteral("<h3>10. Output projection %1</h3>").arg(formula(Projection::Output, p));
+        s += tr("<h3>10. Output projection %1</h3>").arg(formula(Projection::Output, p));
         s += matrixTable(tr("output"), t.output, tr("Tq \u00d7 d_out"), i);
     } else {
         s += tr("<h3>10. No W_O: the output is the context</h3>");

@@ -24,6 +24,7 @@ for dep in libqt6widgets6 libqt6svg6 libc6 fonts-wqy-microhei; do
   [[ $depends == *"$dep"* ]] || fail "Depends lacks $dep: $depends"
 done
 [[ $(field Recommends) == *mesa-vulkan-drivers* ]] || fail "Recommends lacks mesa-vulkan-drivers"
+[[ $(field Recommends) == *qt6-translations-l10n* ]] || fail "Recommends lacks qt6-translations-l10n (Qt's own dialogs in Chinese)"
 
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 id=io.github.attnscope.AttnScope

@@ -1,6 +1,8 @@
 #include "app/gui/document/ComputeController.h"
 
 #include "app/gui/document/MemoryBudget.h"
+#include "app/render/ErrorText.h"
+#include "core/ErrorCode.h"
 #include "core/MemoryLimits.h"
 
 #include <QCoreApplication>
@@ -92,7 +94,7 @@ void ComputeController::startNext()
                 backendNotice = QString::fromStdString(selection->notice);
                 backendReplaced = true;
             } else {
-                backendError = QString::fromStdString(selection.message());
+                backendError = errorText(selection.error());
                 backendErrorKind = selection.kind();
             }
         }
@@ -104,7 +106,7 @@ void ComputeController::startNext()
             if (computed) {
                 result = std::move(*computed);
             } else {
-                error = QString::fromStdString(computed.message());
+                error = errorText(computed.error());
                 errorKind = computed.kind();
             }
         } else if (project) {
@@ -137,9 +139,7 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
     // Refused before allocating: the trace alone would not fit the machine's memory.
     const std::int64_t need = traceBytes(project.problem), budget = memoryBudgetBytes();
     if (need > budget)
-        return Error{"size: the intermediate tensors of this project need " + formatBytes(need) +
-                         " of memory; this machine allows " + formatBytes(budget),
-                     ErrorKind::TooLarge};
+        return codedError("memory.trace", {formatBytes(need), formatBytes(budget)}, ErrorKind::TooLarge);
     try {
         QElapsedTimer timer;
         timer.start();
@@ -167,8 +167,9 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
         result->ranges = TraceRanges::of(result->trace);
         return result;
     } catch (const std::bad_alloc &) {
-        return Error{"out of memory while computing (" + formatBytes(need) +
-                         " of intermediate tensors): make the project smaller",
+        return Error{tr("out of memory while computing (%1 of intermediate tensors): make the project smaller")
+                         .arg(QString::fromStdString(formatBytes(need)))
+                         .toStdString(),
                      ErrorKind::OutOfMemory};
     } catch (const std::exception &e) {
         return Error{std::string("computation failed: ") + e.what(), ErrorKind::Internal};

@@ -2,6 +2,7 @@
 
 #include "app/gui/document/DocumentCommands.h"
 #include "app/gui/document/MemoryBudget.h"
+#include "core/ErrorCode.h"
 #include "core/FileIo.h"
 #include "core/MemoryLimits.h"
 
@@ -44,7 +45,7 @@ Result<Project> Document::readProject(const QString &path)
         const QByteArray data = file.readAll();
         auto project = parseProject(std::string_view(data.constData(), size_t(data.size())));
         if (!project)
-            return Error{(name + QStringLiteral(": ")).toStdString() + project.message(), project.kind()};
+            return prefixedError((name + QStringLiteral(": ")).toStdString(), project.error());
         return project;
     }
     return readProjectFile(path.toStdString());
@@ -131,7 +132,7 @@ bool Document::setValue(MatrixId id, int row, int col, float value, int mergeKey
         return false;
     if (!std::isfinite(value))
         // Saved as null, the file would no longer open.
-        return refuse(tr("%1[%2, %3]: expected a finite number within float32 range (\u00b13.4e38)")
+        return refuse(tr("%1[%2, %3]: expected a finite number within float32 range (±3.4e38)")
                           .arg(matrixName(id))
                           .arg(row)
                           .arg(col));

@@ -33,18 +33,18 @@ QString shapeMeaning(MatrixId id)
     case MatrixId::Xkv:
         return MatrixEditor::tr("Tk \u00d7 d_kv");
     case MatrixId::Wq:
-        return MatrixEditor::tr("d_q \u00d7 H\u00b7dK");
+        return MatrixEditor::tr("d_q \u00d7 H·dK");
     case MatrixId::Wk:
-        return MatrixEditor::tr("d_kv \u00d7 H\u00b7dK");
+        return MatrixEditor::tr("d_kv \u00d7 H·dK");
     case MatrixId::Wv:
-        return MatrixEditor::tr("d_kv \u00d7 H\u00b7dV");
+        return MatrixEditor::tr("d_kv \u00d7 H·dV");
     case MatrixId::Wo:
-        return MatrixEditor::tr("H\u00b7dV \u00d7 d_out");
+        return MatrixEditor::tr("H·dV \u00d7 d_out");
     case MatrixId::BiasQ:
     case MatrixId::BiasK:
-        return MatrixEditor::tr("H\u00b7dK");
+        return MatrixEditor::tr("H·dK");
     case MatrixId::BiasV:
-        return MatrixEditor::tr("H\u00b7dV");
+        return MatrixEditor::tr("H·dV");
     case MatrixId::BiasO:
         return MatrixEditor::tr("d_out");
     }
@@ -169,7 +169,7 @@ ModelPanel::ModelPanel(QWidget *parent)
     m_headDimV->setObjectName(QStringLiteral("headDimV"));
     m_mode->addItem(tr("Self-attention"), int(AttentionMode::Self));
     m_mode->addItem(tr("Cross-attention"), int(AttentionMode::Cross));
-    m_scale->addItem(tr("1/\u221adK"), int(ScaleMode::InvSqrtDk));
+    m_scale->addItem(tr("1/√dK"), int(ScaleMode::InvSqrtDk));
     m_scale->addItem(tr("none (1)"), int(ScaleMode::None));
     m_scale->addItem(tr("custom"), int(ScaleMode::Custom));
     m_scaleValue->setDecimals(4);

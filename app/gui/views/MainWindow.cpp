@@ -4,6 +4,7 @@
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/HeadLinesView.h"
 #include "app/gui/views/HelpMenu.h"
+#include "app/gui/views/Language.h"
 #include "app/gui/views/MaskEditor.h"
 #include "app/gui/views/TeachingView.h"
 
@@ -243,6 +244,8 @@ void MainWindow::createActions()
     for (QDockWidget *d : findChildren<QDockWidget *>())
         m_viewMenu->addAction(d->toggleViewAction());
     m_viewMenu->addAction(bar->toggleViewAction());
+    m_viewMenu->addSeparator();
+    m_viewMenu->addMenu(createLanguageMenu(this));
 
     QMenu *backend = menuBar()->addMenu(tr("&Backend"));
     m_backendGroup = new QActionGroup(this);

@@ -3,6 +3,7 @@
 #include "app/gui/views/MainWindow.h"
 
 #include "app/gui/document/Autosave.h"
+#include "app/render/ErrorText.h"
 
 #include "core/RandomProblem.h"
 
@@ -70,7 +71,7 @@ bool MainWindow::openFile(const QString &path)
 {
     auto project = Document::readProject(path);
     if (!project) {
-        showError(QString::fromStdString(project.message()));
+        showError(errorText(project.error()));
         return false;
     }
     auto *doc = new Document(std::move(*project));
@@ -96,7 +97,7 @@ bool MainWindow::saveTo(const QString &path)
         return false;
     Status s = m_document->save(path);
     if (!s) {
-        showError(QString::fromStdString(s.message()));
+        showError(errorText(s.error()));
         return false;
     }
     addRecentFile(m_document->filePath());

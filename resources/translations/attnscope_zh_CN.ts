@@ -1,0 +1,1781 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>FigureExporter</name>
+    <message>
+        <source>DPI %1 is out of range (%2 to %3)</source>
+        <translation>DPI %1 超出范围（%2 到 %3）</translation>
+    </message>
+    <message>
+        <source>figure size %1 x %2 pixels is out of range (1 to %3 per side)</source>
+        <translation>图像尺寸 %1 x %2 像素超出范围（每边 1 到 %3）</translation>
+    </message>
+    <message>
+        <source>not enough memory for a %1 x %2 image</source>
+        <translation>内存不足，无法生成 %1 x %2 的图像</translation>
+    </message>
+    <message>
+        <source>%1: expected a .png, .svg or .pdf file name</source>
+        <translation>%1：文件名应以 .png、.svg 或 .pdf 结尾</translation>
+    </message>
+    <message>
+        <source>%1: nothing to draw: the trace has no heads</source>
+        <translation>%1：没有可绘制的内容：计算结果中没有注意力头</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>%1: the PNG could not be encoded</source>
+        <translation>%1：无法编码 PNG</translation>
+    </message>
+    <message>
+        <source>%1: the figure could not be painted</source>
+        <translation>%1：无法绘制图像</translation>
+    </message>
+</context>
+<context>
+    <name>FigureRenderer</name>
+    <message>
+        <source>One head</source>
+        <translation>单个头</translation>
+    </message>
+    <message>
+        <source>All heads (grid)</source>
+        <translation>所有头（网格）</translation>
+    </message>
+    <message>
+        <source>Mean over heads</source>
+        <translation>各头平均</translation>
+    </message>
+    <message>
+        <source>Head view (token lines)</source>
+        <translation>头视图（词元连线）</translation>
+    </message>
+    <message>
+        <source>Step by step</source>
+        <translation>逐步计算</translation>
+    </message>
+    <message>
+        <source>Mask</source>
+        <translation>掩码</translation>
+    </message>
+    <message>
+        <source>scaled scores</source>
+        <translation>缩放后的分数</translation>
+    </message>
+    <message>
+        <source>weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>%1 — head %2 (%3)</source>
+        <translation>%1 — 头 %2（%3）</translation>
+    </message>
+    <message>
+        <source>%1 — 1 head (%2)</source>
+        <translation>%1 — 1 个头（%2）</translation>
+    </message>
+    <message>
+        <source>%1 — %2 heads (%3)</source>
+        <translation>%1 — %2 个头（%3）</translation>
+    </message>
+    <message>
+        <source>%1 — mean weights over 1 head</source>
+        <translation>%1 — 1 个头的平均权重</translation>
+    </message>
+    <message>
+        <source>%1 — mean weights over %2 heads</source>
+        <translation>%1 — %2 个头的平均权重</translation>
+    </message>
+    <message>
+        <source>%1 — head view, all heads</source>
+        <translation>%1 — 头视图，所有头</translation>
+    </message>
+    <message>
+        <source>%1 — head view, head %2</source>
+        <translation>%1 — 头视图，头 %2</translation>
+    </message>
+    <message>
+        <source>%1 — head %2 step by step</source>
+        <translation>%1 — 头 %2 逐步计算</translation>
+    </message>
+    <message>
+        <source>%1 — attention mask (%2 × %3)</source>
+        <translation>%1 — 注意力掩码（%2 × %3）</translation>
+    </message>
+    <message>
+        <source>AttnScope figure: %1</source>
+        <translation>AttnScope 图：%1</translation>
+    </message>
+    <message>
+        <source>allowed</source>
+        <translation>允许</translation>
+    </message>
+    <message>
+        <source>masked</source>
+        <translation>已掩码</translation>
+    </message>
+    <message>
+        <source>masked by causal/padding</source>
+        <translation>被因果/填充掩码屏蔽</translation>
+    </message>
+    <message>
+        <source>no allowed key</source>
+        <translation>没有允许的键</translation>
+    </message>
+</context>
+<context>
+    <name>HeadViewRenderer</name>
+    <message>
+        <source>queries</source>
+        <translation>查询</translation>
+    </message>
+    <message>
+        <source>keys</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>head %1</source>
+        <translation>头 %1</translation>
+    </message>
+    <message>
+        <source>%1 x %2 pairs: the lines of the first query only</source>
+        <translation>%1 x %2 对：只画出第一个查询的连线</translation>
+    </message>
+</context>
+<context>
+    <name>MaskRenderer</name>
+    <message>
+        <source>allowed</source>
+        <translation>允许</translation>
+    </message>
+    <message>
+        <source>masked</source>
+        <translation>已掩码</translation>
+    </message>
+    <message>
+        <source>masked by causal/padding</source>
+        <translation>被因果/填充掩码屏蔽</translation>
+    </message>
+    <message>
+        <source>no allowed key</source>
+        <translation>没有允许的键</translation>
+    </message>
+</context>
+<context>
+    <name>TeachingRenderer</name>
+    <message>
+        <source>&lt;h3&gt;Why head %1 gives query %2 “%3” → key %4 “%5” the weight %6&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;为什么头 %1 中查询 %2“%3”→ 键 %4“%5”的权重是 %6&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;1. The query row q&lt;sub&gt;%1&lt;/sub&gt; = [%2] and the key row k&lt;sub&gt;%3&lt;/sub&gt; = [%4].&lt;/p&gt;</source>
+        <translation>&lt;p&gt;1. 查询行 q&lt;sub&gt;%1&lt;/sub&gt; = [%2]，键行 k&lt;sub&gt;%3&lt;/sub&gt; = [%4]。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;2. Their dot product q·k = %1 = &lt;b&gt;%2&lt;/b&gt;.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;2. 二者的点积 q·k = %1 = &lt;b&gt;%2&lt;/b&gt;。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;3. Scaled by %1: score = %2 × %1 = &lt;b&gt;%3&lt;/b&gt;.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;3. 乘以缩放因子 %1：分数 = %2 × %1 = &lt;b&gt;%3&lt;/b&gt;。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;4. The mask forbids this cell: its score becomes %1.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;4. 掩码禁止这个位置：它的分数变为 %1。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;4. The mask allows this cell: the score stays.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;4. 掩码允许这个位置：分数保持不变。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;5. Every key of this row is masked and the fill is %1: AttnScope gives the whole row weight 0 (PyTorch would give NaN), and the row&apos;s output is 0.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;5. 这一行的所有键都被掩码，填充值为 %1：AttnScope 让整行权重为 0（PyTorch 会得到 NaN），这一行的输出也是 0。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;5. Every key of this row is masked, so every logit is the fill %1 and the softmax is uniform: each of the %2 keys gets 1/%2 = &lt;b&gt;%3&lt;/b&gt;.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;5. 这一行的所有键都被掩码，所以每个 logit 都是填充值 %1，softmax 结果是均匀的：%2 个键每个得到 1/%2 = &lt;b&gt;%3&lt;/b&gt;。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;5. Softmax over the row: exp(score − row max %1) = [%2], their sum %3; weight = %4 / %3 = &lt;b&gt;%5&lt;/b&gt;.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;5. 对这一行做 softmax：exp(分数 − 行最大值 %1) = [%2]，其和为 %3；权重 = %4 / %3 = &lt;b&gt;%5&lt;/b&gt;。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;A masked key&apos;s exp(%1 − row max) is 0: its weight is exactly 0.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;被掩码的键的 exp(%1 − 行最大值) 为 0：它的权重恰好为 0。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;6. The head&apos;s output row %1 is the weighted sum of the value rows: %2 = &lt;b&gt;[%3]&lt;/b&gt;.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;6. 该头的输出第 %1 行是各值行的加权和：%2 = &lt;b&gt;[%3]&lt;/b&gt;。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Computing…&lt;/p&gt;</source>
+        <translation>&lt;p&gt;正在计算…&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h2&gt;Head %1 of %2, step by step&lt;/h2&gt;</source>
+        <translation>&lt;h2&gt;头 %1（共 %2 个），逐步计算&lt;/h2&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Select a cell in a heatmap to have it explained below.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;在热力图中选择一个单元格，下面会解释它的计算过程。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>X (query input)</source>
+        <translation>X（查询输入）</translation>
+    </message>
+    <message>
+        <source>Tq × d_q</source>
+        <translation>Tq × d_q</translation>
+    </message>
+    <message>
+        <source>X (key/value input)</source>
+        <translation>X（键/值输入）</translation>
+    </message>
+    <message>
+        <source>Tk × d_kv</source>
+        <translation>Tk × d_kv</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Q: %1 × %2, K: %3 × %2, V: %3 × %4 (all heads side by side)&lt;/p&gt;</source>
+        <translation>&lt;p&gt;Q：%1 × %2，K：%3 × %2，V：%3 × %4（所有头并排）&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;3. Split heads: head %1 takes columns %2..%3 of Q and K, %4..%5 of V&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;3. 拆分多头：头 %1 取 Q 和 K 的第 %2..%3 列、V 的第 %4..%5 列&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>Q_h</source>
+        <translation>Q_h</translation>
+    </message>
+    <message>
+        <source>Tq × dK</source>
+        <translation>Tq × dK</translation>
+    </message>
+    <message>
+        <source>K_h</source>
+        <translation>K_h</translation>
+    </message>
+    <message>
+        <source>Tk × dK</source>
+        <translation>Tk × dK</translation>
+    </message>
+    <message>
+        <source>V_h</source>
+        <translation>V_h</translation>
+    </message>
+    <message>
+        <source>Tk × dV</source>
+        <translation>Tk × dV</translation>
+    </message>
+    <message>
+        <source>Q_h·K_hᵀ</source>
+        <translation>Q_h·K_hᵀ</translation>
+    </message>
+    <message>
+        <source>Tq × Tk</source>
+        <translation>Tq × Tk</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;5. Scaled by %1&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;5. 乘以缩放因子 %1&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>scores</source>
+        <translation>分数</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;6. Masked (forbidden cells become %1)&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;6. 应用掩码（被禁止的位置变为 %1）&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>masked scores</source>
+        <translation>掩码后的分数</translation>
+    </message>
+    <message>
+        <source>weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Tq × Tk, rows sum to 1</source>
+        <translation>Tq × Tk，每行之和为 1</translation>
+    </message>
+    <message>
+        <source>Tq × Tk, rows sum to 1; rows with no allowed key are 0</source>
+        <translation>Tq × Tk，每行之和为 1；没有允许的键的行为 0</translation>
+    </message>
+    <message>
+        <source>head output</source>
+        <translation>头输出</translation>
+    </message>
+    <message>
+        <source>Tq × dV</source>
+        <translation>Tq × dV</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;9. Concatenate the heads: with one head, the context is its output&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;9. 拼接各头：只有一个头时，上下文就是它的输出&lt;/h3&gt;</translation>
+    </message>
+    <message numerus="yes">
+        <source>&lt;h3&gt;9. Concatenate the %n heads&lt;/h3&gt;</source>
+        <translation>
+            <numerusform>&lt;h3&gt;9. 拼接 %n 个头&lt;/h3&gt;</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>context</source>
+        <translation>上下文</translation>
+    </message>
+    <message>
+        <source>Tq × H·dV</source>
+        <translation>Tq × H·dV</translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>Tq × d_out</source>
+        <translation>Tq × d_out</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;10. No W_O: the output is the context&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;10. 没有 W_O：输出就是上下文&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>shape %1 × %2</source>
+        <translation>形状 %1 × %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>… %n more rows</source>
+        <translation>
+            <numerusform>… 还有 %n 行</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;1. Inputs&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;1. 输入&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;2. Projections %1, %2, %3&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;2. 线性投影 %1，%2，%3&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;7. Softmax over each row&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;7. 对每一行做 softmax&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;8. Weights·V_h&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;8. 权重·V_h&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;10. Output projection %1&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;10. 输出投影 %1&lt;/h3&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::AboutDialog</name>
+    <message>
+        <source>About AttnScope</source>
+        <translation>关于 AttnScope</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;AttnScope %1&lt;/h3&gt;&lt;p&gt;See every attention head: scaled dot-product attention computed for problems you type in or load, shown as heatmaps.&lt;/p&gt;&lt;p&gt;Built with Qt %2, running on Qt %3.&lt;br&gt;%4&lt;/p&gt;&lt;p&gt;Licence: none stated yet (the source has no licence file).&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;AttnScope %1&lt;/h3&gt;&lt;p&gt;看清每一个注意力头：对你输入或载入的问题计算缩放点积注意力，并以热力图显示。&lt;/p&gt;&lt;p&gt;使用 Qt %2 构建，运行于 Qt %3。&lt;br&gt;%4&lt;/p&gt;&lt;p&gt;许可证：尚未声明（源代码中没有许可证文件）。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Menu</source>
+        <translation>菜单</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Shortcut</source>
+        <translation>快捷键</translation>
+    </message>
+    <message>
+        <source>Keyboard Shortcuts</source>
+        <translation>键盘快捷键</translation>
+    </message>
+    <message>
+        <source>AttnScope Guide</source>
+        <translation>AttnScope 指南</translation>
+    </message>
+    <message>
+        <source>AttnScope &amp;Guide</source>
+        <translation>AttnScope 指南(&amp;G)</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard Shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>&amp;About AttnScope</source>
+        <translation>关于 AttnScope(&amp;A)</translation>
+    </message>
+    <message>
+        <source>About &amp;Qt</source>
+        <translation>关于 Qt(&amp;Q)</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::Autosaver</name>
+    <message>
+        <source>Cannot create %1</source>
+        <translation>无法创建 %1</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ColorMap</name>
+    <message>
+        <source>Viridis</source>
+        <translation>Viridis</translation>
+    </message>
+    <message>
+        <source>Magma</source>
+        <translation>Magma</translation>
+    </message>
+    <message>
+        <source>Cividis</source>
+        <translation>Cividis</translation>
+    </message>
+    <message>
+        <source>Grey</source>
+        <translation>灰度</translation>
+    </message>
+    <message>
+        <source>Diverging (blue-red)</source>
+        <translation>发散（蓝-红）</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ComputeController</name>
+    <message>
+        <source>out of memory while computing (%1 of intermediate tensors): make the project smaller</source>
+        <translation>计算时内存不足（中间张量需要 %1）：请缩小项目</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::CoreError</name>
+    <message>
+        <source>%1: expected %2, found %3</source>
+        <translation>%1：应为%2，实际为%3</translation>
+    </message>
+    <message>
+        <source>%1: missing (expected %2)</source>
+        <translation>%1：缺失（应为%2）</translation>
+    </message>
+    <message>
+        <source>format: expected &quot;attnscope&quot;, found %1</source>
+        <translation>format：应为 &quot;attnscope&quot;，实际为%1</translation>
+    </message>
+    <message>
+        <source>version: expected 1, found %1</source>
+        <translation>version：应为 1，实际为 %1</translation>
+    </message>
+    <message>
+        <source>version: expected 1, found %1 (written by a newer AttnScope)</source>
+        <translation>version：应为 1，实际为 %1（由更新版本的 AttnScope 写入）</translation>
+    </message>
+    <message>
+        <source>%1: expected a finite float32 number, found %2</source>
+        <translation>%1：应为有限的 float32 数，实际为 %2</translation>
+    </message>
+    <message>
+        <source>%1: expected at least one row, found an empty matrix</source>
+        <translation>%1：应至少有一行，实际为空矩阵</translation>
+    </message>
+    <message>
+        <source>%1: expected at least one number, found an empty row</source>
+        <translation>%1：应至少有一个数，实际为空行</translation>
+    </message>
+    <message>
+        <source>%1: expected %2 numbers like row 0, found %3</source>
+        <translation>%1：应与第 0 行一样有 %2 个数，实际为 %3 个</translation>
+    </message>
+    <message>
+        <source>%1: expected %2 labels (one per row of x), found %3</source>
+        <translation>%1：应有 %2 个标签（x 的每行一个），实际为 %3 个</translation>
+    </message>
+    <message>
+        <source>%1: expected 0 or 1, found %2</source>
+        <translation>%1：应为 0 或 1，实际为 %2</translation>
+    </message>
+    <message>
+        <source>%1: expected a whole number of at least 1, found %2</source>
+        <translation>%1：应为不小于 1 的整数，实际为 %2</translation>
+    </message>
+    <message>
+        <source>%1: %2 is larger than the supported %3</source>
+        <translation>%1：%2 超过了支持的上限 %3</translation>
+    </message>
+    <message>
+        <source>%1: expected a finite number, found %2</source>
+        <translation>%1：应为有限数，实际为 %2</translation>
+    </message>
+    <message>
+        <source>%1: expected %2 (%3), found %4</source>
+        <translation>%1：形状应为 %2（%3），实际为 %4</translation>
+    </message>
+    <message>
+        <source>%1: expected %2 values (%3), found %4</source>
+        <translation>%1：应有 %2 个值（%3），实际为 %4 个</translation>
+    </message>
+    <message>
+        <source>%1: expected at least one token and one dimension, found %2</source>
+        <translation>%1：应至少有一个词元和一个维度，实际为 %2</translation>
+    </message>
+    <message>
+        <source>weights.oBias: given without weights.o (an output bias needs an output projection)</source>
+        <translation>weights.oBias：给出了偏置却没有 weights.o（输出偏置需要输出投影）</translation>
+    </message>
+    <message>
+        <source>mask.keyPadding: expected %1 values (one per key token), found %2</source>
+        <translation>mask.keyPadding：应有 %1 个值（每个键词元一个），实际为 %2 个</translation>
+    </message>
+    <message>
+        <source>mask.allowed: expected only 0 and 1, found %1</source>
+        <translation>mask.allowed：只能是 0 和 1，实际出现 %1</translation>
+    </message>
+    <message>
+        <source>size: this problem needs %1 for its intermediate tensors; this machine allows %2</source>
+        <translation>大小：该问题的中间张量需要 %1 内存；本机允许 %2</translation>
+    </message>
+    <message>
+        <source>size: this problem needs %1 for %2; this machine allows %3</source>
+        <translation>大小：该问题的%2需要 %1 内存；本机允许 %3</translation>
+    </message>
+    <message>
+        <source>%1: cannot open the file</source>
+        <translation>%1：无法打开文件</translation>
+    </message>
+    <message>
+        <source>%1: cannot open the file (%2)</source>
+        <translation>%1：无法打开文件（%2）</translation>
+    </message>
+    <message>
+        <source>%1: is a directory, not a file</source>
+        <translation>%1：这是一个目录，不是文件</translation>
+    </message>
+    <message>
+        <source>%1: the file is %2; files up to %3 can be read on this machine</source>
+        <translation>%1：文件大小为 %2；本机最多可读取 %3 的文件</translation>
+    </message>
+    <message>
+        <source>%1: not a regular file</source>
+        <translation>%1：不是普通文件</translation>
+    </message>
+    <message>
+        <source>%1: not a text file (a NUL byte at offset %2)</source>
+        <translation>%1：不是文本文件（偏移 %2 处有 NUL 字节）</translation>
+    </message>
+    <message>
+        <source>not a .npy file (missing the \x93NUMPY magic)</source>
+        <translation>不是 .npy 文件（缺少 \x93NUMPY 标识）</translation>
+    </message>
+    <message>
+        <source>truncated .npy header</source>
+        <translation>.npy 文件头不完整</translation>
+    </message>
+    <message>
+        <source>unsupported .npy dtype %1 (expected &apos;&lt;f4&apos; or &apos;&lt;f8&apos;)</source>
+        <translation>不支持的 .npy 数据类型 %1（应为 &apos;&lt;f4&apos; 或 &apos;&lt;f8&apos;）</translation>
+    </message>
+    <message>
+        <source>no array named &quot;attentions&quot; among %1 (%2)</source>
+        <translation>在 %1 个数组（%2）中没有名为 &quot;attentions&quot; 的数组</translation>
+    </message>
+    <message>
+        <source>shape %1: expected [layers, heads, queries, keys], [heads, queries, keys] or [queries, keys]</source>
+        <translation>形状 %1：应为 [层, 头, 查询, 键]、[头, 查询, 键] 或 [查询, 键]</translation>
+    </message>
+    <message>
+        <source>shape %1: every size must be at least 1</source>
+        <translation>形状 %1：每一维的大小都必须至少为 1</translation>
+    </message>
+    <message>
+        <source>value %1 (attention weights must be finite numbers)</source>
+        <translation>值 %1（注意力权重必须是有限数）</translation>
+    </message>
+    <message>
+        <source>%1: cannot open the file: %2</source>
+        <translation>%1：无法打开文件：%2</translation>
+    </message>
+    <message>
+        <source>dtype %1 is not an attention dtype (expected &apos;&lt;f2&apos;, &apos;&lt;f4&apos; or &apos;&lt;f8&apos;: little-endian float16, 32 or 64)</source>
+        <translation>数据类型 %1 不能用于注意力权重（应为 &apos;&lt;f2&apos;、&apos;&lt;f4&apos; 或 &apos;&lt;f8&apos;：小端 float16、32 或 64）</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::CoreErrorTerm</name>
+    <message>
+        <source>a whole number of at least 1</source>
+        <translation>不小于 1 的整数</translation>
+    </message>
+    <message>
+        <source>a number</source>
+        <translation>一个数</translation>
+    </message>
+    <message>
+        <source>a finite number</source>
+        <translation>有限数</translation>
+    </message>
+    <message>
+        <source>a matrix</source>
+        <translation>矩阵</translation>
+    </message>
+    <message>
+        <source>a matrix (an array of rows of numbers)</source>
+        <translation>矩阵（由数值行组成的数组）</translation>
+    </message>
+    <message>
+        <source>a matrix (an array of rows of numbers) or {&quot;npy&quot;: &quot;file.npy&quot;}</source>
+        <translation>矩阵（由数值行组成的数组）或 {&quot;npy&quot;: &quot;file.npy&quot;}</translation>
+    </message>
+    <message>
+        <source>a row (an array of numbers)</source>
+        <translation>一行（数值数组）</translation>
+    </message>
+    <message>
+        <source>{&quot;npy&quot;: &quot;relative/path.npy&quot;} with nothing else</source>
+        <translation>只含 {&quot;npy&quot;: &quot;relative/path.npy&quot;} 的对象</translation>
+    </message>
+    <message>
+        <source>an array of numbers</source>
+        <translation>数值数组</translation>
+    </message>
+    <message>
+        <source>an array of strings</source>
+        <translation>字符串数组</translation>
+    </message>
+    <message>
+        <source>a string</source>
+        <translation>字符串</translation>
+    </message>
+    <message>
+        <source>an object</source>
+        <translation>对象</translation>
+    </message>
+    <message>
+        <source>an object with &quot;tokens&quot; and &quot;x&quot;</source>
+        <translation>含 &quot;tokens&quot; 和 &quot;x&quot; 的对象</translation>
+    </message>
+    <message>
+        <source>an object with q, k, v and o</source>
+        <translation>含 q、k、v 和 o 的对象</translation>
+    </message>
+    <message>
+        <source>true or false</source>
+        <translation>true 或 false</translation>
+    </message>
+    <message>
+        <source>an array of true/false (true = real token)</source>
+        <translation>true/false 数组（true 表示真实词元）</translation>
+    </message>
+    <message>
+        <source>a JSON object with &quot;format&quot;: &quot;attnscope&quot;</source>
+        <translation>含 &quot;format&quot;: &quot;attnscope&quot; 的 JSON 对象</translation>
+    </message>
+    <message>
+        <source>one label per row of the matrix x</source>
+        <translation>矩阵 x 的每行一个标签</translation>
+    </message>
+    <message>
+        <source>a matrix with one row per token</source>
+        <translation>每个词元一行的矩阵</translation>
+    </message>
+    <message>
+        <source>an array</source>
+        <translation>数组</translation>
+    </message>
+    <message>
+        <source>nothing</source>
+        <translation>空</translation>
+    </message>
+    <message>
+        <source>query tokens x key tokens</source>
+        <translation>查询词元数 x 键词元数</translation>
+    </message>
+    <message>
+        <source>its inputs and intermediate tensors</source>
+        <translation>输入和中间张量</translation>
+    </message>
+    <message>
+        <source>the attention values as float32</source>
+        <translation>float32 注意力值</translation>
+    </message>
+    <message>
+        <source>the CSV text</source>
+        <translation>CSV 文本</translation>
+    </message>
+    <message>
+        <source>the pooled computation</source>
+        <translation>池化计算</translation>
+    </message>
+    <message>
+        <source>the string %1</source>
+        <translation>字符串 %1</translation>
+    </message>
+    <message>
+        <source>the number %1</source>
+        <translation>数值 %1</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::Document</name>
+    <message>
+        <source>Untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>%1 would need about %2 of memory (%3 for the project and its undo copies, %4 for its intermediate tensors); this machine allows %5. Nothing was changed.</source>
+        <translation>%1 需要约 %2 内存（项目及其撤销副本 %3，中间张量 %4）；本机允许 %5。未做任何更改。</translation>
+    </message>
+    <message>
+        <source>%1: out of memory while making the change. Nothing was changed.</source>
+        <translation>%1：进行更改时内存不足。未做任何更改。</translation>
+    </message>
+    <message>
+        <source>%1[%2, %3]: expected a finite number within float32 range (±3.4e38)</source>
+        <translation>%1[%2, %3]：应为 float32 范围内的有限数（±3.4e38）</translation>
+    </message>
+    <message>
+        <source>Edit %1[%2, %3]</source>
+        <translation>编辑 %1[%2, %3]</translation>
+    </message>
+    <message>
+        <source>Rename token &quot;%1&quot; to &quot;%2&quot;</source>
+        <translation>将词元“%1”重命名为“%2”</translation>
+    </message>
+    <message>
+        <source>Insert token &quot;%1&quot;</source>
+        <translation>插入词元“%1”</translation>
+    </message>
+    <message>
+        <source>Remove token &quot;%1&quot;</source>
+        <translation>删除词元“%1”</translation>
+    </message>
+    <message>
+        <source>Set heads to %1</source>
+        <translation>将头数设为 %1</translation>
+    </message>
+    <message>
+        <source>Set dK to %1</source>
+        <translation>将 dK 设为 %1</translation>
+    </message>
+    <message>
+        <source>Set dV to %1</source>
+        <translation>将 dV 设为 %1</translation>
+    </message>
+    <message>
+        <source>Set d_kv to %1</source>
+        <translation>将 d_kv 设为 %1</translation>
+    </message>
+    <message>
+        <source>Set d_model to %1</source>
+        <translation>将 d_model 设为 %1</translation>
+    </message>
+    <message>
+        <source>Set d_out to %1</source>
+        <translation>将 d_out 设为 %1</translation>
+    </message>
+    <message>
+        <source>Switch to cross-attention</source>
+        <translation>切换为交叉注意力</translation>
+    </message>
+    <message>
+        <source>Switch to self-attention</source>
+        <translation>切换为自注意力</translation>
+    </message>
+    <message>
+        <source>Change scale</source>
+        <translation>更改缩放因子</translation>
+    </message>
+    <message>
+        <source>Change scale mode</source>
+        <translation>更改缩放方式</translation>
+    </message>
+    <message>
+        <source>Change mask fill</source>
+        <translation>更改掩码填充值</translation>
+    </message>
+    <message>
+        <source>Re-initialise %1</source>
+        <translation>重新初始化 %1</translation>
+    </message>
+    <message>
+        <source>Add %1</source>
+        <translation>添加 %1</translation>
+    </message>
+    <message>
+        <source>Remove %1</source>
+        <translation>移除 %1</translation>
+    </message>
+    <message>
+        <source>Allow mask cells</source>
+        <translation>允许掩码单元格</translation>
+    </message>
+    <message>
+        <source>Mask cells</source>
+        <translation>屏蔽掩码单元格</translation>
+    </message>
+    <message>
+        <source>No mask</source>
+        <translation>无掩码</translation>
+    </message>
+    <message>
+        <source>Causal mask</source>
+        <translation>因果掩码</translation>
+    </message>
+    <message>
+        <source>Padding mask from tokens</source>
+        <translation>由词元生成填充掩码</translation>
+    </message>
+    <message>
+        <source>Sliding-window mask</source>
+        <translation>滑动窗口掩码</translation>
+    </message>
+    <message>
+        <source>Change title</source>
+        <translation>更改标题</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ExportDataDialog</name>
+    <message>
+        <source>%1: the file name must end in .csv, .npy, .npz or .json.</source>
+        <translation>%1：文件名必须以 .csv、.npy、.npz 或 .json 结尾。</translation>
+    </message>
+    <message>
+        <source>Export Data</source>
+        <translation>导出数据</translation>
+    </message>
+    <message>
+        <source>weights.csv, .npy, or all tensors: .npz, .json</source>
+        <translation>weights.csv、.npy，或全部张量：.npz、.json</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>CSV, one head (*.csv);;NumPy array (*.npy);;All tensors, NumPy (*.npz);;All tensors, JSON (*.json)</source>
+        <translation>CSV，单个头 (*.csv);;NumPy 数组 (*.npy);;全部张量，NumPy (*.npz);;全部张量，JSON (*.json)</translation>
+    </message>
+    <message>
+        <source>Tensor:</source>
+        <translation>张量：</translation>
+    </message>
+    <message>
+        <source>Head (CSV):</source>
+        <translation>头（CSV）：</translation>
+    </message>
+    <message>
+        <source>File:</source>
+        <translation>文件：</translation>
+    </message>
+    <message>
+        <source>The suffix picks the format: .csv and .npy write the tensor chosen, .npz and .json every tensor.</source>
+        <translation>文件后缀决定格式：.csv 和 .npy 写入所选张量，.npz 和 .json 写入全部张量。</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>Nothing to export yet: the project is still being computed.</source>
+        <translation>暂无可导出的内容：项目仍在计算中。</translation>
+    </message>
+    <message>
+        <source>Choose a file name ending in .csv, .npy, .npz or .json.</source>
+        <translation>请选择以 .csv、.npy、.npz 或 .json 结尾的文件名。</translation>
+    </message>
+    <message>
+        <source>%1: the data could not be written.</source>
+        <translation>%1：无法写入数据。</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ExportFigureDialog</name>
+    <message>
+        <source>Export Figure</source>
+        <translation>导出图像</translation>
+    </message>
+    <message>
+        <source>Weights (softmax)</source>
+        <translation>权重（softmax）</translation>
+    </message>
+    <message>
+        <source>Scores (scaled, before mask)</source>
+        <translation>分数（已缩放，掩码前）</translation>
+    </message>
+    <message>
+        <source>Absolute (0..1)</source>
+        <translation>绝对（0..1）</translation>
+    </message>
+    <message>
+        <source>Shared by all heads</source>
+        <translation>所有头共用</translation>
+    </message>
+    <message>
+        <source>Per head</source>
+        <translation>每个头单独</translation>
+    </message>
+    <message>
+        <source>Colour bar / legend</source>
+        <translation>色标/图例</translation>
+    </message>
+    <message>
+        <source>Token labels</source>
+        <translation>词元标签</translation>
+    </message>
+    <message>
+        <source>Values in cells</source>
+        <translation>单元格中的数值</translation>
+    </message>
+    <message>
+        <source>Axis titles (query, key)</source>
+        <translation>坐标轴标题（查询、键）</translation>
+    </message>
+    <message>
+        <source>All heads in the head view</source>
+        <translation>头视图中显示所有头</translation>
+    </message>
+    <message>
+        <source>Title</source>
+        <translation>标题</translation>
+    </message>
+    <message>
+        <source>Default title</source>
+        <translation>默认标题</translation>
+    </message>
+    <message>
+        <source> pt</source>
+        <translation> pt</translation>
+    </message>
+    <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source> px</source>
+        <translation> px</translation>
+    </message>
+    <message>
+        <source>White</source>
+        <translation>白色</translation>
+    </message>
+    <message>
+        <source>Transparent</source>
+        <translation>透明</translation>
+    </message>
+    <message>
+        <source>figure.png, .svg or .pdf</source>
+        <translation>figure.png、.svg 或 .pdf</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>View:</source>
+        <translation>视图：</translation>
+    </message>
+    <message>
+        <source>Head:</source>
+        <translation>头：</translation>
+    </message>
+    <message>
+        <source>Show:</source>
+        <translation>显示：</translation>
+    </message>
+    <message>
+        <source>Colour map:</source>
+        <translation>色图：</translation>
+    </message>
+    <message>
+        <source>Scale:</source>
+        <translation>色阶：</translation>
+    </message>
+    <message>
+        <source>Font size:</source>
+        <translation>字号：</translation>
+    </message>
+    <message>
+        <source>DPI:</source>
+        <translation>DPI：</translation>
+    </message>
+    <message>
+        <source>Size:</source>
+        <translation>尺寸：</translation>
+    </message>
+    <message>
+        <source>Background:</source>
+        <translation>背景：</translation>
+    </message>
+    <message>
+        <source>File:</source>
+        <translation>文件：</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>%1 × %2 px at %3 DPI (%4 × %5 cm)</source>
+        <translation>%1 × %2 像素，%3 DPI（%4 × %5 厘米）</translation>
+    </message>
+    <message>
+        <source>PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf)</source>
+        <translation>PNG 图像 (*.png);;SVG 矢量图 (*.svg);;PDF 文档 (*.pdf)</translation>
+    </message>
+    <message>
+        <source>Nothing to export yet: the project is still being computed.</source>
+        <translation>暂无可导出的内容：项目仍在计算中。</translation>
+    </message>
+    <message>
+        <source>Choose a file name ending in .png, .svg or .pdf.</source>
+        <translation>请选择以 .png、.svg 或 .pdf 结尾的文件名。</translation>
+    </message>
+    <message>
+        <source>%1: the file name must end in .png, .svg or .pdf.</source>
+        <translation>%1：文件名必须以 .png、.svg 或 .pdf 结尾。</translation>
+    </message>
+    <message>
+        <source>%1: the figure could not be written.</source>
+        <translation>%1：无法写入图像。</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::HeadsGridView</name>
+    <message>
+        <source>Computing…</source>
+        <translation>正在计算…</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::Heatmap</name>
+    <message>
+        <source>Mean over 1 head</source>
+        <translation>1 个头的平均</translation>
+    </message>
+    <message numerus="yes">
+        <source>Mean over %n heads</source>
+        <translation>
+            <numerusform>%n 个头的平均</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Head %1</source>
+        <translation>头 %1</translation>
+    </message>
+    <message>
+        <source>query</source>
+        <translation>查询</translation>
+    </message>
+    <message>
+        <source>key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>not finite</source>
+        <translation>非有限值</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::HeatmapView</name>
+    <message>
+        <source>%1 of head %2</source>
+        <translation>头 %2 的 %1</translation>
+    </message>
+    <message>
+        <source>The result is not finite: %1 values are NaN or Inf (magenta cells), the first in %2. The inputs are finite, so the arithmetic overflowed float32: make the inputs, weights or scale smaller.</source>
+        <translation>结果不是有限值：%1 个值为 NaN 或 Inf（洋红色单元格），第一个位于 %2。输入是有限的，所以是运算超出了 float32 范围：请减小输入、权重或缩放因子。</translation>
+    </message>
+    <message>
+        <source>Values hidden: cells are smaller than %1 px. Enlarge the view to read them, or hover a cell for its numbers.</source>
+        <translation>数值已隐藏：单元格小于 %1 像素。放大视图即可阅读，或将鼠标悬停在单元格上查看数值。</translation>
+    </message>
+    <message>
+        <source>Query %1 &quot;%2&quot; → key %3 &quot;%4&quot;</source>
+        <translation>查询 %1“%2”→ 键 %3“%4”</translation>
+    </message>
+    <message>
+        <source>mean weight over heads: %1</source>
+        <translation>各头平均权重：%1</translation>
+    </message>
+    <message>
+        <source>q·k = %1</source>
+        <translation>q·k = %1</translation>
+    </message>
+    <message>
+        <source>scaled score = %1 (× %2)</source>
+        <translation>缩放后的分数 = %1（× %2）</translation>
+    </message>
+    <message>
+        <source>weight = %1: not finite (the scores overflowed float32)</source>
+        <translation>权重 = %1：非有限值（分数超出了 float32 范围）</translation>
+    </message>
+    <message>
+        <source>weight = %1</source>
+        <translation>权重 = %1</translation>
+    </message>
+    <message>
+        <source>masked: weight = 0</source>
+        <translation>已掩码：权重 = 0</translation>
+    </message>
+    <message>
+        <source>masked, and this query has no allowed key: with the fill %1 the whole row has weight = 0 (PyTorch gives NaN)</source>
+        <translation>已掩码，且该查询没有允许的键：填充值为 %1 时整行权重 = 0（PyTorch 会得到 NaN）</translation>
+    </message>
+    <message>
+        <source>masked, but this query has no allowed key: every logit is the fill %1, so the weights are uniform, 1/%2 = %3</source>
+        <translation>已掩码，但该查询没有允许的键：每个 logit 都是填充值 %1，所以权重均匀，1/%2 = %3</translation>
+    </message>
+    <message>
+        <source>this query has no allowed key</source>
+        <translation>该查询没有允许的键</translation>
+    </message>
+    <message>
+        <source>No heads</source>
+        <translation>没有注意力头</translation>
+    </message>
+    <message>
+        <source>Computing…</source>
+        <translation>正在计算…</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::Language</name>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>System default</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>The new language takes effect when AttnScope starts again.</source>
+        <translation>新语言将在 AttnScope 下次启动时生效。</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::MainWindow</name>
+    <message>
+        <source>Backend: %1 — %2</source>
+        <translation>后端：%1 — %2</translation>
+    </message>
+    <message>
+        <source>computing…</source>
+        <translation>正在计算…</translation>
+    </message>
+    <message>
+        <source>Heads</source>
+        <translation>所有头</translation>
+    </message>
+    <message>
+        <source>Head view</source>
+        <translation>头视图</translation>
+    </message>
+    <message>
+        <source>Mean over heads</source>
+        <translation>各头平均</translation>
+    </message>
+    <message>
+        <source>Step by step</source>
+        <translation>逐步计算</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Mask</source>
+        <translation>掩码</translation>
+    </message>
+    <message>
+        <source>Query tokens</source>
+        <translation>查询词元</translation>
+    </message>
+    <message>
+        <source>Key/value tokens</source>
+        <translation>键/值词元</translation>
+    </message>
+    <message>
+        <source>Inputs</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>History</source>
+        <translation>历史</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;New</source>
+        <translation>新建(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Open…</source>
+        <translation>打开(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Open &amp;Recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Examples</source>
+        <translation>示例(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation>保存(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save &amp;As…</source>
+        <translation>另存为(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Undo</source>
+        <translation>撤销(&amp;U)</translation>
+    </message>
+    <message>
+        <source>&amp;Redo</source>
+        <translation>重做(&amp;R)</translation>
+    </message>
+    <message>
+        <source>View</source>
+        <translation>视图</translation>
+    </message>
+    <message>
+        <source>Weights (softmax)</source>
+        <translation>权重（softmax）</translation>
+    </message>
+    <message>
+        <source>Scores (scaled, before mask)</source>
+        <translation>分数（已缩放，掩码前）</translation>
+    </message>
+    <message>
+        <source>Scale 0..1</source>
+        <translation>色阶 0..1</translation>
+    </message>
+    <message>
+        <source>Shared scale</source>
+        <translation>共用色阶</translation>
+    </message>
+    <message>
+        <source>Per-head scale</source>
+        <translation>每头色阶</translation>
+    </message>
+    <message>
+        <source>Values</source>
+        <translation>数值</translation>
+    </message>
+    <message>
+        <source>Overlay heads</source>
+        <translation>叠加各头</translation>
+    </message>
+    <message>
+        <source> Colours </source>
+        <translation> 颜色 </translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Backend</source>
+        <translation>后端(&amp;B)</translation>
+    </message>
+    <message>
+        <source>&amp;Automatic (GPU if available)</source>
+        <translation>自动（有 GPU 时使用 GPU）(&amp;A)</translation>
+    </message>
+    <message>
+        <source>&amp;CPU (Eigen)</source>
+        <translation>&amp;CPU（Eigen）</translation>
+    </message>
+    <message>
+        <source>&amp;Vulkan</source>
+        <translation>&amp;Vulkan</translation>
+    </message>
+    <message>
+        <source>Vulkan &amp;device</source>
+        <translation>Vulkan 设备(&amp;D)</translation>
+    </message>
+    <message>
+        <source>CPU: %1</source>
+        <translation>CPU：%1</translation>
+    </message>
+    <message>
+        <source>Vulkan %1: %2</source>
+        <translation>Vulkan %1：%2</translation>
+    </message>
+    <message>
+        <source>No Vulkan device: %1</source>
+        <translation>没有 Vulkan 设备：%1</translation>
+    </message>
+    <message>
+        <source>Automatic uses Vulkan %1</source>
+        <translation>自动模式使用 Vulkan %1</translation>
+    </message>
+    <message>
+        <source>Automatic uses the CPU: %1</source>
+        <translation>自动模式使用 CPU：%1</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Backend: starting…</source>
+        <translation>后端：正在启动…</translation>
+    </message>
+    <message>
+        <source>The GPU stopped answering (device lost). Choose Backend &gt; CPU or Automatic to go on.</source>
+        <translation>GPU 停止响应（设备丢失）。请选择“后端 &gt; CPU”或“自动”以继续。</translation>
+    </message>
+    <message>
+        <source>Memory ran out. Make the project smaller (fewer tokens, heads or dimensions), or choose Backend &gt; CPU if the GPU&apos;s memory ran out.</source>
+        <translation>内存不足。请缩小项目（减少词元、头数或维度）；如果是 GPU 内存不足，请选择“后端 &gt; CPU”。</translation>
+    </message>
+    <message>
+        <source>The project is too large for this machine&apos;s memory: make it smaller.</source>
+        <translation>项目太大，本机内存容纳不下：请缩小项目。</translation>
+    </message>
+    <message>
+        <source>This device cannot run it. Choose Backend &gt; CPU or Automatic.</source>
+        <translation>此设备无法运行该计算。请选择“后端 &gt; CPU”或“自动”。</translation>
+    </message>
+    <message>
+        <source>The numbers overflowed float32: use smaller values or a smaller scale.</source>
+        <translation>数值超出了 float32 范围：请使用更小的数值或缩放因子。</translation>
+    </message>
+    <message>
+        <source>compute failed</source>
+        <translation>计算失败</translation>
+    </message>
+    <message>
+        <source>The views show an earlier result: computing the project as it is now failed.</source>
+        <translation>视图显示的是之前的结果：按项目当前状态计算失败了。</translation>
+    </message>
+    <message>
+        <source>computed in %1 ms</source>
+        <translation>计算用时 %1 毫秒</translation>
+    </message>
+    <message>
+        <source>%1[*] — AttnScope</source>
+        <translation>%1[*] — AttnScope</translation>
+    </message>
+    <message>
+        <source>Export &amp;Figure…</source>
+        <translation>导出图像(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Export &amp;Data…</source>
+        <translation>导出数据(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>Copy &amp;Figure</source>
+        <translation>复制图像(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Copy the view shown as an image</source>
+        <translation>将当前视图复制为图像</translation>
+    </message>
+    <message>
+        <source>figure</source>
+        <translation>figure</translation>
+    </message>
+    <message>
+        <source>Nothing to export yet: the project is still being computed.</source>
+        <translation>暂无可导出的内容：项目仍在计算中。</translation>
+    </message>
+    <message>
+        <source>Exported %1</source>
+        <translation>已导出 %1</translation>
+    </message>
+    <message>
+        <source>Figure copied (%1 × %2 px)</source>
+        <translation>图像已复制（%1 × %2 像素）</translation>
+    </message>
+    <message>
+        <source>AttnScope projects (*.attnscope.json *.json);;All files (*)</source>
+        <translation>AttnScope 项目 (*.attnscope.json *.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>New project</source>
+        <translation>新项目</translation>
+    </message>
+    <message>
+        <source>Opened %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>AttnScope</source>
+        <translation>AttnScope</translation>
+    </message>
+    <message>
+        <source>“%1” has unsaved changes. Save them?</source>
+        <translation>“%1”有未保存的更改。要保存吗？</translation>
+    </message>
+    <message>
+        <source>Open project</source>
+        <translation>打开项目</translation>
+    </message>
+    <message>
+        <source>untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>Save project</source>
+        <translation>保存项目</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <source>an untitled project</source>
+        <translation>一个未命名项目</translation>
+    </message>
+    <message>
+        <source>Recover unsaved changes</source>
+        <translation>恢复未保存的更改</translation>
+    </message>
+    <message>
+        <source>AttnScope did not close normally. Unsaved changes to %1 from %2 were kept.</source>
+        <translation>AttnScope 上次没有正常关闭。%1 在 %2 的未保存更改已被保留。</translation>
+    </message>
+    <message>
+        <source>Recover opens them as a modified document; Discard deletes them.</source>
+        <translation>“恢复”会将它们作为已修改的文档打开；“丢弃”会删除它们。</translation>
+    </message>
+    <message>
+        <source>&amp;Recover</source>
+        <translation>恢复(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Discard</source>
+        <translation>丢弃(&amp;D)</translation>
+    </message>
+    <message>
+        <source>Recovered unsaved changes to %1</source>
+        <translation>已恢复 %1 的未保存更改</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::MaskEditor</name>
+    <message>
+        <source>None (clear all parts)</source>
+        <translation>无（清除所有部分）</translation>
+    </message>
+    <message>
+        <source>Causal</source>
+        <translation>因果</translation>
+    </message>
+    <message>
+        <source>Padding from tokens</source>
+        <translation>由词元生成填充</translation>
+    </message>
+    <message>
+        <source>Sliding window</source>
+        <translation>滑动窗口</translation>
+    </message>
+    <message>
+        <source>window </source>
+        <translation>窗口 </translation>
+    </message>
+    <message>
+        <source>Sliding window: query i may attend to key j where |i - j| &lt; window</source>
+        <translation>滑动窗口：当 |i - j| &lt; 窗口时，查询 i 可以关注键 j</translation>
+    </message>
+    <message>
+        <source>Apply</source>
+        <translation>应用</translation>
+    </message>
+    <message>
+        <source>causal</source>
+        <translation>因果</translation>
+    </message>
+    <message>
+        <source>key padding</source>
+        <translation>键填充</translation>
+    </message>
+    <message>
+        <source>custom</source>
+        <translation>自定义</translation>
+    </message>
+    <message>
+        <source>Effective mask = AND of: %1.</source>
+        <translation>有效掩码 = 以下各项的与：%1。</translation>
+    </message>
+    <message>
+        <source>nothing (all allowed)</source>
+        <translation>无（全部允许）</translation>
+    </message>
+    <message numerus="yes">
+        <source>&lt;span style=&apos;color:#d62728&apos;&gt;%n query row(s) attend to no key: their weights are %1.&lt;/span&gt;</source>
+        <translation>
+            <numerusform>&lt;span style=&apos;color:#d62728&apos;&gt;%n 个查询行不关注任何键：它们的权重为%1。&lt;/span&gt;</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>all 0</source>
+        <translation>全 0</translation>
+    </message>
+    <message>
+        <source>uniform</source>
+        <translation>均匀分布</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::MaskGrid</name>
+    <message>
+        <source>Click or drag to toggle cells of the custom mask.
+Green: query may attend to key. Dark: masked.
+Hatched: masked by the causal or padding part.</source>
+        <translation>单击或拖动以切换自定义掩码的单元格。
+绿色：查询可以关注该键。深色：已掩码。
+斜线：被因果或填充部分掩码。</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::Matrix</name>
+    <message>
+        <source>X (query)</source>
+        <translation>X（查询）</translation>
+    </message>
+    <message>
+        <source>X (key/value)</source>
+        <translation>X（键/值）</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::MatrixEditor</name>
+    <message>
+        <source>Tq × d_q</source>
+        <translation>Tq × d_q</translation>
+    </message>
+    <message>
+        <source>Tk × d_kv</source>
+        <translation>Tk × d_kv</translation>
+    </message>
+    <message>
+        <source>d_q × H·dK</source>
+        <translation>d_q × H·dK</translation>
+    </message>
+    <message>
+        <source>d_kv × H·dK</source>
+        <translation>d_kv × H·dK</translation>
+    </message>
+    <message>
+        <source>d_kv × H·dV</source>
+        <translation>d_kv × H·dV</translation>
+    </message>
+    <message>
+        <source>H·dV × d_out</source>
+        <translation>H·dV × d_out</translation>
+    </message>
+    <message>
+        <source>H·dK</source>
+        <translation>H·dK</translation>
+    </message>
+    <message>
+        <source>H·dV</source>
+        <translation>H·dV</translation>
+    </message>
+    <message>
+        <source>d_out</source>
+        <translation>d_out</translation>
+    </message>
+    <message>
+        <source>Re-initialise</source>
+        <translation>重新初始化</translation>
+    </message>
+    <message>
+        <source>Use</source>
+        <translation>使用</translation>
+    </message>
+    <message>
+        <source>Include %1 in the computation</source>
+        <translation>在计算中包含 %1</translation>
+    </message>
+    <message>
+        <source>Insert token</source>
+        <translation>插入词元</translation>
+    </message>
+    <message>
+        <source>Remove token</source>
+        <translation>删除词元</translation>
+    </message>
+    <message>
+        <source>Fill %1 anew with the chosen initialisation and seed</source>
+        <translation>用所选的初始化方法和种子重新填充 %1</translation>
+    </message>
+    <message>
+        <source>new</source>
+        <translation>新</translation>
+    </message>
+    <message>
+        <source>Self-attention: keys and values come from the query input.</source>
+        <translation>自注意力：键和值来自查询输入。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;: not used</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;：未使用</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::MatrixModel</name>
+    <message>
+        <source>token</source>
+        <translation>词元</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ModelPanel</name>
+    <message>
+        <source>Self-attention</source>
+        <translation>自注意力</translation>
+    </message>
+    <message>
+        <source>Cross-attention</source>
+        <translation>交叉注意力</translation>
+    </message>
+    <message>
+        <source>1/√dK</source>
+        <translation>1/√dK</translation>
+    </message>
+    <message>
+        <source>none (1)</source>
+        <translation>无（1）</translation>
+    </message>
+    <message>
+        <source>custom</source>
+        <translation>自定义</translation>
+    </message>
+    <message>
+        <source>-inf (masked rows give 0)</source>
+        <translation>-inf（全掩码行为 0）</translation>
+    </message>
+    <message>
+        <source>-1e9 (masked rows uniform)</source>
+        <translation>-1e9（全掩码行均匀）</translation>
+    </message>
+    <message>
+        <source>Xavier</source>
+        <translation>Xavier</translation>
+    </message>
+    <message>
+        <source>Kaiming</source>
+        <translation>Kaiming</translation>
+    </message>
+    <message>
+        <source>Gaussian</source>
+        <translation>高斯</translation>
+    </message>
+    <message>
+        <source>Zeros</source>
+        <translation>全零</translation>
+    </message>
+    <message>
+        <source>Mode</source>
+        <translation>模式</translation>
+    </message>
+    <message>
+        <source>Heads H</source>
+        <translation>头数 H</translation>
+    </message>
+    <message>
+        <source>Head size dK (Q, K)</source>
+        <translation>头维度 dK（Q、K）</translation>
+    </message>
+    <message>
+        <source>Head size dV (V)</source>
+        <translation>头维度 dV（V）</translation>
+    </message>
+    <message>
+        <source>Query input d_q</source>
+        <translation>查询输入 d_q</translation>
+    </message>
+    <message>
+        <source>Key/value input d_kv</source>
+        <translation>键/值输入 d_kv</translation>
+    </message>
+    <message>
+        <source>Output d_out (W_O)</source>
+        <translation>输出 d_out（W_O）</translation>
+    </message>
+    <message>
+        <source>Scale</source>
+        <translation>缩放</translation>
+    </message>
+    <message>
+        <source>Mask fill</source>
+        <translation>掩码填充值</translation>
+    </message>
+    <message>
+        <source>New values</source>
+        <translation>新值初始化</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>种子</translation>
+    </message>
+    <message>
+        <source>Gaussian std. dev.</source>
+        <translation>高斯标准差</translation>
+    </message>
+    <message>
+        <source>Tq = %1, Tk = %2; Q: %1 × %3, K: %2 × %3, V: %2 × %4 (H = %5); scale = %6</source>
+        <translation>Tq = %1，Tk = %2；Q：%1 × %3，K：%2 × %3，V：%2 × %4（H = %5）；缩放 = %6</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::TeachingView</name>
+    <message>
+        <source>&lt;p&gt;Computing…&lt;/p&gt;</source>
+        <translation>&lt;p&gt;正在计算…&lt;/p&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>main</name>
+    <message>
+        <source>See every attention head.</source>
+        <translation>看清每一个注意力头。</translation>
+    </message>
+    <message>
+        <source>An .attnscope.json project to open.</source>
+        <translation>要打开的 .attnscope.json 项目。</translation>
+    </message>
+</context>
+</TS>
