@@ -49,10 +49,10 @@ Commands:
       Write tensors of the computation as data: one tensor (CSV: one head) or
       every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
       context output mask.
-  export INPUT --tensor rollout --out FILE.npy [--backend ...]
+  export INPUT [--text TEXT] --tensor rollout --out FILE.npy [--backend ...]
       Attention rollout over all layers of an attention file (.npy, .npz,
-      .safetensors) or a project, as float32 [T,T].
-%1%2  tokenize MODEL_DIR --text TEXT
+      .safetensors), a project, or a model folder run on TEXT, as float32 [T,T].
+%1%2%3  tokenize MODEL_DIR --text TEXT
       Print the ids and tokens of TEXT as the model folder's tokenizer (GPT-2
       or BERT) gives them, as JSON: {"ids": [...], "tokens": [...]}.
   show PROJECT [--backend ...] [--precision N]
@@ -72,7 +72,8 @@ Options:
 // The usage text with the render command's section in its place.
 QString usageText()
 {
-    return QString::fromUtf8(kUsageTemplate).arg(QString::fromUtf8(kRenderUsage), QString::fromUtf8(kStatsUsage));
+    return QString::fromUtf8(kUsageTemplate)
+        .arg(QString::fromUtf8(kRenderUsage), QString::fromUtf8(kStatsUsage), QString::fromUtf8(kModelUsage));
 }
 
 class Command
@@ -294,7 +295,10 @@ public:
         auto selection = backend(parser);
         if (!selection)
             return m_exit;
-        auto input = loadAttentionInput(parser.positionalArguments()[0].toStdString(), *selection->backend);
+        std::optional<std::string> text;
+        if (parser.isSet("text"))
+            text = parser.value("text").toStdString();
+        auto input = loadAttentionInput(parser.positionalArguments()[0].toStdString(), *selection->backend, text);
         if (!input)
             return fail(input.message());
         auto rollout = attentionRollout(input->set);
@@ -315,10 +319,13 @@ public:
             {"tensor", "Tensor to write (.csv and .npy; default weights; rollout: .npy).", "name", "weights"});
         parser.addOption({"head", "Head of a per-head tensor (.csv; default 0).", "n", "0"});
         parser.addOption(backendOption());
+        parser.addOption({"text", "The text a model folder reads (rollout only).", "TEXT"});
         if (!parse(parser, args, 1))
             return m_exit;
         if (!parser.isSet("out"))
             return fail(QStringLiteral("export: --out FILE is required"), kUsage);
+        if (parser.isSet("text") && parser.value("tensor") != "rollout")
+            return fail(QStringLiteral("export: --text is for --tensor rollout of a model folder"), kUsage);
         const QString out = parser.value("out");
         if (!dataFormatFromPath(out.toStdString()))
             return fail(QStringLiteral("export: --out %1: expected a .csv, .npy, .npz or .json file").arg(shown(out)),
@@ -564,6 +571,8 @@ int dispatch(const QStringList &arguments, QTextStream &out, QTextStream &err)
         return runStatsCommand(rest, out, err);
     if (name == "tokenize")
         return runTokenizeCommand(rest, out, err);
+    if (name == "model")
+        return runModelCommand(rest, out, err);
     return command.fail(QStringLiteral("unknown command \"%1\" (see --help)").arg(name), kUsage);
 }
 
