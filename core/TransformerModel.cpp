@@ -74,6 +74,16 @@ Status checkSize(const char *what, const std::optional<VectorF> &v, std::int64_t
     return Ok{};
 }
 
+// The scale as a project names it: inv_sqrt_dk where it is that (every BERT, GPT-2 by default),
+// so a head opened in the editor reads like the tutorials' examples.
+void setScale(AttentionSpec &spec, double scale)
+{
+    spec.scaleMode = scale == 1.0 / std::sqrt(double(spec.headDimQK)) ? ScaleMode::InvSqrtDk
+                     : scale == 1.0                                   ? ScaleMode::None
+                                                                      : ScaleMode::Custom;
+    spec.scaleValue = scale;
+}
+
 double layerScale(const ModelConfig &c, int layer)
 {
     double scale = c.type == ModelType::Bert || c.scaleAttnWeights ? 1.0 / std::sqrt(double(c.headDim())) : 1.0;
@@ -191,8 +201,7 @@ AttentionProblem TransformerModel::layerProblem(int layer, MatrixF x) const
     p.spec.mode = AttentionMode::Self;
     p.spec.heads = m_config.heads;
     p.spec.headDimQK = p.spec.headDimV = m_config.headDim();
-    p.spec.scaleMode = ScaleMode::Custom;
-    p.spec.scaleValue = layerScale(m_config, layer);
+    setScale(p.spec, layerScale(m_config, layer));
     p.spec.maskFill = MaskFill::NegInf;
     p.mask.causal = m_config.type == ModelType::Gpt2;
     p.xq = std::move(x);
@@ -239,7 +248,7 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
         const TransformerLayer &layer = w.layers[std::size_t(l)];
         const bool gpt2 = c.type == ModelType::Gpt2;
         AttentionProblem problem = layerProblem(l, gpt2 ? layerNorm(x, layer.norm1, c.layerNormEps) : x);
-        run->scales.push_back(problem.spec.scaleValue);
+        run->scales.push_back(problem.spec.scale());
         auto trace = backend.compute(problem);
         if (!trace)
             return Error{"layer " + std::to_string(l) + ": " + trace.message(), trace.kind()};
@@ -283,8 +292,7 @@ AttentionProblem headProblem(const ModelRun &run, int layer, int head)
     AttentionProblem p;
     p.spec.heads = 1;
     p.spec.headDimQK = p.spec.headDimV = int(dk);
-    p.spec.scaleMode = ScaleMode::Custom;
-    p.spec.scaleValue = run.scales[std::size_t(layer)];
+    setScale(p.spec, run.scales[std::size_t(layer)]);
     p.mask.causal = run.type == ModelType::Gpt2;
     p.xq = run.attentionInputs[std::size_t(layer)];
     p.weights.q = a.q.middleCols(first, dk);

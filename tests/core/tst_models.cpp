@@ -96,6 +96,7 @@ private slots:
     void malformedFolderIsRefusedWithOneLine_data();
     void malformedFolderIsRefusedWithOneLine();
     void inputOutsideTheModelIsRefused();
+    void scaleByInverseLayerIndex();
     void configFields_data();
     void configFields();
 };
@@ -154,7 +155,10 @@ void TestModels::headProblemReproducesEachHead()
         QVERIFY(run);
         for (int l = 0; l < (*run)->layers; ++l)
             for (int h = 0; h < (*run)->heads; ++h) {
-                auto trace = cpu.compute(headProblem(**run, l, h));
+                const AttentionProblem problem = headProblem(**run, l, h);
+                QCOMPARE(problem.spec.scaleMode, ScaleMode::InvSqrtDk);
+                QCOMPARE(problem.mask.causal, QString(name).startsWith("gpt2"));
+                auto trace = cpu.compute(problem);
                 QVERIFY2(trace, trace ? "" : trace.message().c_str());
                 const MatrixF expectedMap = (*run)->attention(l, h);
                 QVERIFY(trace->weights[0].isApprox(expectedMap, 1e-5f));
@@ -284,6 +288,42 @@ void TestModels::inputOutsideTheModelIsRefused()
     Encoding bad;
     bad.ids = {vocab + 5};
     QVERIFY(!model->forward(bad, cpu));
+}
+
+// GPT-2's scale_attn_by_inverse_layer_idx divides layer l's scores by l + 1 as well: layer 0
+// stays the reference's, layer 1 changes, and its head opened alone keeps that scale.
+void TestModels::scaleByInverseLayerIndex()
+{
+    QTemporaryDir tmp;
+    const QString dir = tmp.filePath("m");
+    copyFolder(fixture("gpt2-f32"), dir);
+    QJsonObject config = QJsonDocument::fromJson(test::readAll(dir + "/config.json")).object();
+    config["scale_attn_by_inverse_layer_idx"] = true;
+    writeFile(dir + "/config.json", QJsonDocument(config).toJson());
+    auto model = TransformerModel::load(dir.toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    const Expected expected = readExpected(fixture("gpt2-f32"));
+    CpuBackend cpu;
+    auto run = model->forward(*model->input(expected.ids), cpu);
+    QVERIFY(run);
+    const double dk = model->config().headDim();
+    QCOMPARE((*run)->scales, (std::vector<double>{1 / std::sqrt(dk), 1 / std::sqrt(dk) / 2}));
+    const std::int64_t perLayer = expected.attentions.size() / 2;
+    NpyArray firstLayer = expected.attentions;
+    firstLayer.data.resize(std::size_t(perLayer));
+    firstLayer.shape = {perLayer};
+    const QString same = compare("layer 0", (*run)->attentions.data(), firstLayer, 1e-4, 0);
+    QVERIFY2(same.isEmpty(), qPrintable(same));
+    double largest = 0;
+    for (std::int64_t i = perLayer; i < expected.attentions.size(); ++i)
+        largest =
+            std::max(largest, std::abs((*run)->attentions[std::size_t(i)] - expected.attentions.data[std::size_t(i)]));
+    QVERIFY(largest > 1e-2);
+    const AttentionProblem head = headProblem(**run, 1, 2);
+    QCOMPARE(head.spec.scaleMode, ScaleMode::Custom);
+    auto trace = cpu.compute(head);
+    QVERIFY(trace);
+    QVERIFY(trace->weights[0].isApprox(MatrixF((*run)->attention(1, 2)), 1e-5f));
 }
 
 void TestModels::configFields_data()
