@@ -34,6 +34,10 @@ struct TensorView {
     std::vector<std::int64_t> shape;
     std::vector<const MatrixF *> parts;
     const MaskMatrix *mask = nullptr;
+    const float *values = nullptr;    // a flat tensor (NpyFolderTensor::values)
+    const std::string *raw = nullptr; // a file that is not a tensor: name is the file name
+
+    std::string fileName() const { return raw ? name : name + ".npy"; }
 
     std::int64_t count() const
     {
@@ -49,6 +53,8 @@ struct TensorView {
     {
         for (const MatrixF *m : parts)
             emit(m->data(), size_t(m->size()));
+        if (values)
+            emit(values, size_t(count()));
         if (mask) {
             std::vector<float> row(size_t(mask->cols()));
             for (Eigen::Index r = 0; r < mask->rows(); ++r) {
@@ -125,11 +131,14 @@ void removeStalePartials(const fs::path &folder)
 Status writeContractFiles(const std::vector<TensorView> &views, const fs::path &staging, const fs::path &shownDir)
 {
     for (const TensorView &v : views) {
-        const std::string file = v.name + ".npy";
+        const std::string file = v.fileName();
         AtomicFileWriter out((staging / file).string(), (shownDir / file).string());
         if (Status s = out.open(); !s)
             return s;
-        writeNpy(v, out);
+        if (v.raw)
+            out.write(*v.raw);
+        else
+            writeNpy(v, out);
         if (Status s = out.commit(); !s)
             return s;
     }
@@ -159,11 +168,14 @@ Status writeTraceNpy(const AttentionTrace &trace, const std::string &dirPath)
     return writeViews(views, dirPath);
 }
 
-Status writeNpyFolder(const std::vector<NpyFolderTensor> &tensors, const std::string &dirPath)
+Status writeNpyFolder(const std::vector<NpyFolderTensor> &tensors, const std::string &dirPath,
+                      const std::vector<FolderFile> &files)
 {
     std::vector<TensorView> views;
     for (const NpyFolderTensor &t : tensors)
-        views.push_back(TensorView{t.name, t.shape, t.parts, nullptr});
+        views.push_back(TensorView{t.name, t.shape, t.parts, nullptr, t.values, nullptr});
+    for (const FolderFile &f : files)
+        views.push_back(TensorView{f.name, {}, {}, nullptr, nullptr, &f.bytes});
     return writeViews(views, dirPath);
 }
 
@@ -213,7 +225,7 @@ Status writeViews(const std::vector<TensorView> &views, const std::string &dirPa
     };
     std::vector<Replaced> replaced;
     for (const TensorView &view : views) {
-        const std::string name = view.name + ".npy";
+        const std::string name = view.fileName();
         const fs::path target = dir / name, backup = staging / (name + ".old");
         bool backedUp = ::link(target.c_str(), backup.c_str()) == 0;
         // A file system without hard links: move the old file aside instead (for the moment

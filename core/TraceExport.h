@@ -41,8 +41,15 @@ struct NpyFolderTensor {
     std::string name;
     std::vector<std::int64_t> shape;
     std::vector<const MatrixF *> parts;
+    const float *values = nullptr; // instead of parts: the values back to back, row-major
 };
-Status writeNpyFolder(const std::vector<NpyFolderTensor> &tensors, const std::string &dir);
+// A file other than a tensor written with them (`model` writes tokens.json beside its .npy files).
+struct FolderFile {
+    std::string name; // file name, with its suffix
+    std::string bytes;
+};
+Status writeNpyFolder(const std::vector<NpyFolderTensor> &tensors, const std::string &dir,
+                      const std::vector<FolderFile> &files = {});
 
 // Streamed forms of the `export` bundles (core/TensorExport.h builds the same bytes in memory):
 // every tensor of traceTensors() as an uncompressed .npz, or as the trace JSON document.

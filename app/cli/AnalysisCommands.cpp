@@ -7,6 +7,7 @@
 #include "core/Npy.h"
 #include "core/ProjectFile.h"
 #include "core/TraceCheck.h"
+#include "core/TransformerModel.h"
 #include "core/UserText.h"
 
 #include <QCommandLineParser>
@@ -15,12 +16,14 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <filesystem>
 
 namespace attnscope {
 
-const char *const kStatsUsage = R"(  stats INPUT --out FILE.(json|csv) [--backend auto|cpu|vulkan]
-      Per (layer, head) statistics of an attention file or a project's heads:
-      entropy, distance, confidence, first, self, previous (0-based indices).
+const char *const kStatsUsage = R"(  stats INPUT [--text TEXT] --out FILE.(json|csv) [--backend auto|cpu|vulkan]
+      Per (layer, head) statistics of an attention file, a project's heads or a
+      model folder run on TEXT: entropy, distance, confidence, first, self,
+      previous (0-based indices).
 )";
 
 namespace {
@@ -37,8 +40,29 @@ std::string number(double v)
 
 } // namespace
 
-Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBackend &backend)
+Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBackend &backend,
+                                          const std::optional<std::string> &text)
 {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        if (!text)
+            return Error{printableText(path, 200) + ": a model folder needs --text TEXT (the text the model reads)"};
+        auto model = TransformerModel::load(path);
+        if (!model)
+            return model.error();
+        auto encoding = model->encode(*text);
+        if (!encoding)
+            return Error{"--text: " + encoding.message(), encoding.kind()};
+        auto run = model->forward(*encoding, backend);
+        if (!run)
+            return run.error();
+        auto set = attentionSetFromRun(*run);
+        if (!set)
+            return set.error();
+        return AttentionInput{std::move(*set), "model"};
+    }
+    if (text)
+        return Error{"--text is for a model folder; " + printableText(path, 200) + " is not a folder"};
     if (isAttentionFilePath(path)) {
         auto set = readAttentionFile(path);
         if (!set)
@@ -239,7 +263,8 @@ int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
     parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
     parser.addHelpOption();
     parser.addOption({"out", "Output file (.json or .csv).", "FILE"});
-    parser.addOption({"backend", "auto, cpu or vulkan (projects only).", "NAME", "auto"});
+    parser.addOption({"backend", "auto, cpu or vulkan (projects and models).", "NAME", "auto"});
+    parser.addOption({"text", "The text a model folder reads.", "TEXT"});
     if (!parser.parse(args))
         return fail(parser.errorText().toStdString(), kUsage);
     if (parser.isSet("help")) {
@@ -266,7 +291,10 @@ int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
     auto selection = createBackend(*request);
     if (!selection)
         return fail(selection.message(), kFailed);
-    auto loaded = loadAttentionInput(input, *selection->backend);
+    std::optional<std::string> text;
+    if (parser.isSet("text"))
+        text = parser.value("text").toStdString();
+    auto loaded = loadAttentionInput(input, *selection->backend, text);
     if (!loaded)
         return fail(loaded.message(), kFailed);
 

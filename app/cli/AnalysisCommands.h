@@ -16,12 +16,14 @@ namespace attnscope {
 class AttentionBackend;
 
 // What a command that inspects attention works on, from any input design.md allows: an
-// attention file (.npy, .npz, .safetensors) or a project, computed with `backend`.
+// attention file (.npy, .npz, .safetensors), a project, or a model folder run on `text`,
+// computed with `backend`. `text` is required for a model folder and refused for anything else.
 struct AttentionInput {
     AttentionSet set;
-    std::string kind; // "attention file" or "project"
+    std::string kind; // "attention file", "project" or "model"
 };
-Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBackend &backend);
+Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBackend &backend,
+                                          const std::optional<std::string> &text = std::nullopt);
 
 // `attnscope-cli stats INPUT --out FILE.(json|csv) [--backend ...]`: per (layer, head) entropy,
 // distance, confidence, first, self and previous (design.md), 0-based.

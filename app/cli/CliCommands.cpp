@@ -50,13 +50,13 @@ Commands:
       Write tensors of the computation as data: one tensor (CSV: one head) or
       every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
       context output mask.
-  export INPUT --tensor weights|rollout|mean [--layer L] [--head H] --out FILE.npy
-      Attention maps of an attention file (.npy, .npz, .safetensors) or a
-      project, as float32: weights [L,H,Tq,Tk] (all), [H,Tq,Tk] (--layer) or
-      [Tq,Tk] (--layer and --head); mean: one layer's mean over heads [Tq,Tk];
-      rollout: attention rollout over all layers [T,T]. Layers and heads are
-      0-based.
-%1%2  tokenize MODEL_DIR --text TEXT
+  export INPUT [--text TEXT] --tensor weights|rollout|mean [--layer L] [--head H] --out FILE.npy
+      Attention maps of an attention file (.npy, .npz, .safetensors), a
+      project, or a model folder run on TEXT, as float32: weights [L,H,Tq,Tk]
+      (all), [H,Tq,Tk] (--layer) or [Tq,Tk] (--layer and --head); mean: one
+      layer's mean over heads [Tq,Tk]; rollout: attention rollout over all
+      layers [T,T]. Layers and heads are 0-based.
+%1%2%3  tokenize MODEL_DIR --text TEXT
       Print the ids and tokens of TEXT as the model folder's tokenizer (GPT-2
       or BERT) gives them, as JSON: {"ids": [...], "tokens": [...]}.
   show PROJECT [--backend ...] [--precision N]
@@ -76,7 +76,8 @@ Options:
 // The usage text with the render command's section in its place.
 QString usageText()
 {
-    return QString::fromUtf8(kUsageTemplate).arg(QString::fromUtf8(kRenderUsage), QString::fromUtf8(kStatsUsage));
+    return QString::fromUtf8(kUsageTemplate)
+        .arg(QString::fromUtf8(kRenderUsage), QString::fromUtf8(kStatsUsage), QString::fromUtf8(kModelUsage));
 }
 
 class Command
@@ -303,7 +304,10 @@ public:
         auto selection = backend(parser);
         if (!selection)
             return m_exit;
-        auto input = loadAttentionInput(parser.positionalArguments()[0].toStdString(), *selection->backend);
+        std::optional<std::string> text;
+        if (parser.isSet("text"))
+            text = parser.value("text").toStdString();
+        auto input = loadAttentionInput(parser.positionalArguments()[0].toStdString(), *selection->backend, text);
         if (!input)
             return fail(input.message());
         if (Status s = checkAttentionTensor(input->set, tensor.toStdString(), layer, head); !s)
@@ -324,10 +328,13 @@ public:
         parser.addOption({"head", "Head of a per-head tensor (.csv; default 0; 0-based).", "n", "0"});
         parser.addOption({"layer", "Layer of an attention file's maps (0-based).", "n"});
         parser.addOption(backendOption());
+        parser.addOption({"text", "The text a model folder reads.", "TEXT"});
         if (!parse(parser, args, 1))
             return m_exit;
         if (!parser.isSet("out"))
             return fail(QStringLiteral("export: --out FILE is required"), kUsage);
+        if (parser.isSet("text") && parser.value("tensor") != "rollout")
+            return fail(QStringLiteral("export: --text is for --tensor rollout of a model folder"), kUsage);
         const QString out = parser.value("out");
         if (!dataFormatFromPath(out.toStdString()))
             return fail(QStringLiteral("export: --out %1: expected a .csv, .npy, .npz or .json file").arg(shown(out)),
@@ -575,6 +582,8 @@ int dispatch(const QStringList &arguments, QTextStream &out, QTextStream &err)
         return runStatsCommand(rest, out, err);
     if (name == "tokenize")
         return runTokenizeCommand(rest, out, err);
+    if (name == "model")
+        return runModelCommand(rest, out, err);
     return command.fail(QStringLiteral("unknown command \"%1\" (see --help)").arg(name), kUsage);
 }
 

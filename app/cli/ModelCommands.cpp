@@ -1,10 +1,16 @@
 #include "app/cli/ModelCommands.h"
 
+#include "app/engine/BackendChoice.h"
 #include "core/Tokenizer.h"
+#include "core/TraceExport.h"
+#include "core/TransformerModel.h"
+#include "core/UserText.h"
 
 #include <QCommandLineParser>
 
 #include <nlohmann/json.hpp>
+
+#include <charconv>
 
 namespace attnscope {
 
@@ -13,9 +19,39 @@ const char *const kTokenizeUsage = R"(  tokenize MODEL_DIR --text TEXT
       or BERT) gives them, as JSON: {"ids": [...], "tokens": [...]}.
 )";
 
+const char *const kModelUsage = R"(  model MODEL_DIR (--text TEXT | --ids 1,2,3) --out DIR [--backend auto|cpu|vulkan]
+      Run a GPT-2 or BERT model folder (config.json, model.safetensors, tokenizer)
+      and write tokens.json, attentions.npy float32 [L,H,T,T] and
+      hidden_states.npy float32 [L+1,T,d] into DIR.
+)";
+
 namespace {
 
 constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+
+// "1, 2,3" as ids; an error naming the first item that is not a whole number.
+Result<std::vector<std::int32_t>> parseIds(const std::string &text)
+{
+    std::vector<std::int32_t> ids;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        std::size_t first = start, last = comma;
+        while (first < last && text[first] == ' ')
+            ++first;
+        while (last > first && text[last - 1] == ' ')
+            --last;
+        std::int32_t id = 0;
+        const auto r = std::from_chars(text.data() + first, text.data() + last, id);
+        if (first == last || r.ec != std::errc() || r.ptr != text.data() + last)
+            return Error{"--ids: expected whole numbers separated by commas, found " +
+                         quotedText(std::string_view(text).substr(first, last - first))};
+        ids.push_back(id);
+        if (comma == text.size())
+            return ids;
+        start = comma + 1;
+    }
+}
 
 } // namespace
 
@@ -51,6 +87,91 @@ int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &e
     root["tokens"] = encoding.tokens;
     // Tokens are vocabulary keys, valid UTF-8 already; replace guards the dump all the same.
     out << QString::fromStdString(root.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)) << "\n";
+    return kOk;
+}
+
+int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err)
+{
+    const auto fail = [&](const std::string &message, int code) {
+        err << "attnscope-cli: " << QString::fromStdString(message) << "\n";
+        err.flush();
+        return code;
+    };
+    QCommandLineParser parser;
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    parser.addHelpOption();
+    parser.addOption({"text", "The text the model reads.", "TEXT"});
+    parser.addOption({"ids", "Token ids, comma-separated, used exactly as given.", "IDS"});
+    parser.addOption({"out", "Directory for tokens.json, attentions.npy and hidden_states.npy.", "DIR"});
+    parser.addOption({"backend", "auto, cpu or vulkan (default auto).", "NAME", "auto"});
+    if (!parser.parse(args))
+        return fail(parser.errorText().toStdString(), kUsage);
+    if (parser.isSet("help")) {
+        out << kModelUsage;
+        return kOk;
+    }
+    if (parser.positionalArguments().size() != 1)
+        return fail("model: expected 1 argument (MODEL_DIR), found " +
+                        std::to_string(parser.positionalArguments().size()) + " (see --help)",
+                    kUsage);
+    if (parser.isSet("text") == parser.isSet("ids"))
+        return fail("model: give either --text TEXT or --ids 1,2,3", kUsage);
+    if (!parser.isSet("out"))
+        return fail("model: --out DIR is required", kUsage);
+    std::vector<std::int32_t> ids;
+    if (parser.isSet("ids")) {
+        auto parsed = parseIds(parser.value("ids").toStdString());
+        if (!parsed)
+            return fail(parsed.message(), kUsage);
+        ids = std::move(*parsed);
+    }
+    auto request = parseBackendRequest(parser.value("backend").toStdString());
+    if (!request)
+        return fail(request.message(), kUsage);
+
+    auto model = TransformerModel::load(parser.positionalArguments().front().toStdString());
+    if (!model)
+        return fail(model.message(), kFailed);
+    auto input = parser.isSet("text") ? model->encode(parser.value("text").toStdString()) : model->input(ids);
+    if (!input)
+        return fail((parser.isSet("text") ? "--text: " : "--") + input.message(), kFailed);
+    auto selection = createBackend(*request);
+    if (!selection)
+        return fail(selection.message(), kFailed);
+    auto run = model->forward(*input, *selection->backend);
+    if (!run)
+        return fail(run.message(), kFailed);
+
+    const ModelRun &r = **run;
+    const ModelConfig &c = model->config();
+    nlohmann::ordered_json tokens = nlohmann::ordered_json::object();
+    tokens["ids"] = r.ids;
+    tokens["tokens"] = r.tokens;
+    std::vector<const MatrixF *> hidden;
+    for (const MatrixF &h : r.hiddenStates)
+        hidden.push_back(&h);
+    const std::vector<std::int64_t> attentionShape = {c.layers, c.heads, r.length, r.length};
+    const std::vector<std::int64_t> hiddenShape = {c.layers + 1, r.length, c.width};
+    NpyFolderTensor attentions{"attentions", attentionShape, {}, r.attentions.data()};
+    NpyFolderTensor states{"hidden_states", hiddenShape, hidden, nullptr};
+    const std::string dir = parser.value("out").toStdString();
+    // Tokens are vocabulary keys, valid UTF-8 already; replace guards the dump all the same.
+    const FolderFile tokensFile{"tokens.json",
+                                tokens.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"};
+    if (Status s = writeNpyFolder({attentions, states}, dir, {tokensFile}); !s)
+        return fail(s.message(), kFailed);
+
+    out << "backend: " << QString::fromStdString(selection->backend->name()) << "\n"
+        << "device: " << QString::fromStdString(selection->backend->deviceName()) << "\n";
+    if (!selection->notice.empty())
+        out << "note: " << QString::fromStdString(selection->notice) << "\n";
+    if (const std::string late = takeBackendNotice(*selection->backend); !late.empty())
+        out << "note: " << QString::fromStdString(late) << "\n";
+    out << "model: " << c.typeName() << ", " << c.layers << " layers x " << c.heads << " heads, width " << c.width
+        << ", " << r.length << " tokens\n"
+        << "wrote: " << QString::fromStdString(printableText(dir, 200)) << " (tokens.json, attentions.npy [" << c.layers
+        << "," << c.heads << "," << r.length << "," << r.length << "], hidden_states.npy [" << c.layers + 1 << ","
+        << r.length << "," << c.width << "])\n";
     return kOk;
 }
 

@@ -9,6 +9,12 @@ namespace attnscope {
 // tokenizer gives for TEXT, as one line of JSON: {"ids": [...], "tokens": [...]} (design.md).
 int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &err);
 
+// `attnscope-cli model MODEL_DIR (--text TEXT | --ids 1,2,3) --out DIR [--backend ...]`: runs the
+// model folder's forward pass and writes tokens.json, attentions.npy float32 [L,H,T,T] and
+// hidden_states.npy float32 [L+1,T,d] into DIR, whole or not at all (design.md).
+int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err);
+
 extern const char *const kTokenizeUsage;
+extern const char *const kModelUsage;
 
 } // namespace attnscope

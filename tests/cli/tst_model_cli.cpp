@@ -1,0 +1,187 @@
+// attnscope-cli model MODEL_DIR (--text | --ids) --out DIR: tokens.json, attentions.npy and
+// hidden_states.npy against the float64 NumPy reference of tests/fixtures/make_model_fixtures.py;
+// stats and export --tensor rollout of a model folder with --text; and its refusals.
+
+#include "../common/CliRunner.h"
+#include "../common/TestUtil.h"
+
+#include "core/Npy.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace attnscope;
+
+namespace {
+
+QString fixture(const QString &name)
+{
+    return test::sourcePath("tests/fixtures/models/" + name);
+}
+
+QJsonObject expectedJson(const QString &model)
+{
+    return QJsonDocument::fromJson(test::readAll(fixture(model) + "/expected.json")).object();
+}
+
+QString idsArgument(const QJsonArray &ids)
+{
+    QStringList parts;
+    for (const auto &v : ids)
+        parts << QString::number(v.toInt());
+    return parts.join(',');
+}
+
+// Empty when got has ref's shape and every value within absolute + relative·|ref|.
+QString compare(const QString &path, const NpyArray &ref, double absolute, double relative)
+{
+    auto got = readNpyFile(path.toStdString());
+    if (!got)
+        return QString::fromStdString(got.message());
+    if (got->shape != ref.shape)
+        return path + ": not the reference's shape";
+    for (std::int64_t i = 0; i < ref.size(); ++i) {
+        const double g = got->data[std::size_t(i)], r = ref.data[std::size_t(i)];
+        if (!std::isfinite(g) || std::abs(g - r) > absolute + relative * std::abs(r))
+            return QStringLiteral("%1[%2]: %3, expected %4").arg(path).arg(i).arg(g).arg(r);
+    }
+    return {};
+}
+
+NpyArray reference(const QString &model, const char *name)
+{
+    return *readNpyFile((fixture(model) + "/expected_" + name + ".npy").toStdString());
+}
+
+} // namespace
+
+class TestModelCli : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void writesTheReferenceTensors_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("fromText");
+        QTest::newRow("gpt2 f32 text") << "gpt2-f32" << true;
+        QTest::newRow("gpt2 bf16 ids") << "gpt2-bf16" << false;
+        QTest::newRow("bert f16 text") << "bert-f16" << true;
+        QTest::newRow("bert f32 ids") << "bert-f32" << false;
+    }
+
+    void writesTheReferenceTensors()
+    {
+        QFETCH(QString, model);
+        QFETCH(bool, fromText);
+        const QJsonObject expected = expectedJson(model);
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("run");
+        QStringList args = {"model", fixture(model), "--out", out, "--backend", "cpu"};
+        args << (fromText ? "--text" : "--ids")
+             << (fromText ? expected["text"].toString() : idsArgument(expected["ids"].toArray()));
+        const auto r = test::runCli(args);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("backend: cpu"), qPrintable(r.out));
+        const QJsonObject tokens = QJsonDocument::fromJson(test::readAll(out + "/tokens.json")).object();
+        QCOMPARE(tokens.keys(), (QStringList{"ids", "tokens"}));
+        QCOMPARE(tokens["ids"].toArray(), expected["ids"].toArray());
+        QCOMPARE(tokens["tokens"].toArray(), expected["tokens"].toArray());
+        const QString attentions = compare(out + "/attentions.npy", reference(model, "attentions"), 1e-4, 0);
+        QVERIFY2(attentions.isEmpty(), qPrintable(attentions));
+        const QString hidden = compare(out + "/hidden_states.npy", reference(model, "hidden_states"), 1e-3, 1e-3);
+        QVERIFY2(hidden.isEmpty(), qPrintable(hidden));
+        QCOMPARE(QDir(out).entryList(QDir::Files | QDir::Hidden).size(), 3); // nothing else, no staging left
+    }
+
+    // Rollout recomputed here from the reference attentions (mean over heads, 0.5·A + 0.5·I
+    // renormalised, A'_L ... A'_1), and stats' shape, for a model folder with --text.
+    void rolloutAndStatsOfAModel()
+    {
+        const QString model = "gpt2-f16";
+        const QJsonObject expected = expectedJson(model);
+        const NpyArray att = reference(model, "attentions");
+        const std::int64_t layers = att.shape[0], heads = att.shape[1], t = att.shape[2];
+        MatrixD rollout = MatrixD::Identity(t, t);
+        for (std::int64_t l = 0; l < layers; ++l) {
+            MatrixD a = MatrixD::Zero(t, t);
+            for (std::int64_t h = 0; h < heads; ++h)
+                for (std::int64_t i = 0; i < t; ++i)
+                    for (std::int64_t j = 0; j < t; ++j)
+                        a(i, j) += att.data[std::size_t(((l * heads + h) * t + i) * t + j)] / double(heads);
+            a = 0.5 * a + 0.5 * MatrixD::Identity(t, t);
+            for (std::int64_t i = 0; i < t; ++i)
+                a.row(i) /= a.row(i).sum();
+            rollout = a * rollout;
+        }
+        NpyArray ref;
+        ref.shape = {t, t};
+        ref.data.assign(rollout.data(), rollout.data() + rollout.size());
+        QTemporaryDir tmp;
+        const QString text = expected["text"].toString();
+        auto r = test::runCli({"export", fixture(model), "--text", text, "--tensor", "rollout", "--out",
+                               tmp.filePath("rollout.npy"), "--backend", "cpu"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QString diff = compare(tmp.filePath("rollout.npy"), ref, 1e-4, 0);
+        QVERIFY2(diff.isEmpty(), qPrintable(diff));
+
+        r = test::runCli({"stats", fixture(model), "--text", text, "--out", tmp.filePath("s.json")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject stats = QJsonDocument::fromJson(test::readAll(tmp.filePath("s.json"))).object();
+        QCOMPARE(stats["layers"].toInt(), int(layers));
+        QCOMPARE(stats["heads"].toInt(), int(heads));
+        QCOMPARE(stats["stats"].toArray().size(), int(layers * heads));
+        // first = mean over rows of w_i0, from the reference.
+        double first = 0;
+        for (std::int64_t i = 0; i < t; ++i)
+            first += att.data[std::size_t(i * t)] / double(t);
+        QVERIFY(std::abs(stats["stats"].toArray()[0].toObject()["first"].toDouble() - first) < 1e-5);
+    }
+
+    void refusals_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QString>("message");
+        const QString gpt2 = fixture("gpt2-f32"), bert = fixture("bert-bf16");
+        QTest::newRow("no input") << QStringList{"model", gpt2} << 2 << "give either --text TEXT or --ids";
+        QTest::newRow("both inputs") << QStringList{"model", gpt2, "--text", "a", "--ids", "1"} << 2
+                                     << "give either --text TEXT or --ids";
+        QTest::newRow("bad ids") << QStringList{"model", gpt2, "--ids", "1,,2"} << 2
+                                 << "--ids: expected whole numbers separated by commas, found \"\"";
+        QTest::newRow("id beyond vocabulary")
+            << QStringList{"model", bert, "--ids", "2,91,3"} << 1 << "--ids[1]: 91 is not in the vocabulary";
+        QTest::newRow("text too long") << QStringList{"model", bert, "--text", QString("cat ").repeated(23)} << 1
+                                       << "--text: the text gives 25 tokens; this model takes at most 24";
+        QTest::newRow("not a model") << QStringList{"model", test::sourcePath("tests"), "--text", "a"} << 1
+                                     << "config.json: no such file";
+        QTest::newRow("stats without text") << QStringList{"stats", gpt2} << 1 << "a model folder needs --text";
+        QTest::newRow("text on a project") << QStringList{"stats", test::example("multihead-causal"), "--text", "a"}
+                                           << 1 << "--text is for a model folder";
+    }
+
+    void refusals()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(int, code);
+        QFETCH(QString, message);
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath(args[0] == "model" ? "run" : "s.json");
+        const auto r = test::runCli(args << "--out" << out);
+        QCOMPARE(r.code, code);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QCOMPARE(r.err.count('\n'), 1);
+        QVERIFY(!QFileInfo::exists(out));
+        QCOMPARE(QDir(tmp.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden).size(), 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModelCli)
+#include "tst_model_cli.moc"

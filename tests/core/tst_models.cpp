@@ -1,0 +1,376 @@
+// GPT-2 and BERT forward passes (core/TransformerModel.h) against a float64 NumPy reference
+// written after transformers' modeling_gpt2.py / modeling_bert.py
+// (tests/fixtures/make_model_fixtures.py), in F32, F16 and BF16, with and without the
+// "transformer."/"bert." prefix; and every malformed folder refused with one line.
+
+#include "../common/TestUtil.h"
+
+#include "core/CpuBackend.h"
+#include "core/Npy.h"
+#include "core/TransformerModel.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <filesystem>
+
+using namespace attnscope;
+
+namespace {
+
+QString fixture(const QString &name)
+{
+    return test::sourcePath(QStringLiteral("tests/fixtures/models/") + name);
+}
+
+struct Expected {
+    QString text;
+    std::vector<std::int32_t> ids;
+    std::vector<std::string> tokens;
+    NpyArray attentions, hidden;
+};
+
+Expected readExpected(const QString &folder)
+{
+    Expected e;
+    const QJsonObject o = QJsonDocument::fromJson(test::readAll(folder + "/expected.json")).object();
+    e.text = o["text"].toString();
+    for (const auto &v : o["ids"].toArray())
+        e.ids.push_back(v.toInt());
+    for (const auto &v : o["tokens"].toArray())
+        e.tokens.push_back(v.toString().toStdString());
+    e.attentions = *readNpyFile((folder + "/expected_attentions.npy").toStdString());
+    e.hidden = *readNpyFile((folder + "/expected_hidden_states.npy").toStdString());
+    return e;
+}
+
+// The first value outside |got - ref| <= absolute + relative·|ref|, or empty.
+QString compare(const char *what, const float *got, const NpyArray &ref, double absolute, double relative)
+{
+    for (std::int64_t i = 0; i < ref.size(); ++i) {
+        const double g = got[i], r = ref.data[std::size_t(i)];
+        if (!std::isfinite(g) || std::abs(g - r) > absolute + relative * std::abs(r))
+            return QStringLiteral("%1[%2]: %3, expected %4").arg(what).arg(i).arg(g, 0, 'g', 9).arg(r, 0, 'g', 9);
+    }
+    return {};
+}
+
+void copyFolder(const QString &from, const QString &to)
+{
+    std::filesystem::copy(from.toStdString(), to.toStdString(), std::filesystem::copy_options::recursive);
+}
+
+void writeFile(const QString &path, const QByteArray &bytes)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(bytes);
+}
+
+// A safetensors file of one tensor whose data_offsets run past the data.
+QByteArray lyingSafetensors()
+{
+    const QByteArray header = R"({"wte.weight":{"dtype":"F32","shape":[4,4],"data_offsets":[0,64]}})";
+    QByteArray bytes(8, '\0');
+    bytes[0] = char(header.size());
+    return bytes + header + QByteArray(16, '\0');
+}
+
+} // namespace
+
+class TestModels : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void forwardMatchesReference_data();
+    void forwardMatchesReference();
+    void headProblemReproducesEachHead();
+    void setFromRun();
+    void malformedFolderIsRefusedWithOneLine_data();
+    void malformedFolderIsRefusedWithOneLine();
+    void inputOutsideTheModelIsRefused();
+    void scaleByInverseLayerIndex();
+    void configFields_data();
+    void configFields();
+};
+
+void TestModels::forwardMatchesReference_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<bool>("fromText");
+    for (const char *name : {"gpt2-f32", "gpt2-f16", "gpt2-bf16", "bert-f32", "bert-f16", "bert-bf16"}) {
+        QTest::addRow("%s text", name) << QString(name) << true;
+        QTest::addRow("%s ids", name) << QString(name) << false;
+    }
+}
+
+void TestModels::forwardMatchesReference()
+{
+    QFETCH(QString, folder);
+    QFETCH(bool, fromText);
+    const Expected expected = readExpected(fixture(folder));
+    auto model = TransformerModel::load(fixture(folder).toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    auto input = fromText ? model->encode(expected.text.toStdString()) : model->input(expected.ids);
+    QVERIFY2(input, input ? "" : input.message().c_str());
+    QCOMPARE(input->ids, expected.ids);
+    QCOMPARE(input->tokens, expected.tokens);
+    CpuBackend cpu;
+    auto run = model->forward(*input, cpu);
+    QVERIFY2(run, run ? "" : run.message().c_str());
+    const ModelRun &r = **run;
+    const ModelConfig &c = model->config();
+    const std::int64_t t = std::int64_t(expected.ids.size());
+    QCOMPARE(expected.attentions.shape, (std::vector<std::int64_t>{c.layers, c.heads, t, t}));
+    QCOMPARE(expected.hidden.shape, (std::vector<std::int64_t>{c.layers + 1, t, c.width}));
+    QCOMPARE(std::int64_t(r.attentions.size()), expected.attentions.size());
+    QCOMPARE(int(r.hiddenStates.size()), c.layers + 1);
+    QCOMPARE(int(r.attentionInputs.size()), c.layers);
+    const QString attention = compare("attentions", r.attentions.data(), expected.attentions, 1e-4, 0);
+    QVERIFY2(attention.isEmpty(), qPrintable(attention));
+    std::vector<float> hidden;
+    for (const MatrixF &h : r.hiddenStates)
+        hidden.insert(hidden.end(), h.data(), h.data() + h.size());
+    const QString states = compare("hidden_states", hidden.data(), expected.hidden, 1e-3, 1e-3);
+    QVERIFY2(states.isEmpty(), qPrintable(states));
+    // The reference attends, so the check can fail: the maps are not uniform.
+    QVERIFY(std::abs(r.attention(c.layers - 1, 0)(t - 1, 0) - 1.0f / float(t)) > 1e-3f);
+}
+
+void TestModels::headProblemReproducesEachHead()
+{
+    for (const char *name : {"gpt2-f32", "bert-f32"}) {
+        auto model = TransformerModel::load(fixture(name).toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        const Expected expected = readExpected(fixture(name));
+        CpuBackend cpu;
+        auto run = model->forward(*model->input(expected.ids), cpu);
+        QVERIFY(run);
+        for (int l = 0; l < (*run)->layers; ++l)
+            for (int h = 0; h < (*run)->heads; ++h) {
+                const AttentionProblem problem = headProblem(**run, l, h);
+                QCOMPARE(problem.spec.scaleMode, ScaleMode::InvSqrtDk);
+                QCOMPARE(problem.mask.causal, QString(name).startsWith("gpt2"));
+                auto trace = cpu.compute(problem);
+                QVERIFY2(trace, trace ? "" : trace.message().c_str());
+                const MatrixF expectedMap = (*run)->attention(l, h);
+                QVERIFY(trace->weights[0].isApprox(expectedMap, 1e-5f));
+            }
+    }
+}
+
+void TestModels::setFromRun()
+{
+    auto model = TransformerModel::load(fixture("bert-f16").toStdString());
+    QVERIFY(model);
+    CpuBackend cpu;
+    auto run = model->forward(*model->encode("the cat sat"), cpu);
+    QVERIFY(run);
+    auto set = attnscope::attentionSetFromRun(*run);
+    QVERIFY2(set, set ? "" : set.message().c_str());
+    QCOMPARE(set->layers(), 2);
+    QCOMPARE(set->heads(), 2);
+    QCOMPARE(set->queries(), std::int64_t(5));
+    QCOMPARE(set->queryTokens, (std::vector<std::string>{"[CLS]", "the", "cat", "sat", "[SEP]"}));
+    QCOMPARE(set->at(0, 1, 1, 2, 3), (*run)->attention(1, 1)(2, 3));
+}
+
+void TestModels::malformedFolderIsRefusedWithOneLine_data()
+{
+    QTest::addColumn<QString>("base");
+    QTest::addColumn<QString>("mutation");
+    QTest::addColumn<QString>("expected");
+    QTest::addColumn<int>("kind");
+    const int invalid = int(ErrorKind::InvalidInput), io = int(ErrorKind::Io),
+              unsupported = int(ErrorKind::Unsupported);
+    QTest::newRow("no config.json") << "gpt2-f32"
+                                    << "rm config.json"
+                                    << "config.json: no such file" << io;
+    QTest::newRow("no model.safetensors") << "gpt2-f32"
+                                          << "rm model.safetensors"
+                                          << "model.safetensors: no such file" << io;
+    QTest::newRow("no vocab.json") << "gpt2-f32"
+                                   << "rm vocab.json"
+                                   << "vocab.json: no such file" << io;
+    QTest::newRow("no vocab.txt") << "bert-f32"
+                                  << "rm vocab.txt"
+                                  << "vocab.txt: no such file" << io;
+    QTest::newRow("unknown model_type") << "gpt2-f32"
+                                        << "config model_type \"llama\""
+                                        << "model_type \"llama\" is not supported (gpt2 or bert)" << unsupported;
+    QTest::newRow("truncated safetensors") << "gpt2-f32"
+                                           << "truncate"
+                                           << "model.safetensors" << invalid;
+    QTest::newRow("lying header") << "gpt2-f32"
+                                  << "lying"
+                                  << "model.safetensors" << invalid;
+    QTest::newRow("wrong shape") << "gpt2-f32"
+                                 << "config vocab_size 300"
+                                 << "wte.weight: expected 300 x 24, found" << invalid;
+    QTest::newRow("wrong shape bert") << "bert-f16"
+                                      << "config intermediate_size 41"
+                                      << "encoder.layer.0.intermediate.dense.weight: expected 41 x 16, found 40 x 16"
+                                      << invalid;
+    QTest::newRow("missing layer") << "bert-bf16"
+                                   << "config num_hidden_layers 3"
+                                   << "no tensor encoder.layer.2.attention.self.query.weight" << invalid;
+    QTest::newRow("relu") << "gpt2-f32"
+                          << "config activation_function \"relu\""
+                          << "activation_function \"relu\" is not supported (gelu_new)" << unsupported;
+    QTest::newRow("heads do not divide") << "gpt2-f32"
+                                         << "config n_head 5"
+                                         << "n_embd 24 is not divisible by n_head 5" << invalid;
+    QTest::newRow("bad n_layer") << "gpt2-f32"
+                                 << "config n_layer \"2\""
+                                 << "n_layer: expected a whole number" << invalid;
+}
+
+void TestModels::malformedFolderIsRefusedWithOneLine()
+{
+    QFETCH(QString, base);
+    QFETCH(QString, mutation);
+    QFETCH(QString, expected);
+    QFETCH(int, kind);
+    QTemporaryDir tmp;
+    const QString dir = tmp.filePath("m");
+    copyFolder(fixture(base), dir);
+    const QStringList words = mutation.split(' ');
+    if (words[0] == "rm") {
+        QVERIFY(QFile::remove(dir + "/" + words[1]));
+    } else if (words[0] == "truncate") {
+        QFile f(dir + "/model.safetensors");
+        QVERIFY(f.resize(f.size() / 2));
+    } else if (words[0] == "lying") {
+        writeFile(dir + "/model.safetensors", lyingSafetensors());
+    } else if (words[0] == "config") {
+        QJsonObject config = QJsonDocument::fromJson(test::readAll(dir + "/config.json")).object();
+        config[words[1]] = QJsonDocument::fromJson("[" + words[2].toUtf8() + "]").array().at(0);
+        writeFile(dir + "/config.json", QJsonDocument(config).toJson());
+    }
+    auto model = TransformerModel::load(dir.toStdString());
+    QVERIFY(!model);
+    const QString message = QString::fromStdString(model.message());
+    QVERIFY2(message.contains(expected), qPrintable(message));
+    QVERIFY2(!message.contains('\n'), qPrintable(message));
+    QCOMPARE(int(model.kind()), kind);
+}
+
+void TestModels::inputOutsideTheModelIsRefused()
+{
+    auto model = TransformerModel::load(fixture("gpt2-bf16").toStdString());
+    QVERIFY(model);
+    const int vocab = model->config().vocabSize;
+    auto beyond = model->input({1, 2, vocab});
+    QVERIFY(!beyond);
+    QCOMPARE(beyond.message(), "ids[2]: " + std::to_string(vocab) + " is not in the vocabulary (ids from 0 to " +
+                                   std::to_string(vocab - 1) + ")");
+    QVERIFY(!model->input({-1}));
+    QVERIFY(!model->input({}));
+    std::string text;
+    for (int i = 0; i < 12; ++i)
+        text += "the cat sat. ";
+    auto tooLong = model->encode(text);
+    QVERIFY(!tooLong);
+    QVERIFY2(QString::fromStdString(tooLong.message()).contains("this model takes at most 32"),
+             tooLong.message().c_str());
+    auto tooManyIds = model->input(std::vector<std::int32_t>(33, 1));
+    QVERIFY(!tooManyIds);
+    QVERIFY(!QString::fromStdString(tooManyIds.message()).contains('\n'));
+    // A forward refuses what input() refuses, whoever built the encoding.
+    CpuBackend cpu;
+    Encoding bad;
+    bad.ids = {vocab + 5};
+    QVERIFY(!model->forward(bad, cpu));
+}
+
+// GPT-2's scale_attn_by_inverse_layer_idx divides layer l's scores by l + 1 as well: layer 0
+// stays the reference's, layer 1 changes, and its head opened alone keeps that scale.
+void TestModels::scaleByInverseLayerIndex()
+{
+    QTemporaryDir tmp;
+    const QString dir = tmp.filePath("m");
+    copyFolder(fixture("gpt2-f32"), dir);
+    QJsonObject config = QJsonDocument::fromJson(test::readAll(dir + "/config.json")).object();
+    config["scale_attn_by_inverse_layer_idx"] = true;
+    writeFile(dir + "/config.json", QJsonDocument(config).toJson());
+    auto model = TransformerModel::load(dir.toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    const Expected expected = readExpected(fixture("gpt2-f32"));
+    CpuBackend cpu;
+    auto run = model->forward(*model->input(expected.ids), cpu);
+    QVERIFY(run);
+    const double dk = model->config().headDim();
+    QCOMPARE((*run)->scales, (std::vector<double>{1 / std::sqrt(dk), 1 / std::sqrt(dk) / 2}));
+    const std::int64_t perLayer = expected.attentions.size() / 2;
+    NpyArray firstLayer = expected.attentions;
+    firstLayer.data.resize(std::size_t(perLayer));
+    firstLayer.shape = {perLayer};
+    const QString same = compare("layer 0", (*run)->attentions.data(), firstLayer, 1e-4, 0);
+    QVERIFY2(same.isEmpty(), qPrintable(same));
+    double largest = 0;
+    for (std::int64_t i = perLayer; i < expected.attentions.size(); ++i)
+        largest =
+            std::max(largest, std::abs((*run)->attentions[std::size_t(i)] - expected.attentions.data[std::size_t(i)]));
+    QVERIFY(largest > 1e-2);
+    const AttentionProblem head = headProblem(**run, 1, 2);
+    QCOMPARE(head.spec.scaleMode, ScaleMode::Custom);
+    auto trace = cpu.compute(head);
+    QVERIFY(trace);
+    QVERIFY(trace->weights[0].isApprox(MatrixF((*run)->attention(1, 2)), 1e-5f));
+}
+
+void TestModels::configFields_data()
+{
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("expected"); // empty: accepted
+    QTest::newRow("gpt2 defaults") << R"({"model_type": "gpt2"})"
+                                   << "";
+    QTest::newRow("n_ctx") << R"({"model_type": "gpt2", "n_ctx": 64})"
+                           << "";
+    QTest::newRow("n_inner null") << R"({"model_type": "gpt2", "n_inner": null})"
+                                  << "";
+    QTest::newRow("negative width") << R"({"model_type": "gpt2", "n_embd": -3})"
+                                    << "n_embd: expected a whole number";
+    QTest::newRow("eps string") << R"({"model_type": "gpt2", "layer_norm_epsilon": "x"})"
+                                << "layer_norm_epsilon: expected a number";
+    QTest::newRow("bert decoder") << R"({"model_type": "bert", "is_decoder": true})"
+                                  << "is_decoder";
+    QTest::newRow("bert relative") << R"({"model_type": "bert", "position_embedding_type": "relative_key"})"
+                                   << "position_embedding_type \"relative_key\" is not supported";
+    QTest::newRow("bert gelu_new") << R"({"model_type": "bert", "hidden_act": "tanh"})"
+                                   << "hidden_act \"tanh\" is not supported (gelu)";
+    QTest::newRow("no model_type") << R"({"n_layer": 2})"
+                                   << "no \"model_type\"";
+    QTest::newRow("not json") << "{"
+                              << "not valid JSON";
+}
+
+void TestModels::configFields()
+{
+    QFETCH(QString, json);
+    QFETCH(QString, expected);
+    auto config = parseModelConfig(json.toStdString(), "c.json");
+    if (expected.isEmpty()) {
+        QVERIFY2(config, config ? "" : config.message().c_str());
+        if (json.contains("n_ctx"))
+            QCOMPARE(config->positions, 64);
+        else
+            QCOMPARE(config->positions, 1024);
+        QCOMPARE(config->intermediate, 4 * config->width);
+        return;
+    }
+    QVERIFY(!config);
+    const QString message = QString::fromStdString(config.message());
+    QVERIFY2(message.startsWith("c.json: ") && message.contains(expected), qPrintable(message));
+    QVERIFY(!message.contains('\n'));
+}
+
+QTEST_GUILESS_MAIN(TestModels)
+#include "tst_models.moc"

@@ -1,0 +1,82 @@
+// A whole GPT-2 and BERT forward with every layer's attention on the Vulkan backend (lavapipe
+// in CI), against the same forward on the CPU (which tst_models checks against the reference).
+
+#include "../common/TestUtil.h"
+#include "VulkanTestUtil.h"
+
+#include "core/CpuBackend.h"
+#include "core/TransformerModel.h"
+
+#include <QObject>
+#include <QTest>
+
+#include <cmath>
+
+using namespace attnscope;
+
+class TestVulkanModel : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        ATTNSCOPE_SKIP_WITHOUT_VULKAN();
+        vk::resetValidationReport();
+        VulkanBackendOptions options;
+        options.validation = true;
+        auto backend = VulkanBackend::create(options);
+        QVERIFY2(backend, backend ? "" : backend.message().c_str());
+        m_vulkan = std::move(*backend);
+    }
+
+    void cleanupTestCase()
+    {
+        m_vulkan.reset();
+        const std::string problems = test::validationProblems();
+        QVERIFY2(problems.empty(), problems.c_str());
+    }
+
+    void forwardMatchesTheCpu_data()
+    {
+        QTest::addColumn<QString>("folder");
+        QTest::newRow("gpt2") << "gpt2-f32";
+        QTest::newRow("bert") << "bert-f16";
+    }
+
+    void forwardMatchesTheCpu()
+    {
+        QFETCH(QString, folder);
+        const QString dir = test::sourcePath("tests/fixtures/models/" + folder);
+        auto model = TransformerModel::load(dir.toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        auto input = model->encode("the cat sat on the log, and the dog sat on the mat");
+        QVERIFY2(input, input ? "" : input.message().c_str());
+        CpuBackend cpu;
+        auto onCpu = model->forward(*input, cpu);
+        auto onGpu = model->forward(*input, *m_vulkan);
+        QVERIFY2(onCpu, onCpu ? "" : onCpu.message().c_str());
+        QVERIFY2(onGpu, onGpu ? "" : onGpu.message().c_str());
+        const ModelRun &c = **onCpu, &g = **onGpu;
+        QCOMPARE(g.attentions.size(), c.attentions.size());
+        for (std::size_t i = 0; i < c.attentions.size(); ++i)
+            QVERIFY2(std::abs(g.attentions[i] - c.attentions[i]) <= 2e-5 + 1e-4 * std::abs(c.attentions[i]),
+                     qPrintable(QStringLiteral("attentions[%1]: %2 on Vulkan, %3 on the CPU")
+                                    .arg(i)
+                                    .arg(g.attentions[i])
+                                    .arg(c.attentions[i])));
+        for (std::size_t l = 0; l < c.hiddenStates.size(); ++l) {
+            const std::string diff =
+                test::compareMatrix("hidden state", g.hiddenStates[l], c.hiddenStates[l], {1e-3, 1e-3});
+            QVERIFY2(diff.empty(), diff.c_str());
+        }
+        const std::string problems = test::validationProblems();
+        QVERIFY2(problems.empty(), problems.c_str());
+    }
+
+private:
+    std::unique_ptr<VulkanBackend> m_vulkan;
+};
+
+QTEST_GUILESS_MAIN(TestVulkanModel)
+#include "tst_vulkan_model.moc"
