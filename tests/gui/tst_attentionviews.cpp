@@ -12,9 +12,11 @@
 #include "core/Npy.h"
 
 #include <QAction>
+#include <QClipboard>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QGuiApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -93,6 +95,7 @@ private slots:
     void mergingWordsShowsWords();
     void projectShowsItsOneLayer();
     void openingProjectLeavesReadOnlyMode();
+    void readOnlyDocumentExportsAndDescribesCells();
 
 private:
     QTemporaryDir m_dir;
@@ -414,6 +417,23 @@ void TestAttentionViews::openingProjectLeavesReadOnlyMode()
     QVERIFY(!w.windowTitle().contains(QLatin1String("read-only")));
     QVERIFY(w.computeController()->waitForIdle());
     QTRY_VERIFY(w.currentResult() && w.currentResult()->project.problem.xq.cols() > 1);
+}
+
+void TestAttentionViews::readOnlyDocumentExportsAndDescribesCells()
+{
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    w.viewTabs()->setCurrentIndex(0);
+    w.setCurrentHead(2);
+    // Weights only: the hover text gives the weight (there are no scores to explain it with).
+    const float weight = (*w.headView()->data().values)(3, 1);
+    const QString text = w.headView()->cellDescription(3, 1);
+    QVERIFY2(text.contains(QString::number(double(weight), 'g', 5)), qPrintable(text));
+    QVERIFY(w.copyFigure());
+    const QImage copied = QGuiApplication::clipboard()->image();
+    QVERIFY(!copied.isNull());
 }
 
 QTEST_MAIN(TestAttentionViews)
