@@ -170,7 +170,7 @@ private:
     void open();
     bool save();
     bool saveAs();
-    void addRecentFile(const QString &path);
+    static void addRecentFile(const QString &path); // any thread
     void fillRecentMenu();
     void fillExamplesMenu();
     void showError(const QString &message);

@@ -18,6 +18,7 @@
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QThreadPool>
 #include <QToolBar>
 #include <QUndoGroup>
 
@@ -145,7 +146,8 @@ void MainWindow::showAttention(LoadedAttentionPtr attention)
         tr("Attention file: %1, %2")
             .arg(QString::fromStdString(attention->info.container), QString::fromStdString(attention->info.dtype)));
     updateTitle();
-    addRecentFile(attention->path);
+    // QSettings writes its file when it goes: tens of milliseconds on a busy disk, so not here.
+    QThreadPool::globalInstance()->start([path = attention->path] { addRecentFile(path); });
     m_lastDir = QFileInfo(attention->path).absolutePath();
     statusBar()->showMessage(tr("Opened %1 (read-only)").arg(QFileInfo(attention->path).fileName()), 4000);
     refreshAttentionViews(true);
