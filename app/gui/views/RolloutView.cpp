@@ -23,7 +23,8 @@ void RolloutView::setRollout(AttentionController::MatrixPtr rollout, const QStri
         m_data.values = values.get();
         m_data.rowLabels = queryLabels;
         m_data.columnLabels = keyLabels;
-        m_data.title = tr("Attention rollout over %n layer(s)", nullptr, layers);
+        m_data.title =
+            layers == 1 ? tr("Attention rollout of one layer") : tr("Attention rollout over %1 layers").arg(layers);
         // A plain loop: GCC 12 warns falsely inside Eigen's AVX-512 maxCoeff().
         double top = 0.0;
         for (Eigen::Index i = 0; i < values->size(); ++i)
