@@ -3,6 +3,8 @@
 // table, the rollout and word merging. Expected numbers come from the fixtures' generator
 // (tests/fixtures/attention/make_attention_fixtures.py, NumPy), not from the code under test.
 
+#include "app/gui/views/ExportDataDialog.h"
+#include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/RolloutView.h"
@@ -13,6 +15,7 @@
 
 #include <QAction>
 #include <QClipboard>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -434,6 +437,34 @@ void TestAttentionViews::readOnlyDocumentExportsAndDescribesCells()
     QVERIFY(w.copyFigure());
     const QImage copied = QGuiApplication::clipboard()->image();
     QVERIFY(!copied.isNull());
+    // The figure dialog offers what a weights-only document has, and writes it.
+    ExportFigureDialog *figure = w.showExportFigureDialog();
+    QVERIFY(figure);
+    auto *view = figure->findChildren<QComboBox *>().value(0);
+    QVERIFY(view);
+    for (QComboBox *box : figure->findChildren<QComboBox *>()) {
+        QCOMPARE(box->findData(int(FigureView::Teaching)) >= 0 && box == view, false);
+        QVERIFY(box->findText(QStringLiteral("Scores (scaled, before mask)")) < 0);
+    }
+    const QString png = m_dir.filePath(QStringLiteral("head.png"));
+    figure->setPath(png);
+    QVERIFY2(figure->exportFigure(), qPrintable(figure->lastError()));
+    QImage written(png);
+    QVERIFY(!written.isNull());
+    figure->close();
+    // The data dialog writes the weights of the layer shown.
+    ExportDataDialog *data = w.showExportDataDialog();
+    QVERIFY(data);
+    data->setTensor(QStringLiteral("weights"));
+    data->setHead(2);
+    const QString npy = m_dir.filePath(QStringLiteral("head.npy"));
+    data->setPath(npy);
+    QVERIFY2(data->exportData(), qPrintable(data->lastError()));
+    auto read = readNpyFile(npy.toStdString());
+    QVERIFY(read.ok());
+    QCOMPARE(read->shape, (std::vector<std::int64_t>{4, 11, 11})); // every head of the layer
+    QCOMPARE(float(read->data[(2 * 11 + 3) * 11 + 1]), weight);
+    data->close();
 }
 
 QTEST_MAIN(TestAttentionViews)
