@@ -95,11 +95,45 @@ bool writeAttention(const QString &path, int layers, int heads, int tokens)
     return f.error() == QFileDevice::NoError;
 }
 
+// Times every event the GUI thread handles at the top level: the longest one is the GUI
+// thread's own work (a stall the scheduler adds on a loaded machine is not in it).
+class TimedApplication : public QApplication
+{
+public:
+    using QApplication::QApplication;
+    bool notify(QObject *receiver, QEvent *event) override
+    {
+        if (m_depth > 0 || !m_timing)
+            return QApplication::notify(receiver, event);
+        // Before notify(): a deferred delete takes the receiver with it.
+        const char *className = receiver->metaObject()->className();
+        const int type = int(event->type());
+        ++m_depth;
+        QElapsedTimer t;
+        t.start();
+        const bool r = QApplication::notify(receiver, event);
+        const double ms = double(t.nsecsElapsed()) / 1e6;
+        --m_depth;
+        if (ms > longest) {
+            longest = ms;
+            longestWhat = QStringLiteral("%1 to %2").arg(type).arg(QString::fromLatin1(className));
+        }
+        return r;
+    }
+    void setTiming(bool on) { m_timing = on; }
+    double longest = 0.0;
+    QString longestWhat;
+
+private:
+    int m_depth = 0;
+    bool m_timing = false;
+};
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-    QApplication app(argc, argv);
+    TimedApplication app(argc, argv);
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeBench"));
     QCoreApplication::setApplicationName(QStringLiteral("gui_attention_open"));
@@ -126,7 +160,7 @@ int main(int argc, char **argv)
     const long rssBeforeKb = statusKb("VmRSS:");
 
     QElapsedTimer tick, total;
-    double stall = 0.0, stallUntilFilled = 0.0;
+    double stall = 0.0, stallUntilFilled = 0.0, longestUntilFilled = 0.0;
     double filledMs = -1.0, rolloutMs = -1.0, layerMs = -1.0;
     QTimer heartbeat;
     heartbeat.setTimerType(Qt::PreciseTimer);
@@ -141,6 +175,7 @@ int main(int argc, char **argv)
             w.modelView()->viewport()->repaint(); // the tiles as the user sees them
             filledMs = double(total.nsecsElapsed()) / 1e6;
             stallUntilFilled = stall;
+            longestUntilFilled = app.longest;
         }
         if (rolloutMs < 0 && w.rolloutView()->isFilled())
             rolloutMs = now;
@@ -156,6 +191,7 @@ int main(int argc, char **argv)
         app.exit(1);
     });
     QTimer::singleShot(120000, &app, [&] { app.exit(2); });
+    app.setTiming(true);
     total.start();
     tick.start();
     heartbeat.start();
@@ -170,6 +206,8 @@ int main(int argc, char **argv)
                 stallUntilFilled);
     std::printf("open -> rollout filled:                     %8.1f ms   longest GUI stall %6.1f ms\n", rolloutMs,
                 stall);
+    std::printf("longest single GUI-thread event: %.1f ms until filled, %.1f ms until the rollout (event %s)\n",
+                longestUntilFilled, app.longest, qPrintable(app.longestWhat));
     std::printf("resident memory: %.1f MiB before the open, peak %.1f MiB (%.2f x the file; %.2f x counting only "
                 "the growth)\n",
                 double(rssBeforeKb) / 1024.0, hwmMiB, hwmMiB / fileMiB,

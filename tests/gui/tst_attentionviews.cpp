@@ -5,10 +5,12 @@
 
 #include "app/gui/views/ExportDataDialog.h"
 #include "app/gui/views/ExportFigureDialog.h"
+#include "app/gui/views/HeadLinesView.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
+#include "app/gui/views/TeachingView.h"
 #include "core/AttentionFile.h"
 #include "core/AttentionStats.h"
 #include "core/Npy.h"
@@ -434,6 +436,16 @@ void TestAttentionViews::readOnlyDocumentExportsAndDescribesCells()
     const float weight = (*w.headView()->data().values)(3, 1);
     const QString text = w.headView()->cellDescription(3, 1);
     QVERIFY2(text.contains(QString::number(double(weight), 'g', 5)), qPrintable(text));
+    // Every view of the layer paints weights-only data (no scores, no intermediate tensors).
+    for (QWidget *page : {static_cast<QWidget *>(w.headLinesView()), static_cast<QWidget *>(w.meanView()),
+                          static_cast<QWidget *>(w.modelView()), static_cast<QWidget *>(w.rolloutView()),
+                          static_cast<QWidget *>(w.statsTable())}) {
+        w.viewTabs()->setCurrentWidget(page);
+        QVERIFY(!page->grab().isNull());
+    }
+    QVERIFY(w.viewTabs()->isTabVisible(0));
+    QVERIFY(!w.viewTabs()->isTabVisible(w.viewTabs()->indexOf(w.teachingView())));
+    w.viewTabs()->setCurrentIndex(0);
     QVERIFY(w.copyFigure());
     const QImage copied = QGuiApplication::clipboard()->image();
     QVERIFY(!copied.isNull());
