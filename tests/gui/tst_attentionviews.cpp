@@ -101,6 +101,7 @@ private slots:
     void projectShowsItsOneLayer();
     void openingProjectLeavesReadOnlyMode();
     void readOnlyDocumentExportsAndDescribesCells();
+    void thumbnailsAreColouredLikeHeatmaps();
 
 private:
     QTemporaryDir m_dir;
@@ -477,6 +478,51 @@ void TestAttentionViews::readOnlyDocumentExportsAndDescribesCells()
     QCOMPARE(read->shape, (std::vector<std::int64_t>{4, 11, 11})); // every head of the layer
     QCOMPARE(float(read->data[(2 * 11 + 3) * 11 + 1]), weight);
     data->close();
+}
+
+void TestAttentionViews::thumbnailsAreColouredLikeHeatmaps()
+{
+    const QString path = kFixtures + QStringLiteral("lhtt_f32.npy");
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndWait(w, path));
+    auto set = readAttentionFile(path.toStdString());
+    QVERIFY(set.ok());
+    const ColorMap viridis(ColorMapKind::Viridis);
+    const int layer = 1, head = 2;
+    const MatrixF m = set->map(0, layer, head);
+    // Plain loops: GCC 12 warns falsely inside Eigen's AVX-512 maxCoeff().
+    auto largest = [](const MatrixF &x) {
+        float top = 0.0f;
+        for (Eigen::Index k = 0; k < x.size(); ++k)
+            top = std::max(top, x.data()[k]);
+        return top;
+    };
+    float allMax = 0.0f;
+    for (int l = 0; l < set->layers(); ++l)
+        for (int h = 0; h < set->heads(); ++h)
+            allMax = std::max(allMax, largest(set->map(0, l, h)));
+    const float mapMax = largest(m);
+    QComboBox *scope = nullptr;
+    for (QComboBox *box : w.findChildren<QComboBox *>())
+        if (box->findData(int(ScaleScope::PerHead)) >= 0 && box->count() == 3 &&
+            box->itemText(box->findData(int(ScaleScope::PerHead))).contains(QLatin1String("head")))
+            scope = box;
+    QVERIFY(scope);
+    for (ScaleScope s : {ScaleScope::Absolute, ScaleScope::PerHead, ScaleScope::Shared}) {
+        QSignalSpy updated(&w, &MainWindow::attentionViewsUpdated);
+        const auto before = w.modelView()->thumbnails();
+        scope->setCurrentIndex(scope->findData(int(s)));
+        if (s != ScaleScope::Absolute)
+            QTRY_VERIFY_WITH_TIMEOUT(w.modelView()->thumbnails() != before, 20000);
+        const double top = s == ScaleScope::Absolute ? 1.0 : s == ScaleScope::PerHead ? mapMax : allMax;
+        // 11 tokens: one pixel per cell.
+        const QImage &image = w.modelView()->thumbnails()->images[size_t(layer * set->heads() + head)];
+        QCOMPARE(image.size(), QSize(11, 11));
+        for (int i = 0; i < 11; ++i)
+            for (int j = 0; j < 11; ++j)
+                QCOMPARE(QColor(image.pixel(j, i)).name(), QColor(viridis.at(double(m(i, j)) / top)).name());
+    }
 }
 
 QTEST_MAIN(TestAttentionViews)

@@ -54,6 +54,8 @@ void AttentionController::start(Kind kind, std::function<std::function<void()>(c
                     emit openFailed(QString(), message, ErrorKind::OutOfMemory);
                 else if (kind == Rollout)
                     emit rolloutReady(nullptr, {}, {}, message);
+                else
+                    emit jobFailed(message);
             };
         }
         QMetaObject::invokeMethod(
@@ -91,11 +93,11 @@ void AttentionController::requestLayer(const AttentionSource &source, int layer)
     });
 }
 
-void AttentionController::requestThumbnails(const AttentionSource &source, ColorMapKind colorMap, bool perHeadRange)
+void AttentionController::requestThumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope)
 {
-    start(Thumbs, [this, source, colorMap, perHeadRange](const std::atomic<bool> &cancel) -> std::function<void()> {
-        auto thumbs = std::make_shared<AttentionJobs::Thumbnails>(
-            AttentionJobs::thumbnails(source, colorMap, perHeadRange, cancel));
+    start(Thumbs, [this, source, colorMap, scope](const std::atomic<bool> &cancel) -> std::function<void()> {
+        auto thumbs =
+            std::make_shared<AttentionJobs::Thumbnails>(AttentionJobs::thumbnails(source, colorMap, scope, cancel));
         if (cancel)
             return {};
         return [this, thumbs = ThumbnailsPtr(std::move(thumbs))] { emit thumbnailsReady(thumbs); };

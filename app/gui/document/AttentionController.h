@@ -25,7 +25,7 @@ public:
 
     void open(const QString &path);
     void requestLayer(const AttentionSource &source, int layer);
-    void requestThumbnails(const AttentionSource &source, ColorMapKind colorMap, bool perHeadRange);
+    void requestThumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope);
     void requestStatistics(const AttentionSet &set);
     void requestRollout(const AttentionSource &source);
     // Drops every waiting result (a project replaced the attention document).
@@ -46,6 +46,8 @@ signals:
     void thumbnailsReady(attnscope::AttentionController::ThumbnailsPtr thumbnails);
     void statisticsReady(attnscope::AttentionController::StatisticsPtr statistics);
     // rollout is null when it could not be computed; error then says why.
+    // A job other than the open and the rollout failed (memory ran out building the views).
+    void jobFailed(const QString &message);
     void rolloutReady(attnscope::AttentionController::MatrixPtr rollout, const QStringList &queryLabels,
                       const QStringList &keyLabels, const QString &error);
 

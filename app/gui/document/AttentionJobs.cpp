@@ -123,7 +123,7 @@ std::shared_ptr<ComputedTrace> layerTrace(const AttentionSource &source, int lay
     return out;
 }
 
-Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, bool perHeadRange,
+Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope,
                       const std::atomic<bool> &cancel)
 {
     Thumbnails out;
@@ -133,22 +133,34 @@ Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, bool
     out.layers = set.layers();
     out.heads = set.heads();
     const ColorMap map(colorMap);
+    auto paint = [&](const Pooled &p, double top) {
+        QImage image(p.cols, p.rows, QImage::Format_RGB32);
+        for (int i = 0; i < p.rows; ++i) {
+            auto *line = reinterpret_cast<QRgb *>(image.scanLine(i));
+            for (int j = 0; j < p.cols; ++j) {
+                const float v = p.values[std::size_t(i) * std::size_t(p.cols) + std::size_t(j)];
+                line[j] = std::isfinite(v) ? map.at(double(v) / top) : qRgb(255, 0, 255);
+            }
+        }
+        out.images.push_back(std::move(image));
+    };
+    // One scale shared by every map needs every map pooled before the first is coloured.
+    std::vector<Pooled> pooled;
+    float sharedMax = 0.0f;
     for (int l = 0; l < set.layers(); ++l)
         for (int h = 0; h < set.heads(); ++h) {
             if (cancel.load(std::memory_order_relaxed))
                 return {};
-            const Pooled p = pool(source, l, h, kThumbnailSize);
-            const double top = perHeadRange && p.max > 0.0f ? double(p.max) : 1.0;
-            QImage image(p.cols, p.rows, QImage::Format_RGB32);
-            for (int i = 0; i < p.rows; ++i) {
-                auto *line = reinterpret_cast<QRgb *>(image.scanLine(i));
-                for (int j = 0; j < p.cols; ++j) {
-                    const float v = p.values[std::size_t(i) * std::size_t(p.cols) + std::size_t(j)];
-                    line[j] = std::isfinite(v) ? map.at(double(v) / top) : qRgb(255, 0, 255);
-                }
+            Pooled p = pool(source, l, h, kThumbnailSize);
+            if (scope == ScaleScope::Shared) {
+                sharedMax = std::max(sharedMax, p.max);
+                pooled.push_back(std::move(p));
+            } else {
+                paint(p, scope == ScaleScope::PerHead && p.max > 0.0f ? double(p.max) : 1.0);
             }
-            out.images.push_back(std::move(image));
         }
+    for (const Pooled &p : pooled)
+        paint(p, sharedMax > 0.0f ? double(sharedMax) : 1.0);
     return out;
 }
 

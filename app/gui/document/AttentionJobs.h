@@ -2,6 +2,7 @@
 
 #include "app/gui/document/ComputeController.h"
 #include "app/render/ColorMap.h"
+#include "app/render/HeatmapRenderer.h"
 #include "core/AttentionFile.h"
 #include "core/AttentionSet.h"
 #include "core/AttentionStats.h"
@@ -53,9 +54,9 @@ struct Thumbnails {
     std::vector<QImage> images; // [layer * heads + head], at most kThumbnailSize per side
 };
 inline constexpr int kThumbnailSize = 128;
-// Every map downsampled (max-pooled blocks, as the heatmap renderer pools) and coloured over
-// [0, 1] or, when perHeadRange, over each map's own [0, max].
-Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, bool perHeadRange,
+// Every map downsampled (max-pooled blocks, as the heatmap renderer pools) and coloured as the
+// heatmaps are: over [0, 1], over [0, the largest weight of all maps] or over each map's own.
+Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope,
                       const std::atomic<bool> &cancel);
 
 // Statistics of every head of sample 0, of the maps as stored (never merged: the numbers are

@@ -46,6 +46,11 @@ void MainWindow::createAttentionViews()
                 showError(message);
                 emit openFailed(path, message);
             });
+    connect(m_attentionJobs, &AttentionController::jobFailed, this, [this](const QString &message) {
+        m_noticeLabel->setText(message);
+        m_noticeLabel->show();
+        statusBar()->showMessage(message);
+    });
     connect(m_attentionJobs, &AttentionController::layerReady, this, [this](ComputedTracePtr trace, int layer) {
         if (!m_attention || layer != m_layer)
             return;
@@ -227,7 +232,7 @@ void MainWindow::requestThumbnails()
     if (source.set.isEmpty())
         return;
     m_thumbnailLook = {colorMap, scope};
-    m_attentionJobs->requestThumbnails(source, ColorMapKind(colorMap), ScaleScope(scope) != ScaleScope::Absolute);
+    m_attentionJobs->requestThumbnails(source, ColorMapKind(colorMap), ScaleScope(scope));
 }
 
 void MainWindow::setCurrentLayer(int layer)
