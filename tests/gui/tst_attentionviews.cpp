@@ -102,6 +102,7 @@ private slots:
     void openingProjectLeavesReadOnlyMode();
     void readOnlyDocumentExportsAndDescribesCells();
     void thumbnailsAreColouredLikeHeatmaps();
+    void projectOpenedWhileReadingWins();
 
 private:
     QTemporaryDir m_dir;
@@ -523,6 +524,22 @@ void TestAttentionViews::thumbnailsAreColouredLikeHeatmaps()
             for (int j = 0; j < 11; ++j)
                 QCOMPARE(QColor(image.pixel(j, i)).name(), QColor(viridis.at(double(m(i, j)) / top)).name());
     }
+}
+
+void TestAttentionViews::projectOpenedWhileReadingWins()
+{
+    MainWindow w;
+    w.show();
+    QSignalSpy opened(&w, &MainWindow::attentionOpened);
+    QVERIFY(w.openFile(kFixtures + QStringLiteral("lhtt_f32.npy")));
+    // Opened after the attention file, before its read finished: the project is the document.
+    QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
+    const QString title = w.windowTitle();
+    QVERIFY(w.attentionController()->waitForIdle());
+    QTest::qWait(200);
+    QCOMPARE(opened.count(), 0);
+    QVERIFY(!w.isReadOnly());
+    QCOMPARE(w.windowTitle(), title);
 }
 
 QTEST_MAIN(TestAttentionViews)

@@ -347,6 +347,8 @@ void MainWindow::setDocument(Document *document, bool behindReadOnly)
     Document *old = m_document;
     if (m_attention && !behindReadOnly)
         leaveAttentionMode();
+    else if (!behindReadOnly)
+        m_attentionJobs->cancelAll(); // an attention file still being read no longer replaces this
     m_document = document;
     document->setParent(this);
     m_undoGroup->addStack(document->undoStack());
