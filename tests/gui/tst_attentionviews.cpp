@@ -103,6 +103,7 @@ private slots:
     void readOnlyDocumentExportsAndDescribesCells();
     void thumbnailsAreColouredLikeHeatmaps();
     void projectOpenedWhileReadingWins();
+    void closingReadOnlyDocumentKeepsEditorLayout();
 
 private:
     QTemporaryDir m_dir;
@@ -540,6 +541,21 @@ void TestAttentionViews::projectOpenedWhileReadingWins()
     QCOMPARE(opened.count(), 0);
     QVERIFY(!w.isReadOnly());
     QCOMPARE(w.windowTitle(), title);
+}
+
+void TestAttentionViews::closingReadOnlyDocumentKeepsEditorLayout()
+{
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+        QVERIFY(w.close());
+    }
+    MainWindow next;
+    next.show();
+    auto *inputs = next.findChild<QDockWidget *>(QStringLiteral("InputsDock"));
+    QVERIFY(inputs);
+    QVERIFY(inputs->isVisible()); // not hidden as the read-only document had them
 }
 
 QTEST_MAIN(TestAttentionViews)

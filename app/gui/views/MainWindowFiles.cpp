@@ -303,7 +303,9 @@ void MainWindow::writeSettings()
 {
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/state"), saveState());
+    // A read-only document hid the editors: the layout to keep is the one from before.
+    if (!m_attention)
+        settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("files/lastDir"), m_lastDir);
     settings.setValue(QStringLiteral("view/colorMap"),
                       ColorMap::key(ColorMapKind(m_colorMapBox->currentData().toInt())));
