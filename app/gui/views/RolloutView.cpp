@@ -54,7 +54,7 @@ void RolloutView::paintEvent(QPaintEvent *)
     if (!m_data.values) {
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
-                   m_error.isEmpty() ? tr("Computing\u2026") : tr("No rollout: %1").arg(m_error));
+                   m_error.isEmpty() ? tr("Computing\u2026") : m_error);
         return;
     }
     HeatmapOptions o;
