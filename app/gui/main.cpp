@@ -1,4 +1,4 @@
-// attnscope [PROJECT]: opens the project, or the built-in self-attention tutorial.
+// attnscope [FILE]: opens the project or attention file, or the built-in self-attention tutorial.
 
 #include "app/engine/ProcessSetup.h"
 #include "app/gui/document/ScriptedEdits.h"
@@ -26,13 +26,19 @@ int main(int argc, char *argv[])
     parser.setApplicationDescription(QApplication::translate("main", "See every attention head."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("project"),
-                                 QApplication::translate("main", "An .attnscope.json project to open."));
+    parser.addPositionalArgument(
+        QStringLiteral("project"),
+        QApplication::translate(
+            "main", "A project (.attnscope.json) or an attention file (.npy, .npz, .safetensors) to open."));
     parser.process(app);
 
     attnscope::MainWindow window;
     const QStringList args = parser.positionalArguments();
-    if (args.isEmpty() || !window.openFile(args.first()))
+    if (!args.isEmpty() && attnscope::isAttentionFilePath(args.first().toStdString())) {
+        // Read on a worker: the tutorial stands until the file is read, and stays if it cannot be.
+        window.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
+        window.openFile(args.first());
+    } else if (args.isEmpty() || !window.openFile(args.first()))
         window.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
     window.show();
     // Copies of unsaved work left by a crash: offered now. ATTNSCOPE_TEST_* are for tests that

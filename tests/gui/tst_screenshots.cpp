@@ -3,6 +3,17 @@
 // cell's on-screen pixel is compared with the colour map.
 
 #include "app/gui/views/MainWindow.h"
+#include "app/gui/views/ModelView.h"
+#include "app/gui/views/RolloutView.h"
+#include "app/gui/views/StatsTable.h"
+#include "core/Npy.h"
+
+#include <QAction>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
 
 #include <QDir>
 #include <QGuiApplication>
@@ -26,6 +37,7 @@ private slots:
     void initTestCase();
     void examples_data();
     void examples();
+    void attentionFile();
 
 private:
     QTemporaryDir m_dir;
@@ -85,8 +97,9 @@ void TestScreenshots::examples()
     QVERIFY(w.currentResult()->generation == w.computeController()->latestGeneration());
 
     const QString base = QFileInfo(path).baseName().section(QLatin1Char('.'), 0, 0);
-    const QStringList tabs = {QStringLiteral("heads"), QStringLiteral("headview"), QStringLiteral("mean"),
-                              QStringLiteral("teaching")};
+    const QStringList tabs = {QStringLiteral("heads"),    QStringLiteral("headview"), QStringLiteral("mean"),
+                              QStringLiteral("teaching"), QStringLiteral("model"),    QStringLiteral("stats"),
+                              QStringLiteral("rollout")};
     for (int i = 0; i < w.viewTabs()->count(); ++i) {
         w.viewTabs()->setCurrentIndex(i);
         QTest::qWait(150); // let the X server show the repaint
@@ -115,6 +128,94 @@ void TestScreenshots::examples()
         }
     }
     w.document()->undoStack()->setClean();
+}
+
+// An imported attention file that looks like a real model's: 6 layers of 8 heads over a
+// 40-token sentence in WordPiece pieces, heads attending to the previous token, the first
+// token, a local window, the same word or broadly. The model view, the statistics and the
+// rollout are captured, and the rollout again with the pieces merged into words.
+void TestScreenshots::attentionFile()
+{
+    const std::vector<std::string> words = {
+        "[CLS]", "the",   "transform", "##er",     "reads", "every", "token", "##s",   "and",   "attend",
+        "##s",   "to",    "the",       "previous", "one",   ",",     "the",   "first", "one",   "or",
+        "the",   "whole", "sent",      "##ence",   "at",    "once",  ";",     "some",  "heads", "look",
+        "at",    "their", "own",       "word",     "piece", "##s",   "only",  ".",     "[SEP]", "[PAD]"};
+    const int layers = 6, heads = 8, t = int(words.size());
+    const std::vector<int> wordOf = wordsFromTokens(words);
+    std::vector<float> values;
+    values.reserve(size_t(layers * heads * t * t));
+    for (int l = 0; l < layers; ++l)
+        for (int h = 0; h < heads; ++h)
+            for (int i = 0; i < t; ++i) {
+                std::vector<float> row(size_t(t), 0.0f);
+                float sum = 0.0f;
+                for (int j = 0; j < t; ++j) {
+                    float w = 0.02f + 0.01f * float((i * 7 + j * 13 + l * 5 + h * 3) % 11);
+                    switch ((l * heads + h) % 5) {
+                    case 0:
+                        w += j == std::max(i - 1, 0) ? 6.0f : 0.0f;
+                        break;
+                    case 1:
+                        w += j == 0 ? 6.0f : 0.0f;
+                        break;
+                    case 2:
+                        w += std::abs(i - j) <= 2 ? 1.5f : 0.0f;
+                        break;
+                    case 3:
+                        w += wordOf[size_t(i)] == wordOf[size_t(j)] ? 4.0f : 0.0f;
+                        break;
+                    default:
+                        w += 0.1f * float(l + 1);
+                        break;
+                    }
+                    row[size_t(j)] = w;
+                    sum += w;
+                }
+                for (float w : row)
+                    values.push_back(w / sum);
+            }
+    const QString path = m_dir.filePath(QStringLiteral("sentence.npy"));
+    const std::string bytes = npyBytes({layers, heads, t, t}, values.data());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes.data(), qint64(bytes.size()));
+    f.close();
+    QJsonArray tokens;
+    for (const std::string &w : words)
+        tokens.append(QString::fromStdString(w));
+    QFile sidecar(m_dir.filePath(QStringLiteral("sentence.tokens.json")));
+    QVERIFY(sidecar.open(QIODevice::WriteOnly));
+    sidecar.write(QJsonDocument(QJsonObject{{QStringLiteral("tokens"), tokens}}).toJson());
+    sidecar.close();
+
+    MainWindow w;
+    w.resize(1440, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy opened(&w, &MainWindow::attentionOpened);
+    QVERIFY(w.openFile(path));
+    QVERIFY(opened.wait(20000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.modelView()->isFilled() && w.statsTable()->isFilled() && w.rolloutView()->isFilled(),
+                             20000);
+    auto grab = [&](QWidget *page, const QString &name) {
+        w.viewTabs()->setCurrentWidget(page);
+        QTest::qWait(150);
+        const QPixmap shot = w.screen()->grabWindow(w.winId());
+        QVERIFY(!shot.isNull());
+        QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/attention-") + name + QStringLiteral(".png")));
+    };
+    grab(w.modelView(), QStringLiteral("model"));
+    w.statsTable()->sortByColumn(HeadStatsModel::Entropy, Qt::AscendingOrder);
+    grab(w.statsTable(), QStringLiteral("stats"));
+    grab(w.rolloutView(), QStringLiteral("rollout"));
+    w.activateHead(2, 3);
+    QTRY_VERIFY_WITH_TIMEOUT(w.currentResult() && w.headView()->data().values, 20000);
+    grab(w.headsGrid()->parentWidget(), QStringLiteral("heads-layer3"));
+    QSignalSpy updated(&w, &MainWindow::attentionViewsUpdated);
+    w.mergeWordsAction()->setChecked(true);
+    QTRY_VERIFY_WITH_TIMEOUT(w.rolloutView()->data().rows() < t, 20000);
+    grab(w.rolloutView(), QStringLiteral("rollout-words"));
 }
 
 QTEST_MAIN(TestScreenshots)

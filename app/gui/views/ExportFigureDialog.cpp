@@ -37,6 +37,11 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
     m_quantity->addItem(tr("Weights (softmax)"), int(HeatmapQuantity::Weights));
     m_quantity->addItem(tr("Scores (scaled, before mask)"), int(HeatmapQuantity::Scores));
     m_quantity->setCurrentIndex(m_quantity->findData(int(initial.quantity)));
+    // An imported attention file holds weights only: no scores, no tensors to step through.
+    if (m_result && m_result->trace.heads() > 0 && m_result->trace.scores.empty()) {
+        m_view->removeItem(m_view->findData(int(FigureView::Teaching)));
+        m_quantity->removeItem(m_quantity->findData(int(HeatmapQuantity::Scores)));
+    }
     m_colorMap = new QComboBox;
     for (ColorMapKind k : ColorMap::all())
         m_colorMap->addItem(ColorMap::displayName(k), int(k));

@@ -184,6 +184,9 @@ QString HeatmapView::cellDescription(int query, int key) const
         return text + QLatin1Char('\n') +
                tr("mean weight over heads: %1").arg(double((*m_data.values)(query, key)), 0, 'g', 5);
     }
+    if (size_t(m_head) >= t.scores.size()) // imported attention: weights only
+        return text + QLatin1Char('\n') +
+               tr("weight = %1").arg(double(t.weights[size_t(m_head)](query, key)), 0, 'g', 5);
     const AttentionProblem &p = m_result->project.problem;
     const double scale = p.spec.scale();
     const double score = t.scores[size_t(m_head)](query, key);

@@ -6,6 +6,7 @@
 #include "app/gui/views/HelpMenu.h"
 #include "app/gui/views/Language.h"
 #include "app/gui/views/MaskEditor.h"
+#include "app/gui/views/RolloutView.h"
 #include "app/gui/views/TeachingView.h"
 
 #include <QAction>
@@ -14,6 +15,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QGraphicsColorizeEffect>
 #include <QIcon>
 #include <QLabel>
@@ -37,11 +39,15 @@ MainWindow::MainWindow(QWidget *parent)
     setObjectName(QStringLiteral("MainWindow"));
     setAcceptDrops(true);
     setWindowIcon(QIcon(QStringLiteral(":/icons/attnscope.svg")));
+    m_attentionJobs = new AttentionController(this);
     createViews();
     createDocks();
     createActions();
     createStatusBar();
-    connect(m_compute, &ComputeController::computed, this, &MainWindow::showResult);
+    connect(m_compute, &ComputeController::computed, this, [this](ComputedTracePtr result) {
+        if (!m_attention) // a computation started before an attention file was opened
+            showResult(std::move(result));
+    });
     connect(m_compute, &ComputeController::failed, this,
             [this](const QString &message, quint64, ErrorKind kind) { computeFailed(message, kind); });
     connect(m_compute, &ComputeController::backendChanged, this,
@@ -66,6 +72,8 @@ MainWindow::~MainWindow()
         disconnect(m_document, nullptr, this, nullptr);
     delete m_compute;
     m_compute = nullptr;
+    delete m_attentionJobs;
+    m_attentionJobs = nullptr;
 }
 
 MatrixEditor *MainWindow::matrixEditor(MatrixId id) const
@@ -127,6 +135,7 @@ void MainWindow::createViews()
     };
     connect(m_headView, &HeatmapView::cellSelected, this, select);
     connect(m_meanView, &HeatmapView::cellSelected, this, select);
+    createAttentionViews();
 }
 
 void MainWindow::setCurrentHead(int head)
@@ -193,8 +202,10 @@ void MainWindow::createActions()
     m_examplesMenu = file->addMenu(tr("&Examples"));
     fillExamplesMenu();
     file->addSeparator();
-    file->addAction(tr("&Save"), this, &MainWindow::save)->setShortcut(QKeySequence::Save);
-    file->addAction(tr("Save &As\u2026"), this, &MainWindow::saveAs)->setShortcut(QKeySequence::SaveAs);
+    m_saveAction = file->addAction(tr("&Save"), this, &MainWindow::save);
+    m_saveAction->setShortcut(QKeySequence::Save);
+    m_saveAsAction = file->addAction(tr("Save &As\u2026"), this, &MainWindow::saveAs);
+    m_saveAsAction->setShortcut(QKeySequence::SaveAs);
     file->addSeparator();
     QMenu *edit = menuBar()->addMenu(tr("&Edit"));
     createExportActions(file, edit);
@@ -244,6 +255,7 @@ void MainWindow::createActions()
     for (QDockWidget *d : findChildren<QDockWidget *>())
         m_viewMenu->addAction(d->toggleViewAction());
     m_viewMenu->addAction(bar->toggleViewAction());
+    createAttentionActions(bar);
     m_viewMenu->addSeparator();
     m_viewMenu->addMenu(createLanguageMenu(this));
 
@@ -329,11 +341,17 @@ void MainWindow::applyViewSettings()
     HeatmapViewSettings mean = s;
     mean.quantity = HeatmapQuantity::Weights; // the mean of signed scores says little
     m_meanView->setSettings(mean);
+    m_rolloutView->setColorMap(s.colorMap);
+    requestThumbnails();
 }
 
-void MainWindow::setDocument(Document *document)
+void MainWindow::setDocument(Document *document, bool behindReadOnly)
 {
     Document *old = m_document;
+    if (m_attention && !behindReadOnly)
+        leaveAttentionMode();
+    else if (!behindReadOnly)
+        m_attentionJobs->cancelAll(); // an attention file still being read no longer replaces this
     m_document = document;
     document->setParent(this);
     m_undoGroup->addStack(document->undoStack());
@@ -362,7 +380,7 @@ void MainWindow::setDocument(Document *document)
 
 void MainWindow::requestCompute()
 {
-    if (m_document && m_compute)
+    if (m_document && m_compute && !m_attention)
         m_compute->request(m_document->project());
 }
 
@@ -420,14 +438,8 @@ void MainWindow::showResult(ComputedTracePtr result)
         m_noticeLabel->setToolTip(QString());
         m_noticeLabel->hide();
     }
-    m_grid->setResult(result);
-    m_headView->setResult(result);
-    m_meanView->setResult(result);
-    m_lines->setResult(result);
-    m_teaching->setResult(result);
-    const int heads = result->trace.heads();
-    if (m_grid->currentHead() >= heads)
-        setCurrentHead(heads - 1);
+    setViewsResult(result);
+    refreshAttentionViews(false);
     m_timeLabel->setText(tr("computed in %1 ms").arg(result->milliseconds, 0, 'f', 2));
     // After a runtime fallback the backend that ran is not the one chosen: say so.
     m_backendLabel->setText(tr("Backend: %1 \u2014 %2").arg(result->backendName, result->deviceName));
@@ -438,8 +450,26 @@ void MainWindow::showResult(ComputedTracePtr result)
     emit resultShown(result);
 }
 
+void MainWindow::setViewsResult(ComputedTracePtr result)
+{
+    m_result = result;
+    m_grid->setResult(result);
+    m_headView->setResult(result);
+    m_meanView->setResult(result);
+    m_lines->setResult(result);
+    m_teaching->setResult(result);
+    const int heads = result->trace.heads();
+    if (m_grid->currentHead() >= heads)
+        setCurrentHead(heads - 1);
+}
+
 void MainWindow::updateTitle()
 {
+    if (m_attention) {
+        setWindowTitle(tr("%1 (read-only) \u2014 AttnScope").arg(QFileInfo(m_attention->path).fileName()));
+        setWindowModified(false);
+        return;
+    }
     if (!m_document)
         return;
     setWindowTitle(tr("%1[*] \u2014 AttnScope").arg(m_document->displayName()));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/gui/document/AttentionController.h"
 #include "app/gui/document/ComputeController.h"
 #include "app/gui/document/Document.h"
 #include "app/gui/views/HeatmapView.h"
@@ -16,6 +17,8 @@ class QActionGroup;
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QSpinBox;
+class QToolBar;
 class QMenu;
 class QTabWidget;
 class QUndoGroup;
@@ -29,6 +32,9 @@ class HeadLinesView;
 class MaskEditor;
 class MatrixEditor;
 class ModelPanel;
+class ModelView;
+class RolloutView;
+class StatsTable;
 class TeachingView;
 
 // The main window: editors in docks, the heatmap views in tabs, file handling, the backend
@@ -44,6 +50,8 @@ public:
 
     // Opens a project file (no unsaved-changes prompt: callers ask first). On failure the
     // current document stays as it was, the error is shown and lastError() holds it.
+    // An attention file (.npy, .npz, .safetensors) is read on a worker: this returns true once
+    // the read has started, and attentionOpened() or openFailed() follows.
     bool openFile(const QString &path);
     // Opens a built-in example (":/examples/NAME.attnscope.json") as an untitled document.
     bool openExample(const QString &resourcePath);
@@ -74,6 +82,26 @@ public:
     // a copy was recovered.
     bool offerRecovery(std::optional<bool> answer = std::nullopt);
 
+    // Imported attention (MainWindowAttention.cpp): a read-only document of L layers. The
+    // heads grid, the enlarged head, the mean and the head view show the current layer; the
+    // model view, the statistics and the rollout show every layer (a project's one layer
+    // when a project is open).
+    bool openAttentionFile(const QString &path);
+    LoadedAttentionPtr attention() const { return m_attention; }
+    bool isReadOnly() const { return m_attention != nullptr; }
+    AttentionController *attentionController() const { return m_attentionJobs; }
+    ModelView *modelView() const { return m_modelView; }
+    StatsTable *statsTable() const { return m_statsTable; }
+    RolloutView *rolloutView() const { return m_rolloutView; }
+    QSpinBox *layerSelector() const { return m_layerSpin; }
+    QAction *mergeWordsAction() const { return m_mergeWordsAction; }
+    int currentLayer() const { return m_layer; }
+    void setCurrentLayer(int layer);
+    // Shows that (layer, head) in the heads grid and the enlarged head (0-based).
+    void activateHead(int layer, int head);
+    // The set the model view, the statistics and the rollout describe now.
+    AttentionSource attentionSource() const;
+
     HeadsGridView *headsGrid() const { return m_grid; }
     HeatmapView *headView() const { return m_headView; }
     HeatmapView *meanView() const { return m_meanView; }
@@ -97,6 +125,11 @@ public:
 signals:
     // Every view shows this result now (the edit-to-repaint benchmark waits for it).
     void resultShown(attnscope::ComputedTracePtr result);
+    // An attention file is the document now, or could not be read (lastError() says why).
+    void attentionOpened(const QString &path);
+    void openFailed(const QString &path, const QString &message);
+    // The model view, the statistics or the rollout received new contents.
+    void attentionViewsUpdated();
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -110,7 +143,9 @@ private:
     void createStatusBar();
     void createExportActions(QMenu *file, QMenu *edit);
     QString suggestedExportPath(const QString &suffix) const;
-    void setDocument(Document *document);
+    // behindReadOnly: the document stands behind an attention file (stays in attention mode).
+    void setDocument(Document *document, bool behindReadOnly = false);
+    void setBlankDocumentBehind();
     void requestCompute();
     void showResult(ComputedTracePtr result);
     void applyViewSettings();
@@ -118,13 +153,24 @@ private:
     void setBackend(BackendRequest request, const QString &vulkanDevice = {});
     void computeFailed(const QString &message, ErrorKind kind);
     void setStale(bool stale, const QString &reason = {});
+    void setViewsResult(ComputedTracePtr result);
+
+    // Imported attention (MainWindowAttention.cpp).
+    void createAttentionViews();
+    void createAttentionActions(QToolBar *bar);
+    void showAttention(LoadedAttentionPtr attention);
+    void leaveAttentionMode();
+    void setEditingEnabled(bool enabled);
+    void refreshAttentionViews(bool layerToo);
+    void requestThumbnails();
+    bool attentionTabInFront() const;
 
     // File handling (MainWindowFiles.cpp).
     bool maybeSave();
     void open();
     bool save();
     bool saveAs();
-    void addRecentFile(const QString &path);
+    static void addRecentFile(const QString &path); // any thread
     void fillRecentMenu();
     void fillExamplesMenu();
     void showError(const QString &message);
@@ -161,6 +207,21 @@ private:
     QMenu *m_viewMenu = nullptr;
     QActionGroup *m_backendGroup = nullptr;
     QAction *m_copyFigureAction = nullptr;
+    QAction *m_saveAction = nullptr;
+    QAction *m_saveAsAction = nullptr;
+
+    AttentionController *m_attentionJobs = nullptr;
+    LoadedAttentionPtr m_attention;
+    ModelView *m_modelView = nullptr;
+    StatsTable *m_statsTable = nullptr;
+    RolloutView *m_rolloutView = nullptr;
+    QSpinBox *m_layerSpin = nullptr;
+    QAction *m_layerAction = nullptr;
+    QAction *m_mergeWordsAction = nullptr;
+    int m_layer = 0;
+    bool m_attentionViewsDirty = true;
+    std::map<QString, bool> m_dockVisible;       // before a read-only document hid them
+    std::pair<int, int> m_thumbnailLook{-1, -1}; // colour map and scope the thumbnails have
 
     QLabel *m_backendLabel = nullptr;
     QLabel *m_timeLabel = nullptr;

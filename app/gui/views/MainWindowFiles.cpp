@@ -34,6 +34,13 @@ QString projectFilter()
     return MainWindow::tr("AttnScope projects (*.attnscope.json *.json);;All files (*)");
 }
 
+QString openFilter()
+{
+    return MainWindow::tr("Projects and attention files (*.attnscope.json *.json *.npy *.npz *.safetensors);;"
+                          "AttnScope projects (*.attnscope.json *.json);;"
+                          "Attention files (*.npy *.npz *.safetensors);;All files (*)");
+}
+
 // A small self-attention problem to start from: four tokens, two heads.
 Project newProject()
 {
@@ -67,8 +74,15 @@ void MainWindow::newDocument()
     setDocument(new Document(newProject()));
 }
 
+void MainWindow::setBlankDocumentBehind()
+{
+    setDocument(new Document(newProject()), true);
+}
+
 bool MainWindow::openFile(const QString &path)
 {
+    if (isAttentionFilePath(path.toStdString()))
+        return openAttentionFile(path);
     auto project = Document::readProject(path);
     if (!project) {
         showError(errorText(project.error()));
@@ -93,8 +107,8 @@ bool MainWindow::openExample(const QString &resourcePath)
 
 bool MainWindow::saveTo(const QString &path)
 {
-    if (!m_document)
-        return false;
+    if (!m_document || m_attention)
+        return false; // an attention file is read-only: File > Export writes figures and data
     Status s = m_document->save(path);
     if (!s) {
         showError(errorText(s.error()));
@@ -133,7 +147,8 @@ void MainWindow::open()
 {
     if (!maybeSave())
         return;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open project"), m_lastDir, projectFilter());
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open project or attention file"), m_lastDir, openFilter());
     if (!path.isEmpty())
         openFile(path);
 }
@@ -289,7 +304,9 @@ void MainWindow::writeSettings()
 {
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/state"), saveState());
+    // A read-only document hid the editors: the layout to keep is the one from before.
+    if (!m_attention)
+        settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("files/lastDir"), m_lastDir);
     settings.setValue(QStringLiteral("view/colorMap"),
                       ColorMap::key(ColorMapKind(m_colorMapBox->currentData().toInt())));

@@ -1,0 +1,131 @@
+#include "app/gui/document/AttentionController.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+
+#include <new>
+
+namespace attnscope {
+
+AttentionController::AttentionController(QObject *parent) : QObject(parent)
+{
+    qRegisterMetaType<LoadedAttentionPtr>();
+    // Two workers: the statistics and the thumbnails of a large file run side by side.
+    m_pool.setMaxThreadCount(2);
+}
+
+AttentionController::~AttentionController()
+{
+    cancelAll();
+    m_pool.waitForDone();
+}
+
+void AttentionController::cancelAll()
+{
+    for (Slot &slot : m_slots) {
+        if (slot.cancel)
+            slot.cancel->store(true);
+        ++slot.generation;
+    }
+}
+
+bool AttentionController::waitForIdle(int timeoutMs)
+{
+    return m_pool.waitForDone(timeoutMs);
+}
+
+void AttentionController::start(Kind kind, std::function<std::function<void()>(const std::atomic<bool> &)> work)
+{
+    Slot &slot = m_slots[kind];
+    if (slot.cancel)
+        slot.cancel->store(true);
+    const quint64 generation = ++slot.generation;
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    slot.cancel = cancel;
+    ++m_running;
+    m_pool.start([this, kind, generation, cancel, work = std::move(work)] {
+        std::function<void()> deliver;
+        try {
+            deliver = work(*cancel);
+        } catch (const std::bad_alloc &) {
+            deliver = [this, kind] {
+                const QString message = tr("Not enough memory for this attention file.");
+                if (kind == Open)
+                    emit openFailed(QString(), message, ErrorKind::OutOfMemory);
+                else if (kind == Rollout)
+                    emit rolloutReady(nullptr, {}, {}, message);
+                else
+                    emit jobFailed(message);
+            };
+        }
+        QMetaObject::invokeMethod(
+            this,
+            [this, kind, generation, deliver = std::move(deliver)] {
+                --m_running;
+                if (generation == m_slots[kind].generation && deliver)
+                    deliver();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void AttentionController::open(const QString &path)
+{
+    start(Open, [this, path](const std::atomic<bool> &) -> std::function<void()> {
+        auto loaded = std::make_shared<LoadedAttention>();
+        loaded->path = QFileInfo(path).absoluteFilePath();
+        auto set = readAttentionFile(path.toStdString(), &loaded->info);
+        if (!set) {
+            const QString message = QString::fromStdString(set.message());
+            const ErrorKind kind = set.error().kind;
+            return [this, path, message, kind] { emit openFailed(path, message, kind); };
+        }
+        loaded->set = std::move(*set);
+        return [this, loaded = LoadedAttentionPtr(std::move(loaded))] { emit opened(loaded); };
+    });
+}
+
+void AttentionController::requestLayer(const AttentionSource &source, int layer)
+{
+    start(Layer, [this, source, layer](const std::atomic<bool> &) -> std::function<void()> {
+        ComputedTracePtr trace = AttentionJobs::layerTrace(source, layer);
+        return [this, trace, layer] { emit layerReady(trace, layer); };
+    });
+}
+
+void AttentionController::requestThumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope)
+{
+    start(Thumbs, [this, source, colorMap, scope](const std::atomic<bool> &cancel) -> std::function<void()> {
+        auto thumbs =
+            std::make_shared<AttentionJobs::Thumbnails>(AttentionJobs::thumbnails(source, colorMap, scope, cancel));
+        if (cancel)
+            return {};
+        return [this, thumbs = ThumbnailsPtr(std::move(thumbs))] { emit thumbnailsReady(thumbs); };
+    });
+}
+
+void AttentionController::requestStatistics(const AttentionSet &set)
+{
+    start(Stats, [this, set](const std::atomic<bool> &cancel) -> std::function<void()> {
+        auto stats = std::make_shared<std::vector<HeadStats>>(AttentionJobs::statistics(set, cancel));
+        if (cancel)
+            return {};
+        return [this, stats = StatisticsPtr(std::move(stats))] { emit statisticsReady(stats); };
+    });
+}
+
+void AttentionController::requestRollout(const AttentionSource &source)
+{
+    start(Rollout, [this, source](const std::atomic<bool> &) -> std::function<void()> {
+        auto r = AttentionJobs::rollout(source);
+        if (!r) {
+            const QString message = QString::fromStdString(r.message());
+            return [this, message] { emit rolloutReady(nullptr, {}, {}, message); };
+        }
+        auto matrix = std::make_shared<const MatrixD>(std::move(*r));
+        const QStringList q = source.queryLabels(), k = source.keyLabels();
+        return [this, matrix, q, k] { emit rolloutReady(matrix, q, k, QString()); };
+    });
+}
+
+} // namespace attnscope

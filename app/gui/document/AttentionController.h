@@ -1,0 +1,69 @@
+#pragma once
+
+#include "app/gui/document/AttentionJobs.h"
+
+#include <QObject>
+#include <QThreadPool>
+
+#include <functional>
+#include <memory>
+
+namespace attnscope {
+
+// Runs the attention views' work on worker threads, never on the GUI thread: reading an
+// attention file, building one layer's trace, the thumbnails of every map, the statistics of
+// every head and the rollout. Each kind of job is superseded by a newer request of that kind:
+// the older one is cancelled where it can be, and its result is never delivered. Results
+// arrive as signals on the GUI thread. Allocation failures on a worker become errors.
+class AttentionController : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit AttentionController(QObject *parent = nullptr);
+    ~AttentionController() override; // cancels what can be cancelled and waits for the rest
+
+    void open(const QString &path);
+    void requestLayer(const AttentionSource &source, int layer);
+    void requestThumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope);
+    void requestStatistics(const AttentionSet &set);
+    void requestRollout(const AttentionSource &source);
+    // Drops every waiting result (a project replaced the attention document).
+    void cancelAll();
+
+    bool isBusy() const { return m_running > 0; }
+    // Blocks until no job runs (tests and shutdown); results still arrive as events.
+    bool waitForIdle(int timeoutMs = 60000);
+
+    using ThumbnailsPtr = std::shared_ptr<const AttentionJobs::Thumbnails>;
+    using StatisticsPtr = std::shared_ptr<const std::vector<HeadStats>>;
+    using MatrixPtr = std::shared_ptr<const MatrixD>;
+
+signals:
+    void opened(attnscope::LoadedAttentionPtr attention);
+    void openFailed(const QString &path, const QString &message, attnscope::ErrorKind kind);
+    void layerReady(attnscope::ComputedTracePtr trace, int layer);
+    void thumbnailsReady(attnscope::AttentionController::ThumbnailsPtr thumbnails);
+    void statisticsReady(attnscope::AttentionController::StatisticsPtr statistics);
+    // rollout is null when it could not be computed; error then says why.
+    // A job other than the open and the rollout failed (memory ran out building the views).
+    void jobFailed(const QString &message);
+    void rolloutReady(attnscope::AttentionController::MatrixPtr rollout, const QStringList &queryLabels,
+                      const QStringList &keyLabels, const QString &error);
+
+private:
+    enum Kind { Open, Layer, Thumbs, Stats, Rollout, KindCount };
+    struct Slot {
+        quint64 generation = 0;
+        std::shared_ptr<std::atomic<bool>> cancel;
+    };
+    // Starts `work` on the pool as the newest job of its kind; `deliver` runs on the GUI
+    // thread afterwards unless a newer job of that kind was requested meanwhile.
+    void start(Kind kind, std::function<std::function<void()>(const std::atomic<bool> &cancel)> work);
+
+    QThreadPool m_pool;
+    Slot m_slots[KindCount];
+    int m_running = 0;
+};
+
+} // namespace attnscope

@@ -1,0 +1,189 @@
+#include "app/gui/document/AttentionJobs.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnscope {
+
+namespace {
+
+QStringList toLabels(const std::vector<std::string> &tokens)
+{
+    QStringList out;
+    out.reserve(qsizetype(tokens.size()));
+    for (const std::string &t : tokens)
+        out << QString::fromStdString(t);
+    return out;
+}
+
+// Max-pools a map into at most `size` by `size` blocks: a spike in a long sequence stays
+// visible, as in the heatmap renderer's own pooling.
+struct Pooled {
+    int rows = 0, cols = 0;
+    std::vector<float> values;
+    float max = 0.0f;
+};
+
+Pooled pool(const AttentionSource &source, int layer, int head, int size)
+{
+    const AttentionSet &set = source.set;
+    Pooled p;
+    if (source.merges()) {
+        const MatrixD m = source.shownMap(layer, head);
+        p.rows = int(std::min<Eigen::Index>(m.rows(), size));
+        p.cols = int(std::min<Eigen::Index>(m.cols(), size));
+        p.values.assign(std::size_t(p.rows) * std::size_t(p.cols), 0.0f);
+        for (Eigen::Index i = 0; i < m.rows(); ++i)
+            for (Eigen::Index j = 0; j < m.cols(); ++j) {
+                float &cell = p.values[std::size_t(i * p.rows / m.rows()) * std::size_t(p.cols) +
+                                       std::size_t(j * p.cols / m.cols())];
+                cell = std::max(cell, float(m(i, j)));
+            }
+    } else {
+        const std::int64_t tq = set.queries(), tk = set.keys();
+        p.rows = int(std::min<std::int64_t>(tq, size));
+        p.cols = int(std::min<std::int64_t>(tk, size));
+        p.values.assign(std::size_t(p.rows) * std::size_t(p.cols), 0.0f);
+        std::vector<float> row(static_cast<std::size_t>(tk));
+        std::vector<int> column(static_cast<std::size_t>(tk));
+        for (std::int64_t j = 0; j < tk; ++j)
+            column[std::size_t(j)] = int(j * p.cols / tk);
+        for (std::int64_t i = 0; i < tq; ++i) {
+            set.row(0, layer, head, i, row.data());
+            float *out = p.values.data() + std::size_t(i * p.rows / tq) * std::size_t(p.cols);
+            for (std::int64_t j = 0; j < tk; ++j) {
+                float &cell = out[column[std::size_t(j)]];
+                cell = std::max(cell, row[std::size_t(j)]);
+            }
+        }
+    }
+    for (float v : p.values)
+        if (std::isfinite(v))
+            p.max = std::max(p.max, v);
+    return p;
+}
+
+} // namespace
+
+bool AttentionSource::merges() const
+{
+    return mergeWords && !set.queryWordOf.empty() && !set.keyWordOf.empty();
+}
+
+QStringList AttentionSource::queryLabels() const
+{
+    return toLabels(merges() ? mergedWordLabels(set.queryTokens, set.queryWordOf) : set.queryTokens);
+}
+
+QStringList AttentionSource::keyLabels() const
+{
+    return toLabels(merges() ? mergedWordLabels(set.keyTokens, set.keyWordOf) : set.keyTokens);
+}
+
+MatrixD AttentionSource::shownMap(int layer, int head) const
+{
+    const MatrixD m = set.map(0, layer, head).cast<double>();
+    return merges() ? attnscope::mergeWords(m, set.queryWordOf, set.keyWordOf) : m;
+}
+
+namespace AttentionJobs {
+
+std::shared_ptr<ComputedTrace> layerTrace(const AttentionSource &source, int layer)
+{
+    auto out = std::make_shared<ComputedTrace>();
+    const AttentionSet &set = source.set;
+    if (set.isEmpty())
+        return out;
+    layer = std::clamp(layer, 0, set.layers() - 1);
+    AttentionTrace &t = out->trace;
+    for (int h = 0; h < set.heads(); ++h) {
+        t.weights.push_back(source.merges() ? MatrixF(source.shownMap(layer, h).cast<float>()) : set.map(0, layer, h));
+        // heads() counts the queries' projections: empty ones say how many heads there are.
+        t.q.emplace_back();
+    }
+    const Eigen::Index tq = t.weights.front().rows(), tk = t.weights.front().cols();
+    t.emptyRows.assign(std::size_t(tq), false);
+    Project &p = out->project;
+    p.title = source.title.toStdString();
+    const bool cross = tq != tk || set.queryTokens != set.keyTokens;
+    p.problem.spec.mode = cross ? AttentionMode::Cross : AttentionMode::Self;
+    p.problem.spec.heads = set.heads();
+    p.problem.xq = MatrixF::Zero(tq, 1);
+    if (cross)
+        p.problem.xkv = MatrixF::Zero(tk, 1);
+    for (const QString &s : source.queryLabels())
+        p.queryTokens.push_back(s.toStdString());
+    for (const QString &s : source.keyLabels())
+        p.keyTokens.push_back(s.toStdString());
+    if (!cross)
+        p.keyTokens.clear();
+    out->ranges = TraceRanges::of(t);
+    // No scores: a zero range per head keeps the weights' precomputed ranges in use.
+    out->ranges.maxAbsScore.assign(std::size_t(set.heads()), 0.0);
+    return out;
+}
+
+Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope,
+                      const std::atomic<bool> &cancel)
+{
+    Thumbnails out;
+    const AttentionSet &set = source.set;
+    if (set.isEmpty())
+        return out;
+    out.layers = set.layers();
+    out.heads = set.heads();
+    const ColorMap map(colorMap);
+    auto paint = [&](const Pooled &p, double top) {
+        QImage image(p.cols, p.rows, QImage::Format_RGB32);
+        for (int i = 0; i < p.rows; ++i) {
+            auto *line = reinterpret_cast<QRgb *>(image.scanLine(i));
+            for (int j = 0; j < p.cols; ++j) {
+                const float v = p.values[std::size_t(i) * std::size_t(p.cols) + std::size_t(j)];
+                line[j] = std::isfinite(v) ? map.at(double(v) / top) : qRgb(255, 0, 255);
+            }
+        }
+        out.images.push_back(std::move(image));
+    };
+    // One scale shared by every map needs every map pooled before the first is coloured.
+    std::vector<Pooled> pooled;
+    float sharedMax = 0.0f;
+    for (int l = 0; l < set.layers(); ++l)
+        for (int h = 0; h < set.heads(); ++h) {
+            if (cancel.load(std::memory_order_relaxed))
+                return {};
+            Pooled p = pool(source, l, h, kThumbnailSize);
+            if (scope == ScaleScope::Shared) {
+                sharedMax = std::max(sharedMax, p.max);
+                pooled.push_back(std::move(p));
+            } else {
+                paint(p, scope == ScaleScope::PerHead && p.max > 0.0f ? double(p.max) : 1.0);
+            }
+        }
+    for (const Pooled &p : pooled)
+        paint(p, sharedMax > 0.0f ? double(sharedMax) : 1.0);
+    return out;
+}
+
+std::vector<HeadStats> statistics(const AttentionSet &set, const std::atomic<bool> &cancel)
+{
+    std::vector<HeadStats> out;
+    for (int l = 0; l < set.layers(); ++l)
+        for (int h = 0; h < set.heads(); ++h) {
+            if (cancel.load(std::memory_order_relaxed))
+                return {};
+            out.push_back(headStatistics(set, 0, l, h));
+        }
+    return out;
+}
+
+Result<MatrixD> rollout(const AttentionSource &source)
+{
+    auto r = attentionRollout(source.set, 0);
+    if (!r || !source.merges())
+        return r;
+    return mergeWords(*r, source.set.queryWordOf, source.set.keyWordOf);
+}
+
+} // namespace AttentionJobs
+
+} // namespace attnscope

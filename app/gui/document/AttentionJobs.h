@@ -1,0 +1,73 @@
+#pragma once
+
+#include "app/gui/document/ComputeController.h"
+#include "app/render/ColorMap.h"
+#include "app/render/HeatmapRenderer.h"
+#include "core/AttentionFile.h"
+#include "core/AttentionSet.h"
+#include "core/AttentionStats.h"
+
+#include <QImage>
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+namespace attnscope {
+
+// An attention file as the GUI holds it: read-only, never saved (design.md, "Contract: real
+// models and imported attention").
+struct LoadedAttention {
+    QString path;
+    AttentionSet set;
+    AttentionFileInfo info;
+};
+using LoadedAttentionPtr = std::shared_ptr<const LoadedAttention>;
+
+// What the layers x heads views show: a set (a file's, or a project's one layer) and whether
+// sub-word tokens are merged into words. Copies are cheap (the set shares its maps).
+struct AttentionSource {
+    AttentionSet set;
+    QString title;
+    bool mergeWords = false;
+
+    // Whether merging applies: the option is on and both sides have word boundaries.
+    bool merges() const;
+    QStringList queryLabels() const;
+    QStringList keyLabels() const;
+    // One map as shown: a copy, merged into words when merges().
+    MatrixD shownMap(int layer, int head) const;
+};
+
+// The work the attention views need, done on a worker thread (no widgets, no GUI state).
+// `cancel` is polled between maps: a newer request makes an older job stop early.
+namespace AttentionJobs {
+
+// One layer as a computed trace (the weights only: no scores, no intermediate tensors), so
+// the heads grid, the enlarged head, the mean and the head view show it like a project's.
+std::shared_ptr<ComputedTrace> layerTrace(const AttentionSource &source, int layer);
+
+struct Thumbnails {
+    int layers = 0, heads = 0;
+    std::vector<QImage> images; // [layer * heads + head], at most kThumbnailSize per side
+};
+inline constexpr int kThumbnailSize = 128;
+// Every map downsampled (max-pooled blocks, as the heatmap renderer pools) and coloured as the
+// heatmaps are: over [0, 1], over [0, the largest weight of all maps] or over each map's own.
+Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope,
+                      const std::atomic<bool> &cancel);
+
+// Statistics of every head of sample 0, of the maps as stored (never merged: the numbers are
+// those of `attnscope-cli stats`).
+std::vector<HeadStats> statistics(const AttentionSet &set, const std::atomic<bool> &cancel);
+
+// Attention rollout over every layer (merged into words afterwards when merging).
+Result<MatrixD> rollout(const AttentionSource &source);
+
+} // namespace AttentionJobs
+
+} // namespace attnscope
+
+Q_DECLARE_METATYPE(attnscope::LoadedAttentionPtr)

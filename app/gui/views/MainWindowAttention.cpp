@@ -1,0 +1,262 @@
+// MainWindow: imported attention files (read-only documents of L layers), the model view, the
+// head statistics and the rollout.
+
+#include "app/gui/views/MainWindow.h"
+
+#include "app/gui/views/HeadLinesView.h"
+#include "app/gui/views/ModelView.h"
+#include "app/gui/views/RolloutView.h"
+#include "app/gui/views/StatsTable.h"
+#include "app/gui/views/TeachingView.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenu>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QThreadPool>
+#include <QToolBar>
+#include <QUndoGroup>
+
+namespace attnscope {
+
+void MainWindow::createAttentionViews()
+{
+    m_modelView = new ModelView;
+    m_statsTable = new StatsTable;
+    m_rolloutView = new RolloutView;
+    m_tabs->addTab(m_modelView, tr("Model"));
+    m_tabs->addTab(m_statsTable, tr("Head statistics"));
+    m_tabs->addTab(m_rolloutView, tr("Rollout"));
+    connect(m_modelView, &ModelView::headActivated, this, &MainWindow::activateHead);
+    connect(m_statsTable, &StatsTable::headActivated, this, &MainWindow::activateHead);
+    // A project's model view, statistics and rollout are made when one of them is in front.
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
+        if (m_attentionViewsDirty && attentionTabInFront())
+            refreshAttentionViews(false);
+    });
+
+    connect(m_attentionJobs, &AttentionController::opened, this, &MainWindow::showAttention);
+    connect(m_attentionJobs, &AttentionController::openFailed, this,
+            [this](const QString &path, const QString &message, ErrorKind) {
+                showError(message);
+                emit openFailed(path, message);
+            });
+    connect(m_attentionJobs, &AttentionController::jobFailed, this, [this](const QString &message) {
+        m_noticeLabel->setText(message);
+        m_noticeLabel->show();
+        statusBar()->showMessage(message);
+    });
+    connect(m_attentionJobs, &AttentionController::layerReady, this, [this](ComputedTracePtr trace, int layer) {
+        if (!m_attention || layer != m_layer)
+            return;
+        setViewsResult(trace);
+        emit resultShown(trace);
+    });
+    connect(m_attentionJobs, &AttentionController::thumbnailsReady, this,
+            [this](AttentionController::ThumbnailsPtr thumbs) {
+                m_modelView->setThumbnails(std::move(thumbs));
+                emit attentionViewsUpdated();
+            });
+    connect(m_attentionJobs, &AttentionController::statisticsReady, this,
+            [this](AttentionController::StatisticsPtr stats) {
+                m_statsTable->setStatistics(std::move(stats));
+                emit attentionViewsUpdated();
+            });
+    connect(m_attentionJobs, &AttentionController::rolloutReady, this,
+            [this](AttentionController::MatrixPtr rollout, const QStringList &q, const QStringList &k,
+                   const QString &error) {
+                m_rolloutView->setRollout(std::move(rollout), q, k, attentionSource().set.layers(), error);
+                emit attentionViewsUpdated();
+            });
+}
+
+void MainWindow::createAttentionActions(QToolBar *bar)
+{
+    m_layerSpin = new QSpinBox;
+    m_layerSpin->setObjectName(QStringLiteral("layerSelector"));
+    m_layerSpin->setPrefix(tr("Layer "));
+    m_layerSpin->setRange(1, 1);
+    m_layerSpin->setToolTip(tr("The layer the heads, the enlarged head, the mean and the head view show."));
+    m_layerAction = bar->addWidget(m_layerSpin);
+    m_layerAction->setVisible(false);
+    connect(m_layerSpin, &QSpinBox::valueChanged, this, [this](int value) { setCurrentLayer(value - 1); });
+
+    m_mergeWordsAction = m_viewMenu->addAction(tr("&Merge Sub-word Tokens into Words"));
+    m_mergeWordsAction->setCheckable(true);
+    m_mergeWordsAction->setEnabled(false);
+    m_mergeWordsAction->setToolTip(tr("Show attention between words: a word's pieces are summed as keys and "
+                                      "averaged as queries."));
+    connect(m_mergeWordsAction, &QAction::toggled, this, [this] { refreshAttentionViews(true); });
+}
+
+bool MainWindow::openAttentionFile(const QString &path)
+{
+    m_attentionJobs->open(path);
+    statusBar()->showMessage(tr("Reading %1\u2026").arg(QFileInfo(path).fileName()));
+    return true;
+}
+
+AttentionSource MainWindow::attentionSource() const
+{
+    AttentionSource source;
+    source.mergeWords = m_mergeWordsAction && m_mergeWordsAction->isChecked();
+    if (m_attention) {
+        source.set = m_attention->set;
+        source.title = QFileInfo(m_attention->path).fileName();
+    } else if (m_result && m_result->trace.heads() > 0) {
+        source.set = AttentionSet::fromTrace(m_result->trace, m_result);
+        // Labels only where they fit: a refused set leaves the set unlabelled.
+        static_cast<void>(source.set.setTokens(m_result->project.queryTokens, m_result->project.keyLabels()));
+        source.title = QString::fromStdString(m_result->project.title);
+    }
+    return source;
+}
+
+void MainWindow::showAttention(LoadedAttentionPtr attention)
+{
+    const bool wasAttention = m_attention != nullptr;
+    // The hidden project goes (it was saved or discarded before the open): a new, unmodified
+    // one stands behind the read-only document, so that leaving it needs no special case.
+    m_attention = attention;
+    setBlankDocumentBehind();
+    m_undoGroup->setActiveStack(nullptr);
+    if (!wasAttention)
+        setEditingEnabled(false);
+    m_lastError.clear();
+    m_layer = 0;
+    const AttentionSet &set = attention->set;
+    {
+        const QSignalBlocker block(m_layerSpin);
+        m_layerSpin->setRange(1, std::max(1, set.layers()));
+        m_layerSpin->setValue(1);
+    }
+    m_layerAction->setVisible(set.layers() > 1);
+    m_mergeWordsAction->setEnabled(!set.queryWordOf.empty() && !set.keyWordOf.empty());
+    m_modelView->clear();
+    m_statsTable->setStatistics(nullptr);
+    m_rolloutView->clear();
+    m_modelView->setCurrent(0, std::min(m_grid->currentHead(), set.heads() - 1));
+    setStale(false);
+    m_timeLabel->setText(tr("%1 layers, %2 heads, %3 \u00d7 %4 tokens")
+                             .arg(set.layers())
+                             .arg(set.heads())
+                             .arg(set.queries())
+                             .arg(set.keys()));
+    m_backendLabel->setText(
+        tr("Attention file: %1, %2")
+            .arg(QString::fromStdString(attention->info.container), QString::fromStdString(attention->info.dtype)));
+    updateTitle();
+    // QSettings writes its file when it goes: tens of milliseconds on a busy disk, so not here.
+    QThreadPool::globalInstance()->start([path = attention->path] { addRecentFile(path); });
+    m_lastDir = QFileInfo(attention->path).absolutePath();
+    statusBar()->showMessage(tr("Opened %1 (read-only)").arg(QFileInfo(attention->path).fileName()), 4000);
+    refreshAttentionViews(true);
+    emit attentionOpened(attention->path);
+}
+
+void MainWindow::leaveAttentionMode()
+{
+    m_attention.reset();
+    m_attentionJobs->cancelAll();
+    m_layer = 0;
+    m_layerAction->setVisible(false);
+    m_mergeWordsAction->setEnabled(false);
+    m_modelView->clear();
+    m_statsTable->setStatistics(nullptr);
+    m_rolloutView->clear();
+    m_attentionViewsDirty = true;
+    m_thumbnailLook = {-1, -1};
+    setEditingEnabled(true);
+}
+
+void MainWindow::setEditingEnabled(bool enabled)
+{
+    // A read-only document hides the editors (and the history) and remembers what was shown.
+    for (QDockWidget *d : findChildren<QDockWidget *>()) {
+        if (!enabled) {
+            m_dockVisible[d->objectName()] = d->isVisible();
+            d->hide();
+        } else if (auto it = m_dockVisible.find(d->objectName()); it != m_dockVisible.end()) {
+            d->setVisible(it->second);
+        }
+        d->toggleViewAction()->setEnabled(enabled);
+    }
+    m_saveAction->setEnabled(enabled);
+    m_saveAsAction->setEnabled(enabled);
+    // An attention file holds weights only: no scores, no intermediate tensors to step through.
+    if (!enabled)
+        m_quantityBox->setCurrentIndex(m_quantityBox->findData(int(HeatmapQuantity::Weights)));
+    m_quantityBox->setEnabled(enabled);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_teaching), enabled);
+}
+
+bool MainWindow::attentionTabInFront() const
+{
+    QWidget *front = m_tabs->currentWidget();
+    return front == m_modelView || front == m_statsTable || front == m_rolloutView;
+}
+
+void MainWindow::refreshAttentionViews(bool layerToo)
+{
+    if (m_attention && layerToo)
+        m_attentionJobs->requestLayer(attentionSource(), m_layer);
+    // A project's are made only when looked at: an edit's compute must not pay for them.
+    if (!m_attention && !attentionTabInFront()) {
+        m_attentionViewsDirty = true;
+        return;
+    }
+    m_attentionViewsDirty = false;
+    const AttentionSource source = attentionSource();
+    if (source.set.isEmpty())
+        return;
+    m_thumbnailLook = {-1, -1};
+    requestThumbnails();
+    m_attentionJobs->requestStatistics(source.set);
+    m_attentionJobs->requestRollout(source);
+}
+
+void MainWindow::requestThumbnails()
+{
+    if (!m_attentionJobs || m_attentionViewsDirty)
+        return;
+    const int colorMap = m_colorMapBox->currentData().toInt();
+    const int scope = m_scopeBox->currentData().toInt();
+    if (m_thumbnailLook == std::pair{colorMap, scope})
+        return; // toggling values or the overlay changes nothing here
+    const AttentionSource source = attentionSource();
+    if (source.set.isEmpty())
+        return;
+    m_thumbnailLook = {colorMap, scope};
+    m_attentionJobs->requestThumbnails(source, ColorMapKind(colorMap), ScaleScope(scope));
+}
+
+void MainWindow::setCurrentLayer(int layer)
+{
+    const int layers = m_attention ? m_attention->set.layers() : 1;
+    layer = std::clamp(layer, 0, layers - 1);
+    if (m_layerSpin->value() != layer + 1) {
+        const QSignalBlocker block(m_layerSpin);
+        m_layerSpin->setValue(layer + 1);
+    }
+    m_modelView->setCurrent(layer, m_grid->currentHead());
+    if (layer == m_layer)
+        return;
+    m_layer = layer;
+    if (m_attention)
+        m_attentionJobs->requestLayer(attentionSource(), m_layer);
+}
+
+void MainWindow::activateHead(int layer, int head)
+{
+    setCurrentLayer(layer);
+    setCurrentHead(head);
+    m_modelView->setCurrent(m_layer, head);
+    m_tabs->setCurrentIndex(0); // the heads grid with the enlarged head
+}
+
+} // namespace attnscope

@@ -1,0 +1,192 @@
+#include "app/gui/views/ModelView.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+
+#include <algorithm>
+
+namespace attnscope {
+
+ModelView::ModelView(QWidget *parent) : QAbstractScrollArea(parent)
+{
+    setObjectName(QStringLiteral("modelView"));
+    setFrameShape(QFrame::NoFrame);
+    viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+}
+
+void ModelView::setThumbnails(AttentionController::ThumbnailsPtr thumbnails)
+{
+    m_thumbs = std::move(thumbnails);
+    updateScrollRange();
+    viewport()->update();
+}
+
+void ModelView::clear()
+{
+    m_thumbs.reset();
+    updateScrollRange();
+    viewport()->update();
+}
+
+void ModelView::setCurrent(int layer, int head)
+{
+    m_layer = layer;
+    m_head = head;
+    // Scroll the tile into view.
+    const QRect tile = tileRect(layer, head);
+    const QRect area = viewport()->rect().adjusted(rowHeaderWidth(), columnHeaderHeight(), 0, 0);
+    if (layers() > 0 && !area.contains(tile)) {
+        if (tile.left() < area.left())
+            horizontalScrollBar()->setValue(horizontalScrollBar()->value() - (area.left() - tile.left()));
+        else if (tile.right() > area.right())
+            horizontalScrollBar()->setValue(horizontalScrollBar()->value() + tile.right() - area.right());
+        if (tile.top() < area.top())
+            verticalScrollBar()->setValue(verticalScrollBar()->value() - (area.top() - tile.top()));
+        else if (tile.bottom() > area.bottom())
+            verticalScrollBar()->setValue(verticalScrollBar()->value() + tile.bottom() - area.bottom());
+    }
+    viewport()->update();
+}
+
+int ModelView::rowHeaderWidth() const
+{
+    return fontMetrics().horizontalAdvance(tr("Layer %1").arg(std::max(layers(), 1))) + 16;
+}
+
+int ModelView::columnHeaderHeight() const
+{
+    return fontMetrics().height() + 8;
+}
+
+int ModelView::tileSize() const
+{
+    const int h = std::max(heads(), 1), l = std::max(layers(), 1);
+    // Fill the view where the model is small; never below a readable size where it is large.
+    const int byWidth = (viewport()->width() - rowHeaderWidth()) / h;
+    const int byHeight = (viewport()->height() - columnHeaderHeight()) / l;
+    return std::clamp(std::min(byWidth, byHeight), kMinTileSize, kMaxTileSize);
+}
+
+QRect ModelView::tileRect(int layer, int head) const
+{
+    const int t = tileSize();
+    return QRect(rowHeaderWidth() + head * t - horizontalScrollBar()->value(),
+                 columnHeaderHeight() + layer * t - verticalScrollBar()->value(), t, t);
+}
+
+std::pair<int, int> ModelView::tileAt(const QPoint &pos) const
+{
+    if (pos.x() < rowHeaderWidth() || pos.y() < columnHeaderHeight() || layers() == 0)
+        return {-1, -1};
+    const int t = tileSize();
+    const int head = (pos.x() - rowHeaderWidth() + horizontalScrollBar()->value()) / t;
+    const int layer = (pos.y() - columnHeaderHeight() + verticalScrollBar()->value()) / t;
+    if (head < 0 || head >= heads() || layer < 0 || layer >= layers())
+        return {-1, -1};
+    return {layer, head};
+}
+
+void ModelView::updateScrollRange()
+{
+    const int t = tileSize();
+    const int width = heads() * t, height = layers() * t;
+    const int viewW = viewport()->width() - rowHeaderWidth(), viewH = viewport()->height() - columnHeaderHeight();
+    horizontalScrollBar()->setRange(0, std::max(0, width - viewW));
+    horizontalScrollBar()->setPageStep(std::max(1, viewW));
+    horizontalScrollBar()->setSingleStep(std::max(1, t / 4));
+    verticalScrollBar()->setRange(0, std::max(0, height - viewH));
+    verticalScrollBar()->setPageStep(std::max(1, viewH));
+    verticalScrollBar()->setSingleStep(std::max(1, t / 4));
+}
+
+void ModelView::resizeEvent(QResizeEvent *event)
+{
+    QAbstractScrollArea::resizeEvent(event);
+    updateScrollRange();
+}
+
+void ModelView::scrollContentsBy(int, int)
+{
+    viewport()->update();
+}
+
+void ModelView::paintEvent(QPaintEvent *)
+{
+    QPainter p(viewport());
+    const QRect all = viewport()->rect();
+    p.fillRect(all, Qt::white);
+    if (!isFilled()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(all, Qt::AlignCenter, tr("Computing\u2026"));
+        return;
+    }
+    const int rowHeader = rowHeaderWidth(), columnHeader = columnHeaderHeight();
+    p.save();
+    p.setClipRect(all.adjusted(rowHeader, columnHeader, 0, 0));
+    for (int l = 0; l < layers(); ++l)
+        for (int h = 0; h < heads(); ++h) {
+            const QRect tile = tileRect(l, h);
+            if (!tile.intersects(all))
+                continue; // a 48 x 25 model: only the tiles in view are drawn
+            const QImage &image = m_thumbs->images[std::size_t(l) * std::size_t(heads()) + std::size_t(h)];
+            p.drawImage(QRectF(tile.adjusted(2, 2, -2, -2)), image);
+            if (l == m_layer && h == m_head) {
+                p.setPen(QPen(palette().color(QPalette::Highlight), 3));
+                p.setBrush(Qt::NoBrush);
+                p.drawRect(tile.adjusted(1, 1, -2, -2));
+            }
+        }
+    p.restore();
+    // Headers stay in view while the tiles scroll under them.
+    const QColor headerBack(0xf2, 0xf2, 0xf2);
+    p.fillRect(QRect(0, 0, all.width(), columnHeader), headerBack);
+    p.fillRect(QRect(0, 0, rowHeader, all.height()), headerBack);
+    p.setPen(palette().color(QPalette::WindowText));
+    p.save();
+    p.setClipRect(QRect(rowHeader, 0, all.width() - rowHeader, columnHeader));
+    for (int h = 0; h < heads(); ++h) {
+        const QRect tile = tileRect(0, h);
+        p.drawText(QRect(tile.left(), 0, tile.width(), columnHeader), Qt::AlignCenter, tr("Head %1").arg(h + 1));
+    }
+    p.restore();
+    p.save();
+    p.setClipRect(QRect(0, columnHeader, rowHeader, all.height() - columnHeader));
+    for (int l = 0; l < layers(); ++l) {
+        const QRect tile = tileRect(l, 0);
+        p.drawText(QRect(4, tile.top(), rowHeader - 8, tile.height()), Qt::AlignVCenter | Qt::AlignLeft,
+                   tr("Layer %1").arg(l + 1));
+    }
+    p.restore();
+}
+
+bool ModelView::activateAt(const QPoint &viewportPos)
+{
+    const auto [layer, head] = tileAt(viewportPos);
+    if (layer < 0)
+        return false;
+    setCurrent(layer, head);
+    emit headActivated(layer, head);
+    return true;
+}
+
+bool ModelView::event(QEvent *event)
+{
+    // As in the heads grid: a press sent to the scroll area itself still activates a tile.
+    if (event->type() == QEvent::MouseButtonPress) {
+        auto *press = static_cast<QMouseEvent *>(event);
+        if (press->button() == Qt::LeftButton && activateAt(viewport()->mapFrom(this, press->position().toPoint())))
+            return true;
+    }
+    return QAbstractScrollArea::event(event);
+}
+
+void ModelView::mousePressEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::LeftButton)
+        activateAt(event->position().toPoint());
+}
+
+} // namespace attnscope

@@ -1,0 +1,64 @@
+#pragma once
+
+#include "app/gui/document/AttentionController.h"
+
+#include <QAbstractScrollArea>
+
+namespace attnscope {
+
+// Every layer's heads at a glance: a row per layer ("Layer n"), a column per head ("Head n"),
+// numbered from 1 as the heads grid numbers heads. The thumbnails come finished from a worker
+// (AttentionController::requestThumbnails); painting only draws images. Tiles never shrink
+// below kMinTileSize: a large model scrolls both ways while the headers stay in view. A click
+// on a tile activates that (layer, head). Positions are in viewport() coordinates.
+class ModelView : public QAbstractScrollArea
+{
+    Q_OBJECT
+
+public:
+    explicit ModelView(QWidget *parent = nullptr);
+
+    static constexpr int kMinTileSize = 64;  // pixels: a readable map
+    static constexpr int kMaxTileSize = 160; // larger says nothing more
+
+    void setThumbnails(AttentionController::ThumbnailsPtr thumbnails);
+    void clear(); // "Computing..." until the next thumbnails
+    AttentionController::ThumbnailsPtr thumbnails() const { return m_thumbs; }
+    int layers() const { return m_thumbs ? m_thumbs->layers : 0; }
+    int heads() const { return m_thumbs ? m_thumbs->heads : 0; }
+    // Whether tiles are shown (the benchmark and tests wait for it).
+    bool isFilled() const { return m_thumbs && !m_thumbs->images.empty(); }
+
+    void setCurrent(int layer, int head);
+    int currentLayer() const { return m_layer; }
+    int currentHead() const { return m_head; }
+
+    int tileSize() const;
+    QRect tileRect(int layer, int head) const;
+    // The (layer, head) under a viewport position, or (-1, -1).
+    std::pair<int, int> tileAt(const QPoint &pos) const;
+
+    QSize sizeHint() const override { return {640, 480}; }
+
+signals:
+    void headActivated(int layer, int head);
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+    bool event(QEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void scrollContentsBy(int dx, int dy) override;
+
+private:
+    int rowHeaderWidth() const;
+    int columnHeaderHeight() const;
+    void updateScrollRange();
+    bool activateAt(const QPoint &viewportPos);
+
+    AttentionController::ThumbnailsPtr m_thumbs;
+    int m_layer = 0;
+    int m_head = 0;
+};
+
+} // namespace attnscope

@@ -1,0 +1,562 @@
+// Imported attention in the real main window: File > Open of .npy/.npz/.safetensors files
+// (read on a worker), the layers x heads model view, the layer selector, the head statistics
+// table, the rollout and word merging. Expected numbers come from the fixtures' generator
+// (tests/fixtures/attention/make_attention_fixtures.py, NumPy), not from the code under test.
+
+#include "app/gui/views/ExportDataDialog.h"
+#include "app/gui/views/ExportFigureDialog.h"
+#include "app/gui/views/HeadLinesView.h"
+#include "app/gui/views/MainWindow.h"
+#include "app/gui/views/ModelView.h"
+#include "app/gui/views/RolloutView.h"
+#include "app/gui/views/StatsTable.h"
+#include "app/gui/views/TeachingView.h"
+#include "core/AttentionFile.h"
+#include "core/AttentionStats.h"
+#include "core/Npy.h"
+
+#include <QAction>
+#include <QClipboard>
+#include <QComboBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QGuiApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMessageBox>
+#include <QScrollBar>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace attnscope;
+
+namespace {
+
+const QString kFixtures = QStringLiteral(ATTNSCOPE_SOURCE_DIR "/tests/fixtures/attention/");
+
+QJsonObject expectedJson(const QString &fixture)
+{
+    QFile f(kFixtures + QStringLiteral("expected_") + QFileInfo(fixture).completeBaseName() + QStringLiteral(".json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+// Opens an attention file and waits until every attention view is filled.
+bool openAndWait(MainWindow &w, const QString &path)
+{
+    QSignalSpy opened(&w, &MainWindow::attentionOpened);
+    if (!w.openFile(path) || !opened.wait(20000))
+        return false;
+    w.attentionController()->waitForIdle();
+    return QTest::qWaitFor(
+        [&] {
+            return w.modelView()->isFilled() && w.statsTable()->isFilled() && w.rolloutView()->isFilled() &&
+                   w.currentResult() && w.currentResult()->trace.heads() == w.attention()->set.heads();
+        },
+        20000);
+}
+
+bool sameMatrix(const MatrixF &a, const MatrixF &b, double tolerance)
+{
+    if (a.rows() != b.rows() || a.cols() != b.cols())
+        return false;
+    for (Eigen::Index i = 0; i < a.rows(); ++i)
+        for (Eigen::Index j = 0; j < a.cols(); ++j)
+            if (std::abs(double(a(i, j)) - double(b(i, j))) > tolerance)
+                return false;
+    return true;
+}
+
+} // namespace
+
+class TestAttentionViews : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void openingShowsLayersTimesHeadsTiles_data();
+    void openingShowsLayersTimesHeadsTiles();
+    void badFileLeavesDocumentUnchanged_data();
+    void badFileLeavesDocumentUnchanged();
+    void badFileLeavesAttentionDocumentUnchanged();
+    void clickingTileSelectsLayerAndHead();
+    void layerSelectorDrivesHeatmaps();
+    void statisticsEqualCoreAndNumPy();
+    void sortingByEntropyOrdersRows();
+    void clickingStatsRowSelectsLayerAndHead();
+    void rolloutMatchesNumPy();
+    void mergingWordsShowsWords();
+    void projectShowsItsOneLayer();
+    void openingProjectLeavesReadOnlyMode();
+    void readOnlyDocumentExportsAndDescribesCells();
+    void thumbnailsAreColouredLikeHeatmaps();
+    void projectOpenedWhileReadingWins();
+    void closingReadOnlyDocumentKeepsEditorLayout();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+void TestAttentionViews::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_attentionviews"));
+    QSettings().clear();
+    QSettings().setValue(QStringLiteral("compute/backend"), int(BackendRequest::Cpu));
+}
+
+void TestAttentionViews::openingShowsLayersTimesHeadsTiles_data()
+{
+    QTest::addColumn<QString>("path");
+    const QStringList files = QDir(kFixtures).entryList(
+        {QStringLiteral("*.npy"), QStringLiteral("*.npz"), QStringLiteral("*.safetensors")}, QDir::Files, QDir::Name);
+    for (const QString &name : files)
+        if (!name.startsWith(QLatin1String("expected_")))
+            QTest::newRow(qPrintable(name)) << kFixtures + name;
+}
+
+void TestAttentionViews::openingShowsLayersTimesHeadsTiles()
+{
+    QFETCH(QString, path);
+    const QJsonObject expected = expectedJson(path);
+    QVERIFY(!expected.isEmpty());
+    const int layers = expected.value(QLatin1String("layers")).toInt();
+    const int heads = expected.value(QLatin1String("heads")).toInt();
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, path));
+    QCOMPARE(w.modelView()->layers(), layers);
+    QCOMPARE(w.modelView()->heads(), heads);
+    QCOMPARE(int(w.modelView()->thumbnails()->images.size()), layers * heads);
+    QCOMPARE(w.headsGrid()->heads(), heads);
+    QCOMPARE(w.statsTable()->model()->rowCount(), layers * heads);
+    QVERIFY(w.isReadOnly());
+    QVERIFY(w.windowTitle().contains(QFileInfo(path).fileName()));
+    QVERIFY(w.windowTitle().contains(QLatin1String("read-only")));
+    QVERIFY(w.layerSelector()->isVisibleTo(&w) == (layers > 1));
+    // Read-only: no editors, no saving.
+    for (QDockWidget *d : w.findChildren<QDockWidget *>())
+        QVERIFY2(!d->isVisible(), qPrintable(d->objectName()));
+    QVERIFY(!w.saveTo(m_dir.filePath(QStringLiteral("x.attnscope.json"))));
+    QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("x.attnscope.json"))));
+    // The tiles are readable and the model view scrolls rather than shrinking them.
+    w.viewTabs()->setCurrentWidget(w.modelView());
+    QVERIFY(w.modelView()->tileSize() >= ModelView::kMinTileSize);
+}
+
+void TestAttentionViews::badFileLeavesDocumentUnchanged_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("problem"); // a word the one-line message names
+    QFile good(kFixtures + QStringLiteral("lhtt_f32.npy"));
+    QVERIFY(good.open(QIODevice::ReadOnly));
+    const QByteArray bytes = good.readAll();
+    const QString truncated = m_dir.filePath(QStringLiteral("truncated.npy"));
+    QFile t(truncated);
+    QVERIFY(t.open(QIODevice::WriteOnly));
+    t.write(bytes.left(bytes.size() - 100));
+    t.close();
+    QTest::newRow("truncated") << truncated << QStringLiteral("truncated.npy");
+    std::vector<float> values(2 * 3 * 3, 1.0f / 3.0f);
+    values[4] = std::nanf("");
+    const std::string nanBytes = npyBytes({2, 3, 3}, values.data());
+    const QString nan = m_dir.filePath(QStringLiteral("nan.npy"));
+    QFile n(nan);
+    QVERIFY(n.open(QIODevice::WriteOnly));
+    n.write(nanBytes.data(), qint64(nanBytes.size()));
+    n.close();
+    QTest::newRow("nan") << nan << QStringLiteral("NaN");
+    QTest::newRow("missing") << m_dir.filePath(QStringLiteral("missing.safetensors"))
+                             << QStringLiteral("missing.safetensors");
+}
+
+void TestAttentionViews::badFileLeavesDocumentUnchanged()
+{
+    QFETCH(QString, path);
+    QFETCH(QString, problem);
+    MainWindow w;
+    w.show();
+    QVERIFY(w.computeController()->waitForIdle());
+    QTRY_VERIFY(w.currentResult());
+    const QString title = w.windowTitle();
+    const ComputedTracePtr result = w.currentResult();
+    Document *doc = w.document();
+    QSignalSpy failed(&w, &MainWindow::openFailed);
+    QVERIFY(w.openFile(path));
+    QVERIFY(failed.wait(20000));
+    QCOMPARE(w.windowTitle(), title);
+    QCOMPARE(w.currentResult(), result);
+    QCOMPARE(w.document(), doc);
+    QVERIFY(!w.isReadOnly());
+    QVERIFY2(w.lastError().contains(problem), qPrintable(w.lastError()));
+    QVERIFY(!w.lastError().contains(QLatin1Char('\n')));
+    auto *box = w.findChild<QMessageBox *>(QStringLiteral("errorBox"));
+    QVERIFY(box);
+    QCOMPARE(box->text(), w.lastError());
+}
+
+void TestAttentionViews::badFileLeavesAttentionDocumentUnchanged()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f16.npy")));
+    const LoadedAttentionPtr before = w.attention();
+    const QString title = w.windowTitle();
+    const QString truncated = m_dir.filePath(QStringLiteral("short.npy"));
+    QFile t(truncated);
+    QVERIFY(t.open(QIODevice::WriteOnly));
+    t.write("\x93NUMPY\x01\x00", 8);
+    t.close();
+    QSignalSpy failed(&w, &MainWindow::openFailed);
+    QVERIFY(w.openFile(truncated));
+    QVERIFY(failed.wait(20000));
+    QCOMPARE(w.attention(), before);
+    QCOMPARE(w.windowTitle(), title);
+    QVERIFY(w.modelView()->isFilled());
+}
+
+void TestAttentionViews::clickingTileSelectsLayerAndHead()
+{
+    const QString path = kFixtures + QStringLiteral("lhtt_f32.npy");
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, path));
+    w.viewTabs()->setCurrentWidget(w.modelView());
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    ModelView *view = w.modelView();
+    const QRect tile = view->tileRect(2, 1);
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, tile.center());
+    QCOMPARE(w.currentLayer(), 2);
+    QCOMPARE(w.headView()->head(), 1);
+    QCOMPARE(w.viewTabs()->currentIndex(), 0);
+    QVERIFY(shown.wait(20000));
+    auto set = readAttentionFile(path.toStdString());
+    QVERIFY(set.ok());
+    QVERIFY(sameMatrix(*w.headView()->data().values, set->map(0, 2, 1), 0.0));
+    QCOMPARE(w.layerSelector()->value(), 3); // shown numbered from 1
+}
+
+void TestAttentionViews::layerSelectorDrivesHeatmaps()
+{
+    const QString path = kFixtures + QStringLiteral("lhtt_f16_st.safetensors");
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndWait(w, path));
+    auto set = readAttentionFile(path.toStdString());
+    QVERIFY(set.ok());
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.layerSelector()->setValue(2);
+    QVERIFY(shown.wait(20000));
+    QCOMPARE(w.currentLayer(), 1);
+    for (int h = 0; h < set->heads(); ++h)
+        QVERIFY(sameMatrix(w.currentResult()->trace.weights[size_t(h)], set->map(0, 1, h), 0.0));
+    QCOMPARE(w.modelView()->currentLayer(), 1);
+}
+
+void TestAttentionViews::statisticsEqualCoreAndNumPy()
+{
+    const QString path = kFixtures + QStringLiteral("lhtt_f64.npy");
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndWait(w, path));
+    const QJsonArray expected = expectedJson(path).value(QLatin1String("stats")).toArray();
+    auto set = readAttentionFile(path.toStdString());
+    QVERIFY(set.ok());
+    const std::vector<HeadStats> core = headStatistics(*set);
+    const HeadStatsModel *model = w.statsTable()->statsModel();
+    QCOMPARE(model->rowCount(), int(expected.size()));
+    const char *keys[] = {"entropy", "distance", "confidence", "first", "self", "previous"};
+    for (int r = 0; r < model->rowCount(); ++r) {
+        const QJsonObject e = expected[r].toObject();
+        QCOMPARE(model->index(r, HeadStatsModel::Layer).data().toInt(), e.value(QLatin1String("layer")).toInt() + 1);
+        QCOMPARE(model->index(r, HeadStatsModel::Head).data().toInt(), e.value(QLatin1String("head")).toInt() + 1);
+        const std::optional<double> coreValues[] = {core[size_t(r)].entropy,    core[size_t(r)].distance,
+                                                    core[size_t(r)].confidence, core[size_t(r)].first,
+                                                    core[size_t(r)].self,       core[size_t(r)].previous};
+        for (int c = 0; c < 6; ++c) {
+            const QModelIndex index = model->index(r, HeadStatsModel::Entropy + c);
+            const double shown = index.data(Qt::UserRole).toDouble();
+            QVERIFY(coreValues[c]);
+            QCOMPARE(shown, *coreValues[c]);
+            QCOMPARE(index.data().toString(), QString::number(*coreValues[c], 'f', 4));
+            const double numpy = e.value(QLatin1String(keys[c])).toDouble();
+            QVERIFY2(std::abs(shown - numpy) < 1e-6, qPrintable(QStringLiteral("%1 %2").arg(shown).arg(numpy)));
+        }
+    }
+}
+
+void TestAttentionViews::sortingByEntropyOrdersRows()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    StatsTable *table = w.statsTable();
+    const QJsonArray expected = expectedJson(QStringLiteral("lhtt_f32.npy")).value(QLatin1String("stats")).toArray();
+    double lowest = 1e300, highest = -1e300;
+    for (const QJsonValue &v : expected) {
+        lowest = std::min(lowest, v.toObject().value(QLatin1String("entropy")).toDouble());
+        highest = std::max(highest, v.toObject().value(QLatin1String("entropy")).toDouble());
+    }
+    for (Qt::SortOrder order : {Qt::AscendingOrder, Qt::DescendingOrder}) {
+        // As a click on the header does.
+        table->sortByColumn(HeadStatsModel::Entropy, order);
+        QAbstractItemModel *view = table->model();
+        QCOMPARE(view->rowCount(), int(expected.size()));
+        for (int r = 1; r < view->rowCount(); ++r) {
+            const double a = view->index(r - 1, HeadStatsModel::Entropy).data(Qt::UserRole).toDouble();
+            const double b = view->index(r, HeadStatsModel::Entropy).data(Qt::UserRole).toDouble();
+            QVERIFY2(order == Qt::AscendingOrder ? a <= b : a >= b, qPrintable(QString::number(r)));
+        }
+        const double first = view->index(0, HeadStatsModel::Entropy).data(Qt::UserRole).toDouble();
+        QVERIFY(std::abs(first - (order == Qt::AscendingOrder ? lowest : highest)) < 1e-6);
+    }
+}
+
+void TestAttentionViews::clickingStatsRowSelectsLayerAndHead()
+{
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    w.viewTabs()->setCurrentWidget(w.statsTable());
+    StatsTable *table = w.statsTable();
+    table->sortByColumn(HeadStatsModel::Entropy, Qt::DescendingOrder);
+    const int row = 3;
+    const int layer = table->model()->index(row, HeadStatsModel::Layer).data().toInt() - 1;
+    const int head = table->model()->index(row, HeadStatsModel::Head).data().toInt() - 1;
+    QVERIFY(layer >= 0 && head >= 0);
+    const QRect cell = table->visualRect(table->model()->index(row, HeadStatsModel::Entropy));
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
+    QCOMPARE(w.currentLayer(), layer);
+    QCOMPARE(w.headView()->head(), head);
+    QCOMPARE(w.headsGrid()->currentHead(), head);
+}
+
+void TestAttentionViews::rolloutMatchesNumPy()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    auto expected = readNpyFile((kFixtures + QStringLiteral("expected_lhtt_f32_rollout.npy")).toStdString());
+    QVERIFY(expected.ok());
+    const HeatmapData &d = w.rolloutView()->data();
+    QVERIFY(d.values);
+    QCOMPARE(int(d.rows()), int(expected->shape[0]));
+    QCOMPARE(int(d.cols()), int(expected->shape[1]));
+    for (Eigen::Index i = 0; i < d.rows(); ++i)
+        for (Eigen::Index j = 0; j < d.cols(); ++j)
+            QVERIFY(std::abs(double((*d.values)(i, j)) - expected->data[size_t(i * d.cols() + j)]) < 1e-5);
+    QCOMPARE(d.rowLabels.value(0), QStringLiteral("[CLS]"));
+}
+
+void TestAttentionViews::mergingWordsShowsWords()
+{
+    const QString path = kFixtures + QStringLiteral("lhtt_f32.npy");
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndWait(w, path));
+    QVERIFY(w.mergeWordsAction()->isEnabled());
+    auto expected = readNpyFile((kFixtures + QStringLiteral("expected_lhtt_f32_merged_l0h0.npy")).toStdString());
+    QVERIFY(expected.ok());
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.setCurrentLayer(0);
+    w.setCurrentHead(0);
+    w.mergeWordsAction()->setChecked(true);
+    QVERIFY(shown.wait(20000));
+    const HeatmapData &d = w.headView()->data();
+    QCOMPARE(int(d.rows()), int(expected->shape[0]));
+    for (Eigen::Index i = 0; i < d.rows(); ++i)
+        for (Eigen::Index j = 0; j < d.cols(); ++j)
+            QVERIFY(std::abs(double((*d.values)(i, j)) - expected->data[size_t(i * d.cols() + j)]) < 1e-5);
+    QVERIFY(d.rowLabels.contains(QStringLiteral("transformer")));
+    QTRY_COMPARE(w.rolloutView()->data().rows(), d.rows());
+    QTRY_VERIFY(w.modelView()->isFilled());
+    QCOMPARE(w.modelView()->thumbnails()->images.front().height(), int(d.rows()));
+    // Off again: the tokens come back.
+    w.mergeWordsAction()->setChecked(false);
+    QVERIFY(shown.wait(20000));
+    QVERIFY(w.headView()->data().rowLabels.contains(QStringLiteral("##er")));
+}
+
+void TestAttentionViews::projectShowsItsOneLayer()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
+    QVERIFY(w.computeController()->waitForIdle());
+    QTRY_VERIFY(w.currentResult());
+    const int heads = w.currentResult()->trace.heads();
+    w.viewTabs()->setCurrentWidget(w.modelView());
+    QTRY_VERIFY_WITH_TIMEOUT(w.modelView()->isFilled(), 20000);
+    QCOMPARE(w.modelView()->layers(), 1);
+    QCOMPARE(w.modelView()->heads(), heads);
+    QVERIFY(!w.layerSelector()->isVisibleTo(&w));
+    w.viewTabs()->setCurrentWidget(w.statsTable());
+    QTRY_COMPARE(w.statsTable()->model()->rowCount(), heads);
+}
+
+void TestAttentionViews::openingProjectLeavesReadOnlyMode()
+{
+    MainWindow w;
+    w.show();
+    auto *inputs = w.findChild<QDockWidget *>(QStringLiteral("InputsDock"));
+    QVERIFY(inputs && inputs->isVisible());
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    QVERIFY(!inputs->isVisible());
+    QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
+    QVERIFY(!w.isReadOnly());
+    QVERIFY(inputs->isVisible());
+    QVERIFY(!w.windowTitle().contains(QLatin1String("read-only")));
+    QVERIFY(w.computeController()->waitForIdle());
+    QTRY_VERIFY(w.currentResult() && w.currentResult()->project.problem.xq.cols() > 1);
+}
+
+void TestAttentionViews::readOnlyDocumentExportsAndDescribesCells()
+{
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    w.viewTabs()->setCurrentIndex(0);
+    w.setCurrentHead(2);
+    // Weights only: the hover text gives the weight (there are no scores to explain it with).
+    const float weight = (*w.headView()->data().values)(3, 1);
+    const QString text = w.headView()->cellDescription(3, 1);
+    QVERIFY2(text.contains(QString::number(double(weight), 'g', 5)), qPrintable(text));
+    // Every view of the layer paints weights-only data (no scores, no intermediate tensors).
+    for (QWidget *page : {static_cast<QWidget *>(w.headLinesView()), static_cast<QWidget *>(w.meanView()),
+                          static_cast<QWidget *>(w.modelView()), static_cast<QWidget *>(w.rolloutView()),
+                          static_cast<QWidget *>(w.statsTable())}) {
+        w.viewTabs()->setCurrentWidget(page);
+        QVERIFY(!page->grab().isNull());
+    }
+    QVERIFY(w.viewTabs()->isTabVisible(0));
+    QVERIFY(!w.viewTabs()->isTabVisible(w.viewTabs()->indexOf(w.teachingView())));
+    w.viewTabs()->setCurrentIndex(0);
+    QVERIFY(w.copyFigure());
+    const QImage copied = QGuiApplication::clipboard()->image();
+    QVERIFY(!copied.isNull());
+    // The figure dialog offers what a weights-only document has, and writes it.
+    ExportFigureDialog *figure = w.showExportFigureDialog();
+    QVERIFY(figure);
+    auto *view = figure->findChildren<QComboBox *>().value(0);
+    QVERIFY(view);
+    for (QComboBox *box : figure->findChildren<QComboBox *>()) {
+        QCOMPARE(box->findData(int(FigureView::Teaching)) >= 0 && box == view, false);
+        QVERIFY(box->findText(QStringLiteral("Scores (scaled, before mask)")) < 0);
+    }
+    const QString png = m_dir.filePath(QStringLiteral("head.png"));
+    figure->setPath(png);
+    QVERIFY2(figure->exportFigure(), qPrintable(figure->lastError()));
+    QImage written(png);
+    QVERIFY(!written.isNull());
+    figure->close();
+    // The data dialog writes the weights of the layer shown.
+    ExportDataDialog *data = w.showExportDataDialog();
+    QVERIFY(data);
+    data->setTensor(QStringLiteral("weights"));
+    data->setHead(2);
+    const QString npy = m_dir.filePath(QStringLiteral("head.npy"));
+    data->setPath(npy);
+    QVERIFY2(data->exportData(), qPrintable(data->lastError()));
+    auto read = readNpyFile(npy.toStdString());
+    QVERIFY(read.ok());
+    QCOMPARE(read->shape, (std::vector<std::int64_t>{4, 11, 11})); // every head of the layer
+    QCOMPARE(float(read->data[(2 * 11 + 3) * 11 + 1]), weight);
+    data->close();
+}
+
+void TestAttentionViews::thumbnailsAreColouredLikeHeatmaps()
+{
+    const QString path = kFixtures + QStringLiteral("lhtt_f32.npy");
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndWait(w, path));
+    auto set = readAttentionFile(path.toStdString());
+    QVERIFY(set.ok());
+    const ColorMap viridis(ColorMapKind::Viridis);
+    const int layer = 1, head = 2;
+    const MatrixF m = set->map(0, layer, head);
+    // Plain loops: GCC 12 warns falsely inside Eigen's AVX-512 maxCoeff().
+    auto largest = [](const MatrixF &x) {
+        float top = 0.0f;
+        for (Eigen::Index k = 0; k < x.size(); ++k)
+            top = std::max(top, x.data()[k]);
+        return top;
+    };
+    float allMax = 0.0f;
+    for (int l = 0; l < set->layers(); ++l)
+        for (int h = 0; h < set->heads(); ++h)
+            allMax = std::max(allMax, largest(set->map(0, l, h)));
+    const float mapMax = largest(m);
+    QComboBox *scope = nullptr;
+    for (QComboBox *box : w.findChildren<QComboBox *>())
+        if (box->findData(int(ScaleScope::PerHead)) >= 0 && box->count() == 3 &&
+            box->itemText(box->findData(int(ScaleScope::PerHead))).contains(QLatin1String("head")))
+            scope = box;
+    QVERIFY(scope);
+    for (ScaleScope s : {ScaleScope::Absolute, ScaleScope::PerHead, ScaleScope::Shared}) {
+        QSignalSpy updated(&w, &MainWindow::attentionViewsUpdated);
+        const auto before = w.modelView()->thumbnails();
+        scope->setCurrentIndex(scope->findData(int(s)));
+        if (s != ScaleScope::Absolute)
+            QTRY_VERIFY_WITH_TIMEOUT(w.modelView()->thumbnails() != before, 20000);
+        const double top = s == ScaleScope::Absolute ? 1.0 : s == ScaleScope::PerHead ? mapMax : allMax;
+        // 11 tokens: one pixel per cell.
+        const QImage &image = w.modelView()->thumbnails()->images[size_t(layer * set->heads() + head)];
+        QCOMPARE(image.size(), QSize(11, 11));
+        for (int i = 0; i < 11; ++i)
+            for (int j = 0; j < 11; ++j)
+                QCOMPARE(QColor(image.pixel(j, i)).name(), QColor(viridis.at(double(m(i, j)) / top)).name());
+    }
+}
+
+void TestAttentionViews::projectOpenedWhileReadingWins()
+{
+    MainWindow w;
+    w.show();
+    QSignalSpy opened(&w, &MainWindow::attentionOpened);
+    QVERIFY(w.openFile(kFixtures + QStringLiteral("lhtt_f32.npy")));
+    // Opened after the attention file, before its read finished: the project is the document.
+    QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
+    const QString title = w.windowTitle();
+    QVERIFY(w.attentionController()->waitForIdle());
+    QTest::qWait(200);
+    QCOMPARE(opened.count(), 0);
+    QVERIFY(!w.isReadOnly());
+    QCOMPARE(w.windowTitle(), title);
+}
+
+void TestAttentionViews::closingReadOnlyDocumentKeepsEditorLayout()
+{
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+        QVERIFY(w.close());
+    }
+    MainWindow next;
+    next.show();
+    auto *inputs = next.findChild<QDockWidget *>(QStringLiteral("InputsDock"));
+    QVERIFY(inputs);
+    QVERIFY(inputs->isVisible()); // not hidden as the read-only document had them
+}
+
+QTEST_MAIN(TestAttentionViews)
+#include "tst_attentionviews.moc"
