@@ -333,8 +333,6 @@ public:
             return m_exit;
         if (!parser.isSet("out"))
             return fail(QStringLiteral("export: --out FILE is required"), kUsage);
-        if (parser.isSet("text") && parser.value("tensor") != "rollout")
-            return fail(QStringLiteral("export: --text is for --tensor rollout of a model folder"), kUsage);
         const QString out = parser.value("out");
         if (!dataFormatFromPath(out.toStdString()))
             return fail(QStringLiteral("export: --out %1: expected a .csv, .npy, .npz or .json file").arg(shown(out)),
@@ -349,8 +347,9 @@ public:
                 QStringLiteral("export: --out %1 is the project file itself; it would be overwritten").arg(shown(out)),
                 kUsage);
         const QString tensor = parser.value("tensor");
-        if (tensor == "rollout" || tensor == "mean" || parser.isSet("layer") ||
-            isAttentionFilePath(parser.positionalArguments()[0].toStdString()))
+        const QString input = parser.positionalArguments()[0];
+        if (tensor == "rollout" || tensor == "mean" || parser.isSet("layer") || parser.isSet("text") ||
+            QFileInfo(input).isDir() || isAttentionFilePath(input.toStdString()))
             return exportAttention(parser, out);
         auto run = computeProject(parser);
         if (!run)
@@ -363,9 +362,6 @@ public:
         m_out << "wrote: " << out << "\n";
         return kOk;
     }
-
-    // The export file, streamed from the trace (no copy of the tensors is built), whole or not
-    // at all. An InvalidInput error is the user's choice of tensor or head.
 
     int show(const QStringList &args)
     {

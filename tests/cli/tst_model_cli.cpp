@@ -132,6 +132,17 @@ private slots:
         const QString diff = compare(tmp.filePath("rollout.npy"), ref, 1e-4, 0);
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
 
+        // Any map of a model run exports like an attention file's: one (layer, head) here.
+        r = test::runCli({"export", fixture(model), "--text", text, "--tensor", "weights", "--layer", "1", "--head",
+                          "0", "--out", tmp.filePath("w.npy"), "--backend", "cpu"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        NpyArray head;
+        head.shape = {t, t};
+        for (std::int64_t i = 0; i < t * t; ++i)
+            head.data.push_back(att.data[std::size_t((1 * heads + 0) * t * t + i)]);
+        const QString headDiff = compare(tmp.filePath("w.npy"), head, 1e-4, 0);
+        QVERIFY2(headDiff.isEmpty(), qPrintable(headDiff));
+
         r = test::runCli({"stats", fixture(model), "--text", text, "--out", tmp.filePath("s.json")});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         const QJsonObject stats = QJsonDocument::fromJson(test::readAll(tmp.filePath("s.json"))).object();
