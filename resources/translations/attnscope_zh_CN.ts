@@ -20,10 +20,6 @@
         <translation>%1：文件名应以 .png、.svg 或 .pdf 结尾</translation>
     </message>
     <message>
-        <source>%1: nothing to draw: the trace has no heads</source>
-        <translation>%1：没有可绘制的内容：计算结果中没有注意力头</translation>
-    </message>
-    <message>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
@@ -126,6 +122,18 @@
         <source>no allowed key</source>
         <translation>没有允许的键</translation>
     </message>
+    <message>
+        <source>Layers and heads (grid)</source>
+        <translation>各层与各头（网格）</translation>
+    </message>
+    <message>
+        <source>Attention rollout</source>
+        <translation>注意力展开（rollout）</translation>
+    </message>
+    <message>
+        <source>nothing to draw: the trace has no heads</source>
+        <translation>没有可绘制的内容：计算结果中没有头</translation>
+    </message>
 </context>
 <context>
     <name>HeadViewRenderer</name>
@@ -163,6 +171,77 @@
     <message>
         <source>no allowed key</source>
         <translation>没有允许的键</translation>
+    </message>
+</context>
+<context>
+    <name>SetFigureRenderer</name>
+    <message>
+        <source>nothing to draw: the input has no attention maps</source>
+        <translation>没有可绘制的内容：输入中没有注意力图</translation>
+    </message>
+    <message>
+        <source>layer %1 is out of range: the input has %2 layer(s), numbered 0 to %3</source>
+        <translation>层 %1 超出范围：输入共有 %2 层，编号为 0 到 %3</translation>
+    </message>
+    <message>
+        <source>head %1 is out of range: the input has %2 head(s), numbered 0 to %3</source>
+        <translation>头 %1 超出范围：输入共有 %2 个头，编号为 0 到 %3</translation>
+    </message>
+    <message>
+        <source>words cannot be merged: the input has no token labels</source>
+        <translation>无法合并为词：输入没有词元标签</translation>
+    </message>
+    <message>
+        <source>the %1 view needs a project</source>
+        <translation>%1 视图需要一个项目</translation>
+    </message>
+    <message>
+        <source>Layer %1, head %2</source>
+        <translation>第 %1 层，头 %2</translation>
+    </message>
+    <message>
+        <source>Layer %1</source>
+        <translation>第 %1 层</translation>
+    </message>
+    <message>
+        <source>Head %1</source>
+        <translation>头 %1</translation>
+    </message>
+    <message>
+        <source>Head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>%1 — 1 layer × %2 heads</source>
+        <translation>%1 — 1 层 × %2 个头</translation>
+    </message>
+    <message>
+        <source>%1 — %2 layers × %3 heads</source>
+        <translation>%1 — %2 层 × %3 个头</translation>
+    </message>
+    <message>
+        <source>%1 — attention rollout over 1 layer</source>
+        <translation>%1 — 1 层的注意力展开</translation>
+    </message>
+    <message>
+        <source>%1 — attention rollout over %2 layers</source>
+        <translation>%1 — %2 层的注意力展开</translation>
+    </message>
+    <message>
+        <source>%1 — layer %2, head %3</source>
+        <translation>%1 — 第 %2 层，头 %3</translation>
+    </message>
+    <message>
+        <source>%1 — layer %2, every head</source>
+        <translation>%1 — 第 %2 层，全部头</translation>
+    </message>
+    <message>
+        <source>%1 — layer %2, mean over heads</source>
+        <translation>%1 — 第 %2 层，各头平均</translation>
+    </message>
+    <message>
+        <source>%1 (words)</source>
+        <translation>%1（按词）</translation>
     </message>
 </context>
 <context>
@@ -424,6 +503,13 @@
     </message>
 </context>
 <context>
+    <name>attnscope::AttentionController</name>
+    <message>
+        <source>Not enough memory for this attention file.</source>
+        <translation>内存不足，无法处理此注意力文件。</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::Autosaver</name>
     <message>
         <source>Cannot create %1</source>
@@ -451,6 +537,21 @@
     <message>
         <source>Diverging (blue-red)</source>
         <translation>发散（蓝-红）</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ColorScale</name>
+    <message>
+        <source>Linear</source>
+        <translation>线性</translation>
+    </message>
+    <message>
+        <source>Logarithmic</source>
+        <translation>对数</translation>
+    </message>
+    <message>
+        <source>Percentile (equal areas)</source>
+        <translation>百分位（等面积）</translation>
     </message>
 </context>
 <context>
@@ -1050,6 +1151,69 @@
         <source>%1: the figure could not be written.</source>
         <translation>%1：无法写入图像。</translation>
     </message>
+    <message>
+        <source>Colour scale:</source>
+        <translation>颜色刻度：</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::HeadStatsModel</name>
+    <message>
+        <source>Mean over query rows of the entropy of the row (natural log): low is focused.</source>
+        <translation>各查询行注意力熵（自然对数）的平均值：越低越集中。</translation>
+    </message>
+    <message>
+        <source>Mean over query rows of the weighted distance |query - key| in tokens.</source>
+        <translation>各查询行按权重加权的距离 |查询 - 键|（以词元计）的平均值。</translation>
+    </message>
+    <message>
+        <source>Mean over query rows of the largest weight.</source>
+        <translation>各查询行最大权重的平均值。</translation>
+    </message>
+    <message>
+        <source>Mean weight on the first key token.</source>
+        <translation>第一个键词元上的平均权重。</translation>
+    </message>
+    <message>
+        <source>Mean weight of a token on itself (square maps only).</source>
+        <translation>词元对自身的平均权重（仅限方阵）。</translation>
+    </message>
+    <message>
+        <source>Mean weight of a token on the token before it.</source>
+        <translation>词元对前一个词元的平均权重。</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>Entropy</source>
+        <translation>熵</translation>
+    </message>
+    <message>
+        <source>Distance</source>
+        <translation>距离</translation>
+    </message>
+    <message>
+        <source>Confidence</source>
+        <translation>置信度</translation>
+    </message>
+    <message>
+        <source>First</source>
+        <translation>首词元</translation>
+    </message>
+    <message>
+        <source>Self</source>
+        <translation>自身</translation>
+    </message>
+    <message>
+        <source>Previous</source>
+        <translation>前一个</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::HeadsGridView</name>
@@ -1448,10 +1612,6 @@
         <translation>“%1”有未保存的更改。要保存吗？</translation>
     </message>
     <message>
-        <source>Open project</source>
-        <translation>打开项目</translation>
-    </message>
-    <message>
         <source>untitled</source>
         <translation>未命名</translation>
     </message>
@@ -1490,6 +1650,58 @@
     <message>
         <source>Recovered unsaved changes to %1</source>
         <translation>已恢复 %1 的未保存更改</translation>
+    </message>
+    <message>
+        <source>%1 (read-only) — AttnScope</source>
+        <translation>%1（只读）— AttnScope</translation>
+    </message>
+    <message>
+        <source>Head statistics</source>
+        <translation>头统计</translation>
+    </message>
+    <message>
+        <source>Rollout</source>
+        <translation>注意力展开</translation>
+    </message>
+    <message>
+        <source>Layer </source>
+        <translation>层 </translation>
+    </message>
+    <message>
+        <source>The layer the heads, the enlarged head, the mean and the head view show.</source>
+        <translation>各头、放大的头、平均值和头视图所显示的层。</translation>
+    </message>
+    <message>
+        <source>&amp;Merge Sub-word Tokens into Words</source>
+        <translation>将子词词元合并为词(&amp;M)</translation>
+    </message>
+    <message>
+        <source>Show attention between words: a word&apos;s pieces are summed as keys and averaged as queries.</source>
+        <translation>显示词与词之间的注意力：一个词的各片段作为键时求和，作为查询时取平均。</translation>
+    </message>
+    <message>
+        <source>Reading %1…</source>
+        <translation>正在读取 %1…</translation>
+    </message>
+    <message>
+        <source>%1 layers, %2 heads, %3 × %4 tokens</source>
+        <translation>%1 层，%2 个头，%3 × %4 个词元</translation>
+    </message>
+    <message>
+        <source>Attention file: %1, %2</source>
+        <translation>注意力文件：%1，%2</translation>
+    </message>
+    <message>
+        <source>Opened %1 (read-only)</source>
+        <translation>已打开 %1（只读）</translation>
+    </message>
+    <message>
+        <source>Projects and attention files (*.attnscope.json *.json *.npy *.npz *.safetensors);;AttnScope projects (*.attnscope.json *.json);;Attention files (*.npy *.npz *.safetensors);;All files (*)</source>
+        <translation>项目和注意力文件 (*.attnscope.json *.json *.npy *.npz *.safetensors);;AttnScope 项目 (*.attnscope.json *.json);;注意力文件 (*.npy *.npz *.safetensors);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Open project or attention file</source>
+        <translation>打开项目或注意力文件</translation>
     </message>
 </context>
 <context>
@@ -1761,6 +1973,36 @@ Hatched: masked by the causal or padding part.</source>
     </message>
 </context>
 <context>
+    <name>attnscope::ModelView</name>
+    <message>
+        <source>Layer %1</source>
+        <translation>第 %1 层</translation>
+    </message>
+    <message>
+        <source>Computing…</source>
+        <translation>正在计算…</translation>
+    </message>
+    <message>
+        <source>Head %1</source>
+        <translation>头 %1</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::RolloutView</name>
+    <message>
+        <source>Attention rollout of one layer</source>
+        <translation>单层的注意力展开</translation>
+    </message>
+    <message>
+        <source>Attention rollout over %1 layers</source>
+        <translation>%1 层的注意力展开</translation>
+    </message>
+    <message>
+        <source>Computing…</source>
+        <translation>正在计算…</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::TeachingView</name>
     <message>
         <source>&lt;p&gt;Computing…&lt;/p&gt;</source>
@@ -1774,8 +2016,8 @@ Hatched: masked by the causal or padding part.</source>
         <translation>看清每一个注意力头。</translation>
     </message>
     <message>
-        <source>An .attnscope.json project to open.</source>
-        <translation>要打开的 .attnscope.json 项目。</translation>
+        <source>A project (.attnscope.json) or an attention file (.npy, .npz, .safetensors) to open.</source>
+        <translation>要打开的项目 (.attnscope.json) 或注意力文件 (.npy, .npz, .safetensors)。</translation>
     </message>
 </context>
 </TS>
