@@ -180,6 +180,13 @@ void TestVulkanPooled::matchesPooledReference_data()
     pc.c.fill = MaskFill::NegLarge;
     addBoth("causal and padding, -1e9", pc);
     pc = base;
+    pc.c.causal = true;
+    pc.paddedFrom = 0;
+    pc.paddedTo = 3; // rows 0-2 see no key: under -1e9 uniform over every key, the later ones too
+    addBoth("causal, first keys padded, -inf", pc);
+    pc.c.fill = MaskFill::NegLarge;
+    addBoth("causal, first keys padded, -1e9", pc);
+    pc = base;
     pc.paddedFrom = 0;
     pc.paddedTo = 10; // every key padded: every row empty
     addBoth("every key padded, -inf", pc);
