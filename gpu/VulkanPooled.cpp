@@ -21,7 +21,7 @@ struct PooledPush {
 };
 static_assert(sizeof(PooledPush) == 64);
 
-constexpr std::uint32_t kCausal = 1, kPadding = 2, kCustom = 4, kNegLarge = 8, kMean = 16;
+constexpr std::uint32_t kCausal = 1, kPadding = 2, kCustom = 4, kNegLarge = 8, kMean = 16, kCellPerThread = 32;
 constexpr std::uint32_t kWorkgroup = 64, kRowColumns = 4; // the shaders' WG and ACC
 
 using Slot = PooledEngine::Slot;
@@ -243,6 +243,12 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     base.nk = std::uint32_t(nk);
     base.flags = (p.mask.causal ? kCausal : 0) | (bytes[PadBits] ? kPadding : 0) | (bytes[CustomBits] ? kCustom : 0) |
                  (p.spec.maskFill == MaskFill::NegLarge ? kNegLarge : 0) | (options.mode == PoolMode::Mean ? kMean : 0);
+    // Small cells (N close to T) would leave most of a workgroup idle: one thread per cell.
+    const std::uint64_t cellPairs = ((tq + nq - 1) / nq) * ((tk + nk - 1) / nk);
+    const bool cellPerThread = cellPairs < kWorkgroup;
+    if (cellPerThread)
+        base.flags |= kCellPerThread;
+    const std::uint64_t cellGroups = cellPerThread ? (nk + kWorkgroup - 1) / kWorkgroup : nk;
     base.words = std::uint32_t(words);
     base.scale = float(p.spec.scale());
 
@@ -351,7 +357,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         if (Status s = dispatch(cmd, *m_cells,
                                 {range(Q), range(K), range(PadBits), range(CustomBits), range(Stats), range(Pooled),
                                  range(RowStart), range(KeyStart)},
-                                push, {nk, aLast - aFirst + 1, heads},
+                                push, {cellGroups, aLast - aFirst + 1, heads},
                                 [aFirst](PooledPush &pp, std::uint64_t x, std::uint64_t y, std::uint64_t z) {
                                     pp.x0 = std::uint32_t(x);
                                     pp.y0 = std::uint32_t(aFirst + y);

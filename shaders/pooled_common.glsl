@@ -10,6 +10,7 @@
 #define POOL_CUSTOM 4u    // customBits: row i, words [i*words, (i+1)*words), 1 = allowed
 #define POOL_NEG_LARGE 8u // masked logits are -1e9 (else -inf: masked keys weigh nothing)
 #define POOL_MEAN 16u     // cells sum their weights (the host divides); else they take the max
+#define POOL_CELL_PER_THREAD 32u // small cells: one thread per cell instead of one workgroup
 
 // The largest finite float: the running max starts here so no infinity ever reaches exp().
 #define POOL_LOWEST -3.402823466e38

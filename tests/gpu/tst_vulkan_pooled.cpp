@@ -226,6 +226,9 @@ void TestVulkanPooled::matchesPooledReference_data()
     big.c.causal = true;
     big.bins = 37;
     addBoth("T=150 causal, N=37", big);
+    big.bins = 100; // cells of 1 or 2 x 1 or 2: one thread each, two workgroups of key bins
+    addBoth("T=150 causal, N=100", big);
+    big.bins = 37;
     big.c.fill = MaskFill::NegLarge;
     addBoth("T=150 causal, -1e9", big);
     big.c.causal = false;
@@ -275,6 +278,9 @@ void TestVulkanPooled::manySubmissionsAndSplitDispatches_data()
         custom.c.custom = true;
         custom.c.fill = MaskFill::NegLarge;
         QTest::newRow((std::string("custom, -1e9, 2 groups per axis, ") + m).c_str()) << custom << 2u;
+        GpuPoolCase cooperative = pc; // cells of 6 x 11 pairs: one workgroup each
+        cooperative.bins = 2;
+        QTest::newRow((std::string("workgroup per cell, 1 group per axis, ") + m).c_str()) << cooperative << 1u;
     }
 }
 
