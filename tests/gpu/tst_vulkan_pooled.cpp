@@ -27,6 +27,8 @@ struct GpuPoolCase {
     Eigen::Index paddedFrom = -1, paddedTo = -1; // a run of padded keys, when >= 0
 };
 Q_DECLARE_METATYPE(GpuPoolCase)
+Q_DECLARE_METATYPE(VulkanFault)
+Q_DECLARE_METATYPE(attnscope::ErrorKind)
 
 class TestVulkanPooled : public QObject
 {
@@ -45,6 +47,8 @@ private slots:
     void tooLargeForABindingIsRefusedWithTheSize();
     void fallbackComputesWhatTheGpuRefuses();
     void invalidRequestsAreRefused();
+    void injectedFaults_data();
+    void injectedFaults();
 
 private:
     std::unique_ptr<VulkanBackend> makeBackend(VulkanBackendOptions options = {});
@@ -262,6 +266,7 @@ void TestVulkanPooled::manySubmissionsAndSplitDispatches_data()
 {
     QTest::addColumn<GpuPoolCase>("pc");
     QTest::addColumn<unsigned>("maxGroups");
+    QTest::addColumn<qulonglong>("work");
     GpuPoolCase pc;
     pc.c.tq = 11;
     pc.c.heads = 3;
@@ -271,16 +276,25 @@ void TestVulkanPooled::manySubmissionsAndSplitDispatches_data()
     for (PoolMode mode : {PoolMode::Max, PoolMode::Mean}) {
         pc.mode = mode;
         const char *m = mode == PoolMode::Max ? "max" : "mean";
-        QTest::newRow((std::string("many submissions, ") + m).c_str()) << pc << 0u;
-        QTest::newRow((std::string("many submissions, 1 group per axis, ") + m).c_str()) << pc << 1u;
+        QTest::newRow((std::string("many submissions, ") + m).c_str()) << pc << 0u << 1ull;
+        QTest::newRow((std::string("many submissions, 1 group per axis, ") + m).c_str()) << pc << 1u << 1ull;
         GpuPoolCase custom = pc;
         custom.c.causal = false;
         custom.c.custom = true;
         custom.c.fill = MaskFill::NegLarge;
-        QTest::newRow((std::string("custom, -1e9, 2 groups per axis, ") + m).c_str()) << custom << 2u;
+        QTest::newRow((std::string("custom, -1e9, 2 groups per axis, ") + m).c_str()) << custom << 2u << 1ull;
         GpuPoolCase cooperative = pc; // cells of 6 x 11 pairs: one workgroup each
         cooperative.bins = 2;
-        QTest::newRow((std::string("workgroup per cell, 1 group per axis, ") + m).c_str()) << cooperative << 1u;
+        QTest::newRow((std::string("workgroup per cell, 1 group per axis, ") + m).c_str()) << cooperative << 1u << 1ull;
+        GpuPoolCase longer = pc; // chunks of 37 rows, bins of 18 or 19 rows: cells span chunks
+        longer.c.tq = 300;
+        longer.c.dq = 8;
+        longer.c.dk = 4;
+        longer.c.dv = 4;
+        longer.c.heads = 2;
+        longer.bins = 16;
+        QTest::newRow((std::string("T=300 in chunks of 37 rows, ") + m).c_str())
+            << longer << 0u << qulonglong(37 * 300 * 2 * 16);
     }
 }
 
@@ -288,13 +302,17 @@ void TestVulkanPooled::manySubmissionsAndSplitDispatches()
 {
     QFETCH(GpuPoolCase, pc);
     QFETCH(unsigned, maxGroups);
+    QFETCH(qulonglong, work);
     VulkanBackendOptions o;
-    o.pooledWorkPerSubmission = 1;
+    o.pooledWorkPerSubmission = work;
     o.maxWorkGroupCount = maxGroups;
     auto backend = makeBackend(o);
     QVERIFY(backend);
     check(*backend, pc);
-    QCOMPARE(backend->stats().submissions, std::uint64_t(pc.c.tq)); // one per query row
+    // Per row: Tk keys x heads x (3 dK + dV) multiply-adds.
+    const std::uint64_t perRow = std::uint64_t(pc.c.tq) * std::uint64_t(pc.c.heads) * (3 * pc.c.dk + pc.c.dv);
+    const std::uint64_t rows = std::max<std::uint64_t>(1, work / perRow);
+    QCOMPARE(backend->stats().submissions, (std::uint64_t(pc.c.tq) + rows - 1) / rows);
 }
 
 void TestVulkanPooled::stagingPath()
@@ -388,6 +406,55 @@ void TestVulkanPooled::invalidRequestsAreRefused()
     QVERIFY(!got.ok());
     QCOMPARE(got.kind(), ErrorKind::InvalidInput);
     QVERIFY2(got.message().find("weights.k") != std::string::npos, got.message().c_str());
+}
+
+// A fault is an Error of its kind; a lost device (or a wait that gave up while the GPU may still
+// run the submission) refuses later work and is destroyed safely; FallbackBackend answers on the
+// CPU with the reference's values.
+void TestVulkanPooled::injectedFaults_data()
+{
+    QTest::addColumn<VulkanFault>("fault");
+    QTest::addColumn<ErrorKind>("kind");
+    QTest::addColumn<bool>("lost");
+    QTest::newRow("out of memory") << VulkanFault::OutOfMemory << ErrorKind::OutOfMemory << false;
+    QTest::newRow("device lost") << VulkanFault::DeviceLost << ErrorKind::DeviceLost << true;
+    QTest::newRow("timeout") << VulkanFault::Timeout << ErrorKind::DeviceLost << true;
+}
+
+void TestVulkanPooled::injectedFaults()
+{
+    QFETCH(VulkanFault, fault);
+    QFETCH(ErrorKind, kind);
+    QFETCH(bool, lost);
+    VulkanBackendOptions o;
+    o.fault = fault;
+    o.pooledWorkPerSubmission = 1; // the timeout strikes with later chunks still to record
+    Case c;
+    c.tq = 7;
+    const AttentionProblem p = makeProblem(c);
+    PoolOptions options;
+    options.bins = 3;
+    {
+        auto backend = makeBackend(o);
+        QVERIFY(backend);
+        auto got = backend->computePooled(p, options);
+        QVERIFY(!got.ok());
+        QCOMPARE(got.kind(), kind);
+        QCOMPARE(backend->lost(), lost);
+        if (lost)
+            QCOMPARE(backend->computePooled(p, options).kind(), ErrorKind::DeviceLost);
+    } // destroyed while a timed-out submission may still run: it waits for the device first
+    auto vulkan = makeBackend(o);
+    QVERIFY(vulkan);
+    FallbackBackend fallback(std::move(vulkan));
+    auto got = fallback.computePooled(p, options);
+    QVERIFY2(got.ok(), got.ok() ? "" : got.message().c_str());
+    QVERIFY(fallback.lastRun().fellBack);
+    QCOMPARE(fallback.fellBack(), lost); // gives the device up only when it is gone
+    auto ref = referencePooled(p, options);
+    QVERIFY(ref.ok());
+    const std::string diff = test::compareMatrix("pooled", got->pooled[1], ref->pooled[1], test::Tolerance::weights());
+    QVERIFY2(diff.empty(), diff.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestVulkanPooled)
