@@ -28,7 +28,7 @@ public:
 
     // The long-sequence form (design.md, `compute --pool N`): pooled weights, row entropies
     // and the output, never Tq x Tk per head. The default runs the Eigen engine
-    // (core/PooledAttention.h), so a backend without pooled kernels of its own (Vulkan, today)
+    // (core/PooledAttention.h), so a backend without pooled kernels of its own
     // falls back to the CPU; usesCpuForPooled() tells callers that report the device.
     virtual Result<PooledResult> computePooled(const AttentionProblem &problem, const PoolOptions &options)
     {

@@ -13,8 +13,8 @@ namespace attnscope {
 //
 // Backend decision: AttentionBackend::computePooled() is a virtual whose default runs the
 // Eigen engine below (computePooledCpu), so every backend answers a pooled request and one
-// without its own pooled kernels (Vulkan, today) falls back to the CPU. Callers that report
-// the device say so (the CLI prints a note when the backend is not "cpu").
+// without its own pooled kernels (Vulkan has them: gpu/VulkanPooled.h) falls back to the CPU.
+// Callers that report the device say so (the CLI notes usesCpuForPooled() when not "cpu").
 
 enum class PoolMode { Max, Mean };
 

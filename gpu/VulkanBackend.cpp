@@ -3,6 +3,7 @@
 #include "core/Mask.h"
 #include "core/Validation.h"
 #include "gpu/VulkanPasses.h"
+#include "gpu/VulkanPooled.h"
 #include "gpu/VulkanResources.h"
 #include "shaders/EmbeddedShaders.h"
 
@@ -97,6 +98,7 @@ struct VulkanBackend::State {
     VulkanFault fault = VulkanFault::None;
     std::unique_ptr<Device> device;
     std::unique_ptr<ComputePipeline> gemm, softmax;
+    std::unique_ptr<PooledEngine> pooled;
     GemmTiling tiling;
     std::unique_ptr<CommandContext> commands;
     std::unique_ptr<DescriptorArena> descriptors;
@@ -453,6 +455,14 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackend
     if (!softmax)
         return softmax.error();
     state->softmax = std::move(*softmax);
+    // The pooled passes bind 8 storage buffers; a device allowing fewer (the Vulkan minimum
+    // is 4) computes the pooled path on the CPU engine instead.
+    if (d.info().maxStorageBuffersPerStage >= kPooledBindings) {
+        auto pooled = PooledEngine::create(d);
+        if (!pooled)
+            return pooled.error();
+        state->pooled = std::move(*pooled);
+    }
     auto commands = CommandContext::create(d);
     if (!commands)
         return commands.error();
@@ -482,6 +492,11 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackend
 VulkanBackend::VulkanBackend(std::unique_ptr<State> state) : m_state(std::move(state)) {}
 
 VulkanBackend::~VulkanBackend() = default;
+
+bool VulkanBackend::usesCpuForPooled() const
+{
+    return m_state->pooled == nullptr;
+}
 
 std::string VulkanBackend::deviceName() const
 {
@@ -545,6 +560,44 @@ Result<AttentionTrace> VulkanBackend::compute(const AttentionProblem &p)
     }
     t.output = p.weights.o ? MatrixF(view(O, tq, p.dOut())) : t.context;
     return t;
+}
+
+Result<PooledResult> VulkanBackend::computePooled(const AttentionProblem &p, const PoolOptions &options)
+{
+    if (options.bins < 1)
+        return Error{"pool: expected a bin count of at least 1, found " + std::to_string(options.bins)};
+    // Every check but the full trace's size, which this path never holds.
+    if (Status s = validateProblem(p, ProblemLimits{}); !s)
+        return s.error();
+    State &st = *m_state;
+    if (!st.pooled)
+        return AttentionBackend::computePooled(p, options);
+    if (st.lost)
+        return Error{"Vulkan (" + deviceName() + "): the device was lost earlier (" + st.lostReason +
+                         "); create a new backend",
+                     ErrorKind::DeviceLost};
+    ++st.stats.computes;
+    const PooledShared shared{*st.device,
+                              *st.commands,
+                              *st.descriptors,
+                              *st.gemm,
+                              st.tiling,
+                              *st.softmax,
+                              st.placeholder,
+                              st.limits,
+                              st.maxAllocationBytes,
+                              st.options.forceStaging,
+                              st.fault,
+                              kSubmitTimeoutNs,
+                              st.options.pooledWorkPerSubmission};
+    PooledRunStats run;
+    auto result = st.pooled->run(shared, p, options, run);
+    st.stats.submissions += run.submissions;
+    st.stats.dispatches = run.dispatches;
+    st.stats.staging = run.staging;
+    if (!result)
+        return st.fail(result.error());
+    return result;
 }
 
 Result<std::vector<DeviceInfo>> listVulkanDevices()

@@ -48,6 +48,9 @@ struct VulkanBackendOptions {
     // A tighter limit than the device's maxMemoryAllocationSize (0: the device's), so tests
     // can hand the backend a problem too large for it with small shapes.
     std::uint64_t maxAllocationBytes = 0;
+    // Multiply-adds one submission of the pooled path may hold (0: the default, see
+    // gpu/VulkanPooled.h), so tests can split small problems into many submissions.
+    std::uint64_t pooledWorkPerSubmission = 0;
 };
 
 // What a backend has done so far; tests check reuse and the one-submission rule with it.
@@ -79,6 +82,10 @@ public:
     // "llvmpipe (LLVM 15.0.6, 256 bits) (CPU)"
     std::string deviceName() const override;
     Result<AttentionTrace> compute(const AttentionProblem &problem) override;
+    // The pooled path on the GPU (gpu/VulkanPooled.h); TooLarge where it does not fit the device.
+    // On a device with fewer than 8 storage buffers per stage it runs the CPU engine.
+    Result<PooledResult> computePooled(const AttentionProblem &problem, const PoolOptions &options) override;
+    bool usesCpuForPooled() const override;
 
     const vk::DeviceInfo &deviceInfo() const;
     const VulkanStats &stats() const;

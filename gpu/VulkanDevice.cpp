@@ -243,6 +243,7 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
         d.maxWorkGroupInvocations = p.limits.maxComputeWorkGroupInvocations;
         d.maxSharedMemoryBytes = p.limits.maxComputeSharedMemorySize;
         d.maxPushConstantsBytes = p.limits.maxPushConstantsSize;
+        d.maxStorageBuffersPerStage = p.limits.maxPerStageDescriptorStorageBuffers;
         for (std::uint32_t h = 0; h < mem.memoryHeapCount; ++h)
             d.heaps.push_back(
                 {mem.memoryHeaps[h].size, bool(mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)});

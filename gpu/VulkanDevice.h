@@ -35,6 +35,7 @@ struct DeviceInfo {
     std::uint32_t maxWorkGroupInvocations = 0;
     std::uint32_t maxSharedMemoryBytes = 0;
     std::uint32_t maxPushConstantsBytes = 0;
+    std::uint32_t maxStorageBuffersPerStage = 0; // maxPerStageDescriptorStorageBuffers (at least 4)
     std::vector<MemoryHeapInfo> heaps;
 
     // "llvmpipe (LLVM 15.0.6, 256 bits) (CPU)"

@@ -204,7 +204,7 @@ ComputePipeline::~ComputePipeline()
 
 namespace {
 constexpr std::uint32_t kSetsPerPool = 256;
-constexpr std::uint32_t kMaxBindingsPerSet = 4;
+constexpr std::uint32_t kMaxBindingsPerSet = 8; // the pooled passes bind 8 buffers
 } // namespace
 
 DescriptorArena::~DescriptorArena()

@@ -10,6 +10,12 @@ constexpr std::uint32_t kGemm[] = {
 constexpr std::uint32_t kSoftmax[] = {
 #include "softmax.spv.inc"
 };
+constexpr std::uint32_t kPooledRows[] = {
+#include "pooled_rows.spv.inc"
+};
+constexpr std::uint32_t kPooledCells[] = {
+#include "pooled_cells.spv.inc"
+};
 } // namespace
 
 std::span<const std::uint32_t> gemmSpirv()
@@ -19,6 +25,15 @@ std::span<const std::uint32_t> gemmSpirv()
 std::span<const std::uint32_t> softmaxSpirv()
 {
     return kSoftmax;
+}
+
+std::span<const std::uint32_t> pooledRowsSpirv()
+{
+    return kPooledRows;
+}
+std::span<const std::uint32_t> pooledCellsSpirv()
+{
+    return kPooledCells;
 }
 
 } // namespace attnscope::shaders

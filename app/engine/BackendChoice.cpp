@@ -173,16 +173,36 @@ Result<AttentionTrace> FallbackBackend::compute(const AttentionProblem &problem)
     auto result = m_primary->compute(problem);
     if (result)
         return result;
+    noteFailure(result.error());
+    return cpu().compute(problem);
+}
+
+void FallbackBackend::noteFailure(const Error &error)
+{
     m_lastFellBack = true;
-    if (givesUpTheDevice(result.kind())) {
-        m_notice = result.message() + ": computing on the CPU from now on";
+    if (givesUpTheDevice(error.kind)) {
+        m_notice = error.message + ": computing on the CPU from now on";
         m_primary.reset(); // waits for the device, then frees it and its memory
     } else {
         // Too large for this device, or its memory ran out for this size: the CPU answers
         // this one and the GPU stays in use for the next problem.
-        m_notice = result.message() + ": computed on the CPU this time (the GPU is still used for the next problem)";
+        m_notice = error.message + ": computed on the CPU this time (the GPU is still used for the next problem)";
     }
-    return cpu().compute(problem);
+}
+
+Result<PooledResult> FallbackBackend::computePooled(const AttentionProblem &problem, const PoolOptions &options)
+{
+    m_lastFellBack = false;
+    // A bad request is the caller's error on any backend: report it, do not fall back.
+    if (options.bins < 1 || !validateProblem(problem, ProblemLimits{}))
+        return cpu().computePooled(problem, options);
+    if (!m_primary)
+        return cpu().computePooled(problem, options);
+    auto result = m_primary->computePooled(problem, options);
+    if (result)
+        return result;
+    noteFailure(result.error());
+    return cpu().computePooled(problem, options);
 }
 
 std::string FallbackBackend::takeNotice()

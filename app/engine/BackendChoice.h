@@ -95,6 +95,9 @@ public:
     std::string name() const override;
     std::string deviceName() const override;
     Result<AttentionTrace> compute(const AttentionProblem &problem) override;
+    // The pooled path, with the same fallback rules as compute().
+    Result<PooledResult> computePooled(const AttentionProblem &problem, const PoolOptions &options) override;
+    bool usesCpuForPooled() const override { return m_primary ? m_primary->usesCpuForPooled() : true; }
 
     // The GPU was given up for the rest of the session.
     bool fellBack() const { return m_primary == nullptr; }
@@ -107,6 +110,8 @@ public:
 
 private:
     AttentionBackend &cpu();
+    // After the primary failed on a valid problem: the notice, and whether the GPU is given up.
+    void noteFailure(const Error &error);
 
     std::unique_ptr<AttentionBackend> m_primary;
     std::unique_ptr<AttentionBackend> m_cpu;

@@ -1,0 +1,110 @@
+#pragma once
+
+// The pooled long-sequence path (design.md, `compute --pool N`) on Vulkan: the projections by
+// gemm.comp, then per chunk of query rows shaders/pooled_rows.comp (row max and normaliser by
+// online softmax, entropy, context row) and shaders/pooled_cells.comp (each pooled cell's max or
+// sum of the exact weights), then the output projection. Scores are recomputed, never stored:
+// the device holds O(T·d + N²·H) besides a custom mask's bits.
+//
+// Watchdogs (Windows TDR, Linux job timeouts) kill a submission that runs for seconds, so the
+// work is cut into chunks of query rows of bounded cost, each its own submission; a small
+// problem is one submission.
+
+#include "core/PooledAttention.h"
+#include "gpu/VulkanBackend.h"
+#include "gpu/VulkanPasses.h"
+
+#include <array>
+#include <memory>
+#include <vector>
+
+namespace attnscope::vk {
+
+// What the backend shares with the pooled engine: its device, command buffer, descriptor
+// arena, GEMM pipeline and limits.
+struct PooledShared {
+    const Device &device;
+    CommandContext &commands;
+    DescriptorArena &descriptors;
+    const ComputePipeline &gemm;
+    const GemmTiling &tiling;
+    const ComputePipeline &softmax;
+    const Buffer &placeholder;
+    const PassLimits &limits;
+    std::uint64_t maxAllocationBytes = 0;
+    bool forceStaging = false;
+    VulkanFault fault = VulkanFault::None;
+    std::uint64_t submitTimeoutNs = 0;
+    // Multiply-adds one submission may hold (0: kDefaultPooledWork).
+    std::uint64_t workPerSubmission = 0;
+};
+
+// About 2^33 multiply-adds: milliseconds on a discrete GPU, well under a second on an
+// integrated one, so no submission comes near a 2 s watchdog.
+// Storage buffers each pooled pass binds.
+inline constexpr std::uint32_t kPooledBindings = 8;
+
+inline constexpr std::uint64_t kDefaultPooledWork = std::uint64_t(1) << 33;
+
+struct PooledRunStats {
+    std::uint64_t submissions = 0;
+    std::uint64_t dispatches = 0;
+    bool staging = false;
+};
+
+class PooledEngine
+{
+public:
+    static Result<std::unique_ptr<PooledEngine>> create(const Device &device);
+    ~PooledEngine();
+
+    // Runs one pooled request on a validated problem. Fails with TooLarge (naming the bytes)
+    // where a buffer exceeds the device's allocation or binding limits, so callers can
+    // compute it on the CPU instead; with DeviceLost where a submission failed or timed out
+    // (then nothing it uses may be freed before the device is idle).
+    Result<PooledResult> run(const PooledShared &shared, const AttentionProblem &problem, const PoolOptions &options,
+                             PooledRunStats &stats);
+
+    enum Slot {
+        Xq,
+        Xkv,
+        Wq,
+        Wk,
+        Wv,
+        Wo,
+        Bq,
+        Bk,
+        Bv,
+        Bo,
+        PadBits,
+        CustomBits,
+        RowStart,
+        KeyStart, // uploaded
+        Q,
+        K,
+        V,
+        Stats,
+        Context,
+        Entropy,
+        Pooled,
+        Output, // on the device
+        SlotCount
+    };
+
+private:
+    PooledEngine() = default;
+
+    struct Tensor {
+        Buffer device;
+        Buffer staging;
+        std::uint64_t bytes = 0;
+    };
+    Status allocate(const PooledShared &shared, const std::array<std::uint64_t, SlotCount> &bytes);
+
+    std::unique_ptr<ComputePipeline> m_rows, m_cells;
+    std::array<Tensor, SlotCount> m_tensors;
+    std::array<std::uint64_t, SlotCount> m_bytes{};
+    bool m_staged = false;
+};
+
+} // namespace attnscope::vk

@@ -1,0 +1,84 @@
+#version 450
+// The pooled path's cell pass: one workgroup per (key bin, query bin, head) of a chunk of
+// query rows, or, where cells hold fewer (row, key) pairs than a workgroup has threads, one
+// thread per cell. It recomputes the exact weights of the block the chunk holds of its cell, from
+// the row max and normaliser of pooled_rows.comp (so both passes form the same weights), and
+// takes their max or sum; masked weights count as 0 (or as the -1e9 fill's weight). A cell
+// whose rows span several chunks combines with what the earlier chunks left in it.
+
+#include "pooled_common.glsl"
+
+layout(constant_id = 0) const uint WG = 64; // a power of two
+layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+
+layout(std430, set = 0, binding = 4) readonly buffer BufStats { float stats[]; };
+layout(std430, set = 0, binding = 5) buffer BufPooled { float pooled[]; }; // [h][a][b]
+layout(std430, set = 0, binding = 6) readonly buffer BufRowStart { uint rowStart[]; }; // nq + 1
+layout(std430, set = 0, binding = 7) readonly buffer BufKeyStart { uint keyStart[]; }; // nk + 1
+
+shared float red[WG];
+
+// The max or sum of the weights of rows [i0, i1) x keys [j0, j0 + keys) of head h, this
+// invocation taking every `step`-th (row, key) pair from `first` on.
+float poolBlock(uint h, uint i0, uint i1, uint j0, uint keys, uint first, uint step)
+{
+    const bool mean = (pc.flags & POOL_MEAN) != 0u;
+    // The host keeps (rows of a chunk) x Tk below 2^32.
+    const uint count = i1 > i0 ? (i1 - i0) * keys : 0u;
+    float value = 0.0; // weights are >= 0: 0 is the identity of both max and sum here
+    for (uint e = first; e < count; e += step) {
+        const uint i = i0 + e / keys, j = j0 + e % keys;
+        const float z = stats[2u * (h * pc.tq + i) + 1u];
+        float s;
+        if (z <= 0.0 || !logitAt(i, j, h, s))
+            continue; // an empty row under -inf, or a masked key under -inf
+        const float w = exp(s - stats[2u * (h * pc.tq + i)]) * (1.0 / z);
+        value = mean ? value + w : max(value, w);
+    }
+    return value;
+}
+
+// Stores cell (h, a, b), combining with what earlier chunks left where they held rows of it.
+void storeCell(uint h, uint a, uint b, bool firstRows, float value)
+{
+    const uint idx = (h * pc.nq + a) * pc.nk + b;
+    if (firstRows)
+        pooled[idx] = value;
+    else
+        pooled[idx] = (pc.flags & POOL_MEAN) != 0u ? pooled[idx] + value : max(pooled[idx], value);
+}
+
+void main()
+{
+    const uint a = pc.y0 + gl_WorkGroupID.y, h = pc.h0 + gl_WorkGroupID.z, t = gl_LocalInvocationID.x;
+    if (a >= pc.nq)
+        return; // uniform per workgroup
+    const uint binR0 = rowStart[a];
+    const uint i0 = max(binR0, pc.r0), i1 = min(rowStart[a + 1u], pc.r1);
+    const bool firstRows = binR0 >= pc.r0; // this chunk holds the cell's first row
+
+    if ((pc.flags & POOL_CELL_PER_THREAD) != 0u) {
+        // Cells of fewer pairs than a workgroup has threads: one thread each, no barriers.
+        const uint b = (pc.x0 + gl_WorkGroupID.x) * WG + t;
+        if (b < pc.nk) {
+            const uint j0 = keyStart[b];
+            storeCell(h, a, b, firstRows, poolBlock(h, i0, i1, j0, keyStart[b + 1u] - j0, 0u, 1u));
+        }
+        return;
+    }
+
+    const uint b = pc.x0 + gl_WorkGroupID.x;
+    if (b >= pc.nk)
+        return; // uniform per workgroup
+    const uint j0 = keyStart[b];
+    red[t] = poolBlock(h, i0, i1, j0, keyStart[b + 1u] - j0, t, WG);
+    barrier();
+    const bool mean = (pc.flags & POOL_MEAN) != 0u;
+    for (uint st = WG / 2u; st > 0u; st >>= 1u) {
+        if (t < st)
+            red[t] = mean ? red[t] + red[t + st] : max(red[t], red[t + st]);
+        barrier();
+    }
+    if (t == 0u)
+        storeCell(h, a, b, firstRows, red[0]);
+}
