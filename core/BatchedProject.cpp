@@ -17,7 +17,7 @@ int BatchedProject::sequenceCount() const
 AttentionProblem BatchedProject::problemForSequence(int b) const
 {
     AttentionProblem p = m_project.problem;
-    if (b == 0 || !isBatched())
+    if (!isBatched() || b == m_project.batch->shown)
         return p;
     const SequenceInputs &s = m_project.batch->sequences[size_t(b)];
     p.xq = s.xq;
@@ -35,7 +35,7 @@ SequenceInputs BatchedProject::sequenceInputs(int b) const
 {
     const AttentionProblem &p = m_project.problem;
     SequenceInputs live{p.xq, p.xkv, p.xv, p.mask.keyPadding, m_project.queryTokens, m_project.keyTokens};
-    if (b == 0 || !isBatched())
+    if (!isBatched() || b == m_project.batch->shown)
         return live;
     SequenceInputs s = m_project.batch->sequences[size_t(b)];
     if (!m_project.batch->paddingPerSequence)
@@ -51,7 +51,8 @@ bool BatchedProject::sequencesAgree() const
 {
     if (!isBatched() || sequenceCount() < 2)
         return true;
-    const SequenceInputs a = sequenceInputs(0), b = sequenceInputs(1);
+    const int shown = m_project.batch->shown;
+    const SequenceInputs a = sequenceInputs(shown), b = sequenceInputs(shown == 0 ? 1 : 0);
     const bool cross = m_project.problem.spec.mode == AttentionMode::Cross;
     auto same = [](const MatrixF &x, const MatrixF &y) { return x.rows() == y.rows() && x.cols() == y.cols(); };
     if (!same(a.xq, b.xq) || a.queryTokens.size() != b.queryTokens.size())
@@ -69,7 +70,7 @@ Result<std::vector<AttentionTrace>> computeSequences(AttentionBackend &backend, 
     std::vector<AttentionTrace> traces;
     traces.reserve(size_t(count));
     for (int b = 0; b < count; ++b) {
-        auto trace = backend.compute(b == 0 ? project.problem : batch.problemForSequence(b));
+        auto trace = backend.compute(batch.problemForSequence(b));
         if (!trace) {
             if (!batch.isBatched())
                 return trace.error();
@@ -80,6 +81,39 @@ Result<std::vector<AttentionTrace>> computeSequences(AttentionBackend &backend, 
         traces.push_back(std::move(*trace));
     }
     return traces;
+}
+
+Project withSequenceShown(Project project, int b)
+{
+    if (!project.batch || b < 0 || b >= int(project.batch->sequences.size()) || b == project.batch->shown)
+        return project;
+    ProjectBatch &batch = *project.batch;
+    AttentionProblem &p = project.problem;
+    // Keep the shown sequence's edits in its entry, then load sequence b into the problem.
+    SequenceInputs &old = batch.sequences[size_t(batch.shown)];
+    old.xq = p.xq;
+    old.xkv = p.xkv;
+    old.xv = p.xv;
+    if (batch.paddingPerSequence)
+        old.keyPadding = p.mask.keyPadding;
+    if (batch.tokensPerSequence)
+        old.queryTokens = project.queryTokens;
+    if (batch.keyTokensPerSequence)
+        old.keyTokens = project.keyTokens;
+    const SequenceInputs &next = batch.sequences[size_t(b)];
+    p.xq = next.xq;
+    if (p.spec.mode == AttentionMode::Cross) {
+        p.xkv = next.xkv;
+        p.xv = next.xv;
+    }
+    if (batch.paddingPerSequence)
+        p.mask.keyPadding = next.keyPadding;
+    if (batch.tokensPerSequence)
+        project.queryTokens = next.queryTokens;
+    if (batch.keyTokensPerSequence)
+        project.keyTokens = next.keyTokens;
+    batch.shown = b;
+    return project;
 }
 
 Status validateBatch(const Project &project, const ProblemLimits &limits)
@@ -244,11 +278,14 @@ bool projectjson::readProjectInputs(Reader &in, const json &root, Project &proje
 void projectjson::writeProjectInputs(const Project &project, json &root, const ReferenceLookup &reference)
 {
     const BatchedProject batch(project);
-    // Sequence 0 no longer shaped like the others (an edit in the GUI): only it can be written.
+    // The shown sequence no longer shaped like the others (an edit in the GUI): only it can be
+    // written, as a 2-D project (BatchedProject::sequencesAgree() lets the GUI warn first).
     const bool batched = batch.isBatched() && batch.sequencesAgree();
     const int count = batched ? batch.sequenceCount() : 1;
     std::vector<SequenceInputs> sequences;
-    for (int b = 0; b < count; ++b)
+    if (!batched)
+        sequences.push_back(batch.sequenceInputs(project.batch ? project.batch->shown : 0));
+    for (int b = 0; batched && b < count; ++b)
         sequences.push_back(batch.sequenceInputs(b));
     const bool cross = project.problem.spec.mode == AttentionMode::Cross;
 

@@ -24,17 +24,22 @@ public:
     // B for a batch, 1 otherwise.
     int sequenceCount() const;
     // The problem of sequence b (0 <= b < sequenceCount()): the project's problem with that
-    // sequence's inputs and key padding. Sequence 0 is project.problem itself.
+    // sequence's inputs and key padding. The shown sequence (0 after reading) is project.problem.
     AttentionProblem problemForSequence(int b) const;
-    // The inputs and labels of sequence b (sequence 0 from project.problem and its tokens).
+    // The inputs and labels of sequence b (the shown one from project.problem and its tokens).
     SequenceInputs sequenceInputs(int b) const;
-    // Whether sequence 0 (which the GUI edits) still has the shapes of the other sequences;
+    // Whether the shown sequence (which the GUI edits) still has the shapes of the others;
     // when not, the batch cannot be saved as one B x T x d array (see serializeProject()).
     bool sequencesAgree() const;
 
 private:
     const Project &m_project;
 };
+
+// The project with sequence b shown: the shown sequence's inputs (with any edits) go back into
+// the batch and sequence b's come into project.problem (and its labels). Unchanged when b is
+// out of range or the project is not batched. Saving writes the same file whichever is shown.
+Project withSequenceShown(Project project, int b);
 
 // Every sequence computed through backend, in order (one trace for an unbatched project).
 // An error names the sequence of a batch: "sequence 1 (counting from 0) of 2: ...".

@@ -44,6 +44,9 @@ struct ProjectBatch {
     bool tokensPerSequence = false;        // query.tokens was B lists (else one list for all)
     bool keyTokensPerSequence = false;     // key.tokens was B lists
     bool paddingPerSequence = false;       // the file gave mask.keyPadding as B rows
+    // The sequence Project::problem holds (the one the GUI shows and edits); its entry in
+    // sequences is stale while it is shown. See withSequenceShown() in core/BatchedProject.h.
+    int shown = 0;
 };
 
 // A project, file format 1 (`*.attnscope.json`, design.md): the problem plus what the math
@@ -53,8 +56,8 @@ struct Project {
     std::string title;
     std::vector<std::string> queryTokens; // one label per row of problem.xq
     std::vector<std::string> keyTokens;   // cross-attention only: one per row of problem.xkv
-    // For a batched project: sequence 0, the one the GUI shows and edits (batch->sequences[0]
-    // is not used: sequence 0 is always taken from here, so its edits are computed and saved).
+    // For a batched project: sequence batch->shown (0 after reading), the one the GUI shows
+    // and edits; it is always taken from here, so its edits are computed and saved.
     AttentionProblem problem;
     // Set when the file gave a batch (a 3-D query.x), even of one sequence; absent: 2-D inputs.
     std::optional<ProjectBatch> batch;

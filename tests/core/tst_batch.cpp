@@ -97,6 +97,7 @@ private slots:
     void batchRoundTripsAndKeepsUnknownFields();
     void everySequenceComputesLikeAHandBuiltProblem();
     void batchedNpyReferencesAreKeptOnSave();
+    void showingAnotherSequenceKeepsEdits();
     void tutorialFixtures_data();
     void tutorialFixtures();
 };
@@ -291,6 +292,38 @@ void TestBatch::batchedNpyReferencesAreKeptOnSave()
     project->problem.xq(0, 0) = 7;
     const Json edited = Json::parse(serializeProject(*project))["query"]["x"];
     JSON_EQ(edited, Json::parse("[[[7, 0], [0.5, -1]], [[0, 1], [2, 1]]]"));
+}
+
+void TestBatch::showingAnotherSequenceKeepsEdits()
+{
+    auto project = parse(batchedCross());
+    QVERIFY(project.ok());
+    const std::string original = serializeProject(*project);
+    project->problem.xq(0, 0) = 9; // an edit of sequence 0
+    Project second = withSequenceShown(*project, 1);
+    QCOMPARE(second.batch->shown, 1);
+    QCOMPARE(second.queryTokens, (std::vector<std::string>{"c", "d"}));
+    QCOMPARE(second.problem.xq(1, 0), 2.0f);
+    QCOMPARE(second.problem.mask.keyPadding, (std::vector<bool>{true, true, false}));
+    const BatchedProject batch(second);
+    QCOMPARE(batch.problemForSequence(0).xq(0, 0), 9.0f); // the edit went back into sequence 0
+    // The file is the same whichever sequence is shown.
+    QCOMPARE(serializeProject(second), serializeProject(*project));
+    QVERIFY(serializeProject(second) != original);
+    const Project back = withSequenceShown(second, 0);
+    QCOMPARE(back.problem.xq(0, 0), 9.0f);
+    QCOMPARE(back.queryTokens, (std::vector<std::string>{"a", "b"}));
+    QCOMPARE(serializeProject(back), serializeProject(*project));
+    // A token added to the shown sequence only: the batch no longer agrees, and only the
+    // shown sequence can be written (as a 2-D project).
+    second.problem.xq.conservativeResize(3, 2);
+    second.problem.xq.row(2).setZero();
+    second.queryTokens.push_back("e");
+    QVERIFY(!BatchedProject(second).sequencesAgree());
+    auto reread = parseProject(serializeProject(second));
+    QVERIFY2(reread.ok(), reread.ok() ? "" : reread.message().c_str());
+    QVERIFY(!reread->batch);
+    QCOMPARE(reread->queryTokens, (std::vector<std::string>{"c", "d", "e"}));
 }
 
 void TestBatch::tutorialFixtures_data()
