@@ -3,6 +3,7 @@
 // sequence (what is computed follows), the step view gives the tutorials' 4-D shapes, and
 // saving writes the whole batch whichever sequence is shown. A 2-D project has no bar.
 
+#include "app/gui/document/ProjectEdit.h"
 #include "app/gui/views/BatchBar.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/TeachingView.h"
@@ -40,6 +41,7 @@ class TestBatchBar : public QObject
 private slots:
     void batchOpensWithNoticeAndSequenceSelector();
     void unbatchedProjectHasNoBar();
+    void valueInputFollowsKeyEdits();
 };
 
 void TestBatchBar::batchOpensWithNoticeAndSequenceSelector()
@@ -100,6 +102,34 @@ void TestBatchBar::unbatchedProjectHasNoBar()
     QVERIFY(!w.batchBar()->isVisible());
     w.viewTabs()->setCurrentWidget(w.teachingView());
     QVERIFY(!w.teachingView()->html().contains(QStringLiteral("[B, H, Tq, dK]")));
+}
+
+// Edits of the key side keep a separate value input usable: one value row per key, Wv's rows
+// following the value width (not d_kv), and no value input left behind in self-attention.
+void TestBatchBar::valueInputFollowsKeyEdits()
+{
+    auto project = readProjectFile(
+        test::sourcePathStd(QStringLiteral("tests/fixtures/tutorial/seed004_mha_three_inputs/project.attnscope.json")));
+    QVERIFY2(project.ok(), project.ok() ? "" : project.message().c_str());
+    Project single = withSequenceShown(*project, 0);
+    single.batch.reset(); // one sequence is enough here
+    const InitOptions init;
+    const Eigen::Index tk = single.problem.tk();
+    Project p = edit::insertToken(single, TokenSide::Key, 1, QStringLiteral("new"), init);
+    QCOMPARE(p.problem.xv->rows(), tk + 1);
+    QVERIFY(validateProblem(p.problem).ok());
+    p = edit::removeToken(p, TokenSide::Key, 0);
+    QCOMPARE(p.problem.xv->rows(), tk);
+    QVERIFY(validateProblem(p.problem).ok());
+    p = edit::setInputDim(p, TokenSide::Key, 10, init);
+    QCOMPARE(p.problem.weights.v.rows(), p.problem.xv->cols());
+    const Status valid = validateProblem(p.problem);
+    QVERIFY2(valid.ok(), valid.ok() ? "" : valid.message().c_str());
+    p = edit::setMode(p, AttentionMode::Self, init);
+    QVERIFY(!p.problem.xv);
+    p = edit::setMode(p, AttentionMode::Cross, init);
+    QVERIFY(validateProblem(p.problem).ok());
+    QVERIFY(CpuBackend().compute(p.problem).ok());
 }
 
 QTEST_MAIN(TestBatchBar)
