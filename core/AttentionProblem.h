@@ -41,7 +41,7 @@ struct AttentionSpec {
 struct AttentionWeights {
     MatrixF q;                    // d_q  by heads*headDimQK
     MatrixF k;                    // d_kv by heads*headDimQK
-    MatrixF v;                    // d_kv by heads*headDimV
+    MatrixF v;                    // d_v_in (the value input's width) by heads*headDimV
     std::optional<MatrixF> o;     // heads*headDimV by d_out; absent: output = context
     std::optional<VectorF> qBias; // heads*headDimQK
     std::optional<VectorF> kBias; // heads*headDimQK
@@ -61,16 +61,24 @@ struct AttentionProblem {
     AttentionSpec spec;
     MatrixF xq;  // Tq by d_q
     MatrixF xkv; // Tk by d_kv; ignored (and usually empty) in self-attention
+    // Cross-attention only: a separate value input (PyTorch's attention(query, key, value) with
+    // three different tensors), Tk by d_v_in. Absent: the values come from the key input.
+    std::optional<MatrixF> xv;
     AttentionWeights weights;
     MaskSpec mask;
 
     // The key/value input: xkv in cross-attention, xq in self-attention.
     const MatrixF &keyInput() const { return spec.mode == AttentionMode::Cross ? xkv : xq; }
 
+    // The value input: xv where a cross-attention problem gives one, else the key input.
+    const MatrixF &valueInput() const { return spec.mode == AttentionMode::Cross && xv ? *xv : keyInput(); }
+    bool hasSeparateValue() const { return spec.mode == AttentionMode::Cross && xv.has_value(); }
+
     Eigen::Index tq() const { return xq.rows(); }
     Eigen::Index tk() const { return keyInput().rows(); }
     Eigen::Index dq() const { return xq.cols(); }
     Eigen::Index dkv() const { return keyInput().cols(); }
+    Eigen::Index dvIn() const { return valueInput().cols(); }
     Eigen::Index qkWidth() const { return Eigen::Index(spec.heads) * spec.headDimQK; }
     Eigen::Index vWidth() const { return Eigen::Index(spec.heads) * spec.headDimV; }
     Eigen::Index dOut() const { return weights.o ? weights.o->cols() : vWidth(); }

@@ -157,7 +157,7 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     {
         const MatrixF q = project(p.xq, p.weights.q, p.weights.qBias);
         const MatrixF k = project(p.keyInput(), p.weights.k, p.weights.kBias);
-        const MatrixF v = project(p.keyInput(), p.weights.v, p.weights.vBias);
+        const MatrixF v = project(p.valueInput(), p.weights.v, p.weights.vBias);
         t.q.resize(size_t(heads));
         t.k.resize(size_t(heads));
         t.v.resize(size_t(heads));

@@ -144,7 +144,7 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
     MatrixF q = project(p.xq, p.weights.q, p.weights.qBias);
     q *= float(p.spec.scale());
     const MatrixF k = project(p.keyInput(), p.weights.k, p.weights.kBias);
-    const MatrixF v = project(p.keyInput(), p.weights.v, p.weights.vBias);
+    const MatrixF v = project(p.valueInput(), p.weights.v, p.weights.vBias);
     const StructuralMask mask(p);
     const Bins rowBins(tq, options.bins), keyBins(tk, options.bins);
     const Eigen::Index nq = rowBins.bins, nk = keyBins.bins;

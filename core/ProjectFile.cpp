@@ -1,9 +1,11 @@
 #include "core/ProjectFile.h"
 
 #include "core/ErrorCode.h"
+#include "core/BatchedProject.h"
 #include "core/FileIo.h"
 #include "core/JsonDocument.h"
 #include "core/MemoryLimits.h"
+#include "core/ProjectReader.h"
 #include "core/ProjectReferences.h"
 #include "core/UserText.h"
 #include "core/Validation.h"
@@ -16,232 +18,9 @@
 
 namespace attnscope {
 
-// ordered_json keeps the file's field order on a round trip.
-using json = nlohmann::ordered_json;
+using namespace projectjson;
 
 namespace {
-
-std::string typeName(const json &v)
-{
-    switch (v.type()) {
-    case json::value_t::null:
-        return "null";
-    case json::value_t::boolean:
-        return v.get<bool>() ? "true" : "false";
-    case json::value_t::string:
-        return "the string " + quotedText(v.get_ref<const std::string &>(), 24);
-    case json::value_t::array:
-        return "an array";
-    case json::value_t::object:
-        return "an object";
-    default:
-        return "the number " + v.dump();
-    }
-}
-
-Error expected(const std::string &field, const std::string &what, const json &found)
-{
-    return codedError("project.expected", {field, what, typeName(found)});
-}
-
-// Parsing proceeds field by field; the first error stops it. Each reader returns false and
-// sets m_error on failure so the caller can stay linear.
-class Reader
-{
-public:
-    std::optional<Error> error;
-    std::string folder;                                        // where {"npy": ...} references resolve
-    std::map<std::string, NpyReference> *references = nullptr; // filled with each one read
-
-    bool fail(Error e)
-    {
-        error = std::move(e);
-        return false;
-    }
-
-    // A whole number from 1 to max; a larger one is refused naming max, the real limit.
-    bool readInt(const json &obj, const char *key, std::int64_t max, int &out)
-    {
-        if (!obj.contains(key))
-            return fail(codedError("project.missing", {key, "a whole number of at least 1"}));
-        const json &v = obj[key];
-        double d = 0.0;
-        if (v.is_number_integer() || v.is_number_unsigned()) {
-            d = v.get<double>();
-        } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) {
-            d = v.get<double>();
-        } else {
-            return fail(expected(key, "a whole number of at least 1", v));
-        }
-        if (d < 1)
-            return fail(codedError("value.atLeastOne", {key, v.dump()}));
-        if (d > double(max))
-            return fail(codedError("value.tooLarge", {key, v.dump(), std::to_string(max)}));
-        out = int(d);
-        return true;
-    }
-
-    bool readNumber(const json &v, const std::string &field, float &out)
-    {
-        if (!v.is_number())
-            return fail(expected(field, "a number", v));
-        const double d = v.get<double>();
-        if (!std::isfinite(d) || std::abs(d) > 3.4028234663852886e38)
-            return fail(codedError("project.float32", {field, v.dump()}));
-        out = float(d);
-        return true;
-    }
-
-    bool readMatrix(const json &v, const std::string &field, MatrixF &out)
-    {
-        if (v.is_object() && v.contains("npy"))
-            return readReference(v, field, out);
-        if (v.is_object())
-            return fail(expected(field, "a matrix (an array of rows of numbers) or {\"npy\": \"file.npy\"}", v));
-        if (!v.is_array())
-            return fail(expected(field, "a matrix (an array of rows of numbers)", v));
-        if (v.empty())
-            return fail(codedError("project.matrix.empty", {field}));
-        const size_t rows = v.size();
-        size_t cols = 0;
-        for (size_t r = 0; r < rows; ++r) {
-            const std::string rowField = field + "[" + std::to_string(r) + "]";
-            if (!v[r].is_array())
-                return fail(expected(rowField, "a row (an array of numbers)", v[r]));
-            if (v[r].empty())
-                return fail(codedError("project.row.empty", {rowField}));
-            if (r == 0)
-                cols = v[r].size();
-            else if (v[r].size() != cols)
-                return fail(
-                    codedError("project.row.length", {rowField, std::to_string(cols), std::to_string(v[r].size())}));
-        }
-        out.resize(Eigen::Index(rows), Eigen::Index(cols));
-        for (size_t r = 0; r < rows; ++r)
-            for (size_t c = 0; c < cols; ++c)
-                if (!readNumber(v[r][c], field + "[" + std::to_string(r) + "][" + std::to_string(c) + "]",
-                                out(Eigen::Index(r), Eigen::Index(c))))
-                    return false;
-        return true;
-    }
-
-    bool readReference(const json &v, const std::string &field, MatrixF &out)
-    {
-        if (v.size() != 1 || !v["npy"].is_string())
-            return fail(expected(field, "{\"npy\": \"relative/path.npy\"} with nothing else", v));
-        const std::string &path = v["npy"].get_ref<const std::string &>();
-        auto matrix = readReferencedMatrix(field, path, folder);
-        if (!matrix)
-            return fail(matrix.error());
-        out = std::move(*matrix);
-        if (references)
-            (*references)[field] = NpyReference{path, out.rows(), out.cols(), matrixFingerprint(out)};
-        return true;
-    }
-
-    bool readVector(const json &obj, const char *key, const std::string &field, std::optional<VectorF> &out)
-    {
-        if (!obj.contains(key) || obj[key].is_null())
-            return true;
-        const json &v = obj[key];
-        if (!v.is_array())
-            return fail(expected(field, "an array of numbers", v));
-        VectorF vec(Eigen::Index(v.size()));
-        for (size_t i = 0; i < v.size(); ++i)
-            if (!readNumber(v[i], field + "[" + std::to_string(i) + "]", vec[Eigen::Index(i)]))
-                return false;
-        out = std::move(vec);
-        return true;
-    }
-
-    bool readTokens(const json &side, const std::string &field, Eigen::Index rows, std::vector<std::string> &out)
-    {
-        if (!side.contains("tokens"))
-            return fail(codedError("project.missing", {field, "one label per row of the matrix x"}));
-        const json &v = side["tokens"];
-        if (!v.is_array())
-            return fail(expected(field, "an array of strings", v));
-        for (size_t i = 0; i < v.size(); ++i) {
-            if (!v[i].is_string())
-                return fail(expected(field + "[" + std::to_string(i) + "]", "a string", v[i]));
-            out.push_back(v[i].get<std::string>());
-        }
-        if (Eigen::Index(out.size()) != rows)
-            return fail(codedError("project.labels", {field, std::to_string(rows), std::to_string(out.size())}));
-        return true;
-    }
-
-    bool readSide(const json &root, const char *key, MatrixF &x, std::vector<std::string> &tokens)
-    {
-        if (!root.contains(key))
-            return fail(codedError("project.missing", {key, "{\"tokens\": [...], \"x\": [[...]]}"}));
-        const json &side = root[key];
-        if (!side.is_object())
-            return fail(expected(key, "an object with \"tokens\" and \"x\"", side));
-        if (!side.contains("x"))
-            return fail(codedError("project.missing", {std::string(key) + ".x", "a matrix with one row per token"}));
-        return readMatrix(side["x"], std::string(key) + ".x", x) &&
-               readTokens(side, std::string(key) + ".tokens", x.rows(), tokens);
-    }
-
-    bool readMask(const json &root, MaskSpec &mask)
-    {
-        if (!root.contains("mask") || root["mask"].is_null())
-            return true;
-        const json &m = root["mask"];
-        if (!m.is_object())
-            return fail(expected("mask", "an object", m));
-        if (m.contains("causal") && !m["causal"].is_null()) {
-            if (!m["causal"].is_boolean())
-                return fail(expected("mask.causal", "true or false", m["causal"]));
-            mask.causal = m["causal"].get<bool>();
-        }
-        if (m.contains("keyPadding") && !m["keyPadding"].is_null()) {
-            const json &kp = m["keyPadding"];
-            if (!kp.is_array())
-                return fail(expected("mask.keyPadding", "an array of true/false (true = real token)", kp));
-            for (size_t i = 0; i < kp.size(); ++i) {
-                if (kp[i].is_boolean())
-                    mask.keyPadding.push_back(kp[i].get<bool>());
-                else if (kp[i].is_number() && (kp[i].get<double>() == 0 || kp[i].get<double>() == 1))
-                    mask.keyPadding.push_back(kp[i].get<double>() == 1);
-                else
-                    return fail(expected("mask.keyPadding[" + std::to_string(i) + "]", "true or false", kp[i]));
-            }
-        }
-        if (m.contains("allowed") && !m["allowed"].is_null()) {
-            const json &a = m["allowed"];
-            MatrixF values;
-            if (!readMatrixOfFlags(a, values))
-                return false;
-            mask.allowed = values.cast<std::uint8_t>();
-        }
-        return true;
-    }
-
-private:
-    bool readMatrixOfFlags(const json &a, MatrixF &values)
-    {
-        // Booleans are accepted as well as 0/1, then the matrix reads like any other.
-        json numeric = a;
-        if (numeric.is_array())
-            for (auto &row : numeric)
-                if (row.is_array())
-                    for (auto &cell : row)
-                        if (cell.is_boolean())
-                            cell = cell.get<bool>() ? 1 : 0;
-        if (!readMatrix(numeric, "mask.allowed", values))
-            return false;
-        for (Eigen::Index r = 0; r < values.rows(); ++r)
-            for (Eigen::Index c = 0; c < values.cols(); ++c)
-                if (values(r, c) != 0.0f && values(r, c) != 1.0f)
-                    return fail(codedError("project.mask.binary",
-                                           {"mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) + "]",
-                                            numeric.is_array() ? numeric[size_t(r)][size_t(c)].dump()
-                                                               : json(double(values(r, c))).dump()}));
-        return true;
-    }
-};
 
 // A syntax error where the text spells NaN or Infinity gets a hint: Python's json.dump
 // writes them, and the user should learn why the file is refused.
@@ -269,7 +48,7 @@ std::string withNonNumberHint(const std::string &message)
 // held twice.
 void dropRewrittenFields(json &root)
 {
-    for (const char *side : {"query", "key"})
+    for (const char *side : {"query", "key", "value"})
         if (root.contains(side) && root[side].is_object())
             for (const char *field : {"x", "tokens"})
                 if (root[side].contains(field))
@@ -295,7 +74,9 @@ json floatValue(float f)
     return d;
 }
 
-json matrixValue(const MatrixF &m)
+} // namespace
+
+json projectjson::matrixValue(const MatrixF &m)
 {
     json rows = json::array();
     for (Eigen::Index r = 0; r < m.rows(); ++r) {
@@ -306,6 +87,8 @@ json matrixValue(const MatrixF &m)
     }
     return rows;
 }
+
+namespace {
 
 json vectorValue(const std::optional<VectorF> &v)
 {
@@ -432,10 +215,7 @@ Result<Project> parseDocument(json &root, const ProjectReadOptions &options)
     }
 
     AttentionProblem &p = project.problem;
-    if (!in.readSide(root, "query", p.xq, project.queryTokens))
-        return *in.error;
-    if (spec.mode == AttentionMode::Cross && !in.readSide(root, "key", p.xkv, project.keyTokens))
-        return *in.error;
+    // The inputs are read with the mask (below), which may hold a batch's key padding rows.
 
     if (!root.contains("weights"))
         return codedError("project.missing", {"weights", "an object with q, k, v and o"});
@@ -460,10 +240,13 @@ Result<Project> parseDocument(json &root, const ProjectReadOptions &options)
         !in.readVector(w, "oBias", "weights.oBias", p.weights.oBias))
         return *in.error;
 
-    if (!in.readMask(root, p.mask))
+    if (!in.readMask(root, p.mask) || !readProjectInputs(in, root, project))
         return *in.error;
 
-    if (Status s = validateProblem(p, options.checkTraceSize ? ProblemLimits::forThisMachine() : ProblemLimits{}); !s)
+    const ProblemLimits checks = options.checkTraceSize ? ProblemLimits::forThisMachine() : ProblemLimits{};
+    if (Status s = validateProblem(p, checks); !s)
+        return s.error();
+    if (Status s = validateBatch(project, checks); !s)
         return s.error();
     dropRewrittenFields(root);
     project.extra = std::move(root);
@@ -508,7 +291,7 @@ std::string serializeProject(const Project &project, const std::string &saveFold
     auto matrixOrReference = [&](const char *field, const MatrixF &m) {
         const auto it = project.npyReferences.find(field);
         if (it == project.npyReferences.end() || it->second.rows != m.rows() || it->second.cols != m.cols() ||
-            it->second.fingerprint != matrixFingerprint(m))
+            it->second.sequences != 0 || it->second.fingerprint != matrixFingerprint(m))
             return matrixValue(m);
         return json{{"npy", rebasedReferencePath(it->second.path, project.folder, saveFolder)}};
     };
@@ -540,18 +323,15 @@ std::string serializeProject(const Project &project, const std::string &saveFold
     }
     root["maskFill"] = spec.maskFill == MaskFill::NegLarge ? "-1e9" : "-inf";
 
-    auto side = [&](json side, const std::vector<std::string> &tokens, const MatrixF &x, const char *field) {
-        if (!side.is_object())
-            side = json::object();
-        side["tokens"] = tokens;
-        side["x"] = matrixOrReference(field, x);
-        return side;
+    const ReferenceLookup reference = [&](const std::string &field, const MatrixF &m,
+                                          Eigen::Index sequences) -> std::optional<json> {
+        const auto it = project.npyReferences.find(field);
+        if (it == project.npyReferences.end() || it->second.rows != m.rows() || it->second.cols != m.cols() ||
+            it->second.sequences != sequences || it->second.fingerprint != matrixFingerprint(m))
+            return std::nullopt;
+        return json{{"npy", rebasedReferencePath(it->second.path, project.folder, saveFolder)}};
     };
-    root["query"] = side(root.value("query", json::object()), project.queryTokens, p.xq, "query.x");
-    if (cross)
-        root["key"] = side(root.value("key", json::object()), project.keyTokens, p.xkv, "key.x");
-    else
-        root.erase("key");
+    writeProjectInputs(project, root, reference);
 
     json w = root.value("weights", json::object());
     if (!w.is_object())
@@ -597,6 +377,8 @@ std::string serializeProject(const Project &project, const std::string &saveFold
     } else {
         mask.erase("allowed");
     }
+    if (auto rows = batchKeyPadding(project))
+        mask["keyPadding"] = std::move(*rows);
     root["mask"] = std::move(mask);
     return compactNumberArrays(root.dump(2)) + "\n";
 }

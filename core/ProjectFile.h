@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,32 @@ struct NpyReference {
     std::string path; // as written in the file, relative to the project's folder
     Eigen::Index rows = 0, cols = 0;
     std::uint64_t fingerprint = 0;
+    // A batched input given as a 3-D [B, T, d] array: B (rows is then B*T, and the fingerprint
+    // is of the B matrices one under another); 0 for a 2-D matrix.
+    Eigen::Index sequences = 0;
+};
+
+// One sequence of a batched project (design.md, "A batch"): its own inputs, key padding and
+// labels; the weights, the spec and the other mask parts are the project's.
+struct SequenceInputs {
+    MatrixF xq;
+    MatrixF xkv;                  // cross-attention only
+    std::optional<MatrixF> xv;    // cross-attention with a separate value input only
+    std::vector<bool> keyPadding; // empty, or one per key
+    std::vector<std::string> queryTokens;
+    std::vector<std::string> keyTokens; // cross-attention only
+};
+
+// The B sequences of a project whose query.x is B x Tq x d_q. Read and written by
+// core/BatchedProject.cpp; compute them through BatchedProject.
+struct ProjectBatch {
+    std::vector<SequenceInputs> sequences; // B >= 1 entries, all of the same shapes
+    bool tokensPerSequence = false;        // query.tokens was B lists (else one list for all)
+    bool keyTokensPerSequence = false;     // key.tokens was B lists
+    bool paddingPerSequence = false;       // the file gave mask.keyPadding as B rows
+    // The sequence Project::problem holds (the one the GUI shows and edits); its entry in
+    // sequences is stale while it is shown. See withSequenceShown() in core/BatchedProject.h.
+    int shown = 0;
 };
 
 // A project, file format 1 (`*.attnscope.json`, design.md): the problem plus what the math
@@ -29,11 +56,15 @@ struct Project {
     std::string title;
     std::vector<std::string> queryTokens; // one label per row of problem.xq
     std::vector<std::string> keyTokens;   // cross-attention only: one per row of problem.xkv
+    // For a batched project: sequence batch->shown (0 after reading), the one the GUI shows
+    // and edits; it is always taken from here, so its edits are computed and saved.
     AttentionProblem problem;
+    // Set when the file gave a batch (a 3-D query.x), even of one sequence; absent: 2-D inputs.
+    std::optional<ProjectBatch> batch;
     nlohmann::ordered_json extra =
         nlohmann::ordered_json::object(); // the file as read; known fields are rewritten on save
     // The `{"npy": ...}` references by field ("query.x", "key.x", "weights.q", "weights.k",
-    // "weights.v", "weights.o", "mask.allowed"), and the folder they were resolved against.
+    // "weights.v", "weights.o", "mask.allowed", "value.x"), and the folder they were resolved against.
     std::map<std::string, NpyReference> npyReferences;
     std::string folder;
 

@@ -30,6 +30,15 @@ std::string shapeText(const std::vector<std::int64_t> &shape)
 Result<MatrixF> readReferencedMatrix(const std::string &field, const std::string &relativePath,
                                      const std::string &folder)
 {
+    auto stack = readReferencedStack(field, relativePath, folder, false);
+    if (!stack)
+        return stack.error();
+    return std::move(stack->rows);
+}
+
+Result<ReferencedStack> readReferencedStack(const std::string &field, const std::string &relativePath,
+                                            const std::string &folder, bool allow3d)
+{
     const std::string shown = field + ": " + printableText(relativePath, 200) + ": ";
     if (relativePath.empty() || relativePath.find('\0') != std::string::npos)
         return Error{field + ".npy: expected a relative path to a .npy file, found " + quotedText(relativePath, 40)};
@@ -58,12 +67,21 @@ Result<MatrixF> readReferencedMatrix(const std::string &field, const std::string
     bytes->shrink_to_fit();
     if (!array)
         return Error{shown + array.message()};
-    if (array->shape.size() != 2)
-        return Error{shown + "expected a 2-D array, found shape " + shapeText(array->shape)};
-    const std::int64_t rows = array->shape[0], cols = array->shape[1];
-    if (rows < 1 || cols < 1)
-        return Error{shown + "expected at least one row and one column, found shape " + shapeText(array->shape)};
-    MatrixF m(rows, cols);
+    const auto &shape = array->shape;
+    if (shape.size() != 2 && !(allow3d && shape.size() == 3))
+        return Error{
+            shown +
+            (allow3d ? "expected a 2-D or (batched) 3-D array, found shape " : "expected a 2-D array, found shape ") +
+            shapeText(shape)};
+    for (const std::int64_t extent : shape)
+        if (extent < 1)
+            return Error{shown + "expected at least one row and one column, found shape " + shapeText(shape)};
+    ReferencedStack stack;
+    stack.sequences = shape.size() == 3 ? shape[0] : 0;
+    // [B, T, d] in C order is the (B*T) x d row-major matrix of the B matrices one under another.
+    const std::int64_t rows = shape.size() == 3 ? shape[0] * shape[1] : shape[0], cols = shape.back();
+    MatrixF &m = stack.rows;
+    m.resize(rows, cols);
     for (std::int64_t i = 0; i < rows * cols; ++i) {
         const float v = array->data[size_t(i)];
         if (!std::isfinite(v))
@@ -74,7 +92,7 @@ Result<MatrixF> readReferencedMatrix(const std::string &field, const std::string
                                         : "-Infinity")};
         m.data()[i] = v;
     }
-    return m;
+    return stack;
 }
 
 std::string rebasedReferencePath(const std::string &path, const std::string &fromFolder, const std::string &toFolder)

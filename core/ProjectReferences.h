@@ -18,6 +18,15 @@ namespace attnscope {
 Result<MatrixF> readReferencedMatrix(const std::string &field, const std::string &relativePath,
                                      const std::string &folder);
 
+// A reference that may hold a batch: a 2-D array (sequences = 0) or, with allow3d, a 3-D
+// [B, T, d] array given as the (B*T) x d matrix of its B matrices one under another.
+struct ReferencedStack {
+    MatrixF rows;
+    Eigen::Index sequences = 0; // B for a 3-D array, 0 for a 2-D one
+};
+Result<ReferencedStack> readReferencedStack(const std::string &field, const std::string &relativePath,
+                                            const std::string &folder, bool allow3d);
+
 // A reference path written for a project saved into toFolder, when it was read relative to
 // fromFolder: the same file, relative to the new place (unchanged when a folder is empty).
 std::string rebasedReferencePath(const std::string &path, const std::string &fromFolder, const std::string &toFolder);

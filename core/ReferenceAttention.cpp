@@ -55,7 +55,7 @@ Result<ReferenceTrace> referenceAttention(const AttentionProblem &p)
 
     const MatrixD q = project(xq, p.weights.q, p.weights.qBias);
     const MatrixD k = project(xkv, p.weights.k, p.weights.kBias);
-    const MatrixD v = project(xkv, p.weights.v, p.weights.vBias);
+    const MatrixD v = project(p.valueInput().cast<double>(), p.weights.v, p.weights.vBias);
 
     ReferenceTrace t;
     t.allowed = effectiveMask(p);

@@ -168,6 +168,28 @@ Status writeTraceNpy(const AttentionTrace &trace, const std::string &dirPath)
     return writeViews(views, dirPath);
 }
 
+Status writeBatchTraceNpy(const std::vector<AttentionTrace> &traces, const std::string &dirPath)
+{
+    if (traces.empty())
+        return Error{dirPath + ": no sequences to write", ErrorKind::Internal};
+    std::vector<std::vector<TensorView>> perSequence;
+    for (const AttentionTrace &t : traces)
+        perSequence.push_back(traceViews(t));
+    std::vector<TensorView> views;
+    for (size_t i = 0; i < perSequence.front().size(); ++i) {
+        const TensorView &first = perSequence.front()[i];
+        if (std::find_if(kContract.begin(), kContract.end(), [&](const char *n) { return first.name == n; }) ==
+            kContract.end())
+            continue;
+        TensorView v{first.name, first.shape, {}, nullptr};
+        v.shape.insert(v.shape.begin(), std::int64_t(traces.size()));
+        for (const std::vector<TensorView> &sequence : perSequence)
+            v.parts.insert(v.parts.end(), sequence[i].parts.begin(), sequence[i].parts.end());
+        views.push_back(std::move(v));
+    }
+    return writeViews(views, dirPath);
+}
+
 Status writeNpyFolder(const std::vector<NpyFolderTensor> &tensors, const std::string &dirPath,
                       const std::vector<FolderFile> &files)
 {

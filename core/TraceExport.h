@@ -34,6 +34,11 @@ std::map<std::string, std::string> traceNpyFiles(const AttentionTrace &trace);
 // running) in dir or beside it are removed first.
 Status writeTraceNpy(const AttentionTrace &trace, const std::string &dir);
 
+// The same files for a batch (design.md, "A batch"): one trace per sequence, every tensor with
+// a leading B axis (weights.npy [B,H,Tq,Tk], context.npy [B,Tq,H*dV], ...). The traces must have
+// equal shapes (the sequences of one BatchedProject do).
+Status writeBatchTraceNpy(const std::vector<AttentionTrace> &traces, const std::string &dir);
+
 // Any set of float32 tensors as NAME.npy files in dir, with the same all-or-nothing staging as
 // writeTraceNpy() (`compute --pool` writes weights_pooled, entropy and output this way). Each
 // tensor is its parts (row-major matrices) back to back, of the given shape.

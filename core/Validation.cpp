@@ -135,12 +135,22 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
         ATTNSCOPE_CHECK(checkRange("key.x (tokens)", p.xkv.rows(), limits.maxTokens));
         ATTNSCOPE_CHECK(checkRange("key.x (dimensions)", p.xkv.cols(), limits.maxModelDim));
     }
+    // A value input left over in self-attention is ignored (valueInput()), as xkv is.
+    if (p.hasSeparateValue()) {
+        if (p.xv->rows() != p.xkv.rows())
+            return Error{"value.x: expected " + std::to_string(p.xkv.rows()) + " rows (one per key token), found " +
+                         std::to_string(p.xv->rows())};
+        if (p.xv->cols() < 1)
+            return Error{"value.x: expected at least one dimension, found " + shapeOf(*p.xv)};
+        ATTNSCOPE_CHECK(checkRange("value.x (dimensions)", p.xv->cols(), limits.maxModelDim));
+    }
 
     const Eigen::Index qkWidth = p.qkWidth(), vWidth = p.vWidth();
     const auto &w = p.weights;
     ATTNSCOPE_CHECK(checkShape("weights.q", w.q, p.dq(), qkWidth, "d_q x heads*headDimQK"));
     ATTNSCOPE_CHECK(checkShape("weights.k", w.k, p.dkv(), qkWidth, "d_kv x heads*headDimQK"));
-    ATTNSCOPE_CHECK(checkShape("weights.v", w.v, p.dkv(), vWidth, "d_kv x heads*headDimV"));
+    ATTNSCOPE_CHECK(checkShape("weights.v", w.v, p.dvIn(), vWidth,
+                               p.hasSeparateValue() ? "d_v_in x heads*headDimV" : "d_kv x heads*headDimV"));
     if (w.o) {
         if (w.o->rows() != vWidth || w.o->cols() < 1)
             return shapeError("weights.o", vWidth, std::max<Eigen::Index>(w.o->cols(), 1), "heads*headDimV x d_out",
@@ -178,6 +188,8 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
     ATTNSCOPE_CHECK(checkFinite("query.x", p.xq, false));
     if (cross)
         ATTNSCOPE_CHECK(checkFinite("key.x", p.xkv, false));
+    if (p.hasSeparateValue())
+        ATTNSCOPE_CHECK(checkFinite("value.x", *p.xv, false));
     ATTNSCOPE_CHECK(checkFinite("weights.q", w.q, false));
     ATTNSCOPE_CHECK(checkFinite("weights.k", w.k, false));
     ATTNSCOPE_CHECK(checkFinite("weights.v", w.v, false));

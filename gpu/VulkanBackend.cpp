@@ -24,12 +24,27 @@ constexpr std::uint64_t kSubmitTimeoutNs = 600ull * 1000 * 1000 * 1000;
 constexpr std::uint32_t kSoftmaxWorkgroup = 128;
 
 // The buffers of one compute. Inputs are uploaded, outputs read back into the trace.
-enum Slot { Xq, Xkv, Wq, Wk, Wv, Wo, Bq, Bk, Bv, Bo, MaskBits, Q, K, V, S, W, C, O, SlotCount };
+enum Slot { Xq, Xkv, Xv, Wq, Wk, Wv, Wo, Bq, Bk, Bv, Bo, MaskBits, Q, K, V, S, W, C, O, SlotCount };
 constexpr Slot kFirstOutput = Q;
-const char *const kSlotNames[SlotCount] = {
-    "query.x",       "key.x",         "weights.q",     "weights.k", "weights.v", "weights.o", "weights.qBias",
-    "weights.kBias", "weights.vBias", "weights.oBias", "mask",      "Q",         "K",         "V",
-    "scores",        "weights",       "context",       "output"};
+const char *const kSlotNames[SlotCount] = {"query.x",
+                                           "key.x",
+                                           "value.x",
+                                           "weights.q",
+                                           "weights.k",
+                                           "weights.v",
+                                           "weights.o",
+                                           "weights.qBias",
+                                           "weights.kBias",
+                                           "weights.vBias",
+                                           "weights.oBias",
+                                           "mask",
+                                           "Q",
+                                           "K",
+                                           "V",
+                                           "scores",
+                                           "weights",
+                                           "context",
+                                           "output"};
 
 struct GpuTensor {
     Buffer device;
@@ -55,7 +70,7 @@ ShapeKey shapeKey(const AttentionProblem &p)
             w.o.has_value(),
             (w.qBias ? 1 : 0) | (w.kBias ? 2 : 0) | (w.vBias ? 4 : 0),
             w.oBias.has_value(),
-            0};
+            p.hasSeparateValue() ? p.dvIn() : 0};
 }
 
 GemmTiling tilingFor(const DeviceInfo &info)
@@ -161,6 +176,7 @@ Status VulkanBackend::State::allocate(const AttentionProblem &p)
     std::array<std::uint64_t, SlotCount> bytes{};
     bytes[Xq] = tq * std::uint64_t(p.dq()) * f;
     bytes[Xkv] = p.spec.mode == AttentionMode::Cross ? tk * std::uint64_t(p.dkv()) * f : 0;
+    bytes[Xv] = p.hasSeparateValue() ? tk * std::uint64_t(p.dvIn()) * f : 0;
     bytes[Wq] = std::uint64_t(p.weights.q.size()) * f;
     bytes[Wk] = std::uint64_t(p.weights.k.size()) * f;
     bytes[Wv] = std::uint64_t(p.weights.v.size()) * f;
@@ -249,9 +265,11 @@ Status VulkanBackend::State::record(const AttentionProblem &p, int &dispatches)
                         qkw = std::uint64_t(p.qkWidth()), vw = std::uint64_t(p.vWidth());
     const Buffer &xq = tensors[Xq].device;
     const Buffer &xkv = p.spec.mode == AttentionMode::Cross ? tensors[Xkv].device : xq;
+    // The value input: its own buffer where a cross-attention problem gives one.
+    const Buffer &xv = p.hasSeparateValue() ? tensors[Xv].device : xkv;
     auto bias = [&](Slot s) { return tensors[s].bytes ? &tensors[s].device : nullptr; };
 
-    // Projections: Q = Xq·Wq + bq, K = Xkv·Wk + bk, V = Xkv·Wv + bv (independent: no barriers).
+    // Projections: Q = Xq·Wq + bq, K = Xkv·Wk + bk, V = Xv·Wv + bv (independent: no barriers).
     struct Projection {
         const char *name;
         const Buffer *x;
@@ -260,7 +278,7 @@ Status VulkanBackend::State::record(const AttentionProblem &p, int &dispatches)
     } projections[] = {
         {"projection Q", &xq, tq, std::uint64_t(p.dq()), qkw, Wq, Bq, Q},
         {"projection K", &xkv, tk, std::uint64_t(p.dkv()), qkw, Wk, Bk, K},
-        {"projection V", &xkv, tk, std::uint64_t(p.dkv()), vw, Wv, Bv, V},
+        {"projection V", &xv, tk, std::uint64_t(p.dvIn()), vw, Wv, Bv, V},
     };
     for (const Projection &pr : projections) {
         GemmPass g;
@@ -366,6 +384,8 @@ Status VulkanBackend::State::run(const AttentionProblem &p)
     put(Xq, p.xq);
     if (p.spec.mode == AttentionMode::Cross)
         put(Xkv, p.xkv);
+    if (p.hasSeparateValue())
+        put(Xv, *p.xv);
     put(Wq, p.weights.q);
     put(Wk, p.weights.k);
     put(Wv, p.weights.v);

@@ -7,6 +7,7 @@
 #include "app/engine/BackendChoice.h"
 #include "core/AttentionFile.h"
 #include "core/AttentionStats.h"
+#include "core/BatchedProject.h"
 #include "core/FileIo.h"
 #include "core/MemoryLimits.h"
 #include "core/PooledAttention.h"
@@ -230,6 +231,10 @@ public:
         auto project = readProjectFile(projectPath, read);
         if (!project)
             return fail(project.message());
+        if (project->batch)
+            return fail(QStringLiteral("compute: --pool takes one sequence; %1 holds a batch (a 3-D query.x)")
+                            .arg(shown(parser.positionalArguments()[0])),
+                        kUsage);
         auto selection = backend(parser);
         if (!selection)
             return m_exit;
@@ -283,10 +288,34 @@ public:
         auto run = computeProject(parser);
         if (!run)
             return m_exit;
+        if (run->project.batch)
+            return writeBatch(*run, dir);
         if (Status s = writeTraceNpy(run->trace, dir.toStdString()); !s)
             return fail(s.message());
         reportBackend(run->selection);
         m_out << "wrote: " << dir << " (q, k, v, scores, weights, context, output .npy)\n";
+        return kOk;
+    }
+
+    // compute on a batch: every sequence through the same backend, each file with a leading B axis.
+    int writeBatch(ComputedProject &run, const QString &dir)
+    {
+        const BatchedProject batch(run.project);
+        std::vector<AttentionTrace> traces;
+        traces.push_back(std::move(run.trace)); // sequence 0, computed by computeProject()
+        for (int b = 1; b < batch.sequenceCount(); ++b) {
+            auto trace = run.selection.backend->compute(batch.problemForSequence(b));
+            Status finite = trace ? checkFinite(*trace) : Status(trace.error());
+            if (!finite)
+                return fail(
+                    QStringLiteral("compute: sequence %1: %2").arg(b).arg(QString::fromStdString(finite.message())));
+            traces.push_back(std::move(*trace));
+        }
+        if (Status s = writeBatchTraceNpy(traces, dir.toStdString()); !s)
+            return fail(s.message());
+        reportBackend(run.selection);
+        m_out << "wrote: " << dir << " (q, k, v, scores, weights, context, output .npy; " << batch.sequenceCount()
+              << " sequences on a leading axis)\n";
         return kOk;
     }
 

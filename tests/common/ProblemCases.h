@@ -22,6 +22,7 @@ struct Case {
     bool causal = false, padding = false, custom = false;
     double inputScale = 1.0; // large values drive the logits to ~1e4
     int dOut = 5;
+    int dvIn = 0; // cross only, > 0: a separate value input of this width (V = Xv·Wv)
 };
 
 inline AttentionProblem makeProblem(const Case &c, std::uint64_t seed = 42)
@@ -41,7 +42,10 @@ inline AttentionProblem makeProblem(const Case &c, std::uint64_t seed = 42)
         p.xkv = initMatrix(tk, dkv, InitKind::Gaussian, seed + 1, c.inputScale);
     p.weights.q = initMatrix(c.dq, c.heads * c.dk, InitKind::Gaussian, seed + 2, 0.7);
     p.weights.k = initMatrix(dkv, c.heads * c.dk, InitKind::Gaussian, seed + 3, 0.7);
-    p.weights.v = initMatrix(dkv, c.heads * c.dv, InitKind::Gaussian, seed + 4, 0.7);
+    const bool separateValue = cross && c.dvIn > 0;
+    if (separateValue)
+        p.xv = initMatrix(tk, c.dvIn, InitKind::Gaussian, seed + 10, c.inputScale);
+    p.weights.v = initMatrix(separateValue ? c.dvIn : dkv, c.heads * c.dv, InitKind::Gaussian, seed + 4, 0.7);
     if (c.outputProjection)
         p.weights.o = initMatrix(c.heads * c.dv, c.dOut, InitKind::Gaussian, seed + 5, 0.7);
     if (c.biases) {
@@ -100,6 +104,9 @@ inline void addSemanticCases()
     c.dv = 1;
     c.padding = true;
     QTest::newRow("cross, dK != dV, padded source") << c;
+    c.dvIn = 5;
+    c.biases = true;
+    QTest::newRow("cross, separate value input (d_v_in 5), padded, biases") << c;
     c = base;
     c.biases = true;
     QTest::newRow("biases") << c;

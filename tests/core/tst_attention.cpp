@@ -168,6 +168,9 @@ void TestAttention::validationErrors_data()
                                       << "weights.oBias: given without weights.o (an output bias needs an output "
                                          "projection)";
     QTest::newRow("infinite weight") << 10 << "weights.v[0][0]: expected a finite number, found -Infinity";
+    QTest::newRow("value.x rows") << 11 << "value.x: expected 4 rows (one per key token), found 2";
+    QTest::newRow("weights.v for value.x") << 12 << "weights.v: expected 5 x 6 (d_v_in x heads*headDimV), found 6 x 6";
+    QTest::newRow("NaN value input") << 13 << "value.x[3][4]: expected a finite number, found NaN";
 }
 
 void TestAttention::validationErrors()
@@ -211,6 +214,22 @@ void TestAttention::validationErrors()
     case 10:
         p.weights.v(0, 0) = -INFINITY;
         break;
+    case 11:
+    case 12:
+    case 13: {
+        // A cross-attention problem with a separate value input of width 5.
+        Case cross = c;
+        cross.mode = AttentionMode::Cross;
+        cross.dvIn = 5;
+        p = makeProblem(cross);
+        if (which == 11)
+            p.xv->conservativeResize(2, 5);
+        else if (which == 12)
+            p.weights.v = MatrixF::Ones(6, 6);
+        else
+            (*p.xv)(3, 4) = std::nanf("");
+        break;
+    }
     }
     Status s = validateProblem(p);
     QVERIFY(!s.ok());

@@ -262,10 +262,11 @@ void TestProjectRefs::badReferencesNameFieldAndFile_data()
                                      "\"file.npy\"}, found an object";
     QTest::newRow("1-D array") << "query.x" << QByteArray(R"({"npy": "x.npy"})") << "x.npy"
                                << npyFile("<f4", "(12,)", ones)
-                               << "query.x: x.npy: expected a 2-D array, found shape (12,)";
-    QTest::newRow("3-D array") << "query.x" << QByteArray(R"({"npy": "x.npy"})") << "x.npy"
+                               << "query.x: x.npy: expected a 2-D or (batched) 3-D array, found shape (12,)";
+    // query.x may be 3-D (a batch, design.md); a weight may not.
+    QTest::newRow("3-D array") << "weights.q" << QByteArray(R"({"npy": "x.npy"})") << "x.npy"
                                << npyFile("<f4", "(1, 3, 4)", ones)
-                               << "query.x: x.npy: expected a 2-D array, found shape (1, 3, 4)";
+                               << "weights.q: x.npy: expected a 2-D array, found shape (1, 3, 4)";
     QTest::newRow("int dtype") << "query.x" << QByteArray(R"({"npy": "x.npy"})") << "x.npy"
                                << npyFile("<i4", "(3, 4)", ones)
                                << "query.x: x.npy: unsupported .npy dtype \"<i4\" (expected '<f2', '<f4' or '<f8': "

@@ -329,7 +329,8 @@ Project setInputDim(Project p, TokenSide side, int dims, const InitOptions &init
     } else {
         pr.xkv = resized(pr.xkv, MatrixId::Xkv, pr.xkv.rows(), dims, init);
         rowsTo(pr.weights.k, MatrixId::Wk);
-        rowsTo(pr.weights.v, MatrixId::Wv);
+        if (!pr.hasSeparateValue()) // Wv's rows follow the value input's width, not d_kv
+            rowsTo(pr.weights.v, MatrixId::Wv);
     }
     return p;
 }
@@ -357,6 +358,8 @@ Project insertToken(Project p, TokenSide side, int row, const QString &label, co
     x = insertRow<MatrixF>(
         x, row, fillBlock(1, x.cols(), 1, x.cols(), init, fillSeed(init.seed, id, FillRegion::Row, row, x.rows() + 1)));
     tokens.insert(tokens.begin() + row, label.toStdString());
+    if (keySide && pr.xv) // a separate value input has one row per key: a new key's value is 0
+        pr.xv = insertRow<MatrixF>(*pr.xv, row, MatrixF::Zero(1, pr.xv->cols()));
     const bool queryGrows = !keySide;
     const bool keyGrows = keySide || !cross;
     if (pr.mask.allowed) {
@@ -383,6 +386,8 @@ Project removeToken(Project p, TokenSide side, int row)
     x = removeRow<MatrixF>(x, row);
     if (size_t(row) < tokens.size())
         tokens.erase(tokens.begin() + row);
+    if (keySide && pr.xv && row < pr.xv->rows())
+        pr.xv = removeRow<MatrixF>(*pr.xv, row);
     const bool queryShrinks = !keySide;
     const bool keyShrinks = keySide || !cross;
     if (pr.mask.allowed) {
@@ -414,6 +419,7 @@ Project setMode(Project p, AttentionMode mode, const InitOptions &init)
         if (!pr.mask.keyPadding.empty())
             pr.mask.keyPadding.resize(size_t(tq), true);
         pr.xkv = MatrixF();
+        pr.xv.reset(); // self-attention takes its values from query.x
         p.keyTokens.clear();
     }
     pr.spec.mode = mode;

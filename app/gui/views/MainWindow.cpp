@@ -1,6 +1,7 @@
 #include "app/gui/views/MainWindow.h"
 
 #include "app/gui/document/Autosave.h"
+#include "app/gui/views/BatchBar.h"
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/HeadLinesView.h"
 #include "app/gui/views/HelpMenu.h"
@@ -123,6 +124,8 @@ void MainWindow::createViews()
     centralLayout->setContentsMargins(0, 0, 0, 0);
     centralLayout->setSpacing(2);
     centralLayout->addWidget(m_staleBanner);
+    m_batchBar = new BatchBar; // shown only for a batched project
+    centralLayout->addWidget(m_batchBar);
     centralLayout->addWidget(m_tabs, 1);
     setCentralWidget(central);
 
@@ -370,6 +373,7 @@ void MainWindow::setDocument(Document *document, bool behindReadOnly)
     connect(document, &Document::filePathChanged, this, &MainWindow::updateTitle);
     // The old document was saved or discarded (maybeSave): its recovery copy goes with it.
     m_autosaver->setDocument(document);
+    m_batchBar->setDocument(document);
     if (old) {
         m_undoGroup->removeStack(old->undoStack());
         delete old;

@@ -36,6 +36,7 @@ class ModelView;
 class RolloutView;
 class StatsTable;
 class TeachingView;
+class BatchBar;
 
 // The main window: editors in docks, the heatmap views in tabs, file handling, the backend
 // menu and the status bar. It owns the document and the compute controller; it never
@@ -107,6 +108,7 @@ public:
     HeatmapView *meanView() const { return m_meanView; }
     HeadLinesView *headLinesView() const { return m_lines; }
     TeachingView *teachingView() const { return m_teaching; }
+    BatchBar *batchBar() const { return m_batchBar; }
     MaskEditor *maskEditor() const { return m_mask; }
     ModelPanel *modelPanel() const { return m_model; }
     MatrixEditor *matrixEditor(MatrixId id) const;
@@ -193,6 +195,7 @@ private:
     HeatmapView *m_meanView = nullptr;
     HeadLinesView *m_lines = nullptr;
     TeachingView *m_teaching = nullptr;
+    BatchBar *m_batchBar = nullptr;
     MaskEditor *m_mask = nullptr;
     ModelPanel *m_model = nullptr;
     std::map<MatrixId, MatrixEditor *> m_editors;

@@ -1,5 +1,7 @@
 #include "app/gui/views/TeachingView.h"
 
+#include "app/gui/views/BatchBar.h"
+
 #include <QScrollBar>
 
 namespace attnscope {
@@ -63,7 +65,7 @@ void TeachingView::build()
     m_head = renderer.head();
     m_query = renderer.query();
     m_key = renderer.key();
-    m_html = renderer.html();
+    m_html = batchShapesHtml(m_result->project) + renderer.html(); // the 4-D shapes first, for a batch
     const int scroll = verticalScrollBar()->value();
     setHtml(m_html);
     verticalScrollBar()->setValue(scroll);
