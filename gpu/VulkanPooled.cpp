@@ -27,6 +27,7 @@ constexpr std::uint32_t kWorkgroup = 64, kRowColumns = 4; // the shaders' WG and
 using Slot = PooledEngine::Slot;
 const char *const kSlotNames[PooledEngine::SlotCount] = {"query.x",
                                                          "key.x",
+                                                         "value.x",
                                                          "weights.q",
                                                          "weights.k",
                                                          "weights.v",
@@ -139,6 +140,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     std::array<std::uint64_t, SlotCount> bytes{};
     bytes[Xq] = tq * std::uint64_t(p.dq()) * f;
     bytes[Xkv] = cross ? tk * std::uint64_t(p.dkv()) * f : 0;
+    bytes[Xv] = p.hasSeparateValue() ? tk * std::uint64_t(p.dvIn()) * f : 0;
     bytes[Wq] = size(&w.q);
     bytes[Wk] = size(&w.k);
     bytes[Wv] = size(&w.v);
@@ -189,6 +191,8 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     put(Xq, p.xq.data());
     if (cross)
         put(Xkv, p.xkv.data());
+    if (p.hasSeparateValue())
+        put(Xv, p.valueInput().data());
     put(Wq, w.q.data());
     put(Wk, w.k.data());
     put(Wv, w.v.data());
@@ -307,6 +311,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
                 sh.commands.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
             const Buffer &xkv = cross ? m_tensors[Xkv].device : m_tensors[Xq].device;
+            const Buffer &xv = p.hasSeparateValue() ? m_tensors[Xv].device : xkv;
             struct Projection {
                 const char *name;
                 const Buffer *x;
@@ -315,7 +320,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
             } projections[] = {
                 {"pooled projection Q", &m_tensors[Xq].device, tq, std::uint64_t(p.dq()), qkw, Wq, Bq, Q},
                 {"pooled projection K", &xkv, tk, std::uint64_t(p.dkv()), qkw, Wk, Bk, K},
-                {"pooled projection V", &xkv, tk, std::uint64_t(p.dkv()), vw, Wv, Bv, V},
+                {"pooled projection V", &xv, tk, std::uint64_t(p.dvIn()), vw, Wv, Bv, V},
             };
             for (const Projection &pr : projections) {
                 GemmPass g;

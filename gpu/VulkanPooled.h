@@ -68,6 +68,7 @@ public:
     enum Slot {
         Xq,
         Xkv,
+        Xv, // a separate value input (cross attention with three inputs)
         Wq,
         Wk,
         Wv,

@@ -208,6 +208,9 @@ void TestVulkanPooled::matchesPooledReference_data()
     pc.c.biases = true;
     pc.bins = 5;
     addBoth("cross, Tq != Tk, padding, biases", pc);
+    GpuPoolCase withValue = pc;
+    withValue.c.dvIn = 6; // attention(query, key, value): V comes from its own input
+    addBoth("cross, separate value input, padding, biases", withValue);
     pc.c.outputProjection = false;
     pc.c.biases = false;
     pc.bins = 3;
