@@ -517,6 +517,29 @@
     </message>
 </context>
 <context>
+    <name>attnscope::BatchBar</name>
+    <message>
+        <source>Sequence </source>
+        <translation>序列 </translation>
+    </message>
+    <message>
+        <source>Sequence</source>
+        <translation>序列</translation>
+    </message>
+    <message>
+        <source>This project holds a batch of %1 sequences; sequence %2 is shown (counting from 0). Edits change the shown sequence; saving keeps every sequence.</source>
+        <translation>此项目包含一个由 %1 个序列组成的批次；当前显示序列 %2（从 0 开始计数）。编辑只修改当前显示的序列；保存时会保留所有序列。</translation>
+    </message>
+    <message>
+        <source>The shown sequence no longer has the shape of the other %1 sequences: saving writes it alone, without the others.</source>
+        <translation>当前显示的序列与其余 %1 个序列的形状已不一致：保存时只会写入这一个序列，不包含其他序列。</translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;color:#0b4f8a&apos;&gt;A batch of %1 sequences; below is sequence %2 alone. In the tutorials&apos; code the tensors carry the batch first: Q %3 [B, H, Tq, dK], K %4 and V %5 [B, H, Tk, d], scores and weights %6 [B, H, Tq, Tk], context %7 [B, Tq, H·dV], output %8 [B, Tq, d_out].&lt;/p&gt;</source>
+        <translation>&lt;p style=&apos;color:#0b4f8a&apos;&gt;一个由 %1 个序列组成的批次；下面只显示序列 %2。在教程的代码中，张量的第一维是批次：Q %3 [B, H, Tq, dK]，K %4 和 V %5 [B, H, Tk, d]，分数和权重 %6 [B, H, Tq, Tk]，上下文 %7 [B, Tq, H·dV]，输出 %8 [B, Tq, d_out]。&lt;/p&gt;</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::ColorMap</name>
     <message>
         <source>Viridis</source>

@@ -91,7 +91,7 @@ QString batchShapesHtml(const Project &project)
                "attnscope::BatchBar",
                "<p style='color:#0b4f8a'>A batch of %1 sequences; below is sequence %2 alone. In the tutorials' "
                "code the tensors carry the batch first: Q %3 [B, H, Tq, dK], K %4 and V %5 [B, H, Tk, d], "
-               "scores and weights %6 [B, H, Tq, Tk], context %7 [B, Tq, H\u00b7dV], output %8 [B, Tq, d_out].</p>")
+               "scores and weights %6 [B, H, Tq, Tk], context %7 [B, Tq, H·dV], output %8 [B, Tq, d_out].</p>")
         .arg(b)
         .arg(project.batch->shown)
         .arg(shape({b, h, p.tq(), p.spec.headDimQK}))
