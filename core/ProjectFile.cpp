@@ -1,7 +1,7 @@
 #include "core/ProjectFile.h"
 
-#include "core/ErrorCode.h"
 #include "core/BatchedProject.h"
+#include "core/ErrorCode.h"
 #include "core/FileIo.h"
 #include "core/JsonDocument.h"
 #include "core/MemoryLimits.h"
