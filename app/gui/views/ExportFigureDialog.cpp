@@ -20,7 +20,14 @@
 namespace attnscope {
 
 ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOptions &initial, QWidget *parent)
-    : QDialog(parent), m_result(std::move(result)), m_previewTimer(new QTimer(this))
+    : ExportFigureDialog(std::move(result), AttentionSet(), QString(), initial, parent)
+{
+}
+
+ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, AttentionSet set, const QString &setName,
+                                       const FigureOptions &initial, QWidget *parent)
+    : QDialog(parent), m_result(std::move(result)), m_set(std::move(set)), m_setName(setName), m_initial(initial),
+      m_previewTimer(new QTimer(this))
 {
     setWindowTitle(tr("Export Figure"));
     setObjectName(QStringLiteral("ExportFigureDialog"));
@@ -29,6 +36,9 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
     m_view = new QComboBox;
     for (FigureView v : FigureOptions::allViews())
         m_view->addItem(FigureOptions::viewName(v), int(v));
+    if (!m_set.isEmpty())
+        for (FigureView v : {FigureView::Model, FigureView::Rollout})
+            m_view->addItem(FigureOptions::viewName(v), int(v));
     m_view->setCurrentIndex(m_view->findData(int(initial.view)));
     m_head = new QSpinBox;
     m_head->setRange(1, heads);
@@ -173,6 +183,10 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOpti
         connect(c, &QComboBox::currentIndexChanged, this, &ExportFigureDialog::schedulePreview);
     connect(m_colorScale, &QComboBox::currentIndexChanged, this, &ExportFigureDialog::schedulePreview);
     restoreChoices();
+    // The model or rollout tab in front wins over the view remembered from the last export.
+    if (initial.view == FigureView::Model || initial.view == FigureView::Rollout)
+        if (const int i = m_view->findData(int(initial.view)); i >= 0)
+            m_view->setCurrentIndex(i);
     for (QCheckBox *c : {m_colorBar, m_labels, m_values, m_axisTitles, m_overlay, m_showTitle})
         connect(c, &QCheckBox::toggled, this, &ExportFigureDialog::schedulePreview);
     for (QSpinBox *s : {m_head, m_fontSize, m_dpi, m_width, m_height})
@@ -201,7 +215,25 @@ FigureOptions ExportFigureDialog::options() const
         o.title = m_title->text();
     o.fontSize = m_fontSize->value();
     o.transparent = m_background->currentData().toBool();
+    o.layer = m_initial.layer;
+    o.mergeWords = m_initial.mergeWords;
     return o;
+}
+
+FigureExporter ExportFigureDialog::exporter() const
+{
+    const FigureView v = FigureView(m_view->currentData().toInt());
+    if (!m_set.isEmpty() && (v == FigureView::Model || v == FigureView::Rollout))
+        return FigureExporter(m_set, m_setName);
+    return FigureExporter(m_result->project, m_result->trace);
+}
+
+bool ExportFigureDialog::hasFigure() const
+{
+    const FigureView v = FigureView(m_view->currentData().toInt());
+    if (v == FigureView::Model || v == FigureView::Rollout)
+        return !m_set.isEmpty();
+    return m_result && m_result->trace.heads() > 0;
 }
 
 FigureSize ExportFigureDialog::figureSize() const
@@ -226,7 +258,8 @@ void ExportFigureDialog::setPath(const QString &path)
 void ExportFigureDialog::updateEnabled()
 {
     const FigureView v = FigureView(m_view->currentData().toInt());
-    const bool heatmap = v == FigureView::Head || v == FigureView::Heads || v == FigureView::Mean;
+    const bool heatmap = v == FigureView::Head || v == FigureView::Heads || v == FigureView::Mean ||
+                         v == FigureView::Model || v == FigureView::Rollout;
     m_head->setEnabled(v == FigureView::Head || v == FigureView::HeadView || v == FigureView::Teaching);
     m_quantity->setEnabled(v == FigureView::Head || v == FigureView::Heads);
     m_colorMap->setEnabled(heatmap);
@@ -246,11 +279,11 @@ void ExportFigureDialog::schedulePreview()
 void ExportFigureDialog::updatePreview()
 {
     updateEnabled();
-    if (!m_result || m_result->trace.heads() == 0)
+    if (!hasFigure())
         return;
     const FigureOptions o = options();
     const FigureSize size = figureSize();
-    const FigureExporter exporter(m_result->project, m_result->trace);
+    const FigureExporter exporter = this->exporter();
     const QSizeF page = exporter.pageSize(o, size);
     const QSize pixels = exporter.pixelSize(o, size);
     // The layout of the exported page, scaled to fit the preview.
@@ -262,7 +295,7 @@ void ExportFigureDialog::updatePreview()
         QPainter painter(&image);
         painter.setRenderHint(QPainter::Antialiasing);
         painter.scale(scale, scale);
-        FigureRenderer(m_result->project, m_result->trace, o).paint(painter, QRectF(QPointF(0, 0), page));
+        exporter.figure(o)->paint(painter, QRectF(QPointF(0, 0), page));
     }
     m_previewImage = image;
     m_preview->setPixmap(QPixmap::fromImage(image));
@@ -354,14 +387,13 @@ void ExportFigureDialog::done(int result)
 bool ExportFigureDialog::exportFigure()
 {
     m_lastError.clear();
-    if (!m_result || m_result->trace.heads() == 0)
+    if (!hasFigure())
         m_lastError = tr("Nothing to export yet: the project is still being computed.");
     else if (path().isEmpty())
         m_lastError = tr("Choose a file name ending in .png, .svg or .pdf.");
     else if (!figureFormatFromSuffix(path()))
         m_lastError = tr("%1: the file name must end in .png, .svg or .pdf.").arg(path());
-    else if (!FigureExporter(m_result->project, m_result->trace).write(path(), options(), figureSize(), &m_lastError) &&
-             m_lastError.isEmpty())
+    else if (!exporter().write(path(), options(), figureSize(), &m_lastError) && m_lastError.isEmpty())
         m_lastError = tr("%1: the figure could not be written.").arg(path());
     m_error->setText(m_lastError);
     return m_lastError.isEmpty();

@@ -2,6 +2,7 @@
 
 #include "app/gui/document/ComputeController.h"
 #include "app/render/FigureExporter.h"
+#include "core/AttentionSet.h"
 
 #include <QDialog>
 #include <QImage>
@@ -26,6 +27,8 @@ class ExportFigureDialog : public QDialog
 
 public:
     ExportFigureDialog(ComputedTracePtr result, const FigureOptions &initial, QWidget *parent = nullptr);
+    ExportFigureDialog(ComputedTracePtr result, AttentionSet set, const QString &setName, const FigureOptions &initial,
+                       QWidget *parent = nullptr);
 
     FigureOptions options() const;
     FigureSize figureSize() const;
@@ -35,6 +38,10 @@ public:
     QImage previewImage() const { return m_previewImage; }
     int previewCount() const { return m_previewCount; }
     QString lastError() const { return m_lastError; }
+    // What paints the chosen view: the set's exporter for its views, else the result's.
+    FigureExporter exporter() const;
+    // Whether the chosen view can be painted now.
+    bool hasFigure() const;
 
     // Writes the figure to path(); false (message shown, lastError() set) on failure.
     bool exportFigure();
@@ -57,6 +64,9 @@ private:
     void saveChoices() const;
 
     ComputedTracePtr m_result;
+    AttentionSet m_set;
+    QString m_setName;
+    FigureOptions m_initial; // the layer and word merging of the set's figures
     QComboBox *m_view;
     QSpinBox *m_head;
     QComboBox *m_quantity;

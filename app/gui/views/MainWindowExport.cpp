@@ -5,6 +5,8 @@
 #include "app/gui/views/ExportDataDialog.h"
 #include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/HeadLinesView.h"
+#include "app/gui/views/ModelView.h"
+#include "app/gui/views/RolloutView.h"
 #include "app/gui/views/TeachingView.h"
 
 #include <QAction>
@@ -43,9 +45,14 @@ void MainWindow::createExportActions(QMenu *file, QMenu *edit)
 FigureOptions MainWindow::currentFigureOptions() const
 {
     FigureOptions o;
-    // The view in front: the heads tab exports its enlarged head.
+    // The view in front: the heads tab exports its enlarged head; the model and rollout tabs
+    // the attention set's figures.
     const QWidget *page = m_tabs->currentWidget();
-    if (page == m_lines)
+    if (page == m_modelView)
+        o.view = FigureView::Model;
+    else if (page == m_rolloutView)
+        o.view = FigureView::Rollout;
+    else if (page == m_lines)
         o.view = FigureView::HeadView;
     else if (page == m_meanView)
         o.view = FigureView::Mean;
@@ -60,6 +67,8 @@ FigureOptions MainWindow::currentFigureOptions() const
     o.scale = s.scope;
     o.values = s.showValues;
     o.overlayHeads = m_overlayBox->isChecked();
+    o.layer = m_layer;
+    o.mergeWords = m_mergeWordsAction && m_mergeWordsAction->isChecked();
     if (const auto cell = m_headView->selectedCell()) {
         o.query = cell->y();
         o.key = cell->x();
@@ -82,7 +91,8 @@ ExportFigureDialog *MainWindow::showExportFigureDialog()
         showError(tr("Nothing to export yet: the project is still being computed."));
         return nullptr;
     }
-    auto *dialog = new ExportFigureDialog(m_result, currentFigureOptions(), this);
+    AttentionSource source = attentionSource();
+    auto *dialog = new ExportFigureDialog(m_result, std::move(source.set), source.title, currentFigureOptions(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setPath(suggestedExportPath(ExportFigureDialog::rememberedSuffix()));
     connect(dialog, &QDialog::accepted, this,
@@ -115,7 +125,16 @@ bool MainWindow::copyFigure()
     FigureSize size;
     size.dpi = 144;
     QString error;
-    const QImage image = FigureExporter(m_result->project, m_result->trace).image(currentFigureOptions(), size, &error);
+    const FigureOptions options = currentFigureOptions();
+    QImage image;
+    if (options.view == FigureView::Model || options.view == FigureView::Rollout) {
+        AttentionSource source = attentionSource();
+        if (source.set.isEmpty())
+            return false;
+        image = FigureExporter(std::move(source.set), source.title).image(options, size, &error);
+    } else {
+        image = FigureExporter(m_result->project, m_result->trace).image(options, size, &error);
+    }
     if (image.isNull()) {
         showError(error);
         return false;
