@@ -1726,6 +1726,10 @@
         <source>Open project or attention file</source>
         <translation>打开项目或注意力文件</translation>
     </message>
+    <message>
+        <source>How values map to colours: log and percentile show the structure of long heads.</source>
+        <translation>数值如何映射为颜色：对数和百分位刻度能显示长序列注意力头的结构。</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>

@@ -104,6 +104,7 @@ private slots:
     void thumbnailsAreColouredLikeHeatmaps();
     void projectOpenedWhileReadingWins();
     void closingReadOnlyDocumentKeepsEditorLayout();
+    void colourScaleChoiceReachesViewsAndFigures();
 
 private:
     QTemporaryDir m_dir;
@@ -556,6 +557,27 @@ void TestAttentionViews::closingReadOnlyDocumentKeepsEditorLayout()
     auto *inputs = next.findChild<QDockWidget *>(QStringLiteral("InputsDock"));
     QVERIFY(inputs);
     QVERIFY(inputs->isVisible()); // not hidden as the read-only document had them
+}
+
+// The toolbar's colour scale (linear, log, percentile) is what the heatmaps paint with and
+// what an exported figure starts from.
+void TestAttentionViews::colourScaleChoiceReachesViewsAndFigures()
+{
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    auto *box = w.findChild<QComboBox *>(QStringLiteral("viewColorScale"));
+    QVERIFY(box);
+    QCOMPARE(w.headView()->options().colorScale, ColorScaleKind::Linear);
+    const QImage linear = w.headView()->grab().toImage();
+    box->setCurrentIndex(box->findData(int(ColorScaleKind::Log)));
+    QCOMPARE(w.headView()->settings().colorScale, ColorScaleKind::Log);
+    QCOMPARE(w.headView()->options().colorScale, ColorScaleKind::Log);
+    QCOMPARE(w.currentFigureOptions().colorScale, ColorScaleKind::Log);
+    QVERIFY(w.headView()->grab().toImage() != linear);
+    box->setCurrentIndex(box->findData(int(ColorScaleKind::Percentile)));
+    QCOMPARE(w.headView()->options().colorScale, ColorScaleKind::Percentile);
 }
 
 QTEST_MAIN(TestAttentionViews)

@@ -152,6 +152,7 @@ HeatmapOptions HeatmapView::options() const
 {
     HeatmapOptions o;
     o.colorMap = m_settings.colorMap;
+    o.colorScale = m_settings.colorScale;
     o.showValues = m_settings.showValues;
     o.font = font();
     o.highlight = m_selected;
@@ -403,6 +404,7 @@ void HeadsGridView::paintEvent(QPaintEvent *)
     }
     HeatmapOptions o;
     o.colorMap = m_settings.colorMap;
+    o.colorScale = m_settings.colorScale;
     o.showValues = m_settings.showValues;
     o.showColorBar = false;
     QFont small = font();

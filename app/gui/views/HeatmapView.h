@@ -16,6 +16,7 @@ struct HeatmapViewSettings {
     ColorMapKind colorMap = ColorMapKind::Viridis;
     HeatmapQuantity quantity = HeatmapQuantity::Weights;
     ScaleScope scope = ScaleScope::Absolute;
+    ColorScaleKind colorScale = ColorScaleKind::Linear; // log and percentile show long causal heads' structure
     bool showValues = true;
 };
 

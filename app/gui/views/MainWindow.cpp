@@ -9,6 +9,7 @@
 #include "app/gui/views/MaskEditor.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/TeachingView.h"
+#include "app/render/ColorScale.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -240,6 +241,11 @@ void MainWindow::createActions()
     m_scopeBox->addItem(tr("Scale 0..1"), int(ScaleScope::Absolute));
     m_scopeBox->addItem(tr("Shared scale"), int(ScaleScope::Shared));
     m_scopeBox->addItem(tr("Per-head scale"), int(ScaleScope::PerHead));
+    m_colorScaleBox = new QComboBox;
+    m_colorScaleBox->setObjectName(QStringLiteral("viewColorScale"));
+    m_colorScaleBox->setToolTip(tr("How values map to colours: log and percentile show the structure of long heads."));
+    for (ColorScaleKind k : ColorScale::all())
+        m_colorScaleBox->addItem(ColorScale::displayName(k), int(k));
     m_valuesBox = new QCheckBox(tr("Values"));
     m_valuesBox->setChecked(true);
     m_overlayBox = new QCheckBox(tr("Overlay heads"));
@@ -247,9 +253,10 @@ void MainWindow::createActions()
     bar->addWidget(m_colorMapBox);
     bar->addWidget(m_quantityBox);
     bar->addWidget(m_scopeBox);
+    bar->addWidget(m_colorScaleBox);
     bar->addWidget(m_valuesBox);
     bar->addWidget(m_overlayBox);
-    for (QComboBox *box : {m_colorMapBox, m_quantityBox, m_scopeBox})
+    for (QComboBox *box : {m_colorMapBox, m_quantityBox, m_scopeBox, m_colorScaleBox})
         connect(box, &QComboBox::currentIndexChanged, this, &MainWindow::applyViewSettings);
     connect(m_valuesBox, &QCheckBox::toggled, this, &MainWindow::applyViewSettings);
     connect(m_overlayBox, &QCheckBox::toggled, m_lines, &HeadLinesView::setOverlay);
@@ -338,6 +345,7 @@ void MainWindow::applyViewSettings()
     s.colorMap = ColorMapKind(m_colorMapBox->currentData().toInt());
     s.quantity = HeatmapQuantity(m_quantityBox->currentData().toInt());
     s.scope = ScaleScope(m_scopeBox->currentData().toInt());
+    s.colorScale = ColorScaleKind(m_colorScaleBox->currentData().toInt());
     s.showValues = m_valuesBox->isChecked();
     m_grid->setSettings(s);
     m_headView->setSettings(s);

@@ -203,6 +203,7 @@ private:
     QComboBox *m_colorMapBox = nullptr;
     QComboBox *m_quantityBox = nullptr;
     QComboBox *m_scopeBox = nullptr;
+    QComboBox *m_colorScaleBox = nullptr;
     QCheckBox *m_valuesBox = nullptr;
     QCheckBox *m_overlayBox = nullptr;
     QMenu *m_recentMenu = nullptr;

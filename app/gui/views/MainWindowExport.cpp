@@ -65,6 +65,7 @@ FigureOptions MainWindow::currentFigureOptions() const
     o.colorMap = s.colorMap;
     o.quantity = s.quantity;
     o.scale = s.scope;
+    o.colorScale = s.colorScale;
     o.values = s.showValues;
     o.overlayHeads = m_overlayBox->isChecked();
     o.layer = m_layer;
