@@ -71,6 +71,50 @@ int HeadViewRenderer::queryAt(const QRectF &target, const QPointF &pos) const
     return y >= 0 && y < double(tq) ? int(y) : -1;
 }
 
+int HeadViewRenderer::keyAt(const QRectF &target, const QPointF &pos) const
+{
+    if (pos.x() <= target.left() + target.width() * 0.6)
+        return -1;
+    const Eigen::Index tk = m_project.problem.tk();
+    const double h = rowHeight(target, tk);
+    if (h <= 0)
+        return -1;
+    const double y = (pos.y() - top(target)) / h;
+    return y >= 0 && y < double(tk) ? int(y) : -1;
+}
+
+bool HeadViewRenderer::headHidden(int head) const
+{
+    return size_t(head) < m_options.hiddenHeads.size() && m_options.hiddenHeads[size_t(head)];
+}
+
+// The legend of an overlay: one entry per head, left to right, along the bottom.
+std::vector<QRectF> HeadViewRenderer::legendEntries(const QRectF &target) const
+{
+    std::vector<QRectF> entries;
+    const QFontMetricsF fm(m_options.font);
+    const double legendY = target.bottom() - fm.height() * 1.2;
+    const double box = fm.height() * 0.7;
+    double x = target.left() + 6;
+    for (int h = 0; h < m_trace.heads(); ++h) {
+        const double width = box + 3 + fm.horizontalAdvance(tr("head %1").arg(h + 1)) + 2;
+        entries.emplace_back(x, legendY, width, fm.height());
+        x += width + 7;
+    }
+    return entries;
+}
+
+int HeadViewRenderer::legendHeadAt(const QRectF &target, const QPointF &pos) const
+{
+    if (!m_options.overlay)
+        return -1;
+    const std::vector<QRectF> entries = legendEntries(target);
+    for (size_t h = 0; h < entries.size(); ++h)
+        if (entries[h].contains(pos))
+            return int(h);
+    return -1;
+}
+
 void HeadViewRenderer::paint(QPainter &p, const QRectF &target) const
 {
     const AttentionTrace &t = m_trace;
@@ -92,18 +136,23 @@ void HeadViewRenderer::paint(QPainter &p, const QRectF &target) const
     p.setFont(font);
 
     const int hover = m_options.hoverQuery;
+    const int hoverKey = hover >= 0 ? -1 : m_options.hoverKey;
     const bool overlay = m_options.overlay;
     const int head = std::clamp(m_options.head, 0, t.heads() - 1);
     const int firstHead = overlay ? 0 : head, lastHead = overlay ? t.heads() - 1 : head;
     const bool dense = tq * tk > kDenseLines;
     for (int h = firstHead; h <= lastHead; ++h) {
+        if (overlay && headHidden(h))
+            continue;
         const MatrixF &wts = t.weights[size_t(h)];
         QColor c = overlay ? headColor(h) : QColor(0x00, 0x72, 0xb2);
         for (Eigen::Index i = 0; i < tq; ++i) {
-            if ((hover >= 0 && i != hover) || (dense && hover < 0 && i != 0))
+            if ((hover >= 0 && i != hover) || (dense && hover < 0 && hoverKey < 0 && i != 0))
                 continue;
             const QPointF from = queryAnchor(target, int(i)) + QPointF(4, 0);
             for (Eigen::Index j = 0; j < tk; ++j) {
+                if (hoverKey >= 0 && j != hoverKey)
+                    continue;
                 const float a = wts(i, j);
                 if (a < 0.005f)
                     continue;
@@ -126,8 +175,8 @@ void HeadViewRenderer::paint(QPainter &p, const QRectF &target) const
         p.drawText(QRectF(x0, a.y() - h / 2, a.x() - x0 - 4, h), Qt::AlignRight | Qt::AlignVCenter,
                    fm.elidedText(tokenAt(m_project.queryTokens, i), Qt::ElideRight, a.x() - x0 - 8));
     }
-    p.setPen(Qt::black);
     for (Eigen::Index j = 0; j < tk; j += kStep) {
+        p.setPen(j == hoverKey ? QColor(0x00, 0x72, 0xb2) : QColor(Qt::black));
         const QPointF a = keyAnchor(target, int(j));
         const double h = kh * kStep;
         p.drawText(QRectF(a.x() + 4, a.y() - h / 2, target.right() - a.x() - 4, h), Qt::AlignLeft | Qt::AlignVCenter,
@@ -135,17 +184,24 @@ void HeadViewRenderer::paint(QPainter &p, const QRectF &target) const
     }
     const double legendY = target.bottom() - fm.height() * 1.2;
     if (overlay) {
-        double x = x0 + 6;
         const double box = fm.height() * 0.7;
+        const std::vector<QRectF> entries = legendEntries(target);
         for (int h = 0; h < t.heads(); ++h) {
-            const QString s = tr("head %1").arg(h + 1);
-            p.fillRect(QRectF(x, legendY + (fm.height() - box) / 2, box, box), headColor(h));
-            p.setPen(Qt::black);
-            p.drawText(QRectF(x + box + 3, legendY, fm.horizontalAdvance(s) + 2, fm.height()),
-                       Qt::AlignLeft | Qt::AlignVCenter, s);
-            x += box + 12 + fm.horizontalAdvance(s);
+            const QRectF e = entries[size_t(h)];
+            const QRectF swatch(e.left(), e.top() + (fm.height() - box) / 2, box, box);
+            // A switched-off head keeps its entry, hollow and grey, so it can be switched on again.
+            if (headHidden(h)) {
+                p.setPen(QPen(headColor(h), 1.0));
+                p.drawRect(swatch.adjusted(0.5, 0.5, -0.5, -0.5));
+                p.setPen(QColor(0x99, 0x99, 0x99));
+            } else {
+                p.fillRect(swatch, headColor(h));
+                p.setPen(Qt::black);
+            }
+            p.drawText(QRectF(e.left() + box + 3, e.top(), e.width() - box - 3, fm.height()),
+                       Qt::AlignLeft | Qt::AlignVCenter, tr("head %1").arg(h + 1));
         }
-    } else if (dense && hover < 0) {
+    } else if (dense && hover < 0 && hoverKey < 0) {
         p.setPen(QColor(0x55, 0x55, 0x55));
         p.drawText(QRectF(x0 + 6, legendY, w - 12, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                    tr("%1 x %2 pairs: the lines of the first query only").arg(tq).arg(tk));

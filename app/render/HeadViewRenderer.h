@@ -6,8 +6,10 @@
 #include <QColor>
 #include <QCoreApplication>
 #include <QFont>
+
 #include <QPointF>
 #include <QRectF>
+#include <vector>
 
 class QPainter;
 
@@ -15,8 +17,10 @@ namespace attnscope {
 
 struct HeadViewOptions {
     int head = 0;
-    bool overlay = false; // every head at once, each in its own colour
-    int hoverQuery = -1;  // only this query's lines (-1: all)
+    bool overlay = false;          // every head at once, each in its own colour
+    int hoverQuery = -1;           // only this query's lines (-1: all)
+    int hoverKey = -1;             // only the lines into this key (-1: all); a hovered query wins
+    std::vector<bool> hiddenHeads; // overlay: heads switched off (their legend entry stays, hollow)
     QFont font;
 };
 
@@ -35,6 +39,11 @@ public:
     QPointF keyAnchor(const QRectF &target, int key) const;
     // The query whose label or anchor is at pos, or -1.
     int queryAt(const QRectF &target, const QPointF &pos) const;
+    // The key whose label or anchor is at pos, or -1.
+    int keyAt(const QRectF &target, const QPointF &pos) const;
+    // Overlay: the head whose legend entry is at pos, or -1.
+    int legendHeadAt(const QRectF &target, const QPointF &pos) const;
+    bool headHidden(int head) const;
 
     // Okabe-Ito: distinguishable with colour-vision deficiencies.
     static QColor headColor(int head);
@@ -45,6 +54,7 @@ public:
 private:
     double top(const QRectF &target) const;
     double rowHeight(const QRectF &target, Eigen::Index n) const;
+    std::vector<QRectF> legendEntries(const QRectF &target) const;
 
     const Project &m_project;
     const AttentionTrace &m_trace;

@@ -26,6 +26,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMessageBox>
+#include <QMouseEvent>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -105,6 +106,7 @@ private slots:
     void projectOpenedWhileReadingWins();
     void closingReadOnlyDocumentKeepsEditorLayout();
     void colourScaleChoiceReachesViewsAndFigures();
+    void headViewHoversEitherSideAndTogglesHeads();
 
 private:
     QTemporaryDir m_dir;
@@ -578,6 +580,55 @@ void TestAttentionViews::colourScaleChoiceReachesViewsAndFigures()
     QVERIFY(w.headView()->grab().toImage() != linear);
     box->setCurrentIndex(box->findData(int(ColorScaleKind::Percentile)));
     QCOMPARE(w.headView()->options().colorScale, ColorScaleKind::Percentile);
+}
+
+// The head view: hovering a key shows the lines into it (hovering a query, those out of it); in
+// the overlay a click on a head's legend entry switches its lines off, another on again.
+void TestAttentionViews::headViewHoversEitherSideAndTogglesHeads()
+{
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    HeadLinesView *view = w.headLinesView();
+    w.viewTabs()->setCurrentWidget(view);
+    QTRY_VERIFY(w.currentResult());
+    auto move = [&](QPointF at) {
+        QMouseEvent e(QEvent::MouseMove, at, view->mapToGlobal(at), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(view, &e);
+    };
+    const QImage all = view->grab().toImage();
+    move(view->keyAnchor(2) + QPointF(12, 0));
+    QCOMPARE(view->hoverKey(), 2);
+    QCOMPARE(view->hoverQuery(), -1);
+    const QImage intoKey = view->grab().toImage();
+    QVERIFY(intoKey != all);
+    move(view->queryAnchor(3) - QPointF(12, 0));
+    QCOMPARE(view->hoverQuery(), 3);
+    QCOMPARE(view->hoverKey(), -1);
+    move(QPointF(view->width() / 2.0, 2));
+    QCOMPARE(view->hoverKey(), -1);
+
+    view->setOverlay(true);
+    const QImage overlay = view->grab().toImage();
+    HeadViewOptions o;
+    o.overlay = true;
+    o.font = view->font();
+    const ComputedTracePtr result = w.currentResult();
+    const HeadViewRenderer renderer(result->project, result->trace, o);
+    QPointF legend(-1, -1);
+    for (int y = view->height() - 1; y > view->height() - 40 && legend.x() < 0; --y)
+        for (int x = 0; x < view->width() && legend.x() < 0; ++x)
+            if (renderer.legendHeadAt(QRectF(view->rect()), QPointF(x + 0.5, y + 0.5)) == 1)
+                legend = QPointF(x + 2.5, y + 0.5);
+    QVERIFY(legend.x() >= 0);
+    QTest::mouseClick(view, Qt::LeftButton, {}, legend.toPoint());
+    QVERIFY(!view->isHeadShown(1));
+    QVERIFY(view->isHeadShown(0));
+    QVERIFY(view->grab().toImage() != overlay);
+    QTest::mouseClick(view, Qt::LeftButton, {}, legend.toPoint());
+    QVERIFY(view->isHeadShown(1));
+    QCOMPARE(view->grab().toImage(), overlay);
 }
 
 QTEST_MAIN(TestAttentionViews)

@@ -29,12 +29,29 @@ void HeadLinesView::setOverlay(bool overlay)
     update();
 }
 
+void HeadLinesView::setHeadShown(int head, bool shown)
+{
+    if (head < 0)
+        return;
+    if (size_t(head) >= m_hiddenHeads.size())
+        m_hiddenHeads.resize(size_t(head) + 1, false);
+    m_hiddenHeads[size_t(head)] = !shown;
+    update();
+}
+
+bool HeadLinesView::isHeadShown(int head) const
+{
+    return size_t(head) >= m_hiddenHeads.size() || !m_hiddenHeads[size_t(head)];
+}
+
 HeadViewOptions HeadLinesView::options() const
 {
     HeadViewOptions o;
     o.head = m_head;
     o.overlay = m_overlay;
     o.hoverQuery = m_hoverQuery;
+    o.hoverKey = m_hoverKey;
+    o.hiddenHeads = m_hiddenHeads;
     o.font = font();
     return o;
 }
@@ -61,21 +78,37 @@ void HeadLinesView::paintEvent(QPaintEvent *)
         HeadViewRenderer(m_result->project, m_result->trace, options()).paint(p, QRectF(rect()));
 }
 
+// Hovering a query shows its lines; hovering a key shows the lines into it.
 void HeadLinesView::mouseMoveEvent(QMouseEvent *event)
 {
-    const int hover =
-        m_result
-            ? HeadViewRenderer(m_result->project, m_result->trace, options()).queryAt(QRectF(rect()), event->position())
-            : -1;
-    if (hover != m_hoverQuery) {
-        m_hoverQuery = hover;
+    int query = -1, key = -1;
+    if (m_result) {
+        const HeadViewRenderer r(m_result->project, m_result->trace, options());
+        query = r.queryAt(QRectF(rect()), event->position());
+        if (query < 0)
+            key = r.keyAt(QRectF(rect()), event->position());
+    }
+    if (query != m_hoverQuery || key != m_hoverKey) {
+        m_hoverQuery = query;
+        m_hoverKey = key;
         update();
     }
+}
+
+void HeadLinesView::mousePressEvent(QMouseEvent *event)
+{
+    if (!m_result || event->button() != Qt::LeftButton)
+        return;
+    const int head =
+        HeadViewRenderer(m_result->project, m_result->trace, options()).legendHeadAt(QRectF(rect()), event->position());
+    if (head >= 0)
+        setHeadShown(head, !isHeadShown(head));
 }
 
 void HeadLinesView::leaveEvent(QEvent *)
 {
     m_hoverQuery = -1;
+    m_hoverKey = -1;
     update();
 }
 
