@@ -7,6 +7,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <cstdio>
@@ -34,7 +35,8 @@ int main(int argc, char *argv[])
 
     attnscope::MainWindow window;
     const QStringList args = parser.positionalArguments();
-    if (!args.isEmpty() && attnscope::isAttentionFilePath(args.first().toStdString())) {
+    if (!args.isEmpty() &&
+        (attnscope::isAttentionFilePath(args.first().toStdString()) || QFileInfo(args.first()).isDir())) {
         // Read on a worker: the tutorial stands until the file is read, and stays if it cannot be.
         window.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
         window.openFile(args.first());

@@ -1730,6 +1730,34 @@
         <source>How values map to colours: log and percentile show the structure of long heads.</source>
         <translation>数值如何映射为颜色：对数和百分位刻度能显示长序列注意力头的结构。</translation>
     </message>
+    <message>
+        <source>Type a sentence…</source>
+        <translation>输入一个句子…</translation>
+    </message>
+    <message>
+        <source>Open &amp;Model…</source>
+        <translation>打开模型(&amp;M)…</translation>
+    </message>
+    <message>
+        <source>Open a GPT-2 or BERT Model Folder</source>
+        <translation>打开 GPT-2 或 BERT 模型文件夹</translation>
+    </message>
+    <message>
+        <source>Open This Head in the &amp;Editor</source>
+        <translation>在编辑器中打开此注意力头(&amp;E)</translation>
+    </message>
+    <message>
+        <source>%1 is not a folder.</source>
+        <translation>%1 不是文件夹。</translation>
+    </message>
+    <message>
+        <source>Loading the model in %1…</source>
+        <translation>正在加载 %1 中的模型…</translation>
+    </message>
+    <message>
+        <source>%1 layer %2 head %3</source>
+        <translation>%1 第 %2 层 第 %3 头</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>
@@ -1898,6 +1926,17 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>token</source>
         <translation>词元</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ModelController</name>
+    <message>
+        <source>Memory ran out loading the model.</source>
+        <translation>加载模型时内存不足。</translation>
+    </message>
+    <message>
+        <source>Memory ran out running the model on this text.</source>
+        <translation>用此文本运行模型时内存不足。</translation>
     </message>
 </context>
 <context>

@@ -213,6 +213,7 @@ void MainWindow::createActions()
     file->addSeparator();
     QMenu *edit = menuBar()->addMenu(tr("&Edit"));
     createExportActions(file, edit);
+    createModelViews(file);
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
 

@@ -3,6 +3,7 @@
 #include "app/gui/document/AttentionController.h"
 #include "app/gui/document/ComputeController.h"
 #include "app/gui/document/Document.h"
+#include "app/gui/document/ModelController.h"
 #include "app/gui/views/HeatmapView.h"
 #include "app/render/FigureExporter.h"
 
@@ -17,6 +18,7 @@ class QActionGroup;
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QSpinBox;
 class QToolBar;
 class QMenu;
@@ -90,6 +92,15 @@ public:
     bool openAttentionFile(const QString &path);
     LoadedAttentionPtr attention() const { return m_attention; }
     bool isReadOnly() const { return m_attention != nullptr; }
+
+    // Real models (MainWindowModel.cpp): a Hugging Face GPT-2 or BERT folder, loaded on a
+    // worker; the text box's sentence is run through it and shown as a read-only document.
+    bool openModel(const QString &dir);
+    // Head `head` of layer `layer` of the current model run as a new, editable project.
+    bool openHeadInEditor(int layer, int head);
+    ModelRunPtr modelRun() const { return m_modelRun; }
+    QLineEdit *modelTextEdit() const { return m_modelText; }
+    ModelController *modelJobs() const { return m_modelJobs; }
     AttentionController *attentionController() const { return m_attentionJobs; }
     ModelView *modelView() const { return m_modelView; }
     StatsTable *statsTable() const { return m_statsTable; }
@@ -129,6 +140,7 @@ signals:
     void resultShown(attnscope::ComputedTracePtr result);
     // An attention file is the document now, or could not be read (lastError() says why).
     void attentionOpened(const QString &path);
+    void modelRunShown(attnscope::ModelRunPtr run);
     void openFailed(const QString &path, const QString &message);
     // The model view, the statistics or the rollout received new contents.
     void attentionViewsUpdated();
@@ -166,6 +178,10 @@ private:
     void refreshAttentionViews(bool layerToo);
     void requestThumbnails();
     bool attentionTabInFront() const;
+
+    // Real models (MainWindowModel.cpp).
+    void createModelViews(QMenu *file);
+    void showModelRun(ModelPtr model, ModelRunPtr run, const AttentionSet &set);
 
     // File handling (MainWindowFiles.cpp).
     bool maybeSave();
@@ -224,6 +240,12 @@ private:
     QAction *m_mergeWordsAction = nullptr;
     int m_layer = 0;
     bool m_attentionViewsDirty = true;
+    ModelController *m_modelJobs = nullptr;
+    ModelPtr m_transformer; // the model the read-only document shows, null for none
+    ModelRunPtr m_modelRun;
+    QString m_modelDir;
+    QLineEdit *m_modelText = nullptr;
+    QAction *m_openHeadAction = nullptr;
     std::map<QString, bool> m_dockVisible;       // before a read-only document hid them
     std::pair<int, int> m_thumbnailLook{-1, -1}; // colour map and scope the thumbnails have
 

@@ -14,6 +14,7 @@
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -120,6 +121,12 @@ AttentionSource MainWindow::attentionSource() const
 void MainWindow::showAttention(LoadedAttentionPtr attention)
 {
     const bool wasAttention = m_attention != nullptr;
+    // A model's document goes too (showModelRun sets it again after this).
+    m_transformer.reset();
+    m_modelRun.reset();
+    m_modelJobs->cancel();
+    m_modelText->hide();
+    m_openHeadAction->setEnabled(false);
     // The hidden project goes (it was saved or discarded before the open): a new, unmodified
     // one stands behind the read-only document, so that leaving it needs no special case.
     m_attention = attention;
@@ -163,6 +170,11 @@ void MainWindow::leaveAttentionMode()
 {
     m_attention.reset();
     m_attentionJobs->cancelAll();
+    m_transformer.reset();
+    m_modelRun.reset();
+    m_modelJobs->cancel();
+    m_modelText->hide();
+    m_openHeadAction->setEnabled(false);
     m_layer = 0;
     m_layerAction->setVisible(false);
     m_mergeWordsAction->setEnabled(false);

@@ -83,6 +83,8 @@ bool MainWindow::openFile(const QString &path)
 {
     if (isAttentionFilePath(path.toStdString()))
         return openAttentionFile(path);
+    if (QFileInfo(path).isDir())
+        return openModel(path);
     auto project = Document::readProject(path);
     if (!project) {
         showError(errorText(project.error()));

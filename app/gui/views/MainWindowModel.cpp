@@ -1,0 +1,159 @@
+// MainWindow: real models. A model folder is loaded on a worker and shown as a read-only
+// document through the attention views; the text box's sentence is run on the worker as it
+// is typed (a newer text supersedes an older one), and any head can be opened as an
+// editable project with the model's real inputs and weights.
+
+#include "app/gui/views/MainWindow.h"
+
+#include "app/gui/views/HeatmapView.h"
+#include "app/gui/views/ModelView.h"
+
+#include <QAction>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+namespace attnscope {
+
+namespace {
+// What a freshly opened model reads before anything is typed.
+const char *const kFirstSentence = "The cat sat on the mat.";
+} // namespace
+
+void MainWindow::createModelViews(QMenu *file)
+{
+    m_modelJobs = new ModelController(this);
+    m_modelText = new QLineEdit;
+    m_modelText->setObjectName(QStringLiteral("modelText"));
+    m_modelText->setPlaceholderText(tr("Type a sentence…"));
+    m_modelText->setClearButtonEnabled(true);
+    m_modelText->hide();
+    if (auto *layout = qobject_cast<QVBoxLayout *>(centralWidget()->layout()))
+        layout->insertWidget(0, m_modelText);
+    connect(m_modelText, &QLineEdit::textChanged, this, [this](const QString &text) {
+        if (m_transformer)
+            m_modelJobs->run(m_transformer, text);
+    });
+
+    QAction *openModelAction = new QAction(tr("Open &Model…"), this);
+    openModelAction->setObjectName(QStringLiteral("openModel"));
+    connect(openModelAction, &QAction::triggered, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a GPT-2 or BERT Model Folder"), m_lastDir);
+        if (!dir.isEmpty())
+            openModel(dir);
+    });
+    m_openHeadAction = new QAction(tr("Open This Head in the &Editor"), this);
+    m_openHeadAction->setObjectName(QStringLiteral("openHeadInEditor"));
+    m_openHeadAction->setEnabled(false);
+    connect(m_openHeadAction, &QAction::triggered, this,
+            [this] { openHeadInEditor(m_modelView->currentLayer(), m_modelView->currentHead()); });
+    // Inserted after File > Open…: the second action of the menu.
+    const QList<QAction *> actions = file->actions();
+    file->insertAction(actions.size() > 2 ? actions.at(2) : nullptr, openModelAction);
+    file->insertAction(actions.size() > 2 ? actions.at(2) : nullptr, m_openHeadAction);
+
+    // The model view's context menu opens the head under the mouse; the heads grid's the
+    // current head of the current layer.
+    m_modelView->viewport()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_modelView->viewport(), &QWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
+        const auto [layer, head] = m_modelView->tileAt(pos);
+        if (layer < 0)
+            return;
+        m_modelView->setCurrent(layer, head);
+        QMenu menu;
+        menu.addAction(m_openHeadAction);
+        menu.exec(m_modelView->viewport()->mapToGlobal(pos));
+    });
+    m_grid->setContextMenuPolicy(Qt::ActionsContextMenu);
+    m_grid->addAction(m_openHeadAction);
+    connect(m_grid, &HeadsGridView::headActivated, this, [this](int head) { m_modelView->setCurrent(m_layer, head); });
+
+    connect(m_modelJobs, &ModelController::loaded, this, [this](ModelPtr model, const QString &dir) {
+        m_modelDir = dir;
+        const QString text = m_modelText->text().isEmpty() ? QString::fromUtf8(kFirstSentence) : m_modelText->text();
+        // The document changes only when the first run succeeds (showModelRun).
+        m_modelJobs->run(std::move(model), text);
+    });
+    connect(m_modelJobs, &ModelController::loadFailed, this, [this](const QString &, const QString &message) {
+        showError(message);
+        emit openFailed(m_modelDir, message);
+    });
+    connect(m_modelJobs, &ModelController::runReady, this, &MainWindow::showModelRun);
+    connect(m_modelJobs, &ModelController::runFailed, this, [this](const QString &message) {
+        m_lastError = message;
+        statusBar()->showMessage(message);
+    });
+}
+
+bool MainWindow::openModel(const QString &dir)
+{
+    if (!QFileInfo(dir).isDir()) {
+        showError(tr("%1 is not a folder.").arg(dir));
+        return false;
+    }
+    m_modelJobs->load(dir);
+    statusBar()->showMessage(tr("Loading the model in %1…").arg(QDir(dir).dirName()));
+    return true;
+}
+
+void MainWindow::showModelRun(ModelPtr model, ModelRunPtr run, const AttentionSet &set)
+{
+    const bool sameModel = m_attention && m_transformer == model;
+    auto loaded = std::make_shared<LoadedAttention>();
+    loaded->path = sameModel ? m_attention->path : QDir(m_modelDir).absolutePath();
+    loaded->set = set;
+    loaded->info.container = "model";
+    loaded->info.dtype = "float32";
+    m_modelRun = run;
+    if (!sameModel) {
+        // A new model: the attention path sets up the read-only document (title: the folder).
+        if (m_modelText->text().isEmpty()) {
+            const QSignalBlocker block(m_modelText);
+            m_modelText->setText(QString::fromUtf8(kFirstSentence));
+        }
+        showAttention(loaded);
+        m_transformer = model; // after showAttention: leaving the old document clears it
+        m_modelRun = run;
+        m_modelText->show();
+        m_openHeadAction->setEnabled(true);
+    } else {
+        // Another sentence: the same layer and head stay in view.
+        m_attention = loaded;
+        m_layer = std::min(m_layer, set.layers() - 1);
+        m_modelView->clear();
+        m_timeLabel->setText(tr("%1 layers, %2 heads, %3 \u00d7 %4 tokens")
+                                 .arg(set.layers())
+                                 .arg(set.heads())
+                                 .arg(set.queries())
+                                 .arg(set.keys()));
+        statusBar()->clearMessage();
+        refreshAttentionViews(true);
+    }
+    emit modelRunShown(run);
+}
+
+bool MainWindow::openHeadInEditor(int layer, int head)
+{
+    if (!m_modelRun || layer < 0 || layer >= m_modelRun->layers || head < 0 || head >= m_modelRun->heads)
+        return false;
+    Project project;
+    project.title = tr("%1 layer %2 head %3")
+                        .arg(QFileInfo(m_attention ? m_attention->path : m_modelDir).fileName())
+                        .arg(layer + 1)
+                        .arg(head + 1)
+                        .toStdString();
+    project.problem = headProblem(*m_modelRun, layer, head);
+    project.queryTokens = m_attention ? m_attention->set.queryTokens : m_modelRun->tokens;
+    setDocument(new Document(std::move(project)));
+    return true;
+}
+
+} // namespace attnscope

@@ -1,0 +1,187 @@
+// Real models in the real main window (issue 10): File > Open Model… on the fixture GPT-2
+// folder, typed text recomputed on a worker (a newer text supersedes an older one), a bad
+// folder leaving the document as it was, and "Open This Head in the Editor" giving a project
+// whose computed weights are the model's attention for that head. Expected tokens and
+// attentions come from core (TransformerModel, checked against transformers in tst_models).
+
+#include "app/gui/views/MainWindow.h"
+#include "app/gui/views/ModelView.h"
+#include "core/CpuBackend.h"
+
+#include "../common/TestUtil.h"
+
+#include <QAction>
+#include <QLineEdit>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTest>
+
+#include <cmath>
+
+using namespace attnscope;
+
+namespace {
+
+QString gpt2()
+{
+    return test::sourcePath(QStringLiteral("tests/fixtures/models/gpt2-f32"));
+}
+
+// The labels the views show for text: encode()'s tokens with GPT-2's "Ġ" shown as "␣".
+std::vector<std::string> shownTokens(const std::string &text)
+{
+    auto model = TransformerModel::load(gpt2().toStdString());
+    if (!model)
+        return {};
+    auto enc = model->encode(text);
+    if (!enc)
+        return {};
+    std::vector<std::string> out;
+    for (std::string t : enc->tokens) {
+        if (t.rfind("\xC4\xA0", 0) == 0)
+            t = "\xE2\x90\xA3" + t.substr(2);
+        out.push_back(t);
+    }
+    return out;
+}
+
+} // namespace
+
+class TestModelGui : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void typedTextShowsEveryLayerAndHead();
+    void newerTextSupersedesOlder();
+    void badFolderLeavesDocumentUnchanged();
+    void openHeadInEditorGivesTheModelsAttention();
+};
+
+void TestModelGui::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_modelgui"));
+    QSettings().clear();
+    QSettings().setValue(QStringLiteral("compute/backend"), int(BackendRequest::Cpu));
+}
+
+static bool openAndType(MainWindow &w, const QString &text)
+{
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    if (!w.openModel(gpt2()))
+        return false;
+    if (!shown.wait(30000))
+        return false;
+    shown.clear();
+    w.modelTextEdit()->setText(text);
+    return shown.wait(30000);
+}
+
+void TestModelGui::typedTextShowsEveryLayerAndHead()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndType(w, QStringLiteral("Hello world, attention")));
+    QVERIFY(w.isReadOnly());
+    QVERIFY(w.modelTextEdit()->isVisible());
+    QCOMPARE(w.modelTextEdit()->placeholderText(), QStringLiteral("Type a sentence…"));
+    QVERIFY(w.windowTitle().startsWith(QStringLiteral("gpt2-f32")));
+    auto model = TransformerModel::load(gpt2().toStdString());
+    QVERIFY(model);
+    const auto &set = w.attention()->set;
+    QCOMPARE(set.layers(), model->config().layers);
+    QCOMPARE(set.heads(), model->config().heads);
+    QCOMPARE(set.queryTokens, shownTokens("Hello world, attention"));
+    auto *view = w.findChild<ModelView *>(QStringLiteral("modelView"));
+    QVERIFY(view);
+    w.viewTabs()->setCurrentWidget(view);
+    QTRY_VERIFY_WITH_TIMEOUT(view->isFilled(), 30000);
+    QCOMPARE(view->layers(), model->config().layers);
+    QCOMPARE(view->heads(), model->config().heads);
+}
+
+void TestModelGui::newerTextSupersedesOlder()
+{
+    MainWindow w;
+    QVERIFY(openAndType(w, QStringLiteral("a")));
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    // Typed quickly: only the last text may be shown, and never an older one after it.
+    w.modelTextEdit()->setText(QStringLiteral("first text that is older"));
+    w.modelTextEdit()->setText(QStringLiteral("second"));
+    QVERIFY(shown.wait(30000));
+    QVERIFY(w.modelJobs()->waitForIdle());
+    QCoreApplication::processEvents();
+    QTest::qWait(50);
+    QCOMPARE(w.attention()->set.queryTokens, shownTokens("second"));
+    QCOMPARE(w.modelRun()->ids.size(), shownTokens("second").size());
+    for (const auto &args : shown) {
+        auto run = args.at(0).value<ModelRunPtr>();
+        QCOMPARE(run->ids.size(), shownTokens("second").size());
+    }
+}
+
+void TestModelGui::badFolderLeavesDocumentUnchanged()
+{
+    MainWindow w;
+    QVERIFY(openAndType(w, QStringLiteral("The model stays")));
+    const auto before = w.attention();
+    const QString title = w.windowTitle();
+    QSignalSpy failed(&w, &MainWindow::openFailed);
+    // A folder that is not a model (no config.json), and a path that is no folder.
+    QVERIFY(w.openModel(test::sourcePath(QStringLiteral("tests/fixtures/attention"))));
+    QVERIFY(failed.wait(30000));
+    QVERIFY(!w.lastError().isEmpty());
+    QVERIFY(!w.openModel(test::sourcePath(QStringLiteral("tests/fixtures/no-such-folder"))));
+    QCOMPARE(w.attention(), before);
+    QCOMPARE(w.windowTitle(), title);
+    // Text longer than the positions: one line in the status bar, the shown run stays.
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    QString longText;
+    for (int i = 0; i < 200; ++i)
+        longText += QStringLiteral(" word");
+    w.modelTextEdit()->setText(longText);
+    QVERIFY(w.modelJobs()->waitForIdle());
+    QTest::qWait(100);
+    QCOMPARE(shown.count(), 0);
+    QCOMPARE(w.attention(), before);
+    QVERIFY(w.lastError().contains(QStringLiteral("position"), Qt::CaseInsensitive));
+}
+
+void TestModelGui::openHeadInEditorGivesTheModelsAttention()
+{
+    MainWindow w;
+    QVERIFY(openAndType(w, QStringLiteral("Heads attend to tokens")));
+    const ModelRunPtr run = w.modelRun();
+    QVERIFY(run && run->layers >= 2 && run->heads >= 2);
+    const int layer = 1, head = 1;
+    auto *action = w.findChild<QAction *>(QStringLiteral("openHeadInEditor"));
+    QVERIFY(action && action->isEnabled());
+    w.setCurrentLayer(layer);
+    w.findChild<ModelView *>(QStringLiteral("modelView"))->setCurrent(layer, head);
+    QSignalSpy computed(&w, &MainWindow::resultShown);
+    action->trigger();
+    QVERIFY(!w.isReadOnly());
+    QVERIFY(computed.wait(30000));
+    const auto result = w.currentResult();
+    QCOMPARE(QString::fromStdString(result->project.title), QStringLiteral("gpt2-f32 layer 2 head 2"));
+    QCOMPARE(result->project.queryTokens, shownTokens("Heads attend to tokens"));
+    QCOMPARE(result->trace.heads(), 1);
+    const auto expected = run->attention(layer, head);
+    const MatrixF &got = result->trace.weights[0];
+    QCOMPARE(got.rows(), expected.rows());
+    QCOMPARE(got.cols(), expected.cols());
+    double worst = 0;
+    for (Eigen::Index i = 0; i < got.rows(); ++i)
+        for (Eigen::Index j = 0; j < got.cols(); ++j)
+            worst = std::max(worst, std::abs(double(got(i, j)) - double(expected(i, j))));
+    QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
+    // An ordinary editable project: the action is off until another model is shown.
+    QVERIFY(!action->isEnabled());
+}
+
+QTEST_MAIN(TestModelGui)
+#include "tst_modelgui.moc"
