@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Generates the built-in tutorial examples: resources/examples/tutorialN-*/ (File > Examples, one
 submenu per tutorial; see /work/shared/tutorials.md) and, for the ones computed here, what the
-tutorial's own PyTorch class gives for them in tests/fixtures/tutorial/examples/NAME/ (weights.npy,
-output.npy, float64), which tst_examples compares against.
+tutorial's own PyTorch class gives for them in tests/fixtures/tutorial-examples/NAME/ (weights.npy,
+output.npy, float64), which tst_examples_cli and tst_examples compare against.
 
 Run once with Debian's python3-torch and commit the output; the build only reads it.
 Seed 000's MultiHeadAttention and seed 004's MultiHeadAttention are the fixtures that
@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"
-EXPECTED = ROOT / "tests" / "fixtures" / "tutorial" / "examples"
+EXPECTED = ROOT / "tests" / "fixtures" / "tutorial-examples"
 FIXTURES = ROOT / "tests" / "fixtures" / "tutorial"
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 from make_tutorial_fixtures import f32, make_f32_module, nested, save_npy, vec  # noqa: E402
