@@ -206,7 +206,7 @@ QString TeachingRenderer::html() const
     if (p.spec.mode == AttentionMode::Cross)
         s += matrixTable(tr("X (key/value input)"), p.xkv, tr("Tk \u00d7 d_kv"), j);
     if (p.hasSeparateValue())
-        s += matrixTable(tr("X_v (value input)"), *p.xv, tr("Tk \u00d7 d_v"), j);
+        s += matrixTable(tr("X_v (value input)"), *p.xv, tr("Tk × d_v"), j);
     s += tr("<h3>2. Projections %1, %2, %3</h3>")
              .arg(formula(Projection::Query, p), formula(Projection::Key, p), formula(Projection::Value, p));
     s += tr("<p>Q: %1 \u00d7 %2, K: %3 \u00d7 %2, V: %3 \u00d7 %4 (all heads side by side)</p>")
