@@ -74,7 +74,7 @@ SoftmaxRowSteps softmaxRowSteps(const float *scores, const std::uint8_t *allowed
     return s;
 }
 
-std::string projectionFormula(Projection p, AttentionMode mode, bool bias)
+std::string projectionFormula(Projection p, AttentionMode mode, bool bias, bool separateValue)
 {
     const bool cross = mode == AttentionMode::Cross;
     switch (p) {
@@ -83,7 +83,10 @@ std::string projectionFormula(Projection p, AttentionMode mode, bool bias)
     case Projection::Key:
         return std::string(cross ? "K = X_kv\u00b7W_K" : "K = X\u00b7W_K") + (bias ? " + b_K" : "");
     case Projection::Value:
-        return std::string(cross ? "V = X_kv\u00b7W_V" : "V = X\u00b7W_V") + (bias ? " + b_V" : "");
+        return std::string(cross && separateValue ? "V = X_v\u00b7W_V"
+                           : cross                ? "V = X_kv\u00b7W_V"
+                                                  : "V = X\u00b7W_V") +
+               (bias ? " + b_V" : "");
     case Projection::Output:
         return std::string("output = context\u00b7W_O") + (bias ? " + b_O" : "");
     }

@@ -58,7 +58,8 @@ enum class Projection { Query, Key, Value, Output };
 
 // The formula of a projection exactly as computed, bias included when there is one:
 // "Q = X·W_Q + b_Q", "K = X_kv·W_K" (cross-attention), "output = context·W_O + b_O". UTF-8.
-std::string projectionFormula(Projection p, AttentionMode mode, bool bias);
+// separateValue: a cross-attention problem with its own value input, "V = X_v·W_V".
+std::string projectionFormula(Projection p, AttentionMode mode, bool bias, bool separateValue = false);
 
 // What the rows of the weights add up to, as a sentence-free fact: true when every row sums
 // to 1, false when some rows (empty rows under -inf) sum to 0.

@@ -20,9 +20,9 @@ QString number(double v, int precision)
     return QString::number(v, 'f', precision);
 }
 
-QString formula(Projection p, AttentionMode mode, bool bias)
+QString formula(Projection p, AttentionMode mode, bool bias, bool separateValue = false)
 {
-    return QString::fromStdString(projectionFormula(p, mode, bias));
+    return QString::fromStdString(projectionFormula(p, mode, bias, separateValue));
 }
 
 QString shape(const MatrixF &m)
@@ -75,13 +75,16 @@ void printPipeline(QTextStream &out, const Project &project, const AttentionTrac
     section(out, QStringLiteral("Xq (query input)"), p.xq, qLabels, precision);
     if (cross)
         section(out, QStringLiteral("Xkv (key/value input)"), p.xkv, kLabels, precision);
+    if (p.hasSeparateValue())
+        section(out, QStringLiteral("Xv (value input)"), *p.xv, kLabels, precision);
     for (int h = 0; h < t.heads(); ++h) {
         const size_t i = size_t(h);
         const QString head = t.heads() > 1 ? QStringLiteral(" (head %1)").arg(h) : QString();
         const AttentionMode mode = p.spec.mode;
         section(out, formula(Projection::Query, mode, bool(p.weights.qBias)) + head, t.q[i], qLabels, precision);
         section(out, formula(Projection::Key, mode, bool(p.weights.kBias)) + head, t.k[i], kLabels, precision);
-        section(out, formula(Projection::Value, mode, bool(p.weights.vBias)) + head, t.v[i], kLabels, precision);
+        section(out, formula(Projection::Value, mode, bool(p.weights.vBias), p.hasSeparateValue()) + head, t.v[i],
+                kLabels, precision);
         section(out, QStringLiteral("scores = Q·Kᵀ · %1%2").arg(p.spec.scale()).arg(head), t.scores[i], qLabels,
                 precision);
         section(out, QStringLiteral("weights = softmax(masked scores)") + head, t.weights[i], qLabels, precision);

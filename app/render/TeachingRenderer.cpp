@@ -40,7 +40,7 @@ QString formula(Projection p, const AttentionProblem &problem)
                       : p == Projection::Key   ? bool(w.kBias)
                       : p == Projection::Value ? bool(w.vBias)
                                                : bool(w.oBias);
-    return QString::fromStdString(projectionFormula(p, problem.spec.mode, bias));
+    return QString::fromStdString(projectionFormula(p, problem.spec.mode, bias, problem.hasSeparateValue()));
 }
 
 QString tokenAt(const std::vector<std::string> &tokens, Eigen::Index i)
@@ -205,6 +205,8 @@ QString TeachingRenderer::html() const
     s += matrixTable(tr("X (query input)"), p.xq, tr("Tq \u00d7 d_q"), i);
     if (p.spec.mode == AttentionMode::Cross)
         s += matrixTable(tr("X (key/value input)"), p.xkv, tr("Tk \u00d7 d_kv"), j);
+    if (p.hasSeparateValue())
+        s += matrixTable(tr("X_v (value input)"), *p.xv, tr("Tk × d_v"), j);
     s += tr("<h3>2. Projections %1, %2, %3</h3>")
              .arg(formula(Projection::Query, p), formula(Projection::Key, p), formula(Projection::Value, p));
     s += tr("<p>Q: %1 \u00d7 %2, K: %3 \u00d7 %2, V: %3 \u00d7 %4 (all heads side by side)</p>")

@@ -454,6 +454,14 @@
         <source>&lt;h3&gt;10. Output projection %1&lt;/h3&gt;</source>
         <translation>&lt;h3&gt;10. 输出投影 %1&lt;/h3&gt;</translation>
     </message>
+    <message>
+        <source>X_v (value input)</source>
+        <translation>X_v（值输入）</translation>
+    </message>
+    <message>
+        <source>Tk × d_v</source>
+        <translation>Tk × d_v</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::AboutDialog</name>
@@ -967,6 +975,13 @@
     <message>
         <source>Change title</source>
         <translation>更改标题</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::Examples</name>
+    <message>
+        <source>Could not copy the example to %1: %2</source>
+        <translation>无法将示例复制到 %1：%2</translation>
     </message>
 </context>
 <context>

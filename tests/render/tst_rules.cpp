@@ -3,6 +3,7 @@
 // what the engine really computed, headings name every term computed (biases included),
 // sums keep their digits, plurals agree and numbers never break inside a table cell.
 
+#include "../common/TestUtil.h"
 #include "RenderTestProjects.h"
 
 #include "app/cli/TracePrinter.h"
@@ -47,6 +48,7 @@ private slots:
     void emptyRowExplainedAsComputed();
     void headingsNameTheBiases();
     void headingsWithoutBiases();
+    void headingsNameTheSeparateValueInput();
     void pluralsAgree();
     void sumsKeepTheirDigits();
     void numbersNeverBreakInsideACell();
@@ -145,6 +147,32 @@ void TestRules::headingsWithoutBiases()
     QVERIFY(html.contains(QString::fromUtf8("Q = X\u00b7W_Q")));
     QVERIFY(!html.contains(QStringLiteral("b_Q")));
     QVERIFY(!html.contains(QStringLiteral("b_O")));
+}
+
+// Seed 004's tutorial example: query, key and value are three different inputs, so V is
+// projected from X_v (not from the key input) and the step view shows X_v among the inputs.
+void TestRules::headingsNameTheSeparateValueInput()
+{
+    auto project = readProjectFile(
+        test::sourcePathStd(QStringLiteral("resources/examples/tutorial5-shapes/mha-three-inputs.attnscope.json")));
+    QVERIFY2(project, project ? "" : project.message().c_str());
+    QVERIFY(project->problem.hasSeparateValue());
+    const test::ComputedProject c{*project, *CpuBackend().compute(project->problem)};
+    const QString html = TeachingRenderer(c.project, c.trace, 0, 0, 0).html();
+    const QString text = show(c);
+    for (const char *formula : {"Q = X_q\u00b7W_Q + b_Q", "K = X_kv\u00b7W_K + b_K", "V = X_v\u00b7W_V + b_V",
+                                "output = context\u00b7W_O + b_O"}) {
+        QVERIFY2(html.contains(QString::fromUtf8(formula)), formula);
+        QVERIFY2(text.contains(QString::fromUtf8(formula)), formula);
+    }
+    QVERIFY(!html.contains(QString::fromUtf8("V = X_kv")));
+    QVERIFY2(html.contains(QStringLiteral("X_v (value input)")), qPrintable(html.left(2000)));
+    // Without a separate value input V comes from the key input.
+    auto same = c.project;
+    same.problem.xv.reset();
+    const QString plain = TeachingRenderer(same, *CpuBackend().compute(same.problem), 0, 0, 0).html();
+    QVERIFY(plain.contains(QString::fromUtf8("V = X_kv\u00b7W_V + b_V")));
+    QVERIFY(!plain.contains(QStringLiteral("X_v (value input)")));
 }
 
 void TestRules::pluralsAgree()

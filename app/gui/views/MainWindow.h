@@ -191,6 +191,8 @@ private:
     static void addRecentFile(const QString &path); // any thread
     void fillRecentMenu();
     void fillExamplesMenu();
+    // Shows a project read from path (a resource path, or a file that becomes the document's).
+    bool openProject(const QString &path, Result<Project> project);
     void showError(const QString &message);
     void readSettings();
     void writeSettings();

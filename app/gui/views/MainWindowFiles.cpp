@@ -3,6 +3,7 @@
 #include "app/gui/views/MainWindow.h"
 
 #include "app/gui/document/Autosave.h"
+#include "app/gui/views/Examples.h"
 #include "app/render/ErrorText.h"
 
 #include "core/RandomProblem.h"
@@ -13,6 +14,7 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QMap>
 #include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
@@ -63,9 +65,8 @@ Project newProject()
 QStringList MainWindow::exampleFiles()
 {
     QStringList out;
-    for (const QString &name :
-         QDir(QStringLiteral(":/examples")).entryList({QStringLiteral("*.attnscope.json")}, QDir::Files, QDir::Name))
-        out << QStringLiteral(":/examples/") + name;
+    for (const ExampleEntry &e : builtInExamples())
+        out << e.path;
     return out;
 }
 
@@ -85,7 +86,11 @@ bool MainWindow::openFile(const QString &path)
         return openAttentionFile(path);
     if (QFileInfo(path).isDir())
         return openModel(path);
-    auto project = Document::readProject(path);
+    return openProject(path, Document::readProject(path));
+}
+
+bool MainWindow::openProject(const QString &path, Result<Project> project)
+{
     if (!project) {
         showError(errorText(project.error()));
         return false;
@@ -104,7 +109,8 @@ bool MainWindow::openFile(const QString &path)
 
 bool MainWindow::openExample(const QString &resourcePath)
 {
-    return openFile(resourcePath);
+    // Opened untitled whatever folder its copy was read from: Save asks where to.
+    return openProject(resourcePath, readExample(resourcePath));
 }
 
 bool MainWindow::saveTo(const QString &path)
@@ -205,14 +211,26 @@ void MainWindow::fillRecentMenu()
 
 void MainWindow::fillExamplesMenu()
 {
-    for (const QString &path : exampleFiles()) {
-        auto project = Document::readProject(path);
-        const QString title =
-            project && !project->title.empty() ? QString::fromStdString(project->title) : QFileInfo(path).fileName();
-        m_examplesMenu->addAction(title, this, [this, path] {
-            if (maybeSave())
-                openExample(path);
-        });
+    // Loose examples at the top; each tutorial's in a submenu titled "中文 — English" by its files
+    // (the titles are data, in both languages at once, so they are not translated).
+    QMap<QString, QMenu *> groups;
+    for (const ExampleEntry &e : builtInExamples()) {
+        QMenu *menu = m_examplesMenu;
+        if (!e.group.isEmpty()) {
+            if (!groups.contains(e.group)) {
+                if (groups.isEmpty())
+                    m_examplesMenu->addSeparator();
+                groups.insert(e.group, m_examplesMenu->addMenu(e.group));
+            }
+            menu = groups.value(e.group);
+        }
+        const QString path = e.path;
+        menu->addAction(e.title, this,
+                        [this, path] {
+                            if (maybeSave())
+                                openExample(path);
+                        })
+            ->setData(path);
     }
 }
 
