@@ -46,7 +46,7 @@ Commands:
   compute PROJECT --out DIR --pool N [--pool-mode max|mean] [--backend ...]
       Long sequences: write weights_pooled.npy [H,N,N] (max or mean of the exact
       weights per block), entropy.npy [H,Tq] and output.npy, never holding
-      Tq x Tk per head.
+      Tq x Tk per head. A batch gains a leading B axis on each file.
   export PROJECT --out FILE.(csv|npy|npz|json) [--tensor NAME] [--head N] [--backend ...]
       Write tensors of the computation as data: one tensor (CSV: one head) or
       every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
@@ -56,7 +56,8 @@ Commands:
       project, or a model folder run on TEXT, as float32: weights [L,H,Tq,Tk]
       (all), [H,Tq,Tk] (--layer) or [Tq,Tk] (--layer and --head); mean: one
       layer's mean over heads [Tq,Tk]; rollout: attention rollout over all
-      layers [T,T]. Layers and heads are 0-based.
+      layers [T,T]. Layers and heads count from 0 everywhere: the window,
+      figures, the CLI and the JSON.
 %1%2%3  tokenize MODEL_DIR --text TEXT
       Print the ids and tokens of TEXT as the model folder's tokenizer (GPT-2
       or BERT) gives them, as JSON: {"ids": [...], "tokens": [...]}.
@@ -231,37 +232,61 @@ public:
         auto project = readProjectFile(projectPath, read);
         if (!project)
             return fail(project.message());
-        if (project->batch)
-            return fail(QStringLiteral("compute: --pool takes one sequence; %1 holds a batch (a 3-D query.x)")
-                            .arg(shown(parser.positionalArguments()[0])),
-                        kUsage);
         auto selection = backend(parser);
         if (!selection)
             return m_exit;
-        auto result = selection->backend->computePooled(project->problem, *options);
-        if (!result)
-            return fail(result.message());
-        const bool finite =
-            result->output.allFinite() && result->entropy.allFinite() &&
-            std::all_of(result->pooled.begin(), result->pooled.end(), [](const MatrixF &m) { return m.allFinite(); });
-        if (!finite)
-            return fail(QStringLiteral("compute: the result overflowed to Inf or NaN (the inputs are too large)"));
+        // A batch is pooled sequence by sequence (each one a problem, as the full compute does)
+        // and every file gains the leading B axis: [B,H,Nq,Nk], [B,H,Tq], [B,Tq,d_out].
+        const BatchedProject batch(*project);
+        std::vector<PooledResult> results;
+        for (int b = 0; b < batch.sequenceCount(); ++b) {
+            auto result = selection->backend->computePooled(batch.problemForSequence(b), *options);
+            if (!result)
+                return fail(batch.isBatched() ? QStringLiteral("compute: sequence %1: %2")
+                                                    .arg(b)
+                                                    .arg(QString::fromStdString(result.message()))
+                                              : QString::fromStdString(result.message()));
+            const bool finite = result->output.allFinite() && result->entropy.allFinite() &&
+                                std::all_of(result->pooled.begin(), result->pooled.end(),
+                                            [](const MatrixF &m) { return m.allFinite(); });
+            if (!finite)
+                return fail(
+                    batch.isBatched()
+                        ? QStringLiteral("compute: sequence %1: the result overflowed to Inf or NaN (the inputs are "
+                                         "too large)")
+                              .arg(b)
+                        : QStringLiteral("compute: the result overflowed to Inf or NaN (the inputs are too large)"));
+            results.push_back(std::move(*result));
+        }
         const AttentionProblem &p = project->problem;
-        std::vector<const MatrixF *> pooled;
-        for (const MatrixF &m : result->pooled)
-            pooled.push_back(&m);
+        const PooledResult &first = results.front();
+        std::vector<const MatrixF *> pooled, entropy, output;
+        for (const PooledResult &r : results) {
+            for (const MatrixF &m : r.pooled)
+                pooled.push_back(&m);
+            entropy.push_back(&r.entropy);
+            output.push_back(&r.output);
+        }
+        auto shape = [&](std::vector<std::int64_t> dims) {
+            if (batch.isBatched())
+                dims.insert(dims.begin(), batch.sequenceCount());
+            return dims;
+        };
         const std::vector<NpyFolderTensor> files = {
-            {"weights_pooled", {p.spec.heads, result->pooled[0].rows(), result->pooled[0].cols()}, pooled},
-            {"entropy", {p.spec.heads, p.tq()}, {&result->entropy}},
-            {"output", {result->output.rows(), result->output.cols()}, {&result->output}}};
+            {"weights_pooled", shape({p.spec.heads, first.pooled[0].rows(), first.pooled[0].cols()}), pooled},
+            {"entropy", shape({p.spec.heads, p.tq()}), entropy},
+            {"output", shape({first.output.rows(), first.output.cols()}), output}};
         if (Status s = writeNpyFolder(files, dir.toStdString()); !s)
             return fail(s.message());
         reportBackend(*selection);
         if (selection->backend->usesCpuForPooled() && selection->backend->name() != "cpu")
             m_out << "note: the pooled path ran on the CPU engine (this backend has no pooled kernels)\n";
-        m_out << "wrote: " << dir << " (weights_pooled " << p.spec.heads << "x" << result->pooled[0].rows() << "x"
-              << result->pooled[0].cols() << " " << (options->mode == PoolMode::Mean ? "mean" : "max")
-              << ", entropy, output .npy)\n";
+        m_out << "wrote: " << dir << " (weights_pooled " << p.spec.heads << "x" << first.pooled[0].rows() << "x"
+              << first.pooled[0].cols() << " " << (options->mode == PoolMode::Mean ? "mean" : "max")
+              << ", entropy, output .npy";
+        if (batch.isBatched())
+            m_out << "; " << batch.sequenceCount() << " sequences on a leading axis";
+        m_out << ")\n";
         return kOk;
     }
 

@@ -8,10 +8,14 @@
 
 #include "core/Npy.h"
 
+#include <QDir>
 #include <QFile>
 #include <QObject>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
+#include <cmath>
 
 using namespace attnscope;
 using attnscope::test::runCli;
@@ -25,7 +29,8 @@ private slots:
     void computeReproducesTutorialClasses();
     void unbatchedProjectKeepsItsShapes();
     void malformedBatchIsRefusedNamingTheField();
-    void poolRefusesABatch();
+    void poolRunsEverySequence_data();
+    void poolRunsEverySequence();
 };
 
 void TestCliBatch::computeReproducesTutorialClasses_data()
@@ -74,14 +79,90 @@ void TestCliBatch::malformedBatchIsRefusedNamingTheField()
     QVERIFY(!QFile::exists(tmp.filePath("out")));
 }
 
-void TestCliBatch::poolRefusesABatch()
+void TestCliBatch::poolRunsEverySequence_data()
 {
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QString>("mode");
+    QTest::addColumn<int>("bins");
+    const QDir dir(test::sourcePath("tests/fixtures/tutorial"));
+    const auto cases = dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    QVERIFY2(cases.size() >= 2, "the tutorial fixtures are missing");
+    for (const QString &c : cases)
+        for (const char *mode : {"max", "mean"})
+            for (int bins : {2, 64})
+                QTest::addRow("%s %s %d", qPrintable(c), mode, bins) << dir.filePath(c) << QString(mode) << bins;
+}
+
+// compute --pool on a batch equals pooling, sequence by sequence, the full compute's weights
+// (design.md's cells: max or mean over the block, masked weights 0), with the leading B axis.
+void TestCliBatch::poolRunsEverySequence()
+{
+    QFETCH(QString, folder);
+    QFETCH(QString, mode);
+    QFETCH(int, bins);
+    const QString project = folder + "/project.attnscope.json";
     QTemporaryDir tmp;
-    const QString project =
-        test::sourcePath("tests/fixtures/tutorial/seed000_mha_batch_padding/project.attnscope.json");
-    const auto r = runCli({"compute", project, "--out", tmp.path(), "--pool", "2"});
-    QVERIFY(r.code != 0);
-    QVERIFY2(r.err.contains("holds a batch"), qPrintable(r.err));
+    const auto full = runCli({"compute", project, "--out", tmp.filePath("full"), "--backend", "cpu"});
+    QVERIFY2(full.code == 0, qPrintable(full.err));
+    const auto pooled = runCli({"compute", project, "--out", tmp.filePath("pooled"), "--backend", "cpu", "--pool",
+                                QString::number(bins), "--pool-mode", mode});
+    QVERIFY2(pooled.code == 0, qPrintable(pooled.err));
+    QVERIFY2(pooled.out.contains("sequences on a leading axis"), qPrintable(pooled.out));
+    auto read = [&](const QString &file) { return readNpyFile(tmp.filePath(file).toStdString()); };
+    auto weights = read("full/weights.npy"), output = read("full/output.npy");
+    auto gotPooled = read("pooled/weights_pooled.npy"), gotEntropy = read("pooled/entropy.npy"),
+         gotOutput = read("pooled/output.npy");
+    QVERIFY(weights.ok() && output.ok() && gotPooled.ok() && gotEntropy.ok() && gotOutput.ok());
+    QCOMPARE(weights->shape.size(), size_t(4));
+    const std::int64_t B = weights->shape[0], H = weights->shape[1], Tq = weights->shape[2], Tk = weights->shape[3];
+    QVERIFY(B >= 2);
+    const std::int64_t Nq = std::min<std::int64_t>(bins, Tq), Nk = std::min<std::int64_t>(bins, Tk);
+    QCOMPARE(gotPooled->shape, (std::vector<std::int64_t>{B, H, Nq, Nk}));
+    QCOMPARE(gotEntropy->shape, (std::vector<std::int64_t>{B, H, Tq}));
+    QCOMPARE(gotOutput->shape, output->shape);
+    QCOMPARE(gotOutput->shape.front(), B);
+    for (std::size_t i = 0; i < output->data.size(); ++i)
+        QVERIFY2(std::abs(gotOutput->data[i] - output->data[i]) <= 1e-4 * std::max(1.0, std::abs(output->data[i])),
+                 qPrintable(QString::number(i)));
+    auto w = [&](std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
+        return weights->data[std::size_t(((b * H + h) * Tq + i) * Tk + j)];
+    };
+    for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t h = 0; h < H; ++h) {
+            for (std::int64_t i = 0; i < Tq; ++i) {
+                double entropy = 0;
+                for (std::int64_t j = 0; j < Tk; ++j)
+                    if (w(b, h, i, j) > 0)
+                        entropy -= w(b, h, i, j) * std::log(w(b, h, i, j));
+                const double got = gotEntropy->data[std::size_t((b * H + h) * Tq + i)];
+                QVERIFY2(std::abs(got - entropy) <= 1e-5, qPrintable(QStringLiteral("entropy %1 %2 %3: %4, expected %5")
+                                                                         .arg(b)
+                                                                         .arg(h)
+                                                                         .arg(i)
+                                                                         .arg(got)
+                                                                         .arg(entropy)));
+            }
+            for (std::int64_t a = 0; a < Nq; ++a)
+                for (std::int64_t c = 0; c < Nk; ++c) {
+                    double max = 0, sum = 0;
+                    std::int64_t n = 0;
+                    for (std::int64_t i = a * Tq / Nq; i < (a + 1) * Tq / Nq; ++i)
+                        for (std::int64_t j = c * Tk / Nk; j < (c + 1) * Tk / Nk; ++j, ++n) {
+                            max = std::max(max, w(b, h, i, j));
+                            sum += w(b, h, i, j);
+                        }
+                    const double expected = mode == "mean" ? sum / double(n) : max;
+                    const double got = gotPooled->data[std::size_t(((b * H + h) * Nq + a) * Nk + c)];
+                    QVERIFY2(std::abs(got - expected) <= 1e-5,
+                             qPrintable(QStringLiteral("cell %1 %2 %3 %4: %5, expected %6")
+                                            .arg(b)
+                                            .arg(h)
+                                            .arg(a)
+                                            .arg(c)
+                                            .arg(got)
+                                            .arg(expected)));
+                }
+        }
 }
 
 QTEST_GUILESS_MAIN(TestCliBatch)
