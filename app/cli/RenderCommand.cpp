@@ -28,8 +28,9 @@ const char *const kRenderUsage = R"(  render INPUT [INPUT...] --out FILE.(png|sv
                                   attention file; headview, teaching and mask
                                   need a project; model: layers x heads grid)
         --layer L                 layer of head/heads/mean (0-based; default 0)
-        --head N                  head of head/headview/teaching (0-based;
-                                  figure titles count layers and heads from 1)
+        --head N                  head of head/headview/teaching (0-based; layers
+                                  and heads count from 0 everywhere: the window,
+                                  figures, the CLI and the JSON)
         --quantity weights|scores --colormap viridis|magma|cividis|grey|diverging
         --color-scale linear|log|percentile       (default linear)
         --merge-words             word-level maps from sub-word token labels

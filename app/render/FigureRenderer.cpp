@@ -139,7 +139,7 @@ QString FigureRenderer::title() const
     if (m_options.title)
         return displayText(*m_options.title);
     const QString project = m_project.title.empty() ? QStringLiteral("AttnScope") : displayText(m_project.title);
-    const int h = m_options.head + 1, H = m_trace.heads();
+    const int h = m_options.head, H = m_trace.heads();
     const QString what = m_options.quantity == HeatmapQuantity::Scores ? tr("scaled scores") : tr("weights");
     switch (m_options.view) {
     case FigureView::Head:

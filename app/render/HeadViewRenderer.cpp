@@ -97,7 +97,7 @@ std::vector<QRectF> HeadViewRenderer::legendEntries(const QRectF &target) const
     const double box = fm.height() * 0.7;
     double x = target.left() + 6;
     for (int h = 0; h < m_trace.heads(); ++h) {
-        const double width = box + 3 + fm.horizontalAdvance(tr("head %1").arg(h + 1)) + 2;
+        const double width = box + 3 + fm.horizontalAdvance(tr("head %1").arg(h)) + 2;
         entries.emplace_back(x, legendY, width, fm.height());
         x += width + 7;
     }
@@ -199,7 +199,7 @@ void HeadViewRenderer::paint(QPainter &p, const QRectF &target) const
                 p.setPen(Qt::black);
             }
             p.drawText(QRectF(e.left() + box + 3, e.top(), e.width() - box - 3, fm.height()),
-                       Qt::AlignLeft | Qt::AlignVCenter, tr("head %1").arg(h + 1));
+                       Qt::AlignLeft | Qt::AlignVCenter, tr("head %1").arg(h));
         }
     } else if (dense && hover < 0 && hoverKey < 0) {
         p.setPen(QColor(0x55, 0x55, 0x55));

@@ -87,7 +87,7 @@ HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace 
         d.title = meanTitle(int(all.size()));
     } else {
         d.values = &all[size_t(head)];
-        d.title = QCoreApplication::translate("attnscope::Heatmap", "Head %1").arg(head + 1);
+        d.title = QCoreApplication::translate("attnscope::Heatmap", "Head %1").arg(head);
     }
     d.allowed = trace.allowed.size() ? &trace.allowed : nullptr;
     d.emptyRows = trace.emptyRows;

@@ -166,7 +166,7 @@ void SetFigureRenderer::addTile(const MatrixF &values, int layer, int head)
     d.maskFill = m_maskFill;
     d.nonFinite = (!owned->array().isFinite()).count();
     if (head >= 0)
-        d.title = tr("Layer %1, head %2").arg(layer + 1).arg(head + 1);
+        d.title = tr("Layer %1, head %2").arg(layer).arg(head);
     m_data.push_back(std::move(d));
     m_tiles.emplace_back(layer, head);
 }
@@ -262,7 +262,7 @@ SetFigureRenderer::GridLayout SetFigureRenderer::gridLayout(const QRectF &target
         area.setTop(t.bottom() + pad);
     const int rows = gridRows(), columns = gridColumns();
     const double axis = m_options.axisTitles ? fh * 1.2 : 0.0;
-    const int lastLayer = m_options.view == FigureView::Model ? m_set.layers() : m_options.layer + 1;
+    const int lastLayer = m_options.view == FigureView::Model ? m_set.layers() - 1 : m_options.layer;
     const double rowWidth = fm.horizontalAdvance(tr("Layer %1").arg(lastLayer)) + 2 * pad;
     const double columnHeight = fh * 1.2;
     HeatmapOptions barOptions = heatmapOptions(false);
@@ -272,7 +272,7 @@ SetFigureRenderer::GridLayout SetFigureRenderer::gridLayout(const QRectF &target
     const double side = std::max(1.0, std::min((area.width() - axis - rowWidth - barRoom) / columns,
                                                (area.height() - axis - columnHeight) / rows));
     l.side = side;
-    l.shortTitles = fm.horizontalAdvance(tr("Head %1").arg(columns)) + pad > side;
+    l.shortTitles = fm.horizontalAdvance(tr("Head %1").arg(columns - 1)) + pad > side;
     if (l.shortTitles)
         l.columnStep =
             HeatmapRenderer::roundStep(int(std::ceil((fm.horizontalAdvance(QString::number(columns)) + pad) / side)));
@@ -358,13 +358,13 @@ void SetFigureRenderer::paintGridTitles(QPainter &painter, const GridLayout &l) 
     for (int r = 0; r < rows; r += l.rowStep) {
         const int layer = m_options.view == FigureView::Model ? r : m_options.layer;
         const QRectF box(l.rowTitles.left(), l.tiles.top() + r * l.side, l.rowTitles.width(), l.side);
-        painter.drawText(box, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(layer + 1));
+        painter.drawText(box, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(layer));
     }
     for (int c = 0; c < columns; c += l.columnStep) {
         const QRectF box(l.tiles.left() + c * l.side - l.side * (l.columnStep - 1) / 2.0, l.columnTitles.top(),
                          l.side * l.columnStep, l.columnTitles.height());
         painter.drawText(box, Qt::AlignHCenter | Qt::AlignBottom,
-                         l.shortTitles ? QString::number(c + 1) : tr("Head %1").arg(c + 1));
+                         l.shortTitles ? QString::number(c) : tr("Head %1").arg(c));
     }
     if (l.shortTitles) // numbers alone above the columns: what they count, in the corner
         painter.drawText(QRectF(l.rowTitles.left(), l.columnTitles.top(), l.rowTitles.width(), l.columnTitles.height()),
@@ -417,7 +417,7 @@ QString SetFigureRenderer::title() const
     if (m_options.title)
         return displayText(*m_options.title);
     const QString name = m_name.isEmpty() ? QStringLiteral("AttnScope") : displayText(m_name);
-    const int layer = m_options.layer + 1, head = m_options.head + 1, layers = m_set.layers();
+    const int layer = m_options.layer, head = m_options.head, layers = m_set.layers();
     QString t;
     switch (m_options.view) {
     case FigureView::Model:

@@ -107,7 +107,7 @@ QString TeachingRenderer::explanation() const
     const int i = m_query, j = m_key;
     const double scale = pr.problem.spec.scale();
     QString s = tr("<h3>Why head %1 gives query %2 \u201c%3\u201d \u2192 key %4 \u201c%5\u201d the weight %6</h3>")
-                    .arg(h + 1)
+                    .arg(h)
                     .arg(i)
                     .arg(tokenAt(pr.queryTokens, i))
                     .arg(j)
@@ -198,7 +198,9 @@ QString TeachingRenderer::html() const
     const int h = m_head, H = t.heads(), dK = p.spec.headDimQK, dV = p.spec.headDimV;
     const int i = m_query, j = m_key;
     QString s;
-    s += tr("<h2>Head %1 of %2, step by step</h2>").arg(h + 1).arg(H);
+    // Heads count from 0 here as everywhere (window, figures, CLI, JSON), so the range is named.
+    s += H == 1 ? tr("<h2>Head 0 (the only head), step by step</h2>")
+                : tr("<h2>Head %1 of heads 0 to %2, step by step</h2>").arg(h).arg(H - 1);
     if (m_interactive)
         s += tr("<p>Select a cell in a heatmap to have it explained below.</p>");
     s += tr("<h3>1. Inputs</h3>");
@@ -215,7 +217,7 @@ QString TeachingRenderer::html() const
              .arg(p.tk())
              .arg(H * dV);
     s += tr("<h3>3. Split heads: head %1 takes columns %2..%3 of Q and K, %4..%5 of V</h3>")
-             .arg(h + 1)
+             .arg(h)
              .arg(h * dK)
              .arg((h + 1) * dK - 1)
              .arg(h * dV)

@@ -252,7 +252,7 @@ void TestAttentionViews::clickingTileSelectsLayerAndHead()
     auto set = readAttentionFile(path.toStdString());
     QVERIFY(set.ok());
     QVERIFY(sameMatrix(*w.headView()->data().values, set->map(0, 2, 1), 0.0));
-    QCOMPARE(w.layerSelector()->value(), 3); // shown numbered from 1
+    QCOMPARE(w.layerSelector()->value(), 2); // shown numbered from 0, as the CLI and the JSON
 }
 
 void TestAttentionViews::layerSelectorDrivesHeatmaps()
@@ -264,7 +264,7 @@ void TestAttentionViews::layerSelectorDrivesHeatmaps()
     auto set = readAttentionFile(path.toStdString());
     QVERIFY(set.ok());
     QSignalSpy shown(&w, &MainWindow::resultShown);
-    w.layerSelector()->setValue(2);
+    w.layerSelector()->setValue(1); // layers count from 0 everywhere
     QVERIFY(shown.wait(20000));
     QCOMPARE(w.currentLayer(), 1);
     for (int h = 0; h < set->heads(); ++h)
@@ -287,8 +287,8 @@ void TestAttentionViews::statisticsEqualCoreAndNumPy()
     const char *keys[] = {"entropy", "distance", "confidence", "first", "self", "previous"};
     for (int r = 0; r < model->rowCount(); ++r) {
         const QJsonObject e = expected[r].toObject();
-        QCOMPARE(model->index(r, HeadStatsModel::Layer).data().toInt(), e.value(QLatin1String("layer")).toInt() + 1);
-        QCOMPARE(model->index(r, HeadStatsModel::Head).data().toInt(), e.value(QLatin1String("head")).toInt() + 1);
+        QCOMPARE(model->index(r, HeadStatsModel::Layer).data().toInt(), e.value(QLatin1String("layer")).toInt());
+        QCOMPARE(model->index(r, HeadStatsModel::Head).data().toInt(), e.value(QLatin1String("head")).toInt());
         const std::optional<double> coreValues[] = {core[size_t(r)].entropy,    core[size_t(r)].distance,
                                                     core[size_t(r)].confidence, core[size_t(r)].first,
                                                     core[size_t(r)].self,       core[size_t(r)].previous};
@@ -341,8 +341,9 @@ void TestAttentionViews::clickingStatsRowSelectsLayerAndHead()
     StatsTable *table = w.statsTable();
     table->sortByColumn(HeadStatsModel::Entropy, Qt::DescendingOrder);
     const int row = 3;
-    const int layer = table->model()->index(row, HeadStatsModel::Layer).data().toInt() - 1;
-    const int head = table->model()->index(row, HeadStatsModel::Head).data().toInt() - 1;
+    // The table shows the layer and head indices themselves (counting from 0, as the JSON).
+    const int layer = table->model()->index(row, HeadStatsModel::Layer).data().toInt();
+    const int head = table->model()->index(row, HeadStatsModel::Head).data().toInt();
     QVERIFY(layer >= 0 && head >= 0);
     const QRect cell = table->visualRect(table->model()->index(row, HeadStatsModel::Entropy));
     QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());

@@ -167,7 +167,7 @@ void TestModelGui::openHeadInEditorGivesTheModelsAttention()
     QVERIFY(!w.isReadOnly());
     QVERIFY(computed.wait(30000));
     const auto result = w.currentResult();
-    QCOMPARE(QString::fromStdString(result->project.title), QStringLiteral("gpt2-f32 layer 2 head 2"));
+    QCOMPARE(QString::fromStdString(result->project.title), QStringLiteral("gpt2-f32 layer 1 head 1"));
     QCOMPARE(result->project.queryTokens, shownTokens("Heads attend to tokens"));
     QCOMPARE(result->trace.heads(), 1);
     const auto expected = run->attention(layer, head);

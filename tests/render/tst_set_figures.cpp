@@ -286,7 +286,7 @@ void TestSetFigures::modelGridTilesMatchTheMaps()
     QVERIFY2(exporter.write(svgPath, o, {}, &error), qPrintable(error));
     const auto svg = test::readSvg(svgPath);
     QVERIFY2(svg.valid, qPrintable(svg.error));
-    for (const char *t : {"Layer 1", "Layer 2", "Layer 3", "Head 1", "Head 2", "Head 3", "Head 4"})
+    for (const char *t : {"Layer 0", "Layer 1", "Layer 2", "Head 0", "Head 1", "Head 2", "Head 3"})
         QVERIFY2(svg.texts.contains(QLatin1String(t)), qPrintable(svg.texts.join('|')));
     QCOMPARE(svg.texts.count(HeatmapRenderer::rowAxisName()), 1);
     QCOMPARE(svg.texts.count(HeatmapRenderer::columnAxisName()), 1);
@@ -299,7 +299,7 @@ void TestSetFigures::modelGridTilesMatchTheMaps()
         p.start(pdftotext, {pdf, "-"});
         QVERIFY(p.waitForFinished(60000));
         const QString text = QString::fromUtf8(p.readAllStandardOutput());
-        QVERIFY2(text.contains("Layer 3") && text.contains("Head 4"), qPrintable(text));
+        QVERIFY2(text.contains("Layer 2") && text.contains("Head 3"), qPrintable(text));
     }
 }
 

@@ -50,7 +50,7 @@ ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent)
                               QString::fromStdString(name));
         }
     m_head = new QSpinBox;
-    m_head->setRange(1, m_result ? std::max(1, m_result->trace.heads()) : 1);
+    m_head->setRange(0, m_result ? std::max(1, m_result->trace.heads()) - 1 : 0);
     m_path = new QLineEdit;
     m_path->setPlaceholderText(tr("weights.csv, .npy, or all tensors: .npz, .json"));
     m_error = new QLabel;
@@ -108,7 +108,7 @@ void ExportDataDialog::setTensor(const QString &name)
 
 void ExportDataDialog::setHead(int head)
 {
-    m_head->setValue(head + 1);
+    m_head->setValue(head);
 }
 
 void ExportDataDialog::setPath(const QString &path)
@@ -123,7 +123,7 @@ QString ExportDataDialog::tensor() const
 
 int ExportDataDialog::head() const
 {
-    return m_head->value() - 1;
+    return m_head->value();
 }
 
 QString ExportDataDialog::path() const

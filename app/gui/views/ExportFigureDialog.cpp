@@ -41,8 +41,8 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, AttentionSet set
             m_view->addItem(FigureOptions::viewName(v), int(v));
     m_view->setCurrentIndex(m_view->findData(int(initial.view)));
     m_head = new QSpinBox;
-    m_head->setRange(1, heads);
-    m_head->setValue(std::clamp(initial.head + 1, 1, heads));
+    m_head->setRange(0, heads - 1);
+    m_head->setValue(std::clamp(initial.head, 0, heads - 1));
     m_quantity = new QComboBox;
     m_quantity->addItem(tr("Weights (softmax)"), int(HeatmapQuantity::Weights));
     m_quantity->addItem(tr("Scores (scaled, before mask)"), int(HeatmapQuantity::Scores));
@@ -199,7 +199,7 @@ FigureOptions ExportFigureDialog::options() const
 {
     FigureOptions o;
     o.view = FigureView(m_view->currentData().toInt());
-    o.head = m_head->value() - 1;
+    o.head = m_head->value();
     o.quantity = HeatmapQuantity(m_quantity->currentData().toInt());
     o.colorMap = ColorMapKind(m_colorMap->currentData().toInt());
     o.colorScale = ColorScale::fromKey(m_colorScale->currentData().toString()).value_or(ColorScaleKind::Linear);

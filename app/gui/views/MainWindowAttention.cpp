@@ -81,11 +81,11 @@ void MainWindow::createAttentionActions(QToolBar *bar)
     m_layerSpin = new QSpinBox;
     m_layerSpin->setObjectName(QStringLiteral("layerSelector"));
     m_layerSpin->setPrefix(tr("Layer "));
-    m_layerSpin->setRange(1, 1);
+    m_layerSpin->setRange(0, 0);
     m_layerSpin->setToolTip(tr("The layer the heads, the enlarged head, the mean and the head view show."));
     m_layerAction = bar->addWidget(m_layerSpin);
     m_layerAction->setVisible(false);
-    connect(m_layerSpin, &QSpinBox::valueChanged, this, [this](int value) { setCurrentLayer(value - 1); });
+    connect(m_layerSpin, &QSpinBox::valueChanged, this, [this](int value) { setCurrentLayer(value); });
 
     m_mergeWordsAction = m_viewMenu->addAction(tr("&Merge Sub-word Tokens into Words"));
     m_mergeWordsAction->setCheckable(true);
@@ -139,8 +139,8 @@ void MainWindow::showAttention(LoadedAttentionPtr attention)
     const AttentionSet &set = attention->set;
     {
         const QSignalBlocker block(m_layerSpin);
-        m_layerSpin->setRange(1, std::max(1, set.layers()));
-        m_layerSpin->setValue(1);
+        m_layerSpin->setRange(0, std::max(1, set.layers()) - 1);
+        m_layerSpin->setValue(0);
     }
     m_layerAction->setVisible(set.layers() > 1);
     m_mergeWordsAction->setEnabled(!set.queryWordOf.empty() && !set.keyWordOf.empty());
@@ -251,9 +251,9 @@ void MainWindow::setCurrentLayer(int layer)
 {
     const int layers = m_attention ? m_attention->set.layers() : 1;
     layer = std::clamp(layer, 0, layers - 1);
-    if (m_layerSpin->value() != layer + 1) {
+    if (m_layerSpin->value() != layer) {
         const QSignalBlocker block(m_layerSpin);
-        m_layerSpin->setValue(layer + 1);
+        m_layerSpin->setValue(layer);
     }
     m_modelView->setCurrent(layer, m_grid->currentHead());
     if (layer == m_layer)

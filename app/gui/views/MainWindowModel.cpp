@@ -147,8 +147,8 @@ bool MainWindow::openHeadInEditor(int layer, int head)
     Project project;
     project.title = tr("%1 layer %2 head %3")
                         .arg(QFileInfo(m_attention ? m_attention->path : m_modelDir).fileName())
-                        .arg(layer + 1)
-                        .arg(head + 1)
+                        .arg(layer)
+                        .arg(head)
                         .toStdString();
     project.problem = headProblem(*m_modelRun, layer, head);
     project.queryTokens = m_attention ? m_attention->set.queryTokens : m_modelRun->tokens;

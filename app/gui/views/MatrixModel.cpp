@@ -114,22 +114,23 @@ QVariant MatrixModel::headerData(int section, Qt::Orientation orientation, int r
     const AttentionSpec &s = m_document->problem().spec;
     if (orientation == Qt::Vertical) {
         if (m_id == MatrixId::Wo)
-            return QStringLiteral("h%1·%2").arg(section / s.headDimV + 1).arg(section % s.headDimV);
+            return QStringLiteral("h%1·%2").arg(section / s.headDimV).arg(section % s.headDimV);
         return section;
     }
     const int col = matrixColumn(section);
     if (col < 0)
         return tr("token");
-    // Head blocks of the projection columns: "h2·0" is head 2's first column.
+    // Head blocks of the projection columns: "h2·0" is head 2's first column,
+    // heads counting from 0 as everywhere else.
     switch (m_id) {
     case MatrixId::Wq:
     case MatrixId::Wk:
     case MatrixId::BiasQ:
     case MatrixId::BiasK:
-        return QStringLiteral("h%1·%2").arg(col / s.headDimQK + 1).arg(col % s.headDimQK);
+        return QStringLiteral("h%1·%2").arg(col / s.headDimQK).arg(col % s.headDimQK);
     case MatrixId::Wv:
     case MatrixId::BiasV:
-        return QStringLiteral("h%1·%2").arg(col / s.headDimV + 1).arg(col % s.headDimV);
+        return QStringLiteral("h%1·%2").arg(col / s.headDimV).arg(col % s.headDimV);
     default:
         return QStringLiteral("d%1").arg(col);
     }

@@ -53,7 +53,7 @@ void ModelView::setCurrent(int layer, int head)
 
 int ModelView::rowHeaderWidth() const
 {
-    return fontMetrics().horizontalAdvance(tr("Layer %1").arg(std::max(layers(), 1))) + 16;
+    return fontMetrics().horizontalAdvance(tr("Layer %1").arg(std::max(layers() - 1, 0))) + 16;
 }
 
 int ModelView::columnHeaderHeight() const
@@ -149,7 +149,7 @@ void ModelView::paintEvent(QPaintEvent *)
     p.setClipRect(QRect(rowHeader, 0, all.width() - rowHeader, columnHeader));
     for (int h = 0; h < heads(); ++h) {
         const QRect tile = tileRect(0, h);
-        p.drawText(QRect(tile.left(), 0, tile.width(), columnHeader), Qt::AlignCenter, tr("Head %1").arg(h + 1));
+        p.drawText(QRect(tile.left(), 0, tile.width(), columnHeader), Qt::AlignCenter, tr("Head %1").arg(h));
     }
     p.restore();
     p.save();
@@ -157,7 +157,7 @@ void ModelView::paintEvent(QPaintEvent *)
     for (int l = 0; l < layers(); ++l) {
         const QRect tile = tileRect(l, 0);
         p.drawText(QRect(4, tile.top(), rowHeader - 8, tile.height()), Qt::AlignVCenter | Qt::AlignLeft,
-                   tr("Layer %1").arg(l + 1));
+                   tr("Layer %1").arg(l));
     }
     p.restore();
 }

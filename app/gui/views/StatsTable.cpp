@@ -39,9 +39,9 @@ QVariant HeadStatsModel::data(const QModelIndex &index, int role) const
     std::optional<double> value;
     switch (Column(index.column())) {
     case Layer:
-        return s->layer + 1;
+        return s->layer;
     case Head:
-        return s->head + 1;
+        return s->head;
     case Entropy:
         value = s->entropy;
         break;
