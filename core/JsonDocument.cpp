@@ -1,5 +1,6 @@
 #include "core/JsonDocument.h"
 
+#include "core/ErrorCode.h"
 #include "core/UserText.h"
 
 #include <optional>
@@ -12,6 +13,31 @@ namespace attnscope {
 namespace {
 
 using json = nlohmann::ordered_json;
+
+// nlohmann's "parse error at line L, column C: DETAIL" as a coded error, so the app can show the
+// frame translated (DETAIL is nlohmann's own English and stays as it is). The message is the
+// same "not valid JSON: ..." either way.
+Error syntaxError(const std::string &what)
+{
+    const std::string shown = printableText(what, 200);
+    static constexpr std::string_view lead = "parse error at line ", column = ", column ";
+    auto digits = [&](std::size_t from) {
+        std::size_t end = from;
+        while (end < shown.size() && shown[end] >= '0' && shown[end] <= '9')
+            ++end;
+        return end;
+    };
+    if (shown.starts_with(lead)) {
+        const std::size_t lineEnd = digits(lead.size());
+        if (lineEnd > lead.size() && shown.compare(lineEnd, column.size(), column) == 0) {
+            const std::size_t colStart = lineEnd + column.size(), colEnd = digits(colStart);
+            if (colEnd > colStart && shown.compare(colEnd, 2, ": ") == 0)
+                return codedError("json.syntax", {shown.substr(lead.size(), lineEnd - lead.size()),
+                                                  shown.substr(colStart, colEnd - colStart), shown.substr(colEnd + 2)});
+        }
+    }
+    return codedError("json.invalid", {shown});
+}
 
 // Builds the document the way nlohmann's own DOM parser does, plus the checks that parser
 // lacks: depth, duplicate keys, a value count, and errors that carry the path. Objects are
@@ -29,7 +55,7 @@ public:
     bool number_unsigned(json::number_unsigned_t v) { return add(json(v)); }
     bool number_float(json::number_float_t v, const json::string_t &) { return add(json(v)); }
     bool string(json::string_t &v) { return add(json(std::move(v))); }
-    bool binary(json::binary_t &) { return fail(Error{path() + ": binary values are not JSON"}); }
+    bool binary(json::binary_t &) { return fail(codedError("json.binary", {path()})); }
 
     bool start_object(std::size_t) { return open(json::object()); }
     bool start_array(std::size_t) { return open(json::array()); }
@@ -41,7 +67,7 @@ public:
         Frame &top = m_stack.back();
         if (!top.keys.insert(k).second) {
             top.pendingKey = std::move(k);
-            return fail(Error{path() + ": given twice (a key may appear only once in an object)"});
+            return fail(codedError("json.duplicateKey", {path()}));
         }
         top.pendingKey = std::move(k);
         return true;
@@ -50,15 +76,14 @@ public:
     bool parse_error(std::size_t, const std::string &lastToken, const nlohmann::detail::exception &e)
     {
         if (e.id == 406) // number overflow: the lexer read a number beyond double range
-            return fail(Error{path() + ": the number " + printableText(lastToken, 40) +
-                              " is out of range (numbers must be finite; float32 holds at most 3.4e38)"});
+            return fail(codedError("json.numberRange", {path(), printableText(lastToken, 40)}));
         // what() reads "[json.exception.parse_error.101] parse error at line 3, column 12: ...;
         // last read: '<the token>'"; the token is user text of any length.
         std::string what = e.what();
         const auto at = what.find("parse error");
         if (at != std::string::npos)
             what = what.substr(at);
-        return fail(Error{"not valid JSON: " + printableText(what, 200)});
+        return fail(syntaxError(what));
     }
 
 private:
@@ -78,9 +103,7 @@ private:
     bool count()
     {
         if (++m_values > m_limits.maxValues)
-            return fail(Error{"file: more than " + std::to_string(m_limits.maxValues) +
-                                  " values, more than this machine can hold parsed",
-                              ErrorKind::TooLarge});
+            return fail(codedError("json.tooManyValues", {std::to_string(m_limits.maxValues)}, ErrorKind::TooLarge));
         return true;
     }
 
@@ -114,8 +137,8 @@ private:
     bool open(json container)
     {
         if (int(m_stack.size()) >= m_limits.maxDepth)
-            return fail(Error{path() + ": nested " + std::to_string(m_stack.size() + 1) +
-                              " levels deep, more than the " + std::to_string(m_limits.maxDepth) + " allowed"});
+            return fail(codedError("json.depth",
+                                   {path(), std::to_string(m_stack.size() + 1), std::to_string(m_limits.maxDepth)}));
         if (!count())
             return false;
         m_stack.push_back(Frame{slot(std::move(container)), {}, {}});
@@ -170,11 +193,11 @@ Result<nlohmann::ordered_json> parseJsonDocument(std::string_view text, const Js
     try {
         const bool ok = json::sax_parse(text.begin(), text.end(), &builder);
         if (!ok || builder.error)
-            return builder.error ? *builder.error : Error{"not valid JSON"};
+            return builder.error ? *builder.error : codedError("json.invalid.bare", {});
     } catch (const std::bad_alloc &) {
-        return Error{"file: out of memory while reading the JSON", ErrorKind::OutOfMemory};
+        return codedError("json.outOfMemory", {}, ErrorKind::OutOfMemory);
     } catch (const nlohmann::json::exception &e) {
-        return Error{"not valid JSON: " + printableText(e.what(), 200)};
+        return codedError("json.invalid", {printableText(e.what(), 200)});
     }
     return root;
 }

@@ -96,9 +96,7 @@ std::optional<std::string> headerValue(const std::string &header, const std::str
 // "(2, 3)", "(4,)" or "()" into dimensions; every item a non-negative whole number.
 Result<std::vector<std::int64_t>> parseShape(const std::string &tuple)
 {
-    auto bad = [&] {
-        return Error{"bad .npy shape " + quotedText(tuple, 40) + " (expected a tuple of whole numbers)"};
-    };
+    auto bad = [&] { return codedError("npy.shape", {quotedText(tuple, 40)}); };
     if (tuple.size() < 2 || tuple.front() != '(' || tuple.back() != ')')
         return bad();
     std::vector<std::int64_t> shape;
@@ -127,7 +125,7 @@ Result<std::vector<std::int64_t>> parseShape(const std::string &tuple)
             return bad();
         shape.push_back(d);
         if (shape.size() > 32)
-            return Error{"bad .npy shape: more than 32 dimensions"};
+            return codedError("npy.shape.rank", {});
         pos = comma + 1;
     }
     return shape;
@@ -151,25 +149,24 @@ Result<NpyHeader> parseNpyHeader(std::string_view bytes)
             headerLen |= std::size_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
         offset = 12;
     } else {
-        return Error{"unsupported .npy version " + std::to_string(major)};
+        return codedError("npy.version", {std::to_string(major)});
     }
     if (headerLen > bytes.size() - offset)
-        return Error{"truncated .npy header: the header length at offset 8 says " + std::to_string(headerLen) +
-                     " bytes, the file has " + std::to_string(bytes.size() - offset)};
+        return codedError("npy.header.length", {std::to_string(headerLen), std::to_string(bytes.size() - offset)});
     const std::string header(bytes.substr(offset, headerLen));
     NpyHeader out;
     const auto descr = headerValue(header, "descr");
     if (!descr)
-        return Error{"bad .npy header: no 'descr' entry"};
+        return codedError("npy.header.entry", {"descr"});
     out.descr = *descr;
     const auto order = headerValue(header, "fortran_order");
     if (!order)
-        return Error{"bad .npy header: no 'fortran_order' entry"};
+        return codedError("npy.header.entry", {"fortran_order"});
     if (*order != "False")
-        return Error{"unsupported .npy layout: only C order is read"};
+        return codedError("npy.order", {});
     const auto shapeText = headerValue(header, "shape");
     if (!shapeText)
-        return Error{"bad .npy header: no 'shape' entry"};
+        return codedError("npy.header.entry", {"shape"});
     auto shape = parseShape(*shapeText);
     if (!shape)
         return shape.error();
@@ -195,25 +192,24 @@ Result<NpyArray> parseNpy(const std::string &bytes)
             headerLen |= size_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
         offset = 12;
     } else {
-        return Error{"unsupported .npy version " + std::to_string(major)};
+        return codedError("npy.version", {std::to_string(major)});
     }
     if (headerLen > bytes.size() - offset)
-        return Error{"truncated .npy header: expected " + std::to_string(headerLen) + " bytes, found " +
-                     std::to_string(bytes.size() - offset)};
+        return codedError("npy.header.short", {std::to_string(headerLen), std::to_string(bytes.size() - offset)});
     const std::string header = bytes.substr(offset, headerLen);
     const auto descr = headerValue(header, "descr");
     if (!descr)
-        return Error{"bad .npy header: no readable 'descr' entry"};
+        return codedError("npy.header.unreadable", {"descr"});
     if (*descr != "<f4" && *descr != "<f8")
         return codedError("npy.dtype", {quotedText(*descr, 20)});
     const auto order = headerValue(header, "fortran_order");
     if (!order)
-        return Error{"bad .npy header: no readable 'fortran_order' entry"};
+        return codedError("npy.header.unreadable", {"fortran_order"});
     if (*order != "False")
-        return Error{"unsupported .npy layout: only C order is read"};
+        return codedError("npy.order", {});
     const auto shapeText = headerValue(header, "shape");
     if (!shapeText)
-        return Error{"bad .npy header: no readable 'shape' entry"};
+        return codedError("npy.header.unreadable", {"shape"});
     auto shape = parseShape(*shapeText);
     if (!shape)
         return shape.error();
@@ -230,10 +226,11 @@ Result<NpyArray> parseNpy(const std::string &bytes)
         count = saturatingMul(count, d);
     const std::int64_t needed = saturatingMul(count, std::int64_t(elem));
     if (needed != found)
-        return Error{
-            "truncated .npy data: the shape " + printableText(*shapeText, 60) + " needs " +
-            (needed == std::numeric_limits<std::int64_t>::max() ? std::string("more") : std::to_string(needed)) +
-            " bytes, found " + std::to_string(found)};
+        return codedError(
+            "npy.data.truncated",
+            {printableText(*shapeText, 60),
+             needed == std::numeric_limits<std::int64_t>::max() ? std::string("more") : std::to_string(needed),
+             std::to_string(found)});
     array.data.resize(size_t(count));
     for (size_t i = 0; i < size_t(count); ++i) {
         if (elem == 4) {
@@ -289,18 +286,17 @@ Result<NpyFloatArray> parseNpyFloat(std::string_view bytes)
     else if (header->descr == "<f8")
         elem = 8;
     else
-        return Error{"unsupported .npy dtype " + quotedText(header->descr, 20) +
-                     " (expected '<f2', '<f4' or '<f8': little-endian float16, 32 or 64)"};
+        return codedError("npy.dtype.float", {quotedText(header->descr, 20)});
     NpyFloatArray array;
     array.shape = header->shape;
     const std::int64_t count = array.size();
     const std::int64_t needed = saturatingMul(count, std::int64_t(elem));
     const std::int64_t found = std::int64_t(bytes.size() - header->dataOffset);
     if (needed != found)
-        return Error{
-            "truncated .npy data: the shape needs " +
-            (needed == std::numeric_limits<std::int64_t>::max() ? std::string("more") : std::to_string(needed)) +
-            " bytes, found " + std::to_string(found)};
+        return codedError(
+            "npy.data.short",
+            {needed == std::numeric_limits<std::int64_t>::max() ? std::string("more") : std::to_string(needed),
+             std::to_string(found)});
     array.data.resize(size_t(count));
     const char *data = bytes.data() + header->dataOffset;
     for (size_t i = 0; i < size_t(count); ++i) {

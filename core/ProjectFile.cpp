@@ -24,12 +24,13 @@ namespace {
 
 // A syntax error where the text spells NaN or Infinity gets a hint: Python's json.dump
 // writes them, and the user should learn why the file is refused.
-std::string withNonNumberHint(const std::string &message)
+Error withNonNumberHint(Error error)
 {
+    const std::string &message = error.message;
     // nlohmann ends the message with "last read: '<the text up to the error>'".
     const auto at = message.rfind("last read: '");
     if (!message.starts_with("not valid JSON") || at == std::string::npos || !message.ends_with("'"))
-        return message;
+        return error;
     std::string_view token = std::string_view(message).substr(at + 12);
     token.remove_suffix(1);
     size_t word = token.size();
@@ -39,8 +40,14 @@ std::string withNonNumberHint(const std::string &message)
     const bool nonNumber =
         !tail.empty() && (std::string_view("NaN").starts_with(tail) || std::string_view("Infinity").starts_with(tail));
     if (!nonNumber)
-        return message;
-    return message + " (NaN and Infinity are not numbers in JSON; every value must be finite)";
+        return error;
+    // The hinted message keeps an identity of its own, so it is translated whole.
+    if (error.code == "json.syntax" || error.code == "json.invalid")
+        return codedError(error.code == "json.syntax" ? "json.syntax.nonNumber" : "json.invalid.nonNumber",
+                          std::move(error.args), error.kind);
+    error.message += " (NaN and Infinity are not numbers in JSON; every value must be finite)";
+    error.code.clear();
+    return error;
 }
 
 // The parsed document keeps only what serializeProject() does not rewrite: the matrices and
@@ -262,7 +269,7 @@ Result<Project> parseProject(std::string_view text, const ProjectReadOptions &op
     try {
         auto root = parseJsonDocument(text, limits);
         if (!root)
-            return Error{withNonNumberHint(root.message()), root.kind()};
+            return withNonNumberHint(root.error());
         return parseDocument(*root, options);
     } catch (const std::bad_alloc &) {
         return Error{"file: out of memory while reading the project", ErrorKind::OutOfMemory};

@@ -1,5 +1,6 @@
 #include "core/Safetensors.h"
 
+#include "core/ErrorCode.h"
 #include "core/JsonDocument.h"
 #include "core/UserText.h"
 
@@ -74,7 +75,7 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string &path)
     const auto &mapped = *file;
     auto parsed = parse(mapped->data(), mapped->size(), mapped);
     if (!parsed)
-        return Error{path + ": " + parsed.message(), parsed.kind()};
+        return prefixedError(path + ": ", parsed.error());
     return parsed;
 }
 
@@ -82,25 +83,23 @@ Result<SafetensorsFile> SafetensorsFile::parse(const unsigned char *bytes, std::
                                                std::shared_ptr<const void> keepAlive)
 {
     if (size < 8)
-        return Error{"not a safetensors file: " + std::to_string(size) +
-                     " bytes, shorter than the 8-byte header length"};
+        return codedError("safetensors.tooShort", {std::to_string(size)});
     std::uint64_t headerBytes = 0;
     for (int i = 0; i < 8; ++i)
         headerBytes |= std::uint64_t(bytes[i]) << (8 * i);
     if (headerBytes > size - 8)
-        return Error{"header length " + std::to_string(headerBytes) + " at offset 0 runs past the end of the file (" +
-                     std::to_string(size) + " bytes)"};
+        return codedError("safetensors.header.pastEnd", {std::to_string(headerBytes), std::to_string(size)});
     if (headerBytes > kMaxHeaderBytes)
-        return Error{"header length " + std::to_string(headerBytes) + " is larger than the format's 100 MiB limit"};
+        return codedError("safetensors.header.tooLarge", {std::to_string(headerBytes)});
     if (headerBytes < 2 || bytes[8] != '{')
-        return Error{"not a safetensors file: the header at offset 8 is not a JSON object"};
+        return codedError("safetensors.header.notObject", {});
 
     const std::string_view headerText(reinterpret_cast<const char *>(bytes + 8), std::size_t(headerBytes));
     JsonLimits limits;
     limits.maxDepth = 8;
     auto header = parseJsonDocument(headerText, limits);
     if (!header)
-        return Error{"header: " + header.message()};
+        return prefixedError("header: ", header.error());
     if (!header->is_object())
         return Error{"header: expected a JSON object"};
 

@@ -1,5 +1,7 @@
 #include "core/ZipReader.h"
 
+#include "core/ErrorCode.h"
+
 #include "core/UserText.h"
 
 #include <zlib.h>
@@ -27,7 +29,7 @@ constexpr std::uint32_t kEndOfDirectory = 0x06054b50, kZip64Locator = 0x07064b50
 Result<std::vector<ZipMember>> listZipMembers(std::string_view zip)
 {
     if (zip.size() < 22)
-        return Error{"not a ZIP archive: " + std::to_string(zip.size()) + " bytes"};
+        return codedError("zip.tooShort", {std::to_string(zip.size())});
     // The end-of-directory record is in the last 22 + 65535 bytes (after it, a comment).
     std::size_t end = std::string_view::npos;
     const std::size_t lowest = zip.size() > 22 + 65535 ? zip.size() - 22 - 65535 : 0;
@@ -40,7 +42,7 @@ Result<std::vector<ZipMember>> listZipMembers(std::string_view zip)
             break;
     }
     if (end == std::string_view::npos)
-        return Error{"not a ZIP archive: no end-of-directory record"};
+        return codedError("zip.noDirectory", {});
     std::uint64_t count = le(zip, end + 10, 2), dirSize = le(zip, end + 12, 4), dirOffset = le(zip, end + 16, 4);
     if ((count == 0xffff || dirSize == 0xffffffff || dirOffset == 0xffffffff) && end >= 20 &&
         le(zip, end - 20, 4) == kZip64Locator) {
@@ -157,11 +159,9 @@ Result<std::string> zipMemberContent(std::string_view zip, const ZipMember &m, s
         const auto produced = z.total_out;
         inflateEnd(&z);
         if (rc != Z_STREAM_END || produced != m.size)
-            return Error{shown + ": corrupt deflate data (" + std::to_string(produced) + " of " +
-                         std::to_string(m.size) + " bytes inflated)"};
+            return codedError("zip.corrupt", {shown, std::to_string(produced), std::to_string(m.size)});
     } else {
-        return Error{shown + ": compression method " + std::to_string(m.method) +
-                     " is not supported (stored or deflated)"};
+        return codedError("zip.method", {shown, std::to_string(m.method)});
     }
     uLong crc = crc32(0L, Z_NULL, 0);
     for (std::size_t done = 0; done < out.size();) {
@@ -170,7 +170,7 @@ Result<std::string> zipMemberContent(std::string_view zip, const ZipMember &m, s
         done += piece;
     }
     if (std::uint32_t(crc) != m.crc)
-        return Error{shown + ": CRC-32 mismatch (the data is corrupt)"};
+        return codedError("zip.crc", {shown});
     return out;
 }
 

@@ -1,6 +1,7 @@
 #include "app/engine/BackendChoice.h"
 
 #include "core/CpuBackend.h"
+#include "core/ErrorCode.h"
 #include "core/Validation.h"
 
 #include <utility>
@@ -18,21 +19,19 @@ bool isRealGpu(vk::DeviceType type)
 // reason to stay on the CPU.
 struct AutoDecision {
     int device = -1;
-    std::string reason;
+    Error reason; // its message empty when a device is used
 };
 
 AutoDecision decideAuto(const Result<std::vector<vk::DeviceInfo>> &devices, const std::string &selector)
 {
     if (!devices)
-        return {-1, devices.message() + ": using the CPU"};
+        return {-1, codedError("backend.usingCpu", {devices.message()})};
     auto index = vk::chooseDevice(*devices, selector);
     if (!index)
-        return {-1, index.message() + ": using the CPU"};
+        return {-1, codedError("backend.usingCpu", {index.message()})};
     const vk::DeviceInfo &d = (*devices)[size_t(*index)];
     if (!isRealGpu(d.type) && selector.empty())
-        return {-1, "the only Vulkan device is " + d.label() +
-                        ", slower than the Eigen engine: using the CPU (--backend vulkan or "
-                        "ATTNSCOPE_VULKAN_DEVICE uses it anyway)"};
+        return {-1, codedError("backend.onlyCpuDevice", {d.label()})};
     return {*index, {}};
 }
 
@@ -79,7 +78,8 @@ Result<BackendSelection> createBackend(BackendRequest request, const BackendOpti
     if (request == BackendRequest::Auto) {
         const AutoDecision decision = decideAuto(listVulkanDevices(), selector);
         if (decision.device < 0) {
-            selection.notice = decision.reason;
+            selection.noticeError = decision.reason;
+            selection.notice = decision.reason.message;
             selection.backend = std::make_unique<CpuBackend>();
             return selection;
         }
@@ -89,8 +89,9 @@ Result<BackendSelection> createBackend(BackendRequest request, const BackendOpti
     auto vulkan = VulkanBackend::create(vulkanOptions);
     if (!vulkan) {
         if (request == BackendRequest::Vulkan)
-            return Error{"Vulkan backend unavailable: " + vulkan.message(), vulkan.kind()};
-        selection.notice = "Vulkan failed to start (" + vulkan.message() + "): using the CPU";
+            return codedError("backend.vulkanUnavailable", {vulkan.message()}, vulkan.kind());
+        selection.noticeError = codedError("backend.startFailed", {vulkan.message()}, vulkan.kind());
+        selection.notice = selection.noticeError.message;
         selection.backend = std::make_unique<CpuBackend>();
         return selection;
     }
@@ -115,7 +116,7 @@ DeviceListing listComputeDevices()
                 {BackendRequest::Vulkan, d.index, d.label(), d.describe(), d.type == vk::DeviceType::Cpu});
     const AutoDecision decision = decideAuto(devices, vk::deviceSelectorFromEnvironment());
     listing.autoDevice = decision.device;
-    listing.autoReason = decision.reason;
+    listing.autoReason = decision.reason.message;
     return listing;
 }
 
@@ -181,12 +182,12 @@ void FallbackBackend::noteFailure(const Error &error)
 {
     m_lastFellBack = true;
     if (givesUpTheDevice(error.kind)) {
-        m_notice = error.message + ": computing on the CPU from now on";
+        m_notice = codedError("backend.fallback.always", {error.message}, error.kind);
         m_primary.reset(); // waits for the device, then frees it and its memory
     } else {
         // Too large for this device, or its memory ran out for this size: the CPU answers
         // this one and the GPU stays in use for the next problem.
-        m_notice = error.message + ": computed on the CPU this time (the GPU is still used for the next problem)";
+        m_notice = codedError("backend.fallback.once", {error.message}, error.kind);
     }
 }
 
@@ -207,13 +208,23 @@ Result<PooledResult> FallbackBackend::computePooled(const AttentionProblem &prob
 
 std::string FallbackBackend::takeNotice()
 {
-    return std::exchange(m_notice, {});
+    return takeNoticeError().message;
+}
+
+Error FallbackBackend::takeNoticeError()
+{
+    return std::exchange(m_notice, Error{});
 }
 
 std::string takeBackendNotice(AttentionBackend &backend)
 {
+    return takeBackendNoticeError(backend).message;
+}
+
+Error takeBackendNoticeError(AttentionBackend &backend)
+{
     auto *fallback = dynamic_cast<FallbackBackend *>(&backend);
-    return fallback ? fallback->takeNotice() : std::string{};
+    return fallback ? fallback->takeNoticeError() : Error{};
 }
 
 ComputeRun FallbackBackend::lastRun() const

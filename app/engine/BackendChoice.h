@@ -21,6 +21,9 @@ struct BackendSelection {
     // Set when the request could not be honoured exactly and something else was chosen
     // ("no Vulkan device: using the CPU"); the user is told this once.
     std::string notice;
+    // The same notice with its code and arguments (core/ErrorCode.h), for the GUI to show it
+    // translated (app/render/ErrorText.h); an empty message when there is none.
+    Error noticeError;
 };
 
 struct BackendOptions {
@@ -107,6 +110,8 @@ public:
     ComputeRun lastRun() const;
     // The pending notice ("Vulkan ...: computing on the CPU from now on"), then empty.
     std::string takeNotice();
+    // The same, with its code and arguments for translation (an empty message: none).
+    Error takeNoticeError();
 
 private:
     AttentionBackend &cpu();
@@ -115,13 +120,15 @@ private:
 
     std::unique_ptr<AttentionBackend> m_primary;
     std::unique_ptr<AttentionBackend> m_cpu;
-    std::string m_notice;
+    Error m_notice;
     bool m_lastFellBack = false;
 };
 
 // A notice a backend produced while computing (a FallbackBackend that fell back, for one
 // problem or for good), once; empty for any other backend. Callers print it after compute().
 std::string takeBackendNotice(AttentionBackend &backend);
+// The same notice with its code and arguments, for translation (an empty message: none).
+Error takeBackendNoticeError(AttentionBackend &backend);
 
 // For a FallbackBackend its lastRun(); for any other backend its own name and device.
 ComputeRun lastComputeRun(const AttentionBackend &backend);

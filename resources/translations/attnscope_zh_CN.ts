@@ -295,10 +295,6 @@
         <translation>&lt;p&gt;正在计算…&lt;/p&gt;</translation>
     </message>
     <message>
-        <source>&lt;h2&gt;Head %1 of %2, step by step&lt;/h2&gt;</source>
-        <translation>&lt;h2&gt;头 %1（共 %2 个），逐步计算&lt;/h2&gt;</translation>
-    </message>
-    <message>
         <source>&lt;p&gt;Select a cell in a heatmap to have it explained below.&lt;/p&gt;</source>
         <translation>&lt;p&gt;在热力图中选择一个单元格，下面会解释它的计算过程。&lt;/p&gt;</translation>
     </message>
@@ -461,6 +457,14 @@
     <message>
         <source>Tk × d_v</source>
         <translation>Tk × d_v</translation>
+    </message>
+    <message>
+        <source>&lt;h2&gt;Head 0 (the only head), step by step&lt;/h2&gt;</source>
+        <translation>&lt;h2&gt;头 0（唯一的头），逐步计算&lt;/h2&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h2&gt;Head %1 of heads 0 to %2, step by step&lt;/h2&gt;</source>
+        <translation>&lt;h2&gt;头 %1（头编号 0 到 %2），逐步计算&lt;/h2&gt;</translation>
     </message>
 </context>
 <context>
@@ -741,6 +745,154 @@
     <message>
         <source>dtype %1 is not an attention dtype (expected &apos;&lt;f2&apos;, &apos;&lt;f4&apos; or &apos;&lt;f8&apos;: little-endian float16, 32 or 64)</source>
         <translation>数据类型 %1 不能用于注意力权重（应为 &apos;&lt;f2&apos;、&apos;&lt;f4&apos; 或 &apos;&lt;f8&apos;：小端 float16、32 或 64）</translation>
+    </message>
+    <message>
+        <source>not valid JSON: parse error at line %1, column %2: %3</source>
+        <translation>不是有效的 JSON：第 %1 行第 %2 列解析错误：%3</translation>
+    </message>
+    <message>
+        <source>not valid JSON: parse error at line %1, column %2: %3 (NaN and Infinity are not numbers in JSON; every value must be finite)</source>
+        <translation>不是有效的 JSON：第 %1 行第 %2 列解析错误：%3（NaN 和 Infinity 在 JSON 中不是数字；每个值都必须是有限数）</translation>
+    </message>
+    <message>
+        <source>not valid JSON: %1</source>
+        <translation>不是有效的 JSON：%1</translation>
+    </message>
+    <message>
+        <source>not valid JSON: %1 (NaN and Infinity are not numbers in JSON; every value must be finite)</source>
+        <translation>不是有效的 JSON：%1（NaN 和 Infinity 在 JSON 中不是数字；每个值都必须是有限数）</translation>
+    </message>
+    <message>
+        <source>not valid JSON</source>
+        <translation>不是有效的 JSON</translation>
+    </message>
+    <message>
+        <source>%1: binary values are not JSON</source>
+        <translation>%1：二进制值不是 JSON</translation>
+    </message>
+    <message>
+        <source>%1: given twice (a key may appear only once in an object)</source>
+        <translation>%1：出现了两次（对象中的键只能出现一次）</translation>
+    </message>
+    <message>
+        <source>%1: the number %2 is out of range (numbers must be finite; float32 holds at most 3.4e38)</source>
+        <translation>%1：数字 %2 超出范围（数字必须是有限数；float32 最大为 3.4e38）</translation>
+    </message>
+    <message>
+        <source>file: more than %1 values, more than this machine can hold parsed</source>
+        <translation>文件：超过 %1 个值，超出本机解析后能容纳的数量</translation>
+    </message>
+    <message>
+        <source>%1: nested %2 levels deep, more than the %3 allowed</source>
+        <translation>%1：嵌套了 %2 层，超过允许的 %3 层</translation>
+    </message>
+    <message>
+        <source>file: out of memory while reading the JSON</source>
+        <translation>文件：读取 JSON 时内存不足</translation>
+    </message>
+    <message>
+        <source>unsupported .npy version %1</source>
+        <translation>不支持的 .npy 版本 %1</translation>
+    </message>
+    <message>
+        <source>truncated .npy header: the header length at offset 8 says %1 bytes, the file has %2</source>
+        <translation>.npy 文件头不完整：偏移 8 处的文件头长度为 %1 字节，文件只有 %2 字节</translation>
+    </message>
+    <message>
+        <source>truncated .npy header: expected %1 bytes, found %2</source>
+        <translation>.npy 文件头不完整：应为 %1 字节，实际为 %2 字节</translation>
+    </message>
+    <message>
+        <source>bad .npy header: no &apos;%1&apos; entry</source>
+        <translation>.npy 文件头有误：没有“%1”项</translation>
+    </message>
+    <message>
+        <source>bad .npy header: no readable &apos;%1&apos; entry</source>
+        <translation>.npy 文件头有误：没有可读的“%1”项</translation>
+    </message>
+    <message>
+        <source>unsupported .npy layout: only C order is read</source>
+        <translation>不支持的 .npy 布局：只能读取 C 顺序</translation>
+    </message>
+    <message>
+        <source>bad .npy shape %1 (expected a tuple of whole numbers)</source>
+        <translation>.npy 形状 %1 有误（应为由整数组成的元组）</translation>
+    </message>
+    <message>
+        <source>bad .npy shape: more than 32 dimensions</source>
+        <translation>.npy 形状有误：超过 32 个维度</translation>
+    </message>
+    <message>
+        <source>unsupported .npy dtype %1 (expected &apos;&lt;f2&apos;, &apos;&lt;f4&apos; or &apos;&lt;f8&apos;: little-endian float16, 32 or 64)</source>
+        <translation>不支持的 .npy 数据类型 %1（应为 &apos;&lt;f2&apos;、&apos;&lt;f4&apos; 或 &apos;&lt;f8&apos;：小端 float16、32 或 64）</translation>
+    </message>
+    <message>
+        <source>truncated .npy data: the shape %1 needs %2 bytes, found %3</source>
+        <translation>.npy 数据不完整：形状 %1 需要 %2 字节，实际为 %3 字节</translation>
+    </message>
+    <message>
+        <source>truncated .npy data: the shape needs %1 bytes, found %2</source>
+        <translation>.npy 数据不完整：该形状需要 %1 字节，实际为 %2 字节</translation>
+    </message>
+    <message>
+        <source>not a ZIP archive: %1 bytes</source>
+        <translation>不是 ZIP 压缩包：只有 %1 字节</translation>
+    </message>
+    <message>
+        <source>not a ZIP archive: no end-of-directory record</source>
+        <translation>不是 ZIP 压缩包：没有目录结束记录</translation>
+    </message>
+    <message>
+        <source>%1: corrupt deflate data (%2 of %3 bytes inflated)</source>
+        <translation>%1：deflate 数据已损坏（只解压出 %3 字节中的 %2 字节）</translation>
+    </message>
+    <message>
+        <source>%1: compression method %2 is not supported (stored or deflated)</source>
+        <translation>%1：不支持压缩方法 %2（只支持存储或 deflate）</translation>
+    </message>
+    <message>
+        <source>%1: CRC-32 mismatch (the data is corrupt)</source>
+        <translation>%1：CRC-32 校验不符（数据已损坏）</translation>
+    </message>
+    <message>
+        <source>not a safetensors file: %1 bytes, shorter than the 8-byte header length</source>
+        <translation>不是 safetensors 文件：只有 %1 字节，短于 8 字节的文件头长度字段</translation>
+    </message>
+    <message>
+        <source>header length %1 at offset 0 runs past the end of the file (%2 bytes)</source>
+        <translation>偏移 0 处的文件头长度 %1 超出了文件末尾（文件共 %2 字节）</translation>
+    </message>
+    <message>
+        <source>header length %1 is larger than the format&apos;s 100 MiB limit</source>
+        <translation>文件头长度 %1 超过了该格式 100 MiB 的上限</translation>
+    </message>
+    <message>
+        <source>not a safetensors file: the header at offset 8 is not a JSON object</source>
+        <translation>不是 safetensors 文件：偏移 8 处的文件头不是 JSON 对象</translation>
+    </message>
+    <message>
+        <source>Vulkan backend unavailable: %1</source>
+        <translation>Vulkan 后端不可用：%1</translation>
+    </message>
+    <message>
+        <source>Vulkan failed to start (%1): using the CPU</source>
+        <translation>Vulkan 启动失败（%1）：改用 CPU</translation>
+    </message>
+    <message>
+        <source>%1: using the CPU</source>
+        <translation>%1：改用 CPU</translation>
+    </message>
+    <message>
+        <source>the only Vulkan device is %1, slower than the Eigen engine: using the CPU (--backend vulkan or ATTNSCOPE_VULKAN_DEVICE uses it anyway)</source>
+        <translation>唯一的 Vulkan 设备是 %1，比 Eigen 引擎慢：改用 CPU（--backend vulkan 或 ATTNSCOPE_VULKAN_DEVICE 仍会使用它）</translation>
+    </message>
+    <message>
+        <source>%1: computing on the CPU from now on</source>
+        <translation>%1：从现在起在 CPU 上计算</translation>
+    </message>
+    <message>
+        <source>%1: computed on the CPU this time (the GPU is still used for the next problem)</source>
+        <translation>%1：这次在 CPU 上计算（下一个问题仍使用 GPU）</translation>
     </message>
 </context>
 <context>

@@ -9,6 +9,7 @@
 #include "app/gui/views/MainWindow.h"
 #include "app/render/ErrorText.h"
 #include "app/render/FigureExporter.h"
+#include "core/AttentionFile.h"
 #include "core/ErrorCode.h"
 #include "core/MemoryLimits.h"
 #include "core/ProjectFile.h"
@@ -147,6 +148,8 @@ private slots:
     void chineseRowAxisTitleStandsUpright();
     void coreErrorsTranslate_data();
     void coreErrorsTranslate();
+    void fileAndBackendErrorsTranslate_data();
+    void fileAndBackendErrorsTranslate();
     void unknownCodeShowsTheEnglishMessage();
     void coreAndAppTemplatesAgree();
 };
@@ -380,6 +383,16 @@ void TestTranslations::coreErrorsTranslate_data()
                           << "heads";
     QTest::newRow("open") << QString() << "file.open" << QStringLiteral("\u65e0\u6cd5\u6253\u5f00\u6587\u4ef6")
                           << "missing.attnscope.json"; // 无法打开文件
+    // JSON syntax: the line and column stay, the frame is translated.
+    QTest::newRow("json syntax") << QStringLiteral("{\"format\": \"attnscope\",\n \"version\": 1,,}") << "json.syntax"
+                                 << QStringLiteral("\u7b2c 2 \u884c\u7b2c") << "syntax error"; // 第 2 行第
+    QTest::newRow("json NaN") << head + QStringLiteral(R"("weights": {"q": [[NaN, 0], [0, 1]]}})")
+                              << "json.syntax.nonNumber" << QStringLiteral("NaN \u548c Infinity") << "NaN"; // NaN 和
+    QTest::newRow("json duplicate key") << QStringLiteral(R"({"format": "attnscope", "format": "attnscope"})")
+                                        << "json.duplicateKey" << QStringLiteral("\u51fa\u73b0\u4e86\u4e24\u6b21")
+                                        << "format"; // 出现了两次
+    QTest::newRow("json too deep") << QString(100, QLatin1Char('[')) + QString(100, QLatin1Char(']')) << "json.depth"
+                                   << QStringLiteral("\u5d4c\u5957\u4e86") << "65"; // 嵌套了
 }
 
 void TestTranslations::coreErrorsTranslate()
@@ -405,6 +418,85 @@ void TestTranslations::coreErrorsTranslate()
     QVERIFY2(text.contains(chinese), qPrintable(text));
     QVERIFY2(text.contains(kept), qPrintable(text));
     QVERIFY2(text.contains(path), qPrintable(text)); // the file name before the message is kept
+}
+
+void TestTranslations::fileAndBackendErrorsTranslate_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("code");
+    QTest::addColumn<QString>("chinese");
+    QTest::addColumn<QString>("kept");
+    const QByteArray npy = QByteArray("\x93NUMPY", 6);
+    auto npyWith = [&](char major, const QByteArray &header) {
+        QByteArray h = header;
+        while ((10 + h.size() + 1) % 16 != 0)
+            h += ' ';
+        h += '\n';
+        return npy + QByteArray(1, major) + QByteArray(1, 0) + QByteArray(1, char(h.size())) + QByteArray(1, 0) + h;
+    };
+    QTest::newRow("npy version") << "a.npy" << npyWith(7, "{}") << "npy.version"
+                                 << QStringLiteral("\u4e0d\u652f\u6301\u7684 .npy \u7248\u672c")
+                                 << "7"; // 不支持的 .npy 版本
+    QTest::newRow("npy fortran") << "a.npy" << npyWith(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }")
+                                 << "npy.order" << QStringLiteral("C \u987a\u5e8f") << "a.npy"; // C 顺序
+    QTest::newRow("npy no shape") << "a.npy" << npyWith(1, "{'descr': '<f4', 'fortran_order': False, }")
+                                  << "npy.header.entry" << QStringLiteral("\u6ca1\u6709\u201cshape\u201d\u9879")
+                                  << "a.npy"; // 没有“shape”项
+    QTest::newRow("npy bad shape") << "a.npy"
+                                   << npyWith(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }")
+                                   << "npy.shape" << QStringLiteral("\u5e94\u4e3a\u7531\u6574\u6570")
+                                   << "(2, x)"; // 应为由整数
+    QTest::newRow("npz not zip") << "a.npz" << QByteArray(40, 'z') << "zip.noDirectory"
+                                 << QStringLiteral("\u76ee\u5f55\u7ed3\u675f\u8bb0\u5f55") << "a.npz"; // 目录结束记录
+    QTest::newRow("safetensors short") << "a.safetensors" << QByteArray("abc") << "safetensors.tooShort"
+                                       << QStringLiteral("\u4e0d\u662f safetensors \u6587\u4ef6")
+                                       << "3"; // 不是 safetensors 文件
+    QTest::newRow("safetensors header") << "a.safetensors" << QByteArray("\x02\0\0\0\0\0\0\0[]", 10)
+                                        << "safetensors.header.notObject" << QStringLiteral("JSON \u5bf9\u8c61")
+                                        << "a.safetensors"; // JSON 对象
+    QTest::newRow("safetensors JSON") << "a.safetensors" << QByteArray("\x08\0\0\0\0\0\0\0{\"a\":1,}", 16)
+                                      << "json.syntax" << QStringLiteral("\u89e3\u6790\u9519\u8bef")
+                                      << "header: "; // 解析错误
+    // A Vulkan device that is not there: Auto stays on the CPU with a notice.
+    QTest::newRow("backend notice") << QString() << QByteArray() << "backend.usingCpu"
+                                    << QStringLiteral("\u6539\u7528 CPU") << "no-such-gpu"; // 改用 CPU
+}
+
+// Attention files' rarer errors and the backend's notices reach the user translated (what the
+// GUI shows: errorText()), and English stays exactly core's message.
+void TestTranslations::fileAndBackendErrorsTranslate()
+{
+    QFETCH(QString, name);
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, code);
+    QFETCH(QString, chinese);
+    QFETCH(QString, kept);
+    Error error;
+    if (name.isEmpty()) {
+        BackendOptions options;
+        options.vulkanDevice = "no-such-gpu";
+        auto selection = createBackend(BackendRequest::Auto, options);
+        QVERIFY(selection.ok());
+        error = selection->noticeError;
+        QCOMPARE(error.message, selection->notice);
+    } else {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(name);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(bytes);
+        f.close();
+        auto read = readAttentionFile(path.toStdString());
+        QVERIFY(!read);
+        error = read.error();
+    }
+    QCOMPARE(QString::fromStdString(error.code), code);
+    QCOMPARE(errorText(error), QString::fromStdString(error.message));
+    QVERIFY(installTranslators(QLocale(QStringLiteral("zh_CN"))));
+    const QString text = errorText(error);
+    QVERIFY2(text.contains(chinese), qPrintable(text));
+    QVERIFY2(text.contains(kept), qPrintable(text));
 }
 
 void TestTranslations::unknownCodeShowsTheEnglishMessage()

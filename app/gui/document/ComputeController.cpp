@@ -91,7 +91,7 @@ void ComputeController::startNext()
             auto selection = createBackend(backendRequest ? backendRequest->first : BackendRequest::Auto, options);
             if (selection) {
                 backend = std::move(selection->backend);
-                backendNotice = QString::fromStdString(selection->notice);
+                backendNotice = errorText(selection->noticeError);
                 backendReplaced = true;
             } else {
                 backendError = errorText(selection.error());
@@ -145,11 +145,11 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
         timer.start();
         auto trace = backend.compute(project.problem);
         const double ms = double(timer.nsecsElapsed()) / 1e6;
-        const std::string notice = takeBackendNotice(backend);
+        const Error notice = takeBackendNoticeError(backend);
         if (!trace) {
             Error e = trace.error();
-            if (!notice.empty())
-                e.message += "\n" + notice;
+            if (!notice.message.empty())
+                e.message += "\n" + notice.message;
             return e;
         }
         auto result = std::make_shared<ComputedTrace>();
@@ -161,7 +161,7 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
         result->backendName = QString::fromStdString(ran.backend);
         result->deviceName = QString::fromStdString(ran.device);
         result->milliseconds = ms;
-        result->notice = QString::fromStdString(notice);
+        result->notice = errorText(notice);
         // The views' ranges (shared scale: every head) and the mean over heads, here and not
         // on the GUI thread.
         result->ranges = TraceRanges::of(result->trace);
