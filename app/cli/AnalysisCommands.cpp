@@ -1,5 +1,6 @@
 #include "app/cli/AnalysisCommands.h"
 
+#include "app/cli/CliSupport.h"
 #include "app/engine/BackendChoice.h"
 #include "core/AttentionFile.h"
 #include "core/AttentionStats.h"
@@ -28,7 +29,9 @@ const char *const kStatsUsage = R"(  stats INPUT [--text TEXT] --out FILE.(json|
 
 namespace {
 
-constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+using cli::kFailed;
+using cli::kOk;
+using cli::kUsage;
 
 // Shortest text that reads back as the same double.
 std::string number(double v)
@@ -254,27 +257,13 @@ Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::str
 
 int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
 {
-    const auto fail = [&](const std::string &message, int code) {
-        err << "attnscope-cli: " << QString::fromStdString(message) << "\n";
-        err.flush();
-        return code;
-    };
+    const auto fail = [&](const std::string &message, int code) { return cli::fail(err, message, code); };
     QCommandLineParser parser;
-    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-    parser.addHelpOption();
     parser.addOption({"out", "Output file (.json or .csv).", "FILE"});
     parser.addOption({"backend", "auto, cpu or vulkan (projects and models).", "NAME", "auto"});
     parser.addOption({"text", "The text a model folder reads.", "TEXT"});
-    if (!parser.parse(args))
-        return fail(parser.errorText().toStdString(), kUsage);
-    if (parser.isSet("help")) {
-        out << kStatsUsage;
-        return kOk;
-    }
-    if (parser.positionalArguments().size() != 1)
-        return fail("stats: expected 1 argument (INPUT), found " + std::to_string(parser.positionalArguments().size()) +
-                        " (see --help)",
-                    kUsage);
+    if (auto exit = cli::parseOnePositional(parser, args, "stats", "INPUT", kStatsUsage, out, err))
+        return *exit;
     if (!parser.isSet("out"))
         return fail("stats: --out FILE.json or FILE.csv is required", kUsage);
     const std::string input = parser.positionalArguments().front().toStdString();

@@ -1,5 +1,6 @@
 #include "app/cli/ModelCommands.h"
 
+#include "app/cli/CliSupport.h"
 #include "app/engine/BackendChoice.h"
 #include "core/Tokenizer.h"
 #include "core/TraceExport.h"
@@ -27,7 +28,9 @@ const char *const kModelUsage = R"(  model MODEL_DIR (--text TEXT | --ids 1,2,3)
 
 namespace {
 
-constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+using cli::kFailed;
+using cli::kOk;
+using cli::kUsage;
 
 // "1, 2,3" as ids; an error naming the first item that is not a whole number.
 Result<std::vector<std::int32_t>> parseIds(const std::string &text)
@@ -57,25 +60,11 @@ Result<std::vector<std::int32_t>> parseIds(const std::string &text)
 
 int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &err)
 {
-    const auto fail = [&](const std::string &message, int code) {
-        err << "attnscope-cli: " << QString::fromStdString(message) << "\n";
-        err.flush();
-        return code;
-    };
+    const auto fail = [&](const std::string &message, int code) { return cli::fail(err, message, code); };
     QCommandLineParser parser;
-    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-    parser.addHelpOption();
     parser.addOption({"text", "The text to tokenize.", "TEXT"});
-    if (!parser.parse(args))
-        return fail(parser.errorText().toStdString(), kUsage);
-    if (parser.isSet("help")) {
-        out << kTokenizeUsage;
-        return kOk;
-    }
-    if (parser.positionalArguments().size() != 1)
-        return fail("tokenize: expected 1 argument (MODEL_DIR), found " +
-                        std::to_string(parser.positionalArguments().size()) + " (see --help)",
-                    kUsage);
+    if (auto exit = cli::parseOnePositional(parser, args, "tokenize", "MODEL_DIR", kTokenizeUsage, out, err))
+        return *exit;
     if (!parser.isSet("text"))
         return fail("tokenize: --text TEXT is required", kUsage);
     auto tokenizer = loadTokenizer(parser.positionalArguments().front().toStdString());
@@ -92,28 +81,14 @@ int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &e
 
 int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err)
 {
-    const auto fail = [&](const std::string &message, int code) {
-        err << "attnscope-cli: " << QString::fromStdString(message) << "\n";
-        err.flush();
-        return code;
-    };
+    const auto fail = [&](const std::string &message, int code) { return cli::fail(err, message, code); };
     QCommandLineParser parser;
-    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-    parser.addHelpOption();
     parser.addOption({"text", "The text the model reads.", "TEXT"});
     parser.addOption({"ids", "Token ids, comma-separated, used exactly as given.", "IDS"});
     parser.addOption({"out", "Directory for tokens.json, attentions.npy and hidden_states.npy.", "DIR"});
     parser.addOption({"backend", "auto, cpu or vulkan (default auto).", "NAME", "auto"});
-    if (!parser.parse(args))
-        return fail(parser.errorText().toStdString(), kUsage);
-    if (parser.isSet("help")) {
-        out << kModelUsage;
-        return kOk;
-    }
-    if (parser.positionalArguments().size() != 1)
-        return fail("model: expected 1 argument (MODEL_DIR), found " +
-                        std::to_string(parser.positionalArguments().size()) + " (see --help)",
-                    kUsage);
+    if (auto exit = cli::parseOnePositional(parser, args, "model", "MODEL_DIR", kModelUsage, out, err))
+        return *exit;
     if (parser.isSet("text") == parser.isSet("ids"))
         return fail("model: give either --text TEXT or --ids 1,2,3", kUsage);
     if (!parser.isSet("out"))

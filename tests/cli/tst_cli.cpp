@@ -205,6 +205,14 @@ void TestCli::computeErrors_data()
                                      << "attnscope-cli: unknown command \"explain\" (see --help)";
     QTest::newRow("parent missing") << QStringList{"compute", ok, "--out", "/nonexistent/dir/out"} << 1
                                     << "attnscope-cli: /nonexistent/dir: no such directory";
+    // The commands with one input share one parser (app/cli/CliSupport.h): the same usage errors.
+    QTest::newRow("model without folder")
+        << QStringList{"model", "--text", "hi", "--out", "OUT"} << 2
+        << "attnscope-cli: model: expected 1 argument (MODEL_DIR), found 0 (see --help)";
+    QTest::newRow("stats with two inputs") << QStringList{"stats", ok, ok, "--out", "OUT"} << 2
+                                           << "attnscope-cli: stats: expected 1 argument (INPUT), found 2 (see --help)";
+    QTest::newRow("stats unknown option")
+        << QStringList{"stats", ok, "--out", "OUT", "--colour"} << 2 << "attnscope-cli: Unknown option 'colour'.";
 }
 
 void TestCli::computeErrors()
