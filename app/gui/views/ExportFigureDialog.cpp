@@ -223,7 +223,11 @@ FigureOptions ExportFigureDialog::options() const
 FigureExporter ExportFigureDialog::exporter() const
 {
     const FigureView v = FigureView(m_view->currentData().toInt());
-    if (!m_set.isEmpty() && (v == FigureView::Model || v == FigureView::Rollout))
+    // A file of several layers draws its one-layer views from the set too, so that their titles
+    // name the layer ("layer 1, head 2") as `attnscope-cli render --layer 1 --head 2` does.
+    const bool oneLayerView = v == FigureView::Head || v == FigureView::Heads || v == FigureView::Mean;
+    if (!m_set.isEmpty() &&
+        (v == FigureView::Model || v == FigureView::Rollout || (oneLayerView && m_set.layers() > 1)))
         return FigureExporter(m_set, m_setName);
     return FigureExporter(m_result->project, m_result->trace);
 }
