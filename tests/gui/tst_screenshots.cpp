@@ -211,7 +211,7 @@ void TestScreenshots::attentionFile()
     grab(w.rolloutView(), QStringLiteral("rollout"));
     w.activateHead(2, 3);
     QTRY_VERIFY_WITH_TIMEOUT(w.currentResult() && w.headView()->data().values, 20000);
-    grab(w.headsGrid()->parentWidget(), QStringLiteral("heads-layer3"));
+    grab(w.headsGrid()->parentWidget(), QStringLiteral("heads-layer2")); // layer index 2, as shown
     QSignalSpy updated(&w, &MainWindow::attentionViewsUpdated);
     w.mergeWordsAction()->setChecked(true);
     QTRY_VERIFY_WITH_TIMEOUT(w.rolloutView()->data().rows() < t, 20000);
