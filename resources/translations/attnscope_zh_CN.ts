@@ -1785,6 +1785,10 @@
         <source>pooled view</source>
         <translation>池化视图</translation>
     </message>
+    <message>
+        <source>This project needs %1 for full attention and %2 even pooled; this machine allows %3. Use fewer tokens or heads, or compute it pooled with fewer bins (attnscope-cli compute --pool 256).</source>
+        <translation>完整注意力需要 %1 内存，即使池化也需要 %2；本机只允许 %3。请减少词元或注意力头的数量，或用更少的分箱以池化方式计算（attnscope-cli compute --pool 256）。</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>

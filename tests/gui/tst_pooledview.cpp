@@ -96,6 +96,7 @@ private slots:
     void cleanup();
     void aboveThresholdOpensPooledAndZoomIsExact();
     void supersededComputeIsCancelled();
+    void tooLargeEvenPooledIsRefusedWithTheBytes();
     void screenshots16k();
 
 private:
@@ -115,6 +116,7 @@ void TestPooledView::initTestCase()
 void TestPooledView::cleanup()
 {
     setPooledCellThresholdForTesting(0);
+    setMemoryBudgetForTesting(0);
 }
 
 void TestPooledView::aboveThresholdOpensPooledAndZoomIsExact()
@@ -227,6 +229,38 @@ void TestPooledView::supersededComputeIsCancelled()
     const auto tile = ready.at(0).at(0).value<PooledTilePtr>();
     QCOMPARE(tile->heads.front().rows(), Eigen::Index(40));
     QCOMPARE(tile->heads.front().cols(), Eigen::Index(50));
+}
+
+// What cannot even be pooled is refused, naming what it needs and what the machine allows;
+// the pooled view computes nothing.
+void TestPooledView::tooLargeEvenPooledIsRefusedWithTheBytes()
+{
+    setPooledCellThresholdForTesting(std::int64_t(1) << 20);
+    const QString dir = m_dir.filePath(QStringLiteral("t2000"));
+    QVERIFY(QDir().mkpath(dir));
+    const QString path = writeLongProject(dir, 2000, 32, 2);
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+    QVERIFY(w.isPooledMode());
+    QVERIFY(w.pooledView()->jobs()->project());
+    const ProblemSize size = problemSize(w.document()->problem());
+    // Room for the project's copies, not for the pooled computation.
+    const std::int64_t budget = projectBytes(size) * 5 + (std::int64_t(64) << 10);
+    QVERIFY(editBytes(size) > budget);
+    setMemoryBudgetForTesting(budget);
+    QVERIFY(w.document()->setMaskFill(MaskFill::NegLarge)); // an edit that keeps the size
+    setMemoryBudgetForTesting(0);
+    QVERIFY(w.isPooledMode());
+    QVERIFY(!w.pooledView()->jobs()->project()); // nothing is computed
+    const QString notice = w.pooledNotice()->text();
+    QVERIFY2(notice.contains(QStringLiteral("even pooled")) && notice.contains(QStringLiteral("MiB")) &&
+                 notice.contains(QStringLiteral("allows")),
+             qPrintable(notice));
+    QCOMPARE(w.lastError(), notice);
+    w.document()->undoStack()->setClean();
 }
 
 // The screenshots: a 16384-token project (d = 64, H = 4, causal) whole, then a block

@@ -428,6 +428,8 @@ QString MainWindow::failureAdvice(ErrorKind kind)
 
 void MainWindow::computeFailed(const QString &message, ErrorKind kind)
 {
+    if (m_pooledMode)
+        return;
     const QString advice = failureAdvice(kind);
     const QString reason = advice.isEmpty() ? message : message + QLatin1Char('\n') + advice;
     m_timeLabel->setText(tr("compute failed"));
@@ -451,6 +453,8 @@ void MainWindow::setStale(bool stale, const QString &reason)
 
 void MainWindow::showResult(ComputedTracePtr result)
 {
+    if (m_pooledMode)
+        return; // a state from before the project grew long: the pooled view shows the document
     m_result = result;
     if (m_stale) {
         setStale(false);

@@ -53,6 +53,19 @@ bool MainWindow::showPooledIfNeeded()
     }
     setPooledMode(true);
     const std::int64_t bins = std::min<std::int64_t>(kPooledViewBins, std::max(size.tq, size.tk));
+    const std::int64_t pooledNeed = editBytes(size), budget = memoryBudgetBytes();
+    if (pooledNeed > budget) {
+        // The one refusal left: even pooled it does not fit. Nothing is computed.
+        m_pooled->setProject(nullptr);
+        m_pooledNotice->setText(
+            tr("This project needs %1 for full attention and %2 even pooled; this machine allows %3. Use fewer "
+               "tokens or heads, or compute it pooled with fewer bins (attnscope-cli compute --pool 256).")
+                .arg(QString::fromStdString(formatBytes(traceBytes(size))),
+                     QString::fromStdString(formatBytes(pooledNeed)), QString::fromStdString(formatBytes(budget))));
+        m_lastError = m_pooledNotice->text();
+        statusBar()->showMessage(m_lastError);
+        return true;
+    }
     m_pooledNotice->setText(
         tr("This project needs %1 for full attention; showing pooled attention (%2×%2) instead. Zoom with the "
            "mouse wheel to see any block exactly.")
