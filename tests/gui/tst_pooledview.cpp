@@ -97,6 +97,7 @@ private slots:
     void aboveThresholdOpensPooledAndZoomIsExact();
     void supersededComputeIsCancelled();
     void tooLargeEvenPooledIsRefusedWithTheBytes();
+    void zoomDuringComputeCancelsIt();
     void screenshots16k();
 
 private:
@@ -261,6 +262,37 @@ void TestPooledView::tooLargeEvenPooledIsRefusedWithTheBytes()
              qPrintable(notice));
     QCOMPARE(w.lastError(), notice);
     w.document()->undoStack()->setClean();
+}
+
+// The view's own wiring: a wheel zoom while the whole problem is computed cancels that
+// computation (the GUI goes on at once) and computes the zoomed block instead.
+void TestPooledView::zoomDuringComputeCancelsIt()
+{
+    RandomProblemOptions o;
+    o.tokens = 16384;
+    o.modelDim = 64;
+    o.heads = 4;
+    o.causal = true;
+    PooledHeatmapView view;
+    view.resize(900, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QSignalSpy cancelled(view.jobs(), &PooledJobs::cancelled);
+    view.setProject(std::make_shared<const Project>(randomProject(o)));
+    QTRY_VERIFY_WITH_TIMEOUT(view.jobs()->isBusy() && view.jobs()->progress() > 0.0, 20000);
+    const quint64 whole = view.jobs()->runningId();
+    QElapsedTimer timer;
+    timer.start();
+    const QRectF plot = view.plotRect();
+    wheel(&view, plot.center(), 20);
+    QVERIFY(timer.elapsed() < 50); // the wheel did not wait for the worker
+    QVERIFY(cancelled.wait(20000));
+    qInfo("cancelled %lld ms after the wheel (the view waits %d ms for the gesture to rest)",
+          qlonglong(timer.elapsed()), PooledHeatmapView::kSettleMs);
+    QCOMPARE(cancelled.at(0).at(0).value<quint64>(), whole);
+    const PooledTilePtr tile = waitForVisibleTile(&view, 60000);
+    QVERIFY(tile);
+    QVERIFY(tile->block.rows() < 16384 / 10);
 }
 
 // The screenshots: a 16384-token project (d = 64, H = 4, causal) whole, then a block

@@ -161,8 +161,8 @@ void PooledHeatmapView::setViewRect(const QRectF &view)
 PooledBlock PooledHeatmapView::visibleBlock() const
 {
     PooledBlock b;
-    if (!m_project)
-        return b;
+    if (!m_project || m_project->problem.tq() < 1 || m_project->problem.tk() < 1)
+        return b; // nothing to show: an empty block
     const std::int64_t tq = m_project->problem.tq(), tk = m_project->problem.tk();
     b.q0 = std::clamp<std::int64_t>(std::int64_t(std::floor(m_view.top() + 1e-9)), 0, tq - 1);
     b.q1 = std::clamp<std::int64_t>(std::int64_t(std::ceil(m_view.bottom() - 1e-9)), b.q0 + 1, tq);
@@ -193,9 +193,9 @@ PooledTilePtr PooledHeatmapView::visibleTile() const
 
 void PooledHeatmapView::settled()
 {
-    if (!m_project)
-        return;
     const PooledBlock block = visibleBlock();
+    if (!m_project || block.rows() < 1 || block.keys() < 1)
+        return;
     for (auto it = m_tiles.begin(); it != m_tiles.end(); ++it)
         if (it->tile->block == block) {
             m_tiles.splice(m_tiles.begin(), m_tiles, it); // used again: to the front
