@@ -130,36 +130,54 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
     // Every check but the full trace's size, which this path never holds.
     if (Status s = validateProblem(p, ProblemLimits{}); !s)
         return s.error();
+    const Eigen::Index tq = p.tq(), tk = p.tk();
+    const Eigen::Index q0 = options.queryBegin, q1 = options.queryEnd < 0 ? tq : options.queryEnd;
+    const Eigen::Index k0 = options.keyBegin, k1 = options.keyEnd < 0 ? tk : options.keyEnd;
+    if (q0 < 0 || q0 >= q1 || q1 > tq || k0 < 0 || k0 >= k1 || k1 > tk)
+        return Error{"pool: expected a block inside the " + std::to_string(tq) + " x " + std::to_string(tk) +
+                     " problem, found rows [" + std::to_string(q0) + ", " + std::to_string(q1) + ") and keys [" +
+                     std::to_string(k0) + ", " + std::to_string(k1) + ")"};
     if (Status s = checkFitsInMemory(pooledBytes(p, options), "the pooled computation"); !s)
         return s.error();
 
     const int heads = p.spec.heads, dk = p.spec.headDimQK, dv = p.spec.headDimV;
-    const Eigen::Index tq = p.tq(), tk = p.tk();
+    const Eigen::Index rowsIn = q1 - q0, keysIn = k1 - k0;
+    const bool allKeys = k0 == 0 && k1 == tk;
     const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
     Eigen::setNbThreads(threads);
     const bool negLarge = p.spec.maskFill == MaskFill::NegLarge;
     const float fill = negLarge ? float(kNegLargeFill) : -std::numeric_limits<float>::infinity();
     const bool mean = options.mode == PoolMode::Mean;
+    const std::atomic<bool> *cancel = options.cancel;
+    auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
 
-    MatrixF q = project(p.xq, p.weights.q, p.weights.qBias);
+    // Row r of q is query q0 + r; the mask and the bins take absolute indices.
+    MatrixF q = project(p.xq.middleRows(q0, rowsIn), p.weights.q, p.weights.qBias);
     q *= float(p.spec.scale());
     const MatrixF k = project(p.keyInput(), p.weights.k, p.weights.kBias);
-    const MatrixF v = project(p.valueInput(), p.weights.v, p.weights.vBias);
+    const MatrixF v = allKeys ? project(p.valueInput(), p.weights.v, p.weights.vBias) : MatrixF();
     const StructuralMask mask(p);
-    const Bins rowBins(tq, options.bins), keyBins(tk, options.bins);
+    const Bins rowBins(rowsIn, options.bins), keyBins(keysIn, options.bins);
     const Eigen::Index nq = rowBins.bins, nk = keyBins.bins;
 
     PooledResult result;
     result.pooled.assign(size_t(heads), MatrixF::Zero(nq, nk));
-    result.entropy = MatrixF::Zero(heads, tq);
-    MatrixF context(tq, p.vWidth());
+    if (allKeys)
+        result.entropy = MatrixF::Zero(heads, rowsIn);
+    MatrixF context(allKeys ? rowsIn : 0, p.vWidth());
 
     Eigen::Index blockRows = kBlockRows;
-    while (blockRows > kMinBlockRows && heads * ((tq + blockRows - 1) / blockRows) < 4 * threads)
+    while (blockRows > kMinBlockRows && heads * ((rowsIn + blockRows - 1) / blockRows) < 4 * threads)
         blockRows /= 2;
-    const Eigen::Index blocks = (tq + blockRows - 1) / blockRows;
+    const Eigen::Index blocks = (rowsIn + blockRows - 1) / blockRows;
     const Eigen::Index tiles = (tk + kTileKeys - 1) / kTileKeys;
+    // Pass 2 visits only the keys pooled: tiles of [k0, k1).
+    const Eigen::Index poolTiles = (keysIn + kTileKeys - 1) / kTileKeys;
     const Eigen::Index tasks = Eigen::Index(heads) * blocks;
+    if (options.progress) {
+        options.progress->done = 0;
+        options.progress->total = tasks;
+    }
 
 #pragma omp parallel num_threads(threads)
     {
@@ -172,11 +190,14 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
 
 #pragma omp for schedule(dynamic)
         for (Eigen::Index task = 0; task < tasks; ++task) {
+            // An OpenMP loop cannot be left early: the remaining tasks return at once instead.
+            if (cancelled())
+                continue;
             const int h = int(task / blocks);
-            const Eigen::Index r0 = (task % blocks) * blockRows, rows = std::min(blockRows, tq - r0), r1 = r0 + rows;
-            const auto qh = q.middleCols(h * dk, dk).middleRows(r0, rows);
+            const Eigen::Index b0 = (task % blocks) * blockRows, rows = std::min(blockRows, rowsIn - b0);
+            const Eigen::Index r0 = q0 + b0, r1 = r0 + rows; // absolute query rows
+            const auto qh = q.middleCols(h * dk, dk).middleRows(b0, rows);
             const auto kh = k.middleCols(h * dk, dk);
-            const auto vh = v.middleCols(h * dv, dv);
             auto scoreTile = [&](Eigen::Index c0, Eigen::Index cols) {
                 auto tile = s.topLeftCorner(rows, cols);
                 tile.noalias() = qh * kh.middleRows(c0, cols).transpose();
@@ -184,11 +205,11 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                     mask.apply(r0 + r, c0, cols, fill, &s(r, 0));
             };
 
-            // Pass 1: each row's max and normaliser, tile by tile (online softmax).
+            // Pass 1: each row's max and normaliser over every key, tile by tile (online softmax).
             std::fill(rowMax.begin(), rowMax.end(), -std::numeric_limits<double>::infinity());
             std::fill(rowSum.begin(), rowSum.end(), 0.0);
             Eigen::Index skippedKeys = 0;
-            for (Eigen::Index t = 0; t < tiles; ++t) {
+            for (Eigen::Index t = 0; t < tiles && !cancelled(); ++t) {
                 const Eigen::Index c0 = t * kTileKeys, cols = std::min(kTileKeys, tk - c0);
                 if (mask.tileMasked(r0, r1, c0, c0 + cols)) {
                     skippedKeys += cols;
@@ -225,14 +246,14 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                     maskedWeighNothing = false;
             }
 
-            // Pass 2: exact weights, pooled cells, entropies and weights·V.
-            const std::int64_t a0 = rowBins.of[size_t(r0)], a1 = rowBins.of[size_t(r1 - 1)];
+            // Pass 2: exact weights over the pooled keys, pooled cells, entropies and weights·V.
+            const std::int64_t a0 = rowBins.of[size_t(b0)], a1 = rowBins.of[size_t(b0 + rows - 1)];
             local.assign(size_t((a1 - a0 + 1) * nk), 0.0);
             std::fill(entropy.begin(), entropy.end(), 0.0);
             auto o = out.topRows(rows);
             o.setZero();
-            for (Eigen::Index t = 0; t < tiles; ++t) {
-                const Eigen::Index c0 = t * kTileKeys, cols = std::min(kTileKeys, tk - c0), c1 = c0 + cols;
+            for (Eigen::Index t = 0; t < poolTiles && !cancelled(); ++t) {
+                const Eigen::Index c0 = k0 + t * kTileKeys, cols = std::min(kTileKeys, k1 - c0), c1 = c0 + cols;
                 if (maskedWeighNothing && mask.tileMasked(r0, r1, c0, c1))
                     continue;
                 scoreTile(c0, cols);
@@ -247,10 +268,11 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                     const ArrayF w = row.exp() * invZ[size_t(r)];
                     entropy[size_t(r)] -= double((w > 0.0f).select(w * (row - lz), 0.0f).sum());
                     row = w;
-                    double *cells = &local[size_t((rowBins.of[size_t(r0 + r)] - a0) * nk)];
-                    for (std::int64_t b = keyBins.of[size_t(c0)]; b < nk && keyBins.start[size_t(b)] < c1; ++b) {
-                        const Eigen::Index j0 = std::max<Eigen::Index>(keyBins.start[size_t(b)], c0) - c0;
-                        const Eigen::Index j1 = std::min<Eigen::Index>(keyBins.start[size_t(b) + 1], c1) - c0;
+                    double *cells = &local[size_t((rowBins.of[size_t(b0 + r)] - a0) * nk)];
+                    for (std::int64_t b = keyBins.of[size_t(c0 - k0)]; b < nk && k0 + keyBins.start[size_t(b)] < c1;
+                         ++b) {
+                        const Eigen::Index j0 = std::max<Eigen::Index>(k0 + keyBins.start[size_t(b)], c0) - c0;
+                        const Eigen::Index j1 = std::min<Eigen::Index>(k0 + keyBins.start[size_t(b) + 1], c1) - c0;
                         const auto segment = row.segment(j0, j1 - j0);
                         if (mean)
                             cells[b] += double(segment.sum());
@@ -258,12 +280,17 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                             cells[b] = std::max(cells[b], double(segment.maxCoeff()));
                     }
                 }
-                o.noalias() += s.topLeftCorner(rows, cols) * vh.middleRows(c0, cols);
+                if (allKeys)
+                    o.noalias() += s.topLeftCorner(rows, cols) * v.middleCols(h * dv, dv).middleRows(c0, cols);
             }
-            context.block(r0, h * dv, rows, dv) = o;
-            for (Eigen::Index r = 0; r < rows; ++r)
-                result.entropy(h, r0 + r) = float(entropy[size_t(r)]);
-                // Bins at the block's edges may be shared with the neighbouring blocks.
+            if (cancelled())
+                continue;
+            if (allKeys) {
+                context.block(b0, h * dv, rows, dv) = o;
+                for (Eigen::Index r = 0; r < rows; ++r)
+                    result.entropy(h, b0 + r) = float(entropy[size_t(r)]);
+            }
+            // Bins at the block's edges may be shared with the neighbouring blocks.
 #pragma omp critical(attnscope_pooled_merge)
             {
                 MatrixF &pooled = result.pooled[size_t(h)];
@@ -276,8 +303,12 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                             pooled(a, b) = std::max(pooled(a, b), float(value));
                     }
             }
+            if (options.progress)
+                options.progress->done.fetch_add(1, std::memory_order_relaxed);
         }
     }
+    if (cancelled())
+        return Error{"the computation was cancelled", ErrorKind::Cancelled};
 
     if (mean)
         for (MatrixF &pooled : result.pooled)
@@ -285,7 +316,8 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                 for (Eigen::Index b = 0; b < nk; ++b)
                     pooled(a, b) /= float((rowBins.start[size_t(a) + 1] - rowBins.start[size_t(a)]) *
                                           (keyBins.start[size_t(b) + 1] - keyBins.start[size_t(b)]));
-    result.output = p.weights.o ? project(context, *p.weights.o, p.weights.oBias) : std::move(context);
+    if (allKeys)
+        result.output = p.weights.o ? project(context, *p.weights.o, p.weights.oBias) : std::move(context);
     return result;
 }
 

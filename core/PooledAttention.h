@@ -3,6 +3,7 @@
 #include "core/AttentionProblem.h"
 #include "core/Result.h"
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -18,14 +19,33 @@ namespace attnscope {
 
 enum class PoolMode { Max, Mean };
 
+// How far a computation has come: (head, query block) tasks finished out of total. Written by
+// the workers, read by anyone (a progress bar); done only grows.
+struct PoolProgress {
+    std::atomic<std::int64_t> done{0};
+    std::atomic<std::int64_t> total{0};
+};
+
 struct PoolOptions {
     std::int64_t bins = 1024; // N: Nq = min(N, Tq), Nk = min(N, Tk)
     PoolMode mode = PoolMode::Max;
     int threads = 0; // <= 0: as many as OpenMP offers
+    // A block of the full problem (the GUI's zoom): query rows [queryBegin, queryEnd) pooled
+    // against keys [keyBegin, keyEnd), each row's weights still normalised over ALL its keys,
+    // so the cells are those of the full computation. An end < 0 means Tq (Tk). The bins then
+    // split the block: Nq = min(N, rows), Nk = min(N, keys). With a key range narrower than
+    // all keys, the entropies and the output are left empty (they need every key's weight).
+    std::int64_t queryBegin = 0, queryEnd = -1;
+    std::int64_t keyBegin = 0, keyEnd = -1;
+    // Checked before every key tile: once set, the computation stops within about one tile's
+    // work and returns an Error of kind Cancelled. May be null.
+    const std::atomic<bool> *cancel = nullptr;
+    PoolProgress *progress = nullptr; // may be null
 };
 
 // Cell (a, b) of pooled[h] covers query rows [floor(a*Tq/Nq), floor((a+1)*Tq/Nq)) and keys
-// [floor(b*Tk/Nk), floor((b+1)*Tk/Nk)); it holds the max or the mean of the exact softmax
+// [floor(b*Tk/Nk), floor((b+1)*Tk/Nk)) (offset by the block's start, Tq and Tk then being the
+// block's rows and keys, when PoolOptions restricts them); it holds the max or the mean of the exact softmax
 // weights over that block (masked weights count as 0).
 template <typename Scalar>
 struct BasicPooledResult {
@@ -55,7 +75,7 @@ std::int64_t pooledBytes(const AttentionProblem &problem, const PoolOptions &opt
 // weights·V. Causal and key-padding masks are applied per tile from their structure; tiles no
 // row of the block may see are skipped. A custom `allowed` matrix is read as it is.
 // Validates the problem (except the full-trace size) and refuses, as TooLarge, a request whose
-// pooledBytes() exceed the memory budget.
+// pooledBytes() exceed the memory budget, and as InvalidInput a range outside the problem.
 Result<PooledResult> computePooledCpu(const AttentionProblem &problem, const PoolOptions &options);
 
 // The double-precision reference for tests: referenceAttention()'s full weights, pooled by

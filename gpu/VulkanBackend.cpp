@@ -590,7 +590,9 @@ Result<PooledResult> VulkanBackend::computePooled(const AttentionProblem &p, con
     if (Status s = validateProblem(p, ProblemLimits{}); !s)
         return s.error();
     State &st = *m_state;
-    if (!st.pooled)
+    // The shaders pool the whole problem: a block (the GUI's zoom) runs on the CPU engine.
+    const bool block = options.queryBegin != 0 || options.keyBegin != 0 || options.queryEnd >= 0 || options.keyEnd >= 0;
+    if (!st.pooled || block)
         return AttentionBackend::computePooled(p, options);
     if (st.lost)
         return Error{"Vulkan (" + deviceName() + "): the device was lost earlier (" + st.lostReason +

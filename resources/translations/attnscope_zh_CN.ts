@@ -1718,10 +1718,6 @@
         <translation>内存不足。请缩小项目（减少词元、头数或维度）；如果是 GPU 内存不足，请选择“后端 &gt; CPU”。</translation>
     </message>
     <message>
-        <source>The project is too large for this machine&apos;s memory: make it smaller.</source>
-        <translation>项目太大，本机内存容纳不下：请缩小项目。</translation>
-    </message>
-    <message>
         <source>This device cannot run it. Choose Backend &gt; CPU or Automatic.</source>
         <translation>此设备无法运行该计算。请选择“后端 &gt; CPU”或“自动”。</translation>
     </message>
@@ -1924,6 +1920,26 @@
     <message>
         <source>%1 layer %2 head %3</source>
         <translation>%1 第 %2 层 第 %3 头</translation>
+    </message>
+    <message>
+        <source>The project is too large for this machine&apos;s memory: make it smaller, or compute it pooled (attnscope-cli compute --pool 1024).</source>
+        <translation>项目太大，本机内存容纳不下：请缩小项目，或以池化方式计算（attnscope-cli compute --pool 1024）。</translation>
+    </message>
+    <message>
+        <source>Even the pooled view does not fit: use fewer tokens or fewer heads.</source>
+        <translation>连池化视图也容纳不下：请减少词元或注意力头的数量。</translation>
+    </message>
+    <message>
+        <source>This project needs %1 for full attention; showing pooled attention (%2×%2) instead. Zoom with the mouse wheel to see any block exactly.</source>
+        <translation>完整注意力需要 %1 内存；改为显示池化注意力（%2×%2）。用鼠标滚轮缩放，可精确查看任意区块。</translation>
+    </message>
+    <message>
+        <source>pooled view</source>
+        <translation>池化视图</translation>
+    </message>
+    <message>
+        <source>This project needs %1 for full attention and %2 even pooled; this machine allows %3. Use fewer tokens or heads, or compute it pooled with fewer bins (attnscope-cli compute --pool 256).</source>
+        <translation>完整注意力需要 %1 内存，即使池化也需要 %2；本机只允许 %3。请减少词元或注意力头的数量，或用更少的分箱以池化方式计算（attnscope-cli compute --pool 256）。</translation>
     </message>
 </context>
 <context>
@@ -2218,6 +2234,40 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>Head %1</source>
         <translation>头 %1</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::PooledHeatmapView</name>
+    <message>
+        <source>Computing %p%</source>
+        <translation>正在计算 %p%</translation>
+    </message>
+    <message>
+        <source>Mean over heads</source>
+        <translation>各头平均</translation>
+    </message>
+    <message>
+        <source>Head %1</source>
+        <translation>头 %1</translation>
+    </message>
+    <message>
+        <source>Queries %1–%2 × keys %3–%4, exact (one cell per token), computed in %5 ms</source>
+        <translation>查询 %1–%2 × 键 %3–%4，精确（每个词元一格），计算用时 %5 毫秒</translation>
+    </message>
+    <message>
+        <source>Queries %1–%2 × keys %3–%4, max-pooled to %5 × %6 cells, computed in %7 ms</source>
+        <translation>查询 %1–%2 × 键 %3–%4，最大池化为 %5 × %6 格，计算用时 %7 毫秒</translation>
+    </message>
+    <message>
+        <source>Computing the pooled attention…</source>
+        <translation>正在计算池化注意力…</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::PooledJobs</name>
+    <message>
+        <source>out of memory while computing the pooled attention</source>
+        <translation>计算池化注意力时内存不足</translation>
     </message>
 </context>
 <context>

@@ -48,7 +48,11 @@ Result<Project> Document::readProject(const QString &path)
             return prefixedError((name + QStringLiteral(": ")).toStdString(), project.error());
         return project;
     }
-    return readProjectFile(path.toStdString());
+    // The full trace's size is not checked here: the window shows a project too large for
+    // it pooled (needsPooledView), and refuses only what cannot even be pooled.
+    ProjectReadOptions options;
+    options.checkTraceSize = false;
+    return readProjectFile(path.toStdString(), options);
 }
 
 void Document::setFilePath(const QString &path)

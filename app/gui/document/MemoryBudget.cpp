@@ -1,16 +1,20 @@
 #include "app/gui/document/MemoryBudget.h"
 
 #include "core/MemoryLimits.h"
+#include "core/PooledAttention.h"
 
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <thread>
 
 namespace attnscope {
 
 namespace {
 
 std::atomic<std::int64_t> g_budgetForTesting{0};
+std::atomic<std::int64_t> g_pooledThresholdForTesting{0};
+constexpr std::int64_t kDefaultPooledCells = std::int64_t(64) << 20;
 
 } // namespace
 
@@ -75,7 +79,32 @@ std::int64_t traceBytes(const ProblemSize &s)
 
 std::int64_t editBytes(const ProblemSize &s)
 {
-    return saturatingAdd(saturatingMul(projectBytes(s), 5), traceBytes(s));
+    const std::int64_t working = needsPooledView(s) ? pooledViewBytes(s) : traceBytes(s);
+    return saturatingAdd(saturatingMul(projectBytes(s), 5), working);
+}
+
+std::int64_t pooledCellThreshold()
+{
+    const std::int64_t fixed = g_pooledThresholdForTesting.load();
+    return fixed > 0 ? fixed : kDefaultPooledCells;
+}
+
+void setPooledCellThresholdForTesting(std::int64_t cells)
+{
+    g_pooledThresholdForTesting = std::max<std::int64_t>(cells, 0);
+}
+
+bool needsPooledView(const ProblemSize &s)
+{
+    const std::int64_t full = saturatingAdd(saturatingMul(projectBytes(s), 5), traceBytes(s));
+    return saturatingMul(saturatingMul(s.tq, s.tk), s.heads) > pooledCellThreshold() || full > memoryBudgetBytes();
+}
+
+std::int64_t pooledViewBytes(const ProblemSize &s)
+{
+    const std::int64_t qk = saturatingMul(s.heads, s.headDimQK), v = saturatingMul(s.heads, s.headDimV);
+    const int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    return pooledBytes(s.heads, s.tq, s.tk, qk, v, s.dOut, kPooledViewBins, threads);
 }
 
 Status checkFitsInMemory(const ProblemSize &s)

@@ -32,10 +32,21 @@ std::int64_t projectBytes(const ProblemSize &size);
 // Bytes of its full trace, as core's traceBytes counts them.
 std::int64_t traceBytes(const ProblemSize &size);
 // What keeping this project in the application needs: the document's copy, the before and
-// after of its undo step, the copy sent to the worker and the one shown, plus the trace.
+// after of its undo step, the copy sent to the worker and the one shown, plus the trace (or,
+// for a project shown pooled, the pooled computation).
 std::int64_t editBytes(const ProblemSize &size);
 
 // Ok, or an Error of kind TooLarge saying what `size` would need and what the budget is.
 Status checkFitsInMemory(const ProblemSize &size);
+
+// Long sequences (issue 11): a project whose full trace does not fit (checkFitsInMemory
+// fails), or whose Tq·Tk·heads exceeds pooledCellThreshold(), is not computed in full: the
+// window shows it pooled (PooledHeatmapView), exact blocks recomputed as the user zooms.
+inline constexpr std::int64_t kPooledViewBins = 512;
+std::int64_t pooledCellThreshold();                        // 64M cells unless a test set another
+void setPooledCellThresholdForTesting(std::int64_t cells); // 0: back to the default
+bool needsPooledView(const ProblemSize &size);
+// What the pooled view's computation holds at its peak (core's pooledBytes at kPooledViewBins).
+std::int64_t pooledViewBytes(const ProblemSize &size);
 
 } // namespace attnscope

@@ -7,6 +7,7 @@
 #include "app/gui/views/HelpMenu.h"
 #include "app/gui/views/Language.h"
 #include "app/gui/views/MaskEditor.h"
+#include "app/gui/views/PooledHeatmapView.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/TeachingView.h"
 #include "app/render/ColorScale.h"
@@ -128,6 +129,7 @@ void MainWindow::createViews()
     m_batchBar = new BatchBar; // shown only for a batched project
     centralLayout->addWidget(m_batchBar);
     centralLayout->addWidget(m_tabs, 1);
+    createPooledView(centralLayout);
     setCentralWidget(central);
 
     connect(m_grid, &HeadsGridView::headActivated, this, &MainWindow::setCurrentHead);
@@ -354,6 +356,7 @@ void MainWindow::applyViewSettings()
     mean.quantity = HeatmapQuantity::Weights; // the mean of signed scores says little
     m_meanView->setSettings(mean);
     m_rolloutView->setColorMap(s.colorMap);
+    m_pooled->setColorMap(s.colorMap);
     requestThumbnails();
 }
 
@@ -393,6 +396,8 @@ void MainWindow::setDocument(Document *document, bool behindReadOnly)
 
 void MainWindow::requestCompute()
 {
+    if (showPooledIfNeeded())
+        return;
     if (m_document && m_compute && !m_attention)
         m_compute->request(m_document->project());
 }
@@ -406,7 +411,8 @@ QString MainWindow::failureAdvice(ErrorKind kind)
         return tr("Memory ran out. Make the project smaller (fewer tokens, heads or dimensions), or choose "
                   "Backend > CPU if the GPU's memory ran out.");
     case ErrorKind::TooLarge:
-        return tr("The project is too large for this machine's memory: make it smaller.");
+        return tr("The project is too large for this machine's memory: make it smaller, or compute it pooled "
+                  "(attnscope-cli compute --pool 1024).");
     case ErrorKind::Unsupported:
         return tr("This device cannot run it. Choose Backend > CPU or Automatic.");
     case ErrorKind::NonFinite:
@@ -414,6 +420,7 @@ QString MainWindow::failureAdvice(ErrorKind kind)
     case ErrorKind::InvalidInput:
     case ErrorKind::Io:
     case ErrorKind::Internal:
+    case ErrorKind::Cancelled:
         break;
     }
     return {};
@@ -421,6 +428,8 @@ QString MainWindow::failureAdvice(ErrorKind kind)
 
 void MainWindow::computeFailed(const QString &message, ErrorKind kind)
 {
+    if (m_pooledMode)
+        return;
     const QString advice = failureAdvice(kind);
     const QString reason = advice.isEmpty() ? message : message + QLatin1Char('\n') + advice;
     m_timeLabel->setText(tr("compute failed"));
@@ -444,6 +453,8 @@ void MainWindow::setStale(bool stale, const QString &reason)
 
 void MainWindow::showResult(ComputedTracePtr result)
 {
+    if (m_pooledMode)
+        return; // a state from before the project grew long: the pooled view shows the document
     m_result = result;
     if (m_stale) {
         setStale(false);

@@ -24,6 +24,7 @@ class QToolBar;
 class QMenu;
 class QTabWidget;
 class QUndoGroup;
+class QVBoxLayout;
 
 namespace attnscope {
 
@@ -39,6 +40,7 @@ class RolloutView;
 class StatsTable;
 class TeachingView;
 class BatchBar;
+class PooledHeatmapView;
 
 // The main window: editors in docks, the heatmap views in tabs, file handling, the backend
 // menu and the status bar. It owns the document and the compute controller; it never
@@ -114,6 +116,12 @@ public:
     // The set the model view, the statistics and the rollout describe now.
     AttentionSource attentionSource() const;
 
+    // Long sequences (MainWindowPooled.cpp): a project too large for full traces
+    // (needsPooledView) is shown pooled instead of the tabs, with a notice saying why.
+    PooledHeatmapView *pooledView() const { return m_pooled; }
+    bool isPooledMode() const { return m_pooledMode; }
+    QLabel *pooledNotice() const { return m_pooledNotice; }
+
     HeadsGridView *headsGrid() const { return m_grid; }
     HeatmapView *headView() const { return m_headView; }
     HeatmapView *meanView() const { return m_meanView; }
@@ -168,6 +176,9 @@ private:
     void computeFailed(const QString &message, ErrorKind kind);
     void setStale(bool stale, const QString &reason = {});
     void setViewsResult(ComputedTracePtr result);
+    void createPooledView(QVBoxLayout *central);
+    bool showPooledIfNeeded(); // true: the document is shown pooled, no full computation
+    void setPooledMode(bool pooled);
 
     // Imported attention (MainWindowAttention.cpp).
     void createAttentionViews();
@@ -208,6 +219,10 @@ private:
 
     QTabWidget *m_tabs = nullptr;
     QLabel *m_staleBanner = nullptr;
+    PooledHeatmapView *m_pooled = nullptr;
+    QLabel *m_pooledNotice = nullptr;
+    bool m_pooledMode = false;
+    bool m_maskDockWasVisible = true;
     HeadsGridView *m_grid = nullptr;
     HeatmapView *m_headView = nullptr;
     HeatmapView *m_meanView = nullptr;

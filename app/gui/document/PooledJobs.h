@@ -1,0 +1,90 @@
+#pragma once
+
+#include "core/PooledAttention.h"
+#include "core/ProjectFile.h"
+
+#include <QObject>
+#include <QString>
+#include <QThreadPool>
+
+#include <memory>
+#include <optional>
+
+namespace attnscope {
+
+// A block of a project's attention, pooled: query rows [q0, q1) against keys [k0, k1), in at
+// most `bins` x `bins` cells (PoolOptions' block). A block no larger than its bins is exact.
+struct PooledBlock {
+    std::int64_t q0 = 0, q1 = 0, k0 = 0, k1 = 0;
+    std::int64_t bins = 512;
+    bool operator==(const PooledBlock &) const = default;
+    std::int64_t rows() const { return q1 - q0; }
+    std::int64_t keys() const { return k1 - k0; }
+};
+
+// One computed block: the max-pooled weights of every head and their mean over heads.
+struct PooledTile {
+    PooledBlock block;
+    quint64 project = 0;        // PooledJobs' project generation it belongs to
+    std::vector<MatrixF> heads; // [H] Nq x Nk
+    MatrixF mean;               // the mean of heads[h] over h
+    double milliseconds = 0.0;
+};
+using PooledTilePtr = std::shared_ptr<const PooledTile>;
+
+// Computes pooled blocks of one project on a worker thread (the CPU engine, computePooledCpu),
+// never on the GUI thread. Only the newest request matters: a new one sets the running
+// computation's cancel flag (it returns Cancelled within about one key tile's work) and
+// replaces any that waits. Results come back as signals; the GUI never waits on the worker.
+class PooledJobs : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit PooledJobs(QObject *parent = nullptr);
+    ~PooledJobs() override; // cancels the running computation and waits for it
+
+    // The project later requests are computed on; cancels what runs. Null: none.
+    void setProject(std::shared_ptr<const Project> project);
+    std::shared_ptr<const Project> project() const { return m_project; }
+    quint64 projectGeneration() const { return m_projectGeneration; }
+
+    // Schedules `block`; returns its id.
+    quint64 request(const PooledBlock &block);
+
+    bool isBusy() const { return m_running.has_value(); }
+    // The running computation: its id, how far it is (0..1) and for how long it has run.
+    quint64 runningId() const { return m_running ? m_running->id : 0; }
+    double progress() const;
+    qint64 runningMilliseconds() const;
+    // Blocks until nothing runs or waits (tests only).
+    bool waitForIdle(int timeoutMs = 60000);
+
+signals:
+    void tileReady(attnscope::PooledTilePtr tile, quint64 id);
+    // A newer request superseded this one and it stopped before its end.
+    void cancelled(quint64 id);
+    void failed(const QString &message, attnscope::ErrorKind kind, quint64 id);
+    void busyChanged(bool busy);
+
+private:
+    struct Job {
+        quint64 id = 0;
+        PooledBlock block;
+        std::shared_ptr<std::atomic<bool>> cancel;
+        std::shared_ptr<PoolProgress> progress;
+        qint64 startedMs = 0;
+    };
+    void startNext();
+
+    QThreadPool m_pool;
+    std::shared_ptr<const Project> m_project;
+    quint64 m_projectGeneration = 0;
+    quint64 m_nextId = 0;
+    std::optional<std::pair<quint64, PooledBlock>> m_pending;
+    std::optional<Job> m_running;
+};
+
+} // namespace attnscope
+
+Q_DECLARE_METATYPE(attnscope::PooledTilePtr)

@@ -1,0 +1,406 @@
+#include "app/gui/views/PooledHeatmapView.h"
+
+#include "app/gui/document/MemoryBudget.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QProgressBar>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnscope {
+
+namespace {
+
+// Room for the head selector above, and for the token labels left of and above the map.
+constexpr int kBarHeight = 34, kLeftMargin = 76, kTopMargin = 70, kEdge = 8;
+constexpr double kMinTokens = 4.0; // the deepest zoom: 4 tokens across
+constexpr double kDecades = 6.0;   // the colour scale: 1e-6 .. 1, logarithmic
+const QRgb kEmptyCell = qRgb(0xd4, 0xd4, 0xd4);
+
+// The largest "nice" step (1, 2, 5 x 10^n) that leaves at least `minPixels` between ticks.
+double tickStep(double tokens, double pixels, double minPixels)
+{
+    const double raw = tokens * minPixels / std::max(pixels, 1.0);
+    double step = std::pow(10.0, std::floor(std::log10(std::max(raw, 1.0))));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (step * m >= raw)
+            return std::max(1.0, step * m);
+    return std::max(1.0, step * 10.0);
+}
+
+} // namespace
+
+PooledHeatmapView::PooledHeatmapView(QWidget *parent)
+    : QWidget(parent), m_jobs(new PooledJobs(this)), m_settle(new QTimer(this)), m_progressTimer(new QTimer(this)),
+      m_headBox(new QComboBox), m_info(new QLabel), m_progress(new QProgressBar)
+{
+    setObjectName(QStringLiteral("pooledView"));
+    setMinimumSize(320, 240);
+    setMouseTracking(false);
+    setFocusPolicy(Qt::WheelFocus);
+    auto *bar = new QHBoxLayout;
+    bar->setContentsMargins(kEdge, 4, kEdge, 4);
+    bar->addWidget(m_headBox);
+    bar->addWidget(m_info, 1);
+    m_progress->setRange(0, 100);
+    m_progress->setMaximumWidth(220);
+    m_progress->setFormat(tr("Computing %p%"));
+    m_progress->hide();
+    bar->addWidget(m_progress);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(bar);
+    layout->addStretch(1);
+    m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    // One computation per resting view: the zoom and pan steps of a gesture are coalesced.
+    m_settle->setSingleShot(true);
+    m_settle->setInterval(kSettleMs);
+    connect(m_settle, &QTimer::timeout, this, &PooledHeatmapView::settled);
+    m_progressTimer->setInterval(100);
+    connect(m_progressTimer, &QTimer::timeout, this, &PooledHeatmapView::updateProgress);
+    connect(m_jobs, &PooledJobs::busyChanged, this, [this](bool busy) {
+        if (busy)
+            m_progressTimer->start();
+        else
+            m_progressTimer->stop();
+        updateProgress();
+    });
+    connect(m_jobs, &PooledJobs::tileReady, this, [this](PooledTilePtr tile) { tileArrived(std::move(tile)); });
+    connect(m_jobs, &PooledJobs::failed, this, [this](const QString &message) {
+        m_error = message;
+        m_info->setText(message.section(QLatin1Char('\n'), 0, 0));
+        update();
+    });
+    connect(m_headBox, &QComboBox::activated, this, [this] { setHead(m_headBox->currentData().toInt()); });
+}
+
+void PooledHeatmapView::setProject(std::shared_ptr<const Project> project)
+{
+    const bool sameShape = project && m_project && project->problem.tq() == m_project->problem.tq() &&
+                           project->problem.tk() == m_project->problem.tk() &&
+                           project->problem.spec.heads == m_project->problem.spec.heads;
+    m_project = project;
+    m_tiles.clear(); // another project (or version of it): every tile is stale
+    m_error.clear();
+    m_jobs->setProject(project);
+    if (!sameShape && project)
+        m_view = QRectF(0, 0, double(project->problem.tk()), double(project->problem.tq()));
+    if (!sameShape)
+        m_head = project && project->problem.spec.heads > 1 ? -1 : 0;
+    fillHeadBox();
+    if (project)
+        m_settle->start();
+    update();
+}
+
+void PooledHeatmapView::fillHeadBox()
+{
+    m_headBox->clear();
+    const int heads = m_project ? m_project->problem.spec.heads : 0;
+    if (heads > 1)
+        m_headBox->addItem(tr("Mean over heads"), -1);
+    for (int h = 0; h < heads; ++h)
+        m_headBox->addItem(tr("Head %1").arg(h + 1), h);
+    m_headBox->setCurrentIndex(std::max(0, m_headBox->findData(m_head)));
+}
+
+void PooledHeatmapView::setHead(int head)
+{
+    if (head == m_head)
+        return;
+    m_head = head;
+    m_headBox->setCurrentIndex(std::max(0, m_headBox->findData(head)));
+    update(); // every tile holds every head: nothing to compute
+}
+
+void PooledHeatmapView::setColorMap(ColorMapKind kind)
+{
+    m_colorMap = ColorMap(kind);
+    for (CachedTile &t : m_tiles)
+        t.imageHead = -2;
+    update();
+}
+
+QRectF PooledHeatmapView::plotRect() const
+{
+    return QRectF(kLeftMargin, kBarHeight + kTopMargin, std::max(16, width() - kLeftMargin - kEdge),
+                  std::max(16, height() - kBarHeight - kTopMargin - kEdge));
+}
+
+QRectF PooledHeatmapView::clamped(QRectF v) const
+{
+    if (!m_project)
+        return v;
+    const double tk = double(m_project->problem.tk()), tq = double(m_project->problem.tq());
+    v.setWidth(std::clamp(v.width(), std::min(kMinTokens, tk), tk));
+    v.setHeight(std::clamp(v.height(), std::min(kMinTokens, tq), tq));
+    v.moveLeft(std::clamp(v.left(), 0.0, tk - v.width()));
+    v.moveTop(std::clamp(v.top(), 0.0, tq - v.height()));
+    return v;
+}
+
+void PooledHeatmapView::setViewRect(const QRectF &view)
+{
+    const QRectF v = clamped(view);
+    if (v == m_view)
+        return;
+    m_view = v;
+    m_settle->start(); // restarts: a gesture computes once, when it rests
+    update();
+}
+
+PooledBlock PooledHeatmapView::visibleBlock() const
+{
+    PooledBlock b;
+    if (!m_project || m_project->problem.tq() < 1 || m_project->problem.tk() < 1)
+        return b; // nothing to show: an empty block
+    const std::int64_t tq = m_project->problem.tq(), tk = m_project->problem.tk();
+    b.q0 = std::clamp<std::int64_t>(std::int64_t(std::floor(m_view.top() + 1e-9)), 0, tq - 1);
+    b.q1 = std::clamp<std::int64_t>(std::int64_t(std::ceil(m_view.bottom() - 1e-9)), b.q0 + 1, tq);
+    b.k0 = std::clamp<std::int64_t>(std::int64_t(std::floor(m_view.left() + 1e-9)), 0, tk - 1);
+    b.k1 = std::clamp<std::int64_t>(std::int64_t(std::ceil(m_view.right() - 1e-9)), b.k0 + 1, tk);
+    // About one cell per pixel: finer would not show, coarser would blur.
+    const QRectF plot = plotRect();
+    b.bins = std::clamp<std::int64_t>(std::int64_t(std::max(plot.width(), plot.height())), 16, kPooledViewBins);
+    return b;
+}
+
+PooledHeatmapView::CachedTile *PooledHeatmapView::find(const PooledBlock &block)
+{
+    for (CachedTile &t : m_tiles)
+        if (t.tile->block == block)
+            return &t;
+    return nullptr;
+}
+
+PooledTilePtr PooledHeatmapView::visibleTile() const
+{
+    const PooledBlock block = visibleBlock();
+    for (const CachedTile &t : m_tiles)
+        if (t.tile->block == block)
+            return t.tile;
+    return nullptr;
+}
+
+void PooledHeatmapView::settled()
+{
+    const PooledBlock block = visibleBlock();
+    if (!m_project || block.rows() < 1 || block.keys() < 1)
+        return;
+    for (auto it = m_tiles.begin(); it != m_tiles.end(); ++it)
+        if (it->tile->block == block) {
+            m_tiles.splice(m_tiles.begin(), m_tiles, it); // used again: to the front
+            emit visibleTileReady(it->tile);
+            return;
+        }
+    m_jobs->request(block);
+}
+
+void PooledHeatmapView::tileArrived(PooledTilePtr tile)
+{
+    if (!m_project || tile->project != m_jobs->projectGeneration())
+        return;
+    m_error.clear();
+    m_tiles.push_front(CachedTile{tile, QImage(), -2});
+    // Least recently used out first; the whole problem's tile stays, the view falls back on it.
+    const std::int64_t tq = m_project->problem.tq(), tk = m_project->problem.tk();
+    for (auto it = std::prev(m_tiles.end()); int(m_tiles.size()) > kMaxTiles && it != m_tiles.begin();) {
+        const PooledBlock &b = it->tile->block;
+        const bool whole = b.q0 == 0 && b.k0 == 0 && b.q1 == tq && b.k1 == tk;
+        it = whole ? std::prev(it) : std::prev(m_tiles.erase(it));
+    }
+    const PooledBlock &b = tile->block;
+    if (b.rows() <= b.bins && b.keys() <= b.bins)
+        m_info->setText(tr("Queries %1–%2 × keys %3–%4, exact (one cell per token), computed in %5 ms")
+                            .arg(b.q0)
+                            .arg(b.q1)
+                            .arg(b.k0)
+                            .arg(b.k1)
+                            .arg(tile->milliseconds, 0, 'f', 0));
+    else
+        m_info->setText(tr("Queries %1–%2 × keys %3–%4, max-pooled to %5 × %6 cells, computed in %7 ms")
+                            .arg(b.q0)
+                            .arg(b.q1)
+                            .arg(b.k0)
+                            .arg(b.k1)
+                            .arg(tile->heads.front().rows())
+                            .arg(tile->heads.front().cols())
+                            .arg(tile->milliseconds, 0, 'f', 0));
+    if (b == visibleBlock())
+        emit visibleTileReady(tile);
+    update();
+}
+
+void PooledHeatmapView::updateProgress()
+{
+    // Only computations that take a while get a bar: short ones would flicker.
+    const bool show = m_jobs->isBusy() && m_jobs->runningMilliseconds() > kProgressAfterMs;
+    if (show)
+        m_progress->setValue(int(std::lround(100.0 * m_jobs->progress())));
+    m_progress->setVisible(show);
+}
+
+QImage PooledHeatmapView::imageOf(const PooledTile &tile) const
+{
+    const MatrixF &m = m_head < 0 ? tile.mean : tile.heads[size_t(std::min<int>(m_head, int(tile.heads.size()) - 1))];
+    QImage image(int(m.cols()), int(m.rows()), QImage::Format_RGB32);
+    for (Eigen::Index a = 0; a < m.rows(); ++a) {
+        auto *line = reinterpret_cast<QRgb *>(image.scanLine(int(a)));
+        for (Eigen::Index b = 0; b < m.cols(); ++b) {
+            const float v = m(a, b);
+            line[b] = v > 0.0f ? m_colorMap.at(1.0 + std::log10(double(v)) / kDecades) : kEmptyCell;
+        }
+    }
+    return image;
+}
+
+void PooledHeatmapView::paintEvent(QPaintEvent *)
+{
+    QPainter painter(this);
+    painter.fillRect(rect(), palette().color(QPalette::Base));
+    if (!m_project)
+        return;
+    const QRectF plot = plotRect();
+    const double sx = plot.width() / m_view.width(), sy = plot.height() / m_view.height();
+    // Coarse tiles first, finer ones over them: the best picture computed so far shows.
+    std::vector<CachedTile *> order;
+    for (CachedTile &t : m_tiles) {
+        const PooledBlock &b = t.tile->block;
+        if (QRectF(double(b.k0), double(b.q0), double(b.keys()), double(b.rows())).intersects(m_view))
+            order.push_back(&t);
+    }
+    auto coarseness = [](const CachedTile *t) {
+        const PooledBlock &b = t->tile->block;
+        return std::max(double(b.rows()) / double(t->tile->mean.rows()),
+                        double(b.keys()) / double(t->tile->mean.cols()));
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](const CachedTile *a, const CachedTile *b) { return coarseness(a) > coarseness(b); });
+    painter.save();
+    painter.setClipRect(plot);
+    painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    for (CachedTile *t : order) {
+        if (t->imageHead != m_head) {
+            t->image = imageOf(*t->tile);
+            t->imageHead = m_head;
+        }
+        const PooledBlock &b = t->tile->block;
+        const QRectF target(plot.left() + (double(b.k0) - m_view.left()) * sx,
+                            plot.top() + (double(b.q0) - m_view.top()) * sy, double(b.keys()) * sx,
+                            double(b.rows()) * sy);
+        painter.drawImage(target, t->image);
+    }
+    painter.restore();
+    painter.setPen(palette().color(QPalette::Mid));
+    painter.drawRect(plot.adjusted(-0.5, -0.5, 0.5, 0.5));
+    if (order.empty()) {
+        painter.setPen(palette().color(QPalette::Text));
+        painter.drawText(plot.adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
+                         m_error.isEmpty() ? tr("Computing the pooled attention…") : m_error);
+    }
+    paintLabels(painter, plot);
+}
+
+void PooledHeatmapView::paintLabels(QPainter &painter, const QRectF &plot) const
+{
+    const double sx = plot.width() / m_view.width(), sy = plot.height() / m_view.height();
+    const auto &queries = m_project->queryTokens;
+    const auto &keys = m_project->keyLabels();
+    painter.setPen(palette().color(QPalette::Text));
+    const QFontMetrics fm(font());
+    // Queries, left of the map: every token once it has kLabelPixels, else token numbers.
+    const bool queryLabels = sy >= kLabelPixels;
+    const double qStep = queryLabels ? 1.0 : tickStep(m_view.height(), plot.height(), 40.0);
+    for (double q = std::ceil(m_view.top() / qStep) * qStep; q < m_view.bottom(); q += qStep) {
+        const auto i = std::int64_t(q);
+        const double y = plot.top() + ((queryLabels ? q + 0.5 : q) - m_view.top()) * sy;
+        const QString text =
+            queryLabels && size_t(i) < queries.size() ? QString::fromStdString(queries[size_t(i)]) : QString::number(i);
+        painter.drawText(QRectF(0, y - sy / 2 - 8, kLeftMargin - 6, std::max(sy, 1.0) + 16),
+                         Qt::AlignRight | Qt::AlignVCenter, fm.elidedText(text, Qt::ElideRight, kLeftMargin - 8));
+    }
+    // Keys, above the map, written upwards.
+    const bool keyLabels = sx >= kLabelPixels;
+    const double kStep = keyLabels ? 1.0 : tickStep(m_view.width(), plot.width(), 60.0);
+    for (double k = std::ceil(m_view.left() / kStep) * kStep; k < m_view.right(); k += kStep) {
+        const auto j = std::int64_t(k);
+        const double x = plot.left() + ((keyLabels ? k + 0.5 : k) - m_view.left()) * sx;
+        const QString text =
+            keyLabels && size_t(j) < keys.size() ? QString::fromStdString(keys[size_t(j)]) : QString::number(j);
+        painter.save();
+        painter.translate(x, plot.top() - 4);
+        painter.rotate(-90);
+        painter.drawText(QRectF(0, -8, kTopMargin - 6, 16), Qt::AlignLeft | Qt::AlignVCenter,
+                         fm.elidedText(text, Qt::ElideRight, kTopMargin - 8));
+        painter.restore();
+    }
+}
+
+void PooledHeatmapView::wheelEvent(QWheelEvent *event)
+{
+    const QRectF plot = plotRect();
+    if (!m_project || event->angleDelta().y() == 0)
+        return;
+    // The token under the cursor stays under it.
+    const QPointF pos = event->position();
+    const double fx = std::clamp((pos.x() - plot.left()) / plot.width(), 0.0, 1.0);
+    const double fy = std::clamp((pos.y() - plot.top()) / plot.height(), 0.0, 1.0);
+    const QPointF anchor(m_view.left() + fx * m_view.width(), m_view.top() + fy * m_view.height());
+    const double factor = std::pow(0.8, event->angleDelta().y() / 120.0);
+    QSizeF size = m_view.size() * factor;
+    const double tk = double(m_project->problem.tk()), tq = double(m_project->problem.tq());
+    // Both axes keep their ratio, also at the deepest zoom and the whole problem.
+    const double limit = std::max(std::min(kMinTokens, tk) / size.width(), std::min(kMinTokens, tq) / size.height());
+    if (limit > 1.0)
+        size *= limit;
+    const double over = std::min(tk / size.width(), tq / size.height());
+    if (over < 1.0)
+        size *= over;
+    setViewRect(QRectF(anchor.x() - fx * size.width(), anchor.y() - fy * size.height(), size.width(), size.height()));
+    event->accept();
+}
+
+void PooledHeatmapView::mousePressEvent(QMouseEvent *event)
+{
+    if (event->button() != Qt::LeftButton)
+        return QWidget::mousePressEvent(event);
+    m_dragging = true;
+    m_dragFrom = event->position();
+    setCursor(Qt::ClosedHandCursor);
+}
+
+void PooledHeatmapView::mouseMoveEvent(QMouseEvent *event)
+{
+    if (!m_dragging)
+        return QWidget::mouseMoveEvent(event);
+    const QRectF plot = plotRect();
+    const QPointF delta = event->position() - m_dragFrom;
+    m_dragFrom = event->position();
+    setViewRect(
+        m_view.translated(-delta.x() * m_view.width() / plot.width(), -delta.y() * m_view.height() / plot.height()));
+}
+
+void PooledHeatmapView::mouseReleaseEvent(QMouseEvent *event)
+{
+    m_dragging = false;
+    unsetCursor();
+    QWidget::mouseReleaseEvent(event);
+}
+
+void PooledHeatmapView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    if (m_project)
+        m_settle->start(); // the bins follow the widget's size
+}
+
+} // namespace attnscope

@@ -1,0 +1,338 @@
+// Long sequences in the window (issue 11): a project above the pooled threshold opens in the
+// pooled view (not refused), its picture equals pooling the double reference, zooming in with
+// the wheel computes the visible block exactly, a superseded computation is cancelled, and
+// screenshots of a 16384-token project (whole, and a zoomed block with labels) are kept in
+// the build tree. Projects are written with .npy references, as long inputs are.
+
+#include "../common/TestUtil.h"
+
+#include "app/gui/document/MemoryBudget.h"
+#include "app/gui/document/PooledJobs.h"
+#include "app/gui/views/MainWindow.h"
+#include "app/gui/views/PooledHeatmapView.h"
+#include "core/Npy.h"
+#include "core/ProjectFile.h"
+#include "core/RandomProblem.h"
+#include "core/ReferenceAttention.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLabel>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+#include <QWheelEvent>
+
+using namespace attnscope;
+
+namespace {
+
+// A random causal project with its input and weights in .npy files beside it.
+QString writeLongProject(const QString &dir, Eigen::Index tokens, Eigen::Index modelDim, int heads)
+{
+    RandomProblemOptions o;
+    o.tokens = tokens;
+    o.modelDim = modelDim;
+    o.heads = heads;
+    o.causal = true;
+    Project p = randomProject(o);
+    p.title = QStringLiteral("Random causal self-attention, T = %1").arg(tokens).toStdString();
+    p.folder = dir.toStdString();
+    auto reference = [&](const char *field, const char *file, const MatrixF &m) {
+        QFile f(QDir(dir).filePath(QLatin1String(file)));
+        if (!f.open(QIODevice::WriteOnly))
+            return false;
+        const std::string bytes = npyBytes({m.rows(), m.cols()}, m.data());
+        f.write(bytes.data(), qint64(bytes.size()));
+        p.npyReferences[field] = NpyReference{file, m.rows(), m.cols(), matrixFingerprint(m), 0};
+        return true;
+    };
+    if (!reference("query.x", "x.npy", p.problem.xq) || !reference("weights.q", "wq.npy", p.problem.weights.q) ||
+        !reference("weights.k", "wk.npy", p.problem.weights.k) ||
+        !reference("weights.v", "wv.npy", p.problem.weights.v))
+        return {};
+    const QString path = QDir(dir).filePath(QStringLiteral("long.attnscope.json"));
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return {};
+    f.write(QByteArray::fromStdString(serializeProject(p, dir.toStdString())));
+    return path;
+}
+
+// Waits until the view shows a tile of the block it asks for now.
+PooledTilePtr waitForVisibleTile(PooledHeatmapView *view, int timeoutMs)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < timeoutMs) {
+        if (PooledTilePtr tile = view->visibleTile(); tile && !view->jobs()->isBusy())
+            return tile;
+        QTest::qWait(20);
+    }
+    return nullptr;
+}
+
+void wheel(QWidget *widget, QPointF pos, int notches)
+{
+    QWheelEvent event(pos, widget->mapToGlobal(pos), QPoint(), QPoint(0, 120 * notches), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(widget, &event);
+}
+
+} // namespace
+
+class TestPooledView : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void cleanup();
+    void aboveThresholdOpensPooledAndZoomIsExact();
+    void supersededComputeIsCancelled();
+    void tooLargeEvenPooledIsRefusedWithTheBytes();
+    void zoomDuringComputeCancelsIt();
+    void screenshots16k();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+void TestPooledView::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_pooledview"));
+    QSettings().clear();
+    QSettings().setValue(QStringLiteral("compute/backend"), int(BackendRequest::Cpu));
+    QVERIFY(m_dir.isValid());
+}
+
+void TestPooledView::cleanup()
+{
+    setPooledCellThresholdForTesting(0);
+    setMemoryBudgetForTesting(0);
+}
+
+void TestPooledView::aboveThresholdOpensPooledAndZoomIsExact()
+{
+    // T = 3000, H = 2: 18M cells, above a threshold lowered for the test (the full trace
+    // would fit, so the threshold alone decides).
+    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
+    const QString dir = m_dir.filePath(QStringLiteral("t3000"));
+    QVERIFY(QDir().mkpath(dir));
+    const QString path = writeLongProject(dir, 3000, 32, 2);
+    QVERIFY(!path.isEmpty());
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+    QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
+    QVERIFY(w.isPooledMode());
+    QVERIFY(w.pooledView()->isVisible());
+    QVERIFY(!w.viewTabs()->isVisible());
+    QVERIFY(w.pooledNotice()->isVisible());
+    QVERIFY2(w.pooledNotice()->text().contains(QStringLiteral("pooled")), qPrintable(w.pooledNotice()->text()));
+    QVERIFY2(w.pooledNotice()->text().contains(QStringLiteral("MiB")), qPrintable(w.pooledNotice()->text()));
+    // No full computation of it was started (the start-up example's may still finish).
+    QVERIFY(w.computeController()->waitForIdle(30000));
+    QVERIFY(!w.currentResult() || w.currentResult()->project.problem.tq() != 3000);
+
+    PooledHeatmapView *view = w.pooledView();
+    view->setHead(0);
+    const PooledTilePtr whole = waitForVisibleTile(view, 60000);
+    QVERIFY(whole);
+    QCOMPARE(whole->block.q0, std::int64_t(0));
+    QCOMPARE(whole->block.q1, std::int64_t(3000));
+    const AttentionProblem problem = w.document()->problem();
+    auto ref = referenceAttention(problem);
+    QVERIFY(ref.ok());
+    for (int h = 0; h < 2; ++h) {
+        const MatrixD expected = poolWeights(ref->weights[size_t(h)], whole->block.bins, PoolMode::Max);
+        const std::string diff =
+            test::compareMatrix("whole", whole->heads[size_t(h)], expected, test::Tolerance::weights());
+        QVERIFY2(diff.empty(), diff.c_str());
+    }
+
+    // Zoom in around a point of the plot until the view spans fewer tokens than bins.
+    const QRectF plot = view->plotRect();
+    const QPointF at(plot.left() + 0.6 * plot.width(), plot.top() + 0.7 * plot.height());
+    QSignalSpy ready(view, &PooledHeatmapView::visibleTileReady);
+    for (int i = 0; i < 12 && (view->visibleBlock().rows() > view->visibleBlock().bins ||
+                               view->visibleBlock().keys() > view->visibleBlock().bins);
+         ++i)
+        wheel(view, at, 1);
+    const PooledBlock block = view->visibleBlock();
+    QVERIFY2(block.rows() <= block.bins && block.keys() <= block.bins, "the wheel did not zoom in");
+    QVERIFY(block.q0 > 0 && block.k0 > 0);
+    const PooledTilePtr exact = waitForVisibleTile(view, 60000);
+    QVERIFY(exact);
+    QVERIFY(exact->block == block);
+    QVERIFY(ready.count() >= 1);
+    MatrixD meanExpected = MatrixD::Zero(block.rows(), block.keys());
+    for (int h = 0; h < 2; ++h) {
+        const MatrixD expected = ref->weights[size_t(h)].block(block.q0, block.k0, block.rows(), block.keys());
+        meanExpected += expected / 2.0;
+        const std::string diff =
+            test::compareMatrix("zoomed block", exact->heads[size_t(h)], expected, test::Tolerance::weights());
+        QVERIFY2(diff.empty(), diff.c_str());
+    }
+    const std::string diff = test::compareMatrix("mean", exact->mean, meanExpected, test::Tolerance::weights());
+    QVERIFY2(diff.empty(), diff.c_str());
+
+    // Back under the threshold (an edit to fewer tokens is not possible here: raise it): the
+    // next computation is a full one again and the tabs come back.
+    setPooledCellThresholdForTesting(std::int64_t(1) << 40);
+    QVERIFY(w.document()->setHeads(1));
+    QVERIFY(!w.isPooledMode());
+    QVERIFY(w.viewTabs()->isVisible());
+    QVERIFY(w.computeController()->waitForIdle(60000));
+    QVERIFY(w.currentResult());
+    QCOMPARE(w.currentResult()->trace.heads(), 1);
+    w.document()->undoStack()->setClean();
+}
+
+// A newer request stops the running computation: it reports Cancelled, and the newer one
+// is computed.
+void TestPooledView::supersededComputeIsCancelled()
+{
+    RandomProblemOptions o;
+    o.tokens = 16384;
+    o.modelDim = 64;
+    o.heads = 4;
+    o.causal = true;
+    auto project = std::make_shared<const Project>(randomProject(o));
+    PooledJobs jobs;
+    jobs.setProject(project);
+    QSignalSpy cancelled(&jobs, &PooledJobs::cancelled);
+    QSignalSpy ready(&jobs, &PooledJobs::tileReady);
+    const quint64 first = jobs.request(PooledBlock{0, 16384, 0, 16384, 512});
+    QVERIFY(jobs.isBusy());
+    QTRY_VERIFY_WITH_TIMEOUT(jobs.progress() > 0.0 || jobs.runningMilliseconds() > 300, 20000);
+    QVERIFY(jobs.isBusy());
+    QElapsedTimer timer;
+    timer.start();
+    const quint64 second = jobs.request(PooledBlock{8000, 8040, 7990, 8040, 512});
+    QVERIFY(cancelled.wait(20000));
+    qInfo("the superseded computation reported Cancelled %lld ms after the newer request", qlonglong(timer.elapsed()));
+    QCOMPARE(cancelled.count(), 1);
+    QCOMPARE(cancelled.at(0).at(0).value<quint64>(), first);
+    QVERIFY(ready.count() > 0 || ready.wait(20000));
+    QCOMPARE(ready.count(), 1);
+    QCOMPARE(ready.at(0).at(1).value<quint64>(), second);
+    const auto tile = ready.at(0).at(0).value<PooledTilePtr>();
+    QCOMPARE(tile->heads.front().rows(), Eigen::Index(40));
+    QCOMPARE(tile->heads.front().cols(), Eigen::Index(50));
+}
+
+// What cannot even be pooled is refused, naming what it needs and what the machine allows;
+// the pooled view computes nothing.
+void TestPooledView::tooLargeEvenPooledIsRefusedWithTheBytes()
+{
+    setPooledCellThresholdForTesting(std::int64_t(1) << 20);
+    const QString dir = m_dir.filePath(QStringLiteral("t2000"));
+    QVERIFY(QDir().mkpath(dir));
+    const QString path = writeLongProject(dir, 2000, 32, 2);
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+    QVERIFY(w.isPooledMode());
+    QVERIFY(w.pooledView()->jobs()->project());
+    const ProblemSize size = problemSize(w.document()->problem());
+    // Room for the project's copies, not for the pooled computation.
+    const std::int64_t budget = projectBytes(size) * 5 + (std::int64_t(64) << 10);
+    QVERIFY(editBytes(size) > budget);
+    setMemoryBudgetForTesting(budget);
+    QVERIFY(w.document()->setMaskFill(MaskFill::NegLarge)); // an edit that keeps the size
+    setMemoryBudgetForTesting(0);
+    QVERIFY(w.isPooledMode());
+    QVERIFY(!w.pooledView()->jobs()->project()); // nothing is computed
+    const QString notice = w.pooledNotice()->text();
+    QVERIFY2(notice.contains(QStringLiteral("even pooled")) && notice.contains(QStringLiteral("MiB")) &&
+                 notice.contains(QStringLiteral("allows")),
+             qPrintable(notice));
+    QCOMPARE(w.lastError(), notice);
+    w.document()->undoStack()->setClean();
+}
+
+// The view's own wiring: a wheel zoom while the whole problem is computed cancels that
+// computation (the GUI goes on at once) and computes the zoomed block instead.
+void TestPooledView::zoomDuringComputeCancelsIt()
+{
+    RandomProblemOptions o;
+    o.tokens = 16384;
+    o.modelDim = 64;
+    o.heads = 4;
+    o.causal = true;
+    PooledHeatmapView view;
+    view.resize(900, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QSignalSpy cancelled(view.jobs(), &PooledJobs::cancelled);
+    view.setProject(std::make_shared<const Project>(randomProject(o)));
+    QTRY_VERIFY_WITH_TIMEOUT(view.jobs()->isBusy() && view.jobs()->progress() > 0.0, 20000);
+    const quint64 whole = view.jobs()->runningId();
+    QElapsedTimer timer;
+    timer.start();
+    const QRectF plot = view.plotRect();
+    wheel(&view, plot.center(), 20);
+    QVERIFY(timer.elapsed() < 50); // the wheel did not wait for the worker
+    QVERIFY(cancelled.wait(20000));
+    qInfo("cancelled %lld ms after the wheel (the view waits %d ms for the gesture to rest)",
+          qlonglong(timer.elapsed()), PooledHeatmapView::kSettleMs);
+    QCOMPARE(cancelled.at(0).at(0).value<quint64>(), whole);
+    const PooledTilePtr tile = waitForVisibleTile(&view, 60000);
+    QVERIFY(tile);
+    QVERIFY(tile->block.rows() < 16384 / 10);
+}
+
+// The issue's screenshots: a 16384-token project (d = 64, H = 4, causal) whole, then a block
+// zoomed in far enough for token labels. Default threshold: it is pooled on its own.
+void TestPooledView::screenshots16k()
+{
+    const QString dir = m_dir.filePath(QStringLiteral("t16k"));
+    QVERIFY(QDir().mkpath(dir));
+    const QString path = writeLongProject(dir, 16384, 64, 4);
+    QVERIFY(!path.isEmpty());
+    MainWindow w;
+    w.resize(1400, 1000);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+    QVERIFY(w.isPooledMode());
+    QVERIFY2(w.pooledNotice()->text().contains(QStringLiteral("GiB")), qPrintable(w.pooledNotice()->text()));
+    PooledHeatmapView *view = w.pooledView();
+    // The whole problem takes seconds: the progress bar shows while it runs.
+    QTRY_VERIFY_WITH_TIMEOUT(view->progressBar()->isVisible() || view->visibleTile(), 30000);
+    qInfo("progress bar shown: %s", view->progressBar()->isVisible() ? "yes" : "no (computed first)");
+    QElapsedTimer timer;
+    timer.start();
+    QVERIFY(waitForVisibleTile(view, 300000));
+    qInfo("16384 tokens, 4 heads, whole problem pooled in %lld ms", qlonglong(timer.elapsed()));
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-16k.png")));
+
+    // Into a block on the diagonal, a third of the way down: about 30 tokens across.
+    const QRectF plot = view->plotRect();
+    wheel(view, QPointF(plot.left() + 0.35 * plot.width(), plot.top() + 0.35 * plot.height()), 28);
+    const PooledBlock block = view->visibleBlock();
+    QVERIFY2(block.rows() < 80, qPrintable(QString::number(block.rows())));
+    QVERIFY(plot.width() / view->viewRect().width() >= PooledHeatmapView::kLabelPixels);
+    QVERIFY(plot.height() / view->viewRect().height() >= PooledHeatmapView::kLabelPixels);
+    const PooledTilePtr tile = waitForVisibleTile(view, 60000);
+    QVERIFY(tile);
+    QVERIFY(tile->block == block);
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-16k-zoom.png")));
+}
+
+QTEST_MAIN(TestPooledView)
+#include "tst_pooledview.moc"
