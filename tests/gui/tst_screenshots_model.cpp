@@ -1,9 +1,12 @@
-// A real model in a real window (run under Xvfb by CTest): the model view of a typed sentence
-// and one of its heads opened in the editor, captured from the screen into the build tree.
-// resources/models/tiny-gpt2 is used when it holds a model, else the fixture GPT-2.
+// The built-in example model in a real window (run under Xvfb by CTest): the model view of a
+// typed sentence that repeats itself, its strongest induction head enlarged, and that head
+// opened in the editor, captured from the screen into the build tree. The induction head is
+// found from an independent forward in the test, and the shipped model must have one.
 
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
+#include "core/CpuBackend.h"
+#include "core/TransformerModel.h"
 
 #include "../common/TestUtil.h"
 
@@ -30,6 +33,42 @@ private slots:
     void modelAndHead();
 };
 
+namespace {
+
+const char *const kText = "The cat sat on the mat and the dog ran in the park. "
+                          "The cat sat on the mat and the dog ran in the park.";
+
+struct InductionHead {
+    int layer = -1, head = -1;
+    double score = 0;
+};
+
+// Where each token occurred before, the induction pattern attends to the token after that
+// occurrence; a head's score is the mean weight it puts there, over the queries that have one.
+InductionHead strongestInductionHead(const ModelRun &run, const std::vector<std::int32_t> &ids)
+{
+    InductionHead best;
+    for (int l = 0; l < run.layers; ++l)
+        for (int h = 0; h < run.heads; ++h) {
+            auto a = run.attention(l, h);
+            double sum = 0;
+            int count = 0;
+            for (int i = 1; i < int(ids.size()); ++i)
+                for (int j = i - 1; j >= 1; --j)
+                    if (ids[size_t(j - 1)] == ids[size_t(i)]) {
+                        sum += a(i, j);
+                        ++count;
+                        break;
+                    }
+            const double score = count ? sum / count : 0;
+            if (score > best.score)
+                best = {l, h, score};
+        }
+    return best;
+}
+
+} // namespace
+
 void TestScreenshotsModel::initTestCase()
 {
     if (QGuiApplication::platformName() == QLatin1String("offscreen") ||
@@ -45,9 +84,19 @@ void TestScreenshotsModel::initTestCase()
 
 void TestScreenshotsModel::modelAndHead()
 {
-    QString dir = test::sourcePath(QStringLiteral("resources/models/tiny-gpt2"));
-    if (!QFileInfo::exists(dir + QStringLiteral("/model.safetensors")))
-        dir = test::sourcePath(QStringLiteral("tests/fixtures/models/gpt2-f32"));
+    const QString dir = test::sourcePath(QStringLiteral("resources/models/tiny-gpt2"));
+    auto model = TransformerModel::load(dir.toStdString());
+    QVERIFY2(model, model ? "" : model.error().message.c_str());
+    auto input = model->encode(kText);
+    QVERIFY(input);
+    CpuBackend cpu;
+    auto run = model->forward(*input, cpu);
+    QVERIFY(run);
+    const InductionHead induction = strongestInductionHead(**run, input->ids);
+    qInfo("strongest induction head: layer %d head %d (0-based), mean weight %.3f", induction.layer,
+          induction.head, induction.score);
+    QVERIFY2(induction.score > 0.3, "the example model has no induction head");
+
     MainWindow w;
     w.resize(1440, 900);
     w.show();
@@ -55,7 +104,7 @@ void TestScreenshotsModel::modelAndHead()
     QSignalSpy shown(&w, &MainWindow::modelRunShown);
     QVERIFY(w.openModel(dir));
     QVERIFY(shown.wait(60000));
-    w.modelTextEdit()->setText(QStringLiteral("The cat sat on a mat."));
+    w.modelTextEdit()->setText(QString::fromUtf8(kText));
     QVERIFY2(shown.wait(60000), qPrintable(w.lastError()));
     auto *view = w.findChild<ModelView *>(QStringLiteral("modelView"));
     w.viewTabs()->setCurrentWidget(view);
@@ -65,7 +114,14 @@ void TestScreenshotsModel::modelAndHead()
     QVERIFY(!shot.isNull());
     QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/model-typed.png")));
 
-    view->setCurrent(1, 1);
+    // A click on the induction head's tile enlarges it in the heads grid.
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->tileRect(induction.layer, induction.head).center());
+    QCOMPARE(view->currentLayer(), induction.layer);
+    QCOMPARE(view->currentHead(), induction.head);
+    QTest::qWait(500);
+    shot = w.screen()->grabWindow(w.winId());
+    QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/model-induction-head.png")));
+
     QSignalSpy computed(&w, &MainWindow::resultShown);
     w.findChild<QAction *>(QStringLiteral("openHeadInEditor"))->trigger();
     QVERIFY(computed.wait(30000));
