@@ -28,6 +28,12 @@ double HeatmapRenderer::colorBarWidth() const
     return std::max(8.0, fm.height() * 0.8) + tickTextWidth() + 2 * pad + 5;
 }
 
+double HeatmapRenderer::nonFiniteLegendHeight() const
+{
+    const int entries = int(m_data.nanCount > 0) + int(m_data.nonFinite - m_data.nanCount > 0);
+    return entries == 0 ? 0.0 : QFontMetricsF(m_options.font).height() * (1.0 + 1.2 * entries);
+}
+
 void HeatmapRenderer::paintColorBar(QPainter &painter, const QRectF &bar) const
 {
     painter.save();
@@ -51,14 +57,21 @@ void HeatmapRenderer::paintColorBar(QPainter &painter, const QRectF &bar) const
         painter.drawText(QRectF(bar.right() + 5, y - fm.height() / 2, labelWidth, fm.height()),
                          Qt::AlignLeft | Qt::AlignVCenter, tick.label);
     }
-    if (m_data.nonFinite > 0) {
-        // The legend's entry for the colour that is no value: NaN or Inf from an overflow.
-        const QRectF swatch(bar.left(), bar.bottom() + fm.height() * 0.6, bar.width(), fm.height() * 0.9);
-        painter.fillRect(swatch, nonFiniteColor());
+    // The legend's entries for the colours that are no value: NaN, and ±Inf from an overflow,
+    // each where the data has one.
+    int entry = 0;
+    const std::int64_t infinities = m_data.nonFinite - m_data.nanCount;
+    for (const bool nan : {true, false}) {
+        if (nan ? m_data.nanCount <= 0 : infinities <= 0)
+            continue;
+        const QRectF swatch(bar.left(), bar.bottom() + fm.height() * (0.6 + 1.2 * entry++), bar.width(),
+                            fm.height() * 0.9);
+        painter.fillRect(swatch, nan ? nanColor() : infinityColor());
         painter.setPen(QColor(0x60, 0x60, 0x60));
         painter.drawRect(swatch);
         painter.setPen(Qt::black);
-        const QString text = QCoreApplication::translate("attnscope::Heatmap", "not finite");
+        const QString text = nan ? QCoreApplication::translate("attnscope::Heatmap", "NaN: not a number")
+                                 : QCoreApplication::translate("attnscope::Heatmap", "±Inf: overflow");
         painter.drawText(
             QRectF(swatch.right() + 4, swatch.top() - fm.height() * 0.05, fm.horizontalAdvance(text) + 4, fm.height()),
             Qt::AlignLeft | Qt::AlignVCenter, text);
