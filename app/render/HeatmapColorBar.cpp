@@ -10,6 +10,20 @@
 
 namespace attnscope {
 
+namespace {
+
+QString nanLegendText()
+{
+    return QCoreApplication::translate("attnscope::Heatmap", "NaN: not a number");
+}
+
+QString infinityLegendText()
+{
+    return QCoreApplication::translate("attnscope::Heatmap", "±Inf: overflow");
+}
+
+} // namespace
+
 double HeatmapRenderer::tickTextWidth() const
 {
     const QFontMetricsF fm(m_options.font);
@@ -18,6 +32,11 @@ double HeatmapRenderer::tickTextWidth() const
     if (m_options.colorScale != ColorScaleKind::Linear)
         for (const ColorScaleTick &t : scale().ticks())
             width = std::max(width, fm.horizontalAdvance(t.label));
+    // The legend's entries under the bar are as wide as a tick label may be.
+    if (m_data.nanCount > 0)
+        width = std::max(width, fm.horizontalAdvance(nanLegendText()) + 2);
+    if (m_data.nonFinite > m_data.nanCount)
+        width = std::max(width, fm.horizontalAdvance(infinityLegendText()) + 2);
     return width;
 }
 
@@ -70,8 +89,7 @@ void HeatmapRenderer::paintColorBar(QPainter &painter, const QRectF &bar) const
         painter.setPen(QColor(0x60, 0x60, 0x60));
         painter.drawRect(swatch);
         painter.setPen(Qt::black);
-        const QString text = nan ? QCoreApplication::translate("attnscope::Heatmap", "NaN: not a number")
-                                 : QCoreApplication::translate("attnscope::Heatmap", "±Inf: overflow");
+        const QString text = nan ? nanLegendText() : infinityLegendText();
         painter.drawText(
             QRectF(swatch.right() + 4, swatch.top() - fm.height() * 0.05, fm.horizontalAdvance(text) + 4, fm.height()),
             Qt::AlignLeft | Qt::AlignVCenter, text);

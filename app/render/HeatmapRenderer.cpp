@@ -49,6 +49,9 @@ QString format(double v, int precision)
         return v > 0 ? QStringLiteral("+Inf") : QStringLiteral("-Inf");
     if (v == 0.0)
         return QStringLiteral("0");
+    // A value near float32's limit (3e38) in fixed notation is 39 digits: in exponent form.
+    if (std::abs(v) >= 1e6)
+        return QString::number(v, 'g', 3);
     return QString::number(v, 'f', precision);
 }
 

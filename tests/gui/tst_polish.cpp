@@ -54,8 +54,14 @@ std::unique_ptr<MainWindow> openWindow()
 {
     auto w = std::make_unique<MainWindow>();
     w->show();
+    if (!QTest::qWaitForWindowExposed(w.get()))
+        return nullptr;
+    // Shortcuts need the active window (offscreen activates it; Xvfb without a window manager
+    // may not, and then only the shortcut tests fail).
+    w->activateWindow();
     QApplication::setActiveWindow(w.get());
-    if (!QTest::qWaitForWindowActive(w.get()) || !w->openExample(kTutorial) || !settle(*w))
+    [[maybe_unused]] const bool active = QTest::qWaitForWindowActive(w.get(), 1000);
+    if (!w->openExample(kTutorial) || !settle(*w))
         return nullptr;
     return w;
 }
@@ -460,6 +466,8 @@ void TestPolish::longStatusNoticesElideWithFullTextInToolTip()
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
     problem = check(MainWindow::failureAdvice(ErrorKind::DeviceLost));
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_POLISH_SCREENSHOT_DIR)));
+    QVERIFY(w->grab().save(QStringLiteral(ATTNSCOPE_POLISH_SCREENSHOT_DIR "/status-notices-1000.png")));
 }
 
 void TestPolish::nanAndInfinityShownDistinctly()

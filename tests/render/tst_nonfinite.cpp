@@ -175,6 +175,10 @@ void TestNonFinite::svgNamesNonFiniteValues()
     QVERIFY2(svg.texts.contains(scores ? QStringLiteral("+Inf") : QStringLiteral("NaN")), qPrintable(all));
     QVERIFY(!svg.texts.contains(QStringLiteral("nan")));
     QVERIFY(!svg.texts.contains(QStringLiteral("inf")));
+    // The finite scores beside the overflow (7.5e37) in exponent form, not 39 digits: cells and ticks.
+    QVERIFY2(!all.contains(QStringLiteral("75000000")), qPrintable(all));
+    if (scores)
+        QVERIFY2(svg.texts.contains(QStringLiteral("7.5e+37")), qPrintable(all));
     const QColor color = scores ? HeatmapRenderer::infinityColor() : HeatmapRenderer::nanColor();
     bool swatch = false;
     for (const auto &r : svg.rects)

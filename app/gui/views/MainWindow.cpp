@@ -433,7 +433,7 @@ void MainWindow::computeFailed(const QString &message, ErrorKind kind)
     const QString advice = failureAdvice(kind);
     const QString reason = advice.isEmpty() ? message : message + QLatin1Char('\n') + advice;
     m_timeLabel->setText(tr("compute failed"));
-    m_messageLabel->showMessage(message);
+    // Said once, in the notice (its tooltip holds the advice too), not again beside it.
     m_noticeLabel->setText(reason.section(QLatin1Char('\n'), 0, 0));
     m_noticeLabel->setToolTip(reason);
     m_noticeLabel->show();
