@@ -511,6 +511,9 @@ void TestPolish::nanAndInfinityShownDistinctly()
         QVERIFY2(text.contains(QStringLiteral("%1 NaN").arg(nan)), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("%1 infinite").arg(inf)), qPrintable(text));
         const QImage shot = view.grab().toImage();
+        QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_POLISH_SCREENSHOT_DIR)));
+        QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_POLISH_SCREENSHOT_DIR "/overflow-%1.png")
+                              .arg(scores ? QStringLiteral("scores") : QStringLiteral("weights"))));
         const QPoint px = (view.cellRect(0, 0).topLeft() + QPointF(3, 3)).toPoint();
         const QColor expected = scores ? HeatmapRenderer::infinityColor() : HeatmapRenderer::nanColor();
         QCOMPARE(QColor(shot.pixel(px)).name(), expected.name());

@@ -32,6 +32,16 @@ bool isUndoOrRedo(const QKeyEvent *key)
     return pressed == QKeySequence(Qt::CTRL | Qt::Key_Y) || pressed == QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z);
 }
 
+// Whether `w` lies in a main window (docked, or in a floating dock), where Undo is the document's;
+// not in a dialog.
+bool inMainWindow(const QWidget *w)
+{
+    const QWidget *window = w->window();
+    while (qobject_cast<const QDockWidget *>(window) && window->parentWidget())
+        window = window->parentWidget()->window();
+    return qobject_cast<const QMainWindow *>(window);
+}
+
 class FieldGuard : public QObject
 {
 public:
@@ -63,7 +73,7 @@ public:
             // Not overridden: the shortcut, the main window's Undo or Redo, fires. (In a dialog,
             // which has no Undo, the line edit keeps its own.)
             if (auto *spin = qobject_cast<QAbstractSpinBox *>(watched);
-                spin && qobject_cast<QMainWindow *>(spin->window()) && isUndoOrRedo(static_cast<QKeyEvent *>(event))) {
+                spin && inMainWindow(spin) && isUndoOrRedo(static_cast<QKeyEvent *>(event))) {
                 event->ignore();
                 return true;
             }
