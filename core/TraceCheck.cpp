@@ -22,6 +22,7 @@ void scan(const MatrixF &m, const char *name, int head, NonFiniteReport &report)
             report.col = i % m.cols();
         }
         ++report.count;
+        report.nanCount += std::isnan(data[i]) ? 1 : 0;
     }
 }
 

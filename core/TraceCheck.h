@@ -15,6 +15,8 @@ struct NonFiniteReport {
     std::string tensor;     // the first tensor, in pipeline order, that has one ("scores")
     int head = -1;          // its head, or -1 for context/output
     std::int64_t row = -1, col = -1;
+    // Of `count`, the NaN values; the others are +Inf or -Inf (NaN and an overflow told apart).
+    std::int64_t nanCount = 0;
 
     bool any() const { return count > 0; }
 };

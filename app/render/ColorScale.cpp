@@ -111,7 +111,9 @@ std::vector<ColorScaleTick> ColorScale::ticks() const
     switch (m_kind) {
     case ColorScaleKind::Linear:
         for (double v : {m_hi, (m_lo + m_hi) / 2, m_lo})
-            out.push_back({position(v), v, QString::number(v, 'f', 2)});
+            // Near float32's limit fixed notation is 39 digits: exponent form there.
+            out.push_back(
+                {position(v), v, std::abs(v) >= 1e6 ? QString::number(v, 'g', 3) : QString::number(v, 'f', 2)});
         break;
     case ColorScaleKind::Log: {
         const int top = int(std::floor(std::log10(m_hi) + 1e-9)), bottom = int(std::ceil(std::log10(m_lo) - 1e-9));

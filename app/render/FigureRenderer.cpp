@@ -509,15 +509,18 @@ void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
             const HeatmapOptions o = heatmapOptions(false);
             // The shared bar's legend names the non-finite colour when any tile has one.
             HeatmapData barData = *maps.front().data;
-            for (const FigureHeatmap &m : maps)
-                barData.nonFinite = std::max(barData.nonFinite, m.data->nonFinite);
+            barData.nonFinite = barData.nanCount = 0;
+            for (const FigureHeatmap &m : maps) {
+                barData.nonFinite += m.data->nonFinite;
+                barData.nanCount += m.data->nanCount;
+            }
             const HeatmapRenderer bar(barData, o);
             const QFontMetricsF fm(o.font);
             const double barWidth = std::max(8.0, fm.height() * 0.8);
             const double left = maps.front().target.left() + maps.front().target.width() * gridColumns() +
                                 std::max(2.0, fm.height() * 0.3);
             const double y0 = top.grid.top(), y1 = std::max(bottom.grid.bottom(), y0 + fm.height() * 4);
-            const double legend = barData.nonFinite > 0 ? fm.height() * 2.2 : 0.0;
+            const double legend = bar.nonFiniteLegendHeight();
             bar.paintColorBar(painter, QRectF(left, y0, barWidth, std::max(fm.height() * 2, y1 - y0 - legend)));
         }
         break;

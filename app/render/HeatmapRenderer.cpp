@@ -46,9 +46,12 @@ QString format(double v, int precision)
     if (std::isnan(v))
         return QStringLiteral("NaN");
     if (std::isinf(v))
-        return v > 0 ? QStringLiteral("Inf") : QStringLiteral("-Inf");
+        return v > 0 ? QStringLiteral("+Inf") : QStringLiteral("-Inf");
     if (v == 0.0)
         return QStringLiteral("0");
+    // A value near float32's limit (3e38) in fixed notation is 39 digits: in exponent form.
+    if (std::abs(v) >= 1e6)
+        return QString::number(v, 'g', 3);
     return QString::number(v, 'f', precision);
 }
 
@@ -96,6 +99,7 @@ HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace 
     d.signedValues = scores;
     d.maskFill = project.problem.spec.maskFill;
     d.nonFinite = (!d.values->array().isFinite()).count();
+    d.nanCount = d.nonFinite > 0 ? d.values->array().isNaN().count() : 0;
 
     if (!scores && scope == ScaleScope::Absolute) {
         d.rangeMin = 0.0;
@@ -152,7 +156,17 @@ bool HeatmapData::showsAsMasked(Eigen::Index r, Eigen::Index c) const
 
 QColor HeatmapRenderer::nonFiniteColor()
 {
-    return QColor(0xff, 0x00, 0xff);
+    return nanColor();
+}
+
+QColor HeatmapRenderer::nanColor()
+{
+    return QColor(0xff, 0x00, 0xff); // magenta
+}
+
+QColor HeatmapRenderer::infinityColor()
+{
+    return QColor(0x00, 0xff, 0xff); // cyan
 }
 
 QString HeatmapRenderer::rowAxisName()
@@ -167,8 +181,10 @@ QString HeatmapRenderer::columnAxisName()
 
 QRgb HeatmapRenderer::colorFor(double value) const
 {
-    if (!std::isfinite(value))
-        return nonFiniteColor().rgb();
+    if (std::isnan(value))
+        return nanColor().rgb();
+    if (std::isinf(value))
+        return infinityColor().rgb();
     return m_map.at(scale().position(value));
 }
 
@@ -300,7 +316,7 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
         l.colorBar.moveTop(top);
         // Room below the bar for the non-finite entry of the legend.
         if (m_data.nonFinite > 0)
-            l.colorBar.setHeight(std::max(fm.height() * 2, l.colorBar.height() - fm.height() * 2.2));
+            l.colorBar.setHeight(std::max(fm.height() * 2, l.colorBar.height() - nonFiniteLegendHeight()));
     }
     return l;
 }
@@ -516,7 +532,8 @@ QImage HeatmapRenderer::cellImage(int width, int height) const
     const bool weights = !m_data.signedValues;
     const MaskMatrix *allowed = weights ? m_data.allowed : nullptr;
     const bool checkFinite = m_data.nonFinite > 0;
-    const QRgb nonFinite = nonFiniteColor().rgb();
+    const QRgb nan = nanColor().rgb(), inf = infinityColor().rgb();
+    // Per output column: 1 where a cell is +Inf or -Inf, 2 where one is NaN (NaN wins).
     std::vector<char> bad(checkFinite ? static_cast<size_t>(width) : 0);
     // Output column x covers cells [first[x], first[x + 1]); a block's value is its largest
     // allowed weight, or for signed scores its value of largest magnitude.
@@ -541,7 +558,7 @@ QImage HeatmapRenderer::cellImage(int width, int height) const
             if (checkFinite) // NaN compares false with everything: max() would skip it
                 for (int x = 0; x < width; ++x)
                     for (Eigen::Index c = first[size_t(x)]; c < first[size_t(x) + 1]; ++c)
-                        bad[size_t(x)] |= char(!std::isfinite(src[c]));
+                        bad[size_t(x)] |= char(std::isnan(src[c]) ? 2 : std::isinf(src[c]) ? 1 : 0);
             for (int x = 0; x < width; ++x) {
                 const Eigen::Index c0 = first[size_t(x)], c1 = first[size_t(x) + 1];
                 float m = best[size_t(x)];
@@ -565,7 +582,9 @@ QImage HeatmapRenderer::cellImage(int width, int height) const
         }
         auto *line = reinterpret_cast<QRgb *>(image.scanLine(y));
         for (int x = 0; x < width; ++x)
-            line[x] = checkFinite && bad[size_t(x)] ? nonFinite : any[size_t(x)] ? color(best[size_t(x)]) : masked;
+            line[x] = checkFinite && bad[size_t(x)] ? (bad[size_t(x)] & 2 ? nan : inf)
+                      : any[size_t(x)]              ? color(best[size_t(x)])
+                                                    : masked;
     }
     return image;
 }

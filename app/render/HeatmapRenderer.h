@@ -46,6 +46,7 @@ struct HeatmapData {
     double rangeMax = 1.0;
     MaskFill maskFill = MaskFill::NegInf; // decides what a masked cell of an empty row holds
     std::int64_t nonFinite = 0;           // NaN or Inf values in `values` (an overflow)
+    std::int64_t nanCount = 0;            // of those, NaN; the others are +Inf or -Inf
 
     // head in [0, H): that head; -1: the mean of the weights over heads (masked cells stay 0).
     // With `ranges` of this trace (TraceRanges::of), no pass over the heads is made here.
@@ -134,8 +135,13 @@ public:
 
     static QColor maskedColor();
     static QColor emptyRowColor();
-    // NaN and Inf cells (an overflow): in no colour map, so never read as a value.
-    static QColor nonFiniteColor();
+    // NaN cells (Inf - Inf: the softmax of an overflowed row) and +Inf/-Inf cells (a product or
+    // sum past float32), each in a colour of its own that no colour map has: never read as a value.
+    static QColor nanColor();
+    static QColor infinityColor();
+    static QColor nonFiniteColor(); // nanColor(): the name from before NaN and Inf were told apart
+    // The room the colour bar's legend of non-finite colours takes under the bar (0 for none).
+    double nonFiniteLegendHeight() const;
     static QString rowAxisName();    // "query", translated
     static QString columnAxisName(); // "key", translated
     // Diagonal hatching (bottom-left to top-right) over a rectangle with the painter's pen.

@@ -165,6 +165,7 @@ void SetFigureRenderer::addTile(const MatrixF &values, int layer, int head)
     d.values = owned.get();
     d.maskFill = m_maskFill;
     d.nonFinite = (!owned->array().isFinite()).count();
+    d.nanCount = d.nonFinite > 0 ? owned->array().isNaN().count() : 0;
     if (head >= 0)
         d.title = tr("Layer %1, head %2").arg(layer).arg(head);
     m_data.push_back(std::move(d));
@@ -402,8 +403,11 @@ void SetFigureRenderer::paint(QPainter &painter, const QRectF &target) const
         paintGridTitles(painter, l);
         if (!l.colorBar.isEmpty()) {
             HeatmapData barData = m_data[0];
-            for (const HeatmapData &d : m_data)
-                barData.nonFinite = std::max(barData.nonFinite, d.nonFinite);
+            barData.nonFinite = barData.nanCount = 0;
+            for (const HeatmapData &d : m_data) {
+                barData.nonFinite += d.nonFinite;
+                barData.nanCount += d.nanCount;
+            }
             HeatmapOptions o = heatmapOptions(false);
             o.font = font(0.8);
             HeatmapRenderer(barData, o).paintColorBar(painter, l.colorBar);

@@ -1437,8 +1437,12 @@
         <translation>键</translation>
     </message>
     <message>
-        <source>not finite</source>
-        <translation>非有限值</translation>
+        <source>NaN: not a number</source>
+        <translation>NaN：非数值</translation>
+    </message>
+    <message>
+        <source>±Inf: overflow</source>
+        <translation>±Inf：溢出</translation>
     </message>
 </context>
 <context>
@@ -1446,10 +1450,6 @@
     <message>
         <source>%1 of head %2</source>
         <translation>头 %2 的 %1</translation>
-    </message>
-    <message>
-        <source>The result is not finite: %1 values are NaN or Inf (magenta cells), the first in %2. The inputs are finite, so the arithmetic overflowed float32: make the inputs, weights or scale smaller.</source>
-        <translation>结果不是有限值：%1 个值为 NaN 或 Inf（洋红色单元格），第一个位于 %2。输入是有限的，所以是运算超出了 float32 范围：请减小输入、权重或缩放因子。</translation>
     </message>
     <message>
         <source>Values hidden: cells are smaller than %1 px. Enlarge the view to read them, or hover a cell for its numbers.</source>
@@ -1502,6 +1502,10 @@
     <message>
         <source>Computing…</source>
         <translation>正在计算…</translation>
+    </message>
+    <message>
+        <source>The result is not finite: %1 NaN values (magenta cells) and %2 infinite values, +Inf or -Inf (cyan cells); the first in %3. The inputs are finite, so the arithmetic overflowed float32: make the inputs, weights or scale smaller.</source>
+        <translation>结果不是有限值：%1 个 NaN 值（洋红色单元格）和 %2 个无穷大值，即 +Inf 或 -Inf（青色单元格）；第一个位于 %3。输入是有限的，所以是运算超出了 float32 范围：请减小输入、权重或缩放因子。</translation>
     </message>
 </context>
 <context>

@@ -1,6 +1,7 @@
 // Finite inputs whose Q·Kᵀ overflows float32: core/TraceCheck finds the non-finite values,
-// figures paint them in a colour no colour map has (with a legend note) instead of the
-// colour of 0, and `show`'s printer writes them so they cannot be read as numbers.
+// figures paint them in colours no colour map has (with a legend note) instead of the colour
+// of 0 — NaN in one, ±Inf in another, so an overflow is told from a NaN — and `show`'s
+// printer writes them so they cannot be read as numbers.
 
 #include "FigureTestUtil.h"
 #include "RenderTestProjects.h"
@@ -44,7 +45,9 @@ private slots:
     void traceCheckPassesFiniteResults();
     void figureCellsShowNonFiniteValues_data();
     void figureCellsShowNonFiniteValues();
+    void svgNamesNonFiniteValues_data();
     void svgNamesNonFiniteValues();
+    void nanAndInfinityColorsAreInNoMapAndDistinct();
     void printerWritesNonFiniteValuesDistinctly();
 };
 
@@ -80,24 +83,31 @@ void TestNonFinite::figureCellsShowNonFiniteValues_data()
 {
     QTest::addColumn<int>("view");
     QTest::addColumn<int>("dpi");
-    QTest::newRow("head 150") << int(FigureView::Head) << 150;
-    QTest::newRow("heads 300") << int(FigureView::Heads) << 300;
-    QTest::newRow("mean 100") << int(FigureView::Mean) << 100;
+    QTest::addColumn<bool>("scores"); // scores: +Inf cells; weights: NaN cells
+    QTest::newRow("head 150") << int(FigureView::Head) << 150 << false;
+    QTest::newRow("heads 300") << int(FigureView::Heads) << 300 << false;
+    QTest::newRow("mean 100") << int(FigureView::Mean) << 100 << false;
+    QTest::newRow("head scores 150") << int(FigureView::Head) << 150 << true;
+    QTest::newRow("heads scores 300") << int(FigureView::Heads) << 300 << true;
 }
 
 void TestNonFinite::figureCellsShowNonFiniteValues()
 {
     QFETCH(int, view);
     QFETCH(int, dpi);
+    QFETCH(bool, scores);
     const auto c = test::computeJson(test::overflowProjectJson());
     FigureOptions o;
     o.view = FigureView(view);
+    o.quantity = scores ? HeatmapQuantity::Scores : HeatmapQuantity::Weights;
     o.values = false; // the cell's colour alone
     FigureSize size;
     size.dpi = dpi;
     const FigureExporter exporter(c.project, c.trace);
-    const QString path =
-        kFigureDir + QStringLiteral("/overflow-%1-%2.png").arg(FigureOptions::viewKey(o.view)).arg(dpi);
+    const QString path = kFigureDir + QStringLiteral("/overflow-%1-%2%3.png")
+                                          .arg(FigureOptions::viewKey(o.view))
+                                          .arg(dpi)
+                                          .arg(scores ? QStringLiteral("-scores") : QString());
     QString error;
     QVERIFY2(exporter.write(path, o, size, &error), qPrintable(error));
     const QImage image(path);
@@ -108,7 +118,7 @@ void TestNonFinite::figureCellsShowNonFiniteValues()
     QVERIFY(!maps.empty());
     const HeatmapData &d = *maps[0].data;
     const HeatmapLayout l = HeatmapRenderer(d, maps[0].options).layout(maps[0].target);
-    int nonFinite = 0, finite = 0;
+    int nan = 0, inf = 0, finite = 0;
     for (Eigen::Index r = 0; r < d.rows(); ++r)
         for (Eigen::Index col = 0; col < d.cols(); ++col) {
             const QPointF at(l.grid.left() + (col + 0.3) * l.cellWidth, l.grid.top() + (r + 0.3) * l.cellHeight);
@@ -118,33 +128,74 @@ void TestNonFinite::figureCellsShowNonFiniteValues()
                 QVERIFY2(inAnyColorMap(px), qPrintable(QColor(px).name()));
                 ++finite;
             } else {
-                // Not the colour of any value: a NaN cell must not read as a weight of 0.
+                // Not the colour of any value: a NaN cell must not read as a weight of 0. NaN
+                // and an overflow to ±Inf each have their colour.
                 QVERIFY2(!inAnyColorMap(px), qPrintable(QColor(px).name()));
-                QCOMPARE(QColor(px).name(), HeatmapRenderer::nonFiniteColor().name());
-                ++nonFinite;
+                const QColor expected = std::isnan(v) ? HeatmapRenderer::nanColor() : HeatmapRenderer::infinityColor();
+                QCOMPARE(QColor(px).name(), expected.name());
+                ++(std::isnan(v) ? nan : inf);
             }
         }
-    QVERIFY(nonFinite > 0);
+    // Weights: the softmax of a row holding +Inf is NaN; scores: the product overflowed to +Inf.
+    QCOMPARE(nan > 0, !scores);
+    QCOMPARE(inf > 0, scores);
     QVERIFY(finite > 0);
+}
+
+void TestNonFinite::svgNamesNonFiniteValues_data()
+{
+    QTest::addColumn<int>("view");
+    QTest::addColumn<bool>("scores");
+    QTest::newRow("head weights") << int(FigureView::Head) << false;
+    QTest::newRow("head scores") << int(FigureView::Head) << true;
+    QTest::newRow("heads scores") << int(FigureView::Heads) << true;
 }
 
 void TestNonFinite::svgNamesNonFiniteValues()
 {
+    QFETCH(int, view);
+    QFETCH(bool, scores);
     const auto c = test::computeJson(test::overflowProjectJson());
-    const QString path = kFigureDir + QStringLiteral("/overflow-head.svg");
+    FigureOptions o;
+    o.view = FigureView(view);
+    o.quantity = scores ? HeatmapQuantity::Scores : HeatmapQuantity::Weights;
+    const QString path = kFigureDir + QStringLiteral("/overflow-%1-%2.svg")
+                                          .arg(FigureOptions::viewKey(o.view),
+                                               scores ? QStringLiteral("scores") : QStringLiteral("weights"));
     QString error;
-    QVERIFY2(FigureExporter(c.project, c.trace).write(path, {}, {}, &error), qPrintable(error));
+    QVERIFY2(FigureExporter(c.project, c.trace).write(path, o, {}, &error), qPrintable(error));
     const auto svg = test::readSvg(path);
     QVERIFY2(svg.valid, qPrintable(svg.error));
-    // The legend names the colour, and cells say NaN rather than a number.
+    // The legend names the colour of what the figure holds (NaN for the weights, ±Inf for the
+    // scores) and not the other; cells say NaN or +Inf rather than a number.
     const QString all = svg.texts.join(QLatin1Char('|'));
-    QVERIFY2(all.contains(QStringLiteral("not finite")), qPrintable(all));
-    QVERIFY2(svg.texts.contains(QStringLiteral("NaN")), qPrintable(all));
+    const QString nanEntry = QStringLiteral("NaN: not a number"), infEntry = QStringLiteral("±Inf: overflow");
+    QVERIFY2(all.contains(scores ? infEntry : nanEntry), qPrintable(all));
+    QVERIFY2(!all.contains(scores ? nanEntry : infEntry), qPrintable(all));
+    QVERIFY2(svg.texts.contains(scores ? QStringLiteral("+Inf") : QStringLiteral("NaN")), qPrintable(all));
     QVERIFY(!svg.texts.contains(QStringLiteral("nan")));
+    QVERIFY(!svg.texts.contains(QStringLiteral("inf")));
+    // The finite scores beside the overflow (7.5e37) in exponent form, not 39 digits: cells and ticks.
+    QVERIFY2(!all.contains(QStringLiteral("75000000")), qPrintable(all));
+    if (scores)
+        QVERIFY2(svg.texts.contains(QStringLiteral("7.5e+37")), qPrintable(all));
+    const QColor color = scores ? HeatmapRenderer::infinityColor() : HeatmapRenderer::nanColor();
     bool swatch = false;
     for (const auto &r : svg.rects)
-        swatch |= r.fill == HeatmapRenderer::nonFiniteColor().name();
+        swatch |= r.fill == color.name();
     QVERIFY(swatch);
+}
+
+void TestNonFinite::nanAndInfinityColorsAreInNoMapAndDistinct()
+{
+    const QColor nan = HeatmapRenderer::nanColor(), inf = HeatmapRenderer::infinityColor();
+    QVERIFY(!inAnyColorMap(nan.rgb()));
+    QVERIFY(!inAnyColorMap(inf.rgb()));
+    QVERIFY(nan != inf);
+    for (const QColor &other : {HeatmapRenderer::maskedColor(), HeatmapRenderer::emptyRowColor()}) {
+        QVERIFY(nan != other);
+        QVERIFY(inf != other);
+    }
 }
 
 void TestNonFinite::printerWritesNonFiniteValuesDistinctly()

@@ -14,6 +14,20 @@
 
 namespace attnscope {
 
+namespace {
+
+// A number of the hover text: NaN and an overflow to ±Inf each said as such.
+QString number(double v)
+{
+    if (std::isnan(v))
+        return QStringLiteral("NaN");
+    if (std::isinf(v))
+        return v > 0 ? QStringLiteral("+Inf") : QStringLiteral("-Inf");
+    return QString::number(v, 'g', 5);
+}
+
+} // namespace
+
 HeatmapView::HeatmapView(QWidget *parent) : QWidget(parent), m_warning(new QLabel(this)), m_valuesNote(new QLabel(this))
 {
     setMouseTracking(true);
@@ -57,13 +71,14 @@ void HeatmapView::updateNotes()
     const NonFiniteReport &bad = m_nonFinite;
     if (bad.any()) {
         const QString where = bad.head >= 0
-                                  ? tr("%1 of head %2").arg(QString::fromStdString(bad.tensor)).arg(bad.head + 1)
+                                  ? tr("%1 of head %2").arg(QString::fromStdString(bad.tensor)).arg(bad.head)
                                   : QString::fromStdString(bad.tensor);
-        m_warning->setText(
-            tr("The result is not finite: %1 values are NaN or Inf (magenta cells), the first in %2. The inputs "
-               "are finite, so the arithmetic overflowed float32: make the inputs, weights or scale smaller.")
-                .arg(bad.count)
-                .arg(where));
+        m_warning->setText(tr("The result is not finite: %1 NaN values (magenta cells) and %2 infinite values, "
+                              "+Inf or -Inf (cyan cells); the first in %3. The inputs are finite, so the "
+                              "arithmetic overflowed float32: make the inputs, weights or scale smaller.")
+                               .arg(bad.nanCount)
+                               .arg(bad.count - bad.nanCount)
+                               .arg(where));
         m_warning->setGeometry(0, 0, w, m_warning->heightForWidth(w));
         m_warning->show();
     } else {
@@ -182,26 +197,24 @@ QString HeatmapView::cellDescription(int query, int key) const
     const QString q = m_data.rowLabels.value(query), k = m_data.columnLabels.value(key);
     QString text = tr("Query %1 \"%2\" \u2192 key %3 \"%4\"").arg(query).arg(q).arg(key).arg(k);
     if (m_head < 0 || m_head >= t.heads()) {
-        return text + QLatin1Char('\n') +
-               tr("mean weight over heads: %1").arg(double((*m_data.values)(query, key)), 0, 'g', 5);
+        return text + QLatin1Char('\n') + tr("mean weight over heads: %1").arg(number((*m_data.values)(query, key)));
     }
     if (size_t(m_head) >= t.scores.size()) // imported attention: weights only
-        return text + QLatin1Char('\n') +
-               tr("weight = %1").arg(double(t.weights[size_t(m_head)](query, key)), 0, 'g', 5);
+        return text + QLatin1Char('\n') + tr("weight = %1").arg(number(t.weights[size_t(m_head)](query, key)));
     const AttentionProblem &p = m_result->project.problem;
     const double scale = p.spec.scale();
     const double score = t.scores[size_t(m_head)](query, key);
     const double weight = t.weights[size_t(m_head)](query, key);
     const bool allowed = m_data.isAllowed(query, key);
     const bool empty = m_data.isEmptyRow(query);
-    text += QLatin1Char('\n') + tr("q\u00b7k = %1").arg(score / scale, 0, 'g', 5);
-    text += QLatin1Char('\n') + tr("scaled score = %1 (\u00d7 %2)").arg(score, 0, 'g', 5).arg(scale, 0, 'g', 5);
+    text += QLatin1Char('\n') + tr("q\u00b7k = %1").arg(number(score / scale));
+    text += QLatin1Char('\n') + tr("scaled score = %1 (\u00d7 %2)").arg(number(score), number(scale));
     // Why the weight is what it is: the rules of core/AttentionRules, phrased here.
     const WeightRule rule = weightRule(p.spec.maskFill, allowed, empty, p.tk());
     const QString fill = QString::fromLatin1(maskFillText(p.spec.maskFill));
     QString why;
     if (!std::isfinite(weight)) {
-        why = tr("weight = %1: not finite (the scores overflowed float32)").arg(weight, 0, 'g', 5);
+        why = tr("weight = %1: not finite (the scores overflowed float32)").arg(number(weight));
     } else {
         switch (rule.kind) {
         case WeightCase::Softmax:

@@ -3,6 +3,7 @@
 #include "app/gui/document/Autosave.h"
 #include "app/gui/views/BatchBar.h"
 #include "app/gui/views/EditorPanels.h"
+#include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/HeadLinesView.h"
 #include "app/gui/views/HelpMenu.h"
 #include "app/gui/views/Language.h"
@@ -10,6 +11,7 @@
 #include "app/gui/views/PooledHeatmapView.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/TeachingView.h"
+#include "app/gui/views/WindowPolish.h"
 #include "app/render/ColorScale.h"
 
 #include <QAction>
@@ -40,6 +42,7 @@ MainWindow::MainWindow(QWidget *parent)
       m_autosaver(new Autosaver(this))
 {
     setObjectName(QStringLiteral("MainWindow"));
+    installFieldGuard(); // before the fields are made: none is polished without it
     setAcceptDrops(true);
     setWindowIcon(QIcon(QStringLiteral(":/icons/attnscope.svg")));
     m_attentionJobs = new AttentionController(this);
@@ -211,7 +214,8 @@ void MainWindow::createActions()
     m_saveAction = file->addAction(tr("&Save"), this, &MainWindow::save);
     m_saveAction->setShortcut(QKeySequence::Save);
     m_saveAsAction = file->addAction(tr("Save &As\u2026"), this, &MainWindow::saveAs);
-    m_saveAsAction->setShortcut(QKeySequence::SaveAs);
+    // QKeySequence::SaveAs is empty on some platforms (X11 outside GNOME): Ctrl+Shift+S everywhere.
+    m_saveAsAction->setShortcuts(keysWith(QKeySequence::SaveAs, {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)}));
     file->addSeparator();
     QMenu *edit = menuBar()->addMenu(tr("&Edit"));
     createExportActions(file, edit);
@@ -222,10 +226,8 @@ void MainWindow::createActions()
     QAction *undo = m_undoGroup->createUndoAction(this, tr("&Undo"));
     undo->setShortcut(QKeySequence::Undo);
     QAction *redo = m_undoGroup->createRedoAction(this, tr("&Redo"));
-    QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
-    if (!redoKeys.contains(QKeySequence(Qt::CTRL | Qt::Key_Y)))
-        redoKeys << QKeySequence(Qt::CTRL | Qt::Key_Y);
-    redo->setShortcuts(redoKeys);
+    redo->setShortcuts(keysWith(QKeySequence::Redo,
+                                {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)}));
     // Undo and redo come first, before the export part added with the File menu.
     QAction *first = edit->actions().value(0);
     edit->insertAction(first, undo);
@@ -319,12 +321,19 @@ void MainWindow::createActions()
 
 void MainWindow::createStatusBar()
 {
-    m_backendLabel = new QLabel(tr("Backend: starting\u2026"));
-    m_timeLabel = new QLabel;
-    m_noticeLabel = new QLabel;
+    // Long texts (a file's name, a fallback's reason, an error) end in "…" and are whole in
+    // the tooltip: none widens the window or runs under another.
+    m_messageLabel = new ElidedLabel;
+    m_messageLabel->setObjectName(QStringLiteral("statusMessage"));
+    m_noticeLabel = new ElidedLabel;
+    m_noticeLabel->setObjectName(QStringLiteral("statusNotice"));
     m_noticeLabel->setStyleSheet(QStringLiteral("color: #b35900"));
     m_noticeLabel->hide();
-    statusBar()->addPermanentWidget(m_noticeLabel);
+    m_backendLabel = new ElidedLabel;
+    m_backendLabel->setText(tr("Backend: starting\u2026"));
+    m_timeLabel = new QLabel;
+    statusBar()->addWidget(m_messageLabel, 1);
+    statusBar()->addWidget(m_noticeLabel, 2);
     statusBar()->addPermanentWidget(m_backendLabel);
     statusBar()->addPermanentWidget(m_timeLabel);
 }
@@ -433,7 +442,7 @@ void MainWindow::computeFailed(const QString &message, ErrorKind kind)
     const QString advice = failureAdvice(kind);
     const QString reason = advice.isEmpty() ? message : message + QLatin1Char('\n') + advice;
     m_timeLabel->setText(tr("compute failed"));
-    statusBar()->showMessage(message.section(QLatin1Char('\n'), 0, 0));
+    // Said once, in the notice (its tooltip holds the advice too), not again beside it.
     m_noticeLabel->setText(reason.section(QLatin1Char('\n'), 0, 0));
     m_noticeLabel->setToolTip(reason);
     m_noticeLabel->show();

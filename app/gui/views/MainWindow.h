@@ -41,6 +41,7 @@ class StatsTable;
 class TeachingView;
 class BatchBar;
 class PooledHeatmapView;
+class ElidedLabel;
 
 // The main window: editors in docks, the heatmap views in tabs, file handling, the backend
 // menu and the status bar. It owns the document and the compute controller; it never
@@ -266,9 +267,10 @@ private:
     std::map<QString, bool> m_dockVisible;       // before a read-only document hid them
     std::pair<int, int> m_thumbnailLook{-1, -1}; // colour map and scope the thumbnails have
 
-    QLabel *m_backendLabel = nullptr;
+    ElidedLabel *m_backendLabel = nullptr;
     QLabel *m_timeLabel = nullptr;
-    QLabel *m_noticeLabel = nullptr;
+    ElidedLabel *m_noticeLabel = nullptr;  // a fallback's notice or a failure, until the next result
+    ElidedLabel *m_messageLabel = nullptr; // timed messages ("Saved ..."), elided, whole in the tooltip
     QString m_lastDir;
 };
 

@@ -3,6 +3,7 @@
 
 #include "app/gui/views/MainWindow.h"
 
+#include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/HeadLinesView.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/RolloutView.h"
@@ -50,7 +51,7 @@ void MainWindow::createAttentionViews()
     connect(m_attentionJobs, &AttentionController::jobFailed, this, [this](const QString &message) {
         m_noticeLabel->setText(message);
         m_noticeLabel->show();
-        statusBar()->showMessage(message);
+        m_messageLabel->showMessage(message);
     });
     connect(m_attentionJobs, &AttentionController::layerReady, this, [this](ComputedTracePtr trace, int layer) {
         if (!m_attention || layer != m_layer)
@@ -98,7 +99,7 @@ void MainWindow::createAttentionActions(QToolBar *bar)
 bool MainWindow::openAttentionFile(const QString &path)
 {
     m_attentionJobs->open(path);
-    statusBar()->showMessage(tr("Reading %1\u2026").arg(QFileInfo(path).fileName()));
+    m_messageLabel->showMessage(tr("Reading %1\u2026").arg(QFileInfo(path).fileName()));
     return true;
 }
 
@@ -161,7 +162,7 @@ void MainWindow::showAttention(LoadedAttentionPtr attention)
     // QSettings writes its file when it goes: tens of milliseconds on a busy disk, so not here.
     QThreadPool::globalInstance()->start([path = attention->path] { addRecentFile(path); });
     m_lastDir = QFileInfo(attention->path).absolutePath();
-    statusBar()->showMessage(tr("Opened %1 (read-only)").arg(QFileInfo(attention->path).fileName()), 4000);
+    m_messageLabel->showMessage(tr("Opened %1 (read-only)").arg(QFileInfo(attention->path).fileName()), 4000);
     refreshAttentionViews(true);
     emit attentionOpened(attention->path);
 }

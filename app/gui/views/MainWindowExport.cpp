@@ -2,6 +2,7 @@
 
 #include "app/gui/views/MainWindow.h"
 
+#include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/ExportDataDialog.h"
 #include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/HeadLinesView.h"
@@ -97,7 +98,7 @@ ExportFigureDialog *MainWindow::showExportFigureDialog()
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setPath(suggestedExportPath(ExportFigureDialog::rememberedSuffix()));
     connect(dialog, &QDialog::accepted, this,
-            [this, dialog] { statusBar()->showMessage(tr("Exported %1").arg(dialog->path()), 5000); });
+            [this, dialog] { m_messageLabel->showMessage(tr("Exported %1").arg(dialog->path()), 5000); });
     dialog->open();
     return dialog;
 }
@@ -113,7 +114,7 @@ ExportDataDialog *MainWindow::showExportDataDialog()
     dialog->setHead(m_grid->currentHead());
     dialog->setPath(suggestedExportPath(QStringLiteral("npz")));
     connect(dialog, &QDialog::accepted, this,
-            [this, dialog] { statusBar()->showMessage(tr("Exported %1").arg(dialog->path()), 5000); });
+            [this, dialog] { m_messageLabel->showMessage(tr("Exported %1").arg(dialog->path()), 5000); });
     dialog->open();
     return dialog;
 }
@@ -141,7 +142,7 @@ bool MainWindow::copyFigure()
         return false;
     }
     QGuiApplication::clipboard()->setImage(image);
-    statusBar()->showMessage(tr("Figure copied (%1 \u00d7 %2 px)").arg(image.width()).arg(image.height()), 4000);
+    m_messageLabel->showMessage(tr("Figure copied (%1 \u00d7 %2 px)").arg(image.width()).arg(image.height()), 4000);
     return true;
 }
 

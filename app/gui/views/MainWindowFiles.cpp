@@ -3,7 +3,9 @@
 #include "app/gui/views/MainWindow.h"
 
 #include "app/gui/document/Autosave.h"
+#include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/Examples.h"
+#include "app/gui/views/WindowPolish.h"
 #include "app/render/ErrorText.h"
 
 #include "core/RandomProblem.h"
@@ -12,6 +14,7 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMap>
@@ -103,7 +106,7 @@ bool MainWindow::openProject(const QString &path, Result<Project> project)
     }
     setDocument(doc);
     m_lastError.clear();
-    statusBar()->showMessage(tr("Opened %1").arg(doc->displayName()), 4000);
+    m_messageLabel->showMessage(tr("Opened %1").arg(doc->displayName()), 4000);
     return true;
 }
 
@@ -124,14 +127,14 @@ bool MainWindow::saveTo(const QString &path)
     }
     addRecentFile(m_document->filePath());
     m_lastDir = QFileInfo(path).absolutePath();
-    statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 4000);
+    m_messageLabel->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 4000);
     return true;
 }
 
 void MainWindow::showError(const QString &message)
 {
     m_lastError = message;
-    statusBar()->showMessage(message);
+    m_messageLabel->showMessage(message);
     // Window-modal but not blocking: the event loop (and the tests) go on.
     auto *box = new QMessageBox(QMessageBox::Warning, tr("AttnScope"), message, QMessageBox::Ok, this);
     box->setObjectName(QStringLiteral("errorBox"));
@@ -281,7 +284,7 @@ bool MainWindow::offerRecovery(std::optional<bool> answer)
         // This process's own copy first, then the old one goes: never a moment without one.
         if (m_autosaver->saveNow())
             QFile::remove(entry.recoveryPath);
-        statusBar()->showMessage(tr("Recovered unsaved changes to %1").arg(name), 8000);
+        m_messageLabel->showMessage(tr("Recovered unsaved changes to %1").arg(name), 8000);
         return true; // the others stay for the next start
     }
     return false;
@@ -307,7 +310,9 @@ void MainWindow::dropEvent(QDropEvent *event)
 void MainWindow::readSettings()
 {
     QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
+        placeForFirstRun(this, findChild<QDockWidget *>(QStringLiteral("ModelDock")),
+                         findChild<QDockWidget *>(QStringLiteral("MaskDock")));
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     m_lastDir =
         settings

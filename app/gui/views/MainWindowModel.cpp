@@ -5,6 +5,7 @@
 
 #include "app/gui/views/MainWindow.h"
 
+#include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/HeatmapView.h"
 #include "app/gui/views/ModelView.h"
 
@@ -89,7 +90,7 @@ void MainWindow::createModelViews(QMenu *file)
     connect(m_modelJobs, &ModelController::runReady, this, &MainWindow::showModelRun);
     connect(m_modelJobs, &ModelController::runFailed, this, [this](const QString &message) {
         m_lastError = message;
-        statusBar()->showMessage(message);
+        m_messageLabel->showMessage(message);
     });
 }
 
@@ -100,7 +101,7 @@ bool MainWindow::openModel(const QString &dir)
         return false;
     }
     m_modelJobs->load(dir);
-    statusBar()->showMessage(tr("Loading the model in %1…").arg(QDir(dir).dirName()));
+    m_messageLabel->showMessage(tr("Loading the model in %1…").arg(QDir(dir).dirName()));
     return true;
 }
 
@@ -134,7 +135,7 @@ void MainWindow::showModelRun(ModelPtr model, ModelRunPtr run, const AttentionSe
                                  .arg(set.heads())
                                  .arg(set.queries())
                                  .arg(set.keys()));
-        statusBar()->clearMessage();
+        m_messageLabel->clear();
         refreshAttentionViews(true);
     }
     emit modelRunShown(run);

@@ -3,6 +3,7 @@
 // the tabs of full views, and a notice says so and why. Nothing is refused for its length.
 
 #include "app/gui/document/MemoryBudget.h"
+#include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/MaskEditor.h"
 #include "app/gui/views/PooledHeatmapView.h"
@@ -36,7 +37,8 @@ void MainWindow::createPooledView(QVBoxLayout *central)
                                    ? tr("Even the pooled view does not fit: use fewer tokens or fewer heads.")
                                    : failureAdvice(kind);
         m_lastError = advice.isEmpty() ? message : message + QLatin1Char('\n') + advice;
-        statusBar()->showMessage(m_lastError.section(QLatin1Char('\n'), 0, 0));
+        m_noticeLabel->setText(m_lastError.section(QLatin1Char('\n'), 0, 0));
+        m_noticeLabel->show();
     });
 }
 
@@ -63,7 +65,8 @@ bool MainWindow::showPooledIfNeeded()
                 .arg(QString::fromStdString(formatBytes(traceBytes(size))),
                      QString::fromStdString(formatBytes(pooledNeed)), QString::fromStdString(formatBytes(budget))));
         m_lastError = m_pooledNotice->text();
-        statusBar()->showMessage(m_lastError);
+        m_noticeLabel->setText(m_lastError);
+        m_noticeLabel->show();
         return true;
     }
     m_pooledNotice->setText(
