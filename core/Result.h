@@ -19,6 +19,7 @@ enum class ErrorKind {
     NonFinite,    // the inputs were finite but the result overflowed to Inf or NaN
     Io,           // the file system refused (cannot open, disk full, rename failed)
     Internal,     // a bug or a driver failure that fits no other kind
+    Cancelled,    // the caller asked it to stop (a newer request superseded it): not a failure to show
 };
 
 // A failure with a message meant for the user: it names the field or function, what

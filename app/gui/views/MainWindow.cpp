@@ -414,6 +414,7 @@ QString MainWindow::failureAdvice(ErrorKind kind)
     case ErrorKind::InvalidInput:
     case ErrorKind::Io:
     case ErrorKind::Internal:
+    case ErrorKind::Cancelled:
         break;
     }
     return {};
