@@ -11,6 +11,7 @@
 #include "../common/TestUtil.h"
 
 #include <QAction>
+#include <QElapsedTimer>
 #include <QLineEdit>
 #include <QSettings>
 #include <QSignalSpy>
@@ -46,6 +47,47 @@ std::vector<std::string> shownTokens(const std::string &text)
     return out;
 }
 
+// A GPT-2 with the fixture's tokenizer but wider and deeper, random weights: a long text takes
+// it long enough (about a second) that a newer text surely comes while it runs.
+ModelPtr slowModel()
+{
+    auto fixture = TransformerModel::load(gpt2().toStdString());
+    if (!fixture)
+        return nullptr;
+    ModelConfig c = fixture->config();
+    c.layers = 12;
+    c.width = 256;
+    c.heads = 4;
+    c.intermediate = 1024;
+    c.positions = 512;
+    const Eigen::Index d = c.width;
+    const auto random = [](Eigen::Index rows, Eigen::Index cols, float scale) -> MatrixF {
+        return MatrixF::Random(rows, cols) * scale;
+    };
+    const auto norm = [d] { return LayerNormWeights{VectorF::Ones(d), VectorF::Zero(d)}; };
+    TransformerWeights w;
+    w.tokenEmbedding = random(c.vocabSize, d, 0.1f);
+    w.positionEmbedding = random(c.positions, d, 0.05f);
+    w.finalNorm = norm();
+    for (int l = 0; l < c.layers; ++l) {
+        TransformerLayer layer;
+        AttentionWeights &a = layer.attention;
+        a.q = random(d, d, 0.1f);
+        a.k = random(d, d, 0.1f);
+        a.v = random(d, d, 0.05f);
+        a.o = random(d, d, 0.05f);
+        a.qBias = a.kBias = a.vBias = a.oBias = VectorF::Zero(d);
+        layer.norm1 = layer.norm2 = norm();
+        layer.up = random(d, c.intermediate, 0.05f);
+        layer.upBias = VectorF::Zero(c.intermediate);
+        layer.down = random(c.intermediate, d, 0.03f);
+        layer.downBias = VectorF::Zero(d);
+        w.layers.push_back(std::move(layer));
+    }
+    auto model = TransformerModel::fromWeights(c, std::move(w), fixture->tokenizer());
+    return model ? std::make_shared<const TransformerModel>(std::move(*model)) : nullptr;
+}
+
 } // namespace
 
 class TestModelGui : public QObject
@@ -58,6 +100,8 @@ private slots:
     void newerTextSupersedesOlder();
     void badFolderLeavesDocumentUnchanged();
     void openHeadInEditorGivesTheModelsAttention();
+    void textTypedWhileAnotherModelLoadsRunsOnTheNewModel();
+    void supersededLongRunFinishesWithTheNewestText();
 };
 
 void TestModelGui::initTestCase()
@@ -181,6 +225,71 @@ void TestModelGui::openHeadInEditorGivesTheModelsAttention()
     QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
     // An ordinary editable project: the action is off until another model is shown.
     QVERIFY(!action->isEnabled());
+}
+
+void TestModelGui::textTypedWhileAnotherModelLoadsRunsOnTheNewModel()
+{
+    // A GPT-2 is shown; a BERT folder is opened and, once loaded but before its first run is
+    // shown, the user types. The text must run on the BERT: a run of the superseded GPT-2 must
+    // never be shown (it used to replace the BERT's first run, leaving the GPT-2 on screen).
+    MainWindow w;
+    QVERIFY(openAndType(w, QStringLiteral("first model")));
+    const TransformerWeights *first = w.modelRun()->weights.get();
+    QSignalSpy loaded(w.modelJobs(), &ModelController::loaded);
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    QVERIFY(w.openModel(test::sourcePath(QStringLiteral("tests/fixtures/models/bert-f32"))));
+    QVERIFY(loaded.wait(30000));
+    const ModelPtr second = loaded.at(0).at(0).value<ModelPtr>();
+    QVERIFY(second && &second->weights() != first);
+    w.modelTextEdit()->setText(QStringLiteral("typed while loading"));
+    QVERIFY(w.modelJobs()->waitForIdle());
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 30000);
+    QVERIFY(w.modelJobs()->waitForIdle());
+    QTest::qWait(50);
+    for (const auto &args : shown)
+        QCOMPARE(args.at(0).value<ModelRunPtr>()->weights.get(), &second->weights());
+    QCOMPARE(w.modelRun()->weights.get(), &second->weights());
+    QVERIFY(w.windowTitle().startsWith(QStringLiteral("bert-f32")));
+    QCOMPARE(w.modelRun()->tokens, second->encode("typed while loading")->tokens);
+}
+
+void TestModelGui::supersededLongRunFinishesWithTheNewestText()
+{
+    const ModelPtr model = slowModel();
+    QVERIFY(model);
+    QString longText;
+    while (model->encode(longText.toStdString()).ok() || longText.isEmpty())
+        longText += QStringLiteral(" word");
+    longText.chop(5); // the longest text of whole words the positions take
+    QVERIFY(model->encode(longText.toStdString()));
+    // How long the whole pass on the long text takes on this machine now.
+    QElapsedTimer timer;
+    timer.start();
+    CpuBackend cpu;
+    QVERIFY(model->forward(*model->encode(longText.toStdString()), cpu));
+    const qint64 wholePass = timer.elapsed();
+
+    ModelController jobs;
+    jobs.setModel(model);
+    QSignalSpy started(&jobs, &ModelController::runStarted);
+    QSignalSpy ready(&jobs, &ModelController::runReady);
+    QSignalSpy failed(&jobs, &ModelController::runFailed);
+    jobs.run(longText);
+    QVERIFY(started.wait(30000));
+    timer.restart();
+    jobs.run(QStringLiteral("the newest text"));
+    QVERIFY(ready.wait(30000));
+    const qint64 newest = timer.elapsed();
+    QVERIFY(jobs.waitForIdle());
+    QTest::qWait(50);
+    QCOMPARE(ready.count(), 1);
+    QCOMPARE(failed.count(), 0);
+    const auto run = ready.at(0).at(1).value<ModelRunPtr>();
+    QCOMPARE(run->tokens, model->encode("the newest text")->tokens);
+    // The long pass stopped within a layer instead of running its twelve to the end.
+    QVERIFY2(
+        newest < wholePass / 2,
+        qPrintable(QStringLiteral("the newest text took %1 ms; the whole long pass %2 ms").arg(newest).arg(wholePass)));
 }
 
 QTEST_MAIN(TestModelGui)

@@ -39,8 +39,9 @@ void MainWindow::createModelViews(QMenu *file)
     if (auto *layout = qobject_cast<QVBoxLayout *>(centralWidget()->layout()))
         layout->insertWidget(0, m_modelText);
     connect(m_modelText, &QLineEdit::textChanged, this, [this](const QString &text) {
+        // On the latest model loaded, which may not be shown yet (its first run is in flight).
         if (m_transformer)
-            m_modelJobs->run(m_transformer, text);
+            m_modelJobs->run(text);
     });
 
     QAction *openModelAction = new QAction(tr("Open &Model…"), this);
@@ -76,11 +77,11 @@ void MainWindow::createModelViews(QMenu *file)
     m_grid->addAction(m_openHeadAction);
     connect(m_grid, &HeadsGridView::headActivated, this, [this](int head) { m_modelView->setCurrent(m_layer, head); });
 
-    connect(m_modelJobs, &ModelController::loaded, this, [this](ModelPtr model, const QString &dir) {
+    connect(m_modelJobs, &ModelController::loaded, this, [this](const ModelPtr &, const QString &dir) {
         m_modelDir = dir;
         const QString text = m_modelText->text().isEmpty() ? QString::fromUtf8(kFirstSentence) : m_modelText->text();
         // The document changes only when the first run succeeds (showModelRun).
-        m_modelJobs->run(std::move(model), text);
+        m_modelJobs->run(text);
     });
     connect(m_modelJobs, &ModelController::loadFailed, this, [this](const QString &, const QString &message) {
         showError(message);
