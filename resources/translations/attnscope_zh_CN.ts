@@ -1773,6 +1773,10 @@
         <source>%1 layer %2 head %3</source>
         <translation>%1 第 %2 层 第 %3 头</translation>
     </message>
+    <message>
+        <source>Model: %1 (%2, %3 layers, %4 heads)</source>
+        <translation>模型：%1（%2，%3 层，%4 个头）</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>

@@ -102,6 +102,8 @@ private slots:
     void openHeadInEditorGivesTheModelsAttention();
     void textTypedWhileAnotherModelLoadsRunsOnTheNewModel();
     void supersededLongRunFinishesWithTheNewestText();
+    void statusBarNamesTheModel_data();
+    void statusBarNamesTheModel();
 };
 
 void TestModelGui::initTestCase()
@@ -290,6 +292,32 @@ void TestModelGui::supersededLongRunFinishesWithTheNewestText()
     QVERIFY2(
         newest < wholePass / 2,
         qPrintable(QStringLiteral("the newest text took %1 ms; the whole long pass %2 ms").arg(newest).arg(wholePass)));
+}
+
+void TestModelGui::statusBarNamesTheModel_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QString>("expected");
+    // The fixtures' shapes, from their config.json.
+    QTest::newRow("gpt2") << "gpt2-f16"
+                          << "Model: gpt2-f16 (GPT-2, 2 layers, 3 heads)";
+    QTest::newRow("bert") << "bert-bf16"
+                          << "Model: bert-bf16 (BERT, 2 layers, 2 heads)";
+}
+
+void TestModelGui::statusBarNamesTheModel()
+{
+    QFETCH(QString, folder);
+    QFETCH(QString, expected);
+    MainWindow w;
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    QVERIFY(w.openModel(test::sourcePath(QStringLiteral("tests/fixtures/models/") + folder)));
+    QVERIFY(shown.wait(30000));
+    QVERIFY2(w.statusText().startsWith(expected + QStringLiteral(" | ")), qPrintable(w.statusText()));
+    // Another sentence keeps it.
+    w.modelTextEdit()->setText(QStringLiteral("the cat"));
+    QVERIFY(shown.wait(30000));
+    QVERIFY2(w.statusText().startsWith(expected + QStringLiteral(" | ")), qPrintable(w.statusText()));
 }
 
 QTEST_MAIN(TestModelGui)

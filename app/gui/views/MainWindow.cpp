@@ -54,7 +54,8 @@ MainWindow::MainWindow(QWidget *parent)
             [this](const QString &message, quint64, ErrorKind kind) { computeFailed(message, kind); });
     connect(m_compute, &ComputeController::backendChanged, this,
             [this](const QString &name, const QString &device, const QString &notice) {
-                if (!name.isEmpty())
+                // An attention file's or a model's label stays (the backend probe ends late).
+                if (!name.isEmpty() && !m_attention)
                     m_backendLabel->setText(tr("Backend: %1 \u2014 %2").arg(name, device));
                 m_noticeLabel->setText(notice);
                 m_noticeLabel->setVisible(!notice.isEmpty());

@@ -122,6 +122,14 @@ void MainWindow::showModelRun(ModelPtr model, ModelRunPtr run, const AttentionSe
         }
         showAttention(loaded);
         m_transformer = model; // after showAttention: leaving the old document clears it
+        // In place of showAttention's "Attention file: model": which model, of what kind and shape.
+        const ModelConfig &config = model->config();
+        m_backendLabel->setText(tr("Model: %1 (%2, %3 layers, %4 heads)")
+                                    .arg(QFileInfo(loaded->path).fileName(), config.type == ModelType::Gpt2
+                                                                                 ? QStringLiteral("GPT-2")
+                                                                                 : QStringLiteral("BERT"))
+                                    .arg(config.layers)
+                                    .arg(config.heads));
         m_modelRun = run;
         m_modelText->show();
         m_openHeadAction->setEnabled(true);
