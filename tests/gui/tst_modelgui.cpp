@@ -104,6 +104,7 @@ private slots:
     void supersededLongRunFinishesWithTheNewestText();
     void statusBarNamesTheModel_data();
     void statusBarNamesTheModel();
+    void bertShowsClsSepAndOpensEachHead();
 };
 
 void TestModelGui::initTestCase()
@@ -115,10 +116,10 @@ void TestModelGui::initTestCase()
     QSettings().setValue(QStringLiteral("compute/backend"), int(BackendRequest::Cpu));
 }
 
-static bool openAndType(MainWindow &w, const QString &text)
+static bool openAndType(MainWindow &w, const QString &text, const QString &folder = gpt2())
 {
     QSignalSpy shown(&w, &MainWindow::modelRunShown);
-    if (!w.openModel(gpt2()))
+    if (!w.openModel(folder))
         return false;
     if (!shown.wait(30000))
         return false;
@@ -318,6 +319,69 @@ void TestModelGui::statusBarNamesTheModel()
     w.modelTextEdit()->setText(QStringLiteral("the cat"));
     QVERIFY(shown.wait(30000));
     QVERIFY2(w.statusText().startsWith(expected + QStringLiteral(" | ")), qPrintable(w.statusText()));
+}
+
+void TestModelGui::bertShowsClsSepAndOpensEachHead()
+{
+    // BERT: [CLS] ... [SEP] as encode() gives, no causal mask (one sentence, so no padding),
+    // every layer and head in the model view, and each head opened in the editor computing the
+    // run's attention again.
+    const QString folder = test::sourcePath(QStringLiteral("tests/fixtures/models/bert-f32"));
+    const std::string text = "The cat sat on the mat, playing with attention."; // "play", "##ing"
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndType(w, QString::fromStdString(text), folder));
+    auto model = TransformerModel::load(folder.toStdString());
+    QVERIFY(model);
+    const auto encoding = model->encode(text);
+    QVERIFY(encoding);
+    QCOMPARE(encoding->tokens.front(), std::string("[CLS]"));
+    QCOMPARE(encoding->tokens.back(), std::string("[SEP]"));
+    QVERIFY(std::find(encoding->tokens.begin(), encoding->tokens.end(), "##ing") != encoding->tokens.end());
+    QCOMPARE(w.attention()->set.queryTokens, encoding->tokens);
+    QCOMPARE(w.attention()->set.keyTokens, encoding->tokens);
+    QCOMPARE(w.modelRun()->ids, encoding->ids);
+    auto *view = w.findChild<ModelView *>(QStringLiteral("modelView"));
+    QVERIFY(view);
+    w.viewTabs()->setCurrentWidget(view);
+    QTRY_VERIFY_WITH_TIMEOUT(view->isFilled(), 30000);
+    QCOMPARE(view->layers(), model->config().layers);
+    QCOMPARE(view->heads(), model->config().heads);
+
+    const ModelRunPtr run = w.modelRun();
+    auto *action = w.findChild<QAction *>(QStringLiteral("openHeadInEditor"));
+    QVERIFY(action);
+    for (int layer = 0; layer < run->layers; ++layer)
+        for (int head = 0; head < run->heads; ++head) {
+            if (layer + head > 0) {
+                // Back to the model (the editor's project replaced its document): the text box
+                // kept the sentence, and the model runs it again.
+                QSignalSpy shown(&w, &MainWindow::modelRunShown);
+                QVERIFY(w.openModel(folder));
+                QVERIFY(shown.wait(30000));
+                QCOMPARE(w.modelRun()->attentions, run->attentions);
+            }
+            QVERIFY(action->isEnabled());
+            w.setCurrentLayer(layer);
+            view->setCurrent(layer, head);
+            QSignalSpy computed(&w, &MainWindow::resultShown);
+            action->trigger();
+            QVERIFY(!w.isReadOnly());
+            QVERIFY(computed.wait(30000));
+            const auto result = w.currentResult();
+            QCOMPARE(result->project.queryTokens, encoding->tokens);
+            QVERIFY(!result->project.problem.mask.causal);
+            QCOMPARE(result->trace.heads(), 1);
+            const auto expected = run->attention(layer, head);
+            const MatrixF &got = result->trace.weights[0];
+            QCOMPARE(got.rows(), expected.rows());
+            QCOMPARE(got.cols(), expected.cols());
+            double worst = 0;
+            for (Eigen::Index i = 0; i < got.rows(); ++i)
+                for (Eigen::Index j = 0; j < got.cols(); ++j)
+                    worst = std::max(worst, std::abs(double(got(i, j)) - double(expected(i, j))));
+            QVERIFY2(worst < 1e-5, qPrintable(QStringLiteral("layer %1 head %2: %3").arg(layer).arg(head).arg(worst)));
+        }
 }
 
 QTEST_MAIN(TestModelGui)
