@@ -1777,6 +1777,14 @@
         <source>Model: %1 (%2, %3 layers, %4 heads)</source>
         <translation>模型：%1（%2，%3 层，%4 个头）</translation>
     </message>
+    <message>
+        <source>Example model: tiny GPT-2</source>
+        <translation>示例模型：小型 GPT-2</translation>
+    </message>
+    <message>
+        <source>The example model is not installed: no folder holds it (looked in %1).</source>
+        <translation>示例模型未安装：没有文件夹包含它（查找过 %1）。</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>
@@ -2103,6 +2111,10 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>A project (.attnscope.json) or an attention file (.npy, .npz, .safetensors) to open.</source>
         <translation>要打开的项目 (.attnscope.json) 或注意力文件 (.npy, .npz, .safetensors)。</translation>
+    </message>
+    <message>
+        <source>Open the built-in example model (a small GPT-2) instead of a file.</source>
+        <translation>打开内置的示例模型（一个小型 GPT-2），而不是文件。</translation>
     </message>
 </context>
 </TS>

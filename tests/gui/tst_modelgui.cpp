@@ -10,13 +10,19 @@
 
 #include "../common/TestUtil.h"
 
+#include <QAbstractButton>
 #include <QAction>
+#include <QApplication>
+#include <QDialog>
 #include <QElapsedTimer>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMessageBox>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <QTimer>
 
 #include <cmath>
 
@@ -88,6 +94,12 @@ ModelPtr slowModel()
     return model ? std::make_shared<const TransformerModel>(std::move(*model)) : nullptr;
 }
 
+// $ATTNSCOPE_EXAMPLE_MODEL for the scope: where the program looks for its example model.
+struct ExampleModelAt {
+    explicit ExampleModelAt(const QString &folder) { qputenv("ATTNSCOPE_EXAMPLE_MODEL", folder.toUtf8()); }
+    ~ExampleModelAt() { qunsetenv("ATTNSCOPE_EXAMPLE_MODEL"); }
+};
+
 } // namespace
 
 class TestModelGui : public QObject
@@ -105,6 +117,10 @@ private slots:
     void statusBarNamesTheModel_data();
     void statusBarNamesTheModel();
     void bertShowsClsSepAndOpensEachHead();
+    void openingAModelAsksToSaveChanges_data();
+    void openingAModelAsksToSaveChanges();
+    void exampleModelEntry_data();
+    void exampleModelEntry();
 };
 
 void TestModelGui::initTestCase()
@@ -382,6 +398,93 @@ void TestModelGui::bertShowsClsSepAndOpensEachHead()
                     worst = std::max(worst, std::abs(double(got(i, j)) - double(expected(i, j))));
             QVERIFY2(worst < 1e-5, qPrintable(QStringLiteral("layer %1 head %2: %3").arg(layer).arg(head).arg(worst)));
         }
+}
+
+void TestModelGui::openingAModelAsksToSaveChanges_data()
+{
+    QTest::addColumn<QString>("action");
+    QTest::newRow("File > Open Model") << "openModel";
+    QTest::newRow("File > Examples > example model") << "exampleModel";
+}
+
+void TestModelGui::openingAModelAsksToSaveChanges()
+{
+    // A modified project, then a model opened over it: the user is asked first, and Cancel
+    // keeps the project (File > Open Model… used to go straight to the folder dialog).
+    QFETCH(QString, action);
+    const ExampleModelAt example(gpt2());
+    MainWindow w;
+    w.show();
+    QVERIFY(w.document()->setValue(MatrixId::Wq, 0, 0, 7.0f));
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    QStringList modals;
+    // Answers whatever comes modal: a message box with Cancel, any other dialog rejected.
+    QTimer::singleShot(0, [&modals] {
+        QWidget *modal = QApplication::activeModalWidget();
+        if (auto *box = qobject_cast<QMessageBox *>(modal)) {
+            modals << box->text();
+            box->button(QMessageBox::Cancel)->click();
+        } else if (auto *dialog = qobject_cast<QDialog *>(modal)) {
+            modals << QString::fromLatin1(dialog->metaObject()->className());
+            dialog->reject();
+        }
+    });
+    auto *trigger = w.findChild<QAction *>(action);
+    QVERIFY(trigger && trigger->isEnabled());
+    trigger->trigger();
+    QCOMPARE(modals.size(), 1);
+    QVERIFY2(modals.first().contains(QStringLiteral("unsaved")), qPrintable(modals.first()));
+    QVERIFY(w.modelJobs()->waitForIdle());
+    QTest::qWait(50);
+    QCOMPARE(shown.count(), 0);
+    QVERIFY(!w.isReadOnly());
+    QCOMPARE(w.document()->problem().weights.q(0, 0), 7.0f);
+}
+
+void TestModelGui::exampleModelEntry_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<bool>("present");
+    // $ATTNSCOPE_EXAMPLE_MODEL stands for where the program looks: a model there, or nothing.
+    QTest::newRow("present") << gpt2() << true;
+    QTest::newRow("missing") << test::sourcePath(QStringLiteral("tests/fixtures/no-such-model")) << false;
+}
+
+void TestModelGui::exampleModelEntry()
+{
+    QFETCH(QString, folder);
+    QFETCH(bool, present);
+    const ExampleModelAt example(folder);
+    MainWindow w;
+    auto *action = w.findChild<QAction *>(QStringLiteral("exampleModel"));
+    QVERIFY(action);
+    QCOMPARE(action->text(), QStringLiteral("Example model: tiny GPT-2"));
+    // In File > Examples, first.
+    QMenu *examples = nullptr;
+    for (QObject *o : action->associatedObjects())
+        if (auto *menu = qobject_cast<QMenu *>(o))
+            examples = menu;
+    QVERIFY(examples);
+    QCOMPARE(examples->title(), QStringLiteral("&Examples"));
+    QCOMPARE(examples->actions().value(0), action);
+    QCOMPARE(action->isEnabled(), present);
+    if (!present) {
+        // Disabled, and the tooltip says why and where it looked.
+        QVERIFY2(action->toolTip().contains(QStringLiteral("not installed")), qPrintable(action->toolTip()));
+        QVERIFY2(action->toolTip().contains(QDir::toNativeSeparators(QDir::cleanPath(folder))),
+                 qPrintable(action->toolTip()));
+        QVERIFY(examples->toolTipsVisible());
+        return;
+    }
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    action->trigger();
+    QVERIFY(shown.wait(30000));
+    auto model = TransformerModel::load(folder.toStdString());
+    QVERIFY(model);
+    QVERIFY(w.isReadOnly());
+    QCOMPARE(w.attention()->set.layers(), model->config().layers);
+    QCOMPARE(w.attention()->set.heads(), model->config().heads);
+    QVERIFY(w.windowTitle().startsWith(QFileInfo(folder).fileName()));
 }
 
 QTEST_MAIN(TestModelGui)

@@ -5,6 +5,8 @@
 
 #include "app/gui/views/MainWindow.h"
 
+#include "app/gui/document/ExampleModel.h"
+
 #include "app/gui/views/HeatmapView.h"
 #include "app/gui/views/ModelView.h"
 
@@ -47,6 +49,8 @@ void MainWindow::createModelViews(QMenu *file)
     QAction *openModelAction = new QAction(tr("Open &Model…"), this);
     openModelAction->setObjectName(QStringLiteral("openModel"));
     connect(openModelAction, &QAction::triggered, this, [this] {
+        if (!maybeSave())
+            return;
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a GPT-2 or BERT Model Folder"), m_lastDir);
         if (!dir.isEmpty())
             openModel(dir);
@@ -60,6 +64,8 @@ void MainWindow::createModelViews(QMenu *file)
     const QList<QAction *> actions = file->actions();
     file->insertAction(actions.size() > 2 ? actions.at(2) : nullptr, openModelAction);
     file->insertAction(actions.size() > 2 ? actions.at(2) : nullptr, m_openHeadAction);
+
+    createExampleModelAction();
 
     // The model view's context menu opens the head under the mouse; the heads grid's the
     // current head of the current layer.
@@ -92,6 +98,40 @@ void MainWindow::createModelViews(QMenu *file)
         m_lastError = message;
         statusBar()->showMessage(message);
     });
+}
+
+void MainWindow::createExampleModelAction()
+{
+    // At the top of File > Examples, before the projects. The folder is looked for once: it
+    // comes with the program (installed, or in the source tree) and does not come and go.
+    auto *action = new QAction(tr("Example model: tiny GPT-2"), this);
+    action->setObjectName(QStringLiteral("exampleModel"));
+    const QString dir = exampleModelDir();
+    if (dir.isEmpty()) {
+        action->setEnabled(false);
+        action->setToolTip(tr("The example model is not installed: no folder holds it (looked in %1).")
+                               .arg(QDir::toNativeSeparators(exampleModelCandidates().join(QStringLiteral(", ")))));
+    } else {
+        action->setToolTip(QDir::toNativeSeparators(dir));
+    }
+    connect(action, &QAction::triggered, this, [this] { openExampleModel(); });
+    m_examplesMenu->setToolTipsVisible(true);
+    QAction *first = m_examplesMenu->actions().value(0);
+    m_examplesMenu->insertAction(first, action);
+    m_examplesMenu->insertSeparator(first);
+}
+
+bool MainWindow::openExampleModel()
+{
+    const QString dir = exampleModelDir();
+    if (dir.isEmpty()) {
+        showError(tr("The example model is not installed: no folder holds it (looked in %1).")
+                      .arg(QDir::toNativeSeparators(exampleModelCandidates().join(QStringLiteral(", ")))));
+        return false;
+    }
+    if (!maybeSave())
+        return false;
+    return openModel(dir);
 }
 
 bool MainWindow::openModel(const QString &dir)
