@@ -44,7 +44,8 @@ int main(int argc, char *argv[])
         // Loaded on a worker: the tutorial stands until the model's first run is shown, and
         // stays (with a message) when the model is not installed.
         window.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
-        window.openExampleModel();
+        if (!window.openExampleModel()) // the window says why too
+            std::fprintf(stderr, "attnscope: %s\n", qPrintable(window.lastError()));
     } else if (!args.isEmpty() &&
                (attnscope::isAttentionFilePath(args.first().toStdString()) || QFileInfo(args.first()).isDir())) {
         // Read on a worker: the tutorial stands until the file is read, and stays if it cannot be.
