@@ -1,8 +1,11 @@
 // Real models in the real main window (issue 10): File > Open Model… on the fixture GPT-2
 // folder, typed text recomputed on a worker (a newer text supersedes an older one), a bad
 // folder leaving the document as it was, and "Open This Head in the Editor" giving a project
-// whose computed weights are the model's attention for that head. Expected tokens and
-// attentions come from core (TransformerModel, checked against transformers in tst_models).
+// whose computed weights are the model's attention for that head (GPT-2 and BERT). Also: text
+// typed while another model loads runs on the new model, a long run in flight is cancelled by
+// newer text, the status bar names the model, opening a model asks to save a modified project,
+// and File > Examples' example model entry. Expected tokens and attentions come from core
+// (TransformerModel, checked against transformers in tst_models).
 
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"

@@ -23,6 +23,7 @@ ModelController::ModelController(QObject *parent) : QObject(parent)
 
 ModelController::~ModelController()
 {
+    cancel(); // a long run in flight stops at its next layer instead of holding up the close
     m_pool.clear();
     m_pool.waitForDone();
 }
