@@ -124,6 +124,7 @@ private slots:
     void openingAModelAsksToSaveChanges();
     void exampleModelEntry_data();
     void exampleModelEntry();
+    void headOpenedOverAnotherNeverShowsItsResult();
 };
 
 void TestModelGui::initTestCase()
@@ -488,6 +489,40 @@ void TestModelGui::exampleModelEntry()
     QCOMPARE(w.attention()->set.layers(), model->config().layers);
     QCOMPARE(w.attention()->set.heads(), model->config().heads);
     QVERIFY(w.windowTitle().startsWith(QFileInfo(folder).fileName()));
+}
+
+void TestModelGui::headOpenedOverAnotherNeverShowsItsResult()
+{
+    // A head is opened in the editor and, while its computation runs, an example over it: the
+    // head's result must not be shown in the example's document (it was, with the head's title;
+    // a slow first computation of the window's "New project" showed up the same way in
+    // openHeadInEditorGivesTheModelsAttention).
+    MainWindow w;
+    QVERIFY(openAndType(w, QStringLiteral("Heads attend to tokens")));
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    bool switched = false, posted = false;
+    connect(w.computeController(), &ComputeController::busyChanged, &w, [&](bool busy) {
+        if (busy && !posted) {
+            posted = true;
+            // Posted now, before the worker starts: it runs after the head's computation has
+            // been taken on, and before the head's result (posted by the worker) arrives.
+            QMetaObject::invokeMethod(
+                &w,
+                [&] {
+                    switched = true;
+                    w.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
+                },
+                Qt::QueuedConnection);
+        }
+    });
+    QVERIFY(w.openHeadInEditor(0, 1));
+    QVERIFY(shown.wait(30000));
+    QVERIFY(switched);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.computeController()->isBusy(), 30000);
+    QTest::qWait(50);
+    for (const auto &args : shown)
+        QCOMPARE(args.at(0).value<ComputedTracePtr>()->project.title, w.document()->project().title);
+    QCOMPARE(w.currentResult()->project.title, w.document()->project().title);
 }
 
 QTEST_MAIN(TestModelGui)

@@ -47,7 +47,8 @@ MainWindow::MainWindow(QWidget *parent)
     createActions();
     createStatusBar();
     connect(m_compute, &ComputeController::computed, this, [this](ComputedTracePtr result) {
-        if (!m_attention) // a computation started before an attention file was opened
+        // Not one started before an attention file was opened, nor one of the document before.
+        if (!m_attention && result->generation >= m_documentGeneration)
             showResult(std::move(result));
     });
     connect(m_compute, &ComputeController::failed, this,
@@ -389,6 +390,8 @@ void MainWindow::setDocument(Document *document, bool behindReadOnly)
         delete old;
     }
     updateTitle();
+    // Every request from now on is this document's; a result of an older one is not shown here.
+    m_documentGeneration = m_compute->latestGeneration() + 1;
     requestCompute();
 }
 

@@ -203,6 +203,7 @@ private:
 
     QPointer<Document> m_document;
     ComputeController *m_compute;
+    quint64 m_documentGeneration = 0; // the current document's first computation (setDocument)
     ComputedTracePtr m_result;
     QUndoGroup *m_undoGroup;
     QString m_lastError;
