@@ -209,9 +209,14 @@ AttentionProblem TransformerModel::layerProblem(int layer, MatrixF x) const
     return p;
 }
 
-Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding &encoding,
-                                                                  AttentionBackend &backend) const
+Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding &encoding, AttentionBackend &backend,
+                                                                  const std::atomic<bool> *cancel) const
 {
+    const auto cancelled = [cancel](int layer) -> std::optional<Error> {
+        if (!cancel || !cancel->load(std::memory_order_relaxed))
+            return std::nullopt;
+        return Error{"layer " + std::to_string(layer) + ": the forward pass was cancelled", ErrorKind::Cancelled};
+    };
     auto checked = input(encoding.ids);
     if (!checked)
         return checked.error();
@@ -245,6 +250,8 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
     }
     run->hiddenStates.push_back(x);
     for (int l = 0; l < c.layers; ++l) {
+        if (auto stop = cancelled(l))
+            return *stop;
         const TransformerLayer &layer = w.layers[std::size_t(l)];
         const bool gpt2 = c.type == ModelType::Gpt2;
         AttentionProblem problem = layerProblem(l, gpt2 ? layerNorm(x, layer.norm1, c.layerNormEps) : x);
@@ -256,6 +263,8 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
             std::copy_n(trace->weights[std::size_t(head)].data(), t * t,
                         run->attentions.begin() + (std::int64_t(l) * h + head) * t * t);
         run->attentionInputs.push_back(std::move(problem.xq));
+        if (auto stop = cancelled(l)) // the attention was the long part: the MLP need not follow
+            return *stop;
         if (gpt2) {
             x += trace->output;
             MatrixF up = dense(layerNorm(x, layer.norm2, c.layerNormEps), layer.up, layer.upBias);

@@ -8,6 +8,7 @@
 #include "core/Tensor.h"
 #include "core/Tokenizer.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -98,7 +99,11 @@ public:
 
     // The forward pass. Refused before allocating when the attentions and hidden states do not
     // fit in memory (kind TooLarge); an attention the backend refuses is returned as its error.
-    Result<std::shared_ptr<const ModelRun>> forward(const Encoding &input, AttentionBackend &backend) const;
+    // When `cancel` is given and becomes true (from another thread), the pass stops at the next
+    // layer or at the MLP of the current one and returns an error of kind Cancelled, so that a
+    // superseded run frees its worker within one layer's time.
+    Result<std::shared_ptr<const ModelRun>> forward(const Encoding &input, AttentionBackend &backend,
+                                                    const std::atomic<bool> *cancel = nullptr) const;
 
     // The attention problem of one layer (all heads, W_O included) on its input x (T by d).
     AttentionProblem layerProblem(int layer, MatrixF x) const;

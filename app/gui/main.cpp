@@ -1,4 +1,5 @@
-// attnscope [FILE]: opens the project or attention file, or the built-in self-attention tutorial.
+// attnscope [FILE]: opens the project or attention file, or the built-in self-attention tutorial;
+// attnscope --example-model: the built-in example model.
 
 #include "app/engine/ProcessSetup.h"
 #include "app/gui/document/ScriptedEdits.h"
@@ -31,12 +32,22 @@ int main(int argc, char *argv[])
         QStringLiteral("project"),
         QApplication::translate(
             "main", "A project (.attnscope.json) or an attention file (.npy, .npz, .safetensors) to open."));
+    const QCommandLineOption exampleModel(
+        QStringLiteral("example-model"),
+        QApplication::translate("main", "Open the built-in example model (a small GPT-2) instead of a file."));
+    parser.addOption(exampleModel);
     parser.process(app);
 
     attnscope::MainWindow window;
     const QStringList args = parser.positionalArguments();
-    if (!args.isEmpty() &&
-        (attnscope::isAttentionFilePath(args.first().toStdString()) || QFileInfo(args.first()).isDir())) {
+    if (parser.isSet(exampleModel)) {
+        // Loaded on a worker: the tutorial stands until the model's first run is shown, and
+        // stays (with a message) when the model is not installed.
+        window.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
+        if (!window.openExampleModel()) // the window says why too
+            std::fprintf(stderr, "attnscope: %s\n", qPrintable(window.lastError()));
+    } else if (!args.isEmpty() &&
+               (attnscope::isAttentionFilePath(args.first().toStdString()) || QFileInfo(args.first()).isDir())) {
         // Read on a worker: the tutorial stands until the file is read, and stays if it cannot be.
         window.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
         window.openFile(args.first());

@@ -1945,6 +1945,18 @@
         <source>This project needs %1 for full attention and %2 even pooled; this machine allows %3. Use fewer tokens or heads, or compute it pooled with fewer bins (attnscope-cli compute --pool 256).</source>
         <translation>完整注意力需要 %1 内存，即使池化也需要 %2；本机只允许 %3。请减少词元或注意力头的数量，或用更少的分箱以池化方式计算（attnscope-cli compute --pool 256）。</translation>
     </message>
+    <message>
+        <source>Example model: tiny GPT-2</source>
+        <translation>示例模型：小型 GPT-2</translation>
+    </message>
+    <message>
+        <source>The example model is not installed: no folder holds it (looked in %1).</source>
+        <translation>示例模型未安装：没有文件夹包含它（查找过 %1）。</translation>
+    </message>
+    <message>
+        <source>Model: %1 (%2, %3 layers, %4 heads)</source>
+        <translation>模型：%1（%2，%3 层，%4 个头）</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>
@@ -2305,6 +2317,10 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>A project (.attnscope.json) or an attention file (.npy, .npz, .safetensors) to open.</source>
         <translation>要打开的项目 (.attnscope.json) 或注意力文件 (.npy, .npz, .safetensors)。</translation>
+    </message>
+    <message>
+        <source>Open the built-in example model (a small GPT-2) instead of a file.</source>
+        <translation>打开内置的示例模型（一个小型 GPT-2），而不是文件。</translation>
     </message>
 </context>
 </TS>

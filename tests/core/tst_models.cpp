@@ -93,6 +93,7 @@ private slots:
     void forwardMatchesReference();
     void headProblemReproducesEachHead();
     void setFromRun();
+    void cancelFlagStopsTheForwardPass();
     void malformedFolderIsRefusedWithOneLine_data();
     void malformedFolderIsRefusedWithOneLine();
     void inputOutsideTheModelIsRefused();
@@ -180,6 +181,62 @@ void TestModels::setFromRun()
     QCOMPARE(set->queries(), std::int64_t(5));
     QCOMPARE(set->queryTokens, (std::vector<std::string>{"[CLS]", "the", "cat", "sat", "[SEP]"}));
     QCOMPARE(set->at(0, 1, 1, 2, 3), (*run)->attention(1, 1)(2, 3));
+}
+
+namespace {
+// The CPU backend, raising a flag once it has computed `after` layers' attention: the flag
+// then rises in the middle of a forward pass, as when the GUI supersedes a run in flight.
+class RaisingBackend : public AttentionBackend
+{
+public:
+    RaisingBackend(std::atomic<bool> &flag, int after) : m_flag(flag), m_after(after) {}
+    std::string name() const override { return m_cpu.name(); }
+    std::string deviceName() const override { return m_cpu.deviceName(); }
+    Result<AttentionTrace> compute(const AttentionProblem &problem) override
+    {
+        if (++m_calls >= m_after)
+            m_flag = true;
+        return m_cpu.compute(problem);
+    }
+    int calls() const { return m_calls; }
+
+private:
+    CpuBackend m_cpu;
+    std::atomic<bool> &m_flag;
+    int m_after;
+    int m_calls = 0;
+};
+} // namespace
+
+void TestModels::cancelFlagStopsTheForwardPass()
+{
+    for (const char *name : {"gpt2-f32", "bert-f32"}) {
+        auto model = TransformerModel::load(fixture(name).toStdString());
+        QVERIFY(model);
+        const Encoding input = *model->input(readExpected(fixture(name)).ids);
+        CpuBackend cpu;
+        // A flag that stays down changes nothing.
+        std::atomic<bool> flag = false;
+        auto plain = model->forward(input, cpu);
+        auto flagged = model->forward(input, cpu, &flag);
+        QVERIFY(plain && flagged);
+        QCOMPARE((*flagged)->attentions, (*plain)->attentions);
+        // Raised before the pass: nothing is computed.
+        flag = true;
+        RaisingBackend never(flag, 1000);
+        auto stopped = model->forward(input, never, &flag);
+        QVERIFY(!stopped);
+        QCOMPARE(stopped.kind(), ErrorKind::Cancelled);
+        QCOMPARE(never.calls(), 0);
+        // Raised during layer 0's attention: the pass stops there, before layer 1.
+        flag = false;
+        RaisingBackend raising(flag, 1);
+        auto midway = model->forward(input, raising, &flag);
+        QVERIFY(!midway);
+        QCOMPARE(midway.kind(), ErrorKind::Cancelled);
+        QCOMPARE(raising.calls(), 1);
+        QVERIFY2(midway.message().find("layer 0") != std::string::npos, midway.message().c_str());
+    }
 }
 
 void TestModels::malformedFolderIsRefusedWithOneLine_data()

@@ -1,8 +1,11 @@
 // Real models in the real main window (issue 10): File > Open Model… on the fixture GPT-2
 // folder, typed text recomputed on a worker (a newer text supersedes an older one), a bad
 // folder leaving the document as it was, and "Open This Head in the Editor" giving a project
-// whose computed weights are the model's attention for that head. Expected tokens and
-// attentions come from core (TransformerModel, checked against transformers in tst_models).
+// whose computed weights are the model's attention for that head (GPT-2 and BERT). Also: text
+// typed while another model loads runs on the new model, a long run in flight is cancelled by
+// newer text, the status bar names the model, opening a model asks to save a modified project,
+// and File > Examples' example model entry. Expected tokens and attentions come from core
+// (TransformerModel, checked against transformers in tst_models).
 
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
@@ -10,12 +13,19 @@
 
 #include "../common/TestUtil.h"
 
+#include <QAbstractButton>
 #include <QAction>
+#include <QApplication>
+#include <QDialog>
+#include <QElapsedTimer>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMessageBox>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <QTimer>
 
 #include <cmath>
 
@@ -46,6 +56,53 @@ std::vector<std::string> shownTokens(const std::string &text)
     return out;
 }
 
+// A GPT-2 with the fixture's tokenizer but wider and deeper, random weights: a long text takes
+// it long enough (about a second) that a newer text surely comes while it runs.
+ModelPtr slowModel()
+{
+    auto fixture = TransformerModel::load(gpt2().toStdString());
+    if (!fixture)
+        return nullptr;
+    ModelConfig c = fixture->config();
+    c.layers = 12;
+    c.width = 256;
+    c.heads = 4;
+    c.intermediate = 1024;
+    c.positions = 512;
+    const Eigen::Index d = c.width;
+    const auto random = [](Eigen::Index rows, Eigen::Index cols, float scale) -> MatrixF {
+        return MatrixF::Random(rows, cols) * scale;
+    };
+    const auto norm = [d] { return LayerNormWeights{VectorF::Ones(d), VectorF::Zero(d)}; };
+    TransformerWeights w;
+    w.tokenEmbedding = random(c.vocabSize, d, 0.1f);
+    w.positionEmbedding = random(c.positions, d, 0.05f);
+    w.finalNorm = norm();
+    for (int l = 0; l < c.layers; ++l) {
+        TransformerLayer layer;
+        AttentionWeights &a = layer.attention;
+        a.q = random(d, d, 0.1f);
+        a.k = random(d, d, 0.1f);
+        a.v = random(d, d, 0.05f);
+        a.o = random(d, d, 0.05f);
+        a.qBias = a.kBias = a.vBias = a.oBias = VectorF::Zero(d);
+        layer.norm1 = layer.norm2 = norm();
+        layer.up = random(d, c.intermediate, 0.05f);
+        layer.upBias = VectorF::Zero(c.intermediate);
+        layer.down = random(c.intermediate, d, 0.03f);
+        layer.downBias = VectorF::Zero(d);
+        w.layers.push_back(std::move(layer));
+    }
+    auto model = TransformerModel::fromWeights(c, std::move(w), fixture->tokenizer());
+    return model ? std::make_shared<const TransformerModel>(std::move(*model)) : nullptr;
+}
+
+// $ATTNSCOPE_EXAMPLE_MODEL for the scope: where the program looks for its example model.
+struct ExampleModelAt {
+    explicit ExampleModelAt(const QString &folder) { qputenv("ATTNSCOPE_EXAMPLE_MODEL", folder.toUtf8()); }
+    ~ExampleModelAt() { qunsetenv("ATTNSCOPE_EXAMPLE_MODEL"); }
+};
+
 } // namespace
 
 class TestModelGui : public QObject
@@ -58,6 +115,16 @@ private slots:
     void newerTextSupersedesOlder();
     void badFolderLeavesDocumentUnchanged();
     void openHeadInEditorGivesTheModelsAttention();
+    void textTypedWhileAnotherModelLoadsRunsOnTheNewModel();
+    void supersededLongRunFinishesWithTheNewestText();
+    void statusBarNamesTheModel_data();
+    void statusBarNamesTheModel();
+    void bertShowsClsSepAndOpensEachHead();
+    void openingAModelAsksToSaveChanges_data();
+    void openingAModelAsksToSaveChanges();
+    void exampleModelEntry_data();
+    void exampleModelEntry();
+    void headOpenedOverAnotherNeverShowsItsResult();
 };
 
 void TestModelGui::initTestCase()
@@ -69,10 +136,10 @@ void TestModelGui::initTestCase()
     QSettings().setValue(QStringLiteral("compute/backend"), int(BackendRequest::Cpu));
 }
 
-static bool openAndType(MainWindow &w, const QString &text)
+static bool openAndType(MainWindow &w, const QString &text, const QString &folder = gpt2())
 {
     QSignalSpy shown(&w, &MainWindow::modelRunShown);
-    if (!w.openModel(gpt2()))
+    if (!w.openModel(folder))
         return false;
     if (!shown.wait(30000))
         return false;
@@ -181,6 +248,281 @@ void TestModelGui::openHeadInEditorGivesTheModelsAttention()
     QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
     // An ordinary editable project: the action is off until another model is shown.
     QVERIFY(!action->isEnabled());
+}
+
+void TestModelGui::textTypedWhileAnotherModelLoadsRunsOnTheNewModel()
+{
+    // A GPT-2 is shown; a BERT folder is opened and, once loaded but before its first run is
+    // shown, the user types. The text must run on the BERT: a run of the superseded GPT-2 must
+    // never be shown (it used to replace the BERT's first run, leaving the GPT-2 on screen).
+    MainWindow w;
+    QVERIFY(openAndType(w, QStringLiteral("first model")));
+    const TransformerWeights *first = w.modelRun()->weights.get();
+    QSignalSpy loaded(w.modelJobs(), &ModelController::loaded);
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    QVERIFY(w.openModel(test::sourcePath(QStringLiteral("tests/fixtures/models/bert-f32"))));
+    QVERIFY(loaded.wait(30000));
+    const ModelPtr second = loaded.at(0).at(0).value<ModelPtr>();
+    QVERIFY(second && &second->weights() != first);
+    w.modelTextEdit()->setText(QStringLiteral("typed while loading"));
+    QVERIFY(w.modelJobs()->waitForIdle());
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 30000);
+    QVERIFY(w.modelJobs()->waitForIdle());
+    QTest::qWait(50);
+    for (const auto &args : shown)
+        QCOMPARE(args.at(0).value<ModelRunPtr>()->weights.get(), &second->weights());
+    QCOMPARE(w.modelRun()->weights.get(), &second->weights());
+    QVERIFY(w.windowTitle().startsWith(QStringLiteral("bert-f32")));
+    QCOMPARE(w.modelRun()->tokens, second->encode("typed while loading")->tokens);
+}
+
+void TestModelGui::supersededLongRunFinishesWithTheNewestText()
+{
+    const ModelPtr model = slowModel();
+    QVERIFY(model);
+    QString longText;
+    while (model->encode(longText.toStdString()).ok() || longText.isEmpty())
+        longText += QStringLiteral(" word");
+    longText.chop(5); // the longest text of whole words the positions take
+    QVERIFY(model->encode(longText.toStdString()));
+    // How long the whole pass on the long text takes on this machine now.
+    QElapsedTimer timer;
+    timer.start();
+    CpuBackend cpu;
+    QVERIFY(model->forward(*model->encode(longText.toStdString()), cpu));
+    const qint64 wholePass = timer.elapsed();
+
+    ModelController jobs;
+    jobs.setModel(model);
+    QSignalSpy started(&jobs, &ModelController::runStarted);
+    QSignalSpy ready(&jobs, &ModelController::runReady);
+    QSignalSpy failed(&jobs, &ModelController::runFailed);
+    jobs.run(longText);
+    QVERIFY(started.wait(30000));
+    timer.restart();
+    jobs.run(QStringLiteral("the newest text"));
+    QVERIFY(ready.wait(30000));
+    const qint64 newest = timer.elapsed();
+    QVERIFY(jobs.waitForIdle());
+    QTest::qWait(50);
+    QCOMPARE(ready.count(), 1);
+    QCOMPARE(failed.count(), 0);
+    const auto run = ready.at(0).at(1).value<ModelRunPtr>();
+    QCOMPARE(run->tokens, model->encode("the newest text")->tokens);
+    // The long pass stopped within a layer instead of running its twelve to the end.
+    QVERIFY2(
+        newest < wholePass / 2,
+        qPrintable(QStringLiteral("the newest text took %1 ms; the whole long pass %2 ms").arg(newest).arg(wholePass)));
+}
+
+void TestModelGui::statusBarNamesTheModel_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QString>("expected");
+    // The fixtures' shapes, from their config.json.
+    QTest::newRow("gpt2") << "gpt2-f16"
+                          << "Model: gpt2-f16 (GPT-2, 2 layers, 3 heads)";
+    QTest::newRow("bert") << "bert-bf16"
+                          << "Model: bert-bf16 (BERT, 2 layers, 2 heads)";
+}
+
+void TestModelGui::statusBarNamesTheModel()
+{
+    QFETCH(QString, folder);
+    QFETCH(QString, expected);
+    MainWindow w;
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    QVERIFY(w.openModel(test::sourcePath(QStringLiteral("tests/fixtures/models/") + folder)));
+    QVERIFY(shown.wait(30000));
+    QVERIFY2(w.statusText().startsWith(expected + QStringLiteral(" | ")), qPrintable(w.statusText()));
+    // Another sentence keeps it.
+    w.modelTextEdit()->setText(QStringLiteral("the cat"));
+    QVERIFY(shown.wait(30000));
+    QVERIFY2(w.statusText().startsWith(expected + QStringLiteral(" | ")), qPrintable(w.statusText()));
+}
+
+void TestModelGui::bertShowsClsSepAndOpensEachHead()
+{
+    // BERT: [CLS] ... [SEP] as encode() gives, no causal mask (one sentence, so no padding),
+    // every layer and head in the model view, and each head opened in the editor computing the
+    // run's attention again.
+    const QString folder = test::sourcePath(QStringLiteral("tests/fixtures/models/bert-f32"));
+    const std::string text = "The cat sat on the mat, playing with attention."; // "play", "##ing"
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndType(w, QString::fromStdString(text), folder));
+    auto model = TransformerModel::load(folder.toStdString());
+    QVERIFY(model);
+    const auto encoding = model->encode(text);
+    QVERIFY(encoding);
+    QCOMPARE(encoding->tokens.front(), std::string("[CLS]"));
+    QCOMPARE(encoding->tokens.back(), std::string("[SEP]"));
+    QVERIFY(std::find(encoding->tokens.begin(), encoding->tokens.end(), "##ing") != encoding->tokens.end());
+    QCOMPARE(w.attention()->set.queryTokens, encoding->tokens);
+    QCOMPARE(w.attention()->set.keyTokens, encoding->tokens);
+    QCOMPARE(w.modelRun()->ids, encoding->ids);
+    auto *view = w.findChild<ModelView *>(QStringLiteral("modelView"));
+    QVERIFY(view);
+    w.viewTabs()->setCurrentWidget(view);
+    QTRY_VERIFY_WITH_TIMEOUT(view->isFilled(), 30000);
+    QCOMPARE(view->layers(), model->config().layers);
+    QCOMPARE(view->heads(), model->config().heads);
+
+    const ModelRunPtr run = w.modelRun();
+    auto *action = w.findChild<QAction *>(QStringLiteral("openHeadInEditor"));
+    QVERIFY(action);
+    for (int layer = 0; layer < run->layers; ++layer)
+        for (int head = 0; head < run->heads; ++head) {
+            if (layer + head > 0) {
+                // Back to the model (the editor's project replaced its document): the text box
+                // kept the sentence, and the model runs it again.
+                QSignalSpy shown(&w, &MainWindow::modelRunShown);
+                QVERIFY(w.openModel(folder));
+                QVERIFY(shown.wait(30000));
+                QCOMPARE(w.modelRun()->attentions, run->attentions);
+            }
+            QVERIFY(action->isEnabled());
+            w.setCurrentLayer(layer);
+            view->setCurrent(layer, head);
+            QSignalSpy computed(&w, &MainWindow::resultShown);
+            action->trigger();
+            QVERIFY(!w.isReadOnly());
+            QVERIFY(computed.wait(30000));
+            const auto result = w.currentResult();
+            QCOMPARE(result->project.queryTokens, encoding->tokens);
+            QVERIFY(!result->project.problem.mask.causal);
+            QCOMPARE(result->trace.heads(), 1);
+            const auto expected = run->attention(layer, head);
+            const MatrixF &got = result->trace.weights[0];
+            QCOMPARE(got.rows(), expected.rows());
+            QCOMPARE(got.cols(), expected.cols());
+            double worst = 0;
+            for (Eigen::Index i = 0; i < got.rows(); ++i)
+                for (Eigen::Index j = 0; j < got.cols(); ++j)
+                    worst = std::max(worst, std::abs(double(got(i, j)) - double(expected(i, j))));
+            QVERIFY2(worst < 1e-5, qPrintable(QStringLiteral("layer %1 head %2: %3").arg(layer).arg(head).arg(worst)));
+        }
+}
+
+void TestModelGui::openingAModelAsksToSaveChanges_data()
+{
+    QTest::addColumn<QString>("action");
+    QTest::newRow("File > Open Model") << "openModel";
+    QTest::newRow("File > Examples > example model") << "exampleModel";
+}
+
+void TestModelGui::openingAModelAsksToSaveChanges()
+{
+    // A modified project, then a model opened over it: the user is asked first, and Cancel
+    // keeps the project (File > Open Model… used to go straight to the folder dialog).
+    QFETCH(QString, action);
+    const ExampleModelAt example(gpt2());
+    MainWindow w;
+    w.show();
+    QVERIFY(w.document()->setValue(MatrixId::Wq, 0, 0, 7.0f));
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    QStringList modals;
+    // Answers whatever comes modal: a message box with Cancel, any other dialog rejected.
+    QTimer::singleShot(0, [&modals] {
+        QWidget *modal = QApplication::activeModalWidget();
+        if (auto *box = qobject_cast<QMessageBox *>(modal)) {
+            modals << box->text();
+            box->button(QMessageBox::Cancel)->click();
+        } else if (auto *dialog = qobject_cast<QDialog *>(modal)) {
+            modals << QString::fromLatin1(dialog->metaObject()->className());
+            dialog->reject();
+        }
+    });
+    auto *trigger = w.findChild<QAction *>(action);
+    QVERIFY(trigger && trigger->isEnabled());
+    trigger->trigger();
+    QCOMPARE(modals.size(), 1);
+    QVERIFY2(modals.first().contains(QStringLiteral("unsaved")), qPrintable(modals.first()));
+    QVERIFY(w.modelJobs()->waitForIdle());
+    QTest::qWait(50);
+    QCOMPARE(shown.count(), 0);
+    QVERIFY(!w.isReadOnly());
+    QCOMPARE(w.document()->problem().weights.q(0, 0), 7.0f);
+}
+
+void TestModelGui::exampleModelEntry_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<bool>("present");
+    // $ATTNSCOPE_EXAMPLE_MODEL stands for where the program looks: a model there, or nothing.
+    QTest::newRow("present") << gpt2() << true;
+    QTest::newRow("missing") << test::sourcePath(QStringLiteral("tests/fixtures/no-such-model")) << false;
+}
+
+void TestModelGui::exampleModelEntry()
+{
+    QFETCH(QString, folder);
+    QFETCH(bool, present);
+    const ExampleModelAt example(folder);
+    MainWindow w;
+    auto *action = w.findChild<QAction *>(QStringLiteral("exampleModel"));
+    QVERIFY(action);
+    QCOMPARE(action->text(), QStringLiteral("Example model: tiny GPT-2"));
+    // In File > Examples, first.
+    QMenu *examples = nullptr;
+    for (QObject *o : action->associatedObjects())
+        if (auto *menu = qobject_cast<QMenu *>(o))
+            examples = menu;
+    QVERIFY(examples);
+    QCOMPARE(examples->title(), QStringLiteral("&Examples"));
+    QCOMPARE(examples->actions().value(0), action);
+    QCOMPARE(action->isEnabled(), present);
+    if (!present) {
+        // Disabled, and the tooltip says why and where it looked.
+        QVERIFY2(action->toolTip().contains(QStringLiteral("not installed")), qPrintable(action->toolTip()));
+        QVERIFY2(action->toolTip().contains(QDir::toNativeSeparators(QDir::cleanPath(folder))),
+                 qPrintable(action->toolTip()));
+        QVERIFY(examples->toolTipsVisible());
+        return;
+    }
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    action->trigger();
+    QVERIFY(shown.wait(30000));
+    auto model = TransformerModel::load(folder.toStdString());
+    QVERIFY(model);
+    QVERIFY(w.isReadOnly());
+    QCOMPARE(w.attention()->set.layers(), model->config().layers);
+    QCOMPARE(w.attention()->set.heads(), model->config().heads);
+    QVERIFY(w.windowTitle().startsWith(QFileInfo(folder).fileName()));
+}
+
+void TestModelGui::headOpenedOverAnotherNeverShowsItsResult()
+{
+    // A head is opened in the editor and, while its computation runs, an example over it: the
+    // head's result must not be shown in the example's document (it was, with the head's title;
+    // a slow first computation of the window's "New project" showed up the same way in
+    // openHeadInEditorGivesTheModelsAttention).
+    MainWindow w;
+    QVERIFY(openAndType(w, QStringLiteral("Heads attend to tokens")));
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    bool switched = false, posted = false;
+    connect(w.computeController(), &ComputeController::busyChanged, &w, [&](bool busy) {
+        if (busy && !posted) {
+            posted = true;
+            // Posted now, before the worker starts: it runs after the head's computation has
+            // been taken on, and before the head's result (posted by the worker) arrives.
+            QMetaObject::invokeMethod(
+                &w,
+                [&] {
+                    switched = true;
+                    w.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
+                },
+                Qt::QueuedConnection);
+        }
+    });
+    QVERIFY(w.openHeadInEditor(0, 1));
+    QVERIFY(shown.wait(30000));
+    QVERIFY(switched);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.computeController()->isBusy(), 30000);
+    QTest::qWait(50);
+    for (const auto &args : shown)
+        QCOMPARE(args.at(0).value<ComputedTracePtr>()->project.title, w.document()->project().title);
+    QCOMPARE(w.currentResult()->project.title, w.document()->project().title);
 }
 
 QTEST_MAIN(TestModelGui)

@@ -23,6 +23,7 @@ ModelController::ModelController(QObject *parent) : QObject(parent)
 
 ModelController::~ModelController()
 {
+    cancel(); // a long run in flight stops at its next layer instead of holding up the close
     m_pool.clear();
     m_pool.waitForDone();
 }
@@ -53,9 +54,11 @@ void ModelController::load(const QString &dir)
             [self, dir, generation, ptr, message] {
                 if (!self || generation != self->m_loadGeneration)
                     return;
-                if (ptr)
+                if (ptr) {
+                    // From now on text runs on this model, and no run of the one before is shown.
+                    self->setModel(ptr);
                     emit self->loaded(ptr, dir);
-                else
+                } else
                     emit self->loadFailed(dir, message);
             },
             Qt::QueuedConnection);
@@ -76,24 +79,57 @@ Result<AttentionSet> ModelController::viewSet(ModelRunPtr run)
     return set;
 }
 
-void ModelController::run(ModelPtr model, const QString &text)
+void ModelController::cancel()
 {
-    const quint64 generation = ++*m_generation;
+    ++*m_generation;
+    if (m_cancelFlag)
+        m_cancelFlag->store(true);
+    m_cancelFlag.reset();
+}
+
+void ModelController::setModel(ModelPtr model)
+{
+    cancel();
+    m_model = std::move(model);
+}
+
+void ModelController::close()
+{
+    cancel();
+    m_model.reset();
+}
+
+void ModelController::run(const QString &text)
+{
+    if (!m_model)
+        return;
+    cancel();
+    const quint64 generation = *m_generation;
+    auto cancelFlag = m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
     QPointer<ModelController> self(this);
     auto latest = m_generation;
-    m_pool.start([self, latest, model, text = text.toStdString(), generation] {
+    m_pool.start([self, latest, model = m_model, text, cancelFlag, generation] {
         if (latest->load() != generation)
             return; // a newer text came while this one waited
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, text] {
+                if (self)
+                    emit self->runStarted(text);
+            },
+            Qt::QueuedConnection);
         QString message;
         ModelRunPtr run;
         AttentionSet set;
         try {
-            auto encoding = model->encode(text);
+            auto encoding = model->encode(text.toStdString());
             if (!encoding) {
                 message = errorText(encoding.error());
             } else {
                 CpuBackend cpu;
-                auto result = model->forward(*encoding, cpu);
+                auto result = model->forward(*encoding, cpu, cancelFlag.get());
+                if (!result && result.kind() == ErrorKind::Cancelled)
+                    return; // superseded: the newer run delivers
                 if (!result) {
                     message = errorText(result.error());
                 } else {
@@ -112,7 +148,8 @@ void ModelController::run(ModelPtr model, const QString &text)
         QMetaObject::invokeMethod(
             self.data(),
             [self, latest, generation, model, run, set, message] {
-                if (!self || latest->load() != generation)
+                // A newer run, or a newer model (whose load cancels every older run).
+                if (!self || latest->load() != generation || model != self->m_model)
                     return;
                 if (!message.isEmpty())
                     emit self->runFailed(message);

@@ -16,8 +16,10 @@ using ModelRunPtr = std::shared_ptr<const ModelRun>;
 
 // Loads a model folder and runs typed text through it on a worker thread, never on the GUI
 // thread. Runs are coalesced: a newer text supersedes every older one, whose result is never
-// delivered (the GUI must not show an older sentence after a newer). Results arrive as
-// signals on the GUI thread.
+// delivered (the GUI must not show an older sentence after a newer), and a run in flight is
+// cancelled between layers so the worker takes the newest text at once. Text always runs on
+// the latest model loaded, and a run delivers only while its model is still that one: a run
+// of a model another load replaced is never shown. Results arrive as signals on the GUI thread.
 class ModelController : public QObject
 {
     Q_OBJECT
@@ -27,9 +29,17 @@ public:
     ~ModelController() override; // waits for the worker
 
     void load(const QString &dir);
-    void run(ModelPtr model, const QString &text);
-    // No run waiting or running is delivered any more (the model's document went).
-    void cancel() { ++*m_generation; }
+    // The latest model loaded: the one run() uses. Null before the first load and after close().
+    ModelPtr model() const { return m_model; }
+    // A model made in memory instead of loaded (benchmarks, tests); as a load's, it supersedes
+    // every run of the model before.
+    void setModel(ModelPtr model);
+    // Runs text on model() (nothing without one), superseding and cancelling every older run.
+    void run(const QString &text);
+    // No run waiting or running is delivered any more; one in flight is cancelled.
+    void cancel();
+    // cancel(), and the model goes too (the model's document went).
+    void close();
     bool waitForIdle(int timeoutMs = 60000);
 
     // The set the views show for a run: the run's attentions with its tokens as labels, GPT-2's
@@ -41,11 +51,17 @@ signals:
     void loadFailed(const QString &dir, const QString &message);
     void runReady(attnscope::ModelPtr model, attnscope::ModelRunPtr run, const attnscope::AttentionSet &set);
     void runFailed(const QString &message);
+    // The worker began the forward pass of the text given to run() (for progress, and for tests
+    // that supersede a run in flight).
+    void runStarted(const QString &text);
 
 private:
     QThreadPool m_pool;
     std::shared_ptr<std::atomic<quint64>> m_generation = std::make_shared<std::atomic<quint64>>(0);
+    // The newest run's flag: raised when a newer run or cancel() supersedes it.
+    std::shared_ptr<std::atomic<bool>> m_cancelFlag;
     quint64 m_loadGeneration = 0;
+    ModelPtr m_model;
 };
 
 } // namespace attnscope

@@ -51,14 +51,16 @@ MainWindow::MainWindow(QWidget *parent)
     createActions();
     createStatusBar();
     connect(m_compute, &ComputeController::computed, this, [this](ComputedTracePtr result) {
-        if (!m_attention) // a computation started before an attention file was opened
+        // Not one started before an attention file was opened, nor one of the document before.
+        if (!m_attention && result->generation >= m_documentGeneration)
             showResult(std::move(result));
     });
     connect(m_compute, &ComputeController::failed, this,
             [this](const QString &message, quint64, ErrorKind kind) { computeFailed(message, kind); });
     connect(m_compute, &ComputeController::backendChanged, this,
             [this](const QString &name, const QString &device, const QString &notice) {
-                if (!name.isEmpty())
+                // An attention file's or a model's label stays (the backend probe ends late).
+                if (!name.isEmpty() && !m_attention)
                     m_backendLabel->setText(tr("Backend: %1 \u2014 %2").arg(name, device));
                 m_noticeLabel->setText(notice);
                 m_noticeLabel->setVisible(!notice.isEmpty());
@@ -400,6 +402,8 @@ void MainWindow::setDocument(Document *document, bool behindReadOnly)
         delete old;
     }
     updateTitle();
+    // Every request from now on is this document's; a result of an older one is not shown here.
+    m_documentGeneration = m_compute->latestGeneration() + 1;
     requestCompute();
 }
 

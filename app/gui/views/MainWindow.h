@@ -99,6 +99,9 @@ public:
     // Real models (MainWindowModel.cpp): a Hugging Face GPT-2 or BERT folder, loaded on a
     // worker; the text box's sentence is run through it and shown as a read-only document.
     bool openModel(const QString &dir);
+    // The built-in example model (File > Examples), after asking to save a modified project;
+    // false with a message when it is not installed or the answer was Cancel.
+    bool openExampleModel();
     // Head `head` of layer `layer` of the current model run as a new, editable project.
     bool openHeadInEditor(int layer, int head);
     ModelRunPtr modelRun() const { return m_modelRun; }
@@ -193,6 +196,7 @@ private:
 
     // Real models (MainWindowModel.cpp).
     void createModelViews(QMenu *file);
+    void createExampleModelAction();
     void showModelRun(ModelPtr model, ModelRunPtr run, const AttentionSet &set);
 
     // File handling (MainWindowFiles.cpp).
@@ -211,6 +215,7 @@ private:
 
     QPointer<Document> m_document;
     ComputeController *m_compute;
+    quint64 m_documentGeneration = 0; // the current document's first computation (setDocument)
     ComputedTracePtr m_result;
     QUndoGroup *m_undoGroup;
     QString m_lastError;

@@ -122,10 +122,14 @@ AttentionSource MainWindow::attentionSource() const
 void MainWindow::showAttention(LoadedAttentionPtr attention)
 {
     const bool wasAttention = m_attention != nullptr;
-    // A model's document goes too (showModelRun sets it again after this).
+    // A model's document goes too (showModelRun sets it again after this; the model it shows
+    // stays loaded for the text box).
     m_transformer.reset();
     m_modelRun.reset();
-    m_modelJobs->cancel();
+    if (attention->info.container == "model")
+        m_modelJobs->cancel();
+    else
+        m_modelJobs->close();
     m_modelText->hide();
     m_openHeadAction->setEnabled(false);
     // The hidden project goes (it was saved or discarded before the open): a new, unmodified
@@ -173,7 +177,7 @@ void MainWindow::leaveAttentionMode()
     m_attentionJobs->cancelAll();
     m_transformer.reset();
     m_modelRun.reset();
-    m_modelJobs->cancel();
+    m_modelJobs->close();
     m_modelText->hide();
     m_openHeadAction->setEnabled(false);
     m_layer = 0;

@@ -5,6 +5,7 @@
 
 #include "app/gui/views/MainWindow.h"
 
+#include "app/gui/document/ExampleModel.h"
 #include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/HeatmapView.h"
 #include "app/gui/views/ModelView.h"
@@ -40,13 +41,16 @@ void MainWindow::createModelViews(QMenu *file)
     if (auto *layout = qobject_cast<QVBoxLayout *>(centralWidget()->layout()))
         layout->insertWidget(0, m_modelText);
     connect(m_modelText, &QLineEdit::textChanged, this, [this](const QString &text) {
+        // On the latest model loaded, which may not be shown yet (its first run is in flight).
         if (m_transformer)
-            m_modelJobs->run(m_transformer, text);
+            m_modelJobs->run(text);
     });
 
     QAction *openModelAction = new QAction(tr("Open &Model…"), this);
     openModelAction->setObjectName(QStringLiteral("openModel"));
     connect(openModelAction, &QAction::triggered, this, [this] {
+        if (!maybeSave())
+            return;
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a GPT-2 or BERT Model Folder"), m_lastDir);
         if (!dir.isEmpty())
             openModel(dir);
@@ -60,6 +64,8 @@ void MainWindow::createModelViews(QMenu *file)
     const QList<QAction *> actions = file->actions();
     file->insertAction(actions.size() > 2 ? actions.at(2) : nullptr, openModelAction);
     file->insertAction(actions.size() > 2 ? actions.at(2) : nullptr, m_openHeadAction);
+
+    createExampleModelAction();
 
     // The model view's context menu opens the head under the mouse; the heads grid's the
     // current head of the current layer.
@@ -77,11 +83,11 @@ void MainWindow::createModelViews(QMenu *file)
     m_grid->addAction(m_openHeadAction);
     connect(m_grid, &HeadsGridView::headActivated, this, [this](int head) { m_modelView->setCurrent(m_layer, head); });
 
-    connect(m_modelJobs, &ModelController::loaded, this, [this](ModelPtr model, const QString &dir) {
+    connect(m_modelJobs, &ModelController::loaded, this, [this](const ModelPtr &, const QString &dir) {
         m_modelDir = dir;
         const QString text = m_modelText->text().isEmpty() ? QString::fromUtf8(kFirstSentence) : m_modelText->text();
         // The document changes only when the first run succeeds (showModelRun).
-        m_modelJobs->run(std::move(model), text);
+        m_modelJobs->run(text);
     });
     connect(m_modelJobs, &ModelController::loadFailed, this, [this](const QString &, const QString &message) {
         showError(message);
@@ -92,6 +98,40 @@ void MainWindow::createModelViews(QMenu *file)
         m_lastError = message;
         m_messageLabel->showMessage(message);
     });
+}
+
+void MainWindow::createExampleModelAction()
+{
+    // At the top of File > Examples, before the projects. The folder is looked for once: it
+    // comes with the program (installed, or in the source tree) and does not come and go.
+    auto *action = new QAction(tr("Example model: tiny GPT-2"), this);
+    action->setObjectName(QStringLiteral("exampleModel"));
+    const QString dir = exampleModelDir();
+    if (dir.isEmpty()) {
+        action->setEnabled(false);
+        action->setToolTip(tr("The example model is not installed: no folder holds it (looked in %1).")
+                               .arg(QDir::toNativeSeparators(exampleModelCandidates().join(QStringLiteral(", ")))));
+    } else {
+        action->setToolTip(QDir::toNativeSeparators(dir));
+    }
+    connect(action, &QAction::triggered, this, [this] { openExampleModel(); });
+    m_examplesMenu->setToolTipsVisible(true);
+    QAction *first = m_examplesMenu->actions().value(0);
+    m_examplesMenu->insertAction(first, action);
+    m_examplesMenu->insertSeparator(first);
+}
+
+bool MainWindow::openExampleModel()
+{
+    const QString dir = exampleModelDir();
+    if (dir.isEmpty()) {
+        showError(tr("The example model is not installed: no folder holds it (looked in %1).")
+                      .arg(QDir::toNativeSeparators(exampleModelCandidates().join(QStringLiteral(", ")))));
+        return false;
+    }
+    if (!maybeSave())
+        return false;
+    return openModel(dir);
 }
 
 bool MainWindow::openModel(const QString &dir)
@@ -122,6 +162,14 @@ void MainWindow::showModelRun(ModelPtr model, ModelRunPtr run, const AttentionSe
         }
         showAttention(loaded);
         m_transformer = model; // after showAttention: leaving the old document clears it
+        // In place of showAttention's "Attention file: model": which model, of what kind and shape.
+        const ModelConfig &config = model->config();
+        m_backendLabel->setText(tr("Model: %1 (%2, %3 layers, %4 heads)")
+                                    .arg(QFileInfo(loaded->path).fileName(), config.type == ModelType::Gpt2
+                                                                                 ? QStringLiteral("GPT-2")
+                                                                                 : QStringLiteral("BERT"))
+                                    .arg(config.layers)
+                                    .arg(config.heads));
         m_modelRun = run;
         m_modelText->show();
         m_openHeadAction->setEnabled(true);
