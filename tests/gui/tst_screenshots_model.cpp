@@ -93,8 +93,8 @@ void TestScreenshotsModel::modelAndHead()
     auto run = model->forward(*input, cpu);
     QVERIFY(run);
     const InductionHead induction = strongestInductionHead(**run, input->ids);
-    qInfo("strongest induction head: layer %d head %d (0-based), mean weight %.3f", induction.layer,
-          induction.head, induction.score);
+    qInfo("strongest induction head: layer %d head %d (0-based), mean weight %.3f", induction.layer, induction.head,
+          induction.score);
     QVERIFY2(induction.score > 0.3, "the example model has no induction head");
 
     MainWindow w;

@@ -70,9 +70,8 @@ void HeatmapView::updateNotes()
     }
     const NonFiniteReport &bad = m_nonFinite;
     if (bad.any()) {
-        const QString where = bad.head >= 0
-                                  ? tr("%1 of head %2").arg(QString::fromStdString(bad.tensor)).arg(bad.head)
-                                  : QString::fromStdString(bad.tensor);
+        const QString where = bad.head >= 0 ? tr("%1 of head %2").arg(QString::fromStdString(bad.tensor)).arg(bad.head)
+                                            : QString::fromStdString(bad.tensor);
         m_warning->setText(tr("The result is not finite: %1 NaN values (magenta cells) and %2 infinite values, "
                               "+Inf or -Inf (cyan cells); the first in %3. The inputs are finite, so the "
                               "arithmetic overflowed float32: make the inputs, weights or scale smaller.")
