@@ -85,27 +85,6 @@ GemmTiling tilingFor(const DeviceInfo &info)
 
 } // namespace
 
-Result<VulkanFault> parseVulkanFault(const std::string &text)
-{
-    if (text.empty() || text == "none")
-        return VulkanFault::None;
-    if (text == "create")
-        return VulkanFault::CreateDevice;
-    if (text == "device-lost")
-        return VulkanFault::DeviceLost;
-    if (text == "oom")
-        return VulkanFault::OutOfMemory;
-    if (text == "timeout")
-        return VulkanFault::Timeout;
-    if (text == "partial-instance")
-        return VulkanFault::PartialInstance;
-    if (text == "partial-device")
-        return VulkanFault::PartialDevice;
-    return Error{"ATTNSCOPE_VULKAN_FAULT: expected none, create, device-lost, oom, timeout, partial-instance or "
-                 "partial-device, found \"" +
-                 text + "\""};
-}
-
 struct VulkanBackend::State {
     ~State();
 
@@ -270,29 +249,14 @@ Status VulkanBackend::State::record(const AttentionProblem &p, int &dispatches)
     auto bias = [&](Slot s) { return tensors[s].bytes ? &tensors[s].device : nullptr; };
 
     // Projections: Q = Xq·Wq + bq, K = Xkv·Wk + bk, V = Xv·Wv + bv (independent: no barriers).
-    struct Projection {
-        const char *name;
-        const Buffer *x;
-        std::uint64_t rows, inDim, outDim;
-        Slot w, b, out;
-    } projections[] = {
-        {"projection Q", &xq, tq, std::uint64_t(p.dq()), qkw, Wq, Bq, Q},
-        {"projection K", &xkv, tk, std::uint64_t(p.dkv()), qkw, Wk, Bk, K},
-        {"projection V", &xv, tk, std::uint64_t(p.dvIn()), vw, Wv, Bv, V},
+    const ProjectionPass projections[] = {
+        {"projection Q", &xq, tq, std::uint64_t(p.dq()), qkw, &tensors[Wq].device, bias(Bq), &tensors[Q].device},
+        {"projection K", &xkv, tk, std::uint64_t(p.dkv()), qkw, &tensors[Wk].device, bias(Bk), &tensors[K].device},
+        {"projection V", &xv, tk, std::uint64_t(p.dvIn()), vw, &tensors[Wv].device, bias(Bv), &tensors[V].device},
     };
-    for (const Projection &pr : projections) {
-        GemmPass g;
-        g.name = pr.name;
-        g.m = pr.rows;
-        g.n = pr.outDim;
-        g.k = pr.inDim;
-        g.a = {pr.x, 0, pr.inDim, 1, 0};
-        g.b = {&tensors[pr.w].device, 0, pr.outDim, 1, 0};
-        g.c = {&tensors[pr.out].device, 0, pr.outDim, 1, 0};
-        g.bias = bias(pr.b);
-        if (Status s = rec.gemm(g); !s)
+    for (const ProjectionPass &pr : projections)
+        if (Status s = rec.projection(pr); !s)
             return s;
-    }
     rec.computeBarrier();
 
     // scores[h] = scale · Q_h·K_hᵀ: Kᵀ is K read with its strides swapped.

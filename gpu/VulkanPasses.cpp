@@ -48,6 +48,20 @@ void PassRecorder::computeBarrier()
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 }
 
+Status PassRecorder::projection(const ProjectionPass &p)
+{
+    GemmPass g;
+    g.name = p.name;
+    g.m = p.rows;
+    g.n = p.outDim;
+    g.k = p.inDim;
+    g.a = {p.x, 0, p.inDim, 1, 0};
+    g.b = {p.w, 0, p.outDim, 1, 0};
+    g.c = {p.out, 0, p.outDim, 1, 0};
+    g.bias = p.bias;
+    return gemm(g);
+}
+
 Status PassRecorder::gemm(const GemmPass &p)
 {
     if (p.m == 0 || p.n == 0 || p.heads == 0)

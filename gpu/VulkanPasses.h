@@ -23,6 +23,14 @@ struct GemmPass {
     float alpha = 1.0f;
 };
 
+// Y = X·W (+ b) for one input: X rows x inDim, W inDim x outDim, Y rows x outDim, all dense.
+struct ProjectionPass {
+    const char *name;
+    const Buffer *x;
+    std::uint64_t rows, inDim, outDim;
+    const Buffer *w, *bias, *out; // bias: outDim floats, or null
+};
+
 // weights[h](i, :) = masked softmax of scores[h](i, :), both [heads][rows][keys].
 struct SoftmaxPass {
     std::uint64_t rows = 0, keys = 0, heads = 0;
@@ -56,6 +64,7 @@ public:
     }
 
     Status gemm(const GemmPass &pass);
+    Status projection(const ProjectionPass &pass);
     Status softmax(const SoftmaxPass &pass);
     // Makes every shader write so far visible to every later shader read or write.
     void computeBarrier();

@@ -312,29 +312,18 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
                                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
             const Buffer &xkv = cross ? m_tensors[Xkv].device : m_tensors[Xq].device;
             const Buffer &xv = p.hasSeparateValue() ? m_tensors[Xv].device : xkv;
-            struct Projection {
-                const char *name;
-                const Buffer *x;
-                std::uint64_t rows, inDim, outDim;
-                Slot w, b, out;
-            } projections[] = {
-                {"pooled projection Q", &m_tensors[Xq].device, tq, std::uint64_t(p.dq()), qkw, Wq, Bq, Q},
-                {"pooled projection K", &xkv, tk, std::uint64_t(p.dkv()), qkw, Wk, Bk, K},
-                {"pooled projection V", &xv, tk, std::uint64_t(p.dvIn()), vw, Wv, Bv, V},
+            auto bias = [&](Slot b) { return bytes[b] ? &m_tensors[b].device : nullptr; };
+            const ProjectionPass projections[] = {
+                {"pooled projection Q", &m_tensors[Xq].device, tq, std::uint64_t(p.dq()), qkw, &m_tensors[Wq].device,
+                 bias(Bq), &m_tensors[Q].device},
+                {"pooled projection K", &xkv, tk, std::uint64_t(p.dkv()), qkw, &m_tensors[Wk].device, bias(Bk),
+                 &m_tensors[K].device},
+                {"pooled projection V", &xv, tk, std::uint64_t(p.dvIn()), vw, &m_tensors[Wv].device, bias(Bv),
+                 &m_tensors[V].device},
             };
-            for (const Projection &pr : projections) {
-                GemmPass g;
-                g.name = pr.name;
-                g.m = pr.rows;
-                g.n = pr.outDim;
-                g.k = pr.inDim;
-                g.a = {pr.x, 0, pr.inDim, 1, 0};
-                g.b = {&m_tensors[pr.w].device, 0, pr.outDim, 1, 0};
-                g.c = {&m_tensors[pr.out].device, 0, pr.outDim, 1, 0};
-                g.bias = bytes[pr.b] ? &m_tensors[pr.b].device : nullptr;
-                if (Status s = rec.gemm(g); !s)
+            for (const ProjectionPass &pr : projections)
+                if (Status s = rec.projection(pr); !s)
                     return s.error();
-            }
             rec.computeBarrier();
         }
 
