@@ -1,7 +1,8 @@
-// The built-in example model in a real window (run under Xvfb by CTest): the model view of a
-// typed sentence that repeats itself, its strongest induction head enlarged, and that head
-// opened in the editor, captured from the screen into the build tree. The induction head is
-// found from an independent forward in the test, and the shipped model must have one.
+// A real model in a real window (run under Xvfb by CTest): the model view of a typed sentence
+// that repeats itself, its strongest induction head enlarged, and that head opened in the
+// editor, captured from the screen into the build tree. The head is found from an independent
+// forward in the test. The built-in example model (resources/models/tiny-gpt2) is used when the
+// tree holds it, and then it must have an induction head; else the random-weight fixture GPT-2.
 
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
@@ -35,8 +36,8 @@ private slots:
 
 namespace {
 
-const char *const kText = "The cat sat on the mat and the dog ran in the park. "
-                          "The cat sat on the mat and the dog ran in the park.";
+// Short enough for the fixture's 32 positions.
+const char *const kText = "The cat sat on the mat. The cat sat on the mat.";
 
 struct InductionHead {
     int layer = -1, head = -1;
@@ -84,7 +85,10 @@ void TestScreenshotsModel::initTestCase()
 
 void TestScreenshotsModel::modelAndHead()
 {
-    const QString dir = test::sourcePath(QStringLiteral("resources/models/tiny-gpt2"));
+    QString dir = test::sourcePath(QStringLiteral("resources/models/tiny-gpt2"));
+    const bool exampleModel = QFileInfo::exists(dir + QStringLiteral("/model.safetensors"));
+    if (!exampleModel)
+        dir = test::sourcePath(QStringLiteral("tests/fixtures/models/gpt2-f32"));
     auto model = TransformerModel::load(dir.toStdString());
     QVERIFY2(model, model ? "" : model.error().message.c_str());
     auto input = model->encode(kText);
@@ -95,7 +99,9 @@ void TestScreenshotsModel::modelAndHead()
     const InductionHead induction = strongestInductionHead(**run, input->ids);
     qInfo("strongest induction head: layer %d head %d (0-based), mean weight %.3f", induction.layer, induction.head,
           induction.score);
-    QVERIFY2(induction.score > 0.3, "the example model has no induction head");
+    QVERIFY(induction.layer >= 0);
+    if (exampleModel)
+        QVERIFY2(induction.score > 0.3, "the example model has no induction head");
 
     MainWindow w;
     w.resize(1440, 900);
