@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Trains AttnScope's built-in example model: a small GPT-2 with GPT-2's real tokenizer.
 
-Reproducible: fixed seeds, a fixed thread count, a fixed corpus (the shipped model was trained
-with THREADS=2, 1500 steps, about 12 minutes on two cores). Needs Debian's python3-torch,
+Reproducible: fixed seeds, a fixed thread count, a fixed corpus (1500 steps with THREADS=2 take
+about 12 minutes on two cores; that many have not yet been enough for induction heads, see
+analyse_heads.py). Needs Debian's python3-torch,
 python3-regex and python3.11-doc (the training text):
 
     apt-get install python3-torch python3-regex python3.11-doc
