@@ -5,15 +5,14 @@
 
 Runs the model (`attnscope-cli model`) on two inputs and prints, per layer and head:
 - previous: the mean weight a query puts on the token just before it, on a paragraph of text;
-- induction: on a sequence of random tokens repeated once, the mean weight a query in the
-  second copy puts on the token after the earlier occurrence of itself (the induction pattern);
+- induction: on the same paragraph written twice, the mean weight a query in the second copy puts
+  on the token after the earlier occurrence of its own token (the induction pattern);
 - first: the mean weight on the first token (a "sink" that heads with nothing to do park on).
 Needs numpy (Debian's python3-numpy).
 """
 
 import json
 import pathlib
-import random
 import subprocess
 import sys
 import tempfile
@@ -29,20 +28,21 @@ TEXT = ("When you run a Python script, the interpreter reads the file, compiles 
 def attentions(cli, args):
     with tempfile.TemporaryDirectory() as out:
         subprocess.run([cli, "model", str(HERE), *args, "--out", out], check=True, capture_output=True)
-        return numpy.load(pathlib.Path(out) / "attentions.npy").astype(numpy.float64)
+        tokens = json.loads((pathlib.Path(out) / "tokens.json").read_text(encoding="utf-8"))
+        return numpy.load(pathlib.Path(out) / "attentions.npy").astype(numpy.float64), tokens["ids"]
 
 
 def main():
     cli = sys.argv[1] if len(sys.argv) > 1 else "attnscope-cli"
-    text = attentions(cli, ["--text", TEXT])
-    # Random tokens from the words the model was trained on, repeated: 40 then the same 40.
-    vocab = json.loads((HERE / "vocab.json").read_text(encoding="utf-8"))
-    words = [i for t, i in vocab.items() if t.startswith("\u0120") and t[1:].isalpha() and len(t) > 4]
-    random.seed(3)
-    half = random.sample(sorted(words)[:20000], 40)
-    ids = half + half
-    repeated = attentions(cli, ["--ids", ",".join(map(str, ids))])
-    n = len(half)
+    text, _ = attentions(cli, ["--text", TEXT])
+    repeated, ids = attentions(cli, ["--text", TEXT + " " + TEXT])
+    # For each query, the position just after the latest earlier occurrence of its token.
+    targets = {}
+    for i in range(1, len(ids)):
+        for j in range(i - 1, 0, -1):
+            if ids[j - 1] == ids[i]:
+                targets[i] = j
+                break
     layers, heads = text.shape[:2]
     print("layer head previous induction first")
     for l in range(layers):
@@ -50,7 +50,7 @@ def main():
             a = text[l, h]
             previous = numpy.mean([a[i, i - 1] for i in range(1, a.shape[0])])
             r = repeated[l, h]
-            induction = numpy.mean([r[i, i - n + 1] for i in range(n, 2 * n)])
+            induction = numpy.mean([r[i, j] for i, j in targets.items()])
             first = numpy.mean(a[1:, 0])
             print(f"{l} {h} {previous:.3f} {induction:.3f} {first:.3f}")
 

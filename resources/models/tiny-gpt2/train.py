@@ -41,7 +41,7 @@ DOCS = pathlib.Path("/usr/share/doc/python3.11/html")
 SECTIONS = ["tutorial", "howto", "faq"]
 
 LAYERS, HEADS, WIDTH, POSITIONS = 3, 4, 64, 256
-SEQUENCE, BATCH, STEPS, LEARNING_RATE = 128, 16, int(os.environ.get("STEPS", "1500")), 1e-3
+SEQUENCE, BATCH, STEPS, LEARNING_RATE = 128, 16, int(os.environ.get("STEPS", "4000")), 1e-3
 VOCAB = 50257
 
 
@@ -182,17 +182,22 @@ class TinyGpt2(torch.nn.Module):
 
 
 def batches(data, vocab, generator):
-    """Sequences of the corpus, each with a run of random tokens followed by the same run again."""
+    """Sequences of the corpus, each with a run of random tokens followed by the same run again.
+
+    Yields inputs, targets and a mask of the targets only copying can predict (the second run after
+    its first token)."""
     while True:
         starts = torch.randint(0, len(data) - SEQUENCE - 1, (BATCH,), generator=generator)
         rows = torch.stack([data[s : s + SEQUENCE + 1] for s in starts.tolist()])
+        copies = torch.zeros(BATCH, SEQUENCE + 1, dtype=torch.bool)
         for r in range(BATCH):
-            span = int(torch.randint(8, SEQUENCE // 4, (1,), generator=generator))
+            span = int(torch.randint(12, SEQUENCE // 3, (1,), generator=generator))
             begin = int(torch.randint(0, SEQUENCE + 1 - 2 * span, (1,), generator=generator))
             run = torch.randint(0, vocab, (span,), generator=generator)
             rows[r, begin : begin + span] = run
             rows[r, begin + span : begin + 2 * span] = run
-        yield rows[:, :-1], rows[:, 1:]
+            copies[r, begin + span + 1 : begin + 2 * span] = True
+        yield rows[:, :-1], rows[:, 1:], copies[:, 1:]
 
 
 def write_safetensors(path, tensors):
@@ -235,16 +240,26 @@ def main():
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, LEARNING_RATE, total_steps=STEPS, pct_start=0.1)
     generator = torch.Generator().manual_seed(7)
     begun = time.time()
-    for step, (inputs, targets) in zip(range(STEPS), batches(data, len(used), generator)):
+    for step, (inputs, targets, copies) in zip(range(STEPS), batches(data, len(used), generator)):
         logits = model(inputs)
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        losses = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none")
+        loss = losses.mean()
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
         schedule.step()
         if step % 50 == 0 or step == STEPS - 1:
-            print(f"step {step}: loss {loss.item():.3f} ({time.time() - begun:.0f} s)", flush=True, file=sys.stderr)
+            # The copy loss falls far below the text loss once an induction head has formed.
+            copy = losses[copies.reshape(-1)].mean().item()
+            text = losses[~copies.reshape(-1)].mean().item()
+            print(f"step {step}: loss {loss.item():.3f}, text {text:.3f}, copy {copy:.3f} "
+                  f"({time.time() - begun:.0f} s)", flush=True, file=sys.stderr)
+        if (step + 1) % 1000 == 0 or step == STEPS - 1:
+            save(model, used)
 
+
+def save(model, used):
     full = torch.randn(VOCAB, WIDTH, generator=torch.Generator().manual_seed(11)) * 0.02
     full[torch.tensor(used)] = model.wte.detach()
     tensors = {"wte.weight": full, "wpe.weight": model.wpe.detach()}
@@ -267,7 +282,7 @@ def main():
         "bos_token_id": 50256, "eos_token_id": 50256, "torch_dtype": "float16",
     }
     (HERE / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    print("wrote", HERE / "model.safetensors", file=sys.stderr)
+    print("wrote", HERE / "model.safetensors", flush=True, file=sys.stderr)
 
 
 if __name__ == "__main__":
