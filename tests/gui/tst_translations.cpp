@@ -130,6 +130,12 @@ QString menuTitle(MainWindow &w, int index)
     return index < menus.size() ? menus[index]->text() : QString();
 }
 
+// Three English words in a row: core's English prose left inside a translated message.
+bool hasEnglishProse(const QString &text)
+{
+    static const QRegularExpression prose(QStringLiteral("\\b[a-z]{2,} [a-z]{2,} [a-z]{2,}\\b"));
+    return text.contains(prose);
+}
 } // namespace
 
 class TestTranslations : public QObject
@@ -418,6 +424,7 @@ void TestTranslations::coreErrorsTranslate()
     QVERIFY2(text.contains(chinese), qPrintable(text));
     QVERIFY2(text.contains(kept), qPrintable(text));
     QVERIFY2(text.contains(path), qPrintable(text)); // the file name before the message is kept
+    QVERIFY2(!hasEnglishProse(text), qPrintable(text));
 }
 
 void TestTranslations::fileAndBackendErrorsTranslate_data()
@@ -497,6 +504,7 @@ void TestTranslations::fileAndBackendErrorsTranslate()
     const QString text = errorText(error);
     QVERIFY2(text.contains(chinese), qPrintable(text));
     QVERIFY2(text.contains(kept), qPrintable(text));
+    QVERIFY2(!hasEnglishProse(text), qPrintable(text));
 }
 
 void TestTranslations::unknownCodeShowsTheEnglishMessage()
