@@ -56,9 +56,13 @@ constexpr std::array kTemplates = {
     ErrorTemplate{"attention.emptyAxis", "shape %1: every size must be at least 1"},
     ErrorTemplate{"attention.nonFinite", "value %1 (attention weights must be finite numbers)"},
     // JSON syntax and limits (core/JsonDocument.cpp, core/ProjectFile.cpp).
-    ErrorTemplate{"json.syntax", "not valid JSON: parse error at line %1, column %2: %3"},
-    ErrorTemplate{"json.syntax.nonNumber", "not valid JSON: parse error at line %1, column %2: %3 (NaN and Infinity "
-                                           "are not numbers in JSON; every value must be finite)"},
+    ErrorTemplate{"json.syntax", "not valid JSON: parse error at line %1, column %2 (offset %3): unexpected '%4'"},
+    ErrorTemplate{"json.syntax.nonNumber",
+                  "not valid JSON: parse error at line %1, column %2 (offset %3): unexpected '%4' (NaN and Infinity "
+                  "are not numbers in JSON; every value must be finite)"},
+    ErrorTemplate{
+        "json.syntax.end",
+        "not valid JSON: parse error at line %1, column %2 (offset %3): the text ends before the JSON is complete"},
     ErrorTemplate{"json.invalid", "not valid JSON: %1"},
     ErrorTemplate{"json.invalid.nonNumber",
                   "not valid JSON: %1 (NaN and Infinity are not numbers in JSON; every value must be finite)"},
@@ -127,6 +131,25 @@ constexpr std::array kTemplates = {
     ErrorTemplate{"safetensors.noAttentions", "no tensor named \"attentions\" among %1"},
     ErrorTemplate{"safetensors.attentionDtype", "tensor %1 has dtype %2 (expected F16, BF16, F32 or F64)"},
     ErrorTemplate{"safetensors.metadata.labels", "__metadata__.%1: expected a JSON list of strings"},
+    // Vulkan's own refusals (gpu/): the driver's words (VkResult names, dlerror()) are arguments.
+    ErrorTemplate{"vulkan.loader.open", "no Vulkan loader: cannot open %1"},
+    ErrorTemplate{"vulkan.loader.openReason", "no Vulkan loader: cannot open %1 (%2)"},
+    ErrorTemplate{"vulkan.loader.noEntry", "no Vulkan loader: %1 has no vkGetInstanceProcAddr"},
+    ErrorTemplate{"vulkan.loader.lacks", "Vulkan loader %1 lacks %2"},
+    ErrorTemplate{"vulkan.instance.lacks", "Vulkan instance lacks %1"},
+    ErrorTemplate{"vulkan.device.lacks", "Vulkan device lacks %1"},
+    ErrorTemplate{"vulkan.noDriver",
+                  "no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)"},
+    ErrorTemplate{"vulkan.noDriver.enumerate", "no Vulkan driver: vkEnumeratePhysicalDevices failed with %1"},
+    ErrorTemplate{"vulkan.noDevice.loader", "no Vulkan device: the loader found no driver with a device (see "
+                                            "VK_DRIVER_FILES / VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)"},
+    ErrorTemplate{"vulkan.noDevice", "no Vulkan device"},
+    ErrorTemplate{"vulkan.device.index", "Vulkan device \"%1\": no device with that index (devices: %2)"},
+    ErrorTemplate{"vulkan.device.name", "Vulkan device \"%1\": no device name contains it (devices: %2)"},
+    ErrorTemplate{"vulkan.call", "%1: %2 (%3)"},
+    ErrorTemplate{"vulkan.timeout", "the GPU did not finish within %1 s (VK_TIMEOUT)"},
+    ErrorTemplate{"vulkan.deviceLost", "the device stopped answering: %1"},
+    ErrorTemplate{"vulkan.pending", "the previous submission never finished"},
     ErrorTemplate{"backend.vulkanUnavailable", "Vulkan backend unavailable: %1"},
     ErrorTemplate{"backend.startFailed", "Vulkan failed to start (%1): using the CPU"},
     ErrorTemplate{"backend.usingCpu", "%1: using the CPU"},
@@ -177,6 +200,16 @@ Error codedError(const char *code, std::vector<std::string> args, ErrorKind kind
     e.code = code;
     e.args = std::move(args);
     return e;
+}
+
+Error wrappingError(const char *code, const Error &inner, ErrorKind kind)
+{
+    std::vector<std::string> args{inner.message};
+    if (!inner.code.empty()) {
+        args.push_back(inner.code);
+        args.insert(args.end(), inner.args.begin(), inner.args.end());
+    }
+    return codedError(code, std::move(args), kind);
 }
 
 Error prefixedError(const std::string &prefix, Error e)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string_view>
 
 namespace attnscope {
 
@@ -75,10 +76,17 @@ const Entry kEntries[] = {
     {"attention.emptyAxis", QT_TRANSLATE_NOOP("attnscope::CoreError", "shape %1: every size must be at least 1")},
     {"attention.nonFinite",
      QT_TRANSLATE_NOOP("attnscope::CoreError", "value %1 (attention weights must be finite numbers)")},
-    {"json.syntax", QT_TRANSLATE_NOOP("attnscope::CoreError", "not valid JSON: parse error at line %1, column %2: %3")},
+    {"json.syntax",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "not valid JSON: parse error at line %1, column %2 (offset %3): unexpected '%4'")},
     {"json.syntax.nonNumber",
-     QT_TRANSLATE_NOOP("attnscope::CoreError", "not valid JSON: parse error at line %1, column %2: %3 (NaN and "
-                                               "Infinity are not numbers in JSON; every value must be finite)")},
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "not valid JSON: parse error at line %1, column %2 (offset %3): unexpected '%4' (NaN and "
+                       "Infinity are not numbers in JSON; every value must be finite)")},
+    {"json.syntax.end",
+     QT_TRANSLATE_NOOP(
+         "attnscope::CoreError",
+         "not valid JSON: parse error at line %1, column %2 (offset %3): the text ends before the JSON is complete")},
     {"json.invalid", QT_TRANSLATE_NOOP("attnscope::CoreError", "not valid JSON: %1")},
     {"json.invalid.nonNumber",
      QT_TRANSLATE_NOOP("attnscope::CoreError",
@@ -178,6 +186,31 @@ const Entry kEntries[] = {
      QT_TRANSLATE_NOOP("attnscope::CoreError", "tensor %1 has dtype %2 (expected F16, BF16, F32 or F64)")},
     {"safetensors.metadata.labels",
      QT_TRANSLATE_NOOP("attnscope::CoreError", "__metadata__.%1: expected a JSON list of strings")},
+    // Vulkan's own refusals (gpu/): the driver's words (VkResult names, dlerror()) are arguments.
+    {"vulkan.loader.open", QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan loader: cannot open %1")},
+    {"vulkan.loader.openReason", QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan loader: cannot open %1 (%2)")},
+    {"vulkan.loader.noEntry",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan loader: %1 has no vkGetInstanceProcAddr")},
+    {"vulkan.loader.lacks", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan loader %1 lacks %2")},
+    {"vulkan.instance.lacks", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan instance lacks %1")},
+    {"vulkan.device.lacks", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan device lacks %1")},
+    {"vulkan.noDriver",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)")},
+    {"vulkan.noDriver.enumerate",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan driver: vkEnumeratePhysicalDevices failed with %1")},
+    {"vulkan.noDevice.loader",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan device: the loader found no driver with a device (see "
+                                               "VK_DRIVER_FILES / VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)")},
+    {"vulkan.noDevice", QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan device")},
+    {"vulkan.device.index",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan device \"%1\": no device with that index (devices: %2)")},
+    {"vulkan.device.name",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan device \"%1\": no device name contains it (devices: %2)")},
+    {"vulkan.call", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: %2 (%3)")},
+    {"vulkan.timeout", QT_TRANSLATE_NOOP("attnscope::CoreError", "the GPU did not finish within %1 s (VK_TIMEOUT)")},
+    {"vulkan.deviceLost", QT_TRANSLATE_NOOP("attnscope::CoreError", "the device stopped answering: %1")},
+    {"vulkan.pending", QT_TRANSLATE_NOOP("attnscope::CoreError", "the previous submission never finished")},
     {"backend.vulkanUnavailable", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan backend unavailable: %1")},
     {"backend.startFailed", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan failed to start (%1): using the CPU")},
     {"backend.usingCpu", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: using the CPU")},
@@ -189,6 +222,10 @@ const Entry kEntries[] = {
      QT_TRANSLATE_NOOP("attnscope::CoreError",
                        "%1: computed on the CPU this time (the GPU is still used for the next problem)")},
 };
+
+// The codes whose %1 is another error (core's wrappingError()).
+const std::string_view kWrapping[] = {"backend.vulkanUnavailable", "backend.startFailed",   "backend.usingCpu",
+                                      "backend.fallback.always",   "backend.fallback.once", "vulkan.deviceLost"};
 
 // core's fixed phrases that arrive as arguments: what was expected, what a JSON value was,
 // what a memory refusal was for. Listed for lupdate; an argument not listed stays as it is.
@@ -276,6 +313,13 @@ QString errorText(const Error &error)
     QStringList args;
     for (const std::string &a : error.args)
         args << translatedArgument(a);
+    // A notice around another error (core's wrappingError()): that error translated too.
+    if (error.args.size() >= 2 &&
+        std::find(std::begin(kWrapping), std::end(kWrapping), error.code) != std::end(kWrapping)) {
+        Error inner{error.args[0], error.kind, error.args[1],
+                    std::vector<std::string>(error.args.begin() + 2, error.args.end())};
+        args[0] = errorText(inner);
+    }
     return prefix + fill(QCoreApplication::translate("attnscope::CoreError", entry->english), args);
 }
 

@@ -771,14 +771,6 @@
         <translation>数据类型 %1 不能用于注意力权重（应为 &apos;&lt;f2&apos;、&apos;&lt;f4&apos; 或 &apos;&lt;f8&apos;：小端 float16、32 或 64）</translation>
     </message>
     <message>
-        <source>not valid JSON: parse error at line %1, column %2: %3</source>
-        <translation>不是有效的 JSON：第 %1 行第 %2 列解析错误：%3</translation>
-    </message>
-    <message>
-        <source>not valid JSON: parse error at line %1, column %2: %3 (NaN and Infinity are not numbers in JSON; every value must be finite)</source>
-        <translation>不是有效的 JSON：第 %1 行第 %2 列解析错误：%3（NaN 和 Infinity 在 JSON 中不是数字；每个值都必须是有限数）</translation>
-    </message>
-    <message>
         <source>not valid JSON: %1</source>
         <translation>不是有效的 JSON：%1</translation>
     </message>
@@ -1025,6 +1017,82 @@
     <message>
         <source>__metadata__.%1: expected a JSON list of strings</source>
         <translation>__metadata__.%1：应为字符串列表（JSON 文本）</translation>
+    </message>
+    <message>
+        <source>not valid JSON: parse error at line %1, column %2 (offset %3): unexpected &apos;%4&apos;</source>
+        <translation>不是有效的 JSON：第 %1 行第 %2 列（偏移 %3）解析错误：意外的 &apos;%4&apos;</translation>
+    </message>
+    <message>
+        <source>not valid JSON: parse error at line %1, column %2 (offset %3): unexpected &apos;%4&apos; (NaN and Infinity are not numbers in JSON; every value must be finite)</source>
+        <translation>不是有效的 JSON：第 %1 行第 %2 列（偏移 %3）解析错误：意外的 &apos;%4&apos;（NaN 和 Infinity 在 JSON 中不是数字；每个值都必须是有限数）</translation>
+    </message>
+    <message>
+        <source>not valid JSON: parse error at line %1, column %2 (offset %3): the text ends before the JSON is complete</source>
+        <translation>不是有效的 JSON：第 %1 行第 %2 列（偏移 %3）解析错误：JSON 还不完整，文本就结束了</translation>
+    </message>
+    <message>
+        <source>no Vulkan loader: cannot open %1</source>
+        <translation>无法打开 Vulkan 加载器 %1</translation>
+    </message>
+    <message>
+        <source>no Vulkan loader: cannot open %1 (%2)</source>
+        <translation>无法打开 Vulkan 加载器 %1（系统报告：%2）</translation>
+    </message>
+    <message>
+        <source>no Vulkan loader: %1 has no vkGetInstanceProcAddr</source>
+        <translation>Vulkan 加载器不可用：%1 中没有 vkGetInstanceProcAddr</translation>
+    </message>
+    <message>
+        <source>Vulkan loader %1 lacks %2</source>
+        <translation>Vulkan 加载器 %1 缺少函数 %2</translation>
+    </message>
+    <message>
+        <source>Vulkan instance lacks %1</source>
+        <translation>Vulkan 实例缺少函数 %1</translation>
+    </message>
+    <message>
+        <source>Vulkan device lacks %1</source>
+        <translation>Vulkan 设备缺少函数 %1</translation>
+    </message>
+    <message>
+        <source>no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)</source>
+        <translation>没有 Vulkan 驱动：vkCreateInstance 找不到兼容的驱动（VK_ERROR_INCOMPATIBLE_DRIVER）</translation>
+    </message>
+    <message>
+        <source>no Vulkan driver: vkEnumeratePhysicalDevices failed with %1</source>
+        <translation>没有 Vulkan 驱动：vkEnumeratePhysicalDevices 失败，驱动返回 %1</translation>
+    </message>
+    <message>
+        <source>no Vulkan device: the loader found no driver with a device (see VK_DRIVER_FILES / VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)</source>
+        <translation>没有 Vulkan 设备：加载器没有找到带设备的驱动（请检查 VK_DRIVER_FILES / VK_ICD_FILENAMES 和 /usr/share/vulkan/icd.d）</translation>
+    </message>
+    <message>
+        <source>no Vulkan device</source>
+        <translation>没有 Vulkan 设备</translation>
+    </message>
+    <message>
+        <source>Vulkan device &quot;%1&quot;: no device with that index (devices: %2)</source>
+        <translation>Vulkan 设备“%1”：没有这个编号的设备（现有设备：%2）</translation>
+    </message>
+    <message>
+        <source>Vulkan device &quot;%1&quot;: no device name contains it (devices: %2)</source>
+        <translation>Vulkan 设备“%1”：没有名称包含它的设备（现有设备：%2）</translation>
+    </message>
+    <message>
+        <source>%1: %2 (%3)</source>
+        <translation>Vulkan 调用 %1 失败，驱动返回 %2（%3）</translation>
+    </message>
+    <message>
+        <source>the GPU did not finish within %1 s (VK_TIMEOUT)</source>
+        <translation>GPU 在 %1 秒内没有完成计算（VK_TIMEOUT）</translation>
+    </message>
+    <message>
+        <source>the device stopped answering: %1</source>
+        <translation>设备停止响应：%1</translation>
+    </message>
+    <message>
+        <source>the previous submission never finished</source>
+        <translation>上一次提交一直没有完成</translation>
     </message>
 </context>
 <context>

@@ -3,6 +3,7 @@
 // errorText() in English (exactly core's message) and in Chinese (no English prose left, the
 // numbers and names kept).
 
+#include "app/engine/BackendChoice.h"
 #include "app/gui/views/Language.h"
 #include "app/render/ErrorText.h"
 #include "core/AttentionFile.h"
@@ -83,6 +84,7 @@ private slots:
     void cleanup();
     void attentionFileErrorsTranslate_data();
     void attentionFileErrorsTranslate();
+    void missingVulkanLoaderTranslates();
 };
 
 void TestErrorTranslations::cleanup()
@@ -226,6 +228,31 @@ void TestErrorTranslations::attentionFileErrorsTranslate()
     QVERIFY2(text.contains(chinese), qPrintable(text));
     QVERIFY2(text.contains(kept), qPrintable(text));
     QVERIFY2(!hasEnglishProse(text), qPrintable(text));
+}
+
+// No Vulkan loader at all (ATTNSCOPE_VULKAN_LOADER naming a file that is not there; the loader
+// is opened once per process, and nothing else here uses Vulkan): Auto's notice is translated
+// around dlerror()'s own text, which stays as it is.
+void TestErrorTranslations::missingVulkanLoaderTranslates()
+{
+    QTemporaryDir dir;
+    const QByteArray loader = dir.filePath(QStringLiteral("no-libvulkan.so.1")).toUtf8();
+    qputenv("ATTNSCOPE_VULKAN_LOADER", loader);
+    auto selection = createBackend(BackendRequest::Auto, BackendOptions{});
+    qunsetenv("ATTNSCOPE_VULKAN_LOADER");
+    QVERIFY(selection.ok());
+    const Error &error = selection->noticeError;
+    QCOMPARE(QString::fromStdString(error.code), QStringLiteral("backend.usingCpu"));
+    QCOMPARE(errorText(error), QString::fromStdString(error.message));
+    QVERIFY2(error.message.starts_with("no Vulkan loader: cannot open " + loader.toStdString()), error.message.c_str());
+    QVERIFY(installTranslators(QLocale(QStringLiteral("zh_CN"))));
+    const QString text = errorText(error);
+    QVERIFY2(text.contains(QStringLiteral("\u65e0\u6cd5\u6253\u5f00 Vulkan \u52a0\u8f7d\u5668")),
+             qPrintable(text));                                                    // 无法打开 Vulkan 加载器
+    QVERIFY2(text.contains(QStringLiteral("\u6539\u7528 CPU")), qPrintable(text)); // 改用 CPU
+    QVERIFY2(text.contains(QString::fromUtf8(loader)), qPrintable(text));
+    QVERIFY2(!text.contains(QStringLiteral("no Vulkan loader")) && !text.contains(QStringLiteral("using the CPU")),
+             qPrintable(text));
 }
 
 QTEST_MAIN(TestErrorTranslations)
