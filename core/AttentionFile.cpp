@@ -133,7 +133,7 @@ Result<RawArray> readSafetensors(std::string_view bytes, std::shared_ptr<const v
     if (!t && file->tensors().size() == 1)
         t = &file->tensors().front();
     if (!t)
-        return Error{"no tensor named \"attentions\" among " + std::to_string(file->tensors().size())};
+        return codedError("safetensors.noAttentions", {std::to_string(file->tensors().size())});
     RawArray a;
     if (t->dtype == "F16")
         a.dtype = "float16";
@@ -144,8 +144,7 @@ Result<RawArray> readSafetensors(std::string_view bytes, std::shared_ptr<const v
     else if (t->dtype == "F64")
         a.dtype = "float64";
     else
-        return Error{"tensor " + quotedText(t->name) + " has dtype " + quotedText(t->dtype, 16) +
-                     " (expected F16, BF16, F32 or F64)"};
+        return codedError("safetensors.attentionDtype", {quotedText(t->name), quotedText(t->dtype, 16)});
     a.elementSize = t->elementSize;
     a.shape = t->shape;
     a.data = t->data;
@@ -158,10 +157,10 @@ Result<RawArray> readSafetensors(std::string_view bytes, std::shared_ptr<const v
             continue;
         auto list = parseJsonDocument(it->second);
         if (!list || !list->is_array())
-            return Error{std::string("__metadata__.") + key + ": expected a JSON list of strings"};
+            return codedError("safetensors.metadata.labels", {key});
         for (const auto &item : *list) {
             if (!item.is_string())
-                return Error{std::string("__metadata__.") + key + ": expected a JSON list of strings"};
+                return codedError("safetensors.metadata.labels", {key});
             out->push_back(item.get<std::string>());
         }
         *tokensFrom = "__metadata__";

@@ -56,9 +56,13 @@ constexpr std::array kTemplates = {
     ErrorTemplate{"attention.emptyAxis", "shape %1: every size must be at least 1"},
     ErrorTemplate{"attention.nonFinite", "value %1 (attention weights must be finite numbers)"},
     // JSON syntax and limits (core/JsonDocument.cpp, core/ProjectFile.cpp).
-    ErrorTemplate{"json.syntax", "not valid JSON: parse error at line %1, column %2: %3"},
-    ErrorTemplate{"json.syntax.nonNumber", "not valid JSON: parse error at line %1, column %2: %3 (NaN and Infinity "
-                                           "are not numbers in JSON; every value must be finite)"},
+    ErrorTemplate{"json.syntax", "not valid JSON: parse error at line %1, column %2 (offset %3): unexpected '%4'"},
+    ErrorTemplate{"json.syntax.nonNumber",
+                  "not valid JSON: parse error at line %1, column %2 (offset %3): unexpected '%4' (NaN and Infinity "
+                  "are not numbers in JSON; every value must be finite)"},
+    ErrorTemplate{
+        "json.syntax.end",
+        "not valid JSON: parse error at line %1, column %2 (offset %3): the text ends before the JSON is complete"},
     ErrorTemplate{"json.invalid", "not valid JSON: %1"},
     ErrorTemplate{"json.invalid.nonNumber",
                   "not valid JSON: %1 (NaN and Infinity are not numbers in JSON; every value must be finite)"},
@@ -87,16 +91,65 @@ constexpr std::array kTemplates = {
     // ZIP archives (.npz; core/ZipReader.cpp) and safetensors files (core/Safetensors.cpp).
     ErrorTemplate{"zip.tooShort", "not a ZIP archive: %1 bytes"},
     ErrorTemplate{"zip.noDirectory", "not a ZIP archive: no end-of-directory record"},
-    ErrorTemplate{"zip.corrupt", "%1: corrupt deflate data (%2 of %3 bytes inflated)"},
-    ErrorTemplate{"zip.method", "%1: compression method %2 is not supported (stored or deflated)"},
-    ErrorTemplate{"zip.crc", "%1: CRC-32 mismatch (the data is corrupt)"},
+    ErrorTemplate{"zip.corrupt", "ZIP member %1: corrupt deflate data (%2 of %3 bytes inflated)"},
+    ErrorTemplate{"zip.method", "ZIP member %1: compression method %2 is not supported (stored or deflated)"},
+    ErrorTemplate{"zip.crc", "ZIP member %1: CRC-32 mismatch (the data is corrupt)"},
     ErrorTemplate{"safetensors.tooShort", "not a safetensors file: %1 bytes, shorter than the 8-byte header length"},
     ErrorTemplate{"safetensors.header.pastEnd",
                   "header length %1 at offset 0 runs past the end of the file (%2 bytes)"},
     ErrorTemplate{"safetensors.header.tooLarge", "header length %1 is larger than the format's 100 MiB limit"},
     ErrorTemplate{"safetensors.header.notObject",
                   "not a safetensors file: the header at offset 8 is not a JSON object"},
+    ErrorTemplate{"zip.zip64Record", "ZIP64 end-of-directory record: offset %1 is not one"},
+    ErrorTemplate{"zip.directory.pastEnd", "ZIP directory at offset %1 (%2 bytes) runs past the end of the file"},
+    ErrorTemplate{"zip.directory.count", "ZIP directory: %1 members cannot fit in %2 bytes"},
+    ErrorTemplate{"zip.entry", "ZIP directory entry %1 at offset %2 is not one"},
+    ErrorTemplate{"zip.entry.pastEnd", "ZIP directory entry %1 runs past the directory"},
+    ErrorTemplate{"zip.localHeader", "ZIP member %1: no local header at offset %2"},
+    ErrorTemplate{"zip.member.pastEnd",
+                  "ZIP member %1: its %2 bytes at offset %3 run past the end of the file (%4 bytes)"},
+    ErrorTemplate{"zip.member.tooLarge", "ZIP member %1: %2 bytes uncompressed, more than the %3 this machine allows"},
+    ErrorTemplate{"zip.member.claims",
+                  "ZIP member %1: claims %2 bytes from %3 compressed, more than deflate can produce"},
+    ErrorTemplate{"zip.member.storedSizes", "ZIP member %1: stored, but its sizes differ"},
+    ErrorTemplate{"safetensors.header.expectedObject", "header: expected a JSON object"},
+    ErrorTemplate{"safetensors.metadata", "__metadata__: expected an object of strings"},
+    ErrorTemplate{"safetensors.metadata.value", "__metadata__.%1: expected a string"},
+    ErrorTemplate{"safetensors.entry", "tensor \"%1\": expected {\"dtype\", \"shape\", \"data_offsets\"}"},
+    ErrorTemplate{"safetensors.dtype", "tensor \"%1\": dtype is not a string"},
+    ErrorTemplate{"safetensors.shape", "tensor \"%1\": shape is not an array of at most 8 sizes"},
+    ErrorTemplate{"safetensors.shape.notSize", "tensor \"%1\": shape holds %2, not a size"},
+    ErrorTemplate{"safetensors.shape.overflow", "tensor \"%1\": shape has more elements than can be addressed"},
+    ErrorTemplate{"safetensors.offsets", "tensor \"%1\": data_offsets is not [begin, end] with begin <= end"},
+    ErrorTemplate{"safetensors.offsets.pastEnd", "tensor \"%1\": data_offsets end %2 is past the %3 bytes of data"},
+    ErrorTemplate{"safetensors.offsets.size", "tensor \"%1\": %2 %3 values need %4 bytes, data_offsets give %5"},
+    ErrorTemplate{"safetensors.offsets.overlap",
+                  "tensor \"%1\": data_offsets [%2, %3] overlap the tensor before it (which ends at %4)"},
+    ErrorTemplate{"safetensors.data.gap", "data: bytes %1 to %2 belong to no tensor"},
+    ErrorTemplate{"safetensors.data.trailing", "data: %1 bytes after the last tensor belong to none"},
     // Backend choice and Vulkan fallbacks (app/engine/BackendChoice.cpp): notices and refusals.
+    ErrorTemplate{"safetensors.noAttentions", "no tensor named \"attentions\" among %1"},
+    ErrorTemplate{"safetensors.attentionDtype", "tensor %1 has dtype %2 (expected F16, BF16, F32 or F64)"},
+    ErrorTemplate{"safetensors.metadata.labels", "__metadata__.%1: expected a JSON list of strings"},
+    // Vulkan's own refusals (gpu/): the driver's words (VkResult names, dlerror()) are arguments.
+    ErrorTemplate{"vulkan.loader.open", "no Vulkan loader: cannot open %1"},
+    ErrorTemplate{"vulkan.loader.openReason", "no Vulkan loader: cannot open %1 (%2)"},
+    ErrorTemplate{"vulkan.loader.noEntry", "no Vulkan loader: %1 has no vkGetInstanceProcAddr"},
+    ErrorTemplate{"vulkan.loader.lacks", "Vulkan loader %1 lacks %2"},
+    ErrorTemplate{"vulkan.instance.lacks", "Vulkan instance lacks %1"},
+    ErrorTemplate{"vulkan.device.lacks", "Vulkan device lacks %1"},
+    ErrorTemplate{"vulkan.noDriver",
+                  "no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)"},
+    ErrorTemplate{"vulkan.noDriver.enumerate", "no Vulkan driver: vkEnumeratePhysicalDevices failed with %1"},
+    ErrorTemplate{"vulkan.noDevice.loader", "no Vulkan device: the loader found no driver with a device (see "
+                                            "VK_DRIVER_FILES / VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)"},
+    ErrorTemplate{"vulkan.noDevice", "no Vulkan device"},
+    ErrorTemplate{"vulkan.device.index", "Vulkan device \"%1\": no device with that index (devices: %2)"},
+    ErrorTemplate{"vulkan.device.name", "Vulkan device \"%1\": no device name contains it (devices: %2)"},
+    ErrorTemplate{"vulkan.call", "%1: %2 (%3)"},
+    ErrorTemplate{"vulkan.timeout", "the GPU did not finish within %1 s (VK_TIMEOUT)"},
+    ErrorTemplate{"vulkan.deviceLost", "the device stopped answering: %1"},
+    ErrorTemplate{"vulkan.pending", "the previous submission never finished"},
     ErrorTemplate{"backend.vulkanUnavailable", "Vulkan backend unavailable: %1"},
     ErrorTemplate{"backend.startFailed", "Vulkan failed to start (%1): using the CPU"},
     ErrorTemplate{"backend.usingCpu", "%1: using the CPU"},
@@ -147,6 +200,16 @@ Error codedError(const char *code, std::vector<std::string> args, ErrorKind kind
     e.code = code;
     e.args = std::move(args);
     return e;
+}
+
+Error wrappingError(const char *code, const Error &inner, ErrorKind kind)
+{
+    std::vector<std::string> args{inner.message};
+    if (!inner.code.empty()) {
+        args.push_back(inner.code);
+        args.insert(args.end(), inner.args.begin(), inner.args.end());
+    }
+    return codedError(code, std::move(args), kind);
 }
 
 Error prefixedError(const std::string &prefix, Error e)

@@ -31,6 +31,11 @@ std::string fillErrorTemplate(std::string_view english, const std::vector<std::s
 // An Error whose message is the template of `code` filled with `args`.
 Error codedError(const char *code, std::vector<std::string> args, ErrorKind kind = ErrorKind::InvalidInput);
 
+// An Error whose template's %1 is `inner`'s message (a backend notice around a Vulkan error):
+// `inner`'s code and arguments ride along after it (args: inner.message, inner.code,
+// inner.args...), so that the app translates the sentence and the inner error both.
+Error wrappingError(const char *code, const Error &inner, ErrorKind kind = ErrorKind::InvalidInput);
+
 // `e` with `prefix` before its message (a file name, a member name), its code and arguments
 // kept: the app translates the coded part and keeps the prefix as it is.
 Error prefixedError(const std::string &prefix, Error e);

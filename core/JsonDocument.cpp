@@ -14,10 +14,11 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// nlohmann's "parse error at line L, column C: DETAIL" as a coded error, so the app can show the
-// frame translated (DETAIL is nlohmann's own English and stays as it is). The message is the
-// same "not valid JSON: ..." either way.
-Error syntaxError(const std::string &what)
+// nlohmann's "parse error at line L, column C: DETAIL" as a coded error with no English of
+// nlohmann's in it, so the app can translate all of it: the line, the column, the byte offset
+// and the text read last (user text, the end of it kept) are its arguments; DETAIL, nlohmann's
+// English, is reduced to whether the text ended too early.
+Error syntaxError(const std::string &what, std::size_t position, const std::string &lastToken)
 {
     const std::string shown = printableText(what, 200);
     static constexpr std::string_view lead = "parse error at line ", column = ", column ";
@@ -31,9 +32,22 @@ Error syntaxError(const std::string &what)
         const std::size_t lineEnd = digits(lead.size());
         if (lineEnd > lead.size() && shown.compare(lineEnd, column.size(), column) == 0) {
             const std::size_t colStart = lineEnd + column.size(), colEnd = digits(colStart);
-            if (colEnd > colStart && shown.compare(colEnd, 2, ": ") == 0)
-                return codedError("json.syntax", {shown.substr(lead.size(), lineEnd - lead.size()),
-                                                  shown.substr(colStart, colEnd - colStart), shown.substr(colEnd + 2)});
+            if (colEnd > colStart && shown.compare(colEnd, 2, ": ") == 0) {
+                const std::string line = shown.substr(lead.size(), lineEnd - lead.size()),
+                                  col = shown.substr(colStart, colEnd - colStart),
+                                  // nlohmann counts the bytes read, the failing one included.
+                    offset = std::to_string(position > 0 ? position - 1 : 0);
+                if (what.find("unexpected end of input") != std::string::npos)
+                    return codedError("json.syntax.end", {line, col, offset});
+                // The end of a long token is where the error is.
+                std::size_t from = lastToken.size() > 40 ? lastToken.size() - 40 : 0;
+                while (from > 0 && from < lastToken.size() &&
+                       (static_cast<unsigned char>(lastToken[from]) & 0xc0) == 0x80)
+                    ++from;
+                const std::string token =
+                    (from > 0 ? "..." : "") + printableText(std::string_view(lastToken).substr(from), 60);
+                return codedError("json.syntax", {line, col, offset, token});
+            }
         }
     }
     return codedError("json.invalid", {shown});
@@ -73,7 +87,7 @@ public:
         return true;
     }
 
-    bool parse_error(std::size_t, const std::string &lastToken, const nlohmann::detail::exception &e)
+    bool parse_error(std::size_t position, const std::string &lastToken, const nlohmann::detail::exception &e)
     {
         if (e.id == 406) // number overflow: the lexer read a number beyond double range
             return fail(codedError("json.numberRange", {path(), printableText(lastToken, 40)}));
@@ -83,7 +97,7 @@ public:
         const auto at = what.find("parse error");
         if (at != std::string::npos)
             what = what.substr(at);
-        return fail(syntaxError(what));
+        return fail(syntaxError(what, position, lastToken));
     }
 
 private:

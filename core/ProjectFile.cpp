@@ -26,13 +26,18 @@ namespace {
 // writes them, and the user should learn why the file is refused.
 Error withNonNumberHint(Error error)
 {
-    const std::string &message = error.message;
-    // nlohmann ends the message with "last read: '<the text up to the error>'".
-    const auto at = message.rfind("last read: '");
-    if (!message.starts_with("not valid JSON") || at == std::string::npos || !message.ends_with("'"))
-        return error;
-    std::string_view token = std::string_view(message).substr(at + 12);
-    token.remove_suffix(1);
+    std::string_view token;
+    if (error.code == "json.syntax" && error.args.size() == 4) {
+        token = error.args[3]; // the text read last
+    } else {
+        const std::string &message = error.message;
+        // nlohmann ends its own message with "last read: '<the text up to the error>'".
+        const auto at = message.rfind("last read: '");
+        if (!message.starts_with("not valid JSON") || at == std::string::npos || !message.ends_with("'"))
+            return error;
+        token = std::string_view(message).substr(at + 12);
+        token.remove_suffix(1);
+    }
     size_t word = token.size();
     while (word > 0 && std::isalpha(static_cast<unsigned char>(token[word - 1])))
         --word;

@@ -101,58 +101,58 @@ Result<SafetensorsFile> SafetensorsFile::parse(const unsigned char *bytes, std::
     if (!header)
         return prefixedError("header: ", header.error());
     if (!header->is_object())
-        return Error{"header: expected a JSON object"};
+        return codedError("safetensors.header.expectedObject", {});
 
     const unsigned char *data = bytes + 8 + headerBytes;
     const std::uint64_t dataBytes = size - 8 - headerBytes;
     SafetensorsFile file;
     file.m_keepAlive = std::move(keepAlive);
     for (const auto &[name, entry] : header->items()) {
-        const std::string shown = "tensor \"" + printableText(name) + "\"";
+        const std::string tensorName = printableText(name); // "tensor \"%1\"" in the templates
         if (name == "__metadata__") {
             if (!entry.is_object())
-                return Error{"__metadata__: expected an object of strings"};
+                return codedError("safetensors.metadata", {});
             for (const auto &[key, value] : entry.items()) {
                 if (!value.is_string())
-                    return Error{"__metadata__." + printableText(key) + ": expected a string"};
+                    return codedError("safetensors.metadata.value", {printableText(key)});
                 file.m_metadata[key] = value.get<std::string>();
             }
             continue;
         }
         if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
             !entry.contains("data_offsets"))
-            return Error{shown + ": expected {\"dtype\", \"shape\", \"data_offsets\"}"};
+            return codedError("safetensors.entry", {tensorName});
         SafetensorsTensor t;
         t.name = name;
         if (!entry["dtype"].is_string())
-            return Error{shown + ": dtype is not a string"};
+            return codedError("safetensors.dtype", {tensorName});
         t.dtype = entry["dtype"].get<std::string>();
         t.elementSize = safetensorsElementSize(t.dtype);
         const json &shape = entry["shape"];
         if (!shape.is_array() || shape.size() > 8)
-            return Error{shown + ": shape is not an array of at most 8 sizes"};
+            return codedError("safetensors.shape", {tensorName});
         std::uint64_t count = 1;
         for (const auto &d : shape) {
             std::uint64_t dim = 0;
             if (!readUnsigned(d, dim) || dim > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
-                return Error{shown + ": shape holds " + printableText(d.dump(), 24) + ", not a size"};
+                return codedError("safetensors.shape.notSize", {tensorName, printableText(d.dump(), 24)});
             if (mulOverflows(count, dim, count))
-                return Error{shown + ": shape has more elements than can be addressed"};
+                return codedError("safetensors.shape.overflow", {tensorName});
             t.shape.push_back(std::int64_t(dim));
         }
         const json &offsets = entry["data_offsets"];
         if (!offsets.is_array() || offsets.size() != 2 || !readUnsigned(offsets[0], t.begin) ||
             !readUnsigned(offsets[1], t.end) || t.begin > t.end)
-            return Error{shown + ": data_offsets is not [begin, end] with begin <= end"};
+            return codedError("safetensors.offsets", {tensorName});
         if (t.end > dataBytes)
-            return Error{shown + ": data_offsets end " + std::to_string(t.end) + " is past the " +
-                         std::to_string(dataBytes) + " bytes of data"};
+            return codedError("safetensors.offsets.pastEnd",
+                              {tensorName, std::to_string(t.end), std::to_string(dataBytes)});
         std::uint64_t expected = 0;
         if (t.elementSize > 0 &&
             (mulOverflows(count, std::uint64_t(t.elementSize), expected) || expected != t.end - t.begin))
-            return Error{shown + ": " + t.dtype + " " + std::to_string(count) + " values need " +
-                         std::to_string(count * std::uint64_t(t.elementSize)) + " bytes, data_offsets give " +
-                         std::to_string(t.end - t.begin)};
+            return codedError("safetensors.offsets.size",
+                              {tensorName, printableText(t.dtype, 20), std::to_string(count),
+                               std::to_string(count * std::uint64_t(t.elementSize)), std::to_string(t.end - t.begin)});
         t.data = data + t.begin;
         file.m_tensors.push_back(std::move(t));
     }
@@ -161,16 +161,14 @@ Result<SafetensorsFile> SafetensorsFile::parse(const unsigned char *bytes, std::
     std::uint64_t covered = 0;
     for (const auto &t : file.m_tensors) {
         if (t.begin < covered)
-            return Error{"tensor \"" + printableText(t.name) + "\": data_offsets [" + std::to_string(t.begin) + ", " +
-                         std::to_string(t.end) + "] overlap the tensor before it (which ends at " +
-                         std::to_string(covered) + ")"};
+            return codedError("safetensors.offsets.overlap", {printableText(t.name), std::to_string(t.begin),
+                                                              std::to_string(t.end), std::to_string(covered)});
         if (t.begin > covered)
-            return Error{"data: bytes " + std::to_string(covered) + " to " + std::to_string(t.begin) +
-                         " belong to no tensor"};
+            return codedError("safetensors.data.gap", {std::to_string(covered), std::to_string(t.begin)});
         covered = t.end;
     }
     if (covered != dataBytes)
-        return Error{"data: " + std::to_string(dataBytes - covered) + " bytes after the last tensor belong to none"};
+        return codedError("safetensors.data.trailing", {std::to_string(dataBytes - covered)});
     return file;
 }
 

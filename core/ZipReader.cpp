@@ -48,25 +48,22 @@ Result<std::vector<ZipMember>> listZipMembers(std::string_view zip)
         le(zip, end - 20, 4) == kZip64Locator) {
         const std::uint64_t at = le(zip, end - 20 + 8, 8);
         if (at > zip.size() - 56 || le(zip, std::size_t(at), 4) != kZip64End)
-            return Error{"ZIP64 end-of-directory record: offset " + std::to_string(at) + " is not one"};
+            return codedError("zip.zip64Record", {std::to_string(at)});
         count = le(zip, std::size_t(at) + 32, 8);
         dirSize = le(zip, std::size_t(at) + 40, 8);
         dirOffset = le(zip, std::size_t(at) + 48, 8);
     }
     if (dirOffset > zip.size() || dirSize > zip.size() - dirOffset)
-        return Error{"ZIP directory at offset " + std::to_string(dirOffset) + " (" + std::to_string(dirSize) +
-                     " bytes) runs past the end of the file"};
+        return codedError("zip.directory.pastEnd", {std::to_string(dirOffset), std::to_string(dirSize)});
     if (count > dirSize / 46)
-        return Error{"ZIP directory: " + std::to_string(count) + " members cannot fit in " + std::to_string(dirSize) +
-                     " bytes"};
+        return codedError("zip.directory.count", {std::to_string(count), std::to_string(dirSize)});
 
     std::vector<ZipMember> members;
     std::size_t at = std::size_t(dirOffset);
     const std::size_t dirEnd = std::size_t(dirOffset + dirSize);
     for (std::uint64_t n = 0; n < count; ++n) {
         if (dirEnd - at < 46 || le(zip, at, 4) != kDirectoryEntry)
-            return Error{"ZIP directory entry " + std::to_string(n) + " at offset " + std::to_string(at) +
-                         " is not one"};
+            return codedError("zip.entry", {std::to_string(n), std::to_string(at)});
         ZipMember m;
         m.method = int(le(zip, at + 10, 2));
         m.crc = std::uint32_t(le(zip, at + 16, 4));
@@ -76,7 +73,7 @@ Result<std::vector<ZipMember>> listZipMembers(std::string_view zip)
                           commentLen = le(zip, at + 32, 2);
         m.localHeaderOffset = le(zip, at + 42, 4);
         if (dirEnd - at - 46 < nameLen + extraLen + commentLen)
-            return Error{"ZIP directory entry " + std::to_string(n) + " runs past the directory"};
+            return codedError("zip.entry.pastEnd", {std::to_string(n)});
         m.name = std::string(zip.substr(at + 46, nameLen));
         // ZIP64: the sizes and offset that do not fit in 32 bits follow in extra field 0x0001.
         std::size_t e = at + 46 + nameLen;
@@ -104,42 +101,40 @@ Result<std::vector<ZipMember>> listZipMembers(std::string_view zip)
 
 Result<std::string_view> zipMemberBytes(std::string_view zip, const ZipMember &m)
 {
-    const std::string shown = "ZIP member " + quotedText(m.name);
+    const std::string shown = quotedText(m.name); // "ZIP member %1" in the templates
     const std::uint64_t at = m.localHeaderOffset;
     if (at > zip.size() || zip.size() - at < 30 || le(zip, std::size_t(at), 4) != kLocalHeader)
-        return Error{shown + ": no local header at offset " + std::to_string(at)};
+        return codedError("zip.localHeader", {shown, std::to_string(at)});
     const std::uint64_t data = at + 30 + le(zip, std::size_t(at) + 26, 2) + le(zip, std::size_t(at) + 28, 2);
     if (data > zip.size() || m.compressedSize > zip.size() - data)
-        return Error{shown + ": its " + std::to_string(m.compressedSize) + " bytes at offset " + std::to_string(data) +
-                     " run past the end of the file (" + std::to_string(zip.size()) + " bytes)"};
+        return codedError("zip.member.pastEnd",
+                          {shown, std::to_string(m.compressedSize), std::to_string(data), std::to_string(zip.size())});
     return zip.substr(std::size_t(data), std::size_t(m.compressedSize));
 }
 
 Result<std::string> zipMemberContent(std::string_view zip, const ZipMember &m, std::uint64_t maxBytes)
 {
-    const std::string shown = "ZIP member " + quotedText(m.name);
+    const std::string shown = quotedText(m.name); // "ZIP member %1" in the templates
     auto bytes = zipMemberBytes(zip, m);
     if (!bytes)
         return bytes.error();
     if (m.size > maxBytes)
-        return Error{shown + ": " + std::to_string(m.size) + " bytes uncompressed, more than the " +
-                         std::to_string(maxBytes) + " this machine allows",
-                     ErrorKind::TooLarge};
+        return codedError("zip.member.tooLarge", {shown, std::to_string(m.size), std::to_string(maxBytes)},
+                          ErrorKind::TooLarge);
     // Deflate cannot expand more than about 1032:1, so a member that claims more is lying about
     // its size; refusing it here keeps a 200-byte file from reserving a gigabyte.
     if (m.method == 8 && m.size > m.compressedSize * 1032 + 1024)
-        return Error{shown + ": claims " + std::to_string(m.size) + " bytes from " + std::to_string(m.compressedSize) +
-                     " compressed, more than deflate can produce"};
+        return codedError("zip.member.claims", {shown, std::to_string(m.size), std::to_string(m.compressedSize)});
     std::string out;
     if (m.method == 0) {
         if (m.size != m.compressedSize)
-            return Error{shown + ": stored, but its sizes differ"};
+            return codedError("zip.member.storedSizes", {shown});
         out.assign(*bytes);
     } else if (m.method == 8) {
         out.resize(std::size_t(m.size));
         z_stream z{};
         if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
-            return Error{shown + ": cannot start inflating", ErrorKind::Internal};
+            return Error{"ZIP member " + shown + ": cannot start inflating", ErrorKind::Internal};
         z.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(bytes->data()));
         z.avail_in = uInt(std::min<std::size_t>(bytes->size(), std::numeric_limits<uInt>::max()));
         z.next_out = reinterpret_cast<Bytef *>(out.data());

@@ -1,5 +1,7 @@
 #include "gpu/VulkanApi.h"
 
+#include "core/ErrorCode.h"
+
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -11,7 +13,7 @@ namespace {
 
 struct Loaded {
     GlobalFunctions functions;
-    std::string error; // empty on success
+    Error error; // its message empty on success
 };
 
 Loaded openLoader()
@@ -23,12 +25,14 @@ Loaded openLoader()
     void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         const char *why = dlerror();
-        loaded.error = "no Vulkan loader: cannot open " + path + (why ? std::string(" (") + why + ")" : "");
+        // dlerror()'s text is the system's own: an argument, kept as it is.
+        loaded.error = why ? codedError("vulkan.loader.openReason", {path, why}, ErrorKind::Unsupported)
+                           : codedError("vulkan.loader.open", {path}, ErrorKind::Unsupported);
         return loaded;
     }
     auto getProc = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(handle, "vkGetInstanceProcAddr"));
     if (!getProc) {
-        loaded.error = "no Vulkan loader: " + path + " has no vkGetInstanceProcAddr";
+        loaded.error = codedError("vulkan.loader.noEntry", {path}, ErrorKind::Unsupported);
         return loaded;
     }
     GlobalFunctions &f = loaded.functions;
@@ -36,7 +40,7 @@ Loaded openLoader()
 #define ATTNSCOPE_VK_LOAD(name)                                                                                        \
     f.name = reinterpret_cast<PFN_##name>(getProc(VK_NULL_HANDLE, #name));                                             \
     if (!f.name) {                                                                                                     \
-        loaded.error = "Vulkan loader " + path + " lacks " #name;                                                      \
+        loaded.error = codedError("vulkan.loader.lacks", {path, #name}, ErrorKind::Unsupported);                       \
         return loaded;                                                                                                 \
     }
     ATTNSCOPE_VK_GLOBAL_FUNCTIONS(ATTNSCOPE_VK_LOAD)
@@ -50,8 +54,8 @@ Result<const GlobalFunctions *> loadVulkan()
 {
     static const Loaded loaded = openLoader();
     // Without a usable loader this machine cannot run Vulkan at all.
-    if (!loaded.error.empty())
-        return Error{loaded.error, ErrorKind::Unsupported};
+    if (!loaded.error.message.empty())
+        return loaded.error;
     return &loaded.functions;
 }
 
@@ -62,7 +66,7 @@ Status loadInstanceFunctions(const GlobalFunctions &global, VkInstance instance,
     if (loadLimit < 0 || loaded < loadLimit)                                                                           \
         f.name = reinterpret_cast<PFN_##name>(global.vkGetInstanceProcAddr(instance, #name));                          \
     if (!f.name)                                                                                                       \
-        return Error{"Vulkan instance lacks " #name, ErrorKind::Unsupported};                                          \
+        return codedError("vulkan.instance.lacks", {#name}, ErrorKind::Unsupported);                                   \
     ++loaded;
     ATTNSCOPE_VK_INSTANCE_FUNCTIONS(ATTNSCOPE_VK_LOAD)
 #undef ATTNSCOPE_VK_LOAD
@@ -83,7 +87,7 @@ Status loadDeviceFunctions(const InstanceFunctions &instance, VkDevice device, D
     if (loadLimit < 0 || loaded < loadLimit)                                                                           \
         f.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name));                            \
     if (!f.name)                                                                                                       \
-        return Error{"Vulkan device lacks " #name, ErrorKind::Unsupported};                                            \
+        return codedError("vulkan.device.lacks", {#name}, ErrorKind::Unsupported);                                     \
     ++loaded;
     ATTNSCOPE_VK_DEVICE_FUNCTIONS(ATTNSCOPE_VK_LOAD)
 #undef ATTNSCOPE_VK_LOAD
@@ -156,7 +160,8 @@ ErrorKind errorKindOf(VkResult result)
 
 Error vkError(const std::string &what, VkResult result)
 {
-    return Error{what + ": " + resultName(result) + " (" + std::to_string(int(result)) + ")", errorKindOf(result)};
+    // The VkResult's name is the driver's word: an argument, with what was called.
+    return codedError("vulkan.call", {what, resultName(result), std::to_string(int(result))}, errorKindOf(result));
 }
 
 } // namespace attnscope::vk

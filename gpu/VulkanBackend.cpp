@@ -1,5 +1,6 @@
 #include "gpu/VulkanBackend.h"
 
+#include "core/ErrorCode.h"
 #include "core/Mask.h"
 #include "core/Validation.h"
 #include "gpu/VulkanPasses.h"
@@ -134,10 +135,9 @@ Error VulkanBackend::State::fail(Error error)
         lost = true;
         lostReason = error.message;
     }
-    error.message = "Vulkan (" + device->info().label() +
-                    "): " + (error.kind == ErrorKind::DeviceLost ? "the device stopped answering: " : "") +
-                    error.message;
-    return error;
+    if (error.kind == ErrorKind::DeviceLost)
+        error = wrappingError("vulkan.deviceLost", error, ErrorKind::DeviceLost);
+    return prefixedError("Vulkan (" + device->info().label() + "): ", std::move(error));
 }
 
 Status VulkanBackend::State::allocate(const AttentionProblem &p)

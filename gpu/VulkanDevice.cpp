@@ -1,5 +1,7 @@
 #include "gpu/VulkanDevice.h"
 
+#include "core/ErrorCode.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -195,8 +197,7 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
     if (VkResult r = g.vkCreateInstance(&info, nullptr, &self->m_instance); r != VK_SUCCESS) {
         self->m_instance = VK_NULL_HANDLE;
         if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
-            return Error{"no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)",
-                         ErrorKind::Unsupported};
+            return codedError("vulkan.noDriver", {}, ErrorKind::Unsupported);
         return vkError("vkCreateInstance", r);
     }
     if (Status s = loadInstanceFunctions(g, self->m_instance, self->m_fn, options.loadLimit); !s)
@@ -213,12 +214,9 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
     std::uint32_t count = 0;
     VkResult r = self->m_fn.vkEnumeratePhysicalDevices(self->m_instance, &count, nullptr);
     if (r != VK_SUCCESS && r != VK_INCOMPLETE)
-        return Error{std::string("no Vulkan driver: vkEnumeratePhysicalDevices failed with ") + resultName(r),
-                     ErrorKind::Unsupported};
+        return codedError("vulkan.noDriver.enumerate", {resultName(r)}, ErrorKind::Unsupported);
     if (count == 0)
-        return Error{"no Vulkan device: the loader found no driver with a device (see VK_DRIVER_FILES / "
-                     "VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)",
-                     ErrorKind::Unsupported};
+        return codedError("vulkan.noDevice.loader", {}, ErrorKind::Unsupported);
     self->m_physical.resize(count);
     r = self->m_fn.vkEnumeratePhysicalDevices(self->m_instance, &count, self->m_physical.data());
     if (r != VK_SUCCESS && r != VK_INCOMPLETE)
@@ -265,7 +263,7 @@ Instance::~Instance()
 Result<int> chooseDevice(const std::vector<DeviceInfo> &devices, const std::string &selector)
 {
     if (devices.empty())
-        return Error{"no Vulkan device", ErrorKind::Unsupported};
+        return codedError("vulkan.noDevice", {}, ErrorKind::Unsupported);
     auto list = [&] {
         std::string s;
         for (const auto &d : devices)
@@ -278,13 +276,13 @@ Result<int> chooseDevice(const std::vector<DeviceInfo> &devices, const std::stri
         if (numeric) {
             const long index = selector.size() > 6 ? -1 : std::stol(selector);
             if (index < 0 || index >= long(devices.size()))
-                return Error{"Vulkan device \"" + selector + "\": no device with that index (devices: " + list() + ")"};
+                return codedError("vulkan.device.index", {selector, list()});
             return int(index);
         }
         for (const auto &d : devices)
             if (lower(d.name).find(lower(selector)) != std::string::npos)
                 return d.index;
-        return Error{"Vulkan device \"" + selector + "\": no device name contains it (devices: " + list() + ")"};
+        return codedError("vulkan.device.name", {selector, list()});
     }
     // Stable: among equal types the loader's order wins.
     const auto best = std::min_element(devices.begin(), devices.end(), [](const DeviceInfo &a, const DeviceInfo &b) {

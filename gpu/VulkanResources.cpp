@@ -1,5 +1,7 @@
 #include "gpu/VulkanResources.h"
 
+#include "core/ErrorCode.h"
+
 #include <utility>
 
 namespace attnscope::vk {
@@ -315,7 +317,7 @@ Result<VkCommandBuffer> CommandContext::begin()
 {
     // Resetting the pool would free a command buffer the GPU may still be running.
     if (m_pending)
-        return Error{"the previous submission never finished", ErrorKind::DeviceLost};
+        return codedError("vulkan.pending", {}, ErrorKind::DeviceLost);
     const DeviceFunctions &fn = m_device.fn();
     if (VkResult r = fn.vkResetCommandPool(m_device.handle(), m_pool, 0); r != VK_SUCCESS)
         return vkError("vkResetCommandPool", r);
@@ -347,8 +349,7 @@ Status CommandContext::wait(std::uint64_t timeoutNs)
     const DeviceFunctions &fn = m_device.fn();
     const VkResult wait = fn.vkWaitForFences(m_device.handle(), 1, &m_fence, VK_TRUE, timeoutNs);
     if (wait == VK_TIMEOUT)
-        return Error{"the GPU did not finish within " + std::to_string(timeoutNs / 1000000000ull) + " s (VK_TIMEOUT)",
-                     ErrorKind::DeviceLost};
+        return codedError("vulkan.timeout", {std::to_string(timeoutNs / 1000000000ull)}, ErrorKind::DeviceLost);
     if (wait != VK_SUCCESS)
         return vkError("vkWaitForFences", wait);
     m_pending = false;

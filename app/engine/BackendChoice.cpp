@@ -25,10 +25,10 @@ struct AutoDecision {
 AutoDecision decideAuto(const Result<std::vector<vk::DeviceInfo>> &devices, const std::string &selector)
 {
     if (!devices)
-        return {-1, codedError("backend.usingCpu", {devices.message()})};
+        return {-1, wrappingError("backend.usingCpu", devices.error())};
     auto index = vk::chooseDevice(*devices, selector);
     if (!index)
-        return {-1, codedError("backend.usingCpu", {index.message()})};
+        return {-1, wrappingError("backend.usingCpu", index.error())};
     const vk::DeviceInfo &d = (*devices)[size_t(*index)];
     if (!isRealGpu(d.type) && selector.empty())
         return {-1, codedError("backend.onlyCpuDevice", {d.label()})};
@@ -89,8 +89,8 @@ Result<BackendSelection> createBackend(BackendRequest request, const BackendOpti
     auto vulkan = VulkanBackend::create(vulkanOptions);
     if (!vulkan) {
         if (request == BackendRequest::Vulkan)
-            return codedError("backend.vulkanUnavailable", {vulkan.message()}, vulkan.kind());
-        selection.noticeError = codedError("backend.startFailed", {vulkan.message()}, vulkan.kind());
+            return wrappingError("backend.vulkanUnavailable", vulkan.error(), vulkan.kind());
+        selection.noticeError = wrappingError("backend.startFailed", vulkan.error(), vulkan.kind());
         selection.notice = selection.noticeError.message;
         selection.backend = std::make_unique<CpuBackend>();
         return selection;
@@ -182,12 +182,12 @@ void FallbackBackend::noteFailure(const Error &error)
 {
     m_lastFellBack = true;
     if (givesUpTheDevice(error.kind)) {
-        m_notice = codedError("backend.fallback.always", {error.message}, error.kind);
+        m_notice = wrappingError("backend.fallback.always", error, error.kind);
         m_primary.reset(); // waits for the device, then frees it and its memory
     } else {
         // Too large for this device, or its memory ran out for this size: the CPU answers
         // this one and the GPU stays in use for the next problem.
-        m_notice = codedError("backend.fallback.once", {error.message}, error.kind);
+        m_notice = wrappingError("backend.fallback.once", error, error.kind);
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string_view>
 
 namespace attnscope {
 
@@ -75,10 +76,17 @@ const Entry kEntries[] = {
     {"attention.emptyAxis", QT_TRANSLATE_NOOP("attnscope::CoreError", "shape %1: every size must be at least 1")},
     {"attention.nonFinite",
      QT_TRANSLATE_NOOP("attnscope::CoreError", "value %1 (attention weights must be finite numbers)")},
-    {"json.syntax", QT_TRANSLATE_NOOP("attnscope::CoreError", "not valid JSON: parse error at line %1, column %2: %3")},
+    {"json.syntax",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "not valid JSON: parse error at line %1, column %2 (offset %3): unexpected '%4'")},
     {"json.syntax.nonNumber",
-     QT_TRANSLATE_NOOP("attnscope::CoreError", "not valid JSON: parse error at line %1, column %2: %3 (NaN and "
-                                               "Infinity are not numbers in JSON; every value must be finite)")},
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "not valid JSON: parse error at line %1, column %2 (offset %3): unexpected '%4' (NaN and "
+                       "Infinity are not numbers in JSON; every value must be finite)")},
+    {"json.syntax.end",
+     QT_TRANSLATE_NOOP(
+         "attnscope::CoreError",
+         "not valid JSON: parse error at line %1, column %2 (offset %3): the text ends before the JSON is complete")},
     {"json.invalid", QT_TRANSLATE_NOOP("attnscope::CoreError", "not valid JSON: %1")},
     {"json.invalid.nonNumber",
      QT_TRANSLATE_NOOP("attnscope::CoreError",
@@ -114,10 +122,11 @@ const Entry kEntries[] = {
      QT_TRANSLATE_NOOP("attnscope::CoreError", "truncated .npy data: the shape needs %1 bytes, found %2")},
     {"zip.tooShort", QT_TRANSLATE_NOOP("attnscope::CoreError", "not a ZIP archive: %1 bytes")},
     {"zip.noDirectory", QT_TRANSLATE_NOOP("attnscope::CoreError", "not a ZIP archive: no end-of-directory record")},
-    {"zip.corrupt", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: corrupt deflate data (%2 of %3 bytes inflated)")},
-    {"zip.method",
-     QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: compression method %2 is not supported (stored or deflated)")},
-    {"zip.crc", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: CRC-32 mismatch (the data is corrupt)")},
+    {"zip.corrupt",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "ZIP member %1: corrupt deflate data (%2 of %3 bytes inflated)")},
+    {"zip.method", QT_TRANSLATE_NOOP("attnscope::CoreError",
+                                     "ZIP member %1: compression method %2 is not supported (stored or deflated)")},
+    {"zip.crc", QT_TRANSLATE_NOOP("attnscope::CoreError", "ZIP member %1: CRC-32 mismatch (the data is corrupt)")},
     {"safetensors.tooShort",
      QT_TRANSLATE_NOOP("attnscope::CoreError",
                        "not a safetensors file: %1 bytes, shorter than the 8-byte header length")},
@@ -128,6 +137,80 @@ const Entry kEntries[] = {
      QT_TRANSLATE_NOOP("attnscope::CoreError", "header length %1 is larger than the format's 100 MiB limit")},
     {"safetensors.header.notObject",
      QT_TRANSLATE_NOOP("attnscope::CoreError", "not a safetensors file: the header at offset 8 is not a JSON object")},
+    {"zip.zip64Record",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "ZIP64 end-of-directory record: offset %1 is not one")},
+    {"zip.directory.pastEnd",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "ZIP directory at offset %1 (%2 bytes) runs past the end of the file")},
+    {"zip.directory.count",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "ZIP directory: %1 members cannot fit in %2 bytes")},
+    {"zip.entry", QT_TRANSLATE_NOOP("attnscope::CoreError", "ZIP directory entry %1 at offset %2 is not one")},
+    {"zip.entry.pastEnd", QT_TRANSLATE_NOOP("attnscope::CoreError", "ZIP directory entry %1 runs past the directory")},
+    {"zip.localHeader", QT_TRANSLATE_NOOP("attnscope::CoreError", "ZIP member %1: no local header at offset %2")},
+    {"zip.member.pastEnd",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "ZIP member %1: its %2 bytes at offset %3 run past the end of the file (%4 bytes)")},
+    {"zip.member.tooLarge",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "ZIP member %1: %2 bytes uncompressed, more than the %3 this machine allows")},
+    {"zip.member.claims",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "ZIP member %1: claims %2 bytes from %3 compressed, more than deflate can produce")},
+    {"zip.member.storedSizes",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "ZIP member %1: stored, but its sizes differ")},
+    {"safetensors.header.expectedObject", QT_TRANSLATE_NOOP("attnscope::CoreError", "header: expected a JSON object")},
+    {"safetensors.metadata", QT_TRANSLATE_NOOP("attnscope::CoreError", "__metadata__: expected an object of strings")},
+    {"safetensors.metadata.value", QT_TRANSLATE_NOOP("attnscope::CoreError", "__metadata__.%1: expected a string")},
+    {"safetensors.entry",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "tensor \"%1\": expected {\"dtype\", \"shape\", \"data_offsets\"}")},
+    {"safetensors.dtype", QT_TRANSLATE_NOOP("attnscope::CoreError", "tensor \"%1\": dtype is not a string")},
+    {"safetensors.shape",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "tensor \"%1\": shape is not an array of at most 8 sizes")},
+    {"safetensors.shape.notSize",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "tensor \"%1\": shape holds %2, not a size")},
+    {"safetensors.shape.overflow",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "tensor \"%1\": shape has more elements than can be addressed")},
+    {"safetensors.offsets",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "tensor \"%1\": data_offsets is not [begin, end] with begin <= end")},
+    {"safetensors.offsets.pastEnd",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "tensor \"%1\": data_offsets end %2 is past the %3 bytes of data")},
+    {"safetensors.offsets.size",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "tensor \"%1\": %2 %3 values need %4 bytes, data_offsets give %5")},
+    {"safetensors.offsets.overlap",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "tensor \"%1\": data_offsets [%2, %3] overlap the tensor before it (which ends at %4)")},
+    {"safetensors.data.gap", QT_TRANSLATE_NOOP("attnscope::CoreError", "data: bytes %1 to %2 belong to no tensor")},
+    {"safetensors.data.trailing",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "data: %1 bytes after the last tensor belong to none")},
+    {"safetensors.noAttentions", QT_TRANSLATE_NOOP("attnscope::CoreError", "no tensor named \"attentions\" among %1")},
+    {"safetensors.attentionDtype",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "tensor %1 has dtype %2 (expected F16, BF16, F32 or F64)")},
+    {"safetensors.metadata.labels",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "__metadata__.%1: expected a JSON list of strings")},
+    // Vulkan's own refusals (gpu/): the driver's words (VkResult names, dlerror()) are arguments.
+    {"vulkan.loader.open", QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan loader: cannot open %1")},
+    {"vulkan.loader.openReason", QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan loader: cannot open %1 (%2)")},
+    {"vulkan.loader.noEntry",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan loader: %1 has no vkGetInstanceProcAddr")},
+    {"vulkan.loader.lacks", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan loader %1 lacks %2")},
+    {"vulkan.instance.lacks", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan instance lacks %1")},
+    {"vulkan.device.lacks", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan device lacks %1")},
+    {"vulkan.noDriver",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)")},
+    {"vulkan.noDriver.enumerate",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan driver: vkEnumeratePhysicalDevices failed with %1")},
+    {"vulkan.noDevice.loader",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan device: the loader found no driver with a device (see "
+                                               "VK_DRIVER_FILES / VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)")},
+    {"vulkan.noDevice", QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan device")},
+    {"vulkan.device.index",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan device \"%1\": no device with that index (devices: %2)")},
+    {"vulkan.device.name",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan device \"%1\": no device name contains it (devices: %2)")},
+    {"vulkan.call", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: %2 (%3)")},
+    {"vulkan.timeout", QT_TRANSLATE_NOOP("attnscope::CoreError", "the GPU did not finish within %1 s (VK_TIMEOUT)")},
+    {"vulkan.deviceLost", QT_TRANSLATE_NOOP("attnscope::CoreError", "the device stopped answering: %1")},
+    {"vulkan.pending", QT_TRANSLATE_NOOP("attnscope::CoreError", "the previous submission never finished")},
     {"backend.vulkanUnavailable", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan backend unavailable: %1")},
     {"backend.startFailed", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan failed to start (%1): using the CPU")},
     {"backend.usingCpu", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: using the CPU")},
@@ -139,6 +222,10 @@ const Entry kEntries[] = {
      QT_TRANSLATE_NOOP("attnscope::CoreError",
                        "%1: computed on the CPU this time (the GPU is still used for the next problem)")},
 };
+
+// The codes whose %1 is another error (core's wrappingError()).
+const std::string_view kWrapping[] = {"backend.vulkanUnavailable", "backend.startFailed",   "backend.usingCpu",
+                                      "backend.fallback.always",   "backend.fallback.once", "vulkan.deviceLost"};
 
 // core's fixed phrases that arrive as arguments: what was expected, what a JSON value was,
 // what a memory refusal was for. Listed for lupdate; an argument not listed stays as it is.
@@ -226,6 +313,13 @@ QString errorText(const Error &error)
     QStringList args;
     for (const std::string &a : error.args)
         args << translatedArgument(a);
+    // A notice around another error (core's wrappingError()): that error translated too.
+    if (error.args.size() >= 2 &&
+        std::find(std::begin(kWrapping), std::end(kWrapping), error.code) != std::end(kWrapping)) {
+        Error inner{error.args[0], error.kind, error.args[1],
+                    std::vector<std::string>(error.args.begin() + 2, error.args.end())};
+        args[0] = errorText(inner);
+    }
     return prefix + fill(QCoreApplication::translate("attnscope::CoreError", entry->english), args);
 }
 

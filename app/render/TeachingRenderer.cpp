@@ -1,6 +1,7 @@
 #include "app/render/TeachingRenderer.h"
 
 #include "app/render/DisplayText.h"
+#include "app/render/WeightedValues.h"
 #include "core/AttentionRules.h"
 
 #include <QAbstractTextDocumentLayout>
@@ -250,6 +251,9 @@ QString TeachingRenderer::html() const
                      i, j);
     s += tr("<h3>8. Weights\u00b7V_h</h3>");
     s += matrixTable(tr("head output"), t.headOutputs[size_t(h)], tr("Tq \u00d7 dV"), i);
+    // The step view only: the tutorial's 3-D tensor would make a figure a page longer.
+    if (m_interactive)
+        s += WeightedValuesStep(pr, t).html();
     // No English translation is loaded: the singular is its own string, the plural takes %n
     // so that translations can give every plural form.
     s += H == 1 ? tr("<h3>9. Concatenate the heads: with one head, the context is its output</h3>")

@@ -24,7 +24,8 @@ class TeachingRenderer
     Q_DECLARE_TR_FUNCTIONS(TeachingRenderer)
 
 public:
-    // head, query and key are clamped to the trace. interactive: add the "select a cell" hint.
+    // head, query and key are clamped to the trace. interactive (the step view): add the "select
+    // a cell" hint and the tutorial's 3-D weighted values tensor (WeightedValuesStep).
     TeachingRenderer(const Project &project, const AttentionTrace &trace, int head, int query, int key,
                      bool interactive = false);
 

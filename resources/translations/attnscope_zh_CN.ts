@@ -466,6 +466,30 @@
         <source>&lt;h2&gt;Head %1 of heads 0 to %2, step by step&lt;/h2&gt;</source>
         <translation>&lt;h2&gt;头 %1（头编号 0 到 %2），逐步计算&lt;/h2&gt;</translation>
     </message>
+    <message>
+        <source>&lt;p&gt;&lt;i&gt;The tutorial&apos;s 3-D weighted values tensor (softmax[i, j] · V[j] for every query i and key j) is shown only for a project of one head and one sequence, as in the tutorial.&lt;/i&gt;&lt;/p&gt;</source>
+        <translation>&lt;p&gt;&lt;i&gt;教程中的三维加权值张量（对每个查询 i 和键 j 计算 softmax[i, j] · V[j]）只在单头、单个序列的项目中显示，与教程一致。&lt;/i&gt;&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;&lt;i&gt;The tutorial&apos;s 3-D weighted values tensor is not shown: its %1 numbers are more than the %2 that PyTorch prints in full.&lt;/i&gt;&lt;/p&gt;</source>
+        <translation>&lt;p&gt;&lt;i&gt;未显示教程中的三维加权值张量：它有 %1 个数，超过了 PyTorch 完整打印的上限 %2 个。&lt;/i&gt;&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;8′. The tutorial&apos;s way: weighted values[j, i, :] = softmax[i, j] · V[j] (shape [Tk, Tq, dV] = [%1, %2, %3])&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;8′. 教程的做法：加权值 weighted values[j, i, :] = softmax[i, j] · V[j]（形状 [Tk, Tq, dV] = [%1, %2, %3]）&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;The tutorial computes &lt;code&gt;weighted_values = values[:, None] * softmax.T[:, :, None]&lt;/code&gt;: slice j holds value row V[j] scaled by each query&apos;s weight for key j. PyTorch prints it as:&lt;/p&gt;</source>
+        <translation>&lt;p&gt;教程计算 &lt;code&gt;weighted_values = values[:, None] * softmax.T[:, :, None]&lt;/code&gt;：第 j 片是值行 V[j] 分别乘以每个查询给键 j 的权重。PyTorch 打印的结果是：&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Summing over j, &lt;code&gt;outputs = weighted_values.sum(dim=0)&lt;/code&gt;, gives the head output: row i is Σ&lt;sub&gt;j&lt;/sub&gt; softmax[i, j] · V[j] (shape [Tq, dV] = [%1, %2]).&lt;/p&gt;</source>
+        <translation>&lt;p&gt;沿 j 求和，即 &lt;code&gt;outputs = weighted_values.sum(dim=0)&lt;/code&gt;，得到该头的输出：第 i 行是 Σ&lt;sub&gt;j&lt;/sub&gt; softmax[i, j] · V[j]（形状 [Tq, dV] = [%1, %2]）。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;This sum is the head output of step 8 (largest difference %1).&lt;/p&gt;</source>
+        <translation>&lt;p&gt;这个和就是第 8 步中该头的输出（最大差值 %1）。&lt;/p&gt;</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::AboutDialog</name>
@@ -747,14 +771,6 @@
         <translation>数据类型 %1 不能用于注意力权重（应为 &apos;&lt;f2&apos;、&apos;&lt;f4&apos; 或 &apos;&lt;f8&apos;：小端 float16、32 或 64）</translation>
     </message>
     <message>
-        <source>not valid JSON: parse error at line %1, column %2: %3</source>
-        <translation>不是有效的 JSON：第 %1 行第 %2 列解析错误：%3</translation>
-    </message>
-    <message>
-        <source>not valid JSON: parse error at line %1, column %2: %3 (NaN and Infinity are not numbers in JSON; every value must be finite)</source>
-        <translation>不是有效的 JSON：第 %1 行第 %2 列解析错误：%3（NaN 和 Infinity 在 JSON 中不是数字；每个值都必须是有限数）</translation>
-    </message>
-    <message>
         <source>not valid JSON: %1</source>
         <translation>不是有效的 JSON：%1</translation>
     </message>
@@ -843,18 +859,6 @@
         <translation>不是 ZIP 压缩包：没有目录结束记录</translation>
     </message>
     <message>
-        <source>%1: corrupt deflate data (%2 of %3 bytes inflated)</source>
-        <translation>%1：deflate 数据已损坏（只解压出 %3 字节中的 %2 字节）</translation>
-    </message>
-    <message>
-        <source>%1: compression method %2 is not supported (stored or deflated)</source>
-        <translation>%1：不支持压缩方法 %2（只支持存储或 deflate）</translation>
-    </message>
-    <message>
-        <source>%1: CRC-32 mismatch (the data is corrupt)</source>
-        <translation>%1：CRC-32 校验不符（数据已损坏）</translation>
-    </message>
-    <message>
         <source>not a safetensors file: %1 bytes, shorter than the 8-byte header length</source>
         <translation>不是 safetensors 文件：只有 %1 字节，短于 8 字节的文件头长度字段</translation>
     </message>
@@ -893,6 +897,202 @@
     <message>
         <source>%1: computed on the CPU this time (the GPU is still used for the next problem)</source>
         <translation>%1：这次在 CPU 上计算（下一个问题仍使用 GPU）</translation>
+    </message>
+    <message>
+        <source>ZIP member %1: corrupt deflate data (%2 of %3 bytes inflated)</source>
+        <translation>ZIP 成员 %1：deflate 数据已损坏（只解压出 %3 字节中的 %2 字节）</translation>
+    </message>
+    <message>
+        <source>ZIP member %1: compression method %2 is not supported (stored or deflated)</source>
+        <translation>ZIP 成员 %1：不支持压缩方法 %2（只支持存储或 deflate）</translation>
+    </message>
+    <message>
+        <source>ZIP member %1: CRC-32 mismatch (the data is corrupt)</source>
+        <translation>ZIP 成员 %1：CRC-32 校验不符（数据已损坏）</translation>
+    </message>
+    <message>
+        <source>ZIP64 end-of-directory record: offset %1 is not one</source>
+        <translation>ZIP64 目录结束记录：偏移 %1 处并没有这条记录</translation>
+    </message>
+    <message>
+        <source>ZIP directory at offset %1 (%2 bytes) runs past the end of the file</source>
+        <translation>ZIP 目录（偏移 %1，%2 字节）超出了文件末尾</translation>
+    </message>
+    <message>
+        <source>ZIP directory: %1 members cannot fit in %2 bytes</source>
+        <translation>ZIP 目录：%2 字节容纳不下 %1 个成员</translation>
+    </message>
+    <message>
+        <source>ZIP directory entry %1 at offset %2 is not one</source>
+        <translation>ZIP 目录第 %1 项（偏移 %2）不是有效的目录项</translation>
+    </message>
+    <message>
+        <source>ZIP directory entry %1 runs past the directory</source>
+        <translation>ZIP 目录第 %1 项超出了目录末尾</translation>
+    </message>
+    <message>
+        <source>ZIP member %1: no local header at offset %2</source>
+        <translation>ZIP 成员 %1：偏移 %2 处没有本地文件头</translation>
+    </message>
+    <message>
+        <source>ZIP member %1: its %2 bytes at offset %3 run past the end of the file (%4 bytes)</source>
+        <translation>ZIP 成员 %1：偏移 %3 处的 %2 字节超出了文件末尾（文件共 %4 字节）</translation>
+    </message>
+    <message>
+        <source>ZIP member %1: %2 bytes uncompressed, more than the %3 this machine allows</source>
+        <translation>ZIP 成员 %1：解压后有 %2 字节，超过本机允许的 %3 字节</translation>
+    </message>
+    <message>
+        <source>ZIP member %1: claims %2 bytes from %3 compressed, more than deflate can produce</source>
+        <translation>ZIP 成员 %1：声称由 %3 字节压缩数据解压出 %2 字节，超出了 deflate 所能产生的大小</translation>
+    </message>
+    <message>
+        <source>ZIP member %1: stored, but its sizes differ</source>
+        <translation>ZIP 成员 %1：以不压缩方式存储，但两个大小不一致</translation>
+    </message>
+    <message>
+        <source>header: expected a JSON object</source>
+        <translation>文件头：应为 JSON 对象</translation>
+    </message>
+    <message>
+        <source>__metadata__: expected an object of strings</source>
+        <translation>__metadata__：应为由字符串组成的对象</translation>
+    </message>
+    <message>
+        <source>__metadata__.%1: expected a string</source>
+        <translation>__metadata__.%1：应为字符串</translation>
+    </message>
+    <message>
+        <source>tensor &quot;%1&quot;: expected {&quot;dtype&quot;, &quot;shape&quot;, &quot;data_offsets&quot;}</source>
+        <translation>张量“%1”：应为 {&quot;dtype&quot;, &quot;shape&quot;, &quot;data_offsets&quot;}</translation>
+    </message>
+    <message>
+        <source>tensor &quot;%1&quot;: dtype is not a string</source>
+        <translation>张量“%1”：dtype 不是字符串</translation>
+    </message>
+    <message>
+        <source>tensor &quot;%1&quot;: shape is not an array of at most 8 sizes</source>
+        <translation>张量“%1”：shape 不是由至多 8 个尺寸组成的数组</translation>
+    </message>
+    <message>
+        <source>tensor &quot;%1&quot;: shape holds %2, not a size</source>
+        <translation>张量“%1”：shape 中的 %2 不是尺寸</translation>
+    </message>
+    <message>
+        <source>tensor &quot;%1&quot;: shape has more elements than can be addressed</source>
+        <translation>张量“%1”：shape 的元素个数多到无法寻址</translation>
+    </message>
+    <message>
+        <source>tensor &quot;%1&quot;: data_offsets is not [begin, end] with begin &lt;= end</source>
+        <translation>张量“%1”：data_offsets 不是满足 begin &lt;= end 的 [begin, end]</translation>
+    </message>
+    <message>
+        <source>tensor &quot;%1&quot;: data_offsets end %2 is past the %3 bytes of data</source>
+        <translation>张量“%1”：data_offsets 的结束位置 %2 超出了 %3 字节的数据</translation>
+    </message>
+    <message>
+        <source>tensor &quot;%1&quot;: %2 %3 values need %4 bytes, data_offsets give %5</source>
+        <translation>张量“%1”：%3 个 %2 值需要 %4 字节，data_offsets 给出的是 %5 字节</translation>
+    </message>
+    <message>
+        <source>tensor &quot;%1&quot;: data_offsets [%2, %3] overlap the tensor before it (which ends at %4)</source>
+        <translation>张量“%1”：data_offsets [%2, %3] 与前一个张量重叠（前一个张量结束于 %4）</translation>
+    </message>
+    <message>
+        <source>data: bytes %1 to %2 belong to no tensor</source>
+        <translation>数据：第 %1 到 %2 字节不属于任何张量</translation>
+    </message>
+    <message>
+        <source>data: %1 bytes after the last tensor belong to none</source>
+        <translation>数据：最后一个张量之后的 %1 字节不属于任何张量</translation>
+    </message>
+    <message>
+        <source>no tensor named &quot;attentions&quot; among %1</source>
+        <translation>在 %1 个张量中没有名为“attentions”的张量</translation>
+    </message>
+    <message>
+        <source>tensor %1 has dtype %2 (expected F16, BF16, F32 or F64)</source>
+        <translation>张量 %1 的 dtype 为 %2（应为 F16、BF16、F32 或 F64）</translation>
+    </message>
+    <message>
+        <source>__metadata__.%1: expected a JSON list of strings</source>
+        <translation>__metadata__.%1：应为字符串列表（JSON 文本）</translation>
+    </message>
+    <message>
+        <source>not valid JSON: parse error at line %1, column %2 (offset %3): unexpected &apos;%4&apos;</source>
+        <translation>不是有效的 JSON：第 %1 行第 %2 列（偏移 %3）解析错误：意外的 &apos;%4&apos;</translation>
+    </message>
+    <message>
+        <source>not valid JSON: parse error at line %1, column %2 (offset %3): unexpected &apos;%4&apos; (NaN and Infinity are not numbers in JSON; every value must be finite)</source>
+        <translation>不是有效的 JSON：第 %1 行第 %2 列（偏移 %3）解析错误：意外的 &apos;%4&apos;（NaN 和 Infinity 在 JSON 中不是数字；每个值都必须是有限数）</translation>
+    </message>
+    <message>
+        <source>not valid JSON: parse error at line %1, column %2 (offset %3): the text ends before the JSON is complete</source>
+        <translation>不是有效的 JSON：第 %1 行第 %2 列（偏移 %3）解析错误：JSON 还不完整，文本就结束了</translation>
+    </message>
+    <message>
+        <source>no Vulkan loader: cannot open %1</source>
+        <translation>无法打开 Vulkan 加载器 %1</translation>
+    </message>
+    <message>
+        <source>no Vulkan loader: cannot open %1 (%2)</source>
+        <translation>无法打开 Vulkan 加载器 %1（系统报告：%2）</translation>
+    </message>
+    <message>
+        <source>no Vulkan loader: %1 has no vkGetInstanceProcAddr</source>
+        <translation>Vulkan 加载器不可用：%1 中没有 vkGetInstanceProcAddr</translation>
+    </message>
+    <message>
+        <source>Vulkan loader %1 lacks %2</source>
+        <translation>Vulkan 加载器 %1 缺少函数 %2</translation>
+    </message>
+    <message>
+        <source>Vulkan instance lacks %1</source>
+        <translation>Vulkan 实例缺少函数 %1</translation>
+    </message>
+    <message>
+        <source>Vulkan device lacks %1</source>
+        <translation>Vulkan 设备缺少函数 %1</translation>
+    </message>
+    <message>
+        <source>no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)</source>
+        <translation>没有 Vulkan 驱动：vkCreateInstance 找不到兼容的驱动（VK_ERROR_INCOMPATIBLE_DRIVER）</translation>
+    </message>
+    <message>
+        <source>no Vulkan driver: vkEnumeratePhysicalDevices failed with %1</source>
+        <translation>没有 Vulkan 驱动：vkEnumeratePhysicalDevices 失败，驱动返回 %1</translation>
+    </message>
+    <message>
+        <source>no Vulkan device: the loader found no driver with a device (see VK_DRIVER_FILES / VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)</source>
+        <translation>没有 Vulkan 设备：加载器没有找到带设备的驱动（请检查 VK_DRIVER_FILES / VK_ICD_FILENAMES 和 /usr/share/vulkan/icd.d）</translation>
+    </message>
+    <message>
+        <source>no Vulkan device</source>
+        <translation>没有 Vulkan 设备</translation>
+    </message>
+    <message>
+        <source>Vulkan device &quot;%1&quot;: no device with that index (devices: %2)</source>
+        <translation>Vulkan 设备“%1”：没有这个编号的设备（现有设备：%2）</translation>
+    </message>
+    <message>
+        <source>Vulkan device &quot;%1&quot;: no device name contains it (devices: %2)</source>
+        <translation>Vulkan 设备“%1”：没有名称包含它的设备（现有设备：%2）</translation>
+    </message>
+    <message>
+        <source>%1: %2 (%3)</source>
+        <translation>Vulkan 调用 %1 失败，驱动返回 %2（%3）</translation>
+    </message>
+    <message>
+        <source>the GPU did not finish within %1 s (VK_TIMEOUT)</source>
+        <translation>GPU 在 %1 秒内没有完成计算（VK_TIMEOUT）</translation>
+    </message>
+    <message>
+        <source>the device stopped answering: %1</source>
+        <translation>设备停止响应：%1</translation>
+    </message>
+    <message>
+        <source>the previous submission never finished</source>
+        <translation>上一次提交一直没有完成</translation>
     </message>
 </context>
 <context>

@@ -130,6 +130,12 @@ QString menuTitle(MainWindow &w, int index)
     return index < menus.size() ? menus[index]->text() : QString();
 }
 
+// Three English words in a row: core's English prose left inside a translated message.
+bool hasEnglishProse(const QString &text)
+{
+    static const QRegularExpression prose(QStringLiteral("\\b[a-z]{2,} [a-z]{2,} [a-z]{2,}\\b"));
+    return text.contains(prose);
+}
 } // namespace
 
 class TestTranslations : public QObject
@@ -385,7 +391,9 @@ void TestTranslations::coreErrorsTranslate_data()
                           << "missing.attnscope.json"; // 无法打开文件
     // JSON syntax: the line and column stay, the frame is translated.
     QTest::newRow("json syntax") << QStringLiteral("{\"format\": \"attnscope\",\n \"version\": 1,,}") << "json.syntax"
-                                 << QStringLiteral("\u7b2c 2 \u884c\u7b2c") << "syntax error"; // 第 2 行第
+                                 << QStringLiteral("\u7b2c 2 \u884c\u7b2c") << "\u504f\u79fb 38"; // 第 2 行第, 偏移 38
+    QTest::newRow("json ends early") << QStringLiteral("{\"format\": \"attnscope\", ") << "json.syntax.end"
+                                     << QStringLiteral("\u5c31\u7ed3\u675f\u4e86") << "25"; // 就结束了
     QTest::newRow("json NaN") << head + QStringLiteral(R"("weights": {"q": [[NaN, 0], [0, 1]]}})")
                               << "json.syntax.nonNumber" << QStringLiteral("NaN \u548c Infinity") << "NaN"; // NaN 和
     QTest::newRow("json duplicate key") << QStringLiteral(R"({"format": "attnscope", "format": "attnscope"})")
@@ -418,6 +426,7 @@ void TestTranslations::coreErrorsTranslate()
     QVERIFY2(text.contains(chinese), qPrintable(text));
     QVERIFY2(text.contains(kept), qPrintable(text));
     QVERIFY2(text.contains(path), qPrintable(text)); // the file name before the message is kept
+    QVERIFY2(!hasEnglishProse(text), qPrintable(text));
 }
 
 void TestTranslations::fileAndBackendErrorsTranslate_data()
@@ -461,6 +470,14 @@ void TestTranslations::fileAndBackendErrorsTranslate_data()
     // A Vulkan device that is not there: Auto stays on the CPU with a notice.
     QTest::newRow("backend notice") << QString() << QByteArray() << "backend.usingCpu"
                                     << QStringLiteral("\u6539\u7528 CPU") << "no-such-gpu"; // 改用 CPU
+    // Vulkan failing for real on lavapipe (injected faults): the driver's VkResult stays, the
+    // sentences around it are translated.
+    QTest::newRow("backend start fault") << QString() << QByteArray("create") << "backend.startFailed"
+                                         << QStringLiteral("Vulkan \u8c03\u7528") // Vulkan 调用
+                                         << "VK_ERROR_INITIALIZATION_FAILED";
+    QTest::newRow("backend device lost") << QString() << QByteArray("device-lost") << "backend.fallback.always"
+                                         << QStringLiteral("\u4ece\u73b0\u5728\u8d77") // 从现在起
+                                         << "VK_ERROR_DEVICE_LOST";
 }
 
 // Attention files' rarer errors and the backend's notices reach the user translated (what the
@@ -475,11 +492,22 @@ void TestTranslations::fileAndBackendErrorsTranslate()
     Error error;
     if (name.isEmpty()) {
         BackendOptions options;
-        options.vulkanDevice = "no-such-gpu";
+        options.vulkanDevice = bytes.isEmpty() ? "no-such-gpu" : "0"; // a fault needs a device to start on
+        auto fault = parseVulkanFault(bytes.toStdString());
+        QVERIFY(fault.ok());
+        options.vulkan.fault = *fault;
         auto selection = createBackend(BackendRequest::Auto, options);
         QVERIFY(selection.ok());
         error = selection->noticeError;
         QCOMPARE(error.message, selection->notice);
+        if (bytes == "device-lost") { // fails while computing
+            QVERIFY2(error.message.empty(), error.message.c_str());
+            auto project =
+                readProjectFile(ATTNSCOPE_SOURCE_DIR "/resources/examples/self-attention-tutorial.attnscope.json");
+            QVERIFY(project.ok());
+            QVERIFY(selection->backend->compute(project->problem).ok()); // on the CPU
+            error = takeBackendNoticeError(*selection->backend);
+        }
     } else {
         QTemporaryDir dir;
         const QString path = dir.filePath(name);
@@ -497,6 +525,7 @@ void TestTranslations::fileAndBackendErrorsTranslate()
     const QString text = errorText(error);
     QVERIFY2(text.contains(chinese), qPrintable(text));
     QVERIFY2(text.contains(kept), qPrintable(text));
+    QVERIFY2(!hasEnglishProse(text), qPrintable(text));
 }
 
 void TestTranslations::unknownCodeShowsTheEnglishMessage()
