@@ -150,7 +150,7 @@ void TestWeightedValues::workedExampleShowsTheTutorialsTensor()
     QVERIFY2(tensorText.startsWith(QStringLiteral("tensor([[[")), qPrintable(tensorText));
     QVERIFY2(tensorText.endsWith(QStringLiteral("]]])")), qPrintable(tensorText));
     QCOMPARE(tensorText.count(QStringLiteral("\n\n")), 2); // three slices [j], a blank line between
-    QCOMPARE(tensorText.count(QLatin1Char('\n')), 10); // 2 in each slice, 2 between slices
+    QCOMPARE(tensorText.count(QLatin1Char('\n')), 10);     // 2 in each slice, 2 between slices
     for (int j = 0; j < 3; ++j)
         for (int i = 0; i < 3; ++i)
             for (int d = 0; d < 3; ++d) {
