@@ -15,6 +15,11 @@
 #include <QObject>
 #include <QTest>
 
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <thread>
+
 using namespace attnscope;
 using attnscope::test::Case;
 using attnscope::test::makeProblem;
@@ -35,6 +40,7 @@ private slots:
     void validationErrors_data();
     void validationErrors();
     void hugeProblemIsRefusedBeforeAllocating();
+    void cancelledComputeReturnsCancelled();
 };
 
 void TestAttention::tutorialWorkedExample()
@@ -253,6 +259,49 @@ void TestAttention::hugeProblemIsRefusedBeforeAllocating()
     Status s = validateProblem(p);
     QVERIFY(!s.ok());
     QVERIFY2(QString::fromStdString(s.message()).startsWith("size: this problem needs"), s.message().c_str());
+}
+
+// The full CPU compute checks its cancel flag between (head, row block) tasks: set before, it
+// computes nothing; set from another thread while a large compute runs, it returns Cancelled
+// long before the compute would have ended; cleared, the same backend computes again.
+void TestAttention::cancelledComputeReturnsCancelled()
+{
+    Case c;
+    c.tq = 2048;
+    c.dq = 64;
+    c.heads = 8;
+    c.dk = 16;
+    c.dv = 16;
+    const AttentionProblem p = makeProblem(c);
+    std::atomic<bool> cancel{true};
+    CpuBackend cpu;
+    cpu.setCancelFlag(&cancel);
+    auto before = cpu.compute(p);
+    QVERIFY(!before.ok());
+    QCOMPARE(before.kind(), ErrorKind::Cancelled);
+
+    // Uncancelled: how long the whole compute takes here.
+    cancel = false;
+    auto start = std::chrono::steady_clock::now();
+    QVERIFY(cpu.compute(p).ok());
+    const double fullMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+    std::optional<Result<AttentionTrace>> result;
+    std::atomic<bool> returned{false};
+    start = std::chrono::steady_clock::now();
+    std::thread worker([&] {
+        result.emplace(cpu.compute(p));
+        returned = true;
+    });
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(fullMs / 10));
+    const bool finishedFirst = returned;
+    cancel = true;
+    worker.join();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    qInfo("cancelled compute returned after %.1f ms; the whole compute takes %.1f ms", ms, fullMs);
+    QVERIFY2(!finishedFirst, "the compute ended before it could be cancelled: make it larger");
+    QVERIFY(result && !result->ok());
+    QCOMPARE(result->kind(), ErrorKind::Cancelled);
 }
 
 QTEST_GUILESS_MAIN(TestAttention)
