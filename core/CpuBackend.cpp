@@ -148,6 +148,11 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     Eigen::setNbThreads(threads);
     const float scale = float(p.spec.scale());
     const MaskFill fill = p.spec.maskFill;
+    const std::atomic<bool> *cancel = m_cancel;
+    auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
+    const Error cancelledError{"the computation was cancelled", ErrorKind::Cancelled};
+    if (cancelled())
+        return cancelledError;
 
     AttentionTrace t;
     t.allowed = effectiveMask(p);
@@ -182,6 +187,9 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     const Eigen::Index tasks = Eigen::Index(heads) * blocks;
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (Eigen::Index task = 0; task < tasks; ++task) {
+        // An OpenMP loop cannot be left early: once cancelled, the remaining tasks return at once.
+        if (cancelled())
+            continue;
         const size_t h = size_t(task / blocks);
         const Eigen::Index r0 = (task % blocks) * blockRows;
         const Eigen::Index rows = std::min(blockRows, tq - r0);
@@ -208,6 +216,9 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
         else
             out.setZero();
     }
+
+    if (cancelled())
+        return cancelledError;
 
     t.context.resize(tq, p.vWidth());
     for (int h = 0; h < heads; ++h)

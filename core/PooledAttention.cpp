@@ -97,7 +97,7 @@ struct Bins {
 } // namespace
 
 std::int64_t pooledBytes(std::int64_t heads, std::int64_t tq, std::int64_t tk, std::int64_t qkWidth,
-                         std::int64_t vWidth, std::int64_t dOut, std::int64_t bins, int threads)
+                         std::int64_t vWidth, std::int64_t dOut, std::int64_t bins, int threads, bool headMean)
 {
     const std::int64_t nq = std::min(bins, tq), nk = std::min(bins, tk);
     // Q, K, V, context, output.
@@ -106,21 +106,27 @@ std::int64_t pooledBytes(std::int64_t heads, std::int64_t tq, std::int64_t tk, s
     floats = saturatingAdd(floats, saturatingMul(tq, saturatingAdd(vWidth, dOut)));
     // Pooled maps and entropies.
     floats = saturatingAdd(floats, saturatingMul(heads, saturatingAdd(saturatingMul(nq, nk), tq)));
+    if (headMean)
+        floats = saturatingAdd(floats, saturatingMul(nq, nk));
     std::int64_t bytes = saturatingMul(floats, 4);
     // Bin tables and the key padding table.
     bytes = saturatingAdd(bytes, saturatingMul(tq + tk, 16));
     // Per thread: scores and weights tiles, the block's output, its row statistics and its
     // local pooled cells (in double, a bin may span the whole block).
+    // With the head mean: every head's cells of the block and a third (summed) tile.
+    const std::int64_t slices = headMean ? heads + 1 : 1;
     const std::int64_t perThread = saturatingAdd(
-        saturatingMul(4, saturatingAdd(saturatingMul(2 * kBlockRows, kTileKeys), kBlockRows * (vWidth + 8))),
-        saturatingMul(8, saturatingMul(std::min<std::int64_t>(kBlockRows, nq) + 1, nk)));
+        saturatingMul(4, saturatingAdd(saturatingMul((headMean ? 3 : 2) * kBlockRows, kTileKeys),
+                                       saturatingMul(kBlockRows, vWidth + 8 * slices))),
+        saturatingMul(8, saturatingMul(slices, saturatingMul(std::min<std::int64_t>(kBlockRows, nq) + 1, nk))));
     return saturatingAdd(bytes, saturatingMul(std::max(threads, 1), perThread));
 }
 
 std::int64_t pooledBytes(const AttentionProblem &p, const PoolOptions &options)
 {
     const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
-    return pooledBytes(p.spec.heads, p.tq(), p.tk(), p.qkWidth(), p.vWidth(), p.dOut(), options.bins, threads);
+    return pooledBytes(p.spec.heads, p.tq(), p.tk(), p.qkWidth(), p.vWidth(), p.dOut(), options.bins, threads,
+                       options.headMean);
 }
 
 Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptions &options)
@@ -159,21 +165,27 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
     const StructuralMask mask(p);
     const Bins rowBins(rowsIn, options.bins), keyBins(keysIn, options.bins);
     const Eigen::Index nq = rowBins.bins, nk = keyBins.bins;
+    // A task is one head of a query block, or every head of it when the head mean is pooled
+    // too (the heads' weights of a tile must meet before they are pooled).
+    const int groupHeads = options.headMean ? heads : 1, groups = heads / groupHeads;
+    const int slices = groupHeads + (options.headMean ? 1 : 0); // pooled cells kept per task
 
     PooledResult result;
     result.pooled.assign(size_t(heads), MatrixF::Zero(nq, nk));
+    if (options.headMean)
+        result.headMean = MatrixF::Zero(nq, nk);
     if (allKeys)
         result.entropy = MatrixF::Zero(heads, rowsIn);
     MatrixF context(allKeys ? rowsIn : 0, p.vWidth());
 
     Eigen::Index blockRows = kBlockRows;
-    while (blockRows > kMinBlockRows && heads * ((rowsIn + blockRows - 1) / blockRows) < 4 * threads)
+    while (blockRows > kMinBlockRows && groups * ((rowsIn + blockRows - 1) / blockRows) < 4 * threads)
         blockRows /= 2;
     const Eigen::Index blocks = (rowsIn + blockRows - 1) / blockRows;
     const Eigen::Index tiles = (tk + kTileKeys - 1) / kTileKeys;
     // Pass 2 visits only the keys pooled: tiles of [k0, k1).
     const Eigen::Index poolTiles = (keysIn + kTileKeys - 1) / kTileKeys;
-    const Eigen::Index tasks = Eigen::Index(heads) * blocks;
+    const Eigen::Index tasks = Eigen::Index(groups) * blocks;
     if (options.progress) {
         options.progress->done = 0;
         options.progress->total = tasks;
@@ -181,11 +193,16 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
 
 #pragma omp parallel num_threads(threads)
     {
-        MatrixF s(blockRows, std::min(kTileKeys, tk));
-        MatrixF out(blockRows, dv);
+        const Eigen::Index tileCols = std::min(kTileKeys, tk);
+        MatrixF s(blockRows, tileCols);
+        MatrixF sum(options.headMean ? blockRows : 0, options.headMean ? tileCols : 0);
+        MatrixF out(blockRows, Eigen::Index(groupHeads) * dv);
         const size_t n = static_cast<size_t>(blockRows);
-        std::vector<double> rowMax(n), rowSum(n), entropy(n);
-        std::vector<float> invZ(n), logZ(n);
+        // Row statistics of head g of the task at [g * n + r].
+        std::vector<double> rowMax(n * size_t(groupHeads)), rowSum(n * size_t(groupHeads)),
+            entropy(n * size_t(groupHeads));
+        std::vector<float> invZ(n * size_t(groupHeads)), logZ(n * size_t(groupHeads));
+        std::vector<char> weighNothing(static_cast<size_t>(groupHeads));
         std::vector<double> local;
 
 #pragma omp for schedule(dynamic)
@@ -193,110 +210,131 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
             // An OpenMP loop cannot be left early: the remaining tasks return at once instead.
             if (cancelled())
                 continue;
-            const int h = int(task / blocks);
+            const int h0 = int(task / blocks) * groupHeads;
             const Eigen::Index b0 = (task % blocks) * blockRows, rows = std::min(blockRows, rowsIn - b0);
             const Eigen::Index r0 = q0 + b0, r1 = r0 + rows; // absolute query rows
-            const auto qh = q.middleCols(h * dk, dk).middleRows(b0, rows);
-            const auto kh = k.middleCols(h * dk, dk);
-            auto scoreTile = [&](Eigen::Index c0, Eigen::Index cols) {
+            auto scoreTile = [&](int h, Eigen::Index c0, Eigen::Index cols) {
                 auto tile = s.topLeftCorner(rows, cols);
-                tile.noalias() = qh * kh.middleRows(c0, cols).transpose();
+                tile.noalias() = q.middleCols(h * dk, dk).middleRows(b0, rows) *
+                                 k.middleCols(h * dk, dk).middleRows(c0, cols).transpose();
                 for (Eigen::Index r = 0; r < rows; ++r)
                     mask.apply(r0 + r, c0, cols, fill, &s(r, 0));
             };
 
             // Pass 1: each row's max and normaliser over every key, tile by tile (online softmax).
-            std::fill(rowMax.begin(), rowMax.end(), -std::numeric_limits<double>::infinity());
-            std::fill(rowSum.begin(), rowSum.end(), 0.0);
-            Eigen::Index skippedKeys = 0;
-            for (Eigen::Index t = 0; t < tiles && !cancelled(); ++t) {
-                const Eigen::Index c0 = t * kTileKeys, cols = std::min(kTileKeys, tk - c0);
-                if (mask.tileMasked(r0, r1, c0, c0 + cols)) {
-                    skippedKeys += cols;
-                    continue;
-                }
-                scoreTile(c0, cols);
-                for (Eigen::Index r = 0; r < rows; ++r) {
-                    Eigen::Map<const ArrayF> row(&s(r, 0), cols);
-                    const float tileMax = row.maxCoeff();
-                    if (tileMax == -std::numeric_limits<float>::infinity())
+            for (int g = 0; g < groupHeads; ++g) {
+                double *gMax = &rowMax[size_t(g) * n], *gSum = &rowSum[size_t(g) * n];
+                std::fill(gMax, gMax + n, -std::numeric_limits<double>::infinity());
+                std::fill(gSum, gSum + n, 0.0);
+                Eigen::Index skippedKeys = 0;
+                for (Eigen::Index t = 0; t < tiles && !cancelled(); ++t) {
+                    const Eigen::Index c0 = t * kTileKeys, cols = std::min(kTileKeys, tk - c0);
+                    if (mask.tileMasked(r0, r1, c0, c0 + cols)) {
+                        skippedKeys += cols;
                         continue;
-                    double &m = rowMax[size_t(r)];
-                    if (tileMax > m) {
-                        rowSum[size_t(r)] *= std::exp(m - double(tileMax));
-                        m = tileMax;
                     }
-                    rowSum[size_t(r)] += double((row - float(m)).exp().sum());
-                }
-            }
-            // Keys of skipped tiles are masked for every row: under -1e9 they are logits of -1e9.
-            bool maskedWeighNothing = true;
-            for (Eigen::Index r = 0; r < rows; ++r) {
-                double &m = rowMax[size_t(r)], &z = rowSum[size_t(r)];
-                if (negLarge && skippedKeys > 0) {
-                    if (kNegLargeFill > m) {
-                        z *= std::exp(m - kNegLargeFill);
-                        m = kNegLargeFill;
+                    scoreTile(h0 + g, c0, cols);
+                    for (Eigen::Index r = 0; r < rows; ++r) {
+                        Eigen::Map<const ArrayF> row(&s(r, 0), cols);
+                        const float tileMax = row.maxCoeff();
+                        if (tileMax == -std::numeric_limits<float>::infinity())
+                            continue;
+                        double &m = gMax[r];
+                        if (tileMax > m) {
+                            gSum[r] *= std::exp(m - double(tileMax));
+                            m = tileMax;
+                        }
+                        gSum[r] += double((row - float(m)).exp().sum());
                     }
-                    z += double(skippedKeys) * std::exp(double(float(kNegLargeFill) - float(m)));
                 }
-                invZ[size_t(r)] = z > 0 ? float(1.0 / z) : 0.0f;
-                logZ[size_t(r)] = z > 0 ? float(std::log(z)) : 0.0f;
-                if (negLarge && z > 0 && std::exp(float(kNegLargeFill) - float(m)) * invZ[size_t(r)] > 0.0f)
-                    maskedWeighNothing = false;
+                // Keys of skipped tiles are masked for every row: under -1e9 they are logits of -1e9.
+                bool maskedWeighNothing = true;
+                for (Eigen::Index r = 0; r < rows; ++r) {
+                    double &m = gMax[r], &z = gSum[r];
+                    if (negLarge && skippedKeys > 0) {
+                        if (kNegLargeFill > m) {
+                            z *= std::exp(m - kNegLargeFill);
+                            m = kNegLargeFill;
+                        }
+                        z += double(skippedKeys) * std::exp(double(float(kNegLargeFill) - float(m)));
+                    }
+                    const size_t i = size_t(g) * n + size_t(r);
+                    invZ[i] = z > 0 ? float(1.0 / z) : 0.0f;
+                    logZ[i] = z > 0 ? float(std::log(z)) : 0.0f;
+                    if (negLarge && z > 0 && std::exp(float(kNegLargeFill) - float(m)) * invZ[i] > 0.0f)
+                        maskedWeighNothing = false;
+                }
+                weighNothing[size_t(g)] = maskedWeighNothing;
             }
 
             // Pass 2: exact weights over the pooled keys, pooled cells, entropies and weights·V.
             const std::int64_t a0 = rowBins.of[size_t(b0)], a1 = rowBins.of[size_t(b0 + rows - 1)];
-            local.assign(size_t((a1 - a0 + 1) * nk), 0.0);
+            const size_t span = size_t((a1 - a0 + 1) * nk);
+            local.assign(span * size_t(slices), 0.0);
             std::fill(entropy.begin(), entropy.end(), 0.0);
-            auto o = out.topRows(rows);
-            o.setZero();
+            out.topRows(rows).setZero();
+            // Pools row r of a weights tile (keys [c0, c1)) into the cells of `slice`.
+            auto poolRow = [&](const float *weights, Eigen::Index r, Eigen::Index c0, Eigen::Index c1, int slice) {
+                const Eigen::Map<const ArrayF> row(weights, c1 - c0);
+                double *cells = &local[size_t(slice) * span + size_t((rowBins.of[size_t(b0 + r)] - a0) * nk)];
+                for (std::int64_t b = keyBins.of[size_t(c0 - k0)]; b < nk && k0 + keyBins.start[size_t(b)] < c1; ++b) {
+                    const Eigen::Index j0 = std::max<Eigen::Index>(k0 + keyBins.start[size_t(b)], c0) - c0;
+                    const Eigen::Index j1 = std::min<Eigen::Index>(k0 + keyBins.start[size_t(b) + 1], c1) - c0;
+                    const auto segment = row.segment(j0, j1 - j0);
+                    if (mean)
+                        cells[b] += double(segment.sum());
+                    else
+                        cells[b] = std::max(cells[b], double(segment.maxCoeff()));
+                }
+            };
             for (Eigen::Index t = 0; t < poolTiles && !cancelled(); ++t) {
                 const Eigen::Index c0 = k0 + t * kTileKeys, cols = std::min(kTileKeys, k1 - c0), c1 = c0 + cols;
-                if (maskedWeighNothing && mask.tileMasked(r0, r1, c0, c1))
-                    continue;
-                scoreTile(c0, cols);
-                for (Eigen::Index r = 0; r < rows; ++r) {
-                    Eigen::Map<ArrayF> row(&s(r, 0), cols);
-                    if (rowSum[size_t(r)] <= 0) { // nothing allowed under -inf: a zero row
-                        row.setZero();
+                if (options.headMean)
+                    sum.topLeftCorner(rows, cols).setZero();
+                for (int g = 0; g < groupHeads; ++g) {
+                    if (weighNothing[size_t(g)] && mask.tileMasked(r0, r1, c0, c1))
                         continue;
+                    const int h = h0 + g;
+                    scoreTile(h, c0, cols);
+                    for (Eigen::Index r = 0; r < rows; ++r) {
+                        const size_t i = size_t(g) * n + size_t(r);
+                        Eigen::Map<ArrayF> row(&s(r, 0), cols);
+                        if (rowSum[i] <= 0) { // nothing allowed under -inf: a zero row
+                            row.setZero();
+                            continue;
+                        }
+                        const float m = float(rowMax[i]), lz = logZ[i];
+                        row -= m; // log-weights + logZ
+                        const ArrayF w = row.exp() * invZ[i];
+                        entropy[i] -= double((w > 0.0f).select(w * (row - lz), 0.0f).sum());
+                        row = w;
+                        poolRow(&s(r, 0), r, c0, c1, g);
                     }
-                    const float m = float(rowMax[size_t(r)]), lz = logZ[size_t(r)];
-                    row -= m; // log-weights + logZ
-                    const ArrayF w = row.exp() * invZ[size_t(r)];
-                    entropy[size_t(r)] -= double((w > 0.0f).select(w * (row - lz), 0.0f).sum());
-                    row = w;
-                    double *cells = &local[size_t((rowBins.of[size_t(b0 + r)] - a0) * nk)];
-                    for (std::int64_t b = keyBins.of[size_t(c0 - k0)]; b < nk && k0 + keyBins.start[size_t(b)] < c1;
-                         ++b) {
-                        const Eigen::Index j0 = std::max<Eigen::Index>(k0 + keyBins.start[size_t(b)], c0) - c0;
-                        const Eigen::Index j1 = std::min<Eigen::Index>(k0 + keyBins.start[size_t(b) + 1], c1) - c0;
-                        const auto segment = row.segment(j0, j1 - j0);
-                        if (mean)
-                            cells[b] += double(segment.sum());
-                        else
-                            cells[b] = std::max(cells[b], double(segment.maxCoeff()));
-                    }
+                    if (allKeys)
+                        out.middleCols(Eigen::Index(g) * dv, dv).topRows(rows).noalias() +=
+                            s.topLeftCorner(rows, cols) * v.middleCols(h * dv, dv).middleRows(c0, cols);
+                    if (options.headMean)
+                        sum.topLeftCorner(rows, cols) += s.topLeftCorner(rows, cols);
                 }
-                if (allKeys)
-                    o.noalias() += s.topLeftCorner(rows, cols) * v.middleCols(h * dv, dv).middleRows(c0, cols);
+                if (options.headMean) // the sum over heads; divided by H once merged
+                    for (Eigen::Index r = 0; r < rows; ++r)
+                        poolRow(&sum(r, 0), r, c0, c1, groupHeads);
             }
             if (cancelled())
                 continue;
-            if (allKeys) {
-                context.block(b0, h * dv, rows, dv) = o;
-                for (Eigen::Index r = 0; r < rows; ++r)
-                    result.entropy(h, b0 + r) = float(entropy[size_t(r)]);
-            }
-            // Bins at the block's edges may be shared with the neighbouring blocks.
+            if (allKeys)
+                for (int g = 0; g < groupHeads; ++g) {
+                    context.block(b0, (h0 + g) * dv, rows, dv) = out.middleCols(Eigen::Index(g) * dv, dv).topRows(rows);
+                    for (Eigen::Index r = 0; r < rows; ++r)
+                        result.entropy(h0 + g, b0 + r) = float(entropy[size_t(g) * n + size_t(r)]);
+                }
+                // Bins at the block's edges may be shared with the neighbouring blocks.
 #pragma omp critical(attnscope_pooled_merge)
-            {
-                MatrixF &pooled = result.pooled[size_t(h)];
+            for (int slice = 0; slice < slices; ++slice) {
+                MatrixF &pooled = slice < groupHeads ? result.pooled[size_t(h0 + slice)] : result.headMean;
                 for (std::int64_t a = a0; a <= a1; ++a)
                     for (Eigen::Index b = 0; b < nk; ++b) {
-                        const double value = local[size_t((a - a0) * nk + b)];
+                        const double value = local[size_t(slice) * span + size_t((a - a0) * nk + b)];
                         if (mean)
                             pooled(a, b) += float(value);
                         else
@@ -310,12 +348,19 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
     if (cancelled())
         return Error{"the computation was cancelled", ErrorKind::Cancelled};
 
+    auto divideCells = [&](MatrixF &pooled, double by) {
+        for (Eigen::Index a = 0; a < nq; ++a)
+            for (Eigen::Index b = 0; b < nk; ++b)
+                pooled(a, b) = float(double(pooled(a, b)) /
+                                     (by * (mean ? double((rowBins.start[size_t(a) + 1] - rowBins.start[size_t(a)]) *
+                                                          (keyBins.start[size_t(b) + 1] - keyBins.start[size_t(b)]))
+                                                 : 1.0)));
+    };
     if (mean)
         for (MatrixF &pooled : result.pooled)
-            for (Eigen::Index a = 0; a < nq; ++a)
-                for (Eigen::Index b = 0; b < nk; ++b)
-                    pooled(a, b) /= float((rowBins.start[size_t(a) + 1] - rowBins.start[size_t(a)]) *
-                                          (keyBins.start[size_t(b) + 1] - keyBins.start[size_t(b)]));
+            divideCells(pooled, 1.0);
+    if (options.headMean)
+        divideCells(result.headMean, double(heads));
     if (allKeys)
         result.output = p.weights.o ? project(context, *p.weights.o, p.weights.oBias) : std::move(context);
     return result;
@@ -353,6 +398,12 @@ Result<PooledReference> referencePooled(const AttentionProblem &p, const PoolOpt
             for (Eigen::Index j = 0; j < w.cols(); ++j)
                 if (w(i, j) > 0)
                     result.entropy(h, i) -= w(i, j) * std::log(w(i, j));
+    }
+    if (options.headMean) {
+        MatrixD average = MatrixD::Zero(p.tq(), p.tk());
+        for (const MatrixD &w : trace->weights)
+            average += w;
+        result.headMean = poolWeights(average / double(p.spec.heads), options.bins, options.mode);
     }
     result.output = std::move(trace->output);
     return result;

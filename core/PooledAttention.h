@@ -41,6 +41,12 @@ struct PoolOptions {
     // work and returns an Error of kind Cancelled. May be null.
     const std::atomic<bool> *cancel = nullptr;
     PoolProgress *progress = nullptr; // may be null
+    // Also pool the head-averaged weights (BasicPooledResult::headMean): per query block and
+    // key tile the weights of every head are summed before pooling, so a cell is the max (mean)
+    // over its block of the mean over heads, not the mean of each head's pooled cells (the max
+    // of a mean is not the mean of the maxima). One task then covers all heads of a block.
+    // The CPU engine only: VulkanBackend::computePooled hands such a request to it.
+    bool headMean = false;
 };
 
 // Cell (a, b) of pooled[h] covers query rows [floor(a*Tq/Nq), floor((a+1)*Tq/Nq)) and keys
@@ -51,6 +57,7 @@ template <typename Scalar>
 struct BasicPooledResult {
     using Matrix = MatrixT<Scalar>;
     std::vector<Matrix> pooled; // [H] Nq x Nk
+    Matrix headMean;            // Nq x Nk when PoolOptions::headMean: the pooled mean over heads, else empty
     Matrix entropy;             // H x Tq: -sum_j w log w (natural log), 0 for an empty row
     Matrix output;              // Tq x d_out, as in the full computation
 };
@@ -65,8 +72,9 @@ inline std::int64_t binStart(std::int64_t index, std::int64_t count, std::int64_
 
 // Bytes the pooled path holds at its peak for this shape, `threads` workers included: the
 // projections (O(T·d)), the context and output, the pooled maps (N²·H) and per-thread tiles.
+// With `headMean`, per thread the pooled cells of every head of a block and a summed tile.
 std::int64_t pooledBytes(std::int64_t heads, std::int64_t tq, std::int64_t tk, std::int64_t qkWidth,
-                         std::int64_t vWidth, std::int64_t dOut, std::int64_t bins, int threads);
+                         std::int64_t vWidth, std::int64_t dOut, std::int64_t bins, int threads, bool headMean = false);
 std::int64_t pooledBytes(const AttentionProblem &problem, const PoolOptions &options);
 
 // The Eigen engine: per (head, block of query rows) a first pass over key tiles computes each
@@ -79,7 +87,8 @@ std::int64_t pooledBytes(const AttentionProblem &problem, const PoolOptions &opt
 Result<PooledResult> computePooledCpu(const AttentionProblem &problem, const PoolOptions &options);
 
 // The double-precision reference for tests: referenceAttention()'s full weights, pooled by
-// poolWeights(), and their row entropies. Holds Tq x Tk per head: small problems only.
+// poolWeights(), and their row entropies; with options.headMean, the weights averaged over
+// heads, then pooled. Holds Tq x Tk per head: small problems only. Ignores the block range.
 Result<PooledReference> referencePooled(const AttentionProblem &problem, const PoolOptions &options);
 
 // Pools one full Tq x Tk weight matrix into min(N,Tq) x min(N,Tk) cells, by plain loops.

@@ -2478,6 +2478,66 @@ Hatched: masked by the causal or padding part.</source>
         <source>Computing the pooled attention…</source>
         <translation>正在计算池化注意力…</translation>
     </message>
+    <message>
+        <source>Only attention weights are pooled: scores are not computed for long sequences, so the map shows weights.</source>
+        <translation>只有注意力权重会被池化：长序列不计算分数，因此图中显示的是权重。</translation>
+    </message>
+    <message>
+        <source>Each cell: one attention weight averaged over heads (exact).</source>
+        <translation>每个单元格：一个按头平均的注意力权重（精确）。</translation>
+    </message>
+    <message>
+        <source>Each cell: the maximum over its block of the attention weights averaged over heads.</source>
+        <translation>每个单元格：其区块内按头平均的注意力权重的最大值。</translation>
+    </message>
+    <message>
+        <source>Each cell: one attention weight of head %1 (exact).</source>
+        <translation>每个单元格：头 %1 的一个注意力权重（精确）。</translation>
+    </message>
+    <message>
+        <source>Each cell: the maximum over its block of head %1&apos;s attention weights.</source>
+        <translation>每个单元格：其区块内头 %1 的注意力权重的最大值。</translation>
+    </message>
+    <message>
+        <source>Query %1: “%2”</source>
+        <translation>查询 %1：“%2”</translation>
+    </message>
+    <message>
+        <source>Query %1</source>
+        <translation>查询 %1</translation>
+    </message>
+    <message>
+        <source>Queries %1–%2 (%3 tokens)</source>
+        <translation>查询 %1–%2（%3 个词元）</translation>
+    </message>
+    <message>
+        <source>Key %1: “%2”</source>
+        <translation>键 %1：“%2”</translation>
+    </message>
+    <message>
+        <source>Key %1</source>
+        <translation>键 %1</translation>
+    </message>
+    <message>
+        <source>Keys %1–%2 (%3 tokens)</source>
+        <translation>键 %1–%2（%3 个词元）</translation>
+    </message>
+    <message>
+        <source>Weight averaged over heads: %1</source>
+        <translation>按头平均的权重：%1</translation>
+    </message>
+    <message>
+        <source>Largest weight averaged over heads in this block: %1</source>
+        <translation>此区块内按头平均的最大权重：%1</translation>
+    </message>
+    <message>
+        <source>Weight of head %1: %2</source>
+        <translation>头 %1 的权重：%2</translation>
+    </message>
+    <message>
+        <source>Largest weight of head %1 in this block: %2</source>
+        <translation>此区块内头 %1 的最大权重：%2</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::PooledJobs</name>

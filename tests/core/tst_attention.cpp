@@ -15,6 +15,11 @@
 #include <QObject>
 #include <QTest>
 
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <thread>
+
 using namespace attnscope;
 using attnscope::test::Case;
 using attnscope::test::makeProblem;
@@ -35,6 +40,7 @@ private slots:
     void validationErrors_data();
     void validationErrors();
     void hugeProblemIsRefusedBeforeAllocating();
+    void cancelledComputeReturnsCancelled();
 };
 
 void TestAttention::tutorialWorkedExample()
@@ -253,6 +259,46 @@ void TestAttention::hugeProblemIsRefusedBeforeAllocating()
     Status s = validateProblem(p);
     QVERIFY(!s.ok());
     QVERIFY2(QString::fromStdString(s.message()).startsWith("size: this problem needs"), s.message().c_str());
+}
+
+// The full CPU compute checks its cancel flag between (head, row block) tasks: set before, it
+// computes nothing; cleared, the same backend computes again; set from another thread while a
+// large compute runs, it returns Cancelled instead of the trace.
+void TestAttention::cancelledComputeReturnsCancelled()
+{
+    Case c;
+    c.tq = 1024;
+    c.dq = 64;
+    c.heads = 8;
+    c.dk = 16;
+    c.dv = 16;
+    const AttentionProblem p = makeProblem(c);
+    std::atomic<bool> cancel{true};
+    CpuBackend cpu;
+    cpu.setCancelFlag(&cancel);
+    auto before = cpu.compute(p);
+    QVERIFY(!before.ok());
+    QCOMPARE(before.kind(), ErrorKind::Cancelled);
+    cancel = false;
+    Case small;
+    QVERIFY(cpu.compute(makeProblem(small)).ok());
+
+    std::optional<Result<AttentionTrace>> result;
+    std::atomic<bool> returned{false};
+    std::thread worker([&] {
+        result.emplace(cpu.compute(p));
+        returned = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const bool finishedFirst = returned;
+    const auto cancelAt = std::chrono::steady_clock::now();
+    cancel = true;
+    worker.join();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - cancelAt).count();
+    qInfo("the cancelled compute returned %.1f ms after the flag was set", ms);
+    QVERIFY2(!finishedFirst, "the compute ended before it could be cancelled: make it larger");
+    QVERIFY(result && !result->ok());
+    QCOMPARE(result->kind(), ErrorKind::Cancelled);
 }
 
 QTEST_GUILESS_MAIN(TestAttention)

@@ -1,6 +1,7 @@
 // The pooled path restricted to a block of the full problem (the GUI's zoom: query rows
 // [q0, q1) against keys [k0, k1), weights normalised over all keys) against pooling the same
-// block of the double reference weights; cancellation and progress of a long pooled compute.
+// block of the double reference weights, and the pooled head mean against averaging the
+// reference's heads, then pooling; cancellation and progress of a long pooled compute.
 
 #include "../common/ProblemCases.h"
 #include "../common/TestUtil.h"
@@ -44,7 +45,7 @@ void TestPooledBlock::blockMatchesReference_data()
     BlockCase base;
     base.c.tq = 700; // spans several query blocks and key tiles; 700 is not divisible by the bins
     base.c.dq = 8;
-    base.c.heads = 2;
+    base.c.heads = 3; // three heads: the max of their mean differs from the mean of their maxima
     base.c.dk = 4;
     base.c.dv = 4;
     base.c.causal = true;
@@ -59,6 +60,9 @@ void TestPooledBlock::blockMatchesReference_data()
         QTest::newRow(qPrintable(QStringLiteral("causal, exact block, %1").arg(QLatin1String(m)))) << b;
         b.k0 = 0, b.k1 = -1, b.bins = 9;
         QTest::newRow(qPrintable(QStringLiteral("causal, rows only, %1").arg(QLatin1String(m)))) << b;
+        BlockCase whole = b;
+        whole.q0 = 0, whole.q1 = -1, whole.bins = 233; // a few rows a bin, as in the GUI's first picture
+        QTest::newRow(qPrintable(QStringLiteral("causal, whole problem, %1").arg(QLatin1String(m)))) << whole;
         b.q0 = 0, b.q1 = 5, b.k0 = 600, b.k1 = 700, b.bins = 3; // the causal mask hides it all
         QTest::newRow(qPrintable(QStringLiteral("causal, all masked, %1").arg(QLatin1String(m)))) << b;
         BlockCase x = base;
@@ -88,8 +92,14 @@ void TestPooledBlock::blockMatchesReference()
     options.keyBegin = bc.k0;
     options.keyEnd = bc.k1;
     const Eigen::Index q1 = bc.q1 < 0 ? p.tq() : bc.q1, k1 = bc.k1 < 0 ? p.tk() : bc.k1;
-    for (int threads : {1, 2}) {
+    // The head mean of the reference: average the heads' weights over the block, then pool.
+    MatrixD average = MatrixD::Zero(q1 - bc.q0, k1 - bc.k0);
+    for (const MatrixD &w : ref->weights)
+        average += w.block(bc.q0, bc.k0, q1 - bc.q0, k1 - bc.k0) / double(p.spec.heads);
+    const MatrixD expectedMean = poolWeights(average, bc.bins, bc.mode);
+    for (auto [threads, headMean] : {std::pair{1, false}, {2, false}, {1, true}, {2, true}}) {
         options.threads = threads;
+        options.headMean = headMean;
         auto got = computePooledCpu(p, options);
         QVERIFY2(got.ok(), got.ok() ? "" : got.message().c_str());
         for (int h = 0; h < p.spec.heads; ++h) {
@@ -98,6 +108,13 @@ void TestPooledBlock::blockMatchesReference()
             const std::string diff =
                 test::compareMatrix("pooled block", got->pooled[size_t(h)], expected, test::Tolerance::weights());
             QVERIFY2(diff.empty(), ("head " + std::to_string(h) + ": " + diff).c_str());
+        }
+        if (headMean) {
+            const std::string diff =
+                test::compareMatrix("head mean", got->headMean, expectedMean, test::Tolerance::weights());
+            QVERIFY2(diff.empty(), diff.c_str());
+        } else {
+            QCOMPARE(got->headMean.size(), Eigen::Index(0));
         }
         if (bc.k0 == 0 && bc.k1 < 0) { // every key: the block's rows of the output too
             const MatrixD output = ref->output.middleRows(bc.q0, q1 - bc.q0);

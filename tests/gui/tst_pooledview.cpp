@@ -8,6 +8,7 @@
 
 #include "app/gui/document/MemoryBudget.h"
 #include "app/gui/document/PooledJobs.h"
+#include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/PooledHeatmapView.h"
 #include "core/Npy.h"
@@ -15,10 +16,13 @@
 #include "core/RandomProblem.h"
 #include "core/ReferenceAttention.h"
 
+#include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
+#include <QPainter>
 #include <QProgressBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -26,6 +30,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolTip>
 #include <QUndoStack>
 #include <QWheelEvent>
 
@@ -78,6 +83,23 @@ PooledTilePtr waitForVisibleTile(PooledHeatmapView *view, int timeoutMs)
     return nullptr;
 }
 
+// The bin of `i` when `count` items are split into `bins`, by the contract's boundaries.
+std::int64_t binContaining(std::int64_t i, std::int64_t count, std::int64_t bins)
+{
+    for (std::int64_t a = 0; a < bins; ++a)
+        if (a * count / bins <= i && i < (a + 1) * count / bins)
+            return a;
+    return -1;
+}
+
+// The widget position of token (key x, query y) in the pooled view.
+QPointF pointOf(const PooledHeatmapView *view, double key, double query)
+{
+    const QRectF plot = view->plotRect(), v = view->viewRect();
+    return {plot.left() + (key - v.left()) / v.width() * plot.width(),
+            plot.top() + (query - v.top()) / v.height() * plot.height()};
+}
+
 void wheel(QWidget *widget, QPointF pos, int notches)
 {
     QWheelEvent event(pos, widget->mapToGlobal(pos), QPoint(), QPoint(0, 120 * notches), Qt::NoButton, Qt::NoModifier,
@@ -99,6 +121,9 @@ private slots:
     void tooLargeEvenPooledIsRefusedWithTheBytes();
     void zoomDuringComputeCancelsIt();
     void screenshots16k();
+    void meanOverHeadsPoolsTheHeadAverage();
+    void hoverNamesRangesAndValue();
+    void toolbarColorScaleAndQuantityApply();
 
 private:
     QTemporaryDir m_dir;
@@ -332,6 +357,196 @@ void TestPooledView::screenshots16k()
     QVERIFY(tile);
     QVERIFY(tile->block == block);
     QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-16k-zoom.png")));
+}
+
+// "Mean over heads" is the max-pooled mean of the heads' weights (not the mean of each head's
+// max-pooled cells, which is larger wherever the heads peak at different keys), and the view
+// says what a cell is.
+void TestPooledView::meanOverHeadsPoolsTheHeadAverage()
+{
+    RandomProblemOptions o;
+    o.tokens = 3000;
+    o.modelDim = 32;
+    o.heads = 2;
+    o.causal = true;
+    auto project = std::make_shared<const Project>(randomProject(o));
+    PooledHeatmapView view;
+    view.resize(900, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setProject(project);
+    QCOMPARE(view.head(), -1); // several heads: the mean first
+    const PooledTilePtr tile = waitForVisibleTile(&view, 60000);
+    QVERIFY(tile);
+    QVERIFY(tile->block.bins < 3000); // pooled, several tokens a cell
+    auto ref = referenceAttention(project->problem);
+    QVERIFY(ref.ok());
+    const MatrixD average = (ref->weights[0] + ref->weights[1]) / 2.0;
+    const MatrixD expected = poolWeights(average, tile->block.bins, PoolMode::Max);
+    const std::string diff = test::compareMatrix("mean over heads", tile->mean, expected, test::Tolerance::weights());
+    QVERIFY2(diff.empty(), diff.c_str());
+    auto *caption = view.caption();
+    QVERIFY(caption && caption->objectName() == QStringLiteral("pooledCaption"));
+    QVERIFY2(caption->text().contains(QStringLiteral("maximum")) &&
+                 caption->text().contains(QStringLiteral("averaged over heads")),
+             qPrintable(caption->text()));
+    view.setHead(1);
+    QVERIFY2(caption->text().contains(QStringLiteral("head 2")), qPrintable(caption->text()));
+}
+
+// Hover names the query and key ranges of the cell under the cursor and its value: ranges of
+// tokens while pooled, the tokens themselves at one token a cell. A screenshot of the window with
+// the hover text over it is kept (pooled-3000-hover.png).
+void TestPooledView::hoverNamesRangesAndValue()
+{
+    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
+    const QString dir = m_dir.filePath(QStringLiteral("hover3000"));
+    QVERIFY(QDir().mkpath(dir));
+    const QString path = writeLongProject(dir, 3000, 32, 2);
+    QVERIFY(!path.isEmpty());
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+    QVERIFY(w.isPooledMode());
+    PooledHeatmapView *view = w.pooledView();
+    QCOMPARE(view->head(), -1);
+    const PooledTilePtr whole = waitForVisibleTile(view, 60000);
+    QVERIFY(whole);
+    const std::int64_t bins = whole->mean.rows();
+    QVERIFY(bins < 3000);
+
+    // Pooled: the tokens under the pixel lie in bins a, c of the whole tile.
+    const QPoint pixel = pointOf(view, 1200.6, 2100.3).toPoint();
+    QTest::mouseMove(view, pixel);
+    const QString pooled = view->lastHoverText();
+    const QRectF plot = view->plotRect();
+    const auto query = std::int64_t(std::floor((pixel.y() - plot.top()) / plot.height() * 3000.0));
+    const auto key = std::int64_t(std::floor((pixel.x() - plot.left()) / plot.width() * 3000.0));
+    const std::int64_t a = binContaining(query, 3000, bins), c = binContaining(key, 3000, bins);
+    QVERIFY(a >= 0 && c >= 0);
+    const std::int64_t qa = a * 3000 / bins, qb = (a + 1) * 3000 / bins, ka = c * 3000 / bins,
+                       kb = (c + 1) * 3000 / bins;
+    QVERIFY2(pooled.contains(QStringLiteral("Queries %1–%2 (%3 tokens)").arg(qa).arg(qb - 1).arg(qb - qa)),
+             qPrintable(pooled));
+    QVERIFY2(pooled.contains(QStringLiteral("Keys %1–%2 (%3 tokens)").arg(ka).arg(kb - 1).arg(kb - ka)),
+             qPrintable(pooled));
+    QVERIFY2(pooled.contains(QStringLiteral("Largest weight averaged over heads in this block: %1")
+                                 .arg(QString::number(double(whole->mean(a, c)), 'g', 4))),
+             qPrintable(pooled));
+    QCOMPARE(QToolTip::text(), pooled);
+
+    // One token a cell: the tokens' labels and the exact weight of head 2.
+    view->setHead(1);
+    view->setViewRect(QRectF(1490, 1500, 20, 20));
+    const PooledTilePtr exact = waitForVisibleTile(view, 60000);
+    QVERIFY(exact);
+    QCOMPARE(exact->heads[1].rows(), Eigen::Index(20));
+    QTest::mouseMove(view, pointOf(view, 1497.5, 1505.5).toPoint());
+    const QString one = view->lastHoverText();
+    const auto &tokens = w.document()->project().queryTokens;
+    QVERIFY2(one.contains(QStringLiteral("Query 1505: “%1”").arg(QString::fromStdString(tokens[1505]))),
+             qPrintable(one));
+    QVERIFY2(one.contains(QStringLiteral("Key 1497: “%1”").arg(QString::fromStdString(tokens[1497]))), qPrintable(one));
+    QVERIFY2(one.contains(QStringLiteral("Weight of head 2: %1")
+                              .arg(QString::number(double(exact->heads[1](1505 - 1500, 1497 - 1490)), 'g', 4))),
+             qPrintable(one));
+    QCOMPARE(QToolTip::text(), one);
+
+    // The screenshot: the window with the tooltip painted where it shows.
+    QImage shot = w.grab().toImage();
+    for (QWidget *top : QApplication::topLevelWidgets())
+        if (top->inherits("QTipLabel") && top->isVisible()) {
+            QPainter painter(&shot);
+            painter.drawPixmap(w.mapFromGlobal(top->pos()), top->grab());
+        }
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-3000-hover.png")));
+
+    // Outside the map: no text.
+    QTest::mouseMove(view, QPoint(4, view->height() - 4));
+    QVERIFY(view->lastHoverText().isEmpty());
+    w.document()->undoStack()->setClean();
+}
+
+// The toolbar's colour scale colours the pooled view (checked on painted pixels of an exact
+// block), and asking for scores, which the pooled path does not compute, shows a notice while
+// the map keeps showing weights.
+void TestPooledView::toolbarColorScaleAndQuantityApply()
+{
+    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
+    const QString dir = m_dir.filePath(QStringLiteral("scale3000"));
+    QVERIFY(QDir().mkpath(dir));
+    const QString path = writeLongProject(dir, 3000, 32, 2);
+    QVERIFY(!path.isEmpty());
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+    QVERIFY(w.isPooledMode());
+    PooledHeatmapView *view = w.pooledView();
+    view->setHead(0);
+    const PooledTilePtr whole = waitForVisibleTile(view, 60000);
+    QVERIFY(whole);
+    auto *scaleBox = w.findChild<QComboBox *>(QStringLiteral("viewColorScale"));
+    QVERIFY(scaleBox);
+    QComboBox *quantityBox = nullptr, *mapBox = nullptr;
+    for (QComboBox *box : w.findChildren<QComboBox *>()) {
+        if (box->findData(int(HeatmapQuantity::Scores)) >= 0 &&
+            box->itemText(box->findData(int(HeatmapQuantity::Scores))).contains(QStringLiteral("Scores")))
+            quantityBox = box;
+        if (box->findText(ColorMap::displayName(ColorMapKind::Viridis)) >= 0)
+            mapBox = box;
+    }
+    QVERIFY(quantityBox && mapBox);
+    const ColorMap map(ColorMapKind(mapBox->currentData().toInt()));
+
+    // An exact block below the diagonal (every key allowed), cells many pixels wide.
+    view->setViewRect(QRectF(1000, 1500, 16, 16));
+    const PooledTilePtr exact = waitForVisibleTile(view, 60000);
+    QVERIFY(exact);
+    QCOMPARE(exact->heads[0].rows(), Eigen::Index(16));
+    // Its largest weight: well inside the log scale's range, where linear and log colours differ.
+    Eigen::Index r = 0, c = 0;
+    for (Eigen::Index i = 0; i < 16; ++i)
+        for (Eigen::Index j = 0; j < 16; ++j)
+            if (exact->heads[0](i, j) > exact->heads[0](r, c))
+                r = i, c = j;
+    const double value = exact->heads[0](r, c);
+    qInfo("cell (%lld, %lld): weight %g", qlonglong(r), qlonglong(c), value);
+    QVERIFY(value > 0.0);
+    const QPoint at = pointOf(view, double(1000 + c) + 0.5, double(1500 + r) + 0.5).toPoint();
+    auto pixel = [&] { return view->grab().toImage().pixel(at) & 0xffffff; };
+
+    scaleBox->setCurrentIndex(scaleBox->findData(int(ColorScaleKind::Linear)));
+    QCOMPARE(view->colorScaleKind(), ColorScaleKind::Linear);
+    const QRgb linear = pixel();
+    QCOMPARE(linear, map.at(value) & 0xffffff); // weights 0..1
+
+    scaleBox->setCurrentIndex(scaleBox->findData(int(ColorScaleKind::Log)));
+    QCOMPARE(view->colorScaleKind(), ColorScaleKind::Log);
+    // Log over [max(smallest positive value, 1e-4), 1] of the whole problem's tile.
+    double smallest = 1.0;
+    for (Eigen::Index i = 0; i < whole->heads[0].size(); ++i)
+        if (whole->heads[0].data()[i] > 0.0f)
+            smallest = std::min(smallest, double(whole->heads[0].data()[i]));
+    const double lo = std::max(smallest, 1e-4);
+    const double position = std::clamp((std::log10(value) - std::log10(lo)) / -std::log10(lo), 0.0, 1.0);
+    const QRgb logColor = pixel();
+    QCOMPARE(logColor, map.at(position) & 0xffffff);
+    QVERIFY(logColor != linear);
+
+    QVERIFY(!view->quantityNotice()->isVisible());
+    quantityBox->setCurrentIndex(quantityBox->findData(int(HeatmapQuantity::Scores)));
+    QVERIFY(view->quantityNotice()->isVisible());
+    QVERIFY2(view->quantityNotice()->text().contains(QStringLiteral("Only attention weights are pooled")),
+             qPrintable(view->quantityNotice()->text()));
+    QCOMPARE(pixel(), logColor); // still the weights
+    quantityBox->setCurrentIndex(quantityBox->findData(int(HeatmapQuantity::Weights)));
+    QVERIFY(!view->quantityNotice()->isVisible());
+    w.document()->undoStack()->setClean();
 }
 
 QTEST_MAIN(TestPooledView)

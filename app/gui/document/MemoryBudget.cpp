@@ -104,7 +104,7 @@ std::int64_t pooledViewBytes(const ProblemSize &s)
 {
     const std::int64_t qk = saturatingMul(s.heads, s.headDimQK), v = saturatingMul(s.heads, s.headDimV);
     const int threads = int(std::max(1u, std::thread::hardware_concurrency()));
-    return pooledBytes(s.heads, s.tq, s.tk, qk, v, s.dOut, kPooledViewBins, threads);
+    return pooledBytes(s.heads, s.tq, s.tk, qk, v, s.dOut, kPooledViewBins, threads, true); // with the head mean
 }
 
 Status checkFitsInMemory(const ProblemSize &s)

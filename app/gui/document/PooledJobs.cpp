@@ -34,6 +34,9 @@ Result<std::shared_ptr<PooledTile>> computeTile(const Project &project, const Po
     options.keyEnd = block.k1;
     options.cancel = cancel;
     options.progress = progress;
+    // The head mean pooled from the heads' weights themselves: the max over a block of their
+    // mean, which the mean of the heads' pooled cells is not.
+    options.headMean = true;
     try {
         QElapsedTimer timer;
         timer.start();
@@ -43,10 +46,7 @@ Result<std::shared_ptr<PooledTile>> computeTile(const Project &project, const Po
         auto tile = std::make_shared<PooledTile>();
         tile->block = block;
         tile->heads = std::move(pooled->pooled);
-        tile->mean = MatrixF::Zero(tile->heads.front().rows(), tile->heads.front().cols());
-        for (const MatrixF &h : tile->heads)
-            tile->mean += h;
-        tile->mean /= float(tile->heads.size());
+        tile->mean = std::move(pooled->headMean);
         tile->milliseconds = double(timer.nsecsElapsed()) / 1e6;
         return tile;
     } catch (const std::bad_alloc &) {

@@ -22,12 +22,12 @@ struct PooledBlock {
     std::int64_t keys() const { return k1 - k0; }
 };
 
-// One computed block: the max-pooled weights of every head and their mean over heads.
+// One computed block: the max-pooled weights of every head and of their mean over heads.
 struct PooledTile {
     PooledBlock block;
     quint64 project = 0;        // PooledJobs' project generation it belongs to
     std::vector<MatrixF> heads; // [H] Nq x Nk
-    MatrixF mean;               // the mean of heads[h] over h
+    MatrixF mean;               // the max-pooled mean over heads of the weights (PoolOptions::headMean)
     double milliseconds = 0.0;
 };
 using PooledTilePtr = std::shared_ptr<const PooledTile>;

@@ -368,6 +368,9 @@ void MainWindow::applyViewSettings()
     m_meanView->setSettings(mean);
     m_rolloutView->setColorMap(s.colorMap);
     m_pooled->setColorMap(s.colorMap);
+    m_pooled->setColorScale(s.colorScale);
+    m_pooled->setScope(s.scope);
+    m_pooled->setQuantity(s.quantity); // only weights are pooled: the view says so for others
     requestThumbnails();
 }
 

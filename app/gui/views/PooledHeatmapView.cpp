@@ -1,6 +1,7 @@
 #include "app/gui/views/PooledHeatmapView.h"
 
 #include "app/gui/document/MemoryBudget.h"
+#include "app/gui/views/ElidedLabel.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -9,6 +10,7 @@
 #include <QPainter>
 #include <QProgressBar>
 #include <QTimer>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
@@ -19,11 +21,10 @@ namespace attnscope {
 
 namespace {
 
-// Room for the head selector above, and for the token labels left of and above the map.
-constexpr int kBarHeight = 34, kLeftMargin = 76, kTopMargin = 70, kEdge = 8;
+// Room for the head selector and the caption above, for the token labels left of and above
+// the map, and for the colour bar right of it.
+constexpr int kBarHeight = 58, kLeftMargin = 76, kTopMargin = 70, kEdge = 8, kRightMargin = 78;
 constexpr double kMinTokens = 4.0; // the deepest zoom: 4 tokens across
-constexpr double kDecades = 6.0;   // the colour scale: 1e-6 .. 1, logarithmic
-const QRgb kEmptyCell = qRgb(0xd4, 0xd4, 0xd4);
 
 // The largest "nice" step (1, 2, 5 x 10^n) that leaves at least `minPixels` between ticks.
 double tickStep(double tokens, double pixels, double minPixels)
@@ -40,11 +41,12 @@ double tickStep(double tokens, double pixels, double minPixels)
 
 PooledHeatmapView::PooledHeatmapView(QWidget *parent)
     : QWidget(parent), m_jobs(new PooledJobs(this)), m_settle(new QTimer(this)), m_progressTimer(new QTimer(this)),
-      m_headBox(new QComboBox), m_info(new QLabel), m_progress(new QProgressBar)
+      m_headBox(new QComboBox), m_info(new QLabel), m_progress(new QProgressBar), m_caption(new ElidedLabel),
+      m_quantityNotice(new ElidedLabel)
 {
     setObjectName(QStringLiteral("pooledView"));
     setMinimumSize(320, 240);
-    setMouseTracking(false);
+    setMouseTracking(true); // hover text
     setFocusPolicy(Qt::WheelFocus);
     auto *bar = new QHBoxLayout;
     bar->setContentsMargins(kEdge, 4, kEdge, 4);
@@ -55,9 +57,21 @@ PooledHeatmapView::PooledHeatmapView(QWidget *parent)
     m_progress->setFormat(tr("Computing %p%"));
     m_progress->hide();
     bar->addWidget(m_progress);
+    m_caption->setObjectName(QStringLiteral("pooledCaption"));
+    m_quantityNotice->setObjectName(QStringLiteral("pooledQuantityNotice"));
+    m_quantityNotice->setStyleSheet(QStringLiteral("color: #b35900"));
+    m_quantityNotice->setText(
+        tr("Only attention weights are pooled: scores are not computed for long sequences, so the map shows weights."));
+    m_quantityNotice->hide();
+    auto *captionRow = new QHBoxLayout;
+    captionRow->setContentsMargins(kEdge, 0, kEdge, 0);
+    captionRow->addWidget(m_caption, 1);
+    captionRow->addWidget(m_quantityNotice, 1);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
     layout->addLayout(bar);
+    layout->addLayout(captionRow);
     layout->addStretch(1);
     m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
@@ -97,6 +111,8 @@ void PooledHeatmapView::setProject(std::shared_ptr<const Project> project)
     if (!sameShape)
         m_head = project && project->problem.spec.heads > 1 ? -1 : 0;
     fillHeadBox();
+    invalidateImages();
+    updateCaption();
     if (project)
         m_settle->start();
     update();
@@ -119,20 +135,50 @@ void PooledHeatmapView::setHead(int head)
         return;
     m_head = head;
     m_headBox->setCurrentIndex(std::max(0, m_headBox->findData(head)));
+    updateCaption();
     update(); // every tile holds every head: nothing to compute
 }
 
 void PooledHeatmapView::setColorMap(ColorMapKind kind)
 {
     m_colorMap = ColorMap(kind);
+    invalidateImages();
+}
+
+void PooledHeatmapView::setColorScale(ColorScaleKind kind)
+{
+    if (kind == m_colorScaleKind)
+        return;
+    m_colorScaleKind = kind;
+    invalidateImages();
+}
+
+void PooledHeatmapView::setScope(ScaleScope scope)
+{
+    if (scope == m_scope)
+        return;
+    m_scope = scope;
+    invalidateImages();
+}
+
+void PooledHeatmapView::setQuantity(HeatmapQuantity quantity)
+{
+    m_quantity = quantity;
+    m_quantityNotice->setVisible(quantity != HeatmapQuantity::Weights);
+}
+
+void PooledHeatmapView::invalidateImages()
+{
     for (CachedTile &t : m_tiles)
         t.imageHead = -2;
+    m_scaleTile.reset();
+    m_scaleHead = -2;
     update();
 }
 
 QRectF PooledHeatmapView::plotRect() const
 {
-    return QRectF(kLeftMargin, kBarHeight + kTopMargin, std::max(16, width() - kLeftMargin - kEdge),
+    return QRectF(kLeftMargin, kBarHeight + kTopMargin, std::max(16, width() - kLeftMargin - kRightMargin),
                   std::max(16, height() - kBarHeight - kTopMargin - kEdge));
 }
 
@@ -155,6 +201,7 @@ void PooledHeatmapView::setViewRect(const QRectF &view)
         return;
     m_view = v;
     m_settle->start(); // restarts: a gesture computes once, when it rests
+    updateCaption();
     update();
 }
 
@@ -251,14 +298,12 @@ void PooledHeatmapView::updateProgress()
 
 QImage PooledHeatmapView::imageOf(const PooledTile &tile) const
 {
-    const MatrixF &m = m_head < 0 ? tile.mean : tile.heads[size_t(std::min<int>(m_head, int(tile.heads.size()) - 1))];
+    const MatrixF &m = shownMatrix(tile);
     QImage image(int(m.cols()), int(m.rows()), QImage::Format_RGB32);
     for (Eigen::Index a = 0; a < m.rows(); ++a) {
         auto *line = reinterpret_cast<QRgb *>(image.scanLine(int(a)));
-        for (Eigen::Index b = 0; b < m.cols(); ++b) {
-            const float v = m(a, b);
-            line[b] = v > 0.0f ? m_colorMap.at(1.0 + std::log10(double(v)) / kDecades) : kEmptyCell;
-        }
+        for (Eigen::Index b = 0; b < m.cols(); ++b)
+            line[b] = colorOf(m(a, b));
     }
     return image;
 }
@@ -285,6 +330,9 @@ void PooledHeatmapView::paintEvent(QPaintEvent *)
     };
     std::stable_sort(order.begin(), order.end(),
                      [&](const CachedTile *a, const CachedTile *b) { return coarseness(a) > coarseness(b); });
+    if (refreshScale()) // a new colour range: every image of the old one is stale
+        for (CachedTile &t : m_tiles)
+            t.imageHead = -2;
     painter.save();
     painter.setClipRect(plot);
     painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
@@ -308,6 +356,8 @@ void PooledHeatmapView::paintEvent(QPaintEvent *)
                          m_error.isEmpty() ? tr("Computing the pooled attention…") : m_error);
     }
     paintLabels(painter, plot);
+    if (!order.empty())
+        paintColorBar(painter, QRectF(plot.right() + 10, plot.top(), 14, std::min(plot.height(), 320.0)));
 }
 
 void PooledHeatmapView::paintLabels(QPainter &painter, const QRectF &plot) const
@@ -380,8 +430,14 @@ void PooledHeatmapView::mousePressEvent(QMouseEvent *event)
 
 void PooledHeatmapView::mouseMoveEvent(QMouseEvent *event)
 {
-    if (!m_dragging)
+    if (!m_dragging) {
+        m_hoverText = hoverText(event->position());
+        if (m_hoverText.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(event->globalPosition().toPoint(), m_hoverText, this);
         return QWidget::mouseMoveEvent(event);
+    }
     const QRectF plot = plotRect();
     const QPointF delta = event->position() - m_dragFrom;
     m_dragFrom = event->position();
@@ -394,6 +450,13 @@ void PooledHeatmapView::mouseReleaseEvent(QMouseEvent *event)
     m_dragging = false;
     unsetCursor();
     QWidget::mouseReleaseEvent(event);
+}
+
+void PooledHeatmapView::leaveEvent(QEvent *event)
+{
+    m_hoverText.clear();
+    QToolTip::hideText();
+    QWidget::leaveEvent(event);
 }
 
 void PooledHeatmapView::resizeEvent(QResizeEvent *event)

@@ -2,6 +2,8 @@
 
 #include "app/gui/document/PooledJobs.h"
 #include "app/render/ColorMap.h"
+#include "app/render/ColorScale.h"
+#include "app/render/HeatmapRenderer.h"
 
 #include <QImage>
 #include <QWidget>
@@ -16,14 +18,21 @@ class QTimer;
 
 namespace attnscope {
 
+class ElidedLabel;
+
 // A long project's attention at screen resolution (issue 11): the selected head, or the mean
-// over heads, max-pooled to at most kPooledViewBins cells a side. The wheel zooms around the
-// cursor and a drag pans; once the view rests for kSettleMs the visible block is recomputed on
-// the worker (PooledJobs), exact as soon as it spans no more tokens than bins. Tiles are kept
-// (least recently used first out, the whole-problem one always) and painted coarse to fine,
-// so a move shows the nearest computed picture at once. Token labels appear on the axes once
-// a token is at least kLabelPixels wide. Weights are coloured on a log scale, 1e-6 to 1;
-// cells no key of which is allowed (weight 0) are grey.
+// over heads, max-pooled to at most kPooledViewBins cells a side (the mean over heads is pooled
+// from the head-averaged weights: the max over a block of the mean, PoolOptions::headMean). A
+// caption above the map says what a cell is. The wheel zooms around the cursor and a drag pans;
+// once the view rests for kSettleMs the visible block is recomputed on the worker
+// (PooledJobs), exact as soon as it spans no more tokens than bins. Tiles are kept (least
+// recently used first out, the whole-problem one always) and painted coarse to fine, so a move
+// shows the nearest computed picture at once. Token labels appear on the axes once a token is
+// at least kLabelPixels wide; hover names the query and key ranges under the cursor and the
+// value. Weights are coloured by the toolbar's colour scale and scope over the range of the
+// whole-problem tile (max-pooling keeps the maximum, so every zoom shares one colour bar,
+// painted right of the map); cells no key of which is allowed (weight 0) are grey. Only weights
+// are pooled: asked for another quantity the view says so and shows weights.
 class PooledHeatmapView : public QWidget
 {
     Q_OBJECT
@@ -41,6 +50,13 @@ public:
     void setHead(int head); // -1: the mean over heads
     int head() const { return m_head; }
     void setColorMap(ColorMapKind kind);
+    void setColorScale(ColorScaleKind kind);
+    ColorScaleKind colorScaleKind() const { return m_colorScaleKind; }
+    void setScope(ScaleScope scope);
+    // Only Weights is pooled: another quantity shows the notice (quantityNotice()).
+    void setQuantity(HeatmapQuantity quantity);
+    // The colour of a value as painted now (the scale built over the whole-problem tile).
+    QRgb colorOf(float value) const;
 
     // The visible part in tokens: x keys, y queries.
     QRectF viewRect() const { return m_view; }
@@ -54,6 +70,15 @@ public:
     QProgressBar *progressBar() const { return m_progress; }
     QComboBox *headBox() const { return m_headBox; }
     QString errorMessage() const { return m_error; }
+    // What a cell is ("the maximum over its block of …"), shown above the map.
+    ElidedLabel *caption() const { return m_caption; }
+    // Shown when the toolbar asks for a quantity the pooled path does not compute.
+    ElidedLabel *quantityNotice() const { return m_quantityNotice; }
+    // The hover text at a widget position: query and key ranges (token labels at one token a
+    // cell) and the value of the finest computed tile there; empty outside the map or where
+    // nothing is computed. lastHoverText() is what the last mouse move showed.
+    QString hoverText(const QPointF &pos) const;
+    QString lastHoverText() const { return m_hoverText; }
 
 signals:
     // The tile of the visible block arrived (tests and the status bar wait for it).
@@ -65,6 +90,7 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
+    void leaveEvent(QEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
 
 private:
@@ -74,6 +100,14 @@ private:
         int imageHead = -2;
     };
     void settled();
+    void updateCaption();
+    void invalidateImages();
+    const MatrixF &shownMatrix(const PooledTile &tile) const;
+    // Rebuilds the colour scale when its tile, head or settings changed; true when it did.
+    bool refreshScale() const;
+    // The finest tile that covers token position (x = key, y = query), or null.
+    const PooledTile *tileAt(const QPointF &tokens) const;
+    void paintColorBar(QPainter &painter, const QRectF &bar) const;
     void tileArrived(PooledTilePtr tile);
     void updateProgress();
     void fillHeadBox();
@@ -89,6 +123,14 @@ private:
     int m_head = 0;
     ColorMap m_colorMap;
     QString m_error;
+    QString m_hoverText;
+    ColorScaleKind m_colorScaleKind = ColorScaleKind::Linear; // the toolbar's first setting
+    ScaleScope m_scope = ScaleScope::Absolute;
+    HeatmapQuantity m_quantity = HeatmapQuantity::Weights;
+    // Built over the whole-problem tile for the shown head, once per change.
+    mutable ColorScale m_scale;
+    mutable PooledTilePtr m_scaleTile;
+    mutable int m_scaleHead = -2;
     QPointF m_dragFrom;
     bool m_dragging = false;
     QTimer *m_settle;
@@ -96,6 +138,8 @@ private:
     QComboBox *m_headBox;
     QLabel *m_info;
     QProgressBar *m_progress;
+    ElidedLabel *m_caption;
+    ElidedLabel *m_quantityNotice;
 };
 
 } // namespace attnscope
