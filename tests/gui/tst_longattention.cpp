@@ -5,9 +5,14 @@
 // allocation anywhere near one map's float copy (T·T·4 bytes) happens on the way. Expected
 // values come from the pattern's formula below, never from the code under test.
 
+#include "app/gui/document/MemoryBudget.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
+#include "app/gui/views/PooledHeatmapView.h"
+#include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
+
+#include <QApplication>
 
 #include <QFile>
 #include <QSignalSpy>
@@ -15,6 +20,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QWheelEvent>
 
 #include <Eigen/Core>
 
@@ -119,7 +125,7 @@ float pattern(int head, int i, int j)
 }
 
 // What the file holds: the pattern rounded to float16.
-[[maybe_unused]] float stored(int head, int i, int j)
+float stored(int head, int i, int j)
 {
     return float(Eigen::half(pattern(head, i, j)));
 }
@@ -152,6 +158,29 @@ bool writeLongFile(const QString &path)
 // One map's float copy: what the long path must never allocate.
 constexpr std::size_t kMapFloatBytes = std::size_t(kTokens) * kTokens * sizeof(float);
 
+// Max over the cells of one pooled block of the stored pattern (bins split as core's binStart).
+float blockMax(int head, std::int64_t a, std::int64_t b, std::int64_t bins)
+{
+    float m = 0.0f;
+    for (std::int64_t i = a * kTokens / bins; i < (a + 1) * kTokens / bins; ++i)
+        for (std::int64_t j = b * kTokens / bins; j < (b + 1) * kTokens / bins; ++j)
+            m = std::max(m, stored(head, int(i), int(j)));
+    return m;
+}
+
+// Waits until the pooled view shows the tile of the block it asks for.
+PooledTilePtr waitForVisibleTile(PooledHeatmapView *view)
+{
+    PooledTilePtr tile;
+    const bool arrived = QTest::qWaitFor(
+        [&] {
+            tile = view->visibleTile();
+            return tile != nullptr;
+        },
+        60000);
+    return arrived ? tile : nullptr;
+}
+
 } // namespace
 
 class TestLongAttention : public QObject
@@ -161,10 +190,18 @@ class TestLongAttention : public QObject
 private slots:
     void initTestCase();
     void opensWithoutFullCopies();
+    void thumbnailsAreMaxPooledMaps();
+    void statisticsStreamFromTheFile();
+    void headOpensPooledWholeMap();
+    void zoomedBlockIsExact();
+    void wheelZoomsIn();
+    void rolloutRefusedNamingItsNeed();
+    void cleanupTestCase();
 
 private:
     QTemporaryDir m_dir;
     QString m_path;
+    std::unique_ptr<MainWindow> m_window;
 };
 
 void TestLongAttention::initTestCase()
@@ -174,13 +211,25 @@ void TestLongAttention::initTestCase()
     m_path = m_dir.filePath(QStringLiteral("long.npy"));
     QVERIFY(writeLongFile(m_path));
     QCOMPARE(QFile(m_path).size(), qint64(128 + std::int64_t(kHeads) * kTokens * kTokens * 2));
+    // CI's file is 64 MiB: "long" here is past 16M cells a layer (the default is 64M, reached
+    // by 8192-token files), and the budget (256 MiB) is below the rollout's 512 MiB.
+    setPooledCellThresholdForTesting(std::int64_t(16) << 20);
+    setMemoryBudgetForTesting(std::int64_t(256) << 20);
+}
+
+void TestLongAttention::cleanupTestCase()
+{
+    m_window.reset();
+    setPooledCellThresholdForTesting(0);
+    setMemoryBudgetForTesting(0);
 }
 
 // Before: opening made the layer's trace (one float copy per head, 64 MiB each here) and the
-// rollout's T x T doubles.
+// rollout's T x T doubles (128 MiB each).
 void TestLongAttention::opensWithoutFullCopies()
 {
-    MainWindow w;
+    m_window = std::make_unique<MainWindow>();
+    MainWindow &w = *m_window;
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -190,14 +239,156 @@ void TestLongAttention::opensWithoutFullCopies()
     QSignalSpy opened(&w, &MainWindow::attentionOpened);
     QVERIFY(w.openFile(m_path));
     QVERIFY(opened.wait(30000));
-    QVERIFY(QTest::qWaitFor([&] { return w.modelView()->isFilled() && w.statsTable()->isFilled(); }, 60000));
+    QVERIFY(w.attention()->info.mapped);
+    QVERIFY(w.isLongAttentionShown());
+    QVERIFY(QTest::qWaitFor(
+        [&] { return w.modelView()->isFilled() && w.statsTable()->isFilled() && w.rolloutView()->isFilled(); }, 60000));
     QVERIFY(w.attentionController()->waitForIdle(120000));
+    QVERIFY(waitForVisibleTile(w.attentionPooledView()));
     QTest::qWait(200);
     g_counting = false;
     QVERIFY2(g_largest.load() < kMapFloatBytes / 4,
              qPrintable(QStringLiteral("largest allocation %1 bytes; one map as floats is %2")
                             .arg(g_largest.load())
                             .arg(kMapFloatBytes)));
+    // The tabs that would copy the layer in full are hidden; the pooled head is offered.
+    QTabWidget *tabs = w.viewTabs();
+    QVERIFY(!tabs->isTabVisible(0));
+    QVERIFY(tabs->isTabVisible(tabs->indexOf(w.attentionPooledView())));
+    QVERIFY(!w.mergeWordsAction()->isEnabled());
+    w.modelView()->viewport()->repaint();
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/long-attention-model.png")));
+}
+
+void TestLongAttention::thumbnailsAreMaxPooledMaps()
+{
+    QVERIFY(m_window);
+    const auto thumbs = m_window->modelView()->thumbnails();
+    QVERIFY(thumbs);
+    QCOMPARE(thumbs->layers, 1);
+    QCOMPARE(thumbs->heads, kHeads);
+    QCOMPARE(int(thumbs->pooled.size()), kHeads);
+    const int bins = 128; // AttentionJobs::kThumbnailSize
+    for (int h = 0; h < kHeads; ++h) {
+        const MatrixF &p = thumbs->pooled[std::size_t(h)];
+        QCOMPARE(int(p.rows()), bins);
+        QCOMPARE(int(p.cols()), bins);
+        for (int a = 0; a < bins; ++a)
+            for (int b = 0; b < bins; ++b)
+                if (p(a, b) != blockMax(h, a, b, bins))
+                    QFAIL(qPrintable(QStringLiteral("head %1 cell (%2, %3): %4, expected %5")
+                                         .arg(h)
+                                         .arg(a)
+                                         .arg(b)
+                                         .arg(p(a, b))
+                                         .arg(blockMax(h, a, b, bins))));
+        QCOMPARE(thumbs->images[std::size_t(h)].size(), QSize(bins, bins));
+    }
+    // The sink column and the diagonal show, the far past does not.
+    QCOMPARE(thumbs->pooled[0](100, 0), 0.5f);
+    QCOMPARE(thumbs->pooled[0](100, 50), 0.0f);
+    QCOMPARE(thumbs->pooled[1](100, 99), 1.0f);
+}
+
+// The statistics as attnscope-cli defines them, of the pattern: head 1 attends to the previous
+// token with weight 1; head 0 gives token 0 half of every row but the first (all of it).
+void TestLongAttention::statisticsStreamFromTheFile()
+{
+    QVERIFY(m_window);
+    HeadStatsModel *model = m_window->statsTable()->statsModel();
+    QCOMPARE(model->rowCount(), kHeads);
+    const auto stats = model->statistics();
+    QVERIFY(stats && stats->size() == std::size_t(kHeads));
+    QCOMPARE((*stats)[1].previous.value(), 1.0);
+    QVERIFY(std::abs((*stats)[1].distance - double(kTokens - 1) / kTokens) < 1e-12);
+    QVERIFY(std::abs((*stats)[0].first - (1.0 + 0.5 * (kTokens - 1)) / kTokens) < 1e-12);
+}
+
+// Activating a head in the model view opens it pooled: the whole map at most 512 cells a side,
+// each the max of its block.
+void TestLongAttention::headOpensPooledWholeMap()
+{
+    QVERIFY(m_window);
+    MainWindow &w = *m_window;
+    const QRect tile = w.modelView()->tileRect(0, 1);
+    QTest::mouseClick(w.modelView()->viewport(), Qt::LeftButton, {}, tile.center());
+    PooledHeatmapView *view = w.attentionPooledView();
+    QCOMPARE(w.viewTabs()->currentWidget(), view);
+    QCOMPARE(view->head(), 1);
+    const PooledTilePtr whole = waitForVisibleTile(view);
+    QVERIFY(whole);
+    QCOMPARE(whole->block.q0, 0);
+    QCOMPARE(whole->block.q1, kTokens);
+    const std::int64_t bins = whole->heads[0].rows();
+    QVERIFY(bins >= 16 && bins <= 512);
+    for (int h = 0; h < kHeads; ++h)
+        for (std::int64_t a = 0; a < bins; a += 7)
+            for (std::int64_t b = 0; b < bins; b += 5)
+                QCOMPARE(whole->heads[std::size_t(h)](a, b), blockMax(h, a, b, bins));
+}
+
+// A block of 40 x 40 tokens is shown one cell per token: the file's values, exactly.
+void TestLongAttention::zoomedBlockIsExact()
+{
+    QVERIFY(m_window);
+    PooledHeatmapView *view = m_window->attentionPooledView();
+    g_largest = 0;
+    g_counting = true;
+    view->setViewRect(QRectF(990, 1000, 40, 40));
+    const PooledTilePtr tile = waitForVisibleTile(view);
+    g_counting = false;
+    QVERIFY(tile);
+    QCOMPARE(tile->block.q0, 1000);
+    QCOMPARE(tile->block.k0, 990);
+    QCOMPARE(tile->heads[0].rows(), 40);
+    QCOMPARE(tile->heads[0].cols(), 40);
+    for (int a = 0; a < 40; ++a)
+        for (int b = 0; b < 40; ++b) {
+            for (int h = 0; h < kHeads; ++h)
+                QCOMPARE(tile->heads[std::size_t(h)](a, b), stored(h, 1000 + a, 990 + b));
+            QCOMPARE(tile->mean(a, b), (stored(0, 1000 + a, 990 + b) + stored(1, 1000 + a, 990 + b)) / 2.0f);
+        }
+    QVERIFY2(g_largest.load() < kMapFloatBytes / 16, qPrintable(QString::number(g_largest.load())));
+    // The picture: the first 48 tokens, with the sink column and the window.
+    view->setHead(0);
+    view->setViewRect(QRectF(0, 0, 48, 48));
+    QVERIFY(waitForVisibleTile(view));
+    view->repaint();
+    QVERIFY(view->grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/long-attention-zoom.png")));
+}
+
+void TestLongAttention::wheelZoomsIn()
+{
+    QVERIFY(m_window);
+    PooledHeatmapView *view = m_window->attentionPooledView();
+    view->setViewRect(QRectF(0, 0, kTokens, kTokens));
+    QVERIFY(waitForVisibleTile(view));
+    const QPointF pos = view->plotRect().center();
+    QWheelEvent event(pos, view->mapToGlobal(pos), QPoint(), QPoint(0, 120 * 5), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(view, &event);
+    QVERIFY(view->viewRect().width() < kTokens * 0.5);
+    const PooledTilePtr tile = waitForVisibleTile(view);
+    QVERIFY(tile);
+    QVERIFY(tile->block.keys() < kTokens);
+    const std::int64_t rows = tile->heads[0].rows(), cols = tile->heads[0].cols();
+    // Every cell the max of its block of the zoomed range.
+    for (std::int64_t a = 0; a < rows; a += 3)
+        for (std::int64_t b = 0; b < cols; b += 3) {
+            float m = 0.0f;
+            const auto &bl = tile->block;
+            for (std::int64_t i = bl.q0 + a * bl.rows() / rows; i < bl.q0 + (a + 1) * bl.rows() / rows; ++i)
+                for (std::int64_t j = bl.k0 + b * bl.keys() / cols; j < bl.k0 + (b + 1) * bl.keys() / cols; ++j)
+                    m = std::max(m, stored(0, int(i), int(j)));
+            QCOMPARE(tile->heads[0](a, b), m);
+        }
+}
+
+void TestLongAttention::rolloutRefusedNamingItsNeed()
+{
+    QVERIFY(m_window);
+    const QString error = m_window->rolloutView()->error();
+    QVERIFY2(error.contains(QStringLiteral("512 MiB")) && error.contains(QString::number(kTokens)), qPrintable(error));
 }
 
 QTEST_MAIN(TestLongAttention)
