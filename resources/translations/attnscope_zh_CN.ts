@@ -527,6 +527,10 @@
         <source>Rollout is not computed: it needs %1 of memory (four %2 × %2 matrices of doubles), and this machine allows %3.</source>
         <translation>未计算注意力展开：它需要 %1 内存（四个 %2 × %2 的双精度矩阵），而本机只允许 %3。</translation>
     </message>
+    <message>
+        <source>Rollout is not computed: %1 products of %2 × %2 matrices would take too long.</source>
+        <translation>未计算注意力展开：%1 次 %2 × %2 矩阵乘法耗时过长。</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::Autosaver</name>

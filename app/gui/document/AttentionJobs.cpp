@@ -203,6 +203,9 @@ std::vector<HeadStats> statistics(const AttentionSet &set, const std::atomic<boo
     return out;
 }
 
+// About a minute of double GEMM on a desktop's cores: 8192 tokens in two layers still pass.
+constexpr double kRolloutMaxFlops = 4e12;
+
 Result<MatrixD> rollout(const AttentionSource &source, const std::atomic<bool> *cancel)
 {
     const AttentionSet &set = source.set;
@@ -216,6 +219,15 @@ Result<MatrixD> rollout(const AttentionSource &source, const std::atomic<bool> *
                          .arg(QString::fromStdString(formatBytes(need)))
                          .arg(t)
                          .arg(QString::fromStdString(formatBytes(budget)))
+                         .toStdString(),
+                     ErrorKind::TooLarge};
+    // Memory aside, T³ per layer: 16384 tokens would keep a worker busy for an hour.
+    if (double(t) * double(t) * double(t) * 2.0 * set.layers() > kRolloutMaxFlops)
+        return Error{QCoreApplication::translate("attnscope::AttentionJobs",
+                                                 "Rollout is not computed: %1 products of %2 × %2 matrices would "
+                                                 "take too long.")
+                         .arg(set.layers())
+                         .arg(t)
                          .toStdString(),
                      ErrorKind::TooLarge};
     // As core's attentionRollout, with the product done in blocks of rows so that a newer

@@ -368,6 +368,8 @@ void MainWindow::applyViewSettings()
     m_meanView->setSettings(mean);
     m_rolloutView->setColorMap(s.colorMap);
     m_pooled->setColorMap(s.colorMap);
+    if (m_filePooled)
+        m_filePooled->setColorMap(s.colorMap);
     requestThumbnails();
 }
 
