@@ -117,13 +117,20 @@ float AttentionSet::at(int sample, int layer, int head, std::int64_t i, std::int
 
 void AttentionSet::row(int sample, int layer, int head, std::int64_t i, float *out) const
 {
+    rowSegment(sample, layer, head, i, 0, m_tk, out);
+}
+
+void AttentionSet::rowSegment(int sample, int layer, int head, std::int64_t i, std::int64_t j0, std::int64_t j1,
+                              float *out) const
+{
     const void *data = mapData(sample, layer, head);
+    const std::int64_t first = i * m_tk + j0, count = j1 - j0;
     if (m_storage == AttentionStorage::Float32) {
-        std::memcpy(out, static_cast<const unsigned char *>(data) + 4 * i * m_tk, std::size_t(m_tk) * sizeof(float));
+        std::memcpy(out, static_cast<const unsigned char *>(data) + 4 * first, std::size_t(count) * sizeof(float));
         return;
     }
-    const auto *bytes = static_cast<const unsigned char *>(data) + 2 * i * m_tk;
-    for (std::int64_t j = 0; j < m_tk; ++j) {
+    const auto *bytes = static_cast<const unsigned char *>(data) + 2 * first;
+    for (std::int64_t j = 0; j < count; ++j) {
         std::uint16_t bits;
         std::memcpy(&bits, bytes + 2 * j, 2);
         out[j] = halfToFloat(bits);

@@ -57,6 +57,10 @@ public:
     float at(int sample, int layer, int head, std::int64_t i, std::int64_t j) const;
     // Row i of one map, converted to float into out (Tk values).
     void row(int sample, int layer, int head, std::int64_t i, float *out) const;
+    // Keys [j0, j1) of row i, converted to float into out (j1 - j0 values): a zoomed block
+    // of a long map reads only what it shows.
+    void rowSegment(int sample, int layer, int head, std::int64_t i, std::int64_t j0, std::int64_t j1,
+                    float *out) const;
     // One whole map as a Tq by Tk float matrix (a copy).
     MatrixF map(int sample, int layer, int head) const;
 

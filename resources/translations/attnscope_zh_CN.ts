@@ -546,6 +546,17 @@
     </message>
 </context>
 <context>
+    <name>attnscope::AttentionJobs</name>
+    <message>
+        <source>Rollout is not computed: it needs %1 of memory (four %2 × %2 matrices of doubles), and this machine allows %3.</source>
+        <translation>未计算注意力展开：它需要 %1 内存（四个 %2 × %2 的双精度矩阵），而本机只允许 %3。</translation>
+    </message>
+    <message>
+        <source>Rollout is not computed: %1 products of %2 × %2 matrices would take too long.</source>
+        <translation>未计算注意力展开：%1 次 %2 × %2 矩阵乘法耗时过长。</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::Autosaver</name>
     <message>
         <source>Cannot create %1</source>
@@ -2157,6 +2168,14 @@
         <source>Model: %1 (%2, %3 layers, %4 heads)</source>
         <translation>模型：%1（%2，%3 层，%4 个头）</translation>
     </message>
+    <message>
+        <source>Head, pooled</source>
+        <translation>头（池化）</translation>
+    </message>
+    <message>
+        <source>Long attention file: heads open pooled (tab Head, pooled); the mouse wheel zooms to exact values.</source>
+        <translation>长注意力文件：各头以池化方式显示（“头（池化）”标签页）；用鼠标滚轮放大可看到精确值。</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>
@@ -2450,6 +2469,10 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>Head %1</source>
         <translation>头 %1</translation>
+    </message>
+    <message>
+        <source>Computing the thumbnails… %1%</source>
+        <translation>正在计算缩略图… %1%</translation>
     </message>
 </context>
 <context>

@@ -11,6 +11,7 @@
 
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
+#include "app/gui/views/PooledHeatmapView.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
 
@@ -181,11 +182,15 @@ int main(int argc, char **argv)
             rolloutMs = now;
         if (layerMs < 0 && w.currentResult() && w.currentResult()->trace.heads() == heads && w.isReadOnly())
             layerMs = now;
+        // A long file shows its heads pooled: the first whole-map tile stands for the layer.
+        if (layerMs < 0 && w.isLongAttentionShown() && w.attentionPooledView()->visibleTile())
+            layerMs = now;
         if (filledMs >= 0 && rolloutMs >= 0 && layerMs >= 0)
             app.quit();
     };
     QObject::connect(&w, &MainWindow::attentionViewsUpdated, check);
     QObject::connect(&w, &MainWindow::resultShown, check);
+    QObject::connect(w.attentionPooledView(), &PooledHeatmapView::visibleTileReady, check);
     QObject::connect(&w, &MainWindow::openFailed, [&](const QString &, const QString &message) {
         std::fprintf(stderr, "open failed: %s\n", qPrintable(message));
         app.exit(1);
@@ -201,11 +206,14 @@ int main(int argc, char **argv)
     const double hwmMiB = double(statusKb("VmHWM:")) / 1024.0;
     std::printf("attention file %d x %d x %d x %d float16, %.1f MiB (%s)\n", layers, heads, tokens, tokens, fileMiB,
                 w.attention() && w.attention()->info.mapped ? "mapped" : "copied");
-    std::printf("open -> heads grid of layer 1 shown:        %8.1f ms\n", layerMs);
+    std::printf("open -> heads of layer 1 shown (%s): %8.1f ms\n", w.isLongAttentionShown() ? "pooled" : "grid  ",
+                layerMs);
     std::printf("open -> model view and statistics filled:   %8.1f ms   longest GUI stall %6.1f ms\n", filledMs,
                 stallUntilFilled);
     std::printf("open -> rollout filled:                     %8.1f ms   longest GUI stall %6.1f ms\n", rolloutMs,
                 stall);
+    if (!w.rolloutView()->error().isEmpty())
+        std::printf("rollout refused: %s\n", qPrintable(w.rolloutView()->error()));
     std::printf("longest single GUI-thread event: %.1f ms until filled, %.1f ms until the rollout (event %s)\n",
                 longestUntilFilled, app.longest, qPrintable(app.longestWhat));
     std::printf("resident memory: %.1f MiB before the open, peak %.1f MiB (%.2f x the file; %.2f x counting only "

@@ -95,13 +95,25 @@ void AttentionController::requestLayer(const AttentionSource &source, int layer)
 
 void AttentionController::requestThumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope)
 {
-    start(Thumbs, [this, source, colorMap, scope](const std::atomic<bool> &cancel) -> std::function<void()> {
-        auto thumbs =
-            std::make_shared<AttentionJobs::Thumbnails>(AttentionJobs::thumbnails(source, colorMap, scope, cancel));
-        if (cancel)
-            return {};
-        return [this, thumbs = ThumbnailsPtr(std::move(thumbs))] { emit thumbnailsReady(thumbs); };
-    });
+    const quint64 generation = m_slots[Thumbs].generation + 1; // the one start() gives this job
+    start(Thumbs,
+          [this, source, colorMap, scope, generation](const std::atomic<bool> &cancel) -> std::function<void()> {
+              // A long file's thumbnails take seconds: the model view says how far they are.
+              const auto percent = [this, generation](int p) {
+                  QMetaObject::invokeMethod(
+                      this,
+                      [this, generation, p] {
+                          if (generation == m_slots[Thumbs].generation)
+                              emit thumbnailProgress(p);
+                      },
+                      Qt::QueuedConnection);
+              };
+              auto thumbs = std::make_shared<AttentionJobs::Thumbnails>(
+                  AttentionJobs::thumbnails(source, colorMap, scope, cancel, percent));
+              if (cancel)
+                  return {};
+              return [this, thumbs = ThumbnailsPtr(std::move(thumbs))] { emit thumbnailsReady(thumbs); };
+          });
 }
 
 void AttentionController::requestStatistics(const AttentionSet &set)
@@ -116,8 +128,10 @@ void AttentionController::requestStatistics(const AttentionSet &set)
 
 void AttentionController::requestRollout(const AttentionSource &source)
 {
-    start(Rollout, [this, source](const std::atomic<bool> &) -> std::function<void()> {
-        auto r = AttentionJobs::rollout(source);
+    start(Rollout, [this, source](const std::atomic<bool> &cancel) -> std::function<void()> {
+        auto r = AttentionJobs::rollout(source, &cancel);
+        if (cancel)
+            return {};
         if (!r) {
             const QString message = QString::fromStdString(r.message());
             return [this, message] { emit rolloutReady(nullptr, {}, {}, message); };

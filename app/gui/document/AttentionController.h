@@ -44,6 +44,8 @@ signals:
     void openFailed(const QString &path, const QString &message, attnscope::ErrorKind kind);
     void layerReady(attnscope::ComputedTracePtr trace, int layer);
     void thumbnailsReady(attnscope::AttentionController::ThumbnailsPtr thumbnails);
+    // How far the newest thumbnails are (0..100), while they are computed.
+    void thumbnailProgress(int percent);
     void statisticsReady(attnscope::AttentionController::StatisticsPtr statistics);
     // rollout is null when it could not be computed; error then says why.
     // A job other than the open and the rollout failed (memory ran out building the views).

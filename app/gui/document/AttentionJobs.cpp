@@ -1,5 +1,11 @@
 #include "app/gui/document/AttentionJobs.h"
 
+#include "app/gui/document/LongAttention.h"
+#include "app/gui/document/MemoryBudget.h"
+#include "core/MemoryLimits.h"
+
+#include <QCoreApplication>
+
 #include <algorithm>
 #include <cmath>
 
@@ -24,7 +30,23 @@ struct Pooled {
     float max = 0.0f;
 };
 
-Pooled pool(const AttentionSource &source, int layer, int head, int size)
+// Counts rows done and tells `percent` when the whole percentage changes.
+struct RowProgress {
+    std::int64_t done = 0, total = 1;
+    int last = -1;
+    const std::function<void(int)> *percent = nullptr;
+    void step()
+    {
+        ++done;
+        const int now = int(100 * done / std::max<std::int64_t>(total, 1));
+        if (percent && *percent && now != last) {
+            last = now;
+            (*percent)(now);
+        }
+    }
+};
+
+Pooled pool(const AttentionSource &source, int layer, int head, int size, RowProgress &progress)
 {
     const AttentionSet &set = source.set;
     Pooled p;
@@ -55,6 +77,7 @@ Pooled pool(const AttentionSource &source, int layer, int head, int size)
                 float &cell = out[column[std::size_t(j)]];
                 cell = std::max(cell, row[std::size_t(j)]);
             }
+            progress.step();
         }
     }
     for (float v : p.values)
@@ -124,7 +147,7 @@ std::shared_ptr<ComputedTrace> layerTrace(const AttentionSource &source, int lay
 }
 
 Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope,
-                      const std::atomic<bool> &cancel)
+                      const std::atomic<bool> &cancel, const std::function<void(int)> &percent)
 {
     Thumbnails out;
     const AttentionSet &set = source.set;
@@ -143,7 +166,11 @@ Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, Scal
             }
         }
         out.images.push_back(std::move(image));
+        out.pooled.push_back(Eigen::Map<const MatrixF>(p.values.data(), p.rows, p.cols));
     };
+    RowProgress progress;
+    progress.total = std::int64_t(set.layers()) * set.heads() * set.queries();
+    progress.percent = &percent;
     // One scale shared by every map needs every map pooled before the first is coloured.
     std::vector<Pooled> pooled;
     float sharedMax = 0.0f;
@@ -151,7 +178,7 @@ Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, Scal
         for (int h = 0; h < set.heads(); ++h) {
             if (cancel.load(std::memory_order_relaxed))
                 return {};
-            Pooled p = pool(source, l, h, kThumbnailSize);
+            Pooled p = pool(source, l, h, kThumbnailSize, progress);
             if (scope == ScaleScope::Shared) {
                 sharedMax = std::max(sharedMax, p.max);
                 pooled.push_back(std::move(p));
@@ -176,12 +203,61 @@ std::vector<HeadStats> statistics(const AttentionSet &set, const std::atomic<boo
     return out;
 }
 
-Result<MatrixD> rollout(const AttentionSource &source)
+// About a minute of double GEMM on a desktop's cores: 8192 tokens in two layers still pass.
+constexpr double kRolloutMaxFlops = 4e12;
+
+Result<MatrixD> rollout(const AttentionSource &source, const std::atomic<bool> *cancel)
 {
-    auto r = attentionRollout(source.set, 0);
-    if (!r || !source.merges())
+    const AttentionSet &set = source.set;
+    if (set.queries() != set.keys())
+        return attentionRollout(set, 0); // core's message for maps that are not square
+    const std::int64_t t = set.queries(), need = rolloutBytes(t), budget = memoryBudgetBytes();
+    if (need > budget)
+        return Error{QCoreApplication::translate("attnscope::AttentionJobs",
+                                                 "Rollout is not computed: it needs %1 of memory (four %2 × %2 "
+                                                 "matrices of doubles), and this machine allows %3.")
+                         .arg(QString::fromStdString(formatBytes(need)))
+                         .arg(t)
+                         .arg(QString::fromStdString(formatBytes(budget)))
+                         .toStdString(),
+                     ErrorKind::TooLarge};
+    // Memory aside, T³ per layer: 16384 tokens would keep a worker busy for an hour.
+    if (double(t) * double(t) * double(t) * 2.0 * set.layers() > kRolloutMaxFlops)
+        return Error{QCoreApplication::translate("attnscope::AttentionJobs",
+                                                 "Rollout is not computed: %1 products of %2 × %2 matrices would "
+                                                 "take too long.")
+                         .arg(set.layers())
+                         .arg(t)
+                         .toStdString(),
+                     ErrorKind::TooLarge};
+    // As core's attentionRollout, with the product done in blocks of rows so that a newer
+    // request (or closing the window) stops it within one block.
+    constexpr Eigen::Index kBlock = 256;
+    MatrixD r = MatrixD::Identity(t, t), next(t, t);
+    for (int l = 0; l < set.layers(); ++l) {
+        MatrixD a = meanOverHeads(set, 0, l);
+        for (Eigen::Index i = 0; i < t; ++i) {
+            double *row = a.data() + i * t; // row-major: row i is contiguous
+            double sum = 0.0;
+            for (Eigen::Index j = 0; j < t; ++j) {
+                row[j] = 0.5 * row[j] + (i == j ? 0.5 : 0.0);
+                sum += row[j];
+            }
+            if (sum > 0.0)
+                for (Eigen::Index j = 0; j < t; ++j)
+                    row[j] /= sum;
+        }
+        for (Eigen::Index i = 0; i < t; i += kBlock) {
+            if (cancel && cancel->load(std::memory_order_relaxed))
+                return Error{"cancelled", ErrorKind::Cancelled};
+            const Eigen::Index n = std::min<Eigen::Index>(kBlock, t - i);
+            next.middleRows(i, n).noalias() = a.middleRows(i, n) * r; // A'_l ... A'_1
+        }
+        r.swap(next);
+    }
+    if (!source.merges())
         return r;
-    return mergeWords(*r, source.set.queryWordOf, source.set.keyWordOf);
+    return mergeWords(r, set.queryWordOf, set.keyWordOf);
 }
 
 } // namespace AttentionJobs

@@ -12,6 +12,7 @@
 #include <QStringList>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -51,20 +52,25 @@ std::shared_ptr<ComputedTrace> layerTrace(const AttentionSource &source, int lay
 
 struct Thumbnails {
     int layers = 0, heads = 0;
-    std::vector<QImage> images; // [layer * heads + head], at most kThumbnailSize per side
+    std::vector<QImage> images;  // [layer * heads + head], at most kThumbnailSize per side
+    std::vector<MatrixF> pooled; // the max-pooled weights each image shows, same order
 };
 inline constexpr int kThumbnailSize = 128;
 // Every map downsampled (max-pooled blocks, as the heatmap renderer pools) and coloured as the
 // heatmaps are: over [0, 1], over [0, the largest weight of all maps] or over each map's own.
+// Rows are read one at a time from the set (a mapped file stays mapped); `percent`, when
+// given, hears how far the work is each time the whole percentage changes.
 Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope,
-                      const std::atomic<bool> &cancel);
+                      const std::atomic<bool> &cancel, const std::function<void(int percent)> &percent = {});
 
 // Statistics of every head of sample 0, of the maps as stored (never merged: the numbers are
 // those of `attnscope-cli stats`).
 std::vector<HeadStats> statistics(const AttentionSet &set, const std::atomic<bool> &cancel);
 
-// Attention rollout over every layer (merged into words afterwards when merging).
-Result<MatrixD> rollout(const AttentionSource &source);
+// Attention rollout over every layer (merged into words afterwards when merging). Refused,
+// as TooLarge, when its T x T doubles (rolloutBytes) exceed the memory budget; stops with
+// Cancelled between blocks of rows once `cancel` is set.
+Result<MatrixD> rollout(const AttentionSource &source, const std::atomic<bool> *cancel = nullptr);
 
 } // namespace AttentionJobs
 

@@ -1,6 +1,7 @@
 #include "app/gui/document/PooledJobs.h"
 
 #include "app/gui/document/ComputeController.h"
+#include "app/gui/document/PooledTileSource.h"
 #include "app/render/ErrorText.h"
 
 #include <QCoreApplication>
@@ -126,8 +127,9 @@ void PooledJobs::startNext()
     emit busyChanged(true);
 
     QPointer<PooledJobs> self(this);
-    m_pool.start([self, job, project = m_project, generation = m_projectGeneration] {
-        auto result = computeTile(*project, job.block, job.cancel.get(), job.progress.get());
+    m_pool.start([self, job, project = m_project, source = m_source, generation = m_projectGeneration] {
+        auto result = source ? source->computeTile(job.block, job.cancel.get(), job.progress.get())
+                             : computeTile(*project, job.block, job.cancel.get(), job.progress.get());
         std::shared_ptr<PooledTile> tile;
         QString error;
         ErrorKind kind = ErrorKind::Internal;

@@ -12,6 +12,8 @@
 
 namespace attnscope {
 
+class PooledTileSource;
+
 // A block of a project's attention, pooled: query rows [q0, q1) against keys [k0, k1), in at
 // most `bins` x `bins` cells (PoolOptions' block). A block no larger than its bins is exact.
 struct PooledBlock {
@@ -48,6 +50,10 @@ public:
     void setProject(std::shared_ptr<const Project> project);
     std::shared_ptr<const Project> project() const { return m_project; }
     quint64 projectGeneration() const { return m_projectGeneration; }
+    // Tiles from `source` instead of computing the project (an attention file: the project
+    // then only gives the shape and the labels); null goes back to computing. Set it before
+    // setProject(): requests made after either use both.
+    void setTileSource(std::shared_ptr<const PooledTileSource> source) { m_source = std::move(source); }
 
     // Schedules `block`; returns its id.
     quint64 request(const PooledBlock &block);
@@ -79,6 +85,7 @@ private:
 
     QThreadPool m_pool;
     std::shared_ptr<const Project> m_project;
+    std::shared_ptr<const PooledTileSource> m_source;
     quint64 m_projectGeneration = 0;
     quint64 m_nextId = 0;
     std::optional<std::pair<quint64, PooledBlock>> m_pending;

@@ -371,6 +371,11 @@ void MainWindow::applyViewSettings()
     m_pooled->setColorScale(s.colorScale);
     m_pooled->setScope(s.scope);
     m_pooled->setQuantity(s.quantity); // only weights are pooled: the view says so for others
+    if (m_filePooled) {
+        m_filePooled->setColorMap(s.colorMap);
+        m_filePooled->setColorScale(s.colorScale);
+        m_filePooled->setScope(s.scope);
+    }
     requestThumbnails();
 }
 

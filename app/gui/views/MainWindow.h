@@ -119,6 +119,10 @@ public:
     void activateHead(int layer, int head);
     // The set the model view, the statistics and the rollout describe now.
     AttentionSource attentionSource() const;
+    // A long attention file (isLongAttention): its heads open in this pooled view (the "Head,
+    // pooled" tab) instead of the heads grid, read block by block from the mapped file.
+    bool isLongAttentionShown() const { return m_longAttention; }
+    PooledHeatmapView *attentionPooledView() const { return m_filePooled; }
 
     // Long sequences (MainWindowPooled.cpp): a project too large for full traces
     // (needsPooledView) is shown pooled instead of the tabs, with a notice saying why.
@@ -193,6 +197,8 @@ private:
     void refreshAttentionViews(bool layerToo);
     void requestThumbnails();
     bool attentionTabInFront() const;
+    void setLongAttentionMode(bool on);
+    void showLongAttentionLayer(); // the current layer in m_filePooled
 
     // Real models (MainWindowModel.cpp).
     void createModelViews(QMenu *file);
@@ -263,6 +269,8 @@ private:
     QAction *m_mergeWordsAction = nullptr;
     int m_layer = 0;
     bool m_attentionViewsDirty = true;
+    PooledHeatmapView *m_filePooled = nullptr;
+    bool m_longAttention = false;
     ModelController *m_modelJobs = nullptr;
     ModelPtr m_transformer; // the model the read-only document shows, null for none
     ModelRunPtr m_modelRun;

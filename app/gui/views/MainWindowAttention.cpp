@@ -3,9 +3,11 @@
 
 #include "app/gui/views/MainWindow.h"
 
+#include "app/gui/document/LongAttention.h"
 #include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/HeadLinesView.h"
 #include "app/gui/views/ModelView.h"
+#include "app/gui/views/PooledHeatmapView.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
 #include "app/gui/views/TeachingView.h"
@@ -34,6 +36,11 @@ void MainWindow::createAttentionViews()
     m_tabs->addTab(m_modelView, tr("Model"));
     m_tabs->addTab(m_statsTable, tr("Head statistics"));
     m_tabs->addTab(m_rolloutView, tr("Rollout"));
+    m_filePooled = new PooledHeatmapView;
+    m_filePooled->setObjectName(QStringLiteral("attentionPooledView"));
+    m_tabs->addTab(m_filePooled, tr("Head, pooled"));
+    m_tabs->setTabVisible(m_tabs->indexOf(m_filePooled), false);
+    connect(m_attentionJobs, &AttentionController::thumbnailProgress, m_modelView, &ModelView::setProgress);
     connect(m_modelView, &ModelView::headActivated, this, &MainWindow::activateHead);
     connect(m_statsTable, &StatsTable::headActivated, this, &MainWindow::activateHead);
     // A project's model view, statistics and rollout are made when one of them is in front.
@@ -149,6 +156,7 @@ void MainWindow::showAttention(LoadedAttentionPtr attention)
     }
     m_layerAction->setVisible(set.layers() > 1);
     m_mergeWordsAction->setEnabled(!set.queryWordOf.empty() && !set.keyWordOf.empty());
+    setLongAttentionMode(isLongAttention(set));
     m_modelView->clear();
     m_statsTable->setStatistics(nullptr);
     m_rolloutView->clear();
@@ -175,6 +183,7 @@ void MainWindow::leaveAttentionMode()
 {
     m_attention.reset();
     m_attentionJobs->cancelAll();
+    setLongAttentionMode(false);
     m_transformer.reset();
     m_modelRun.reset();
     m_modelJobs->close();
@@ -220,8 +229,12 @@ bool MainWindow::attentionTabInFront() const
 
 void MainWindow::refreshAttentionViews(bool layerToo)
 {
-    if (m_attention && layerToo)
-        m_attentionJobs->requestLayer(attentionSource(), m_layer);
+    if (m_attention && layerToo) {
+        if (m_longAttention)
+            showLongAttentionLayer(); // never the layer's full trace
+        else
+            m_attentionJobs->requestLayer(attentionSource(), m_layer);
+    }
     // A project's are made only when looked at: an edit's compute must not pay for them.
     if (!m_attention && !attentionTabInFront()) {
         m_attentionViewsDirty = true;
@@ -264,7 +277,9 @@ void MainWindow::setCurrentLayer(int layer)
     if (layer == m_layer)
         return;
     m_layer = layer;
-    if (m_attention)
+    if (m_attention && m_longAttention)
+        showLongAttentionLayer();
+    else if (m_attention)
         m_attentionJobs->requestLayer(attentionSource(), m_layer);
 }
 
@@ -273,6 +288,11 @@ void MainWindow::activateHead(int layer, int head)
     setCurrentLayer(layer);
     setCurrentHead(head);
     m_modelView->setCurrent(m_layer, head);
+    if (m_longAttention) {
+        m_filePooled->setHead(head);
+        m_tabs->setCurrentWidget(m_filePooled);
+        return;
+    }
     m_tabs->setCurrentIndex(0); // the heads grid with the enlarged head
 }
 

@@ -24,9 +24,17 @@ void ModelView::setThumbnails(AttentionController::ThumbnailsPtr thumbnails)
     viewport()->update();
 }
 
+void ModelView::setProgress(int percent)
+{
+    m_progress = percent;
+    if (!isFilled())
+        viewport()->update();
+}
+
 void ModelView::clear()
 {
     m_thumbs.reset();
+    m_progress = -1;
     updateScrollRange();
     viewport()->update();
 }
@@ -120,7 +128,8 @@ void ModelView::paintEvent(QPaintEvent *)
     p.fillRect(all, Qt::white);
     if (!isFilled()) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(all, Qt::AlignCenter, tr("Computing\u2026"));
+        p.drawText(all, Qt::AlignCenter,
+                   m_progress < 0 ? tr("Computing\u2026") : tr("Computing the thumbnails… %1%").arg(m_progress));
         return;
     }
     const int rowHeader = rowHeaderWidth(), columnHeader = columnHeaderHeight();

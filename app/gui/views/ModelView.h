@@ -23,6 +23,9 @@ public:
 
     void setThumbnails(AttentionController::ThumbnailsPtr thumbnails);
     void clear(); // "Computing..." until the next thumbnails
+    // How far the thumbnails being computed are (0..100), shown until they arrive.
+    void setProgress(int percent);
+    int progress() const { return m_progress; }
     AttentionController::ThumbnailsPtr thumbnails() const { return m_thumbs; }
     int layers() const { return m_thumbs ? m_thumbs->layers : 0; }
     int heads() const { return m_thumbs ? m_thumbs->heads : 0; }
@@ -59,6 +62,7 @@ private:
     AttentionController::ThumbnailsPtr m_thumbs;
     int m_layer = 0;
     int m_head = 0;
+    int m_progress = -1; // -1: none reported
 };
 
 } // namespace attnscope

@@ -1,0 +1,43 @@
+#pragma once
+
+#include "app/gui/document/PooledTileSource.h"
+#include "core/AttentionSet.h"
+
+#include <QString>
+
+#include <memory>
+
+namespace attnscope {
+
+// Long attention files (issue 11). A set whose layer holds more than pooledCellThreshold()
+// cells over its heads, or whose layer as float maps would not fit the memory budget, is
+// never copied into float or double matrices: the thumbnails and statistics stream its rows
+// from the mapped file, the heads open pooled (PooledHeatmapView fed by AttentionFileTiles),
+// and the rollout, which needs T x T doubles, is refused above the budget.
+bool isLongAttention(const AttentionSet &set);
+
+// Bytes attention rollout holds at its peak for T tokens: the rollout, the layer's mean, its
+// identity term and the product, each T x T doubles.
+std::int64_t rolloutBytes(std::int64_t tokens);
+
+// One layer of an attention set as PooledJobs' tile source: every block is read from the
+// set's (mapped) maps row segment by row segment and max-pooled on the fly, so a tile costs
+// its cells and one row, never a map.
+class AttentionFileTiles : public PooledTileSource
+{
+public:
+    AttentionFileTiles(AttentionSet set, int layer) : m_set(std::move(set)), m_layer(layer) {}
+    Result<std::shared_ptr<PooledTile>> computeTile(const PooledBlock &block, const std::atomic<bool> *cancel,
+                                                    PoolProgress *progress) const override;
+    int layer() const { return m_layer; }
+
+    // What PooledHeatmapView needs of a project for this set: the shape (queries, keys, heads)
+    // and the labels; its inputs are one zero column, never computed.
+    static std::shared_ptr<const Project> shapeProject(const AttentionSet &set, const QString &title);
+
+private:
+    AttentionSet m_set;
+    int m_layer = 0;
+};
+
+} // namespace attnscope
