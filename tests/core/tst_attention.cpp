@@ -283,13 +283,19 @@ void TestAttention::cancelledComputeReturnsCancelled()
     Case small;
     QVERIFY(cpu.compute(makeProblem(small)).ok());
 
+    // Set the flag a tenth of the way into the whole compute, timed here first, so the test does not
+    // depend on how fast the machine is.
+    const auto started = std::chrono::steady_clock::now();
+    QVERIFY(cpu.compute(p).ok());
+    const auto whole = std::chrono::steady_clock::now() - started;
+
     std::optional<Result<AttentionTrace>> result;
     std::atomic<bool> returned{false};
     std::thread worker([&] {
         result.emplace(cpu.compute(p));
         returned = true;
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(whole / 10);
     const bool finishedFirst = returned;
     const auto cancelAt = std::chrono::steady_clock::now();
     cancel = true;

@@ -391,7 +391,7 @@ void TestPooledView::meanOverHeadsPoolsTheHeadAverage()
                  caption->text().contains(QStringLiteral("averaged over heads")),
              qPrintable(caption->text()));
     view.setHead(1);
-    QVERIFY2(caption->text().contains(QStringLiteral("head 2")), qPrintable(caption->text()));
+    QVERIFY2(caption->text().contains(QStringLiteral("head 1")), qPrintable(caption->text()));
 }
 
 // Hover names the query and key ranges of the cell under the cursor and its value: ranges of
@@ -437,8 +437,12 @@ void TestPooledView::hoverNamesRangesAndValue()
              qPrintable(pooled));
     QCOMPARE(QToolTip::text(), pooled);
 
-    // One token a cell: the tokens' labels and the exact weight of head 2.
+    // One token a cell: the tokens' labels and the exact weight of head 1 (heads count from 0, as
+    // everywhere in the program).
     view->setHead(1);
+    auto *headBox = view->findChild<QComboBox *>();
+    QVERIFY(headBox);
+    QCOMPARE(headBox->currentText(), QStringLiteral("Head 1"));
     view->setViewRect(QRectF(1490, 1500, 20, 20));
     const PooledTilePtr exact = waitForVisibleTile(view, 60000);
     QVERIFY(exact);
@@ -449,7 +453,7 @@ void TestPooledView::hoverNamesRangesAndValue()
     QVERIFY2(one.contains(QStringLiteral("Query 1505: “%1”").arg(QString::fromStdString(tokens[1505]))),
              qPrintable(one));
     QVERIFY2(one.contains(QStringLiteral("Key 1497: “%1”").arg(QString::fromStdString(tokens[1497]))), qPrintable(one));
-    QVERIFY2(one.contains(QStringLiteral("Weight of head 2: %1")
+    QVERIFY2(one.contains(QStringLiteral("Weight of head 1: %1")
                               .arg(QString::number(double(exact->heads[1](1505 - 1500, 1497 - 1490)), 'g', 4))),
              qPrintable(one));
     QCOMPARE(QToolTip::text(), one);

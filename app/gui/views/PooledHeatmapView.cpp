@@ -125,7 +125,7 @@ void PooledHeatmapView::fillHeadBox()
     if (heads > 1)
         m_headBox->addItem(tr("Mean over heads"), -1);
     for (int h = 0; h < heads; ++h)
-        m_headBox->addItem(tr("Head %1").arg(h + 1), h);
+        m_headBox->addItem(tr("Head %1").arg(h), h);
     m_headBox->setCurrentIndex(std::max(0, m_headBox->findData(m_head)));
 }
 

@@ -62,8 +62,8 @@ void PooledHeatmapView::updateCaption()
                                       "heads."));
     else
         m_caption->setText(
-            exact ? tr("Each cell: one attention weight of head %1 (exact).").arg(m_head + 1)
-                  : tr("Each cell: the maximum over its block of head %1's attention weights.").arg(m_head + 1));
+            exact ? tr("Each cell: one attention weight of head %1 (exact).").arg(m_head)
+                  : tr("Each cell: the maximum over its block of head %1's attention weights.").arg(m_head));
 }
 
 bool PooledHeatmapView::refreshScale() const
@@ -168,8 +168,8 @@ QString PooledHeatmapView::hoverText(const QPointF &pos) const
         lines << (exact ? tr("Weight averaged over heads: %1").arg(value)
                         : tr("Largest weight averaged over heads in this block: %1").arg(value));
     else
-        lines << (exact ? tr("Weight of head %1: %2").arg(m_head + 1).arg(value)
-                        : tr("Largest weight of head %1 in this block: %2").arg(m_head + 1).arg(value));
+        lines << (exact ? tr("Weight of head %1: %2").arg(m_head).arg(value)
+                        : tr("Largest weight of head %1 in this block: %2").arg(m_head).arg(value));
     return lines.join(QLatin1Char('\n'));
 }
 
