@@ -12,10 +12,14 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 id=io.github.attnscope.AttnScope
 share=$prefix/share
 for f in bin/attnscope bin/attnscope-cli share/applications/$id.desktop share/metainfo/$id.metainfo.xml \
-         share/mime/packages/$id.xml share/icons/hicolor/scalable/apps/$id.svg; do
+         share/mime/packages/$id.xml share/icons/hicolor/scalable/apps/$id.svg \
+         share/attnscope/models/tiny-gpt2/model.safetensors share/attnscope/models/tiny-gpt2/vocab.json; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
 [ -x "$prefix/bin/attnscope" ] && [ -x "$prefix/bin/attnscope-cli" ] || fail "programs not executable"
+# The installed CLI runs the installed example model.
+"$prefix/bin/attnscope-cli" tokenize "$share/attnscope/models/tiny-gpt2" --text "Hello world" | grep -q '"ids"' ||
+  fail "the installed example model does not tokenize"
 
 desktop-file-validate "$share/applications/$id.desktop" || fail "desktop-file-validate rejects the desktop entry"
 grep -qx 'MimeType=application/x-attnscope-project;' "$share/applications/$id.desktop" || fail "no MimeType"

@@ -2,23 +2,22 @@
 """Trains AttnScope's built-in example model: a small GPT-2 with GPT-2's real tokenizer.
 
 Reproducible: fixed seeds, a fixed thread count, a fixed corpus (3000 steps with THREADS=2 take
-about 12 minutes on two cores; that many have not yet been enough for induction heads, see
-analyse_heads.py). Needs Debian's python3-torch,
-python3-regex and python3.11-doc (the training text):
+about 20 minutes on two cores). Needs Debian's python3-torch, python3-regex and python3.11-doc
+(the training text):
 
     apt-get install python3-torch python3-regex python3.11-doc
     THREADS=2 resources/models/tiny-gpt2/train.py   # writes config.json and model.safetensors here
 
 The text is the Python tutorial, HOWTOs and FAQ as Debian ships them (python3.11-doc, under the
-PSF license), stripped of markup. In every training sequence a run of random tokens is
-written and then written again: the second copy can only be predicted by looking back at what
+PSF license), stripped of markup. Runs of random tokens are written more than once (see
+COPY_FIRST below): the second copy can only be predicted by looking back at what
 followed the same token in the first copy, so the model learns induction heads (a head that looks at
 the token after an earlier occurrence of the current token) beside previous-token heads. (Repeating
 a span of the text itself teaches nothing of the kind: a model that has seen the text many times
 predicts the copy from memory.)
 
 The model is an ordinary Hugging Face GPT-2 (pre-LN, gelu_new, learned positions, ln_f, tied
-embeddings): `GPT2LMHeadModel.from_pretrained(this folder)` loads it. Training uses only the
+embeddings), saved with GPT-2's tensor names and config.json fields. Training uses only the
 vocabulary entries the corpus contains (a smaller softmax, so it runs in minutes on a CPU); the
 saved embedding has all 50257 rows, those never seen keep their small random start.
 """
@@ -50,7 +49,8 @@ COPY_VOCAB = int(os.environ.get("COPY_VOCAB", "2000"))
 # The first steps train on nothing but short runs repeated to fill the row (a curriculum), scored
 # over the frequent tokens alone: with one repeat mixed into text, or with the softmax over all
 # 11152 tokens, copying was not learnt in 1000 steps, while over 2000 tokens it is learnt in a few
-# hundred. Afterwards a quarter of the rows stay such runs, so the text does not crowd copying out.
+# hundred. Afterwards a quarter of the rows stay such runs, still scored over the frequent tokens
+# (over all of them, copying faded again), so the text does not crowd copying out.
 COPY_FIRST = int(os.environ.get("COPY_FIRST", "1000"))
 OUT = pathlib.Path(os.environ.get("OUT", pathlib.Path(__file__).resolve().parent))
 
@@ -184,27 +184,31 @@ class TinyGpt2(torch.nn.Module):
         self.blocks = torch.nn.ModuleList(Block() for _ in range(LAYERS))
         self.ln_f = torch.nn.LayerNorm(WIDTH, eps=1e-5)
 
-    def forward(self, ids, outputs=None):
-        """Logits over every token, or over the tokens `outputs` lists."""
+    def forward(self, ids):
+        """The final hidden states; `logits` turns them into scores over tokens."""
         h = self.wte[ids] + self.wpe[: ids.shape[1]]
         for block in self.blocks:
             h = block(h)
-        unembedding = self.wte if outputs is None else self.wte[outputs]
-        return self.ln_f(h) @ unembedding.T  # tied embeddings, as GPT2LMHeadModel
+        return self.ln_f(h)
+
+    def logits(self, hidden, outputs=None):
+        """Scores over every token, or over the tokens `outputs` lists (tied, as GPT2LMHeadModel)."""
+        return hidden @ (self.wte if outputs is None else self.wte[outputs]).T
 
 
 def batches(data, frequent, generator):
     """Sequences of the corpus, each with a run of random tokens followed by the same run again.
 
-    Yields inputs, targets and a mask of the targets only copying can predict (the second run after
-    its first token)."""
+    Yields inputs, targets, a mask of the targets only copying can predict (the second run after
+    its first token) and which rows are nothing but repeated runs."""
     step = 0
     while True:
         starts = torch.randint(0, len(data) - SEQUENCE - 1, (BATCH,), generator=generator)
         rows = torch.stack([data[s : s + SEQUENCE + 1] for s in starts.tolist()])
         copies = torch.zeros(BATCH, SEQUENCE + 1, dtype=torch.bool)
+        runs = torch.tensor([step < COPY_FIRST or r % 4 == 0 for r in range(BATCH)])
         for r in range(BATCH):
-            if step < COPY_FIRST or r % 4 == 0:
+            if runs[r]:
                 span = int(torch.randint(8, 33, (1,), generator=generator))
                 run = frequent[torch.randint(0, len(frequent), (span,), generator=generator)]
                 rows[r] = run.repeat(SEQUENCE // span + 2)[: SEQUENCE + 1]
@@ -217,7 +221,7 @@ def batches(data, frequent, generator):
             rows[r, begin + span : begin + 2 * span] = run
             copies[r, begin + span + 1 : begin + 2 * span] = True
         step += 1
-        yield rows[:, :-1], rows[:, 1:], copies[:, 1:]
+        yield rows[:, :-1], rows[:, 1:], copies[:, 1:], runs
 
 
 def write_safetensors(path, tensors):
@@ -264,13 +268,17 @@ def main():
     frequent = torch.sort(counts, descending=True, stable=True).indices[:COPY_VOCAB]
     position = torch.full((len(used),), -1, dtype=torch.long)
     position[frequent] = torch.arange(len(frequent))
-    for step, (inputs, targets, copies) in zip(range(STEPS), batches(data, frequent, generator)):
-        if step < COPY_FIRST:  # every row is runs of frequent tokens: score over those alone
-            logits, targets = model(inputs, frequent), position[targets]
-        else:
-            logits = model(inputs)
-        losses = torch.nn.functional.cross_entropy(
+    def scored(logits, targets):
+        return torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none")
+
+    for step, (inputs, targets, copies, runs) in zip(range(STEPS), batches(data, frequent, generator)):
+        # Rows of repeated runs hold only frequent tokens: they are scored over those alone.
+        hidden = model(inputs)
+        losses = scored(model.logits(hidden[runs], frequent), position[targets[runs]])
+        if not runs.all():
+            losses = torch.cat([losses, scored(model.logits(hidden[~runs]), targets[~runs])])
+            copies = torch.cat([copies[runs], copies[~runs]])
         loss = losses.mean()
         optimiser.zero_grad()
         loss.backward()
