@@ -343,6 +343,12 @@ void TestPooledView::screenshots16k()
     timer.start();
     QVERIFY(waitForVisibleTile(view, 300000));
     qInfo("16384 tokens, 4 heads, whole problem pooled in %lld ms", qlonglong(timer.elapsed()));
+    // On the toolbar's log scale: a 16k causal row spreads its weight thin, which a linear 0..1
+    // scale shows as one dark colour.
+    auto *scaleBox = w.findChild<QComboBox *>(QStringLiteral("viewColorScale"));
+    QVERIFY(scaleBox);
+    scaleBox->setCurrentIndex(scaleBox->findData(int(ColorScaleKind::Log)));
+    QCOMPARE(view->colorScaleKind(), ColorScaleKind::Log);
     QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
     QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-16k.png")));
 
