@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -73,12 +74,15 @@ Result<RawArray> fromNpy(std::string_view bytes, std::shared_ptr<const void> kee
     a.shape = header->shape;
     const std::int64_t count = elementCount(a.shape);
     const std::uint64_t present = bytes.size() - header->dataOffset;
-    if (count < 0 || std::uint64_t(count) > present / std::uint64_t(a.elementSize) ||
-        std::uint64_t(count) * std::uint64_t(a.elementSize) != present)
+    // The byte count can overflow even where the element count does not: say "more" then.
+    const bool countable =
+        count >= 0 && std::uint64_t(count) <= std::uint64_t(INT64_MAX) / std::uint64_t(a.elementSize);
+    const std::uint64_t needed = countable ? std::uint64_t(count) * std::uint64_t(a.elementSize) : 0;
+    if (!countable || needed != present)
         return Error{"data: the shape " + shapeText(a.shape) + " of " + a.dtype + " needs " +
-                     (count < 0 ? std::string("more") : std::to_string(count * a.elementSize)) + " bytes from offset " +
+                     (countable ? std::to_string(needed) : std::string("more")) + " bytes from offset " +
                      std::to_string(header->dataOffset) + ", the file has " + std::to_string(present) +
-                     (count >= 0 && std::uint64_t(count * a.elementSize) > present ? " (truncated)" : "")};
+                     (!countable || needed > present ? " (truncated)" : "")};
     a.data = reinterpret_cast<const unsigned char *>(bytes.data()) + header->dataOffset;
     a.keepAlive = std::move(keepAlive);
     a.mapped = mapped;
