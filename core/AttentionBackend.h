@@ -5,9 +5,20 @@
 #include "core/PooledAttention.h"
 #include "core/Result.h"
 
+#include <atomic>
 #include <string>
 
 namespace attnscope {
+
+// What another thread may watch a computation by, and stop it with (the GUI's worker: a newer
+// edit supersedes the computation in flight). Both pointers may be null and must outlive
+// every compute() that may read them.
+struct ComputeControl {
+    // Once true, compute() stops at its next checkpoint and returns an Error of kind Cancelled.
+    const std::atomic<bool> *cancel = nullptr;
+    // The fraction done, 0..1, raised as the work advances (a backend that cannot tell leaves it).
+    std::atomic<double> *progress = nullptr;
+};
 
 // The one interface everything that computes attention goes through: the GUI, the CLI
 // and the tests cannot tell backends apart except by speed and device name.
@@ -35,6 +46,20 @@ public:
         return computePooledCpu(problem, options);
     }
     virtual bool usesCpuForPooled() const { return true; }
+
+    // Applies to every later compute(). Where a backend can stop: the CPU engine between its
+    // (head, row block) tasks, Vulkan before it submits and before it reads back.
+    virtual void setComputeControl(ComputeControl control) { m_control = control; }
+
+protected:
+    bool cancelRequested() const { return m_control.cancel && m_control.cancel->load(std::memory_order_relaxed); }
+    void reportProgress(double fraction) const
+    {
+        if (m_control.progress)
+            m_control.progress->store(fraction, std::memory_order_relaxed);
+    }
+
+    ComputeControl m_control;
 };
 
 } // namespace attnscope

@@ -148,8 +148,7 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     Eigen::setNbThreads(threads);
     const float scale = float(p.spec.scale());
     const MaskFill fill = p.spec.maskFill;
-    const std::atomic<bool> *cancel = m_cancel;
-    auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
+    auto cancelled = [this] { return cancelRequested(); };
     const Error cancelledError{"the computation was cancelled", ErrorKind::Cancelled};
     if (cancelled())
         return cancelledError;
@@ -185,6 +184,8 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     const Eigen::Index blockRows = rowBlock(tq, tk, heads, threads);
     const Eigen::Index blocks = (tq + blockRows - 1) / blockRows;
     const Eigen::Index tasks = Eigen::Index(heads) * blocks;
+    std::atomic<Eigen::Index> tasksDone{0};
+    reportProgress(0.0);
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (Eigen::Index task = 0; task < tasks; ++task) {
         // An OpenMP loop cannot be left early: once cancelled, the remaining tasks return at once.
@@ -215,6 +216,7 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
             out.noalias() = weights.middleCols(c0, c1 - c0) * t.v[h].middleRows(c0, c1 - c0);
         else
             out.setZero();
+        reportProgress(double(tasksDone.fetch_add(1, std::memory_order_relaxed) + 1) / double(tasks));
     }
 
     if (cancelled())

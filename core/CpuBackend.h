@@ -2,8 +2,6 @@
 
 #include "core/AttentionBackend.h"
 
-#include <atomic>
-
 namespace attnscope {
 
 // The Eigen engine: float32, one GEMM per projection, then per (head, block of query
@@ -21,14 +19,9 @@ public:
     Result<AttentionTrace> compute(const AttentionProblem &problem) override;
 
     int threads() const { return m_threads; }
-    // Once *cancel becomes true (from another thread), compute() stops between its (head, row
-    // block) tasks and returns an Error of kind Cancelled. Null: never cancelled. The flag
-    // must outlive every compute() that may read it.
-    void setCancelFlag(const std::atomic<bool> *cancel) { m_cancel = cancel; }
 
 private:
     int m_threads;
-    const std::atomic<bool> *m_cancel = nullptr;
 };
 
 // The float softmax the CPU engine uses, exposed for tests: one row of n scaled scores,

@@ -511,9 +511,16 @@ Result<AttentionTrace> VulkanBackend::compute(const AttentionProblem &p)
         return Error{"Vulkan (" + deviceName() + "): the device was lost earlier (" + st.lostReason +
                          "); create a new backend",
                      ErrorKind::DeviceLost};
+    // One submission runs every pass; it cannot be stopped once submitted, so a cancelled
+    // request is honoured before it and before the results are copied out.
+    const Error cancelled{"the computation was cancelled", ErrorKind::Cancelled};
+    if (cancelRequested())
+        return cancelled;
     ++st.stats.computes;
     if (Status s = st.run(p); !s)
         return st.fail(s.error());
+    if (cancelRequested())
+        return cancelled;
 
     const int heads = p.spec.heads, dk = p.spec.headDimQK, dv = p.spec.headDimV;
     const Eigen::Index tq = p.tq(), tk = p.tk();

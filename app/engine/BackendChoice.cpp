@@ -158,9 +158,20 @@ std::string FallbackBackend::deviceName() const
 
 AttentionBackend &FallbackBackend::cpu()
 {
-    if (!m_cpu)
+    if (!m_cpu) {
         m_cpu = std::make_unique<CpuBackend>();
+        m_cpu->setComputeControl(m_control);
+    }
     return *m_cpu;
+}
+
+void FallbackBackend::setComputeControl(ComputeControl control)
+{
+    m_control = control;
+    if (m_primary)
+        m_primary->setComputeControl(control);
+    if (m_cpu)
+        m_cpu->setComputeControl(control);
 }
 
 Result<AttentionTrace> FallbackBackend::compute(const AttentionProblem &problem)
@@ -172,7 +183,7 @@ Result<AttentionTrace> FallbackBackend::compute(const AttentionProblem &problem)
     if (!m_primary)
         return cpu().compute(problem);
     auto result = m_primary->compute(problem);
-    if (result)
+    if (result || result.kind() == ErrorKind::Cancelled)
         return result;
     noteFailure(result.error());
     return cpu().compute(problem);
@@ -200,7 +211,7 @@ Result<PooledResult> FallbackBackend::computePooled(const AttentionProblem &prob
     if (!m_primary)
         return cpu().computePooled(problem, options);
     auto result = m_primary->computePooled(problem, options);
-    if (result)
+    if (result || result.kind() == ErrorKind::Cancelled)
         return result;
     noteFailure(result.error());
     return cpu().computePooled(problem, options);

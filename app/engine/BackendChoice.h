@@ -101,6 +101,9 @@ public:
     // The pooled path, with the same fallback rules as compute().
     Result<PooledResult> computePooled(const AttentionProblem &problem, const PoolOptions &options) override;
     bool usesCpuForPooled() const override { return m_primary ? m_primary->usesCpuForPooled() : true; }
+    // Handed to the GPU backend and to the CPU engine alike; a cancelled compute is not a
+    // failure and never falls back.
+    void setComputeControl(ComputeControl control) override;
 
     // The GPU was given up for the rest of the session.
     bool fellBack() const { return m_primary == nullptr; }

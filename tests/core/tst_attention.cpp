@@ -275,7 +275,7 @@ void TestAttention::cancelledComputeReturnsCancelled()
     const AttentionProblem p = makeProblem(c);
     std::atomic<bool> cancel{true};
     CpuBackend cpu;
-    cpu.setCancelFlag(&cancel);
+    cpu.setComputeControl({&cancel, nullptr});
     auto before = cpu.compute(p);
     QVERIFY(!before.ok());
     QCOMPARE(before.kind(), ErrorKind::Cancelled);

@@ -9,6 +9,7 @@
 
 #include "../common/TestUtil.h"
 
+#include <QElapsedTimer>
 #include <QSemaphore>
 #include <QSignalSpy>
 #include <QTest>
@@ -46,6 +47,9 @@ public:
     Result<AttentionTrace> compute(const AttentionProblem &problem) override
     {
         m_gate->acquire();
+        // Cancelled while it waited: as the real engine does at its first checkpoint.
+        if (cancelRequested())
+            return Error{"cancelled", ErrorKind::Cancelled};
         return m_cpu.compute(problem);
     }
 
@@ -116,6 +120,8 @@ private slots:
     void reportsInvalidProblems();
     void backendChoice();
     void showsFinishedResultWhileNewerWaits();
+    void newerRequestCancelsLongCompute();
+    void newerRequestStopsRunningCpuCompute();
     void reportsAllocationFailure();
     void addressSpaceLimitRefusesBeforeAllocating();
     void refusesTraceBeyondBudget();
@@ -241,6 +247,73 @@ void TestCompute::showsFinishedResultWhileNewerWaits()
     QCOMPARE(r->project.problem.xq(0, 0), 6.0f);
     QVERIFY(c.waitForIdle());
     QCOMPARE(done.count(), 2);
+}
+
+void TestCompute::newerRequestCancelsLongCompute()
+{
+    // A computation that would run on for long (this one is judged at a slow machine's speed:
+    // nothing has finished yet) is stopped by a newer request: its result is never shown,
+    // cancelled() names it, and the newest request is computed.
+    ComputeController c;
+    auto gate = std::make_shared<QSemaphore>(0);
+    const std::unique_ptr<QSemaphore, void (*)(QSemaphore *)> opener(gate.get(),
+                                                                     [](QSemaphore *g) { g->release(100); });
+    c.setBackend(std::make_shared<GatedBackend>(gate));
+    QSignalSpy done(&c, &ComputeController::computed);
+    QSignalSpy cancelled(&c, &ComputeController::cancelled);
+    QSignalSpy failed(&c, &ComputeController::failed);
+    Project p = large(1);
+    const quint64 first = c.request(p);
+    QTRY_VERIFY(c.isBusy());
+    p.problem.xq(0, 0) += 1.0f;
+    const quint64 last = c.request(p);
+    gate->release(2);
+    QVERIFY(cancelled.wait(30000));
+    QCOMPARE(cancelled.at(0).at(0).value<quint64>(), first);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 30000);
+    QCOMPARE(done.at(0).at(0).value<ComputedTracePtr>()->generation, last);
+    QVERIFY(c.waitForIdle());
+    QCOMPARE(cancelled.count(), 1);
+    QCOMPARE(failed.count(), 0); // a cancelled computation is no failure
+}
+
+void TestCompute::newerRequestStopsRunningCpuCompute()
+{
+    // The real CPU engine, stopped part-way: a full computation is timed first (the
+    // controller learns the machine's speed from it too), then a newer edit arrives a tenth
+    // of the way into the next one. The time to stop is printed; issue 11 asks for 100 ms.
+    ComputeController c;
+    c.setBackendRequest(BackendRequest::Cpu);
+    QSignalSpy done(&c, &ComputeController::computed);
+    QSignalSpy cancelled(&c, &ComputeController::cancelled);
+    QSignalSpy failed(&c, &ComputeController::failed);
+    RandomProblemOptions o;
+    o.tokens = 2048;
+    o.modelDim = 512;
+    o.heads = 8; // 33.5M cells per matrix: about a second on two cores
+    Project p = randomProject(o);
+    QElapsedTimer whole;
+    whole.start();
+    c.request(p);
+    QVERIFY(done.wait(120000));
+    const qint64 wholeMs = whole.elapsed();
+    qInfo("one full computation: %lld ms", qlonglong(wholeMs));
+
+    p.problem.xq(0, 0) += 1.0f;
+    const quint64 superseded = c.request(p);
+    QTRY_VERIFY_WITH_TIMEOUT(c.progress() > 0.0, 60000); // progress is reported as it runs
+    QTest::qWait(int(wholeMs / 10));
+    QVERIFY(c.isBusy());
+    p.problem.xq(0, 0) += 1.0f;
+    QElapsedTimer stop;
+    stop.start();
+    const quint64 newest = c.request(p);
+    QVERIFY(cancelled.wait(120000));
+    qInfo("the superseded computation stopped %lld ms after the newer request", qlonglong(stop.elapsed()));
+    QCOMPARE(cancelled.at(0).at(0).value<quint64>(), superseded);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 120000);
+    QCOMPARE(done.at(1).at(0).value<ComputedTracePtr>()->generation, newest);
+    QCOMPARE(failed.count(), 0);
 }
 
 void TestCompute::reportsAllocationFailure()

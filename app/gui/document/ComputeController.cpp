@@ -12,10 +12,27 @@
 #include <QPointer>
 #include <QTimer>
 
+#include <algorithm>
 #include <exception>
 #include <new>
 
 namespace attnscope {
+
+namespace {
+
+// What the time of one full computation grows with: its floating-point operations, plus a
+// few per score cell for the softmax and the views' ranges.
+double workOf(const AttentionProblem &p)
+{
+    const double cells = double(p.tq()) * double(p.tk()) * double(p.spec.heads);
+    return cells * (2.0 * double(p.spec.headDimQK + p.spec.headDimV) + 30.0) +
+           2.0 * double(p.tq() + 2 * p.tk()) * double(std::max(p.dq(), p.dkv())) * double(p.qkWidth());
+}
+
+// Smaller computations take mostly fixed overheads; their speed says little about larger ones.
+constexpr double kLearnFromWork = 5e7;
+
+} // namespace
 
 ComputeController::ComputeController(QObject *parent) : QObject(parent)
 {
@@ -37,6 +54,7 @@ void ComputeController::setBackendRequest(BackendRequest request, const QString 
     m_request = request;
     m_vulkanDevice = vulkanDevice;
     m_pendingBackend = std::make_pair(request, vulkanDevice);
+    cancelIfLong();
     if (!m_scheduled) {
         m_scheduled = true;
         QTimer::singleShot(0, this, [this] {
@@ -56,6 +74,7 @@ quint64 ComputeController::request(const Project &project)
 {
     m_pending = project;
     m_pendingGeneration = ++m_generation;
+    cancelIfLong();
     // A zero-delay timer gathers every edit of this event-loop turn into one computation.
     if (!m_scheduled) {
         m_scheduled = true;
@@ -67,11 +86,34 @@ quint64 ComputeController::request(const Project &project)
     return m_generation;
 }
 
+void ComputeController::cancelIfLong()
+{
+    if (!m_running || !m_flight)
+        return;
+    const double remainingMs = m_runningWork * m_msPerWork - double(m_runningTimer.elapsed());
+    if (remainingMs > kCancelAfterMs)
+        m_flight->cancel.store(true, std::memory_order_relaxed);
+}
+
+double ComputeController::progress() const
+{
+    return m_running && m_flight ? m_flight->progress.load(std::memory_order_relaxed) : 0.0;
+}
+
+qint64 ComputeController::runningMilliseconds() const
+{
+    return m_running ? m_runningTimer.elapsed() : 0;
+}
+
 void ComputeController::startNext()
 {
     if (m_running || (!m_pending && !m_pendingBackend))
         return;
     m_running = true;
+    m_runningTimer.start();
+    m_runningWork = m_pending ? workOf(m_pending->problem) : 0.0;
+    auto flight = std::make_shared<Flight>();
+    m_flight = flight;
     emit busyChanged(true);
 
     std::optional<std::pair<BackendRequest, QString>> backendRequest = std::exchange(m_pendingBackend, std::nullopt);
@@ -80,7 +122,7 @@ void ComputeController::startNext()
     std::shared_ptr<AttentionBackend> backend = m_backend;
     QPointer<ComputeController> self(this);
 
-    m_pool.start([self, backendRequest, project = std::move(project), generation, backend]() mutable {
+    m_pool.start([self, backendRequest, project = std::move(project), generation, backend, flight]() mutable {
         QString backendError, backendNotice;
         ErrorKind backendErrorKind = ErrorKind::Internal;
         bool backendReplaced = false;
@@ -102,7 +144,9 @@ void ComputeController::startNext()
         QString error;
         ErrorKind errorKind = ErrorKind::Internal;
         if (project && backend) {
-            auto computed = computeOnWorker(*backend, std::move(*project), generation);
+            backend->setComputeControl({&flight->cancel, &flight->progress});
+            auto computed = computeOnWorker(*backend, std::move(*project), generation, *flight);
+            backend->setComputeControl({});
             if (computed) {
                 result = std::move(*computed);
             } else {
@@ -134,7 +178,7 @@ void ComputeController::startNext()
 }
 
 Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(AttentionBackend &backend, Project project,
-                                                                          quint64 generation)
+                                                                          quint64 generation, const Flight &flight)
 {
     // Refused before allocating: the trace alone would not fit the machine's memory.
     const std::int64_t need = traceBytes(project.problem), budget = memoryBudgetBytes();
@@ -162,6 +206,9 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
         result->deviceName = QString::fromStdString(ran.device);
         result->milliseconds = ms;
         result->notice = errorText(notice);
+        // A pass over every cell: not begun for a result nobody will see.
+        if (flight.cancel.load(std::memory_order_relaxed))
+            return Error{"the computation was cancelled", ErrorKind::Cancelled};
         // The views' ranges (shared scale: every head) and the mean over heads, here and not
         // on the GUI thread.
         result->ranges = TraceRanges::of(result->trace);
@@ -180,12 +227,17 @@ void ComputeController::finished(quint64 generation, std::shared_ptr<ComputedTra
                                  ErrorKind kind)
 {
     m_running = false;
+    m_flight.reset();
+    if (result && m_runningWork >= kLearnFromWork)
+        m_msPerWork = double(m_runningTimer.elapsed()) / m_runningWork;
     // A result newer than the one on screen is shown even when a newer request waits: a
     // drag that outpaces the computation still shows its newest finished state. Never an
     // older one after a newer.
     if (result && generation > m_shownGeneration) {
         m_shownGeneration = generation;
         emit computed(std::move(result));
+    } else if (!result && kind == ErrorKind::Cancelled) {
+        emit cancelled(generation);
     } else if (!result && !error.isEmpty() && generation == m_generation) {
         // A failure of a superseded request says nothing about the document as it is now.
         emit failed(error, generation, kind);

@@ -5,10 +5,12 @@
 #include "core/AttentionTrace.h"
 #include "core/ProjectFile.h"
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <QThreadPool>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 
@@ -34,6 +36,11 @@ using ComputedTracePtr = std::shared_ptr<const ComputedTrace>;
 // the last one shown is shown even while a newer request waits (never an older one after a
 // newer); a failure is reported only for the newest request. Allocation failures on the
 // worker are caught and reported, and a trace larger than the memory budget is refused.
+//
+// A newer request stops the computation in flight when it would otherwise run on for more
+// than kCancelAfterMs (judged from the speed of the computations before it): it reports
+// cancelled() and never its result. A shorter one finishes and is shown, so a drag over a
+// small project still shows its states as they come.
 class ComputeController : public QObject
 {
     Q_OBJECT
@@ -54,7 +61,12 @@ public:
     // Schedules a computation of this project; returns its generation.
     quint64 request(const Project &project);
 
+    static constexpr double kCancelAfterMs = 100.0;
+
     bool isBusy() const { return m_running; }
+    // The running computation's fraction done (0..1) and how long it has run; 0 when idle.
+    double progress() const;
+    qint64 runningMilliseconds() const;
     quint64 latestGeneration() const { return m_generation; }
     // Blocks until nothing runs or waits (tests and shutdown).
     bool waitForIdle(int timeoutMs = 30000);
@@ -67,12 +79,22 @@ signals:
     // backendName is empty when the request failed; notice then holds the error.
     void backendChanged(const QString &backendName, const QString &deviceName, const QString &notice);
     void busyChanged(bool busy);
+    // The computation of `generation` was stopped because a newer request superseded it.
+    void cancelled(quint64 generation);
 
 private:
+    // What the GUI thread and the worker share about the computation in flight.
+    struct Flight {
+        std::atomic<bool> cancel{false};
+        std::atomic<double> progress{0.0};
+    };
+
     void startNext();
+    // Stops the computation in flight if it would run on for more than kCancelAfterMs.
+    void cancelIfLong();
     void finished(quint64 generation, std::shared_ptr<ComputedTrace> result, QString error, ErrorKind kind);
     static Result<std::shared_ptr<ComputedTrace>> computeOnWorker(AttentionBackend &backend, Project project,
-                                                                  quint64 generation);
+                                                                  quint64 generation, const Flight &flight);
 
     QThreadPool m_pool;
     std::shared_ptr<AttentionBackend> m_backend; // used only on the worker
@@ -85,6 +107,12 @@ private:
     quint64 m_shownGeneration = 0;
     bool m_running = false;
     bool m_scheduled = false;
+    std::shared_ptr<Flight> m_flight; // the computation in flight, else null
+    QElapsedTimer m_runningTimer;
+    double m_runningWork = 0.0; // workOf() the project in flight
+    // Milliseconds per unit of work, learnt from finished computations; the first guess is
+    // a slow machine's (1 GFLOP/s).
+    double m_msPerWork = 1e-6;
 };
 
 } // namespace attnscope
