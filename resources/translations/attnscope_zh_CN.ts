@@ -2176,6 +2176,10 @@
         <source>Long attention file: heads open pooled (tab Head, pooled); the mouse wheel zooms to exact values.</source>
         <translation>长注意力文件：各头以池化方式显示（“头（池化）”标签页）；用鼠标滚轮放大可看到精确值。</translation>
     </message>
+    <message>
+        <source>Computing %p%</source>
+        <translation>正在计算 %p%</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>

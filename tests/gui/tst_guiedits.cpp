@@ -6,6 +6,7 @@
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/MatrixModel.h"
+#include "core/CpuBackend.h"
 
 #include "../common/TestUtil.h"
 
@@ -14,6 +15,8 @@
 #include <QDoubleSpinBox>
 #include <QGraphicsEffect>
 #include <QLabel>
+#include <QProgressBar>
+#include <QSemaphore>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -28,6 +31,25 @@ using namespace attnscope;
 namespace {
 
 const QString kTutorial = QStringLiteral(":/examples/self-attention-tutorial.attnscope.json");
+
+// The real CPU engine that says it is half done, then waits until the test opens its gate.
+class HalfwayBackend : public AttentionBackend
+{
+public:
+    explicit HalfwayBackend(std::shared_ptr<QSemaphore> gate) : m_gate(std::move(gate)) {}
+    std::string name() const override { return m_cpu.name(); }
+    std::string deviceName() const override { return m_cpu.deviceName(); }
+    Result<AttentionTrace> compute(const AttentionProblem &problem) override
+    {
+        reportProgress(0.5);
+        m_gate->acquire();
+        return m_cpu.compute(problem);
+    }
+
+private:
+    std::shared_ptr<QSemaphore> m_gate;
+    CpuBackend m_cpu;
+};
 
 bool settle(MainWindow &w)
 {
@@ -63,6 +85,7 @@ private slots:
     void failedComputeMarksViewsStale();
     void deviceLostOnVulkanMarksViewsStale();
     void failureAdviceFollowsTheKind();
+    void longComputeShowsProgress();
 
 private:
     std::unique_ptr<MainWindow> m_window;
@@ -253,6 +276,30 @@ void TestGuiEdits::failureAdviceFollowsTheKind()
     QVERIFY(MainWindow::failureAdvice(ErrorKind::OutOfMemory).contains(QStringLiteral("smaller")));
     QVERIFY(MainWindow::failureAdvice(ErrorKind::TooLarge).contains(QStringLiteral("smaller")));
     QVERIFY(MainWindow::failureAdvice(ErrorKind::InvalidInput).isEmpty()); // the message says it all
+}
+
+void TestGuiEdits::longComputeShowsProgress()
+{
+    // Typing computes quietly; a computation that runs past half a second shows a bar in the
+    // status bar with the fraction done, gone when the result arrives.
+    MainWindow &w = *m_window;
+    auto gate = std::make_shared<QSemaphore>(0);
+    const std::unique_ptr<QSemaphore, void (*)(QSemaphore *)> opener(gate.get(),
+                                                                     [](QSemaphore *g) { g->release(100); });
+    w.computeController()->setBackend(std::make_shared<HalfwayBackend>(gate));
+    QProgressBar *bar = w.computeProgressBar();
+    QVERIFY(!bar->isVisible());
+    QVERIFY(w.document()->setHeads(2));
+    QTRY_VERIFY(w.computeController()->isBusy());
+    QVERIFY(!bar->isVisible()); // not at once
+    QTRY_VERIFY_WITH_TIMEOUT(bar->isVisible(), 10000);
+    QVERIFY(w.computeController()->runningMilliseconds() >= MainWindow::kProgressAfterMs);
+    QCOMPARE(bar->value(), 50);
+    QVERIFY2(bar->text().contains(QStringLiteral("50")), qPrintable(bar->text()));
+    gate->release();
+    QVERIFY(settle(w));
+    QVERIFY(!bar->isVisible());
+    QCOMPARE(w.currentResult()->trace.heads(), 2);
 }
 
 QTEST_MAIN(TestGuiEdits)

@@ -25,15 +25,19 @@
 #include <QIcon>
 #include <QLabel>
 #include <QMenuBar>
+#include <QProgressBar>
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QUndoGroup>
 #include <QUndoView>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace attnscope {
 
@@ -66,8 +70,13 @@ MainWindow::MainWindow(QWidget *parent)
                 m_noticeLabel->setVisible(!notice.isEmpty());
             });
     connect(m_compute, &ComputeController::busyChanged, this, [this](bool busy) {
-        if (busy)
+        if (busy) {
             m_timeLabel->setText(tr("computing\u2026"));
+            m_computeProgressTimer->start();
+        } else {
+            m_computeProgressTimer->stop();
+        }
+        updateComputeProgress();
     });
     readSettings();
     newDocument();
@@ -338,6 +347,31 @@ void MainWindow::createStatusBar()
     statusBar()->addWidget(m_noticeLabel, 2);
     statusBar()->addPermanentWidget(m_backendLabel);
     statusBar()->addPermanentWidget(m_timeLabel);
+    m_computeProgress = new QProgressBar;
+    m_computeProgress->setObjectName(QStringLiteral("computeProgress"));
+    m_computeProgress->setMaximumWidth(180);
+    m_computeProgress->setFormat(tr("Computing %p%"));
+    m_computeProgress->hide();
+    statusBar()->addPermanentWidget(m_computeProgress);
+    m_computeProgressTimer = new QTimer(this);
+    m_computeProgressTimer->setInterval(100);
+    connect(m_computeProgressTimer, &QTimer::timeout, this, &MainWindow::updateComputeProgress);
+}
+
+void MainWindow::updateComputeProgress()
+{
+    // Nothing for the quick computations of typing; a bar once one has run half a second.
+    const bool show = m_compute && m_compute->isBusy() && m_compute->runningMilliseconds() > kProgressAfterMs;
+    if (show) {
+        const double done = m_compute->progress();
+        if (done > 0.0) {
+            m_computeProgress->setRange(0, 100);
+            m_computeProgress->setValue(int(std::lround(100.0 * done)));
+        } else {
+            m_computeProgress->setRange(0, 0); // a backend that cannot tell: a busy bar
+        }
+    }
+    m_computeProgress->setVisible(show);
 }
 
 void MainWindow::setBackend(BackendRequest request, const QString &vulkanDevice)

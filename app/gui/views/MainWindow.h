@@ -19,7 +19,9 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QProgressBar;
 class QSpinBox;
+class QTimer;
 class QToolBar;
 class QMenu;
 class QTabWidget;
@@ -67,6 +69,9 @@ public:
 
     Document *document() const { return m_document; }
     ComputeController *computeController() const { return m_compute; }
+    // Shown in the status bar while a computation has run for more than kProgressAfterMs.
+    QProgressBar *computeProgressBar() const { return m_computeProgress; }
+    static constexpr int kProgressAfterMs = 500;
     ComputedTracePtr currentResult() const { return m_result; }
     QString lastError() const { return m_lastError; }
     QString statusText() const;
@@ -171,6 +176,7 @@ private:
     void createDocks();
     void createActions();
     void createStatusBar();
+    void updateComputeProgress();
     void createExportActions(QMenu *file, QMenu *edit);
     QString suggestedExportPath(const QString &suffix) const;
     // behindReadOnly: the document stands behind an attention file (stays in attention mode).
@@ -282,6 +288,8 @@ private:
 
     ElidedLabel *m_backendLabel = nullptr;
     QLabel *m_timeLabel = nullptr;
+    QProgressBar *m_computeProgress = nullptr;
+    QTimer *m_computeProgressTimer = nullptr;
     ElidedLabel *m_noticeLabel = nullptr;  // a fallback's notice or a failure, until the next result
     ElidedLabel *m_messageLabel = nullptr; // timed messages ("Saved ..."), elided, whole in the tooltip
     QString m_lastDir;
