@@ -124,6 +124,7 @@ private slots:
     void meanOverHeadsPoolsTheHeadAverage();
     void hoverNamesRangesAndValue();
     void toolbarColorScaleAndQuantityApply();
+    void longProjectOpensOnLogScale();
 
 private:
     QTemporaryDir m_dir;
@@ -483,6 +484,52 @@ void TestPooledView::hoverNamesRangesAndValue()
 // The toolbar's colour scale colours the pooled view (checked on painted pixels of an exact
 // block), and asking for scores, which the pooled path does not compute, shows a notice while
 // the map keeps showing weights.
+void TestPooledView::longProjectOpensOnLogScale()
+{
+    // On a linear 0..1 scale a long causal head is one dark colour (its weights are ~1/T):
+    // a project shown pooled switches a linear toolbar scale to log, and gives linear back
+    // when a short project replaces it. A scale the user chose is left alone.
+    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
+    const QString dir = m_dir.filePath(QStringLiteral("log3000"));
+    QVERIFY(QDir().mkpath(dir));
+    const QString path = writeLongProject(dir, 3000, 32, 2);
+    QVERIFY(!path.isEmpty());
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *scaleBox = w.findChild<QComboBox *>(QStringLiteral("viewColorScale"));
+    QVERIFY(scaleBox);
+    scaleBox->setCurrentIndex(scaleBox->findData(int(ColorScaleKind::Linear)));
+    const QString tutorial = QStringLiteral(":/examples/self-attention-tutorial.attnscope.json");
+
+    QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+    QVERIFY(w.isPooledMode());
+    QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Log);
+    QCOMPARE(w.pooledView()->colorScaleKind(), ColorScaleKind::Log);
+    QVERIFY(w.openExample(tutorial));
+    QVERIFY(!w.isPooledMode());
+    QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Linear);
+
+    // Chosen by the user: percentile stays through a long project and back.
+    scaleBox->setCurrentIndex(scaleBox->findData(int(ColorScaleKind::Percentile)));
+    QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+    QVERIFY(w.isPooledMode());
+    QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Percentile);
+    QVERIFY(w.openExample(tutorial));
+    QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Percentile);
+
+    // Linear chosen again while the long project is shown: followed.
+    scaleBox->setCurrentIndex(scaleBox->findData(int(ColorScaleKind::Linear)));
+    QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+    QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Log);
+    scaleBox->setCurrentIndex(scaleBox->findData(int(ColorScaleKind::Linear)));
+    QCOMPARE(w.pooledView()->colorScaleKind(), ColorScaleKind::Linear);
+    QVERIFY(w.openExample(tutorial));
+    QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Linear);
+    w.document()->undoStack()->setClean();
+}
+
 void TestPooledView::toolbarColorScaleAndQuantityApply()
 {
     setPooledCellThresholdForTesting(std::int64_t(4) << 20);

@@ -274,6 +274,10 @@ void MainWindow::createActions()
     bar->addWidget(m_overlayBox);
     for (QComboBox *box : {m_colorMapBox, m_quantityBox, m_scopeBox, m_colorScaleBox})
         connect(box, &QComboBox::currentIndexChanged, this, &MainWindow::applyViewSettings);
+    connect(m_colorScaleBox, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_settingScale)
+            m_logForPooled = false; // the user's choice from now on
+    });
     connect(m_valuesBox, &QCheckBox::toggled, this, &MainWindow::applyViewSettings);
     connect(m_overlayBox, &QCheckBox::toggled, m_lines, &HeadLinesView::setOverlay);
 

@@ -241,6 +241,10 @@ private:
     QLabel *m_pooledNotice = nullptr;
     bool m_pooledMode = false;
     bool m_maskDockWasVisible = true;
+    // The toolbar's linear scale was switched to log for a project shown pooled (on linear
+    // 0..1 a long head is one dark colour); given back when it leaves, unless the user chose.
+    bool m_logForPooled = false;
+    bool m_settingScale = false;
     HeadsGridView *m_grid = nullptr;
     HeatmapView *m_headView = nullptr;
     HeatmapView *m_meanView = nullptr;

@@ -12,6 +12,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QLabel>
+#include <QScopedValueRollback>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -83,6 +84,18 @@ void MainWindow::setPooledMode(bool pooled)
     if (!m_pooled || pooled == m_pooledMode)
         return;
     m_pooledMode = pooled;
+    auto setScale = [this](ColorScaleKind kind) {
+        const QScopedValueRollback<bool> guard(m_settingScale, true);
+        m_colorScaleBox->setCurrentIndex(m_colorScaleBox->findData(int(kind)));
+    };
+    const auto scale = ColorScaleKind(m_colorScaleBox->currentData().toInt());
+    if (pooled && scale == ColorScaleKind::Linear) {
+        setScale(ColorScaleKind::Log);
+        m_logForPooled = true;
+    } else if (!pooled && m_logForPooled) {
+        setScale(ColorScaleKind::Linear);
+        m_logForPooled = false;
+    }
     // The mask editor draws Tq x Tk cells: hidden while the project is this long.
     auto *maskDock = qobject_cast<QDockWidget *>(m_mask ? m_mask->parentWidget() : nullptr);
     if (pooled) {
