@@ -552,8 +552,8 @@
         <translation>未计算注意力展开：它需要 %1 内存（四个 %2 × %2 的双精度矩阵），而本机只允许 %3。</translation>
     </message>
     <message>
-        <source>Rollout is not computed: %1 products of %2 × %2 matrices would take too long.</source>
-        <translation>未计算注意力展开：%1 次 %2 × %2 矩阵乘法耗时过长。</translation>
+        <source>Rollout is not computed: multiplying %2 × %2 matrices (one product per layer, %1 in all) would take too long.</source>
+        <translation>未计算注意力展开：%2 × %2 矩阵相乘（每层一次，共 %1 次）耗时过长。</translation>
     </message>
 </context>
 <context>

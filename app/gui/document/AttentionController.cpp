@@ -3,6 +3,7 @@
 #include <QCoreApplication>
 #include <QFileInfo>
 
+#include <algorithm>
 #include <new>
 
 namespace attnscope {
@@ -136,9 +137,16 @@ void AttentionController::requestRollout(const AttentionSource &source)
             const QString message = QString::fromStdString(r.message());
             return [this, message] { emit rolloutReady(nullptr, {}, {}, message); };
         }
-        auto matrix = std::make_shared<const MatrixD>(std::move(*r));
+        auto matrix = std::make_shared<RolloutMatrix>();
+        matrix->values = r->cast<float>();
+        r = MatrixD(); // the doubles go before the labels are built
+        // A plain loop: GCC 12 warns falsely inside Eigen's AVX-512 maxCoeff().
+        for (Eigen::Index i = 0; i < matrix->values.size(); ++i)
+            matrix->max = std::max(matrix->max, double(matrix->values.data()[i]));
+        if (cancel)
+            return {};
         const QStringList q = source.queryLabels(), k = source.keyLabels();
-        return [this, matrix, q, k] { emit rolloutReady(matrix, q, k, QString()); };
+        return [this, matrix = RolloutPtr(std::move(matrix)), q, k] { emit rolloutReady(matrix, q, k, QString()); };
     });
 }
 

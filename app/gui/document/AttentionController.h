@@ -37,7 +37,13 @@ public:
 
     using ThumbnailsPtr = std::shared_ptr<const AttentionJobs::Thumbnails>;
     using StatisticsPtr = std::shared_ptr<const std::vector<HeadStats>>;
-    using MatrixPtr = std::shared_ptr<const MatrixD>;
+    // Attention rollout as the views draw it: float, with its largest value, both made on
+    // the worker (an 8192-token rollout is 64M cells: converting it stalled the window).
+    struct RolloutMatrix {
+        MatrixF values;
+        double max = 0.0;
+    };
+    using RolloutPtr = std::shared_ptr<const RolloutMatrix>;
 
 signals:
     void opened(attnscope::LoadedAttentionPtr attention);
@@ -50,7 +56,7 @@ signals:
     // rollout is null when it could not be computed; error then says why.
     // A job other than the open and the rollout failed (memory ran out building the views).
     void jobFailed(const QString &message);
-    void rolloutReady(attnscope::AttentionController::MatrixPtr rollout, const QStringList &queryLabels,
+    void rolloutReady(attnscope::AttentionController::RolloutPtr rollout, const QStringList &queryLabels,
                       const QStringList &keyLabels, const QString &error);
 
 private:

@@ -224,8 +224,8 @@ Result<MatrixD> rollout(const AttentionSource &source, const std::atomic<bool> *
     // Memory aside, T³ per layer: 16384 tokens would keep a worker busy for an hour.
     if (double(t) * double(t) * double(t) * 2.0 * set.layers() > kRolloutMaxFlops)
         return Error{QCoreApplication::translate("attnscope::AttentionJobs",
-                                                 "Rollout is not computed: %1 products of %2 × %2 matrices would "
-                                                 "take too long.")
+                                                 "Rollout is not computed: multiplying %2 × %2 matrices (one product "
+                                                 "per layer, %1 in all) would take too long.")
                          .arg(set.layers())
                          .arg(t)
                          .toStdString(),

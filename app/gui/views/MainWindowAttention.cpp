@@ -77,7 +77,7 @@ void MainWindow::createAttentionViews()
                 emit attentionViewsUpdated();
             });
     connect(m_attentionJobs, &AttentionController::rolloutReady, this,
-            [this](AttentionController::MatrixPtr rollout, const QStringList &q, const QStringList &k,
+            [this](AttentionController::RolloutPtr rollout, const QStringList &q, const QStringList &k,
                    const QString &error) {
                 m_rolloutView->setRollout(std::move(rollout), q, k, attentionSource().set.layers(), error);
                 emit attentionViewsUpdated();

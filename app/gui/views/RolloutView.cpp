@@ -12,24 +12,20 @@ RolloutView::RolloutView(QWidget *parent) : QWidget(parent)
     setAttribute(Qt::WA_OpaquePaintEvent);
 }
 
-void RolloutView::setRollout(AttentionController::MatrixPtr rollout, const QStringList &queryLabels,
+void RolloutView::setRollout(AttentionController::RolloutPtr rollout, const QStringList &queryLabels,
                              const QStringList &keyLabels, int layers, const QString &error)
 {
     m_data = HeatmapData();
     m_error = error;
     if (rollout) {
-        auto values = std::make_shared<const MatrixF>(rollout->cast<float>());
-        m_data.owned = values;
-        m_data.values = values.get();
+        // Shares the worker's matrix: nothing of its size is copied or scanned here.
+        m_data.owned = std::shared_ptr<const MatrixF>(rollout, &rollout->values);
+        m_data.values = m_data.owned.get();
         m_data.rowLabels = queryLabels;
         m_data.columnLabels = keyLabels;
         m_data.title =
             layers == 1 ? tr("Attention rollout of one layer") : tr("Attention rollout over %1 layers").arg(layers);
-        // A plain loop: GCC 12 warns falsely inside Eigen's AVX-512 maxCoeff().
-        double top = 0.0;
-        for (Eigen::Index i = 0; i < values->size(); ++i)
-            top = std::max(top, double(values->data()[i]));
-        m_data.rangeMax = top > 0.0 ? top : 1.0;
+        m_data.rangeMax = rollout->max > 0.0 ? rollout->max : 1.0;
     }
     update();
 }

@@ -16,7 +16,7 @@ class RolloutView : public QWidget
 public:
     explicit RolloutView(QWidget *parent = nullptr);
 
-    void setRollout(AttentionController::MatrixPtr rollout, const QStringList &queryLabels,
+    void setRollout(AttentionController::RolloutPtr rollout, const QStringList &queryLabels,
                     const QStringList &keyLabels, int layers, const QString &error);
     void clear();
     void setColorMap(ColorMapKind kind);
