@@ -2180,6 +2180,14 @@
         <source>Computing %p%</source>
         <translation>正在计算 %p%</translation>
     </message>
+    <message>
+        <source>Nothing to export yet: the pooled view is still being computed.</source>
+        <translation>暂无可导出的内容：池化视图仍在计算中。</translation>
+    </message>
+    <message>
+        <source>Export Data writes the full tensors, and this attention is too long to hold them; it is shown pooled. To write pooled weights, row entropies and the output, use attnscope-cli compute PROJECT --out DIR --pool N.</source>
+        <translation>“导出数据”写出完整张量，而此注意力过长，无法完整保存，因此以池化方式显示。如需写出池化权重、行熵和输出，请使用 attnscope-cli compute PROJECT --out DIR --pool N。</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>
@@ -2564,6 +2572,14 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>Largest weight of head %1 in this block: %2</source>
         <translation>此区块内头 %1 的最大权重：%2</translation>
+    </message>
+    <message>
+        <source>%1: queries %2–%3, keys %4–%5</source>
+        <translation>%1：查询 %2–%3，键 %4–%5</translation>
+    </message>
+    <message>
+        <source>%1, each cell the maximum over its block</source>
+        <translation>%1，每格为其所在块内的最大值</translation>
     </message>
 </context>
 <context>

@@ -9,6 +9,7 @@
 #include "app/gui/document/MemoryBudget.h"
 #include "app/gui/document/PooledJobs.h"
 #include "app/gui/views/ElidedLabel.h"
+#include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/PooledHeatmapView.h"
 #include "core/Npy.h"
@@ -125,6 +126,7 @@ private slots:
     void hoverNamesRangesAndValue();
     void toolbarColorScaleAndQuantityApply();
     void longProjectOpensOnLogScale();
+    void exportFigureDrawsThePooledView();
 
 private:
     QTemporaryDir m_dir;
@@ -527,6 +529,78 @@ void TestPooledView::longProjectOpensOnLogScale()
     QCOMPARE(w.pooledView()->colorScaleKind(), ColorScaleKind::Linear);
     QVERIFY(w.openExample(tutorial));
     QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Linear);
+    w.document()->undoStack()->setClean();
+}
+
+void TestPooledView::exportFigureDrawsThePooledView()
+{
+    // Export Figure and Copy Figure on a long project draw the pooled view's visible block.
+    // (They drew the window's last full result: the start-up example's figure.) Export Data
+    // writes full tensors: it says why it has none and what writes pooled ones.
+    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
+    const QString dir = m_dir.filePath(QStringLiteral("export3000"));
+    QVERIFY(QDir().mkpath(dir));
+    const QString path = writeLongProject(dir, 3000, 32, 2);
+    QVERIFY(!path.isEmpty());
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json")));
+    QVERIFY(w.computeController()->waitForIdle(30000));
+    QVERIFY(w.currentResult()); // the example's full result stays in the window
+    QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+    QVERIFY(w.isPooledMode());
+    PooledHeatmapView *view = w.pooledView();
+    view->setHead(1);
+    const PooledTilePtr whole = waitForVisibleTile(view, 60000);
+    QVERIFY(whole);
+
+    ExportFigureDialog *dialog = w.showExportFigureDialog();
+    QVERIFY2(dialog, qPrintable(w.lastError()));
+    QVERIFY(dialog->hasFigure());
+    const FigureOptions options = dialog->options();
+    QCOMPARE(options.view, FigureView::Head);
+    QCOMPARE(options.head, 1);
+    const auto figure = dialog->exporter().figure(options);
+    QVERIFY2(figure->title().contains(QStringLiteral("2999")), qPrintable(figure->title()));
+    QVERIFY2(figure->title().contains(QStringLiteral("head 1")), qPrintable(figure->title()));
+    // The figure's values are the tile's: the same set the dialog draws from.
+    const PooledHeatmapView::PooledFigure source = view->pooledFigure(QStringLiteral("long"));
+    QCOMPARE(source.set.heads(), 2);
+    QCOMPARE(source.set.queries(), whole->heads[1].rows());
+    QVERIFY(source.set.map(0, 0, 1) == whole->heads[1]);
+    QCOMPARE(source.set.queryTokens.size(), size_t(whole->heads[1].rows()));
+    // A bin of about six tokens is labelled by its range.
+    QVERIFY2(QString::fromStdString(source.set.queryTokens[1]).contains(QChar(0x2013)),
+             source.set.queryTokens[1].c_str());
+    dialog->setPath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-export.png"));
+    QVERIFY2(dialog->exportFigure(), qPrintable(dialog->lastError()));
+    QImage png(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-export.png"));
+    QVERIFY(!png.isNull());
+    QVERIFY(dialog->grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-export-dialog.png")));
+    dialog->close();
+    QVERIFY(w.copyFigure());
+
+    // Zoomed to an exact block: token labels, and the figure follows the view.
+    view->setViewRect(QRectF(1000, 1500, 16, 16));
+    const PooledTilePtr exact = waitForVisibleTile(view, 60000);
+    QVERIFY(exact);
+    const PooledHeatmapView::PooledFigure zoomed = view->pooledFigure(QStringLiteral("long"));
+    QCOMPARE(zoomed.set.queries(), std::int64_t(16));
+    QCOMPARE(QString::fromStdString(zoomed.set.keyTokens[0]),
+             QString::fromStdString(w.document()->project().keyLabels()[1000]));
+    QVERIFY(zoomed.set.map(0, 0, 1) == exact->heads[1]);
+
+    // The mean over heads: drawn as the mean, from the pooled mean (not a mean of maxima).
+    view->setHead(-1);
+    const PooledHeatmapView::PooledFigure mean = view->pooledFigure(QStringLiteral("long"));
+    QCOMPARE(mean.set.heads(), 1);
+    QCOMPARE(mean.view, FigureView::Mean);
+    QVERIFY(mean.set.map(0, 0, 0) == exact->mean);
+
+    QVERIFY(!w.showExportDataDialog());
+    QVERIFY2(w.lastError().contains(QStringLiteral("--pool")), qPrintable(w.lastError()));
     w.document()->undoStack()->setClean();
 }
 

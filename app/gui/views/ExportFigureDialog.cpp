@@ -31,7 +31,7 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, AttentionSet set
 {
     setWindowTitle(tr("Export Figure"));
     setObjectName(QStringLiteral("ExportFigureDialog"));
-    const int heads = m_result ? std::max(1, m_result->trace.heads()) : 1;
+    const int heads = m_result ? std::max(1, m_result->trace.heads()) : std::max(1, m_set.heads());
 
     m_view = new QComboBox;
     for (FigureView v : FigureOptions::allViews())
@@ -39,6 +39,14 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, AttentionSet set
     if (!m_set.isEmpty())
         for (FigureView v : {FigureView::Model, FigureView::Rollout})
             m_view->addItem(FigureOptions::viewName(v), int(v));
+    if (!m_result) {
+        // Only a set (a long project's pooled block): its one view, and the grid of its heads.
+        for (int i = m_view->count() - 1; i >= 0; --i) {
+            const auto v = FigureView(m_view->itemData(i).toInt());
+            if (v != initial.view && !(initial.view == FigureView::Head && v == FigureView::Heads))
+                m_view->removeItem(i);
+        }
+    }
     m_view->setCurrentIndex(m_view->findData(int(initial.view)));
     m_head = new QSpinBox;
     m_head->setRange(0, heads - 1);
@@ -48,7 +56,7 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, AttentionSet set
     m_quantity->addItem(tr("Scores (scaled, before mask)"), int(HeatmapQuantity::Scores));
     m_quantity->setCurrentIndex(m_quantity->findData(int(initial.quantity)));
     // An imported attention file holds weights only: no scores, no tensors to step through.
-    if (m_result && m_result->trace.heads() > 0 && m_result->trace.scores.empty()) {
+    if (!m_result || (m_result->trace.heads() > 0 && m_result->trace.scores.empty())) {
         m_view->removeItem(m_view->findData(int(FigureView::Teaching)));
         m_quantity->removeItem(m_quantity->findData(int(HeatmapQuantity::Scores)));
     }
@@ -226,6 +234,8 @@ FigureExporter ExportFigureDialog::exporter() const
     // A file of several layers draws its one-layer views from the set too, so that their titles
     // name the layer ("layer 1, head 2") as `attnscope-cli render --layer 1 --head 2` does.
     const bool oneLayerView = v == FigureView::Head || v == FigureView::Heads || v == FigureView::Mean;
+    if (!m_result)
+        return FigureExporter(m_set, m_setName);
     if (!m_set.isEmpty() &&
         (v == FigureView::Model || v == FigureView::Rollout || (oneLayerView && m_set.layers() > 1)))
         return FigureExporter(m_set, m_setName);
@@ -235,9 +245,9 @@ FigureExporter ExportFigureDialog::exporter() const
 bool ExportFigureDialog::hasFigure() const
 {
     const FigureView v = FigureView(m_view->currentData().toInt());
-    if (v == FigureView::Model || v == FigureView::Rollout)
+    if (v == FigureView::Model || v == FigureView::Rollout || !m_result)
         return !m_set.isEmpty();
-    return m_result && m_result->trace.heads() > 0;
+    return m_result->trace.heads() > 0;
 }
 
 FigureSize ExportFigureDialog::figureSize() const

@@ -20,7 +20,8 @@ namespace attnscope {
 // FigureRenderer the file gets, and the format by the file name's suffix. Works on one
 // computed result (a snapshot): it never edits the document. The view and options chosen
 // last (not the head, cell or title, which belong to the project) are remembered in QSettings
-// and come back the next time, in this session and the next.
+// and come back the next time, in this session and the next. With a null result and a set (a
+// long project's pooled block) it offers the set's own view and the grid of its heads.
 class ExportFigureDialog : public QDialog
 {
     Q_OBJECT

@@ -177,6 +177,11 @@ private:
     void createActions();
     void createStatusBar();
     void updateComputeProgress();
+    // The pooled view in front (a long project, or a long attention file's pooled tab), if any:
+    // figures are drawn from its visible block.
+    PooledHeatmapView *pooledInFront() const;
+    // The document's name without its suffix ("tutorial" for tutorial.attnscope.json).
+    QString documentStem() const;
     void createExportActions(QMenu *file, QMenu *edit);
     QString suggestedExportPath(const QString &suffix) const;
     // behindReadOnly: the document stands behind an attention file (stays in attention mode).

@@ -7,6 +7,7 @@
 #include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/HeadLinesView.h"
 #include "app/gui/views/ModelView.h"
+#include "app/gui/views/PooledHeatmapView.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/TeachingView.h"
 
@@ -78,17 +79,51 @@ FigureOptions MainWindow::currentFigureOptions() const
     return o;
 }
 
-QString MainWindow::suggestedExportPath(const QString &suffix) const
+QString MainWindow::documentStem() const
 {
     QString stem = m_document ? m_document->displayName() : tr("figure");
     for (const char *s : {".attnscope.json", ".json"})
         if (stem.endsWith(QLatin1String(s)))
             stem.chop(int(qstrlen(s)));
-    return QDir(m_lastDir).filePath(stem + QLatin1Char('.') + suffix);
+    return stem;
+}
+
+QString MainWindow::suggestedExportPath(const QString &suffix) const
+{
+    return QDir(m_lastDir).filePath(documentStem() + QLatin1Char('.') + suffix);
+}
+
+PooledHeatmapView *MainWindow::pooledInFront() const
+{
+    if (m_pooledMode)
+        return m_pooled;
+    if (m_filePooled && m_tabs->currentWidget() == m_filePooled)
+        return m_filePooled;
+    return nullptr;
 }
 
 ExportFigureDialog *MainWindow::showExportFigureDialog()
 {
+    if (PooledHeatmapView *pooled = pooledInFront()) {
+        // What the pooled view shows: the full result (if any) is another document's or layer's.
+        PooledHeatmapView::PooledFigure figure = pooled->pooledFigure(documentStem());
+        if (figure.set.isEmpty()) {
+            showError(tr("Nothing to export yet: the pooled view is still being computed."));
+            return nullptr;
+        }
+        FigureOptions options = currentFigureOptions();
+        options.view = figure.view;
+        options.head = figure.head;
+        options.layer = 0;
+        options.mergeWords = false;
+        auto *dialog = new ExportFigureDialog(nullptr, std::move(figure.set), figure.name, options, this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->setPath(suggestedExportPath(ExportFigureDialog::rememberedSuffix()));
+        connect(dialog, &QDialog::accepted, this,
+                [this, dialog] { m_messageLabel->showMessage(tr("Exported %1").arg(dialog->path()), 5000); });
+        dialog->open();
+        return dialog;
+    }
     if (!m_result || m_result->trace.heads() == 0) {
         showError(tr("Nothing to export yet: the project is still being computed."));
         return nullptr;
@@ -105,6 +140,12 @@ ExportFigureDialog *MainWindow::showExportFigureDialog()
 
 ExportDataDialog *MainWindow::showExportDataDialog()
 {
+    if (pooledInFront()) {
+        showError(tr("Export Data writes the full tensors, and this attention is too long to hold them; it is "
+                     "shown pooled. To write pooled weights, row entropies and the output, use attnscope-cli "
+                     "compute PROJECT --out DIR --pool N."));
+        return nullptr;
+    }
     if (!m_result || m_result->trace.heads() == 0) {
         showError(tr("Nothing to export yet: the project is still being computed."));
         return nullptr;
@@ -121,15 +162,24 @@ ExportDataDialog *MainWindow::showExportDataDialog()
 
 bool MainWindow::copyFigure()
 {
-    if (!m_result || m_result->trace.heads() == 0)
-        return false;
     // At twice the screen's 72-point scale: crisp when pasted into a slide or a document.
     FigureSize size;
     size.dpi = 144;
     QString error;
-    const FigureOptions options = currentFigureOptions();
+    FigureOptions options = currentFigureOptions();
     QImage image;
-    if (options.view == FigureView::Model || options.view == FigureView::Rollout) {
+    if (PooledHeatmapView *pooled = pooledInFront()) {
+        PooledHeatmapView::PooledFigure figure = pooled->pooledFigure(documentStem());
+        if (figure.set.isEmpty())
+            return false;
+        options.view = figure.view;
+        options.head = figure.head;
+        options.layer = 0;
+        options.mergeWords = false;
+        image = FigureExporter(std::move(figure.set), figure.name).image(options, size, &error);
+    } else if (!m_result || m_result->trace.heads() == 0) {
+        return false;
+    } else if (options.view == FigureView::Model || options.view == FigureView::Rollout) {
         AttentionSource source = attentionSource();
         if (source.set.isEmpty())
             return false;

@@ -3,7 +3,9 @@
 #include "app/gui/document/PooledJobs.h"
 #include "app/render/ColorMap.h"
 #include "app/render/ColorScale.h"
+#include "app/render/FigureRenderer.h"
 #include "app/render/HeatmapRenderer.h"
+#include "core/AttentionSet.h"
 
 #include <QImage>
 #include <QWidget>
@@ -79,6 +81,19 @@ public:
     // nothing is computed. lastHoverText() is what the last mouse move showed.
     QString hoverText(const QPointF &pos) const;
     QString lastHoverText() const { return m_hoverText; }
+
+    // The visible block as figures draw it (Export Figure, Copy Figure): a one-layer attention
+    // set of every head's tile, drawn as `view` (Head) of `head`; with the mean over heads
+    // shown, the pooled mean alone, drawn as Mean. Labels: the token where a cell is one
+    // token, else its token range ("120–125"). `name` says which block and what a cell is.
+    // An empty set until the visible block is computed.
+    struct PooledFigure {
+        AttentionSet set;
+        QString name;
+        FigureView view = FigureView::Head;
+        int head = 0;
+    };
+    PooledFigure pooledFigure(const QString &documentName) const;
 
 signals:
     // The tile of the visible block arrived (tests and the status bar wait for it).

@@ -43,6 +43,55 @@ QString formatWeight(float v)
 
 } // namespace
 
+PooledHeatmapView::PooledFigure PooledHeatmapView::pooledFigure(const QString &documentName) const
+{
+    PooledFigure out;
+    const PooledTilePtr tile = visibleTile();
+    if (!tile || !m_project || tile->heads.empty())
+        return out;
+    const PooledBlock &b = tile->block;
+    std::vector<const MatrixF *> maps;
+    if (m_head < 0) {
+        maps.push_back(&tile->mean);
+        out.view = FigureView::Mean;
+    } else {
+        for (const MatrixF &m : tile->heads)
+            maps.push_back(&m);
+        out.head = std::clamp<int>(m_head, 0, int(maps.size()) - 1);
+    }
+    const Eigen::Index nq = maps.front()->rows(), nk = maps.front()->cols();
+    std::vector<float> values;
+    values.reserve(size_t(maps.size()) * size_t(nq) * size_t(nk));
+    for (const MatrixF *m : maps)
+        for (Eigen::Index i = 0; i < nq; ++i)
+            for (Eigen::Index j = 0; j < nk; ++j)
+                values.push_back((*m)(i, j));
+    auto set = AttentionSet::fromFloats(std::move(values), 1, 1, int(maps.size()), nq, nk);
+    if (!set)
+        return out;
+    // A cell of one token is named by its token; a wider one by its first and last token.
+    auto labels = [](const std::vector<std::string> &tokens, std::int64_t first, std::int64_t count, Eigen::Index n) {
+        std::vector<std::string> out;
+        for (Eigen::Index a = 0; a < n; ++a) {
+            const std::int64_t lo = first + binStart(a, count, n), hi = first + binStart(a + 1, count, n) - 1;
+            if (hi <= lo)
+                out.push_back(size_t(lo) < tokens.size() ? tokens[size_t(lo)] : std::to_string(lo));
+            else
+                out.push_back(std::to_string(lo) + "\u2013" + std::to_string(hi));
+        }
+        return out;
+    };
+    if (!set->setTokens(labels(m_project->queryTokens, b.q0, b.rows(), nq),
+                        labels(m_project->keyLabels(), b.k0, b.keys(), nk)))
+        return out;
+    out.set = std::move(*set);
+    const bool exact = nq == b.rows() && nk == b.keys();
+    const QString where =
+        tr("%1: queries %2–%3, keys %4–%5").arg(documentName).arg(b.q0).arg(b.q1 - 1).arg(b.k0).arg(b.k1 - 1);
+    out.name = exact ? where : tr("%1, each cell the maximum over its block").arg(where);
+    return out;
+}
+
 const MatrixF &PooledHeatmapView::shownMatrix(const PooledTile &tile) const
 {
     return m_head < 0 ? tile.mean : tile.heads[size_t(std::clamp<int>(m_head, 0, int(tile.heads.size()) - 1))];
