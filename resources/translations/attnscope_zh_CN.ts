@@ -2188,6 +2188,10 @@
         <source>Export Data writes the full tensors, and this attention is too long to hold them; it is shown pooled. To write pooled weights, row entropies and the output, use attnscope-cli compute PROJECT --out DIR --pool N.</source>
         <translation>“导出数据”写出完整张量，而此注意力过长，无法完整保存，因此以池化方式显示。如需写出池化权重、行熵和输出，请使用 attnscope-cli compute PROJECT --out DIR --pool N。</translation>
     </message>
+    <message>
+        <source>%1, layer %2</source>
+        <translation>%1，第 %2 层</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>
@@ -2580,6 +2584,14 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>%1, each cell the maximum over its block</source>
         <translation>%1，每格为其所在块内的最大值</translation>
+    </message>
+    <message>
+        <source>%1 — mean over heads</source>
+        <translation>%1 — 各头平均</translation>
+    </message>
+    <message>
+        <source>%1 — head %2</source>
+        <translation>%1 — 头 %2</translation>
     </message>
 </context>
 <context>

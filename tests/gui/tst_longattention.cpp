@@ -6,6 +6,7 @@
 // values come from the pattern's formula below, never from the code under test.
 
 #include "app/gui/document/MemoryBudget.h"
+#include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/PooledHeatmapView.h"
@@ -357,6 +358,24 @@ void TestLongAttention::zoomedBlockIsExact()
     QVERIFY(waitForVisibleTile(view));
     view->repaint();
     QVERIFY(view->grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/long-attention-zoom.png")));
+
+    // With the pooled tab in front, Export Figure draws this block of the file.
+    ExportFigureDialog *dialog = m_window->showExportFigureDialog();
+    QVERIFY2(dialog, qPrintable(m_window->lastError()));
+    QCOMPARE(dialog->options().view, FigureView::Head);
+    QCOMPARE(dialog->options().head, 0);
+    const auto figure = dialog->exporter().figure(dialog->options());
+    QVERIFY2(figure->title().contains(QStringLiteral("long.npy, layer 0: queries 0\u201347, keys 0\u201347")) &&
+                 figure->title().endsWith(QStringLiteral("head 0")),
+             qPrintable(figure->title()));
+    const PooledHeatmapView::PooledFigure source = view->pooledFigure(QStringLiteral("file"));
+    QCOMPARE(source.set.queries(), std::int64_t(48));
+    for (int a = 0; a < 48; a += 5)
+        for (int b = 0; b < 48; b += 3)
+            QCOMPARE(source.set.at(0, 0, 0, a, b), stored(0, a, b));
+    dialog->setPath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/long-attention-export.png"));
+    QVERIFY2(dialog->exportFigure(), qPrintable(dialog->lastError()));
+    dialog->close();
 }
 
 void TestLongAttention::wheelZoomsIn()

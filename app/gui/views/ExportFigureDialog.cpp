@@ -40,12 +40,10 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, AttentionSet set
         for (FigureView v : {FigureView::Model, FigureView::Rollout})
             m_view->addItem(FigureOptions::viewName(v), int(v));
     if (!m_result) {
-        // Only a set (a long project's pooled block): its one view, and the grid of its heads.
-        for (int i = m_view->count() - 1; i >= 0; --i) {
-            const auto v = FigureView(m_view->itemData(i).toInt());
-            if (v != initial.view && !(initial.view == FigureView::Head && v == FigureView::Heads))
+        // Only a set (a long project's pooled block): its one view.
+        for (int i = m_view->count() - 1; i >= 0; --i)
+            if (FigureView(m_view->itemData(i).toInt()) != initial.view)
                 m_view->removeItem(i);
-        }
     }
     m_view->setCurrentIndex(m_view->findData(int(initial.view)));
     m_head = new QSpinBox;

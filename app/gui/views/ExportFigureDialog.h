@@ -21,7 +21,7 @@ namespace attnscope {
 // computed result (a snapshot): it never edits the document. The view and options chosen
 // last (not the head, cell or title, which belong to the project) are remembered in QSettings
 // and come back the next time, in this session and the next. With a null result and a set (a
-// long project's pooled block) it offers the set's own view and the grid of its heads.
+// long project's pooled block) it offers the one view it was opened with.
 class ExportFigureDialog : public QDialog
 {
     Q_OBJECT

@@ -182,6 +182,8 @@ private:
     PooledHeatmapView *pooledInFront() const;
     // The document's name without its suffix ("tutorial" for tutorial.attnscope.json).
     QString documentStem() const;
+    // What a pooled figure's title names: the document, or the attention file and its layer.
+    QString pooledFigureName() const;
     void createExportActions(QMenu *file, QMenu *edit);
     QString suggestedExportPath(const QString &suffix) const;
     // behindReadOnly: the document stands behind an attention file (stays in attention mode).

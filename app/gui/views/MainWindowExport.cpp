@@ -16,6 +16,7 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDir>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QMenu>
 #include <QStatusBar>
@@ -102,11 +103,18 @@ PooledHeatmapView *MainWindow::pooledInFront() const
     return nullptr;
 }
 
+QString MainWindow::pooledFigureName() const
+{
+    if (m_pooledMode || !m_attention)
+        return documentStem();
+    return tr("%1, layer %2").arg(QFileInfo(m_attention->path).fileName()).arg(m_layer);
+}
+
 ExportFigureDialog *MainWindow::showExportFigureDialog()
 {
     if (PooledHeatmapView *pooled = pooledInFront()) {
         // What the pooled view shows: the full result (if any) is another document's or layer's.
-        PooledHeatmapView::PooledFigure figure = pooled->pooledFigure(documentStem());
+        PooledHeatmapView::PooledFigure figure = pooled->pooledFigure(pooledFigureName());
         if (figure.set.isEmpty()) {
             showError(tr("Nothing to export yet: the pooled view is still being computed."));
             return nullptr;
@@ -116,6 +124,7 @@ ExportFigureDialog *MainWindow::showExportFigureDialog()
         options.head = figure.head;
         options.layer = 0;
         options.mergeWords = false;
+        options.title = figure.title; // names the file's layer, which a one-layer set cannot
         auto *dialog = new ExportFigureDialog(nullptr, std::move(figure.set), figure.name, options, this);
         dialog->setAttribute(Qt::WA_DeleteOnClose);
         dialog->setPath(suggestedExportPath(ExportFigureDialog::rememberedSuffix()));
@@ -169,13 +178,14 @@ bool MainWindow::copyFigure()
     FigureOptions options = currentFigureOptions();
     QImage image;
     if (PooledHeatmapView *pooled = pooledInFront()) {
-        PooledHeatmapView::PooledFigure figure = pooled->pooledFigure(documentStem());
+        PooledHeatmapView::PooledFigure figure = pooled->pooledFigure(pooledFigureName());
         if (figure.set.isEmpty())
             return false;
         options.view = figure.view;
         options.head = figure.head;
         options.layer = 0;
         options.mergeWords = false;
+        options.title = figure.title; // names the file's layer, which a one-layer set cannot
         image = FigureExporter(std::move(figure.set), figure.name).image(options, size, &error);
     } else if (!m_result || m_result->trace.heads() == 0) {
         return false;

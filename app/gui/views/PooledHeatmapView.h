@@ -85,11 +85,11 @@ public:
     // The visible block as figures draw it (Export Figure, Copy Figure): a one-layer attention
     // set of every head's tile, drawn as `view` (Head) of `head`; with the mean over heads
     // shown, the pooled mean alone, drawn as Mean. Labels: the token where a cell is one
-    // token, else its token range ("120–125"). `name` says which block and what a cell is.
-    // An empty set until the visible block is computed.
+    // token, else its token range ("120–125"). `name` says what is shown, which block and what
+    // a cell is; `title` adds the head. An empty set until the visible block is computed.
     struct PooledFigure {
         AttentionSet set;
-        QString name;
+        QString name, title;
         FigureView view = FigureView::Head;
         int head = 0;
     };

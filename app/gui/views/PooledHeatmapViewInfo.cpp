@@ -89,6 +89,7 @@ PooledHeatmapView::PooledFigure PooledHeatmapView::pooledFigure(const QString &d
     const QString where =
         tr("%1: queries %2–%3, keys %4–%5").arg(documentName).arg(b.q0).arg(b.q1 - 1).arg(b.k0).arg(b.k1 - 1);
     out.name = exact ? where : tr("%1, each cell the maximum over its block").arg(where);
+    out.title = m_head < 0 ? tr("%1 — mean over heads").arg(out.name) : tr("%1 — head %2").arg(out.name).arg(out.head);
     return out;
 }
 
