@@ -1,5 +1,7 @@
 #include "gpu/DispatchPlan.h"
 
+#include "core/ErrorCode.h"
+
 #include <algorithm>
 
 namespace attnscope::vk {
@@ -32,7 +34,7 @@ Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::ve
     // A range start is rounded down to the alignment, which can cost up to alignment - 4 bytes.
     const std::uint64_t slack = std::max(limits.alignment, kElement) - kElement;
     if (limits.maxRangeBytes <= slack + kElement)
-        return Error{pass + ": maxStorageBufferRange is too small", ErrorKind::Unsupported};
+        return codedError("vulkan.plan.rangeTooSmall", {pass}, ErrorKind::Unsupported);
     const std::uint64_t maxSpan = (limits.maxRangeBytes - slack) / kElement;
 
     std::array<std::uint64_t, kMaxPlanDims> count{};
@@ -43,7 +45,7 @@ Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::ve
         count[d] = dims[d].size;
         if (dims[d].tile > 0) {
             if (dims[d].maxGroups == 0)
-                return Error{pass + ": the device allows no workgroups along an axis", ErrorKind::Unsupported};
+                return codedError("vulkan.plan.noWorkgroups", {pass}, ErrorKind::Unsupported);
             count[d] = std::min(count[d], std::uint64_t(dims[d].maxGroups) * dims[d].tile);
         }
     }
@@ -67,10 +69,10 @@ Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::ve
             }
         }
         if (worst == nd)
-            return Error{pass + ": " + over->name + " needs " + std::to_string(over->extent * kElement) +
-                             " bytes in one binding, more than the device's maxStorageBufferRange of " +
-                             std::to_string(limits.maxRangeBytes) + " bytes",
-                         ErrorKind::TooLarge};
+            return codedError("vulkan.tooLarge.binding",
+                              {pass + ": " + over->name, std::to_string(over->extent * kElement) + " bytes",
+                               std::to_string(limits.maxRangeBytes) + " bytes"},
+                              ErrorKind::TooLarge);
         count[worst] = ceilDiv(count[worst], 2);
         // Keep whole tiles so chunks do not leave ragged edges in the middle of a dimension.
         if (dims[worst].tile > 1 && count[worst] > dims[worst].tile)

@@ -2,6 +2,7 @@
 
 #include "core/ErrorCode.h"
 #include "core/Mask.h"
+#include "core/MemoryLimits.h"
 #include "core/Validation.h"
 #include "gpu/VulkanPasses.h"
 #include "gpu/VulkanPooled.h"
@@ -105,7 +106,7 @@ struct VulkanBackend::State {
     bool haveBuffers = false;
     std::uint64_t maxAllocationBytes = 0; // the device's, or the tighter test limit
     bool lost = false;
-    std::string lostReason;
+    Error lostError; // why the device was given up (wrapped: "the device stopped answering: ...")
     VulkanStats stats;
 
     Status allocate(const AttentionProblem &p);
@@ -133,10 +134,9 @@ Error VulkanBackend::State::fail(Error error)
         // The buffers, descriptor sets and command buffer of a submission that timed out may
         // still be in use: they are kept until the backend is destroyed, after its wait.
         lost = true;
-        lostReason = error.message;
-    }
-    if (error.kind == ErrorKind::DeviceLost)
         error = wrappingError("vulkan.deviceLost", error, ErrorKind::DeviceLost);
+        lostError = error;
+    }
     return prefixedError("Vulkan (" + device->info().label() + "): ", std::move(error));
 }
 
@@ -176,10 +176,10 @@ Status VulkanBackend::State::allocate(const AttentionProblem &p)
     // Refuse a problem too large for this device before allocating any of it.
     for (int s = 0; s < SlotCount; ++s)
         if (bytes[size_t(s)] > maxAllocationBytes)
-            return Error{std::string(kSlotNames[s]) + ": needs " + std::to_string(bytes[size_t(s)]) +
-                             " bytes in one allocation, more than the " + std::to_string(maxAllocationBytes) +
-                             " bytes " + device->info().label() + " allows",
-                         ErrorKind::TooLarge};
+            return codedError("vulkan.tooLarge.allocation",
+                              {kSlotNames[s], formatBytes(std::int64_t(bytes[size_t(s)])),
+                               formatBytes(std::int64_t(maxAllocationBytes)), device->info().label()},
+                              ErrorKind::TooLarge);
     for (int s = 0; s < SlotCount; ++s) {
         if (bytes[size_t(s)] == 0)
             continue;
@@ -508,9 +508,8 @@ Result<AttentionTrace> VulkanBackend::compute(const AttentionProblem &p)
         return s.error();
     State &st = *m_state;
     if (st.lost)
-        return Error{"Vulkan (" + deviceName() + "): the device was lost earlier (" + st.lostReason +
-                         "); create a new backend",
-                     ErrorKind::DeviceLost};
+        return prefixedError("Vulkan (" + deviceName() + "): ",
+                             wrappingError("vulkan.lostEarlier", st.lostError, ErrorKind::DeviceLost));
     // One submission runs every pass; it cannot be stopped once submitted, so a cancelled
     // request is honoured before it and before the results are copied out.
     const Error cancelled{"the computation was cancelled", ErrorKind::Cancelled};
@@ -568,9 +567,8 @@ Result<PooledResult> VulkanBackend::computePooled(const AttentionProblem &p, con
     if (!st.pooled || block)
         return AttentionBackend::computePooled(p, options);
     if (st.lost)
-        return Error{"Vulkan (" + deviceName() + "): the device was lost earlier (" + st.lostReason +
-                         "); create a new backend",
-                     ErrorKind::DeviceLost};
+        return prefixedError("Vulkan (" + deviceName() + "): ",
+                             wrappingError("vulkan.lostEarlier", st.lostError, ErrorKind::DeviceLost));
     ++st.stats.computes;
     const PooledShared shared{*st.device,
                               *st.commands,

@@ -170,9 +170,7 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
             return std::strcmp(l.layerName, kValidationLayer) == 0;
         });
         if (!found)
-            return Error{std::string("Vulkan validation was asked for, but ") + kValidationLayer +
-                             " is not installed (Debian: apt install vulkan-validationlayers)",
-                         ErrorKind::Unsupported};
+            return codedError("vulkan.validation.noLayer", {kValidationLayer}, ErrorKind::Unsupported);
         layers.push_back(kValidationLayer);
         extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     }
@@ -204,7 +202,7 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
         return s.error();
     if (validation) {
         if (!self->m_fn.vkCreateDebugUtilsMessengerEXT)
-            return Error{"Vulkan validation: VK_EXT_debug_utils is unavailable", ErrorKind::Unsupported};
+            return codedError("vulkan.validation.noDebugUtils", {}, ErrorKind::Unsupported);
         if (VkResult r =
                 self->m_fn.vkCreateDebugUtilsMessengerEXT(self->m_instance, &debugInfo, nullptr, &self->m_messenger);
             r != VK_SUCCESS)
@@ -300,7 +298,7 @@ std::string deviceSelectorFromEnvironment()
 Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instance, int index, int loadLimit)
 {
     if (!instance || index < 0 || index >= int(instance->devices().size()))
-        return Error{"Vulkan device index " + std::to_string(index) + " is out of range"};
+        return codedError("vulkan.device.indexRange", {std::to_string(index)});
     const InstanceFunctions &ifn = instance->fn();
     VkPhysicalDevice physical = instance->physicalDevice(index);
 
@@ -320,7 +318,7 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
             family = int(i);
     const DeviceInfo &info = instance->devices()[size_t(index)];
     if (family < 0)
-        return Error{"Vulkan device " + info.label() + " has no compute queue", ErrorKind::Unsupported};
+        return codedError("vulkan.device.noComputeQueue", {info.label()}, ErrorKind::Unsupported);
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queueInfo{};
@@ -396,8 +394,7 @@ Result<std::uint32_t> Device::findMemoryType(std::uint32_t typeBits, VkMemoryPro
         }
     }
     if (best < 0)
-        return Error{"Vulkan device " + m_info.label() + " has no memory type with the properties needed",
-                     ErrorKind::Unsupported};
+        return codedError("vulkan.device.noMemoryType", {m_info.label()}, ErrorKind::Unsupported);
     return std::uint32_t(best);
 }
 

@@ -1,5 +1,6 @@
 #include "gpu/VulkanPooled.h"
 
+#include "core/ErrorCode.h"
 #include "shaders/EmbeddedShaders.h"
 
 #include <algorithm>
@@ -166,15 +167,15 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     const std::string device = sh.device.info().label();
     for (int s = 0; s < SlotCount; ++s) {
         if (bytes[size_t(s)] > sh.maxAllocationBytes)
-            return Error{"pooled " + std::string(kSlotNames[s]) + ": needs " + bytesText(bytes[size_t(s)]) +
-                             " in one allocation, more than the " + bytesText(sh.maxAllocationBytes) + " " + device +
-                             " allows",
-                         ErrorKind::TooLarge};
+            return codedError("vulkan.tooLarge.allocation",
+                              {"pooled " + std::string(kSlotNames[s]), bytesText(bytes[size_t(s)]),
+                               bytesText(sh.maxAllocationBytes), device},
+                              ErrorKind::TooLarge);
         if (boundWhole(s) && bytes[size_t(s)] > sh.limits.binding.maxRangeBytes)
-            return Error{"pooled " + std::string(kSlotNames[s]) + ": needs " + bytesText(bytes[size_t(s)]) +
-                             " in one binding, more than the device's maxStorageBufferRange of " +
-                             bytesText(sh.limits.binding.maxRangeBytes),
-                         ErrorKind::TooLarge};
+            return codedError("vulkan.tooLarge.binding",
+                              {"pooled " + std::string(kSlotNames[s]), bytesText(bytes[size_t(s)]),
+                               bytesText(sh.limits.binding.maxRangeBytes)},
+                              ErrorKind::TooLarge);
     }
     if (Status s = allocate(sh, bytes); !s)
         return s.error();

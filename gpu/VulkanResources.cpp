@@ -20,9 +20,9 @@ Result<Buffer> Buffer::create(const Device &device, std::uint64_t bytes, MemoryU
     // Zero-sized buffers are invalid; 16 bytes also keeps every size a multiple of a vec4.
     bytes = std::max<std::uint64_t>(16, (bytes + 15) & ~std::uint64_t(15));
     if (bytes > device.maxAllocationBytes())
-        return Error{what + ": needs " + mibText(bytes) + " in one allocation, but " + device.info().label() +
-                         " allows at most " + mibText(device.maxAllocationBytes()),
-                     ErrorKind::TooLarge};
+        return codedError("vulkan.tooLarge.allocation",
+                          {what, mibText(bytes), mibText(device.maxAllocationBytes()), device.info().label()},
+                          ErrorKind::TooLarge);
     const DeviceFunctions &fn = device.fn();
     Buffer b;
     b.m_device = &device;

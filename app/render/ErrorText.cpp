@@ -211,6 +211,26 @@ const Entry kEntries[] = {
     {"vulkan.timeout", QT_TRANSLATE_NOOP("attnscope::CoreError", "the GPU did not finish within %1 s (VK_TIMEOUT)")},
     {"vulkan.deviceLost", QT_TRANSLATE_NOOP("attnscope::CoreError", "the device stopped answering: %1")},
     {"vulkan.pending", QT_TRANSLATE_NOOP("attnscope::CoreError", "the previous submission never finished")},
+    {"vulkan.lostEarlier",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "the device was lost earlier (%1); create a new backend")},
+    {"vulkan.tooLarge.allocation",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: needs %2 in one allocation, more than the %3 that %4 allows")},
+    {"vulkan.tooLarge.binding",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "%1: needs %2 in one binding, more than the device's maxStorageBufferRange of %3")},
+    {"vulkan.plan.rangeTooSmall",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: the device's maxStorageBufferRange is too small")},
+    {"vulkan.plan.noWorkgroups",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: the device allows no workgroups along an axis")},
+    {"vulkan.device.indexRange", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan device index %1 is out of range")},
+    {"vulkan.device.noComputeQueue", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan device %1 has no compute queue")},
+    {"vulkan.device.noMemoryType",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan device %1 has no memory type with the properties needed")},
+    {"vulkan.validation.noLayer",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan validation was asked for, but %1 is not installed (Debian: apt "
+                                               "install vulkan-validationlayers)")},
+    {"vulkan.validation.noDebugUtils",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan validation: VK_EXT_debug_utils is unavailable")},
     {"backend.vulkanUnavailable", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan backend unavailable: %1")},
     {"backend.startFailed", QT_TRANSLATE_NOOP("attnscope::CoreError", "Vulkan failed to start (%1): using the CPU")},
     {"backend.usingCpu", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: using the CPU")},
@@ -225,7 +245,8 @@ const Entry kEntries[] = {
 
 // The codes whose %1 is another error (core's wrappingError()).
 const std::string_view kWrapping[] = {"backend.vulkanUnavailable", "backend.startFailed",   "backend.usingCpu",
-                                      "backend.fallback.always",   "backend.fallback.once", "vulkan.deviceLost"};
+                                      "backend.fallback.always",   "backend.fallback.once", "vulkan.deviceLost",
+                                      "vulkan.lostEarlier"};
 
 // core's fixed phrases that arrive as arguments: what was expected, what a JSON value was,
 // what a memory refusal was for. Listed for lupdate; an argument not listed stays as it is.

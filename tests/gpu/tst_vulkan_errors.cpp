@@ -118,6 +118,9 @@ void TestVulkanErrors::errorKindIsTyped()
     QVERIFY(!t.ok());
     QCOMPARE(t.kind(), kind);
     QVERIFY2(t.message().find(mentions.toStdString()) != std::string::npos, t.message().c_str());
+    // What a user meets carries a code, so the application shows it translated.
+    if (kind != ErrorKind::InvalidInput)
+        QVERIFY2(!t.error().code.empty(), t.message().c_str());
 
     const bool lost = kind == ErrorKind::DeviceLost;
     QCOMPARE(b.lost(), lost);
@@ -127,6 +130,7 @@ void TestVulkanErrors::errorKindIsTyped()
         QVERIFY(!again.ok());
         QCOMPARE(again.kind(), ErrorKind::DeviceLost);
         QVERIFY2(again.message().find("lost earlier") != std::string::npos, again.message().c_str());
+        QCOMPARE(again.error().code, std::string("vulkan.lostEarlier"));
     } else if (VulkanFault(fault) == VulkanFault::None) {
         // A refusal is no device failure: the next problem that fits runs on the GPU.
         const std::string diff = test::checkAgainstReference(b, makeProblem(smallCase()), true);
