@@ -159,8 +159,9 @@ constexpr std::array kTemplates = {
     ErrorTemplate{"vulkan.device.indexRange", "Vulkan device index %1 is out of range"},
     ErrorTemplate{"vulkan.device.noComputeQueue", "Vulkan device %1 has no compute queue"},
     ErrorTemplate{"vulkan.device.noMemoryType", "Vulkan device %1 has no memory type with the properties needed"},
-    ErrorTemplate{"vulkan.validation.noLayer",
-                  "Vulkan validation was asked for, but %1 is not installed (Debian: apt install vulkan-validationlayers)"},
+    ErrorTemplate{
+        "vulkan.validation.noLayer",
+        "Vulkan validation was asked for, but %1 is not installed (Debian: apt install vulkan-validationlayers)"},
     ErrorTemplate{"vulkan.validation.noDebugUtils", "Vulkan validation: VK_EXT_debug_utils is unavailable"},
     ErrorTemplate{"backend.vulkanUnavailable", "Vulkan backend unavailable: %1"},
     ErrorTemplate{"backend.startFailed", "Vulkan failed to start (%1): using the CPU"},

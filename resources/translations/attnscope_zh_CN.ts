@@ -1105,6 +1105,46 @@
         <source>the previous submission never finished</source>
         <translation>上一次提交一直没有完成</translation>
     </message>
+    <message>
+        <source>the device was lost earlier (%1); create a new backend</source>
+        <translation>设备此前已丢失（%1）；请创建新的后端</translation>
+    </message>
+    <message>
+        <source>%1: needs %2 in one allocation, more than the %3 that %4 allows</source>
+        <translation>%1：单次分配需要 %2，超过 %4 允许的 %3</translation>
+    </message>
+    <message>
+        <source>%1: needs %2 in one binding, more than the device&apos;s maxStorageBufferRange of %3</source>
+        <translation>%1：单个绑定需要 %2，超过设备的 maxStorageBufferRange（%3）</translation>
+    </message>
+    <message>
+        <source>%1: the device&apos;s maxStorageBufferRange is too small</source>
+        <translation>%1：设备的 maxStorageBufferRange 太小</translation>
+    </message>
+    <message>
+        <source>%1: the device allows no workgroups along an axis</source>
+        <translation>%1：设备在某一轴向上不允许任何工作组</translation>
+    </message>
+    <message>
+        <source>Vulkan device index %1 is out of range</source>
+        <translation>Vulkan 设备编号 %1 超出范围</translation>
+    </message>
+    <message>
+        <source>Vulkan device %1 has no compute queue</source>
+        <translation>Vulkan 设备 %1 没有计算队列</translation>
+    </message>
+    <message>
+        <source>Vulkan device %1 has no memory type with the properties needed</source>
+        <translation>Vulkan 设备 %1 没有具备所需属性的内存类型</translation>
+    </message>
+    <message>
+        <source>Vulkan validation was asked for, but %1 is not installed (Debian: apt install vulkan-validationlayers)</source>
+        <translation>已请求 Vulkan 验证，但未安装 %1（Debian：apt install vulkan-validationlayers）</translation>
+    </message>
+    <message>
+        <source>Vulkan validation: VK_EXT_debug_utils is unavailable</source>
+        <translation>Vulkan 验证：VK_EXT_debug_utils 不可用</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::CoreErrorTerm</name>

@@ -123,8 +123,9 @@ void TestDispatchPlan::refusesARowTooLong()
     auto plan = planChunks("softmax", dims, ops, {1024, 16});
     QVERIFY(!plan.ok());
     QCOMPARE(QString::fromStdString(plan.message()),
-             QStringLiteral("softmax: softmax (scores) needs 4000 bytes in one binding, more than the device's "
+             QStringLiteral("softmax: softmax (scores): needs 4000 bytes in one binding, more than the device's "
                             "maxStorageBufferRange of 1024 bytes"));
+    QCOMPARE(plan.error().code, std::string("vulkan.tooLarge.binding")); // translated in the application
 }
 
 QTEST_GUILESS_MAIN(TestDispatchPlan)
