@@ -130,13 +130,15 @@ FigureExporter::FigureExporter(const Project &project, const AttentionTrace &tra
 {
 }
 
-FigureExporter::FigureExporter(AttentionSet set, const QString &name)
-    : m_set(std::make_shared<const AttentionSet>(std::move(set))), m_name(name)
+FigureExporter::FigureExporter(AttentionSet set, const QString &name, std::shared_ptr<const MaskMatrix> allowed)
+    : m_set(std::make_shared<const AttentionSet>(std::move(set))), m_allowed(std::move(allowed)), m_name(name)
 {
 }
 
 std::unique_ptr<Figure> FigureExporter::figure(const FigureOptions &options) const
 {
+    if (m_set && m_allowed)
+        return std::make_unique<SetFigureRenderer>(*m_set, m_name, options, m_allowed);
     if (m_set)
         return std::make_unique<SetFigureRenderer>(*m_set, m_name, options);
     return std::make_unique<FigureRenderer>(*m_project, *m_trace, options);

@@ -40,8 +40,9 @@ class FigureExporter
 public:
     // project and trace must outlive the exporter.
     FigureExporter(const Project &project, const AttentionTrace &trace);
-    // An attention set (kept: copies share its maps); name is what titles call it.
-    FigureExporter(AttentionSet set, const QString &name);
+    // An attention set (kept: copies share its maps); name is what titles call it. allowed:
+    // cells drawn as masked (a pooled block's cells with no allowed key), or null.
+    FigureExporter(AttentionSet set, const QString &name, std::shared_ptr<const MaskMatrix> allowed = nullptr);
 
     // The figure these options give (a FigureRenderer or a SetFigureRenderer).
     std::unique_ptr<Figure> figure(const FigureOptions &options) const;
@@ -63,6 +64,7 @@ private:
     const Project *m_project = nullptr;
     const AttentionTrace *m_trace = nullptr;
     std::shared_ptr<const AttentionSet> m_set;
+    std::shared_ptr<const MaskMatrix> m_allowed;
     QString m_name;
 };
 

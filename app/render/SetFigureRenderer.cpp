@@ -120,6 +120,13 @@ SetFigureRenderer::SetFigureRenderer(AttentionSet set, const QString &name, cons
     finishRanges();
 }
 
+SetFigureRenderer::SetFigureRenderer(AttentionSet set, const QString &name, const FigureOptions &options,
+                                     std::shared_ptr<const MaskMatrix> allowed)
+    : SetFigureRenderer(std::move(set), name, options, allowed.get())
+{
+    m_ownedAllowed = std::move(allowed);
+}
+
 bool SetFigureRenderer::isGrid() const
 {
     return m_options.view == FigureView::Model || m_options.view == FigureView::Heads;

@@ -32,6 +32,9 @@ public:
     SetFigureRenderer(AttentionSet set, const QString &name, const FigureOptions &options,
                       const MaskMatrix *allowed = nullptr, std::vector<bool> emptyRows = {},
                       MaskFill maskFill = MaskFill::NegInf);
+    // The same, keeping `allowed` alive as long as the figure (a pooled block's empty cells).
+    SetFigureRenderer(AttentionSet set, const QString &name, const FigureOptions &options,
+                      std::shared_ptr<const MaskMatrix> allowed);
 
     const FigureOptions &options() const { return m_options; }
     QSizeF naturalSize() const override;
@@ -73,6 +76,7 @@ private:
     QString m_name;
     FigureOptions m_options;
     const MaskMatrix *m_allowed = nullptr;
+    std::shared_ptr<const MaskMatrix> m_ownedAllowed;
     std::vector<bool> m_emptyRows;
     MaskFill m_maskFill = MaskFill::NegInf;
     std::vector<HeatmapData> m_data;

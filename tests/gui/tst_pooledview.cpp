@@ -12,6 +12,7 @@
 #include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/PooledHeatmapView.h"
+#include "app/render/SetFigureRenderer.h"
 #include "core/Npy.h"
 #include "core/ProjectFile.h"
 #include "core/RandomProblem.h"
@@ -574,6 +575,16 @@ void TestPooledView::exportFigureDrawsThePooledView()
     // A bin of about six tokens is labelled by its range.
     QVERIFY2(QString::fromStdString(source.set.queryTokens[1]).contains(QChar(0x2013)),
              source.set.queryTokens[1].c_str());
+    // Cells without a weight (above the causal diagonal) are drawn masked, as the view greys them.
+    QVERIFY(source.allowed);
+    const Eigen::Index last = source.set.keys() - 1;
+    QCOMPARE(int((*source.allowed)(0, last)), 0);
+    QCOMPARE(int((*source.allowed)(last, 0)), 1);
+    auto *setFigure = dynamic_cast<SetFigureRenderer *>(figure.get());
+    QVERIFY(setFigure);
+    const auto heatmaps = setFigure->heatmaps(QRectF(0, 0, 600, 600));
+    QCOMPARE(int(heatmaps.size()), 1);
+    QVERIFY(!heatmaps[0].data->isAllowed(0, last) && heatmaps[0].data->isAllowed(last, 0));
     dialog->setPath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-export.png"));
     QVERIFY2(dialog->exportFigure(), qPrintable(dialog->lastError()));
     QImage png(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-export.png"));

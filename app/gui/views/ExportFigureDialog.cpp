@@ -226,6 +226,12 @@ FigureOptions ExportFigureDialog::options() const
     return o;
 }
 
+void ExportFigureDialog::setSetMask(std::shared_ptr<const MaskMatrix> allowed)
+{
+    m_setAllowed = std::move(allowed);
+    schedulePreview();
+}
+
 FigureExporter ExportFigureDialog::exporter() const
 {
     const FigureView v = FigureView(m_view->currentData().toInt());
@@ -233,7 +239,7 @@ FigureExporter ExportFigureDialog::exporter() const
     // name the layer ("layer 1, head 2") as `attnscope-cli render --layer 1 --head 2` does.
     const bool oneLayerView = v == FigureView::Head || v == FigureView::Heads || v == FigureView::Mean;
     if (!m_result)
-        return FigureExporter(m_set, m_setName);
+        return FigureExporter(m_set, m_setName, m_setAllowed);
     if (!m_set.isEmpty() &&
         (v == FigureView::Model || v == FigureView::Rollout || (oneLayerView && m_set.layers() > 1)))
         return FigureExporter(m_set, m_setName);

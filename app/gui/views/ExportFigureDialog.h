@@ -32,6 +32,8 @@ public:
                        QWidget *parent = nullptr);
 
     FigureOptions options() const;
+    // Cells of the set drawn as masked (a pooled block's cells without a weight); null: none.
+    void setSetMask(std::shared_ptr<const MaskMatrix> allowed);
     FigureSize figureSize() const;
     QString path() const;
     void setPath(const QString &path);
@@ -66,6 +68,7 @@ private:
 
     ComputedTracePtr m_result;
     AttentionSet m_set;
+    std::shared_ptr<const MaskMatrix> m_setAllowed;
     QString m_setName;
     FigureOptions m_initial; // the layer and word merging of the set's figures
     QComboBox *m_view;

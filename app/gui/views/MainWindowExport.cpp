@@ -126,6 +126,7 @@ ExportFigureDialog *MainWindow::showExportFigureDialog()
         options.mergeWords = false;
         options.title = figure.title; // names the file's layer, which a one-layer set cannot
         auto *dialog = new ExportFigureDialog(nullptr, std::move(figure.set), figure.name, options, this);
+        dialog->setSetMask(std::move(figure.allowed));
         dialog->setAttribute(Qt::WA_DeleteOnClose);
         dialog->setPath(suggestedExportPath(ExportFigureDialog::rememberedSuffix()));
         connect(dialog, &QDialog::accepted, this,
@@ -186,7 +187,8 @@ bool MainWindow::copyFigure()
         options.layer = 0;
         options.mergeWords = false;
         options.title = figure.title; // names the file's layer, which a one-layer set cannot
-        image = FigureExporter(std::move(figure.set), figure.name).image(options, size, &error);
+        image =
+            FigureExporter(std::move(figure.set), figure.name, std::move(figure.allowed)).image(options, size, &error);
     } else if (!m_result || m_result->trace.heads() == 0) {
         return false;
     } else if (options.view == FigureView::Model || options.view == FigureView::Rollout) {

@@ -86,9 +86,12 @@ public:
     // set of every head's tile, drawn as `view` (Head) of `head`; with the mean over heads
     // shown, the pooled mean alone, drawn as Mean. Labels: the token where a cell is one
     // token, else its token range ("120–125"). `name` says what is shown, which block and what
-    // a cell is; `title` adds the head. An empty set until the visible block is computed.
+    // a cell is; `title` adds the head. `allowed`: the cells with a weight, as the view draws
+    // them (weight 0: no key of the block allowed, grey here, masked in figures). An empty set
+    // until the visible block is computed.
     struct PooledFigure {
         AttentionSet set;
+        std::shared_ptr<const MaskMatrix> allowed;
         QString name, title;
         FigureView view = FigureView::Head;
         int head = 0;

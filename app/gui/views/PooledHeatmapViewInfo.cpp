@@ -85,6 +85,12 @@ PooledHeatmapView::PooledFigure PooledHeatmapView::pooledFigure(const QString &d
                         labels(m_project->keyLabels(), b.k0, b.keys(), nk)))
         return out;
     out.set = std::move(*set);
+    const MatrixF &drawn = *maps[size_t(out.head)];
+    auto allowed = std::make_shared<MaskMatrix>(nq, nk);
+    for (Eigen::Index i = 0; i < nq; ++i)
+        for (Eigen::Index j = 0; j < nk; ++j)
+            (*allowed)(i, j) = drawn(i, j) > 0.0f ? 1 : 0;
+    out.allowed = std::move(allowed);
     const bool exact = nq == b.rows() && nk == b.keys();
     const QString where =
         tr("%1: queries %2–%3, keys %4–%5").arg(documentName).arg(b.q0).arg(b.q1 - 1).arg(b.k0).arg(b.k1 - 1);
