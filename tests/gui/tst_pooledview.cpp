@@ -597,6 +597,21 @@ void TestPooledView::exportFigureDrawsThePooledView()
     view->setViewRect(QRectF(1000, 1500, 16, 16));
     const PooledTilePtr exact = waitForVisibleTile(view, 60000);
     QVERIFY(exact);
+    // Every row and column in view is labelled, the first one too when its edge is just off
+    // the top (the wheel leaves the view at fractions of a token).
+    view->setViewRect(QRectF(1000.25, 1500.25, 16, 16));
+    QCOMPARE(view->queryLabelTokens().front(), std::int64_t(1500));
+    QCOMPARE(view->keyLabelTokens().front(), std::int64_t(1000));
+    QCOMPARE(view->queryLabelTokens().back(), std::int64_t(1515)); // 1516's middle is below the view
+    QCOMPARE(int(view->queryLabelTokens().size()), 16);
+    view->setViewRect(QRectF(1000, 1500, 16, 16));
+    QCOMPARE(view->queryLabelTokens().front(), std::int64_t(1500));
+    QCOMPARE(int(view->queryLabelTokens().size()), 16);
+    // The line above the map names the first and last token shown, as the labels and hover do.
+    auto *info = view->findChild<QLabel *>(QStringLiteral("pooledInfo"));
+    QVERIFY(info);
+    QVERIFY2(info->text().startsWith(QStringLiteral("Queries 1500\u20131515 \u00d7 keys 1000\u20131015")),
+             qPrintable(info->text()));
     const PooledHeatmapView::PooledFigure zoomed = view->pooledFigure(QStringLiteral("long"));
     QCOMPARE(zoomed.set.queries(), std::int64_t(16));
     QCOMPARE(QString::fromStdString(zoomed.set.keyTokens[0]),

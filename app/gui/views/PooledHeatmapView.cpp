@@ -37,6 +37,23 @@ double tickStep(double tokens, double pixels, double minPixels)
     return std::max(1.0, step * 10.0);
 }
 
+// The positions labelled along an axis that shows [lo, hi): with a label per token, every
+// token whose middle shows (the first one too when its edge is just outside); else the
+// multiples of `step`.
+std::vector<std::int64_t> labelPositions(double lo, double hi, bool perToken, double step)
+{
+    std::vector<std::int64_t> out;
+    if (perToken) {
+        for (double t = std::floor(lo); t < hi; t += 1.0)
+            if (t + 0.5 >= lo && t + 0.5 < hi)
+                out.push_back(std::int64_t(t));
+        return out;
+    }
+    for (double t = std::ceil(lo / step) * step; t < hi; t += step)
+        out.push_back(std::int64_t(t));
+    return out;
+}
+
 } // namespace
 
 PooledHeatmapView::PooledHeatmapView(QWidget *parent)
@@ -74,6 +91,7 @@ PooledHeatmapView::PooledHeatmapView(QWidget *parent)
     layout->addLayout(captionRow);
     layout->addStretch(1);
     m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_info->setObjectName(QStringLiteral("pooledInfo"));
 
     // One computation per resting view: the zoom and pan steps of a gesture are coalesced.
     m_settle->setSingleShot(true);
@@ -265,20 +283,20 @@ void PooledHeatmapView::tileArrived(PooledTilePtr tile)
         const bool whole = b.q0 == 0 && b.k0 == 0 && b.q1 == tq && b.k1 == tk;
         it = whole ? std::prev(it) : std::prev(m_tiles.erase(it));
     }
-    const PooledBlock &b = tile->block;
+    const PooledBlock &b = tile->block; // first and last token shown, as labels and hover say
     if (b.rows() <= b.bins && b.keys() <= b.bins)
         m_info->setText(tr("Queries %1–%2 × keys %3–%4, exact (one cell per token), computed in %5 ms")
                             .arg(b.q0)
-                            .arg(b.q1)
+                            .arg(b.q1 - 1)
                             .arg(b.k0)
-                            .arg(b.k1)
+                            .arg(b.k1 - 1)
                             .arg(tile->milliseconds, 0, 'f', 0));
     else
         m_info->setText(tr("Queries %1–%2 × keys %3–%4, max-pooled to %5 × %6 cells, computed in %7 ms")
                             .arg(b.q0)
-                            .arg(b.q1)
+                            .arg(b.q1 - 1)
                             .arg(b.k0)
-                            .arg(b.k1)
+                            .arg(b.k1 - 1)
                             .arg(tile->heads.front().rows())
                             .arg(tile->heads.front().cols())
                             .arg(tile->milliseconds, 0, 'f', 0));
@@ -360,6 +378,22 @@ void PooledHeatmapView::paintEvent(QPaintEvent *)
         paintColorBar(painter, QRectF(plot.right() + 10, plot.top(), 14, std::min(plot.height(), 320.0)));
 }
 
+std::vector<std::int64_t> PooledHeatmapView::queryLabelTokens() const
+{
+    const QRectF plot = plotRect();
+    const bool perToken = plot.height() / m_view.height() >= kLabelPixels;
+    return labelPositions(m_view.top(), m_view.bottom(), perToken,
+                          perToken ? 1.0 : tickStep(m_view.height(), plot.height(), 40.0));
+}
+
+std::vector<std::int64_t> PooledHeatmapView::keyLabelTokens() const
+{
+    const QRectF plot = plotRect();
+    const bool perToken = plot.width() / m_view.width() >= kLabelPixels;
+    return labelPositions(m_view.left(), m_view.right(), perToken,
+                          perToken ? 1.0 : tickStep(m_view.width(), plot.width(), 60.0));
+}
+
 void PooledHeatmapView::paintLabels(QPainter &painter, const QRectF &plot) const
 {
     const double sx = plot.width() / m_view.width(), sy = plot.height() / m_view.height();
@@ -369,10 +403,8 @@ void PooledHeatmapView::paintLabels(QPainter &painter, const QRectF &plot) const
     const QFontMetrics fm(font());
     // Queries, left of the map: every token once it has kLabelPixels, else token numbers.
     const bool queryLabels = sy >= kLabelPixels;
-    const double qStep = queryLabels ? 1.0 : tickStep(m_view.height(), plot.height(), 40.0);
-    for (double q = std::ceil(m_view.top() / qStep) * qStep; q < m_view.bottom(); q += qStep) {
-        const auto i = std::int64_t(q);
-        const double y = plot.top() + ((queryLabels ? q + 0.5 : q) - m_view.top()) * sy;
+    for (const std::int64_t i : queryLabelTokens()) {
+        const double y = plot.top() + ((queryLabels ? double(i) + 0.5 : double(i)) - m_view.top()) * sy;
         const QString text =
             queryLabels && size_t(i) < queries.size() ? QString::fromStdString(queries[size_t(i)]) : QString::number(i);
         painter.drawText(QRectF(0, y - sy / 2 - 8, kLeftMargin - 6, std::max(sy, 1.0) + 16),
@@ -380,10 +412,8 @@ void PooledHeatmapView::paintLabels(QPainter &painter, const QRectF &plot) const
     }
     // Keys, above the map, written upwards.
     const bool keyLabels = sx >= kLabelPixels;
-    const double kStep = keyLabels ? 1.0 : tickStep(m_view.width(), plot.width(), 60.0);
-    for (double k = std::ceil(m_view.left() / kStep) * kStep; k < m_view.right(); k += kStep) {
-        const auto j = std::int64_t(k);
-        const double x = plot.left() + ((keyLabels ? k + 0.5 : k) - m_view.left()) * sx;
+    for (const std::int64_t j : keyLabelTokens()) {
+        const double x = plot.left() + ((keyLabels ? double(j) + 0.5 : double(j)) - m_view.left()) * sx;
         const QString text =
             keyLabels && size_t(j) < keys.size() ? QString::fromStdString(keys[size_t(j)]) : QString::number(j);
         painter.save();

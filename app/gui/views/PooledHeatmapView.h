@@ -80,6 +80,10 @@ public:
     // cell) and the value of the finest computed tile there; empty outside the map or where
     // nothing is computed. lastHoverText() is what the last mouse move showed.
     QString hoverText(const QPointF &pos) const;
+    // The token positions labelled now along the query (left) and key (top) axes: every token
+    // whose row or column shows once a token is kLabelPixels wide, else round numbers.
+    std::vector<std::int64_t> queryLabelTokens() const;
+    std::vector<std::int64_t> keyLabelTokens() const;
     QString lastHoverText() const { return m_hoverText; }
 
     // The visible block as figures draw it (Export Figure, Copy Figure): a one-layer attention
