@@ -12,6 +12,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QGraphicsEffect>
 #include <QLabel>
@@ -296,6 +297,8 @@ void TestGuiEdits::longComputeShowsProgress()
     QVERIFY(w.computeController()->runningMilliseconds() >= MainWindow::kProgressAfterMs);
     QCOMPARE(bar->value(), 50);
     QVERIFY2(bar->text().contains(QStringLiteral("50")), qPrintable(bar->text()));
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/compute-progress.png")));
     gate->release();
     QVERIFY(settle(w));
     QVERIFY(!bar->isVisible());

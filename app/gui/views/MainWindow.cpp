@@ -353,7 +353,7 @@ void MainWindow::createStatusBar()
     statusBar()->addPermanentWidget(m_timeLabel);
     m_computeProgress = new QProgressBar;
     m_computeProgress->setObjectName(QStringLiteral("computeProgress"));
-    m_computeProgress->setMaximumWidth(180);
+    m_computeProgress->setFixedWidth(m_computeProgress->fontMetrics().horizontalAdvance(tr("Computing %p%")) + 60);
     m_computeProgress->setFormat(tr("Computing %p%"));
     m_computeProgress->hide();
     statusBar()->addPermanentWidget(m_computeProgress);
