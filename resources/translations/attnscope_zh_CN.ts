@@ -2185,10 +2185,6 @@
         <translation>连池化视图也容纳不下：请减少词元或注意力头的数量。</translation>
     </message>
     <message>
-        <source>This project needs %1 for full attention; showing pooled attention (%2×%2) instead. Zoom with the mouse wheel to see any block exactly.</source>
-        <translation>完整注意力需要 %1 内存；改为显示池化注意力（%2×%2）。用鼠标滚轮缩放，可精确查看任意区块。</translation>
-    </message>
-    <message>
         <source>pooled view</source>
         <translation>池化视图</translation>
     </message>
@@ -2231,6 +2227,10 @@
     <message>
         <source>%1, layer %2</source>
         <translation>%1，第 %2 层</translation>
+    </message>
+    <message>
+        <source>This project needs %1 for full attention; showing pooled attention (%2×%2) instead. Zoom with the mouse wheel or + and - to see any block exactly; drag or use the arrow keys to pan, and Home (or a double-click) shows the whole.</source>
+        <translation>此项目的完整注意力需要 %1；改为显示池化注意力（%2×%2）。用鼠标滚轮或 + 和 - 放大，可精确查看任意区块；拖动或用方向键平移，按 Home 键（或双击）显示全部。</translation>
     </message>
 </context>
 <context>

@@ -128,6 +128,7 @@ private slots:
     void toolbarColorScaleAndQuantityApply();
     void longProjectOpensOnLogScale();
     void exportFigureDrawsThePooledView();
+    void keyboardZoomsPansAndResets();
 
 private:
     QTemporaryDir m_dir;
@@ -627,6 +628,44 @@ void TestPooledView::exportFigureDrawsThePooledView()
 
     QVERIFY(!w.showExportDataDialog());
     QVERIFY2(w.lastError().contains(QStringLiteral("--pool")), qPrintable(w.lastError()));
+    w.document()->undoStack()->setClean();
+}
+
+void TestPooledView::keyboardZoomsPansAndResets()
+{
+    // Without a wheel: + and - zoom around the middle, the arrow keys pan by a quarter of the
+    // view, Home (or a double-click) shows the whole problem again.
+    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
+    const QString dir = m_dir.filePath(QStringLiteral("keys3000"));
+    QVERIFY(QDir().mkpath(dir));
+    const QString path = writeLongProject(dir, 3000, 32, 2);
+    QVERIFY(!path.isEmpty());
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+    PooledHeatmapView *view = w.pooledView();
+    const QRectF whole(0, 0, 3000, 3000);
+    QCOMPARE(view->viewRect(), whole);
+    view->setFocus();
+    QTest::keyClick(view, Qt::Key_Plus);
+    const QRectF in = view->viewRect();
+    QVERIFY2(in.width() < 3000 && in.height() < 3000, "+ did not zoom in");
+    QCOMPARE(in.center(), whole.center());
+    QTest::keyClick(view, Qt::Key_Right);
+    QCOMPARE(view->viewRect().left(), in.left() + in.width() / 4);
+    QTest::keyClick(view, Qt::Key_Down);
+    QCOMPARE(view->viewRect().top(), in.top() + in.height() / 4);
+    QTest::keyClick(view, Qt::Key_Minus);
+    QVERIFY(view->viewRect().width() > in.width());
+    QTest::keyClick(view, Qt::Key_Home);
+    QCOMPARE(view->viewRect(), whole);
+    QTest::keyClick(view, Qt::Key_Plus);
+    QTest::keyClick(view, Qt::Key_Plus);
+    QVERIFY(view->viewRect().width() < 3000);
+    QTest::mouseDClick(view, Qt::LeftButton, {}, view->plotRect().center().toPoint());
+    QCOMPARE(view->viewRect(), whole);
     w.document()->undoStack()->setClean();
 }
 

@@ -72,7 +72,8 @@ bool MainWindow::showPooledIfNeeded()
     }
     m_pooledNotice->setText(
         tr("This project needs %1 for full attention; showing pooled attention (%2×%2) instead. Zoom with the "
-           "mouse wheel to see any block exactly.")
+           "mouse wheel or + and - to see any block exactly; drag or use the arrow keys to pan, and Home (or a "
+           "double-click) shows the whole.")
             .arg(QString::fromStdString(formatBytes(traceBytes(size))))
             .arg(bins));
     m_pooled->setProject(std::make_shared<const Project>(m_document->project()));

@@ -5,6 +5,7 @@
 
 #include <QComboBox>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
@@ -432,10 +433,58 @@ void PooledHeatmapView::wheelEvent(QWheelEvent *event)
         return;
     // The token under the cursor stays under it.
     const QPointF pos = event->position();
-    const double fx = std::clamp((pos.x() - plot.left()) / plot.width(), 0.0, 1.0);
-    const double fy = std::clamp((pos.y() - plot.top()) / plot.height(), 0.0, 1.0);
+    zoomAround(QPointF(std::clamp((pos.x() - plot.left()) / plot.width(), 0.0, 1.0),
+                       std::clamp((pos.y() - plot.top()) / plot.height(), 0.0, 1.0)),
+               std::pow(0.8, event->angleDelta().y() / 120.0));
+    event->accept();
+}
+
+void PooledHeatmapView::keyPressEvent(QKeyEvent *event)
+{
+    if (!m_project)
+        return QWidget::keyPressEvent(event);
+    const double dx = m_view.width() / 4, dy = m_view.height() / 4;
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomAround(QPointF(0.5, 0.5), 0.64);
+        break;
+    case Qt::Key_Minus:
+        zoomAround(QPointF(0.5, 0.5), 1.0 / 0.64);
+        break;
+    case Qt::Key_Left:
+        setViewRect(m_view.translated(-dx, 0));
+        break;
+    case Qt::Key_Right:
+        setViewRect(m_view.translated(dx, 0));
+        break;
+    case Qt::Key_Up:
+        setViewRect(m_view.translated(0, -dy));
+        break;
+    case Qt::Key_Down:
+        setViewRect(m_view.translated(0, dy));
+        break;
+    case Qt::Key_Home:
+        setViewRect(QRectF(0, 0, double(m_project->problem.tk()), double(m_project->problem.tq())));
+        break;
+    default:
+        return QWidget::keyPressEvent(event);
+    }
+    event->accept();
+}
+
+void PooledHeatmapView::mouseDoubleClickEvent(QMouseEvent *event)
+{
+    if (!m_project || event->button() != Qt::LeftButton)
+        return QWidget::mouseDoubleClickEvent(event);
+    setViewRect(QRectF(0, 0, double(m_project->problem.tk()), double(m_project->problem.tq())));
+    event->accept();
+}
+
+void PooledHeatmapView::zoomAround(QPointF fraction, double factor)
+{
+    const double fx = fraction.x(), fy = fraction.y();
     const QPointF anchor(m_view.left() + fx * m_view.width(), m_view.top() + fy * m_view.height());
-    const double factor = std::pow(0.8, event->angleDelta().y() / 120.0);
     QSizeF size = m_view.size() * factor;
     const double tk = double(m_project->problem.tk()), tq = double(m_project->problem.tq());
     // Both axes keep their ratio, also at the deepest zoom and the whole problem.
@@ -446,7 +495,6 @@ void PooledHeatmapView::wheelEvent(QWheelEvent *event)
     if (over < 1.0)
         size *= over;
     setViewRect(QRectF(anchor.x() - fx * size.width(), anchor.y() - fy * size.height(), size.width(), size.height()));
-    event->accept();
 }
 
 void PooledHeatmapView::mousePressEvent(QMouseEvent *event)

@@ -25,8 +25,9 @@ class ElidedLabel;
 // A long project's attention at screen resolution (issue 11): the selected head, or the mean
 // over heads, max-pooled to at most kPooledViewBins cells a side (the mean over heads is pooled
 // from the head-averaged weights: the max over a block of the mean, PoolOptions::headMean). A
-// caption above the map says what a cell is. The wheel zooms around the cursor and a drag pans;
-// once the view rests for kSettleMs the visible block is recomputed on the worker
+// caption above the map says what a cell is. The wheel zooms around the cursor and a drag pans
+// (the keyboard too: + and - zoom, the arrow keys pan, Home or a double-click shows the whole
+// problem); once the view rests for kSettleMs the visible block is recomputed on the worker
 // (PooledJobs), exact as soon as it spans no more tokens than bins. Tiles are kept (least
 // recently used first out, the whole-problem one always) and painted coarse to fine, so a move
 // shows the nearest computed picture at once. Token labels appear on the axes once a token is
@@ -109,6 +110,10 @@ signals:
 protected:
     void paintEvent(QPaintEvent *event) override;
     void wheelEvent(QWheelEvent *event) override;
+    // + and - zoom around the middle, the arrow keys pan a quarter of the view, Home shows the
+    // whole problem (as does a double-click).
+    void keyPressEvent(QKeyEvent *event) override;
+    void mouseDoubleClickEvent(QMouseEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
@@ -137,6 +142,8 @@ private:
     CachedTile *find(const PooledBlock &block);
     void paintLabels(QPainter &painter, const QRectF &plot) const;
     QRectF clamped(QRectF view) const;
+    // Scales the view by `factor` keeping the token at `fraction` of the plot where it is.
+    void zoomAround(QPointF fraction, double factor);
 
     PooledJobs *m_jobs;
     std::shared_ptr<const Project> m_project;
