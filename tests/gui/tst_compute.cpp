@@ -14,6 +14,10 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include <sys/resource.h>
 
 using namespace attnscope;
@@ -122,6 +126,7 @@ private slots:
     void showsFinishedResultWhileNewerWaits();
     void newerRequestCancelsLongCompute();
     void newerRequestStopsRunningCpuCompute();
+    void closingCancelsTheRunningCompute();
     void reportsAllocationFailure();
     void addressSpaceLimitRefusesBeforeAllocating();
     void refusesTraceBeyondBudget();
@@ -314,6 +319,47 @@ void TestCompute::newerRequestStopsRunningCpuCompute()
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 120000);
     QCOMPARE(done.at(1).at(0).value<ComputedTracePtr>()->generation, newest);
     QCOMPARE(failed.count(), 0);
+}
+
+// Records whether it was asked to stop while it waited at its gate.
+class CancelRecordingBackend : public AttentionBackend
+{
+public:
+    CancelRecordingBackend(std::shared_ptr<QSemaphore> gate, std::shared_ptr<std::atomic<bool>> sawCancel)
+        : m_gate(std::move(gate)), m_sawCancel(std::move(sawCancel))
+    {
+    }
+    std::string name() const override { return "cpu"; }
+    std::string deviceName() const override { return "gated"; }
+    Result<AttentionTrace> compute(const AttentionProblem &) override
+    {
+        m_gate->acquire();
+        *m_sawCancel = cancelRequested();
+        return Error{"cancelled", ErrorKind::Cancelled};
+    }
+
+private:
+    std::shared_ptr<QSemaphore> m_gate;
+    std::shared_ptr<std::atomic<bool>> m_sawCancel;
+};
+
+void TestCompute::closingCancelsTheRunningCompute()
+{
+    // Closing the window (destroying the controller) stops the computation in flight instead of
+    // waiting for it to finish.
+    auto gate = std::make_shared<QSemaphore>(0);
+    auto sawCancel = std::make_shared<std::atomic<bool>>(false);
+    auto c = std::make_unique<ComputeController>();
+    c->setBackend(std::make_shared<CancelRecordingBackend>(gate, sawCancel));
+    c->request(large(1));
+    QTRY_VERIFY(c->isBusy());
+    std::thread opener([gate] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        gate->release();
+    });
+    c.reset(); // waits for the worker, which the opener lets go
+    opener.join();
+    QVERIFY(sawCancel->load());
 }
 
 void TestCompute::reportsAllocationFailure()

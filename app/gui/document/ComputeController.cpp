@@ -46,6 +46,9 @@ ComputeController::ComputeController(QObject *parent) : QObject(parent)
 ComputeController::~ComputeController()
 {
     m_pending.reset();
+    // Nobody will see what runs now: stop it rather than wait for it to finish.
+    if (m_flight)
+        m_flight->cancel.store(true, std::memory_order_relaxed);
     m_pool.waitForDone();
 }
 

@@ -47,7 +47,7 @@ class ComputeController : public QObject
 
 public:
     explicit ComputeController(QObject *parent = nullptr);
-    ~ComputeController() override; // waits for the running computation
+    ~ComputeController() override; // cancels the running computation and waits for it
 
     // Creates the backend on the worker (Vulkan start-up can take a while). A notice
     // ("no Vulkan device: using the CPU") or an error is reported by backendChanged.
