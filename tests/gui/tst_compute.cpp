@@ -1,6 +1,7 @@
 // The ComputeController: results off the GUI thread, coalesced requests, superseded results
 // dropped, errors reported. Runs the real CPU backend.
 
+#include "app/engine/BackendChoice.h"
 #include "app/gui/document/ComputeController.h"
 #include "app/gui/document/Document.h"
 #include "app/gui/document/MemoryBudget.h"
@@ -127,6 +128,7 @@ private slots:
     void newerRequestCancelsLongCompute();
     void newerRequestStopsRunningCpuCompute();
     void closingCancelsTheRunningCompute();
+    void fallbackNoticeOutlivesACancelledCompute();
     void reportsAllocationFailure();
     void addressSpaceLimitRefusesBeforeAllocating();
     void refusesTraceBeyondBudget();
@@ -360,6 +362,49 @@ void TestCompute::closingCancelsTheRunningCompute()
     c.reset(); // waits for the worker, which the opener lets go
     opener.join();
     QVERIFY(sawCancel->load());
+}
+
+// A GPU stand-in whose device is lost once the test opens its gate.
+class LosingBackend : public AttentionBackend
+{
+public:
+    explicit LosingBackend(std::shared_ptr<QSemaphore> gate) : m_gate(std::move(gate)) {}
+    std::string name() const override { return "vulkan"; }
+    std::string deviceName() const override { return "stand-in GPU"; }
+    Result<AttentionTrace> compute(const AttentionProblem &) override
+    {
+        m_gate->acquire();
+        return Error{"vkQueueSubmit: VK_ERROR_DEVICE_LOST", ErrorKind::DeviceLost};
+    }
+
+private:
+    std::shared_ptr<QSemaphore> m_gate;
+};
+
+void TestCompute::fallbackNoticeOutlivesACancelledCompute()
+{
+    // The GPU is lost during a computation that a newer edit has superseded: the CPU answer is
+    // cancelled, but the notice that the CPU computes from now on is shown with the next result.
+    auto gate = std::make_shared<QSemaphore>(0);
+    const std::unique_ptr<QSemaphore, void (*)(QSemaphore *)> opener(gate.get(),
+                                                                     [](QSemaphore *g) { g->release(100); });
+    ComputeController c;
+    c.setBackend(std::make_shared<FallbackBackend>(std::make_unique<LosingBackend>(gate)));
+    QSignalSpy done(&c, &ComputeController::computed);
+    QSignalSpy cancelled(&c, &ComputeController::cancelled);
+    Project p = large(1);
+    const quint64 first = c.request(p);
+    QTRY_VERIFY(c.isBusy());
+    p.problem.xq(0, 0) += 1.0f;
+    const quint64 last = c.request(p); // sets the running computation's cancel flag
+    gate->release();
+    QVERIFY(cancelled.wait(30000));
+    QCOMPARE(cancelled.at(0).at(0).value<quint64>(), first);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 30000);
+    const auto r = done.at(0).at(0).value<ComputedTracePtr>();
+    QCOMPARE(r->generation, last);
+    QCOMPARE(r->backendName, QStringLiteral("cpu"));
+    QVERIFY2(r->notice.contains(QStringLiteral("from now on")), qPrintable(r->notice));
 }
 
 void TestCompute::reportsAllocationFailure()

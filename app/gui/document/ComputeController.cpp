@@ -192,6 +192,11 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
         timer.start();
         auto trace = backend.compute(project.problem);
         const double ms = double(timer.nsecsElapsed()) / 1e6;
+        // Superseded: nobody sees this result, and the ranges (a pass over every cell) are not
+        // begun. A fallback notice it left stays with the backend for the next computation.
+        const Error cancelled{"the computation was cancelled", ErrorKind::Cancelled};
+        if ((!trace && trace.kind() == ErrorKind::Cancelled) || flight.cancel.load(std::memory_order_relaxed))
+            return cancelled;
         const Error notice = takeBackendNoticeError(backend);
         if (!trace) {
             Error e = trace.error();
@@ -209,9 +214,6 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
         result->deviceName = QString::fromStdString(ran.device);
         result->milliseconds = ms;
         result->notice = errorText(notice);
-        // A pass over every cell: not begun for a result nobody will see.
-        if (flight.cancel.load(std::memory_order_relaxed))
-            return Error{"the computation was cancelled", ErrorKind::Cancelled};
         // The views' ranges (shared scale: every head) and the mean over heads, here and not
         // on the GUI thread.
         result->ranges = TraceRanges::of(result->trace);
