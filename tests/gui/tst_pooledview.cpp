@@ -28,6 +28,7 @@
 #include <QProgressBar>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -564,6 +565,9 @@ void TestPooledView::exportFigureDrawsThePooledView()
     const FigureOptions options = dialog->options();
     QCOMPARE(options.view, FigureView::Head);
     QCOMPARE(options.head, 1);
+    // The head is the view's, named in the title: not changed in the dialog.
+    auto *headSpin = dialog->findChild<QSpinBox *>(QStringLiteral("head"));
+    QVERIFY(headSpin && !headSpin->isEnabled());
     const auto figure = dialog->exporter().figure(options);
     QVERIFY2(figure->title().contains(QStringLiteral("2999")), qPrintable(figure->title()));
     QVERIFY2(figure->title().contains(QStringLiteral("head 1")), qPrintable(figure->title()));

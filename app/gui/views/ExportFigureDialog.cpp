@@ -278,7 +278,8 @@ void ExportFigureDialog::updateEnabled()
     const FigureView v = FigureView(m_view->currentData().toInt());
     const bool heatmap = v == FigureView::Head || v == FigureView::Heads || v == FigureView::Mean ||
                          v == FigureView::Model || v == FigureView::Rollout;
-    m_head->setEnabled(v == FigureView::Head || v == FigureView::HeadView || v == FigureView::Teaching);
+    // A pooled block's figure is of the head the view shows, and its title names it.
+    m_head->setEnabled(m_result && (v == FigureView::Head || v == FigureView::HeadView || v == FigureView::Teaching));
     m_quantity->setEnabled(v == FigureView::Head || v == FigureView::Heads);
     m_colorMap->setEnabled(heatmap);
     m_colorScale->setEnabled(heatmap);
