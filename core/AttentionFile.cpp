@@ -393,16 +393,24 @@ Result<AttentionSet> readAttentionFile(const std::string &path, AttentionFileInf
     auto file = MappedFile::open(path);
     if (!file)
         return file.error();
-    auto parsed = parseBytes((*file)->bytes(), *file, info, path);
+    AttentionFileInfo read;
+    auto parsed = parseBytes((*file)->bytes(), *file, &read, path);
+    // A parse that ran into a file being rewritten read zeros (or a mix of two files): say so
+    // rather than what those bytes seemed to be.
+    if (Status s = (*file)->checkUnchanged(); !s)
+        return s.error();
     if (!parsed)
         return prefixedError(path + ": ", parsed.error());
+    if (read.mapped)
+        parsed->set.setSourceFile(*file);
     if (parsed->tokens.empty())
         if (Status s = readSidecar(path, parsed->tokens, parsed->keyTokens, parsed->tokensFrom); !s)
             return prefixedError(path + ": ", s.error());
     if (Status s = applyTokens(*parsed); !s)
         return prefixedError(path + ": ", s.error());
+    read.tokensFrom = parsed->tokensFrom;
     if (info)
-        info->tokensFrom = parsed->tokensFrom;
+        *info = std::move(read);
     return std::move(parsed->set);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/AttentionTrace.h"
+#include "core/MappedFile.h"
 #include "core/Result.h"
 #include "core/Tensor.h"
 
@@ -73,10 +74,21 @@ public:
     // Sets the labels, checking their counts ("tokens: expected 12 labels (one per query), found 11").
     Status setTokens(std::vector<std::string> queries, std::vector<std::string> keys);
 
+    // The mapped file the values are read from, when they are read straight from one (an
+    // attention file kept mapped); null otherwise. A file can change on disk while it is shown:
+    // whoever reads the values asks checkSource() after its work (a statistic, an export, a
+    // repaint) and reports its error ("the file changed on disk; reopen it") instead of what it
+    // computed. Reads themselves never crash (MappedFile guards them).
+    void setSourceFile(std::shared_ptr<const MappedFile> file) { m_source = std::move(file); }
+    const std::shared_ptr<const MappedFile> &sourceFile() const { return m_source; }
+    // Ok unless the values come from a mapped file that changed since it was opened.
+    Status checkSource() const { return m_source ? m_source->checkUnchanged() : Status(Ok{}); }
+
 private:
     const void *mapData(int sample, int layer, int head) const;
 
     std::shared_ptr<const void> m_keepAlive;
+    std::shared_ptr<const MappedFile> m_source;
     std::vector<const void *> m_maps; // samples*layers*heads row-major maps of Tq*Tk values
     AttentionStorage m_storage = AttentionStorage::Float32;
     int m_samples = 0, m_layers = 0, m_heads = 0;

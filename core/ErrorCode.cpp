@@ -43,6 +43,7 @@ constexpr std::array kTemplates = {
     ErrorTemplate{"file.tooLarge", "%1: the file is %2; files up to %3 can be read on this machine"},
     ErrorTemplate{"file.notRegular", "%1: not a regular file"},
     ErrorTemplate{"file.notText", "%1: not a text file (a NUL byte at offset %2)"},
+    ErrorTemplate{"file.changed", "%1: the file changed on disk; reopen it"},
     // .npy and attention files (core/Npy.cpp, core/AttentionFile.cpp).
     ErrorTemplate{"npy.magic", "not a .npy file (missing the \\x93NUMPY magic)"},
     ErrorTemplate{"npy.header.truncated", "truncated .npy header"},
@@ -141,6 +142,8 @@ constexpr std::array kTemplates = {
     ErrorTemplate{"vulkan.noDriver",
                   "no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)"},
     ErrorTemplate{"vulkan.noDriver.enumerate", "no Vulkan driver: vkEnumeratePhysicalDevices failed with %1"},
+    ErrorTemplate{"vulkan.manifest", "no Vulkan driver: the loader's manifest %1 is not valid JSON (%2); the loader "
+                                     "reports this as VK_ERROR_OUT_OF_HOST_MEMORY"},
     ErrorTemplate{"vulkan.noDevice.loader", "no Vulkan device: the loader found no driver with a device (see "
                                             "VK_DRIVER_FILES / VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)"},
     ErrorTemplate{"vulkan.noDevice", "no Vulkan device"},

@@ -74,8 +74,11 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string &path)
         return file.error();
     const auto &mapped = *file;
     auto parsed = parse(mapped->data(), mapped->size(), mapped);
+    if (Status s = mapped->checkUnchanged(); !s)
+        return s.error();
     if (!parsed)
         return prefixedError(path + ": ", parsed.error());
+    parsed->m_file = mapped;
     return parsed;
 }
 

@@ -44,11 +44,15 @@ public:
     const std::map<std::string, std::string> &metadata() const { return m_metadata; }
     // Keeps the mapped bytes alive for views of the tensors.
     const std::shared_ptr<const void> &keepAlive() const { return m_keepAlive; }
+    // Ok unless the file open() mapped changed on disk since (MappedFile::checkUnchanged): ask
+    // after reading tensors, and report its error instead of what was read.
+    Status checkUnchanged() const { return m_file ? m_file->checkUnchanged() : Status(Ok{}); }
 
 private:
     std::vector<SafetensorsTensor> m_tensors; // in data order
     std::map<std::string, std::string> m_metadata;
     std::shared_ptr<const void> m_keepAlive;
+    std::shared_ptr<const MappedFile> m_file; // when opened from a file
 };
 
 // Bytes per value of a safetensors dtype name, 0 if unknown.

@@ -146,6 +146,10 @@ Result<TransformerModel> TransformerModel::load(const std::string &modelDir)
     const bool gpt2 = config->type == ModelType::Gpt2;
     const ModelTensors tensors(*file, gpt2 ? "transformer." : "bert.", shown);
     auto weights = gpt2 ? loadGpt2Weights(tensors, *config) : loadBertWeights(tensors, *config);
+    // The conversion read the mapped weights: a checkpoint rewritten meanwhile gave zeros or a
+    // mix of two files, whatever the shapes said.
+    if (Status s = file->checkUnchanged(); !s)
+        return s.error();
     if (!weights)
         return weights.error();
     return fromWeights(*config, std::move(*weights), std::move(*tokenizer));

@@ -214,13 +214,18 @@ Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::str
         auto rollout = attentionRollout(set);
         if (!rollout)
             return rollout.error();
+        if (Status s = set.checkSource(); !s)
+            return s.error();
         if (Status s = writeMatrixNpy(*rollout, path); !s)
             return s.error();
         return "rollout over " + std::to_string(set.layers()) + " layer(s) " +
                shapeText({rollout->rows(), rollout->cols()});
     }
     if (tensor == "mean") {
-        if (Status s = writeMatrixNpy(meanOverHeads(set, 0, *layer), path); !s)
+        const auto mean = meanOverHeads(set, 0, *layer);
+        if (Status s = set.checkSource(); !s)
+            return s.error();
+        if (Status s = writeMatrixNpy(mean, path); !s)
             return s.error();
         return "mean over heads of layer " + std::to_string(*layer) + " " + shapeText({set.queries(), set.keys()});
     }
@@ -245,6 +250,9 @@ Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::str
                 set.row(0, l, h, i, row.data());
                 file.write(reinterpret_cast<const char *>(row.data()), row.size() * sizeof(float));
             }
+    // Rows read from a file rewritten meanwhile are not the file's: nothing is written then.
+    if (Status s = set.checkSource(); !s)
+        return s.error();
     if (Status s = file.commit(); !s)
         return s.error();
     std::string what = "weights";
@@ -287,10 +295,13 @@ int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
     if (!loaded)
         return fail(loaded.message(), kFailed);
 
+    const std::string stats = suffix == "json" ? statsJson(loaded->set) : statsCsv(loaded->set);
+    if (Status s = loaded->set.checkSource(); !s)
+        return fail(s.message(), kFailed);
     AtomicFileWriter file(output);
     if (Status s = file.open(); !s)
         return fail(s.message(), kFailed);
-    file.write(suffix == "json" ? statsJson(loaded->set) : statsCsv(loaded->set));
+    file.write(stats);
     if (Status s = file.commit(); !s)
         return fail(s.message(), kFailed);
     out << "stats: " << loaded->set.layers() << " layer(s) x " << loaded->set.heads() << " head(s) of the "

@@ -62,6 +62,7 @@ const Entry kEntries[] = {
      QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: the file is %2; files up to %3 can be read on this machine")},
     {"file.notRegular", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: not a regular file")},
     {"file.notText", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: not a text file (a NUL byte at offset %2)")},
+    {"file.changed", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: the file changed on disk; reopen it")},
     {"npy.magic", QT_TRANSLATE_NOOP("attnscope::CoreError", "not a .npy file (missing the \\x93NUMPY magic)")},
     {"npy.header.truncated", QT_TRANSLATE_NOOP("attnscope::CoreError", "truncated .npy header")},
     {"npy.dtype", QT_TRANSLATE_NOOP("attnscope::CoreError", "unsupported .npy dtype %1 (expected '<f4' or '<f8')")},
@@ -199,6 +200,9 @@ const Entry kEntries[] = {
                        "no Vulkan driver: vkCreateInstance found no compatible driver (VK_ERROR_INCOMPATIBLE_DRIVER)")},
     {"vulkan.noDriver.enumerate",
      QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan driver: vkEnumeratePhysicalDevices failed with %1")},
+    {"vulkan.manifest",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan driver: the loader's manifest %1 is not valid JSON (%2); the "
+                                               "loader reports this as VK_ERROR_OUT_OF_HOST_MEMORY")},
     {"vulkan.noDevice.loader",
      QT_TRANSLATE_NOOP("attnscope::CoreError", "no Vulkan device: the loader found no driver with a device (see "
                                                "VK_DRIVER_FILES / VK_ICD_FILENAMES and /usr/share/vulkan/icd.d)")},

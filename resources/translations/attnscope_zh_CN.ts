@@ -746,6 +746,14 @@
         <translation>%1：不是文本文件（偏移 %2 处有 NUL 字节）</translation>
     </message>
     <message>
+        <source>no Vulkan driver: the loader&apos;s manifest %1 is not valid JSON (%2); the loader reports this as VK_ERROR_OUT_OF_HOST_MEMORY</source>
+        <translation>没有 Vulkan 驱动：加载器的清单文件 %1 不是有效的 JSON（%2）；加载器会把这种情况报告为 VK_ERROR_OUT_OF_HOST_MEMORY</translation>
+    </message>
+    <message>
+        <source>%1: the file changed on disk; reopen it</source>
+        <translation>%1：文件已在磁盘上被修改，请重新打开</translation>
+    </message>
+    <message>
         <source>not a .npy file (missing the \x93NUMPY magic)</source>
         <translation>不是 .npy 文件（缺少 \x93NUMPY 标识）</translation>
     </message>
@@ -2231,6 +2239,22 @@
     <message>
         <source>This project needs %1 for full attention; showing pooled attention (%2×%2) instead. Zoom with the mouse wheel or + and - to see any block exactly; drag or use the arrow keys to pan, and Home (or a double-click) shows the whole.</source>
         <translation>此项目的完整注意力需要 %1；改为显示池化注意力（%2×%2）。用鼠标滚轮或 + 和 - 放大，可精确查看任意区块；拖动或用方向键平移，按 Home 键（或双击）显示全部。</translation>
+    </message>
+    <message>
+        <source>Reopen</source>
+        <translation>重新打开</translation>
+    </message>
+    <message>
+        <source>Read the file again as it is on disk now.</source>
+        <translation>按磁盘上现在的内容重新读取该文件。</translation>
+    </message>
+    <message>
+        <source>The views show the file as it was read: it changed on disk since.</source>
+        <translation>视图显示的是读取时的文件：此后它已在磁盘上被修改。</translation>
+    </message>
+    <message>
+        <source>The views show the text run before: running the model on the text as it is now failed.</source>
+        <translation>视图显示的是之前运行的文本：用现在的文本运行模型失败了。</translation>
     </message>
 </context>
 <context>

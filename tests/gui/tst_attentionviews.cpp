@@ -3,6 +3,8 @@
 // table, the rollout and word merging. Expected numbers come from the fixtures' generator
 // (tests/fixtures/attention/make_attention_fixtures.py, NumPy), not from the code under test.
 
+#include "../common/TestUtil.h"
+
 #include "app/gui/views/ExportDataDialog.h"
 #include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/HeadLinesView.h"
@@ -27,6 +29,7 @@
 #include <QJsonObject>
 #include <QMessageBox>
 #include <QMouseEvent>
+#include <QPushButton>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -38,6 +41,9 @@
 #include <QTest>
 
 #include <cmath>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace attnscope;
 
@@ -107,6 +113,7 @@ private slots:
     void closingReadOnlyDocumentKeepsEditorLayout();
     void colourScaleChoiceReachesViewsAndFigures();
     void headViewHoversEitherSideAndTogglesHeads();
+    void fileRewrittenWhileShownIsReportedNotFatal();
 
 private:
     QTemporaryDir m_dir;
@@ -630,6 +637,55 @@ void TestAttentionViews::headViewHoversEitherSideAndTogglesHeads()
     QTest::mouseClick(view, Qt::LeftButton, {}, legend.toPoint());
     QVERIFY(view->isHeadShown(1));
     QCOMPARE(view->grab().toImage(), overlay);
+}
+
+void TestAttentionViews::fileRewrittenWhileShownIsReportedNotFatal()
+{
+    // The script that dumped the file runs again while it is shown: np.save truncates the file
+    // in place and writes it anew. Every page past the new end used to raise SIGBUS at the
+    // next read (the window died, 3 of 3); now the views grey under a banner that says the
+    // file changed, and Reopen reads it as it is.
+    const QString path = m_dir.filePath(QStringLiteral("rewritten.npy"));
+    QFile::remove(path);
+    QVERIFY(QFile::copy(kFixtures + QStringLiteral("lhtt_f32.npy"), path));
+    QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner);
+    const QByteArray whole = test::readAll(path);
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, path));
+    QVERIFY(!w.resultIsStale());
+
+    const int fd = ::open(QFile::encodeName(path).constData(), O_WRONLY | O_TRUNC);
+    QVERIFY(fd >= 0);
+    QCOMPARE_EQ(::write(fd, whole.constData(), 128), ssize_t(128)); // the header, then the writer is slow
+    ::close(fd);
+    // Every view reads the file again: another layer, the statistics, the rollout.
+    w.layerSelector()->setValue(1);
+    w.viewTabs()->setCurrentWidget(w.statsTable());
+    w.viewTabs()->setCurrentWidget(w.rolloutView());
+    QTRY_VERIFY_WITH_TIMEOUT(w.resultIsStale(), 20000);
+    QVERIFY2(w.staleReason().contains(QStringLiteral("the file changed on disk; reopen it")),
+             qPrintable(w.staleReason()));
+    w.attentionController()->waitForIdle();
+    QCoreApplication::processEvents();
+    auto *reopen = w.findChild<QPushButton *>(QStringLiteral("reopenButton"));
+    QVERIFY(reopen);
+    QVERIFY(reopen->isVisible());
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/attention-file-changed.png")));
+
+    // The writer finishes; Reopen shows the file as it is now.
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    QCOMPARE(f.write(whole), whole.size());
+    f.close();
+    QSignalSpy opened(&w, &MainWindow::attentionOpened);
+    QTest::mouseClick(reopen, Qt::LeftButton);
+    QVERIFY(opened.wait(20000));
+    QVERIFY(!w.resultIsStale());
+    QVERIFY(!reopen->isVisible());
+    QVERIFY(w.attention()->set.checkSource().ok());
 }
 
 QTEST_MAIN(TestAttentionViews)

@@ -5,6 +5,7 @@
 #include "app/gui/document/ComputeController.h"
 #include "app/gui/document/Document.h"
 #include "app/gui/document/MemoryBudget.h"
+#include "app/gui/document/WorkerPool.h"
 #include "core/CpuBackend.h"
 #include "core/RandomProblem.h"
 
@@ -128,6 +129,7 @@ private slots:
     void newerRequestCancelsLongCompute();
     void newerRequestStopsRunningCpuCompute();
     void closingCancelsTheRunningCompute();
+    void closingDoesNotWaitForAStuckWorker();
     void fallbackNoticeOutlivesACancelledCompute();
     void reportsAllocationFailure();
     void addressSpaceLimitRefusesBeforeAllocating();
@@ -362,6 +364,40 @@ void TestCompute::closingCancelsTheRunningCompute()
     c.reset(); // waits for the worker, which the opener lets go
     opener.join();
     QVERIFY(sawCancel->load());
+}
+
+void TestCompute::closingDoesNotWaitForAStuckWorker()
+{
+    // A worker that does not stop when asked (a read blocked in the kernel, a driver that stopped
+    // answering) used to hold the window's close for good: the controller's destructor waited
+    // for it. Now it waits a bounded time and leaves the worker to finish with nowhere to
+    // deliver. A watchdog opens the gate if the destructor has not returned by far: the test
+    // then fails instead of hanging.
+    auto gate = std::make_shared<QSemaphore>(0);
+    auto sawCancel = std::make_shared<std::atomic<bool>>(false);
+    auto destroyed = std::make_shared<QSemaphore>(0);
+    auto watchdogOpened = std::make_shared<std::atomic<bool>>(false);
+    const int abandonedBefore = WorkerPool::abandonedCount();
+    auto c = std::make_unique<ComputeController>();
+    c->setBackend(std::make_shared<CancelRecordingBackend>(gate, sawCancel));
+    QSignalSpy done(c.get(), &ComputeController::computed);
+    c->request(large(1));
+    QTRY_VERIFY(c->isBusy());
+    std::thread watchdog([=] {
+        if (!destroyed->tryAcquire(1, 60000)) {
+            *watchdogOpened = true;
+            gate->release();
+        }
+    });
+    c.reset(); // the worker is still at its gate
+    destroyed->release();
+    watchdog.join();
+    QVERIFY2(!watchdogOpened->load(), "closing waited for a worker that did not stop");
+    QCOMPARE(WorkerPool::abandonedCount(), abandonedBefore + 1);
+    // The worker finishes later and delivers to nobody (no crash, nothing arrives).
+    gate->release();
+    QTRY_VERIFY(sawCancel->load());
+    QCoreApplication::processEvents();
 }
 
 // A GPU stand-in whose device is lost once the test opens its gate.

@@ -1,5 +1,7 @@
 #include "app/gui/document/AttentionController.h"
 
+#include "app/render/ErrorText.h"
+
 #include <QCoreApplication>
 #include <QFileInfo>
 
@@ -11,14 +13,11 @@ namespace attnscope {
 AttentionController::AttentionController(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<LoadedAttentionPtr>();
-    // Two workers: the statistics and the thumbnails of a large file run side by side.
-    m_pool.setMaxThreadCount(2);
 }
 
 AttentionController::~AttentionController()
 {
     cancelAll();
-    m_pool.waitForDone();
 }
 
 void AttentionController::cancelAll()
@@ -44,7 +43,7 @@ void AttentionController::start(Kind kind, std::function<std::function<void()>(c
     auto cancel = std::make_shared<std::atomic<bool>>(false);
     slot.cancel = cancel;
     ++m_running;
-    m_pool.start([this, kind, generation, cancel, work = std::move(work)] {
+    m_pool.start([this, poster = m_pool.poster(), kind, generation, cancel, work = std::move(work)] {
         std::function<void()> deliver;
         try {
             deliver = work(*cancel);
@@ -59,15 +58,22 @@ void AttentionController::start(Kind kind, std::function<std::function<void()>(c
                     emit jobFailed(message);
             };
         }
-        QMetaObject::invokeMethod(
-            this,
-            [this, kind, generation, deliver = std::move(deliver)] {
-                --m_running;
-                if (generation == m_slots[kind].generation && deliver)
-                    deliver();
-            },
-            Qt::QueuedConnection);
+        // `this` is used on the GUI thread only, where the poster runs it while it lives.
+        poster.post([this, kind, generation, deliver = std::move(deliver)] {
+            --m_running;
+            if (generation == m_slots[kind].generation && deliver)
+                deliver();
+        });
     });
+}
+
+std::function<void()> AttentionController::changedSource(AttentionController *self, const AttentionSet &set)
+{
+    const Status s = set.checkSource();
+    if (s)
+        return {};
+    const QString message = errorText(s.error());
+    return [self, message] { emit self->sourceChanged(message); };
 }
 
 void AttentionController::open(const QString &path)
@@ -90,6 +96,8 @@ void AttentionController::requestLayer(const AttentionSource &source, int layer)
 {
     start(Layer, [this, source, layer](const std::atomic<bool> &) -> std::function<void()> {
         ComputedTracePtr trace = AttentionJobs::layerTrace(source, layer);
+        if (auto changed = changedSource(this, source.set))
+            return changed;
         return [this, trace, layer] { emit layerReady(trace, layer); };
     });
 }
@@ -98,21 +106,21 @@ void AttentionController::requestThumbnails(const AttentionSource &source, Color
 {
     const quint64 generation = m_slots[Thumbs].generation + 1; // the one start() gives this job
     start(Thumbs,
-          [this, source, colorMap, scope, generation](const std::atomic<bool> &cancel) -> std::function<void()> {
+          [this, poster = m_pool.poster(), source, colorMap, scope,
+           generation](const std::atomic<bool> &cancel) -> std::function<void()> {
               // A long file's thumbnails take seconds: the model view says how far they are.
-              const auto percent = [this, generation](int p) {
-                  QMetaObject::invokeMethod(
-                      this,
-                      [this, generation, p] {
-                          if (generation == m_slots[Thumbs].generation)
-                              emit thumbnailProgress(p);
-                      },
-                      Qt::QueuedConnection);
+              const auto percent = [this, poster, generation](int p) {
+                  poster.post([this, generation, p] {
+                      if (generation == m_slots[Thumbs].generation)
+                          emit thumbnailProgress(p);
+                  });
               };
               auto thumbs = std::make_shared<AttentionJobs::Thumbnails>(
                   AttentionJobs::thumbnails(source, colorMap, scope, cancel, percent));
               if (cancel)
                   return {};
+              if (auto changed = changedSource(this, source.set))
+                  return changed;
               return [this, thumbs = ThumbnailsPtr(std::move(thumbs))] { emit thumbnailsReady(thumbs); };
           });
 }
@@ -123,6 +131,8 @@ void AttentionController::requestStatistics(const AttentionSet &set)
         auto stats = std::make_shared<std::vector<HeadStats>>(AttentionJobs::statistics(set, cancel));
         if (cancel)
             return {};
+        if (auto changed = changedSource(this, set))
+            return changed;
         return [this, stats = StatisticsPtr(std::move(stats))] { emit statisticsReady(stats); };
     });
 }
@@ -133,6 +143,8 @@ void AttentionController::requestRollout(const AttentionSource &source)
         auto r = AttentionJobs::rollout(source, &cancel);
         if (cancel)
             return {};
+        if (auto changed = changedSource(this, source.set))
+            return changed;
         if (!r) {
             const QString message = QString::fromStdString(r.message());
             return [this, message] { emit rolloutReady(nullptr, {}, {}, message); };

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "app/gui/document/AttentionJobs.h"
+#include "app/gui/document/WorkerPool.h"
 
 #include <QObject>
-#include <QThreadPool>
 
 #include <functional>
 #include <memory>
@@ -21,7 +21,7 @@ class AttentionController : public QObject
 
 public:
     explicit AttentionController(QObject *parent = nullptr);
-    ~AttentionController() override; // cancels what can be cancelled and waits for the rest
+    ~AttentionController() override; // cancels what runs; waits for it a bounded time (WorkerPool)
 
     void open(const QString &path);
     void requestLayer(const AttentionSource &source, int layer);
@@ -58,6 +58,9 @@ signals:
     void jobFailed(const QString &message);
     void rolloutReady(attnscope::AttentionController::RolloutPtr rollout, const QStringList &queryLabels,
                       const QStringList &keyLabels, const QString &error);
+    // A job read a mapped attention file that changed on disk meanwhile (the script that made
+    // it ran again): what it computed is not the file's, so this comes instead of its result.
+    void sourceChanged(const QString &message);
 
 private:
     enum Kind { Open, Layer, Thumbs, Stats, Rollout, KindCount };
@@ -68,8 +71,12 @@ private:
     // Starts `work` on the pool as the newest job of its kind; `deliver` runs on the GUI
     // thread afterwards unless a newer job of that kind was requested meanwhile.
     void start(Kind kind, std::function<std::function<void()>(const std::atomic<bool> &cancel)> work);
+    // What a job that read `set` delivers when the set's file changed under it (sourceChanged),
+    // or null when the file is as it was.
+    // Static: it runs on a worker, where the controller may be gone.
+    static std::function<void()> changedSource(AttentionController *self, const AttentionSet &set);
 
-    QThreadPool m_pool;
+    WorkerPool m_pool{this, 2}; // two: a large file's statistics and thumbnails side by side
     Slot m_slots[KindCount];
     int m_running = 0;
 };

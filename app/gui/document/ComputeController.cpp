@@ -38,9 +38,6 @@ ComputeController::ComputeController(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<ComputedTracePtr>();
     qRegisterMetaType<ErrorKind>();
-    // One worker: backends need not be thread-safe, and a Vulkan device stays on one thread.
-    m_pool.setMaxThreadCount(1);
-    m_pool.setExpiryTimeout(-1);
 }
 
 ComputeController::~ComputeController()
@@ -49,7 +46,7 @@ ComputeController::~ComputeController()
     // Nobody will see what runs now: stop it rather than wait for it to finish.
     if (m_flight)
         m_flight->cancel.store(true, std::memory_order_relaxed);
-    m_pool.waitForDone();
+    // m_pool waits for it a bounded time, then leaves it (WorkerPool).
 }
 
 void ComputeController::setBackendRequest(BackendRequest request, const QString &vulkanDevice)
@@ -125,7 +122,8 @@ void ComputeController::startNext()
     std::shared_ptr<AttentionBackend> backend = m_backend;
     QPointer<ComputeController> self(this);
 
-    m_pool.start([self, backendRequest, project = std::move(project), generation, backend, flight]() mutable {
+    m_pool.start([self, poster = m_pool.poster(), backendRequest, project = std::move(project), generation, backend,
+                  flight]() mutable {
         QString backendError, backendNotice;
         ErrorKind backendErrorKind = ErrorKind::Internal;
         bool backendReplaced = false;
@@ -160,10 +158,7 @@ void ComputeController::startNext()
             error = backendError;
             errorKind = backendErrorKind;
         }
-        if (!self)
-            return;
-        QMetaObject::invokeMethod(
-            self.data(),
+        poster.post(
             [self, backend, backendReplaced, backendError, backendNotice, generation, result, error, errorKind] {
                 if (!self)
                     return;
@@ -175,8 +170,7 @@ void ComputeController::startNext()
                     emit self->backendChanged(QString(), QString(), backendError);
                 }
                 self->finished(generation, result, error, errorKind);
-            },
-            Qt::QueuedConnection);
+            });
     });
 }
 

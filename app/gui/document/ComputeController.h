@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/engine/BackendChoice.h"
+#include "app/gui/document/WorkerPool.h"
 #include "app/render/TraceRanges.h"
 #include "core/AttentionTrace.h"
 #include "core/ProjectFile.h"
@@ -8,7 +9,6 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
 
 #include <atomic>
 #include <memory>
@@ -96,7 +96,7 @@ private:
     static Result<std::shared_ptr<ComputedTrace>> computeOnWorker(AttentionBackend &backend, Project project,
                                                                   quint64 generation, const Flight &flight);
 
-    QThreadPool m_pool;
+    WorkerPool m_pool{this, 1};                  // one: backends need not be thread-safe; a Vulkan device stays on it
     std::shared_ptr<AttentionBackend> m_backend; // used only on the worker
     BackendRequest m_request = BackendRequest::Auto;
     QString m_vulkanDevice;

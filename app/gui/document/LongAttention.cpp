@@ -82,6 +82,9 @@ AttentionFileTiles::computeTile(const PooledBlock &block, const std::atomic<bool
         for (const MatrixF &h : tile->heads)
             tile->mean += h;
         tile->mean /= float(heads);
+        // Rows read from a file rewritten meanwhile are zeros or another file's: say so instead.
+        if (Status s = m_set.checkSource(); !s)
+            return s.error();
         tile->milliseconds = double(timer.nsecsElapsed()) / 1e6;
         return tile;
     } catch (const std::bad_alloc &) {

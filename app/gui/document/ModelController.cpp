@@ -14,8 +14,6 @@ namespace attnscope {
 
 ModelController::ModelController(QObject *parent) : QObject(parent)
 {
-    // One worker: runs are taken in order, and a superseded one is skipped before it starts.
-    m_pool.setMaxThreadCount(1);
     qRegisterMetaType<ModelPtr>("attnscope::ModelPtr");
     qRegisterMetaType<ModelRunPtr>("attnscope::ModelRunPtr");
     qRegisterMetaType<AttentionSet>("attnscope::AttentionSet");
@@ -24,8 +22,7 @@ ModelController::ModelController(QObject *parent) : QObject(parent)
 ModelController::~ModelController()
 {
     cancel(); // a long run in flight stops at its next layer instead of holding up the close
-    m_pool.clear();
-    m_pool.waitForDone();
+    // m_pool drops what has not started and waits for the rest a bounded time (WorkerPool).
 }
 
 bool ModelController::waitForIdle(int timeoutMs)
@@ -37,7 +34,7 @@ void ModelController::load(const QString &dir)
 {
     const quint64 generation = ++m_loadGeneration;
     QPointer<ModelController> self(this);
-    m_pool.start([self, dir, generation] {
+    m_pool.start([self, poster = m_pool.poster(), dir, generation] {
         ModelPtr ptr;
         QString message;
         try {
@@ -49,19 +46,16 @@ void ModelController::load(const QString &dir)
         } catch (const std::bad_alloc &) {
             message = QCoreApplication::translate("attnscope::ModelController", "Memory ran out loading the model.");
         }
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, dir, generation, ptr, message] {
-                if (!self || generation != self->m_loadGeneration)
-                    return;
-                if (ptr) {
-                    // From now on text runs on this model, and no run of the one before is shown.
-                    self->setModel(ptr);
-                    emit self->loaded(ptr, dir);
-                } else
-                    emit self->loadFailed(dir, message);
-            },
-            Qt::QueuedConnection);
+        poster.post([self, dir, generation, ptr, message] {
+            if (!self || generation != self->m_loadGeneration)
+                return;
+            if (ptr) {
+                // From now on text runs on this model, and no run of the one before is shown.
+                self->setModel(ptr);
+                emit self->loaded(ptr, dir);
+            } else
+                emit self->loadFailed(dir, message);
+        });
     });
 }
 
@@ -108,16 +102,13 @@ void ModelController::run(const QString &text)
     auto cancelFlag = m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
     QPointer<ModelController> self(this);
     auto latest = m_generation;
-    m_pool.start([self, latest, model = m_model, text, cancelFlag, generation] {
+    m_pool.start([self, poster = m_pool.poster(), latest, model = m_model, text, cancelFlag, generation] {
         if (latest->load() != generation)
             return; // a newer text came while this one waited
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, text] {
-                if (self)
-                    emit self->runStarted(text);
-            },
-            Qt::QueuedConnection);
+        poster.post([self, text] {
+            if (self)
+                emit self->runStarted(text);
+        });
         QString message;
         ModelRunPtr run;
         AttentionSet set;
@@ -145,18 +136,15 @@ void ModelController::run(const QString &text)
             message = QCoreApplication::translate("attnscope::ModelController",
                                                   "Memory ran out running the model on this text.");
         }
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, latest, generation, model, run, set, message] {
-                // A newer run, or a newer model (whose load cancels every older run).
-                if (!self || latest->load() != generation || model != self->m_model)
-                    return;
-                if (!message.isEmpty())
-                    emit self->runFailed(message);
-                else
-                    emit self->runReady(model, run, set);
-            },
-            Qt::QueuedConnection);
+        poster.post([self, latest, generation, model, run, set, message] {
+            // A newer run, or a newer model (whose load cancels every older run).
+            if (!self || latest->load() != generation || model != self->m_model)
+                return;
+            if (!message.isEmpty())
+                emit self->runFailed(message);
+            else
+                emit self->runReady(model, run, set);
+        });
     });
 }
 

@@ -1,10 +1,10 @@
 #pragma once
 
+#include "app/gui/document/WorkerPool.h"
 #include "core/AttentionSet.h"
 #include "core/TransformerModel.h"
 
 #include <QObject>
-#include <QThreadPool>
 
 #include <atomic>
 #include <memory>
@@ -56,7 +56,7 @@ signals:
     void runStarted(const QString &text);
 
 private:
-    QThreadPool m_pool;
+    WorkerPool m_pool{this, 1}; // one: runs are taken in order, a superseded one skipped before it starts
     std::shared_ptr<std::atomic<quint64>> m_generation = std::make_shared<std::atomic<quint64>>(0);
     // The newest run's flag: raised when a newer run or cancel() supersedes it.
     std::shared_ptr<std::atomic<bool>> m_cancelFlag;

@@ -66,8 +66,6 @@ PooledJobs::PooledJobs(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<PooledTilePtr>();
     qRegisterMetaType<ErrorKind>();
-    m_pool.setMaxThreadCount(1);
-    m_pool.setExpiryTimeout(-1);
 }
 
 PooledJobs::~PooledJobs()
@@ -75,7 +73,7 @@ PooledJobs::~PooledJobs()
     m_pending.reset();
     if (m_running)
         *m_running->cancel = true;
-    m_pool.waitForDone();
+    // m_pool waits for it a bounded time, then leaves it (WorkerPool).
 }
 
 void PooledJobs::setProject(std::shared_ptr<const Project> project)
@@ -127,7 +125,8 @@ void PooledJobs::startNext()
     emit busyChanged(true);
 
     QPointer<PooledJobs> self(this);
-    m_pool.start([self, job, project = m_project, source = m_source, generation = m_projectGeneration] {
+    m_pool.start([self, poster = m_pool.poster(), job, project = m_project, source = m_source,
+                  generation = m_projectGeneration] {
         auto result = source ? source->computeTile(job.block, job.cancel.get(), job.progress.get())
                              : computeTile(*project, job.block, job.cancel.get(), job.progress.get());
         std::shared_ptr<PooledTile> tile;
@@ -140,26 +139,21 @@ void PooledJobs::startNext()
             error = errorText(result.error());
             kind = result.kind();
         }
-        if (!self)
-            return;
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, id = job.id, tile, error, kind, generation] {
-                if (!self)
-                    return;
-                self->m_running.reset();
-                if (tile && generation == self->m_projectGeneration)
-                    emit self->tileReady(tile, id);
-                else if (kind == ErrorKind::Cancelled)
-                    emit self->cancelled(id);
-                else if (!tile && generation == self->m_projectGeneration)
-                    emit self->failed(error, kind, id);
-                if (self->m_pending && self->m_project)
-                    self->startNext();
-                else
-                    emit self->busyChanged(false);
-            },
-            Qt::QueuedConnection);
+        poster.post([self, id = job.id, tile, error, kind, generation] {
+            if (!self)
+                return;
+            self->m_running.reset();
+            if (tile && generation == self->m_projectGeneration)
+                emit self->tileReady(tile, id);
+            else if (kind == ErrorKind::Cancelled)
+                emit self->cancelled(id);
+            else if (!tile && generation == self->m_projectGeneration)
+                emit self->failed(error, kind, id);
+            if (self->m_pending && self->m_project)
+                self->startNext();
+            else
+                emit self->busyChanged(false);
+        });
     });
 }
 

@@ -1,11 +1,11 @@
 #pragma once
 
+#include "app/gui/document/WorkerPool.h"
 #include "core/PooledAttention.h"
 #include "core/ProjectFile.h"
 
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
 
 #include <memory>
 #include <optional>
@@ -83,7 +83,7 @@ private:
     };
     void startNext();
 
-    QThreadPool m_pool;
+    WorkerPool m_pool{this, 1};
     std::shared_ptr<const Project> m_project;
     std::shared_ptr<const PooledTileSource> m_source;
     quint64 m_projectGeneration = 0;

@@ -22,10 +22,12 @@
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QGraphicsColorizeEffect>
+#include <QHBoxLayout>
 #include <QIcon>
 #include <QLabel>
 #include <QMenuBar>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QSplitter>
@@ -139,7 +141,19 @@ void MainWindow::createViews()
     auto *centralLayout = new QVBoxLayout(central);
     centralLayout->setContentsMargins(0, 0, 0, 0);
     centralLayout->setSpacing(2);
-    centralLayout->addWidget(m_staleBanner);
+    m_reopenButton = new QPushButton(tr("Reopen"));
+    m_reopenButton->setObjectName(QStringLiteral("reopenButton"));
+    m_reopenButton->setToolTip(tr("Read the file again as it is on disk now."));
+    m_reopenButton->hide();
+    connect(m_reopenButton, &QPushButton::clicked, this, [this] {
+        if (m_attention)
+            openAttentionFile(m_attention->path);
+    });
+    auto *bannerRow = new QHBoxLayout;
+    bannerRow->setSpacing(4);
+    bannerRow->addWidget(m_staleBanner, 1);
+    bannerRow->addWidget(m_reopenButton, 0, Qt::AlignVCenter);
+    centralLayout->addLayout(bannerRow);
     m_batchBar = new BatchBar; // shown only for a batched project
     centralLayout->addWidget(m_batchBar);
     centralLayout->addWidget(m_tabs, 1);
@@ -499,14 +513,17 @@ void MainWindow::computeFailed(const QString &message, ErrorKind kind)
     setStale(true, reason);
 }
 
-void MainWindow::setStale(bool stale, const QString &reason)
+void MainWindow::setStale(bool stale, const QString &reason, const QString &headline)
 {
     m_stale = stale;
     m_staleReason = stale ? reason : QString();
     m_tabs->graphicsEffect()->setEnabled(stale);
     m_staleBanner->setVisible(stale);
+    m_reopenButton->hide();
     if (stale)
-        m_staleBanner->setText(tr("The views show an earlier result: computing the project as it is now failed.") +
+        m_staleBanner->setText((headline.isEmpty()
+                                    ? tr("The views show an earlier result: computing the project as it is now failed.")
+                                    : headline) +
                                QLatin1Char('\n') + reason);
 }
 

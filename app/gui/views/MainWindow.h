@@ -17,6 +17,8 @@ class QAction;
 class QActionGroup;
 class QCheckBox;
 class QComboBox;
+class QFileSystemWatcher;
+class QPushButton;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -195,7 +197,8 @@ private:
     void updateTitle();
     void setBackend(BackendRequest request, const QString &vulkanDevice = {});
     void computeFailed(const QString &message, ErrorKind kind);
-    void setStale(bool stale, const QString &reason = {});
+    // headline: what the banner says above the reason (default: a computation failed).
+    void setStale(bool stale, const QString &reason = {}, const QString &headline = {});
     void setViewsResult(ComputedTracePtr result);
     void createPooledView(QVBoxLayout *central);
     bool showPooledIfNeeded(); // true: the document is shown pooled, no full computation
@@ -212,6 +215,11 @@ private:
     bool attentionTabInFront() const;
     void setLongAttentionMode(bool on);
     void showLongAttentionLayer(); // the current layer in m_filePooled
+    // The attention file shown changed on disk (the script that wrote it ran again): its views
+    // are greyed under a banner that says so, with a Reopen button. Returns false then.
+    bool checkAttentionSource();
+    void showAttentionSourceChanged(const QString &message);
+    void watchAttentionFile(const QString &path); // empty: none
 
     // Real models (MainWindowModel.cpp).
     void createModelViews(QMenu *file);
@@ -244,6 +252,8 @@ private:
 
     QTabWidget *m_tabs = nullptr;
     QLabel *m_staleBanner = nullptr;
+    QPushButton *m_reopenButton = nullptr;       // beside the banner when the file changed on disk
+    QFileSystemWatcher *m_fileWatcher = nullptr; // the attention file shown
     PooledHeatmapView *m_pooled = nullptr;
     QLabel *m_pooledNotice = nullptr;
     bool m_pooledMode = false;

@@ -11,14 +11,17 @@
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
 #include "app/gui/views/TeachingView.h"
+#include "app/render/ErrorText.h"
 
 #include <QAction>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QFileSystemWatcher>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -47,6 +50,16 @@ void MainWindow::createAttentionViews()
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
         if (m_attentionViewsDirty && attentionTabInFront())
             refreshAttentionViews(false);
+    });
+
+    // A shown file rewritten on disk: said as soon as the file system tells, and by any job
+    // (layer, thumbnails, statistics, rollout, pooled tiles) that read it meanwhile.
+    m_fileWatcher = new QFileSystemWatcher(this);
+    connect(m_fileWatcher, &QFileSystemWatcher::fileChanged, this, [this] { checkAttentionSource(); });
+    connect(m_attentionJobs, &AttentionController::sourceChanged, this, &MainWindow::showAttentionSourceChanged);
+    connect(m_filePooled->jobs(), &PooledJobs::failed, this, [this](const QString &, ErrorKind kind) {
+        if (kind == ErrorKind::Io)
+            checkAttentionSource();
     });
 
     connect(m_attentionJobs, &AttentionController::opened, this, &MainWindow::showAttention);
@@ -174,13 +187,46 @@ void MainWindow::showAttention(LoadedAttentionPtr attention)
     // QSettings writes its file when it goes: tens of milliseconds on a busy disk, so not here.
     QThreadPool::globalInstance()->start([path = attention->path] { addRecentFile(path); });
     m_lastDir = QFileInfo(attention->path).absolutePath();
+    // A model run is no file; a file that is copied (not mapped) cannot change under the views.
+    watchAttentionFile(attention->set.sourceFile() ? attention->path : QString());
     m_messageLabel->showMessage(tr("Opened %1 (read-only)").arg(QFileInfo(attention->path).fileName()), 4000);
     refreshAttentionViews(true);
     emit attentionOpened(attention->path);
 }
 
+bool MainWindow::checkAttentionSource()
+{
+    if (!m_attention)
+        return true;
+    const Status s = m_attention->set.checkSource();
+    if (s)
+        return true;
+    showAttentionSourceChanged(errorText(s.error()));
+    return false;
+}
+
+void MainWindow::showAttentionSourceChanged(const QString &message)
+{
+    if (!m_attention)
+        return;
+    m_noticeLabel->setText(message);
+    m_noticeLabel->setToolTip(QString());
+    m_noticeLabel->show();
+    setStale(true, message, tr("The views show the file as it was read: it changed on disk since."));
+    m_reopenButton->show();
+}
+
+void MainWindow::watchAttentionFile(const QString &path)
+{
+    if (!m_fileWatcher->files().isEmpty())
+        m_fileWatcher->removePaths(m_fileWatcher->files());
+    if (!path.isEmpty())
+        m_fileWatcher->addPath(path);
+}
+
 void MainWindow::leaveAttentionMode()
 {
+    watchAttentionFile(QString());
     m_attention.reset();
     m_attentionJobs->cancelAll();
     setLongAttentionMode(false);
