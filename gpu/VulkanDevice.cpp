@@ -1,6 +1,7 @@
 #include "gpu/VulkanDevice.h"
 
 #include "core/ErrorCode.h"
+#include "gpu/VulkanManifests.h"
 
 #include <algorithm>
 #include <atomic>
@@ -196,6 +197,10 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
         self->m_instance = VK_NULL_HANDLE;
         if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
             return codedError("vulkan.noDriver", {}, ErrorKind::Unsupported);
+        // The loader's answer to a manifest it cannot parse: name the file, not the memory.
+        if (r == VK_ERROR_OUT_OF_HOST_MEMORY)
+            if (Status manifests = checkLoaderManifests(); !manifests)
+                return manifests.error();
         return vkError("vkCreateInstance", r);
     }
     if (Status s = loadInstanceFunctions(g, self->m_instance, self->m_fn, options.loadLimit); !s)

@@ -11,6 +11,8 @@
 #include "core/Npy.h"
 
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QObject>
 #include <QProcess>
 #include <QProcessEnvironment>
@@ -73,6 +75,8 @@ private slots:
     void computeMatchesCpu();
     void noDriver();
     void noLoader();
+    void corruptDriverManifestIsNamed_data();
+    void corruptDriverManifestIsNamed();
     void loaderThatIsNoVulkanLoader();
     void deviceLostFallsBack();
     void devicesListsLimits();
@@ -162,6 +166,49 @@ void TestVulkanCli::noLoader()
     const Run devices = runCli({"devices"}, withoutLoader());
     QCOMPARE(devices.code, 0);
     QVERIFY2(devices.out.contains("vulkan: none (no Vulkan loader"), qPrintable(devices.out));
+}
+
+void TestVulkanCli::corruptDriverManifestIsNamed_data()
+{
+    QTest::addColumn<QString>("variable");
+    QTest::newRow("VK_ICD_FILENAMES") << "VK_ICD_FILENAMES";
+    QTest::newRow("implicit layer in XDG_DATA_HOME") << "XDG_DATA_HOME";
+}
+
+void TestVulkanCli::corruptDriverManifestIsNamed()
+{
+    // The loader answers a driver or layer manifest that is not valid JSON with
+    // VK_ERROR_OUT_OF_HOST_MEMORY, which was reported as memory running out. The refusal now
+    // names the file.
+    QFETCH(QString, variable);
+    QTemporaryDir dir;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    QString manifest;
+    if (variable == "VK_ICD_FILENAMES") {
+        manifest = dir.filePath("broken_icd.json");
+        env.insert("VK_ICD_FILENAMES", manifest);
+    } else {
+        QVERIFY(QDir().mkpath(dir.filePath("vulkan/implicit_layer.d")));
+        manifest = dir.filePath("vulkan/implicit_layer.d/broken_layer.json");
+        env.insert("XDG_DATA_HOME", dir.path());
+    }
+    QFile f(manifest);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"file_format_version": "1.0.0", "ICD": {"library_path": "libvulkan_lvp.so", )");
+    f.close();
+    QTemporaryDir out;
+    const Run forced =
+        runCli({"compute", example("multihead-causal"), "--out", out.path(), "--backend", "vulkan"}, env);
+    QVERIFY2(forced.code != 0, qPrintable(forced.out));
+    QVERIFY2(forced.err.contains(manifest) && forced.err.contains("not valid JSON"), qPrintable(forced.err));
+    QVERIFY2(!forced.err.contains("out of memory", Qt::CaseInsensitive), qPrintable(forced.err));
+    QCOMPARE(forced.err.trimmed().count('\n'), 0);
+
+    const Run fallback =
+        runCli({"compute", example("multihead-causal"), "--out", out.path(), "--backend", "auto"}, env);
+    QVERIFY2(fallback.code == 0, qPrintable(fallback.err));
+    QVERIFY2(fallback.out.contains("backend: cpu"), qPrintable(fallback.out));
+    QVERIFY2(fallback.out.contains(QFileInfo(manifest).fileName()), qPrintable(fallback.out));
 }
 
 void TestVulkanCli::loaderThatIsNoVulkanLoader()
