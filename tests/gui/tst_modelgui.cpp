@@ -18,6 +18,7 @@
 #include <QApplication>
 #include <QDialog>
 #include <QElapsedTimer>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
@@ -114,6 +115,7 @@ private slots:
     void typedTextShowsEveryLayerAndHead();
     void newerTextSupersedesOlder();
     void badFolderLeavesDocumentUnchanged();
+    void textBeyondThePositionsGreysTheViews();
     void openHeadInEditorGivesTheModelsAttention();
     void textTypedWhileAnotherModelLoadsRunsOnTheNewModel();
     void supersededLongRunFinishesWithTheNewestText();
@@ -216,6 +218,34 @@ void TestModelGui::badFolderLeavesDocumentUnchanged()
     QCOMPARE(shown.count(), 0);
     QCOMPARE(w.attention(), before);
     QVERIFY(w.lastError().contains(QStringLiteral("position"), Qt::CaseInsensitive));
+}
+
+void TestModelGui::textBeyondThePositionsGreysTheViews()
+{
+    // The heatmaps of the text run before stayed as they were, ungreyed, with only a status
+    // bar line (gone after a few seconds) saying that the new text was not run.
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndType(w, QStringLiteral("A short text")));
+    QVERIFY(!w.resultIsStale());
+    QString longText;
+    for (int i = 0; i < 300; ++i)
+        longText += QStringLiteral(" word");
+    QSignalSpy failed(w.modelJobs(), &ModelController::runFailed);
+    w.modelTextEdit()->setText(longText);
+    QVERIFY(failed.wait(30000));
+    QVERIFY(w.resultIsStale());
+    QVERIFY2(w.staleReason().contains(QStringLiteral("position")), qPrintable(w.staleReason()));
+    auto *banner = w.findChild<QLabel *>(QStringLiteral("staleBanner"));
+    QVERIFY(banner && banner->isVisible());
+    QVERIFY(banner->text().contains(QStringLiteral("text run before")));
+    // A text that fits runs and clears the banner.
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    w.modelTextEdit()->setText(QStringLiteral("A short text again"));
+    QVERIFY(shown.wait(30000));
+    QVERIFY(!w.resultIsStale());
+    QVERIFY(!banner->isVisible());
 }
 
 void TestModelGui::openHeadInEditorGivesTheModelsAttention()

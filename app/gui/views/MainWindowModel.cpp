@@ -97,6 +97,11 @@ void MainWindow::createModelViews(QMenu *file)
     connect(m_modelJobs, &ModelController::runFailed, this, [this](const QString &message) {
         m_lastError = message;
         m_messageLabel->showMessage(message);
+        // The views still show the text run before, which is no longer what the box holds:
+        // greyed under a banner that says why (the text gives more tokens than the positions).
+        if (m_attention && m_transformer)
+            setStale(true, message,
+                     tr("The views show the text run before: running the model on the text as it is now failed."));
     });
 }
 
@@ -184,6 +189,8 @@ void MainWindow::showModelRun(ModelPtr model, ModelRunPtr run, const AttentionSe
                                  .arg(set.queries())
                                  .arg(set.keys()));
         m_messageLabel->clear();
+        if (m_stale)
+            setStale(false);
         refreshAttentionViews(true);
     }
     emit modelRunShown(run);
