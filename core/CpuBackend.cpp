@@ -1,5 +1,6 @@
 #include "core/CpuBackend.h"
 
+#include "core/CpuThreads.h"
 #include "core/Mask.h"
 #include "core/Validation.h"
 
@@ -145,7 +146,7 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     const double flops = 2.0 * double(tq) * double(tk) * heads * (dk + dv) +
                          2.0 * double(tq + 2 * tk) * double(std::max(p.dq(), p.dkv())) * double(p.qkWidth());
     const int threads = flops < kParallelFlops ? 1 : m_threads;
-    Eigen::setNbThreads(threads);
+    const ScopedCpuThreads cpuThreads(threads); // this thread's own setting, never a global
     const float scale = float(p.spec.scale());
     const MaskFill fill = p.spec.maskFill;
     auto cancelled = [this] { return cancelRequested(); };

@@ -1,5 +1,6 @@
 #include "core/PooledAttention.h"
 
+#include "core/CpuThreads.h"
 #include "core/MemoryLimits.h"
 #include "core/ReferenceAttention.h"
 #include "core/Validation.h"
@@ -150,7 +151,7 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
     const Eigen::Index rowsIn = q1 - q0, keysIn = k1 - k0;
     const bool allKeys = k0 == 0 && k1 == tk;
     const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
-    Eigen::setNbThreads(threads);
+    const ScopedCpuThreads cpuThreads(threads); // this thread's own setting, never a global
     const bool negLarge = p.spec.maskFill == MaskFill::NegLarge;
     const float fill = negLarge ? float(kNegLargeFill) : -std::numeric_limits<float>::infinity();
     const bool mean = options.mode == PoolMode::Mean;

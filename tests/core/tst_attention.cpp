@@ -37,6 +37,7 @@ private slots:
     void largeLogitsDoNotOverflow();
     void maskPartsCombineByAnd();
     void singleThreadMatchesMultiThread();
+    void concurrentComputesKeepTheirOwnThreadCounts();
     void validationErrors_data();
     void validationErrors();
     void hugeProblemIsRefusedBeforeAllocating();
@@ -155,6 +156,35 @@ void TestAttention::singleThreadMatchesMultiThread()
     QVERIFY(one.ok() && many.ok());
     QVERIFY(one->output == many->output);
     QVERIFY(one->weights[3] == many->weights[3]);
+}
+
+void TestAttention::concurrentComputesKeepTheirOwnThreadCounts()
+{
+    // Workers computing side by side (the window's compute, model and attention workers) each
+    // chose their thread count through Eigen::setNbThreads, one process-wide value they raced
+    // on (ThreadSanitizer: a data race in Eigen's manage_multi_threading). The count is now each
+    // thread's own (ScopedCpuThreads): the `tsan` preset runs this with no report, and each
+    // result equals the one computed alone.
+    RandomProblemOptions o;
+    o.tokens = 160;
+    o.modelDim = 128; // large enough for the engine to use several threads
+    o.heads = 4;
+    const AttentionProblem p = randomProblem(o);
+    auto alone = CpuBackend(1).compute(p);
+    QVERIFY(alone.ok());
+    std::atomic<int> mismatches{0};
+    auto worker = [&](int threads) {
+        CpuBackend engine(threads);
+        for (int i = 0; i < 4; ++i) {
+            auto r = engine.compute(p);
+            if (!r.ok() || test::compareMatrix("output", r->output, alone->output, test::Tolerance::values()) != "")
+                ++mismatches;
+        }
+    };
+    std::thread a(worker, 1), b(worker, 2);
+    a.join();
+    b.join();
+    QCOMPARE(mismatches.load(), 0);
 }
 
 void TestAttention::validationErrors_data()
