@@ -1,6 +1,7 @@
 #include "core/MappedFile.h"
 
 #include "core/ErrorCode.h"
+#include "core/FilesRead.h"
 
 #include <cerrno>
 #include <cstring>
@@ -23,6 +24,7 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string &pa
         ::close(fd);
         return codedError("file.notRegular", {path});
     }
+    FilesRead::note(path, fd);
     std::shared_ptr<MappedFile> file(new MappedFile);
     file->m_path = path;
     file->m_size = std::uint64_t(st.st_size);

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -29,6 +31,7 @@ namespace {
 
 using test::example;
 using test::readAll;
+using test::sourcePath;
 
 const QStringList kTensorFiles = {"q.npy", "k.npy", "v.npy", "scores.npy", "weights.npy", "context.npy", "output.npy"};
 
@@ -74,6 +77,24 @@ void writeFile(const QString &path, const QByteArray &bytes)
     f.write(bytes);
 }
 
+// A float32 .npy of a rows x cols matrix whose entries are 0.1 * (i + 1) * (j - 1).
+QByteArray npyMatrix(int rows, int cols)
+{
+    QByteArray header =
+        QStringLiteral("{'descr': '<f4', 'fortran_order': False, 'shape': (%1, %2), }").arg(rows).arg(cols).toLatin1();
+    header += QByteArray(63 - (10 + header.size()) % 64, ' ') + '\n';
+    QByteArray bytes = QByteArray("\x93NUMPY\x01\x00", 8);
+    bytes += char(header.size() & 0xff);
+    bytes += char(header.size() >> 8);
+    bytes += header;
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) {
+            const float v = 0.1f * float(i + 1) * float(j - 1);
+            bytes += QByteArray(reinterpret_cast<const char *>(&v), sizeof v);
+        }
+    return bytes;
+}
+
 // Every file of a folder (hidden ones too) with its bytes.
 std::map<QString, QByteArray> folderContents(const QString &dir)
 {
@@ -105,6 +126,8 @@ private slots:
     void exportToAFullDiskGivesTheReason();
     void nonFiniteResultsExitNonZero_data();
     void nonFiniteResultsExitNonZero();
+    void outputsReplacingWhatTheCommandReadAreRefused_data();
+    void outputsReplacingWhatTheCommandReadAreRefused();
 };
 
 void TestCliSafety::computeRefusesWhatMemoryCannotHold()
@@ -355,6 +378,70 @@ void TestCliSafety::nonFiniteResultsExitNonZero()
     QVERIFY(!QFile::exists(out));
     if (command == "show")
         QVERIFY(r.out.contains("scores")); // the steps are printed, so the overflow can be seen
+}
+
+void TestCliSafety::outputsReplacingWhatTheCommandReadAreRefused_data()
+{
+    // Arguments (PROJ: the folder holding the inputs) and the file the refusal names.
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("replaced");
+    QTest::newRow("compute into the folder of a reference")
+        << QStringList{"compute", "PROJ/p.attnscope.json", "--out", "PROJ"} << "q.npy";
+    QTest::newRow("compute --pool into the folder of a reference")
+        << QStringList{"compute", "PROJ/o.attnscope.json", "--out", "PROJ", "--pool", "2"} << "output.npy";
+    QTest::newRow("export onto a reference")
+        << QStringList{"export", "PROJ/p.attnscope.json", "--tensor", "weights", "--out", "PROJ/q.npy"} << "q.npy";
+    QTest::newRow("export of maps onto a reference")
+        << QStringList{"export", "PROJ/p.attnscope.json", "--tensor", "mean", "--out", "PROJ/sub/../q.npy"} << "q.npy";
+    QTest::newRow("stats onto the tokenizer")
+        << QStringList{"stats", "PROJ/model", "--text", "hello world", "--out", "PROJ/model/vocab.json"}
+        << "vocab.json";
+    QTest::newRow("stats onto the token sidecar")
+        << QStringList{"stats", "PROJ/a.npy", "--out", "PROJ/a.tokens.json"} << "a.tokens.json";
+    QTest::newRow("stats onto a linked sidecar")
+        << QStringList{"stats", "PROJ/a.npy", "--out", "PROJ/link.json"} << "a.tokens.json";
+}
+
+void TestCliSafety::outputsReplacingWhatTheCommandReadAreRefused()
+{
+    // The "output is the input" guard looked at the positional argument only: `compute
+    // p.attnscope.json --out .` replaced the project's q.npy, `stats MODEL --out
+    // MODEL/vocab.json` the tokenizer, `stats a.npy --out a.tokens.json` the labels.
+    QFETCH(QStringList, args);
+    QFETCH(QString, replaced);
+    QTemporaryDir tmp;
+    const QString dir = tmp.path();
+    QVERIFY(QDir(dir).mkdir("sub"));
+    writeFile(dir + "/q.npy", npyMatrix(4, 3));
+    QByteArray project = readAll(example("self-attention-tutorial"));
+    nlohmann::ordered_json json = nlohmann::ordered_json::parse(project.toStdString());
+    json["weights"]["q"] = {{"npy", "q.npy"}};
+    writeFile(dir + "/p.attnscope.json", QByteArray::fromStdString(json.dump()));
+    // A project whose query input is a reference named like a file compute --pool writes.
+    writeFile(dir + "/output.npy", npyMatrix(3, 4));
+    json["query"]["x"] = {{"npy", "output.npy"}};
+    writeFile(dir + "/o.attnscope.json", QByteArray::fromStdString(json.dump()));
+    const QString attention = sourcePath("tests/fixtures/attention/lhtt_f32");
+    QVERIFY(QFile::copy(attention + ".npy", dir + "/a.npy"));
+    QVERIFY(QFile::copy(attention + ".tokens.json", dir + "/a.tokens.json"));
+    QVERIFY(QFile::link(dir + "/a.tokens.json", dir + "/link.json"));
+    QVERIFY(QDir(dir).mkdir("model"));
+    const QString model = sourcePath("tests/fixtures/models/gpt2-f32");
+    for (const char *name : {"config.json", "model.safetensors", "vocab.json", "merges.txt"})
+        QVERIFY(QFile::copy(model + "/" + name, dir + "/model/" + name));
+    const auto before = folderContents(dir), modelBefore = folderContents(dir + "/model");
+
+    args.replaceInStrings("PROJ", dir);
+    Run r = runCli(args);
+    QCOMPARE(r.code, 2);
+    QCOMPARE(r.err.count('\n'), 1);
+    static const QRegularExpression message("^attnscope-cli: (compute|export|stats): --out .* would replace (.*), "
+                                            "which this command read; choose another (name|folder)$");
+    const auto match = message.match(r.err.trimmed());
+    QVERIFY2(match.hasMatch(), qPrintable(r.err));
+    QVERIFY2(match.captured(2).endsWith("/" + replaced), qPrintable(r.err));
+    QVERIFY2(folderContents(dir) == before, "an input changed");
+    QVERIFY2(folderContents(dir + "/model") == modelBefore, "a model file changed");
 }
 
 QTEST_GUILESS_MAIN(TestCliSafety)
