@@ -1,4 +1,5 @@
 #include "app/cli/CliCommands.h"
+#include "app/cli/TerminalOutput.h"
 #include "app/engine/ProcessSetup.h"
 
 #include <QCoreApplication>
@@ -6,6 +7,8 @@
 
 #include <csignal>
 #include <cstring>
+
+#include <unistd.h>
 
 int main(int argc, char *argv[])
 {
@@ -15,8 +18,10 @@ int main(int argc, char *argv[])
     std::signal(SIGXFSZ, SIG_IGN);
     auto run = [] {
         QCoreApplication::setApplicationName("attnscope-cli");
-        QTextStream out(stdout);
-        QTextStream err(stderr);
+        // Whatever a command prints reaches the terminal through terminalText().
+        attnscope::cli::TerminalOutput stdoutDevice(STDOUT_FILENO), stderrDevice(STDERR_FILENO);
+        QTextStream out(&stdoutDevice);
+        QTextStream err(&stderrDevice);
         const int code = attnscope::runCli(QCoreApplication::arguments(), out, err);
         out.flush();
         err.flush();

@@ -95,6 +95,14 @@ QByteArray npyMatrix(int rows, int cols)
     return bytes;
 }
 
+// True when text holds a control character other than a line break (ESC, BEL, CR...).
+bool hasControlCharacters(const QString &text)
+{
+    return std::any_of(text.begin(), text.end(), [](QChar c) {
+        return (c.unicode() < 0x20 && c != QLatin1Char('\n')) || (c.unicode() >= 0x7f && c.unicode() <= 0x9f);
+    });
+}
+
 // Every file of a folder (hidden ones too) with its bytes.
 std::map<QString, QByteArray> folderContents(const QString &dir)
 {
@@ -128,6 +136,9 @@ private slots:
     void nonFiniteResultsExitNonZero();
     void outputsReplacingWhatTheCommandReadAreRefused_data();
     void outputsReplacingWhatTheCommandReadAreRefused();
+    void showPrintsNoTerminalEscapesFromTheProject();
+    void attentionFileErrorsPrintNoControlBytes();
+    void csvLabelsThatAreFormulasAreNeutralised();
 };
 
 void TestCliSafety::computeRefusesWhatMemoryCannotHold()
@@ -442,6 +453,75 @@ void TestCliSafety::outputsReplacingWhatTheCommandReadAreRefused()
     QVERIFY2(match.captured(2).endsWith("/" + replaced), qPrintable(r.err));
     QVERIFY2(folderContents(dir) == before, "an input changed");
     QVERIFY2(folderContents(dir + "/model") == modelBefore, "a model file changed");
+}
+
+void TestCliSafety::showPrintsNoTerminalEscapesFromTheProject()
+{
+    // `show` printed a title ESC]0;...BEL (sets the window title) and labels with ESC[2J
+    // (clears the screen) as they were.
+    QTemporaryDir tmp;
+    nlohmann::ordered_json json =
+        nlohmann::ordered_json::parse(readAll(example("self-attention-tutorial")).toStdString());
+    json["title"] = "title\x1b]0;pwned\x07\x1b[2J\r\u009b";
+    json["query"]["tokens"][0] = "a\x1b[31mred\x1b[0m";
+    json["query"]["tokens"][1] = "\x1b[2J\x08\t";
+    const QString path = tmp.filePath("evil.attnscope.json");
+    writeFile(path, QByteArray::fromStdString(json.dump()));
+    Run r = runCli({"show", path, "--backend", "cpu"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(!hasControlCharacters(r.out), qPrintable(r.out));
+    QVERIFY2(r.out.contains(QStringLiteral("title\\u001b]0;pwned\\u0007\\u001b[2J")), qPrintable(r.out));
+    QVERIFY2(r.out.contains(QStringLiteral("a\\u001b[31mred")), qPrintable(r.out));
+    QVERIFY(r.err.isEmpty());
+}
+
+void TestCliSafety::attentionFileErrorsPrintNoControlBytes()
+{
+    // An attention file that fails to parse was named raw in the error line: its name's escape
+    // sequence reached the terminal.
+    QTemporaryDir tmp;
+    const QString path = tmp.filePath(QStringLiteral("a\x1b]0;pwned\x07\x1b[2J.npy"));
+    writeFile(path, "not an array");
+    for (const QStringList &args :
+         {QStringList{"stats", path, "--out", tmp.filePath("s.json")},
+          QStringList{"render", path, "--out", tmp.filePath("f.png")},
+          QStringList{"export", path, "--tensor", "weights", "--out", tmp.filePath("w.npy")}}) {
+        Run r = runCli(args);
+        QCOMPARE(r.code, 1);
+        QCOMPARE(r.err.count('\n'), 1);
+        QVERIFY2(r.err.startsWith("attnscope-cli: "), qPrintable(r.err));
+        QVERIFY2(!hasControlCharacters(r.err), qPrintable(r.err.toUtf8().toPercentEncoding(" :/()")));
+    }
+}
+
+void TestCliSafety::csvLabelsThatAreFormulasAreNeutralised()
+{
+    // A label "=HYPERLINK(...)" was exported to CSV as a formula a spreadsheet runs.
+    QTemporaryDir tmp;
+    nlohmann::ordered_json json =
+        nlohmann::ordered_json::parse(readAll(example("self-attention-tutorial")).toStdString());
+    json["query"]["tokens"] = {"=HYPERLINK(\"http://x\")", "@SUM(A1)", "-2+3"};
+    const QString path = tmp.filePath("p.attnscope.json");
+    writeFile(path, QByteArray::fromStdString(json.dump()));
+    const QString csv = tmp.filePath("q.csv");
+    Run r = runCli({"export", path, "--tensor", "scores", "--out", csv, "--backend", "cpu"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QList<QByteArray> lines = readAll(csv).split('\n');
+    QVERIFY(lines.size() >= 4);
+    QCOMPARE(lines[0].trimmed(), QByteArray("scores,\"'=HYPERLINK(\"\"http://x\"\")\",'@SUM(A1),'-2+3"));
+    QVERIFY2(lines[1].startsWith("\"'=HYPERLINK("), lines[1].constData());
+    QVERIFY2(lines[2].startsWith("'@SUM(A1),"), lines[2].constData());
+    QVERIFY2(lines[3].startsWith("'-2+3,"), lines[3].constData());
+    // Numbers stay numbers: negative scores are written as they are.
+    Run q = runCli({"export", path, "--tensor", "q", "--out", tmp.filePath("w.csv"), "--backend", "cpu"});
+    QVERIFY2(q.code == 0, qPrintable(q.err));
+    writeFile(tmp.filePath("neg.npy"), npyMatrix(4, 3));
+    json["weights"]["q"] = {{"npy", "neg.npy"}};
+    writeFile(path, QByteArray::fromStdString(json.dump()));
+    Run n = runCli({"export", path, "--tensor", "q", "--out", tmp.filePath("n.csv"), "--backend", "cpu"});
+    QVERIFY2(n.code == 0, qPrintable(n.err));
+    const QByteArray negative = readAll(tmp.filePath("n.csv"));
+    QVERIFY2(negative.contains(",-") && !negative.contains(",'-"), negative.constData());
 }
 
 QTEST_GUILESS_MAIN(TestCliSafety)

@@ -1,0 +1,53 @@
+#include "app/cli/TerminalOutput.h"
+
+#include "core/UserText.h"
+
+#include <cerrno>
+
+#include <unistd.h>
+
+namespace attnscope::cli {
+
+TerminalOutput::TerminalOutput(int fd) : m_fd(fd)
+{
+    QIODevice::open(QIODevice::WriteOnly | QIODevice::Unbuffered);
+}
+
+TerminalOutput::~TerminalOutput()
+{
+    if (!m_pending.empty())
+        writeOut(terminalText(m_pending)); // a sequence that never ended: its bytes as \xNN
+}
+
+qint64 TerminalOutput::writeData(const char *data, qint64 size)
+{
+    m_pending.append(data, std::size_t(size));
+    const std::size_t keep = incompleteUtf8Tail(m_pending);
+    writeOut(terminalText(std::string_view(m_pending).substr(0, m_pending.size() - keep)));
+    m_pending.erase(0, m_pending.size() - keep);
+    return size;
+}
+
+namespace {
+
+void writeAll(int fd, const std::string &bytes)
+{
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return; // a closed pipe or a full disk: nothing more can be said there
+        done += std::size_t(n);
+    }
+}
+
+} // namespace
+
+void TerminalOutput::writeOut(const std::string &bytes)
+{
+    writeAll(m_fd, bytes);
+}
+
+} // namespace attnscope::cli
