@@ -95,6 +95,25 @@ QByteArray npyMatrix(int rows, int cols)
     return bytes;
 }
 
+// A float16 .npy of shape [layers, 1, tokens, tokens] holding zeros, made sparse (truncate):
+// large in T without using the disk.
+bool writeSparseAttentionNpy(const QString &path, int layers, int tokens)
+{
+    QByteArray header = QStringLiteral("{'descr': '<f2', 'fortran_order': False, 'shape': (%1, 1, %2, %2), }")
+                            .arg(layers)
+                            .arg(tokens)
+                            .toLatin1();
+    header += QByteArray(63 - (10 + header.size()) % 64, ' ') + '\n';
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return false;
+    f.write(QByteArray("\x93NUMPY\x01\x00", 8));
+    const char length[2] = {char(header.size() & 0xff), char(header.size() >> 8)};
+    f.write(length, 2);
+    f.write(header);
+    return f.resize(f.size() + qint64(layers) * tokens * tokens * 2);
+}
+
 // True when text holds a control character other than a line break (ESC, BEL, CR...).
 bool hasControlCharacters(const QString &text)
 {
@@ -139,6 +158,8 @@ private slots:
     void showPrintsNoTerminalEscapesFromTheProject();
     void attentionFileErrorsPrintNoControlBytes();
     void csvLabelsThatAreFormulasAreNeutralised();
+    void rolloutBeyondItsCostIsRefusedBeforeAllocating_data();
+    void rolloutBeyondItsCostIsRefusedBeforeAllocating();
 };
 
 void TestCliSafety::computeRefusesWhatMemoryCannotHold()
@@ -522,6 +543,50 @@ void TestCliSafety::csvLabelsThatAreFormulasAreNeutralised()
     QVERIFY2(n.code == 0, qPrintable(n.err));
     const QByteArray negative = readAll(tmp.filePath("n.csv"));
     QVERIFY2(negative.contains(",-") && !negative.contains(",'-"), negative.constData());
+}
+
+void TestCliSafety::rolloutBeyondItsCostIsRefusedBeforeAllocating_data()
+{
+    QTest::addColumn<QString>("command");
+    QTest::addColumn<int>("layers");
+    QTest::addColumn<int>("tokens");
+    QTest::addColumn<QString>("memoryLimit");
+    QTest::addColumn<QString>("message");
+    // 16384 tokens: four T x T doubles are 8 GiB, more than the 4 GiB allowed.
+    const QString memory = "rollout: needs 8\\.0 GiB of memory \\(four 16384 x 16384 matrices of doubles\\); this "
+                           "machine allows [0-9.]+ [MG]iB";
+    // 30 layers of 4096 tokens: 512 MiB, but 4.1e12 operations (T = 8192 ran for minutes).
+    const QString operations = "rollout: 30 products of 4096 x 4096 matrices \\(one per layer\\) need about "
+                               "4\\.1e\\+12 operations, more than the 4\\.0e\\+12 allowed \\(minutes of work\\)";
+    QTest::newRow("export, memory") << "export" << 1 << 16384 << "4G" << memory;
+    QTest::newRow("render, memory") << "render" << 1 << 16384 << "4G" << memory;
+    QTest::newRow("export, operations") << "export" << 30 << 4096 << "" << operations;
+}
+
+void TestCliSafety::rolloutBeyondItsCostIsRefusedBeforeAllocating()
+{
+    // `export --tensor rollout` had no check (the GUI had its own): T = 20000 allocated 7.8 GB
+    // before bad_alloc, a 24-layer T = 8192 file ran for minutes.
+    QFETCH(QString, command);
+    QFETCH(int, layers);
+    QFETCH(int, tokens);
+    QFETCH(QString, memoryLimit);
+    QFETCH(QString, message);
+    QTemporaryDir tmp;
+    const QString input = tmp.filePath("long.npy");
+    QVERIFY(writeSparseAttentionNpy(input, layers, tokens));
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    if (!memoryLimit.isEmpty())
+        env.insert("ATTNSCOPE_MEMORY_LIMIT", memoryLimit);
+    const QString out = tmp.filePath(command == "export" ? "rollout.npy" : "rollout.png");
+    const QStringList args = command == "export" ? QStringList{"export", input, "--tensor", "rollout", "--out", out}
+                                                 : QStringList{"render", input, "--view", "rollout", "--out", out};
+    Run r = test::runProgram(QStringLiteral(ATTNSCOPE_CLI), args, 240000, env);
+    QCOMPARE(r.code, 1);
+    QCOMPARE(r.err.count('\n'), 1);
+    const QRegularExpression expected("^attnscope-cli: (.*: )?" + message + "$");
+    QVERIFY2(expected.match(r.err.trimmed()).hasMatch(), qPrintable(r.err));
+    QVERIFY(!QFile::exists(out));
 }
 
 QTEST_GUILESS_MAIN(TestCliSafety)

@@ -1,5 +1,7 @@
 #include "app/gui/document/AttentionController.h"
 
+#include "app/render/ErrorText.h"
+
 #include <QCoreApplication>
 #include <QFileInfo>
 
@@ -134,7 +136,7 @@ void AttentionController::requestRollout(const AttentionSource &source)
         if (cancel)
             return {};
         if (!r) {
-            const QString message = QString::fromStdString(r.message());
+            const QString message = errorText(r.error());
             return [this, message] { emit rolloutReady(nullptr, {}, {}, message); };
         }
         auto matrix = std::make_shared<RolloutMatrix>();
