@@ -2,6 +2,9 @@
 
 #include "core/UserText.h"
 
+#include <QString>
+#include <QtGlobal>
+
 #include <cerrno>
 
 #include <unistd.h>
@@ -48,6 +51,15 @@ void writeAll(int fd, const std::string &bytes)
 void TerminalOutput::writeOut(const std::string &bytes)
 {
     writeAll(m_fd, bytes);
+}
+
+void routeQtMessages()
+{
+    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext &context, const QString &message) {
+        if (type == QtWarningMsg && message.startsWith(QLatin1String("QStandardPaths: ")))
+            return;
+        writeAll(STDERR_FILENO, terminalText(qFormatLogMessage(type, context, message).toStdString()) + "\n");
+    });
 }
 
 } // namespace attnscope::cli

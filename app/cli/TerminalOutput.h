@@ -30,4 +30,11 @@ private:
     std::string m_pending; // the start of a UTF-8 sequence whose end has not arrived
 };
 
+// Qt's own messages (a qWarning inside Qt) go to stderr through terminalText() as well, and
+// QStandardPaths's notes on the runtime directory not at all: Qt's platform start-up (render's
+// QGuiApplication) looks for a Wayland socket there and, with XDG_RUNTIME_DIR unset, said so in a
+// second stderr line beside the command's one-line error. The CLI never uses that directory.
+// Call before the application object exists.
+void routeQtMessages();
+
 } // namespace attnscope::cli

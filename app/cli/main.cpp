@@ -16,6 +16,7 @@ int main(int argc, char *argv[])
     // Past a file-size limit (ulimit -f) a write should fail with EFBIG, which the commands
     // report and clean up after, instead of the signal killing the process mid-file.
     std::signal(SIGXFSZ, SIG_IGN);
+    attnscope::cli::routeQtMessages();
     auto run = [] {
         QCoreApplication::setApplicationName("attnscope-cli");
         // Whatever a command prints reaches the terminal through terminalText().

@@ -1265,10 +1265,6 @@
         <translation>未命名</translation>
     </message>
     <message>
-        <source>%1 would need about %2 of memory (%3 for the project and its undo copies, %4 for its intermediate tensors); this machine allows %5. Nothing was changed.</source>
-        <translation>%1 需要约 %2 内存（项目及其撤销副本 %3，中间张量 %4）；本机允许 %5。未做任何更改。</translation>
-    </message>
-    <message>
         <source>%1: out of memory while making the change. Nothing was changed.</source>
         <translation>%1：进行更改时内存不足。未做任何更改。</translation>
     </message>
@@ -1375,6 +1371,10 @@
     <message>
         <source>Change title</source>
         <translation>更改标题</translation>
+    </message>
+    <message>
+        <source>%1: the change would need about %2 of memory (%3 for the project and its undo copies, %4 for its intermediate tensors); this machine allows %5. Nothing was changed.</source>
+        <translation>%1：此更改需要约 %2 内存（项目及其撤销副本 %3，中间张量 %4）；本机允许 %5。未做任何更改。</translation>
     </message>
 </context>
 <context>

@@ -160,6 +160,9 @@ private slots:
     void csvLabelsThatAreFormulasAreNeutralised();
     void rolloutBeyondItsCostIsRefusedBeforeAllocating_data();
     void rolloutBeyondItsCostIsRefusedBeforeAllocating();
+    void renderToAFullDiskGivesTheReason_data();
+    void renderToAFullDiskGivesTheReason();
+    void errorsStayOneLineWithoutXdgRuntimeDir();
 };
 
 void TestCliSafety::computeRefusesWhatMemoryCannotHold()
@@ -587,6 +590,50 @@ void TestCliSafety::rolloutBeyondItsCostIsRefusedBeforeAllocating()
     const QRegularExpression expected("^attnscope-cli: (.*: )?" + message + "$");
     QVERIFY2(expected.match(r.err.trimmed()).hasMatch(), qPrintable(r.err));
     QVERIFY(!QFile::exists(out));
+}
+
+void TestCliSafety::renderToAFullDiskGivesTheReason_data()
+{
+    QTest::addColumn<QString>("suffix");
+    QTest::newRow("png") << "png";
+    QTest::newRow("svg") << "svg";
+    QTest::newRow("pdf") << "pdf";
+}
+
+void TestCliSafety::renderToAFullDiskGivesTheReason()
+{
+    // render wrote through libpng's and Qt's writers, whose words reached the user instead of
+    // "No space left on device".
+    QFETCH(QString, suffix);
+    QTemporaryDir tmp;
+    QString full = tmp.filePath("full");
+    if (::mknod(full.toLocal8Bit().constData(), S_IFCHR | 0666, makedev(1, 7)) != 0)
+        full = QStringLiteral("/dev/full");
+    const QString out = tmp.filePath("figure." + suffix);
+    QVERIFY(QFile::link(full, out));
+    Run r = runCli({"render", example("padding-mask"), "--out", out, "--backend", "cpu"});
+    QCOMPARE(r.code, 1);
+    QCOMPARE(r.err, QStringLiteral("attnscope-cli: %1: write failed (No space left on device)\n").arg(out));
+    QVERIFY(QFileInfo(full).exists() && !QFileInfo(full).isFile()); // still the device
+}
+
+void TestCliSafety::errorsStayOneLineWithoutXdgRuntimeDir()
+{
+    // Without XDG_RUNTIME_DIR, Qt's platform start-up (render) printed "QStandardPaths:
+    // XDG_RUNTIME_DIR not set, defaulting to ..." beside the command's one-line error.
+    QTemporaryDir tmp;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("XDG_RUNTIME_DIR");
+    Run failed = test::runProgram(QStringLiteral(ATTNSCOPE_CLI),
+                                  {"render", tmp.filePath("missing.npy"), "--out", tmp.filePath("f.png")}, 240000, env);
+    QCOMPARE(failed.code, 1);
+    QCOMPARE(failed.err.count('\n'), 1);
+    QVERIFY2(failed.err.startsWith("attnscope-cli: " + tmp.filePath("missing.npy")), qPrintable(failed.err));
+    Run done = test::runProgram(QStringLiteral(ATTNSCOPE_CLI),
+                                {"render", example("padding-mask"), "--out", tmp.filePath("f.png"), "--backend", "cpu"},
+                                240000, env);
+    QCOMPARE(done.code, 0);
+    QVERIFY2(done.err.isEmpty(), qPrintable(done.err));
 }
 
 QTEST_GUILESS_MAIN(TestCliSafety)
