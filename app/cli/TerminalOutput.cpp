@@ -11,26 +11,6 @@
 
 namespace attnscope::cli {
 
-TerminalOutput::TerminalOutput(int fd) : m_fd(fd)
-{
-    QIODevice::open(QIODevice::WriteOnly | QIODevice::Unbuffered);
-}
-
-TerminalOutput::~TerminalOutput()
-{
-    if (!m_pending.empty())
-        writeOut(terminalText(m_pending)); // a sequence that never ended: its bytes as \xNN
-}
-
-qint64 TerminalOutput::writeData(const char *data, qint64 size)
-{
-    m_pending.append(data, std::size_t(size));
-    const std::size_t keep = incompleteUtf8Tail(m_pending);
-    writeOut(terminalText(std::string_view(m_pending).substr(0, m_pending.size() - keep)));
-    m_pending.erase(0, m_pending.size() - keep);
-    return size;
-}
-
 namespace {
 
 void writeAll(int fd, const std::string &bytes)
@@ -48,9 +28,24 @@ void writeAll(int fd, const std::string &bytes)
 
 } // namespace
 
-void TerminalOutput::writeOut(const std::string &bytes)
+TerminalOutput::TerminalOutput(int fd) : m_fd(fd)
 {
-    writeAll(m_fd, bytes);
+    QIODevice::open(QIODevice::WriteOnly | QIODevice::Unbuffered);
+}
+
+TerminalOutput::~TerminalOutput()
+{
+    if (!m_pending.empty())
+        writeAll(m_fd, terminalText(m_pending)); // a sequence that never ended: its bytes as \xNN
+}
+
+qint64 TerminalOutput::writeData(const char *data, qint64 size)
+{
+    m_pending.append(data, std::size_t(size));
+    const std::size_t keep = incompleteUtf8Tail(m_pending);
+    writeAll(m_fd, terminalText(std::string_view(m_pending).substr(0, m_pending.size() - keep)));
+    m_pending.erase(0, m_pending.size() - keep);
+    return size;
 }
 
 void routeQtMessages()

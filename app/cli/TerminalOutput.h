@@ -24,8 +24,6 @@ protected:
     qint64 writeData(const char *data, qint64 size) override;
 
 private:
-    void writeOut(const std::string &bytes);
-
     int m_fd;
     std::string m_pending; // the start of a UTF-8 sequence whose end has not arrived
 };
