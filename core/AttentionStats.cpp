@@ -1,8 +1,13 @@
 #include "core/AttentionStats.h"
 
+#include "core/ErrorCode.h"
+#include "core/MemoryLimits.h"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace attnscope {
 
@@ -75,21 +80,64 @@ MatrixD meanOverHeads(const AttentionSet &set, int sample, int layer)
     return mean / double(set.heads());
 }
 
-Result<MatrixD> attentionRollout(const AttentionSet &set, int sample)
+std::int64_t rolloutBytes(std::int64_t tokens)
+{
+    return saturatingMul(saturatingMul(saturatingMul(tokens, tokens), 8), 4);
+}
+
+double rolloutOperations(std::int64_t tokens, int layers)
+{
+    const double t = double(tokens);
+    return 2.0 * t * t * t * double(layers);
+}
+
+Status checkRolloutCost(std::int64_t tokens, int layers, std::int64_t budget)
+{
+    const std::string t = std::to_string(tokens);
+    if (const std::int64_t need = rolloutBytes(tokens); need > budget)
+        return codedError("rollout.memory", {formatBytes(need), t, formatBytes(budget)}, ErrorKind::TooLarge);
+    if (const double operations = rolloutOperations(tokens, layers); operations > kRolloutMaxOperations) {
+        char need[32], allowed[32];
+        std::snprintf(need, sizeof need, "%.1e", operations);
+        std::snprintf(allowed, sizeof allowed, "%.1e", kRolloutMaxOperations);
+        return codedError("rollout.operations", {std::to_string(layers), t, need, allowed}, ErrorKind::TooLarge);
+    }
+    return Ok{};
+}
+
+Result<MatrixD> attentionRollout(const AttentionSet &set, int sample, const RolloutLimits &limits)
 {
     if (set.queries() != set.keys())
         return Error{"rollout: needs square attention maps (self-attention), found " +
                      shapeString(set.queries(), set.keys())};
     const std::int64_t t = set.queries();
-    MatrixD rollout = MatrixD::Identity(t, t);
+    if (Status s = checkRolloutCost(t, set.layers(), limits.memoryBudget > 0 ? limits.memoryBudget : memoryBudget());
+        !s)
+        return s.error();
+    // The products in blocks of rows, so that a cancel (a newer request, a closed window)
+    // stops the work within one block.
+    constexpr Eigen::Index kBlock = 256;
+    MatrixD rollout = MatrixD::Identity(t, t), next(t, t);
     for (int l = 0; l < set.layers(); ++l) {
-        MatrixD a = 0.5 * meanOverHeads(set, sample, l) + 0.5 * MatrixD::Identity(t, t);
-        for (std::int64_t i = 0; i < t; ++i) {
-            const double sum = a.row(i).sum();
+        MatrixD a = meanOverHeads(set, sample, l);
+        for (Eigen::Index i = 0; i < t; ++i) {
+            double *row = a.data() + i * t; // row-major: row i is contiguous
+            double sum = 0.0;
+            for (Eigen::Index j = 0; j < t; ++j) {
+                row[j] = 0.5 * row[j] + (i == j ? 0.5 : 0.0);
+                sum += row[j];
+            }
             if (sum > 0.0)
-                a.row(i) /= sum;
+                for (Eigen::Index j = 0; j < t; ++j)
+                    row[j] /= sum;
         }
-        rollout = a * rollout; // A'_l ... A'_1
+        for (Eigen::Index i = 0; i < t; i += kBlock) {
+            if (limits.cancel && limits.cancel->load(std::memory_order_relaxed))
+                return Error{"cancelled", ErrorKind::Cancelled};
+            const Eigen::Index n = std::min<Eigen::Index>(kBlock, t - i);
+            next.middleRows(i, n).noalias() = a.middleRows(i, n) * rollout; // A'_l ... A'_1
+        }
+        rollout.swap(next);
     }
     return rollout;
 }

@@ -35,6 +35,11 @@ constexpr std::array kTemplates = {
     // Memory refusals (core/Validation.cpp, core/MemoryLimits.cpp).
     ErrorTemplate{"memory.trace", "size: this problem needs %1 for its intermediate tensors; this machine allows %2"},
     ErrorTemplate{"memory.refused", "size: this problem needs %1 for %2; this machine allows %3"},
+    // Attention rollout's cost (core/AttentionStats.cpp).
+    ErrorTemplate{"rollout.memory",
+                  "rollout: needs %1 of memory (four %2 x %2 matrices of doubles); this machine allows %3"},
+    ErrorTemplate{"rollout.operations", "rollout: %1 products of %2 x %2 matrices (one per layer) need about %3 "
+                                        "operations, more than the %4 allowed (minutes of work)"},
     // Opening files (core/FileIo.cpp, core/MappedFile.cpp).
     ErrorTemplate{"file.open", "%1: cannot open the file"},
     ErrorTemplate{"file.open.reason", "%1: cannot open the file (%2)"},

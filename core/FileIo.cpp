@@ -1,6 +1,7 @@
 #include "core/FileIo.h"
 
 #include "core/ErrorCode.h"
+#include "core/FilesRead.h"
 
 #include "core/MemoryLimits.h"
 #include "core/UserText.h"
@@ -62,6 +63,7 @@ Result<std::string> readInputFile(const std::string &path, std::int64_t maxBytes
     };
     if (regular && st.st_size > maxBytes)
         return tooLarge(formatBytes(st.st_size));
+    FilesRead::note(path, fd);
 
     std::string bytes;
     if (regular)

@@ -2,6 +2,7 @@
 
 #include "core/ErrorCode.h"
 #include "core/FileIo.h"
+#include "core/FilesRead.h"
 #include "core/UserText.h"
 
 #include <array>
@@ -150,6 +151,7 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string &pa
         ::close(fd);
         return codedError("file.notRegular", {printableText(path, 200)});
     }
+    FilesRead::note(path, fd);
     std::shared_ptr<MappedFile> file(new MappedFile);
     file->m_path = path;
     file->m_fd = fd;

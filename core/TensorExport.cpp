@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <functional>
+#include <string_view>
 
 namespace attnscope {
 
@@ -40,8 +41,14 @@ std::string shortest(float f)
     return std::string(buf, r.ptr);
 }
 
-std::string csvField(const std::string &s)
+} // namespace
+
+std::string csvTextField(const std::string &text)
 {
+    // A spreadsheet reads a cell that starts with = + - @, a tab or a carriage return as a
+    // formula (=HYPERLINK(...), =cmd|...): a quote first makes it text, as OWASP advises.
+    const bool formula = !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos;
+    const std::string s = formula ? "'" + text : text;
     if (s.find_first_of(",\"\n\r") == std::string::npos)
         return s;
     std::string quoted = "\"";
@@ -49,8 +56,6 @@ std::string csvField(const std::string &s)
         quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     return quoted + "\"";
 }
-
-} // namespace
 
 std::vector<NamedTensor> traceTensors(const AttentionTrace &t)
 {
@@ -100,17 +105,17 @@ Result<std::string> tensorCsv(const NamedTensor &t, int head, const std::vector<
     const bool labelCols = std::int64_t(colLabels.size()) == cols;
     std::string out;
     if (labelCols) {
-        out += labelRows ? csvField(t.name) : "";
+        out += labelRows ? csvTextField(t.name) : "";
         for (std::int64_t c = 0; c < cols; ++c) {
             if (c || labelRows)
                 out += ',';
-            out.append(csvField(colLabels[size_t(c)]));
+            out.append(csvTextField(colLabels[size_t(c)]));
         }
         out += "\r\n";
     }
     for (std::int64_t r = 0; r < rows; ++r) {
         if (labelRows)
-            out += csvField(rowLabels[size_t(r)]);
+            out += csvTextField(rowLabels[size_t(r)]);
         for (std::int64_t c = 0; c < cols; ++c) {
             if (c || labelRows)
                 out += ',';

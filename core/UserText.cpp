@@ -1,5 +1,6 @@
 #include "core/UserText.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
@@ -42,18 +43,30 @@ bool steersDisplay(std::uint32_t c)
            (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
 }
 
-std::string escaped(std::string_view text, std::size_t maxBytes, bool quoteMarks)
+enum class Escapes {
+    Message,  // one line: backslashes doubled, controls as \xNN
+    Quoted,   // the same with '"' escaped
+    Terminal, // line breaks kept, backslashes as they are, controls as \uNNNN (terminalText)
+};
+
+std::string escaped(std::string_view text, std::size_t maxBytes, Escapes mode)
 {
+    const bool terminal = mode == Escapes::Terminal;
     std::string out;
     char buf[16];
     for (std::size_t i = 0; i < text.size();) {
         const unsigned char b = static_cast<unsigned char>(text[i]);
         std::string piece;
         std::size_t used = 1;
-        if (b == '\\') {
+        if (terminal && (b == '\\' || b == '\n')) {
+            piece.assign(1, char(b));
+        } else if (b == '\\') {
             piece = "\\\\";
-        } else if (quoteMarks && b == '"') {
+        } else if (mode == Escapes::Quoted && b == '"') {
             piece = "\\\"";
+        } else if ((b < 0x20 || b == 0x7f) && terminal) {
+            std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(b));
+            piece = buf;
         } else if (b < 0x20 || b == 0x7f) {
             std::snprintf(buf, sizeof buf, "\\x%02x", unsigned(b));
             piece = buf;
@@ -87,14 +100,32 @@ std::string escaped(std::string_view text, std::size_t maxBytes, bool quoteMarks
 
 std::string printableText(std::string_view text, std::size_t maxBytes)
 {
-    return escaped(text, maxBytes, false);
+    return escaped(text, maxBytes, Escapes::Message);
 }
 
 std::string quotedText(std::string_view text, std::size_t maxBytes)
 {
     std::string out(1, '"');
-    out.append(escaped(text, maxBytes, true)).append(1, '"');
+    out.append(escaped(text, maxBytes, Escapes::Quoted)).append(1, '"');
     return out;
+}
+
+std::string terminalText(std::string_view text)
+{
+    return escaped(text, std::string::npos, Escapes::Terminal);
+}
+
+std::size_t incompleteUtf8Tail(std::string_view text)
+{
+    // The last lead byte within three bytes of the end, and whether its sequence runs past it.
+    for (std::size_t back = 1; back <= std::min<std::size_t>(3, text.size()); ++back) {
+        const unsigned char b = static_cast<unsigned char>(text[text.size() - back]);
+        if ((b & 0xc0) == 0x80)
+            continue; // a continuation byte: look further back
+        const std::size_t length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+        return length > back ? back : 0;
+    }
+    return 0;
 }
 
 } // namespace attnscope

@@ -16,4 +16,14 @@ std::string printableText(std::string_view text, std::size_t maxBytes = 60);
 // printableText() in double quotes, with '"' escaped: `the string "a\x1b[2Jb"`.
 std::string quotedText(std::string_view text, std::size_t maxBytes = 60);
 
+// Text as it may reach a terminal (attnscope-cli's stdout and stderr pass through this): the
+// characters printableText() escapes are escaped, except that a line break stays one, and as
+// \uNNNN ("\u001b"), so JSON text stays valid JSON of the same strings; an invalid UTF-8 byte
+// becomes \xNN. A backslash stays as it is (JSON's own escapes survive) and nothing is cut.
+std::string terminalText(std::string_view text);
+
+// How many bytes at the end of `text` are the start of a UTF-8 sequence that is not complete
+// yet (0 to 3): a stream filtered in chunks holds them back until the rest arrives.
+std::size_t incompleteUtf8Tail(std::string_view text);
+
 } // namespace attnscope

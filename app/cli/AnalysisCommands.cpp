@@ -266,6 +266,7 @@ Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::str
 int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
 {
     const auto fail = [&](const std::string &message, int code) { return cli::fail(err, message, code); };
+    const FilesRead read; // every file read from here on: the output may not replace one
     QCommandLineParser parser;
     parser.addOption({"out", "Output file (.json or .csv).", "FILE"});
     parser.addOption({"backend", "auto, cpu or vulkan (projects and models).", "NAME", "auto"});
@@ -294,14 +295,15 @@ int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
     auto loaded = loadAttentionInput(input, *selection->backend, text);
     if (!loaded)
         return fail(loaded.message(), kFailed);
-
-    const std::string stats = suffix == "json" ? statsJson(loaded->set) : statsCsv(loaded->set);
+    const std::string written = suffix == "json" ? statsJson(loaded->set) : statsCsv(loaded->set);
     if (Status s = loaded->set.checkSource(); !s)
         return fail(s.message(), kFailed);
+    if (auto exit = cli::checkBeforeWriting(err, read, "stats", {parser.value("out"), {parser.value("out")}}))
+        return *exit;
     AtomicFileWriter file(output);
     if (Status s = file.open(); !s)
         return fail(s.message(), kFailed);
-    file.write(stats);
+    file.write(written);
     if (Status s = file.commit(); !s)
         return fail(s.message(), kFailed);
     out << "stats: " << loaded->set.layers() << " layer(s) x " << loaded->set.heads() << " head(s) of the "

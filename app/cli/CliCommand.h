@@ -80,6 +80,10 @@ public:
 
     int devices(const QStringList &args);
 
+    // checkBeforeWriting() (CliSupport.h) against everything this command read; nullopt when
+    // writing may go on, else m_exit is set and returned.
+    std::optional<int> checkBeforeWriting(const char *command, const Outputs &outputs);
+
 private:
     // compute's refusal of a trace too large for memory points at the pooled form.
     std::string withPoolHint(const Error &error) const;
@@ -89,6 +93,8 @@ private:
 
     QTextStream &m_out;
     QTextStream &m_err;
+    // Every file read from the command's start: its outputs may not replace one of them.
+    FilesRead m_read;
     int m_exit = kOk;
     bool m_suggestPool = false;
 };

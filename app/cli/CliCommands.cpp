@@ -181,6 +181,8 @@ int Command::exportAttention(const QCommandLineParser &parser, const QString &ou
         return fail(input.message());
     if (Status s = checkAttentionTensor(input->set, tensor.toStdString(), layer, head); !s)
         return fail(s.message(), kUsage);
+    if (auto exit = checkBeforeWriting("export", {out, {out}}))
+        return *exit;
     auto written = writeAttentionTensor(input->set, tensor.toStdString(), layer, head, out.toStdString());
     if (!written)
         return fail(written.message());
@@ -221,6 +223,8 @@ int Command::exportData(const QStringList &args)
     auto run = computeProject(parser);
     if (!run)
         return m_exit;
+    if (auto exit = checkBeforeWriting("export", {out, {out}}))
+        return *exit;
     if (Status s =
             writeTraceData(run->project, run->trace, out.toStdString(), parser.value("tensor").toStdString(), head);
         !s)
@@ -262,6 +266,15 @@ int Command::devices(const QStringList &args)
     for (const auto &line : formatDeviceListing(listComputeDevices()))
         m_out << QString::fromStdString(line) << "\n";
     return kOk;
+}
+
+std::optional<int> Command::checkBeforeWriting(const char *command, const Outputs &outputs)
+{
+    if (auto exit = cli::checkBeforeWriting(m_err, m_read, command, outputs)) {
+        m_exit = *exit;
+        return exit;
+    }
+    return std::nullopt;
 }
 
 std::string Command::withPoolHint(const Error &error) const

@@ -1,5 +1,9 @@
 #include "app/cli/CliSupport.h"
 
+#include "core/UserText.h"
+
+#include <QFileInfo>
+
 namespace attnscope::cli {
 
 int fail(QTextStream &err, const QString &message, int code)
@@ -31,6 +35,30 @@ std::optional<int> parseOnePositional(QCommandLineParser &parser, const QStringL
                         .arg(QLatin1String(command), QLatin1String(argumentName))
                         .arg(parser.positionalArguments().size()),
                     kUsage);
+    return std::nullopt;
+}
+
+std::optional<int> checkBeforeWriting(QTextStream &err, const FilesRead &read, const char *command,
+                                      const Outputs &outputs)
+{
+    const auto shown = [](const std::string &text) { return QString::fromStdString(printableText(text, 200)); };
+    for (const QString &file : outputs.files) {
+        const auto input = read.find(file.toStdString());
+        if (!input)
+            continue;
+        const QString replaced = shown(input->path);
+        if (outputs.folder)
+            return fail(err,
+                        QStringLiteral("%1: --out %2: writing %3 there would replace %4, which this command read; "
+                                       "choose another folder")
+                            .arg(QLatin1String(command), shown(outputs.out.toStdString()),
+                                 shown(QFileInfo(file).fileName().toStdString()), replaced),
+                        kUsage);
+        return fail(err,
+                    QStringLiteral("%1: --out %2 would replace %3, which this command read; choose another name")
+                        .arg(QLatin1String(command), shown(file.toStdString()), replaced),
+                    kUsage);
+    }
     return std::nullopt;
 }
 

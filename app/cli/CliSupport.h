@@ -1,11 +1,14 @@
 #pragma once
 
+#include "core/FilesRead.h"
+
 #include <QCommandLineParser>
 #include <QStringList>
 #include <QTextStream>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attnscope::cli {
 
@@ -23,5 +26,22 @@ int fail(QTextStream &err, const std::string &message, int code);
 // --help)"). nullopt when the command goes on, else the exit code to return.
 std::optional<int> parseOnePositional(QCommandLineParser &parser, const QStringList &args, const char *command,
                                       const char *argumentName, const char *usage, QTextStream &out, QTextStream &err);
+
+// What a command writes, for checkBeforeWriting(): --out as given, and every file it writes
+// there (--out itself for one file; each file it writes into the folder for a folder).
+struct Outputs {
+    QString out;
+    std::vector<QString> files;
+    bool folder = false;
+};
+
+// The step every command takes after its work and before it writes anything: refuses an output
+// that is the same file as one the command read (`read`: the project and its {"npy": ...}
+// references, an attention file and its token sidecar, a model folder's config, weights and
+// tokenizer files), with one line naming both, exit 2:
+// "compute: --out out: writing q.npy there would replace p/q.npy, which this command read;
+// choose another folder". nullopt when writing may go on, else the exit code to return.
+std::optional<int> checkBeforeWriting(QTextStream &err, const FilesRead &read, const char *command,
+                                      const Outputs &outputs);
 
 } // namespace attnscope::cli

@@ -18,6 +18,19 @@
 
 namespace attnscope::cli {
 
+namespace {
+
+// The NAME.npy files a command writes into dir.
+Outputs folderOutputs(const QString &dir, const std::vector<std::string> &names)
+{
+    Outputs outputs{dir, {}, true};
+    for (const std::string &name : names)
+        outputs.files.push_back(QDir(dir).filePath(QString::fromStdString(name + ".npy")));
+    return outputs;
+}
+
+} // namespace
+
 std::optional<PoolOptions> Command::poolOptions(const QCommandLineParser &parser, const char *command)
 {
     if (parser.isSet("pool-mode") && !parser.isSet("pool")) {
@@ -90,6 +103,8 @@ int Command::computePooled(const QCommandLineParser &parser, const QString &dir)
                     : QStringLiteral("compute: the result overflowed to Inf or NaN (the inputs are too large)"));
         results.push_back(std::move(*result));
     }
+    if (auto exit = checkBeforeWriting("compute", folderOutputs(dir, {"weights_pooled", "entropy", "output"})))
+        return *exit;
     const AttentionProblem &p = project->problem;
     const PooledResult &first = results.front();
     std::vector<const MatrixF *> pooled, entropy, output;
@@ -147,6 +162,8 @@ int Command::compute(const QStringList &args)
         return m_exit;
     if (run->project.batch)
         return writeBatch(*run, dir);
+    if (auto exit = checkBeforeWriting("compute", folderOutputs(dir, traceTensorNames())))
+        return *exit;
     if (Status s = writeTraceNpy(run->trace, dir.toStdString()); !s)
         return fail(s.message());
     reportBackend(run->selection);
@@ -167,6 +184,8 @@ int Command::writeBatch(ComputedProject &run, const QString &dir)
                 QStringLiteral("compute: sequence %1: %2").arg(b).arg(QString::fromStdString(finite.message())));
         traces.push_back(std::move(*trace));
     }
+    if (auto exit = checkBeforeWriting("compute", folderOutputs(dir, traceTensorNames())))
+        return *exit;
     if (Status s = writeBatchTraceNpy(traces, dir.toStdString()); !s)
         return fail(s.message());
     reportBackend(run.selection);

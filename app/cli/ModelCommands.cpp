@@ -8,6 +8,7 @@
 #include "core/UserText.h"
 
 #include <QCommandLineParser>
+#include <QDir>
 
 #include <nlohmann/json.hpp>
 
@@ -82,6 +83,7 @@ int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &e
 int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err)
 {
     const auto fail = [&](const std::string &message, int code) { return cli::fail(err, message, code); };
+    const FilesRead read; // every file read from here on: no output may replace one
     QCommandLineParser parser;
     parser.addOption({"text", "The text the model reads.", "TEXT"});
     parser.addOption({"ids", "Token ids, comma-separated, used exactly as given.", "IDS"});
@@ -133,6 +135,13 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err)
     // Tokens are vocabulary keys, valid UTF-8 already; replace guards the dump all the same.
     const FolderFile tokensFile{"tokens.json",
                                 tokens.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"};
+    const QString outDir = parser.value("out");
+    const cli::Outputs outputs{outDir,
+                               {QDir(outDir).filePath("attentions.npy"), QDir(outDir).filePath("hidden_states.npy"),
+                                QDir(outDir).filePath("tokens.json")},
+                               true};
+    if (auto exit = cli::checkBeforeWriting(err, read, "model", outputs))
+        return *exit;
     if (Status s = writeNpyFolder({attentions, states}, dir, {tokensFile}); !s)
         return fail(s.message(), kFailed);
 

@@ -1,5 +1,7 @@
 #include "app/cli/RenderCommand.h"
 
+#include "app/cli/CliSupport.h"
+
 #include "core/FileIo.h"
 #include "core/UserText.h"
 
@@ -44,7 +46,9 @@ const char *const kRenderUsage = R"(  render INPUT [INPUT...] --out FILE.(png|sv
 
 namespace {
 
-constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+using cli::kFailed;
+using cli::kOk;
+using cli::kUsage;
 
 struct Failure {
     QString message;
@@ -136,6 +140,11 @@ public:
                 seen.insert(path);
                 files.emplace_back(i, path);
             }
+        cli::Outputs outputs{m_out, {}, m_batch};
+        for (const auto &[i, path] : files)
+            outputs.files.push_back(path);
+        if (auto exit = cli::checkBeforeWriting(err, m_read, "render", outputs))
+            return *exit;
         if (m_batch && !QDir().mkpath(m_out))
             return fail(err, {QStringLiteral("render: --out %1: cannot create the directory").arg(m_out)});
         for (const auto &[i, path] : files) {
@@ -380,6 +389,7 @@ private:
         return std::nullopt;
     }
 
+    const FilesRead m_read; // every file read: no figure may replace one
     QStringList m_projects;
     QString m_out;
     bool m_batch = false;

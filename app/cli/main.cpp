@@ -1,4 +1,5 @@
 #include "app/cli/CliCommands.h"
+#include "app/cli/TerminalOutput.h"
 #include "app/engine/ProcessSetup.h"
 
 #include <QCoreApplication>
@@ -7,16 +8,21 @@
 #include <csignal>
 #include <cstring>
 
+#include <unistd.h>
+
 int main(int argc, char *argv[])
 {
     attnscope::configureProcessForTraces();
     // Past a file-size limit (ulimit -f) a write should fail with EFBIG, which the commands
     // report and clean up after, instead of the signal killing the process mid-file.
     std::signal(SIGXFSZ, SIG_IGN);
+    attnscope::cli::routeQtMessages();
     auto run = [] {
         QCoreApplication::setApplicationName("attnscope-cli");
-        QTextStream out(stdout);
-        QTextStream err(stderr);
+        // Whatever a command prints reaches the terminal through terminalText().
+        attnscope::cli::TerminalOutput stdoutDevice(STDOUT_FILENO), stderrDevice(STDERR_FILENO);
+        QTextStream out(&stdoutDevice);
+        QTextStream err(&stderrDevice);
         const int code = attnscope::runCli(QCoreApplication::arguments(), out, err);
         out.flush();
         err.flush();

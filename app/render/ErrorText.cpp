@@ -54,6 +54,12 @@ const Entry kEntries[] = {
                        "size: this problem needs %1 for its intermediate tensors; this machine allows %2")},
     {"memory.refused",
      QT_TRANSLATE_NOOP("attnscope::CoreError", "size: this problem needs %1 for %2; this machine allows %3")},
+    {"rollout.memory",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "rollout: needs %1 of memory (four %2 x %2 matrices of doubles); this machine allows %3")},
+    {"rollout.operations",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "rollout: %1 products of %2 x %2 matrices (one per layer) need about "
+                                               "%3 operations, more than the %4 allowed (minutes of work)")},
     {"file.open", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: cannot open the file")},
     {"file.open.reason", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: cannot open the file (%2)")},
     {"file.open.colon", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: cannot open the file: %2")},

@@ -1,9 +1,12 @@
 #include "app/render/FigureExporter.h"
 
 #include "app/render/DisplayText.h"
+#include "app/render/ErrorText.h"
 #include "app/render/SetFigureRenderer.h"
+#include "core/FileIo.h"
 
 #include <QBuffer>
+#include <QFile>
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QFontInfo>
@@ -13,7 +16,6 @@
 #include <QPdfWriter>
 #include <QRawFont>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include <cmath>
@@ -241,12 +243,14 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
         return fail(sizeError);
     }
 
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return fail(tr("%1: %2").arg(path, file.errorString()));
+    // Encoded in memory, then written as every other output is (core's AtomicFileWriter):
+    // whole or not at all, and a failure says the system's reason ("No space left on
+    // device"), not the encoder's.
+    QBuffer encoded;
+    encoded.open(QIODevice::WriteOnly);
     if (*format == FigureFormat::Png) {
-        if (!png.save(&file, "PNG"))
-            return file.cancelWriting(), fail(tr("%1: the PNG could not be encoded").arg(path));
+        if (!png.save(&encoded, "PNG"))
+            return fail(tr("%1: the PNG could not be encoded").arg(path));
     } else {
         // Vector output in points; embedded images of tiny cells at the requested DPI.
         FigureOptions o = options;
@@ -257,8 +261,7 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
         const QRectF target(QPointF(0, 0), QSizeF(points));
         bool painted = false;
         if (*format == FigureFormat::Svg) {
-            // Painted into memory first: the text is fixed up (font families, characters XML
-            // forbids) before anything reaches the file.
+            // The text is fixed up (font families, characters XML forbids) once painted.
             QBuffer buffer;
             buffer.open(QIODevice::WriteOnly);
             QSvgGenerator svg;
@@ -276,11 +279,9 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
                 renderer->paint(painter, target);
                 painted = painter.end();
             }
-            const QByteArray bytes = xmlSafe(cssFontFamilies(buffer.data()));
-            if (painted && file.write(bytes) != bytes.size())
-                return file.cancelWriting(), fail(tr("%1: %2").arg(path, file.errorString()));
+            encoded.write(xmlSafe(cssFontFamilies(buffer.data())));
         } else {
-            QPdfWriter pdf(&file);
+            QPdfWriter pdf(&encoded);
             pdf.setResolution(72);
             pdf.setCreator(QStringLiteral("AttnScope"));
             pdf.setTitle(renderer->title());
@@ -294,10 +295,21 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
             }
         }
         if (!painted)
-            return file.cancelWriting(), fail(tr("%1: the figure could not be painted").arg(path));
+            return fail(tr("%1: the figure could not be painted").arg(path));
     }
-    if (!file.commit())
-        return fail(tr("%1: %2").arg(path, file.errorString()));
+    // A figure of a mapped attention file rewritten meanwhile drew zeros or another file's
+    // values: nothing is written then.
+    if (m_set)
+        if (Status s = m_set->checkSource(); !s)
+            return fail(errorText(s.error()));
+    AtomicFileWriter file(QFile::encodeName(path).toStdString());
+    Status written = file.open();
+    if (written) {
+        file.write(encoded.data().constData(), std::size_t(encoded.data().size()));
+        written = file.commit();
+    }
+    if (!written)
+        return fail(errorText(written.error()));
     return true;
 }
 

@@ -31,8 +31,9 @@ std::optional<FigureFormat> figureFormatFromSuffix(const QString &suffixOrPath);
 QString figureFormatSuffix(FigureFormat format);
 
 // Paints figures of one computed trace (FigureRenderer) or of an attention set
-// (SetFigureRenderer) into files or images. Files are written atomically (QSaveFile): either
-// the whole figure or nothing, and an old file of that name survives a failure.
+// (SetFigureRenderer) into files or images. Files are encoded in memory and written by core's
+// AtomicFileWriter: either the whole figure or nothing, an old file of that name survives a
+// failure, and the failure names the system's reason ("No space left on device").
 class FigureExporter
 {
     Q_DECLARE_TR_FUNCTIONS(FigureExporter)

@@ -1,6 +1,7 @@
 #include "app/render/SetFigureRenderer.h"
 
 #include "app/render/DisplayText.h"
+#include "app/render/ErrorText.h"
 #include "core/AttentionStats.h"
 
 #include <QFontMetricsF>
@@ -107,7 +108,7 @@ SetFigureRenderer::SetFigureRenderer(AttentionSet set, const QString &name, cons
     case FigureView::Rollout: {
         auto rollout = attentionRollout(m_set, 0);
         if (!rollout) {
-            m_problem = QString::fromStdString(rollout.message());
+            m_problem = errorText(rollout.error());
             return;
         }
         addTile(rollout->cast<float>(), -1, -1);

@@ -546,17 +546,6 @@
     </message>
 </context>
 <context>
-    <name>attnscope::AttentionJobs</name>
-    <message>
-        <source>Rollout is not computed: it needs %1 of memory (four %2 × %2 matrices of doubles), and this machine allows %3.</source>
-        <translation>未计算注意力展开：它需要 %1 内存（四个 %2 × %2 的双精度矩阵），而本机只允许 %3。</translation>
-    </message>
-    <message>
-        <source>Rollout is not computed: multiplying %2 × %2 matrices (one product per layer, %1 in all) would take too long.</source>
-        <translation>未计算注意力展开：%2 × %2 矩阵相乘（每层一次，共 %1 次）耗时过长。</translation>
-    </message>
-</context>
-<context>
     <name>attnscope::Autosaver</name>
     <message>
         <source>Cannot create %1</source>
@@ -1153,6 +1142,14 @@
         <source>Vulkan validation: VK_EXT_debug_utils is unavailable</source>
         <translation>Vulkan 验证：VK_EXT_debug_utils 不可用</translation>
     </message>
+    <message>
+        <source>rollout: needs %1 of memory (four %2 x %2 matrices of doubles); this machine allows %3</source>
+        <translation>注意力展开：需要 %1 内存（四个 %2 × %2 的双精度矩阵）；本机允许 %3</translation>
+    </message>
+    <message>
+        <source>rollout: %1 products of %2 x %2 matrices (one per layer) need about %3 operations, more than the %4 allowed (minutes of work)</source>
+        <translation>注意力展开：%1 次 %2 × %2 矩阵乘法（每层一次）约需 %3 次运算，超过允许的 %4 次（需要数分钟）</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::CoreErrorTerm</name>
@@ -1276,10 +1273,6 @@
         <translation>未命名</translation>
     </message>
     <message>
-        <source>%1 would need about %2 of memory (%3 for the project and its undo copies, %4 for its intermediate tensors); this machine allows %5. Nothing was changed.</source>
-        <translation>%1 需要约 %2 内存（项目及其撤销副本 %3，中间张量 %4）；本机允许 %5。未做任何更改。</translation>
-    </message>
-    <message>
         <source>%1: out of memory while making the change. Nothing was changed.</source>
         <translation>%1：进行更改时内存不足。未做任何更改。</translation>
     </message>
@@ -1386,6 +1379,10 @@
     <message>
         <source>Change title</source>
         <translation>更改标题</translation>
+    </message>
+    <message>
+        <source>%1: the change would need about %2 of memory (%3 for the project and its undo copies, %4 for its intermediate tensors); this machine allows %5. Nothing was changed.</source>
+        <translation>%1：此更改需要约 %2 内存（项目及其撤销副本 %3，中间张量 %4）；本机允许 %5。未做任何更改。</translation>
     </message>
 </context>
 <context>

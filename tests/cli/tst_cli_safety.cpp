@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -29,6 +31,7 @@ namespace {
 
 using test::example;
 using test::readAll;
+using test::sourcePath;
 
 const QStringList kTensorFiles = {"q.npy", "k.npy", "v.npy", "scores.npy", "weights.npy", "context.npy", "output.npy"};
 
@@ -74,6 +77,51 @@ void writeFile(const QString &path, const QByteArray &bytes)
     f.write(bytes);
 }
 
+// A float32 .npy of a rows x cols matrix whose entries are 0.1 * (i + 1) * (j - 1).
+QByteArray npyMatrix(int rows, int cols)
+{
+    QByteArray header =
+        QStringLiteral("{'descr': '<f4', 'fortran_order': False, 'shape': (%1, %2), }").arg(rows).arg(cols).toLatin1();
+    header += QByteArray(63 - (10 + header.size()) % 64, ' ') + '\n';
+    QByteArray bytes = QByteArray("\x93NUMPY\x01\x00", 8);
+    bytes += char(header.size() & 0xff);
+    bytes += char(header.size() >> 8);
+    bytes += header;
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) {
+            const float v = 0.1f * float(i + 1) * float(j - 1);
+            bytes += QByteArray(reinterpret_cast<const char *>(&v), sizeof v);
+        }
+    return bytes;
+}
+
+// A float16 .npy of shape [layers, 1, tokens, tokens] holding zeros, made sparse (truncate):
+// large in T without using the disk.
+bool writeSparseAttentionNpy(const QString &path, int layers, int tokens)
+{
+    QByteArray header = QStringLiteral("{'descr': '<f2', 'fortran_order': False, 'shape': (%1, 1, %2, %2), }")
+                            .arg(layers)
+                            .arg(tokens)
+                            .toLatin1();
+    header += QByteArray(63 - (10 + header.size()) % 64, ' ') + '\n';
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return false;
+    f.write(QByteArray("\x93NUMPY\x01\x00", 8));
+    const char length[2] = {char(header.size() & 0xff), char(header.size() >> 8)};
+    f.write(length, 2);
+    f.write(header);
+    return f.resize(f.size() + qint64(layers) * tokens * tokens * 2);
+}
+
+// True when text holds a control character other than a line break (ESC, BEL, CR...).
+bool hasControlCharacters(const QString &text)
+{
+    return std::any_of(text.begin(), text.end(), [](QChar c) {
+        return (c.unicode() < 0x20 && c != QLatin1Char('\n')) || (c.unicode() >= 0x7f && c.unicode() <= 0x9f);
+    });
+}
+
 // Every file of a folder (hidden ones too) with its bytes.
 std::map<QString, QByteArray> folderContents(const QString &dir)
 {
@@ -105,6 +153,16 @@ private slots:
     void exportToAFullDiskGivesTheReason();
     void nonFiniteResultsExitNonZero_data();
     void nonFiniteResultsExitNonZero();
+    void outputsReplacingWhatTheCommandReadAreRefused_data();
+    void outputsReplacingWhatTheCommandReadAreRefused();
+    void showPrintsNoTerminalEscapesFromTheProject();
+    void attentionFileErrorsPrintNoControlBytes();
+    void csvLabelsThatAreFormulasAreNeutralised();
+    void rolloutBeyondItsCostIsRefusedBeforeAllocating_data();
+    void rolloutBeyondItsCostIsRefusedBeforeAllocating();
+    void renderToAFullDiskGivesTheReason_data();
+    void renderToAFullDiskGivesTheReason();
+    void errorsStayOneLineWithoutXdgRuntimeDir();
 };
 
 void TestCliSafety::computeRefusesWhatMemoryCannotHold()
@@ -355,6 +413,227 @@ void TestCliSafety::nonFiniteResultsExitNonZero()
     QVERIFY(!QFile::exists(out));
     if (command == "show")
         QVERIFY(r.out.contains("scores")); // the steps are printed, so the overflow can be seen
+}
+
+void TestCliSafety::outputsReplacingWhatTheCommandReadAreRefused_data()
+{
+    // Arguments (PROJ: the folder holding the inputs) and the file the refusal names.
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("replaced");
+    QTest::newRow("compute into the folder of a reference")
+        << QStringList{"compute", "PROJ/p.attnscope.json", "--out", "PROJ"} << "q.npy";
+    QTest::newRow("compute --pool into the folder of a reference")
+        << QStringList{"compute", "PROJ/o.attnscope.json", "--out", "PROJ", "--pool", "2"} << "output.npy";
+    QTest::newRow("export onto a reference")
+        << QStringList{"export", "PROJ/p.attnscope.json", "--tensor", "weights", "--out", "PROJ/q.npy"} << "q.npy";
+    QTest::newRow("export of maps onto a reference")
+        << QStringList{"export", "PROJ/p.attnscope.json", "--tensor", "mean", "--out", "PROJ/sub/../q.npy"} << "q.npy";
+    QTest::newRow("stats onto the tokenizer")
+        << QStringList{"stats", "PROJ/model", "--text", "hello world", "--out", "PROJ/model/vocab.json"}
+        << "vocab.json";
+    QTest::newRow("stats onto the token sidecar")
+        << QStringList{"stats", "PROJ/a.npy", "--out", "PROJ/a.tokens.json"} << "a.tokens.json";
+    QTest::newRow("stats onto a linked sidecar")
+        << QStringList{"stats", "PROJ/a.npy", "--out", "PROJ/link.json"} << "a.tokens.json";
+}
+
+void TestCliSafety::outputsReplacingWhatTheCommandReadAreRefused()
+{
+    // The "output is the input" guard looked at the positional argument only: `compute
+    // p.attnscope.json --out .` replaced the project's q.npy, `stats MODEL --out
+    // MODEL/vocab.json` the tokenizer, `stats a.npy --out a.tokens.json` the labels.
+    QFETCH(QStringList, args);
+    QFETCH(QString, replaced);
+    QTemporaryDir tmp;
+    const QString dir = tmp.path();
+    QVERIFY(QDir(dir).mkdir("sub"));
+    writeFile(dir + "/q.npy", npyMatrix(4, 3));
+    QByteArray project = readAll(example("self-attention-tutorial"));
+    nlohmann::ordered_json json = nlohmann::ordered_json::parse(project.toStdString());
+    json["weights"]["q"] = {{"npy", "q.npy"}};
+    writeFile(dir + "/p.attnscope.json", QByteArray::fromStdString(json.dump()));
+    // A project whose query input is a reference named like a file compute --pool writes.
+    writeFile(dir + "/output.npy", npyMatrix(3, 4));
+    json["query"]["x"] = {{"npy", "output.npy"}};
+    writeFile(dir + "/o.attnscope.json", QByteArray::fromStdString(json.dump()));
+    const QString attention = sourcePath("tests/fixtures/attention/lhtt_f32");
+    QVERIFY(QFile::copy(attention + ".npy", dir + "/a.npy"));
+    QVERIFY(QFile::copy(attention + ".tokens.json", dir + "/a.tokens.json"));
+    QVERIFY(QFile::link(dir + "/a.tokens.json", dir + "/link.json"));
+    QVERIFY(QDir(dir).mkdir("model"));
+    const QString model = sourcePath("tests/fixtures/models/gpt2-f32");
+    for (const char *name : {"config.json", "model.safetensors", "vocab.json", "merges.txt"})
+        QVERIFY(QFile::copy(model + "/" + name, dir + "/model/" + name));
+    const auto before = folderContents(dir), modelBefore = folderContents(dir + "/model");
+
+    args.replaceInStrings("PROJ", dir);
+    Run r = runCli(args);
+    QCOMPARE(r.code, 2);
+    QCOMPARE(r.err.count('\n'), 1);
+    static const QRegularExpression message("^attnscope-cli: (compute|export|stats): --out .* would replace (.*), "
+                                            "which this command read; choose another (name|folder)$");
+    const auto match = message.match(r.err.trimmed());
+    QVERIFY2(match.hasMatch(), qPrintable(r.err));
+    QVERIFY2(match.captured(2).endsWith("/" + replaced), qPrintable(r.err));
+    QVERIFY2(folderContents(dir) == before, "an input changed");
+    QVERIFY2(folderContents(dir + "/model") == modelBefore, "a model file changed");
+}
+
+void TestCliSafety::showPrintsNoTerminalEscapesFromTheProject()
+{
+    // `show` printed a title ESC]0;...BEL (sets the window title) and labels with ESC[2J
+    // (clears the screen) as they were.
+    QTemporaryDir tmp;
+    nlohmann::ordered_json json =
+        nlohmann::ordered_json::parse(readAll(example("self-attention-tutorial")).toStdString());
+    json["title"] = "title\x1b]0;pwned\x07\x1b[2J\r\u009b";
+    json["query"]["tokens"][0] = "a\x1b[31mred\x1b[0m";
+    json["query"]["tokens"][1] = "\x1b[2J\x08\t";
+    const QString path = tmp.filePath("evil.attnscope.json");
+    writeFile(path, QByteArray::fromStdString(json.dump()));
+    Run r = runCli({"show", path, "--backend", "cpu"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(!hasControlCharacters(r.out), qPrintable(r.out));
+    QVERIFY2(r.out.contains(QStringLiteral("title\\u001b]0;pwned\\u0007\\u001b[2J")), qPrintable(r.out));
+    QVERIFY2(r.out.contains(QStringLiteral("a\\u001b[31mred")), qPrintable(r.out));
+    QVERIFY(r.err.isEmpty());
+}
+
+void TestCliSafety::attentionFileErrorsPrintNoControlBytes()
+{
+    // An attention file that fails to parse was named raw in the error line: its name's escape
+    // sequence reached the terminal.
+    QTemporaryDir tmp;
+    const QString path = tmp.filePath(QStringLiteral("a\x1b]0;pwned\x07\x1b[2J.npy"));
+    writeFile(path, "not an array");
+    for (const QStringList &args :
+         {QStringList{"stats", path, "--out", tmp.filePath("s.json")},
+          QStringList{"render", path, "--out", tmp.filePath("f.png")},
+          QStringList{"export", path, "--tensor", "weights", "--out", tmp.filePath("w.npy")}}) {
+        Run r = runCli(args);
+        QCOMPARE(r.code, 1);
+        QCOMPARE(r.err.count('\n'), 1);
+        QVERIFY2(r.err.startsWith("attnscope-cli: "), qPrintable(r.err));
+        QVERIFY2(!hasControlCharacters(r.err), qPrintable(r.err.toUtf8().toPercentEncoding(" :/()")));
+    }
+}
+
+void TestCliSafety::csvLabelsThatAreFormulasAreNeutralised()
+{
+    // A label "=HYPERLINK(...)" was exported to CSV as a formula a spreadsheet runs.
+    QTemporaryDir tmp;
+    nlohmann::ordered_json json =
+        nlohmann::ordered_json::parse(readAll(example("self-attention-tutorial")).toStdString());
+    json["query"]["tokens"] = {"=HYPERLINK(\"http://x\")", "@SUM(A1)", "-2+3"};
+    const QString path = tmp.filePath("p.attnscope.json");
+    writeFile(path, QByteArray::fromStdString(json.dump()));
+    const QString csv = tmp.filePath("q.csv");
+    Run r = runCli({"export", path, "--tensor", "scores", "--out", csv, "--backend", "cpu"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QList<QByteArray> lines = readAll(csv).split('\n');
+    QVERIFY(lines.size() >= 4);
+    QCOMPARE(lines[0].trimmed(), QByteArray("scores,\"'=HYPERLINK(\"\"http://x\"\")\",'@SUM(A1),'-2+3"));
+    QVERIFY2(lines[1].startsWith("\"'=HYPERLINK("), lines[1].constData());
+    QVERIFY2(lines[2].startsWith("'@SUM(A1),"), lines[2].constData());
+    QVERIFY2(lines[3].startsWith("'-2+3,"), lines[3].constData());
+    // Numbers stay numbers: negative scores are written as they are.
+    Run q = runCli({"export", path, "--tensor", "q", "--out", tmp.filePath("w.csv"), "--backend", "cpu"});
+    QVERIFY2(q.code == 0, qPrintable(q.err));
+    writeFile(tmp.filePath("neg.npy"), npyMatrix(4, 3));
+    json["weights"]["q"] = {{"npy", "neg.npy"}};
+    writeFile(path, QByteArray::fromStdString(json.dump()));
+    Run n = runCli({"export", path, "--tensor", "q", "--out", tmp.filePath("n.csv"), "--backend", "cpu"});
+    QVERIFY2(n.code == 0, qPrintable(n.err));
+    const QByteArray negative = readAll(tmp.filePath("n.csv"));
+    QVERIFY2(negative.contains(",-") && !negative.contains(",'-"), negative.constData());
+}
+
+void TestCliSafety::rolloutBeyondItsCostIsRefusedBeforeAllocating_data()
+{
+    QTest::addColumn<QString>("command");
+    QTest::addColumn<int>("layers");
+    QTest::addColumn<int>("tokens");
+    QTest::addColumn<QString>("memoryLimit");
+    QTest::addColumn<QString>("message");
+    // 16384 tokens: four T x T doubles are 8 GiB, more than the 4 GiB allowed.
+    const QString memory = "rollout: needs 8\\.0 GiB of memory \\(four 16384 x 16384 matrices of doubles\\); this "
+                           "machine allows [0-9.]+ [MG]iB";
+    // 30 layers of 4096 tokens: 512 MiB, but 4.1e12 operations (T = 8192 ran for minutes).
+    const QString operations = "rollout: 30 products of 4096 x 4096 matrices \\(one per layer\\) need about "
+                               "4\\.1e\\+12 operations, more than the 4\\.0e\\+12 allowed \\(minutes of work\\)";
+    QTest::newRow("export, memory") << "export" << 1 << 16384 << "4G" << memory;
+    QTest::newRow("render, memory") << "render" << 1 << 16384 << "4G" << memory;
+    QTest::newRow("export, operations") << "export" << 30 << 4096 << "" << operations;
+}
+
+void TestCliSafety::rolloutBeyondItsCostIsRefusedBeforeAllocating()
+{
+    // `export --tensor rollout` had no check (the GUI had its own): T = 20000 allocated 7.8 GB
+    // before bad_alloc, a 24-layer T = 8192 file ran for minutes.
+    QFETCH(QString, command);
+    QFETCH(int, layers);
+    QFETCH(int, tokens);
+    QFETCH(QString, memoryLimit);
+    QFETCH(QString, message);
+    QTemporaryDir tmp;
+    const QString input = tmp.filePath("long.npy");
+    QVERIFY(writeSparseAttentionNpy(input, layers, tokens));
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    if (!memoryLimit.isEmpty())
+        env.insert("ATTNSCOPE_MEMORY_LIMIT", memoryLimit);
+    const QString out = tmp.filePath(command == "export" ? "rollout.npy" : "rollout.png");
+    const QStringList args = command == "export" ? QStringList{"export", input, "--tensor", "rollout", "--out", out}
+                                                 : QStringList{"render", input, "--view", "rollout", "--out", out};
+    Run r = test::runProgram(QStringLiteral(ATTNSCOPE_CLI), args, 240000, env);
+    QCOMPARE(r.code, 1);
+    QCOMPARE(r.err.count('\n'), 1);
+    const QRegularExpression expected("^attnscope-cli: (.*: )?" + message + "$");
+    QVERIFY2(expected.match(r.err.trimmed()).hasMatch(), qPrintable(r.err));
+    QVERIFY(!QFile::exists(out));
+}
+
+void TestCliSafety::renderToAFullDiskGivesTheReason_data()
+{
+    QTest::addColumn<QString>("suffix");
+    QTest::newRow("png") << "png";
+    QTest::newRow("svg") << "svg";
+    QTest::newRow("pdf") << "pdf";
+}
+
+void TestCliSafety::renderToAFullDiskGivesTheReason()
+{
+    // render wrote through libpng's and Qt's writers, whose words reached the user instead of
+    // "No space left on device".
+    QFETCH(QString, suffix);
+    QTemporaryDir tmp;
+    QString full = tmp.filePath("full");
+    if (::mknod(full.toLocal8Bit().constData(), S_IFCHR | 0666, makedev(1, 7)) != 0)
+        full = QStringLiteral("/dev/full");
+    const QString out = tmp.filePath("figure." + suffix);
+    QVERIFY(QFile::link(full, out));
+    Run r = runCli({"render", example("padding-mask"), "--out", out, "--backend", "cpu"});
+    QCOMPARE(r.code, 1);
+    QCOMPARE(r.err, QStringLiteral("attnscope-cli: %1: write failed (No space left on device)\n").arg(out));
+    QVERIFY(QFileInfo(full).exists() && !QFileInfo(full).isFile()); // still the device
+}
+
+void TestCliSafety::errorsStayOneLineWithoutXdgRuntimeDir()
+{
+    // Without XDG_RUNTIME_DIR, Qt's platform start-up (render) printed "QStandardPaths:
+    // XDG_RUNTIME_DIR not set, defaulting to ..." beside the command's one-line error.
+    QTemporaryDir tmp;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("XDG_RUNTIME_DIR");
+    Run failed = test::runProgram(QStringLiteral(ATTNSCOPE_CLI),
+                                  {"render", tmp.filePath("missing.npy"), "--out", tmp.filePath("f.png")}, 240000, env);
+    QCOMPARE(failed.code, 1);
+    QCOMPARE(failed.err.count('\n'), 1);
+    QVERIFY2(failed.err.startsWith("attnscope-cli: " + tmp.filePath("missing.npy")), qPrintable(failed.err));
+    Run done = test::runProgram(QStringLiteral(ATTNSCOPE_CLI),
+                                {"render", example("padding-mask"), "--out", tmp.filePath("f.png"), "--backend", "cpu"},
+                                240000, env);
+    QCOMPARE(done.code, 0);
+    QVERIFY2(done.err.isEmpty(), qPrintable(done.err));
 }
 
 QTEST_GUILESS_MAIN(TestCliSafety)

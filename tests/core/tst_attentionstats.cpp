@@ -115,6 +115,8 @@ private slots:
     void halfStorageReadsBack();
     void tokenCountsAreChecked();
     void rolloutNeedsSquareMaps();
+    void rolloutBeyondItsCostRefusedNamingItsNeed();
+    void rolloutStopsWhenCancelled();
 };
 
 void TestAttentionStats::statisticsMatchNumPy_data()
@@ -276,6 +278,40 @@ void TestAttentionStats::rolloutNeedsSquareMaps()
     auto rollout = attentionRollout(set);
     QVERIFY(!rollout.ok());
     QVERIFY(rollout.message().find("square") != std::string::npos);
+}
+
+void TestAttentionStats::rolloutBeyondItsCostRefusedNamingItsNeed()
+{
+    // The one check the GUI and `export --tensor rollout` share (the CLI had none): memory
+    // (four T x T doubles) and operations (2·T³ per layer), each naming what it would need.
+    const Status memory = checkRolloutCost(20000, 1, std::int64_t(4) << 30);
+    QVERIFY(!memory.ok());
+    QCOMPARE(memory.kind(), ErrorKind::TooLarge);
+    QCOMPARE(QString::fromStdString(memory.message()),
+             QString("rollout: needs 11.9 GiB of memory (four 20000 x 20000 matrices of doubles); this machine "
+                     "allows 4.0 GiB"));
+    QCOMPARE(QString::fromStdString(memory.error().code), QString("rollout.memory"));
+    const Status operations = checkRolloutCost(8192, 24, std::int64_t(1) << 40);
+    QVERIFY(!operations.ok());
+    QCOMPARE(operations.kind(), ErrorKind::TooLarge);
+    QCOMPARE(QString::fromStdString(operations.message()),
+             QString("rollout: 24 products of 8192 x 8192 matrices (one per layer) need about 2.6e+13 operations, "
+                     "more than the 4.0e+12 allowed (minutes of work)"));
+    QVERIFY(checkRolloutCost(2048, 24, std::int64_t(1) << 40).ok());
+    // attentionRollout itself refuses before allocating, against the budget it is given.
+    const AttentionSet set = loadSet("htt_f32.npy");
+    auto refused = attentionRollout(set, 0, RolloutLimits{1024, nullptr});
+    QVERIFY(!refused.ok());
+    QCOMPARE(refused.error().kind, ErrorKind::TooLarge);
+}
+
+void TestAttentionStats::rolloutStopsWhenCancelled()
+{
+    const AttentionSet set = loadSet("htt_f32.npy");
+    const std::atomic<bool> cancel{true};
+    auto cancelled = attentionRollout(set, 0, RolloutLimits{0, &cancel});
+    QVERIFY(!cancelled.ok());
+    QCOMPARE(cancelled.error().kind, ErrorKind::Cancelled);
 }
 
 QTEST_GUILESS_MAIN(TestAttentionStats)

@@ -69,6 +69,9 @@ private slots:
     void sameFileSeesThroughLinks();
     void printableText_data();
     void printableText();
+    void terminalText_data();
+    void terminalText();
+    void incompleteUtf8Tail();
 };
 
 void TestInputLimits::formatBytes_data()
@@ -288,6 +291,45 @@ void TestInputLimits::printableText()
     QFETCH(int, maxBytes);
     QFETCH(QString, shown);
     QCOMPARE(QString::fromStdString(attnscope::printableText(text.toStdString(), size_t(maxBytes))), shown);
+}
+
+void TestInputLimits::terminalText_data()
+{
+    // What attnscope-cli's stdout and stderr let through: lines, JSON's escapes, text; never a
+    // control character.
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("shown");
+    QTest::newRow("lines kept") << QByteArray("a\nb\n") << "a\nb\n";
+    QTest::newRow("JSON escapes kept") << QByteArray(R"({"t": "a\"\\b\u001b"})") << R"({"t": "a\"\\b\u001b"})";
+    QTest::newRow("window title") << QByteArray("\x1b]0;x\x07") << "\\u001b]0;x\\u0007";
+    QTest::newRow("tab and CR") << QByteArray("a\tb\r") << "a\\u0009b\\u000d";
+    QTest::newRow("C1 CSI") << QByteArray("\xc2\x9b"
+                                          "2J")
+                            << "\\u009b2J";
+    QTest::newRow("line separator") << QByteArray("\xe2\x80\xa8") << "\\u2028";
+    QTest::newRow("invalid UTF-8") << QByteArray("\xff") << "\\xff";
+    QTest::newRow("UTF-8 kept") << QByteArray("größe 日本") << "größe 日本";
+    QTest::newRow("never cut") << QByteArray(100000, 'A') << QString(100000, 'A');
+}
+
+void TestInputLimits::terminalText()
+{
+    QFETCH(QByteArray, text);
+    QFETCH(QString, shown);
+    QCOMPARE(QString::fromStdString(attnscope::terminalText(text.toStdString())), shown);
+}
+
+void TestInputLimits::incompleteUtf8Tail()
+{
+    using attnscope::incompleteUtf8Tail;
+    QCOMPARE(incompleteUtf8Tail(""), size_t(0));
+    QCOMPARE(incompleteUtf8Tail("abc"), size_t(0));
+    QCOMPARE(incompleteUtf8Tail("a\xc3"), size_t(1));        // é cut after its lead byte
+    QCOMPARE(incompleteUtf8Tail("a\xc3\xa9"), size_t(0));    // é whole
+    QCOMPARE(incompleteUtf8Tail("\xe6\x97"), size_t(2));     // 日 cut after two bytes
+    QCOMPARE(incompleteUtf8Tail("\xf0\x9f\x98"), size_t(3)); // an emoji cut after three
+    QCOMPARE(incompleteUtf8Tail("\xf0\x9f\x98\x80"), size_t(0));
+    QCOMPARE(incompleteUtf8Tail("a\x80"), size_t(0)); // a stray continuation byte: nothing to wait for
 }
 
 QTEST_GUILESS_MAIN(TestInputLimits)

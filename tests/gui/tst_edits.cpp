@@ -8,6 +8,7 @@
 
 #include "../common/TestUtil.h"
 
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTest>
 #include <QUndoStack>
@@ -343,6 +344,10 @@ void TestEdits::sizeBeyondMemoryRefused()
     QCOMPARE(refused.count(), 1);
     const QString message = refused.at(0).at(0).toString();
     QVERIFY2(message.contains(QStringLiteral("GiB")) && message.contains(QString::number(value)), qPrintable(message));
+    // "Set d_model to 65536 would need about ..." made the undo text the subject of a sentence;
+    // the change is named, then what it would need.
+    static const QRegularExpression sentence(QStringLiteral("^Set \\S+ to \\d+: the change would need about "));
+    QVERIFY2(sentence.match(message).hasMatch(), qPrintable(message));
     QCOMPARE(doc.lastRefusal(), message);
 }
 

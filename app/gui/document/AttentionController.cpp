@@ -146,7 +146,7 @@ void AttentionController::requestRollout(const AttentionSource &source)
         if (auto changed = changedSource(this, source.set))
             return changed;
         if (!r) {
-            const QString message = QString::fromStdString(r.message());
+            const QString message = errorText(r.error());
             return [this, message] { emit rolloutReady(nullptr, {}, {}, message); };
         }
         auto matrix = std::make_shared<RolloutMatrix>();

@@ -1,10 +1,6 @@
 #include "app/gui/document/AttentionJobs.h"
 
-#include "app/gui/document/LongAttention.h"
 #include "app/gui/document/MemoryBudget.h"
-#include "core/MemoryLimits.h"
-
-#include <QCoreApplication>
 
 #include <algorithm>
 #include <cmath>
@@ -203,61 +199,13 @@ std::vector<HeadStats> statistics(const AttentionSet &set, const std::atomic<boo
     return out;
 }
 
-// About a minute of double GEMM on a desktop's cores: 8192 tokens in two layers still pass.
-constexpr double kRolloutMaxFlops = 4e12;
-
 Result<MatrixD> rollout(const AttentionSource &source, const std::atomic<bool> *cancel)
 {
-    const AttentionSet &set = source.set;
-    if (set.queries() != set.keys())
-        return attentionRollout(set, 0); // core's message for maps that are not square
-    const std::int64_t t = set.queries(), need = rolloutBytes(t), budget = memoryBudgetBytes();
-    if (need > budget)
-        return Error{QCoreApplication::translate("attnscope::AttentionJobs",
-                                                 "Rollout is not computed: it needs %1 of memory (four %2 × %2 "
-                                                 "matrices of doubles), and this machine allows %3.")
-                         .arg(QString::fromStdString(formatBytes(need)))
-                         .arg(t)
-                         .arg(QString::fromStdString(formatBytes(budget)))
-                         .toStdString(),
-                     ErrorKind::TooLarge};
-    // Memory aside, T³ per layer: 16384 tokens would keep a worker busy for an hour.
-    if (double(t) * double(t) * double(t) * 2.0 * set.layers() > kRolloutMaxFlops)
-        return Error{QCoreApplication::translate("attnscope::AttentionJobs",
-                                                 "Rollout is not computed: multiplying %2 × %2 matrices (one product "
-                                                 "per layer, %1 in all) would take too long.")
-                         .arg(set.layers())
-                         .arg(t)
-                         .toStdString(),
-                     ErrorKind::TooLarge};
-    // As core's attentionRollout, with the product done in blocks of rows so that a newer
-    // request (or closing the window) stops it within one block.
-    constexpr Eigen::Index kBlock = 256;
-    MatrixD r = MatrixD::Identity(t, t), next(t, t);
-    for (int l = 0; l < set.layers(); ++l) {
-        MatrixD a = meanOverHeads(set, 0, l);
-        for (Eigen::Index i = 0; i < t; ++i) {
-            double *row = a.data() + i * t; // row-major: row i is contiguous
-            double sum = 0.0;
-            for (Eigen::Index j = 0; j < t; ++j) {
-                row[j] = 0.5 * row[j] + (i == j ? 0.5 : 0.0);
-                sum += row[j];
-            }
-            if (sum > 0.0)
-                for (Eigen::Index j = 0; j < t; ++j)
-                    row[j] /= sum;
-        }
-        for (Eigen::Index i = 0; i < t; i += kBlock) {
-            if (cancel && cancel->load(std::memory_order_relaxed))
-                return Error{"cancelled", ErrorKind::Cancelled};
-            const Eigen::Index n = std::min<Eigen::Index>(kBlock, t - i);
-            next.middleRows(i, n).noalias() = a.middleRows(i, n) * r; // A'_l ... A'_1
-        }
-        r.swap(next);
-    }
-    if (!source.merges())
+    // core's rollout, its cost checked against the application's budget (a test may fix it).
+    auto r = attentionRollout(source.set, 0, RolloutLimits{memoryBudgetBytes(), cancel});
+    if (!r || !source.merges())
         return r;
-    return mergeWords(r, set.queryWordOf, set.keyWordOf);
+    return mergeWords(*r, source.set.queryWordOf, source.set.keyWordOf);
 }
 
 } // namespace AttentionJobs

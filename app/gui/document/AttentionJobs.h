@@ -67,9 +67,9 @@ Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, Scal
 // those of `attnscope-cli stats`).
 std::vector<HeadStats> statistics(const AttentionSet &set, const std::atomic<bool> &cancel);
 
-// Attention rollout over every layer (merged into words afterwards when merging). Refused,
-// as TooLarge, when its T x T doubles (rolloutBytes) exceed the memory budget; stops with
-// Cancelled between blocks of rows once `cancel` is set.
+// Attention rollout over every layer (core's attentionRollout, merged into words afterwards
+// when merging). Refused, as TooLarge, by core's checkRolloutCost() against the application's
+// memory budget; stops with Cancelled between blocks of rows once `cancel` is set.
 Result<MatrixD> rollout(const AttentionSource &source, const std::atomic<bool> *cancel = nullptr);
 
 } // namespace AttentionJobs

@@ -115,8 +115,8 @@ bool Document::pushResized(const ProblemSize &after, const std::function<Project
     // Estimated before anything is allocated: a size the machine cannot hold is refused
     // with what it would need, and the document stays as it was.
     if (editBytes(after) > memoryBudgetBytes())
-        return refuse(tr("%1 would need about %2 of memory (%3 for the project and its undo copies, %4 for its "
-                         "intermediate tensors); this machine allows %5. Nothing was changed.")
+        return refuse(tr("%1: the change would need about %2 of memory (%3 for the project and its undo copies, %4 "
+                         "for its intermediate tensors); this machine allows %5. Nothing was changed.")
                           .arg(text, QString::fromStdString(formatBytes(editBytes(after))),
                                QString::fromStdString(formatBytes(projectBytes(after) * 5)),
                                QString::fromStdString(formatBytes(traceBytes(after))),

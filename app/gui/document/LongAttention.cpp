@@ -35,11 +35,6 @@ bool isLongAttention(const AttentionSet &set)
     return cells > pooledCellThreshold() || saturatingMul(cells, 8) > memoryBudgetBytes();
 }
 
-std::int64_t rolloutBytes(std::int64_t tokens)
-{
-    return saturatingMul(saturatingMul(saturatingMul(tokens, tokens), 8), 4);
-}
-
 Result<std::shared_ptr<PooledTile>>
 AttentionFileTiles::computeTile(const PooledBlock &block, const std::atomic<bool> *cancel, PoolProgress *progress) const
 {

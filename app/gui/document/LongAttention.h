@@ -13,12 +13,9 @@ namespace attnscope {
 // cells over its heads, or whose layer as float maps would not fit the memory budget, is
 // never copied into float or double matrices: the thumbnails and statistics stream its rows
 // from the mapped file, the heads open pooled (PooledHeatmapView fed by AttentionFileTiles),
-// and the rollout, which needs T x T doubles, is refused above the budget.
+// and the rollout, which needs T x T doubles, is refused above the budget (core's
+// checkRolloutCost).
 bool isLongAttention(const AttentionSet &set);
-
-// Bytes attention rollout holds at its peak for T tokens: the rollout, the layer's mean, its
-// identity term and the product, each T x T doubles.
-std::int64_t rolloutBytes(std::int64_t tokens);
 
 // One layer of an attention set as PooledJobs' tile source: every block is read from the
 // set's (mapped) maps row segment by row segment and max-pooled on the fly, so a tile costs
