@@ -189,12 +189,15 @@ std::optional<std::string> SavedReferences::decide(const std::string &field, con
         return std::nullopt;
     }
     stack->rows.resize(0, 0);
-    // Kept: relative to the new folder, if that still leads to this very file inside it.
+    // Kept: relative to the new folder, if that still leads to this very file inside it (as
+    // written, else as its real path: links in the way can make the two differ).
     const std::string rebased = rebasedReferencePath(reference.path, m_from, m_to);
     const auto original = resolvedPath(fs::path(m_from) / reference.path);
     const auto there = resolvedPath(fs::path(m_to) / rebased);
     if (staysInFolder(m_to, rebased) && original && there && *original == *there)
         return rebased;
+    if (const auto to = resolvedPath(m_to); original && to && isWithinFolder(*original, *to))
+        return original->lexically_relative(*to).generic_string();
     std::string error;
     bool created = false;
     auto copy = copyIntoSaveFolder(*bytes, reference.path, created, error);

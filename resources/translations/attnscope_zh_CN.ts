@@ -2232,6 +2232,26 @@
         <source>This project needs %1 for full attention; showing pooled attention (%2×%2) instead. Zoom with the mouse wheel or + and - to see any block exactly; drag or use the arrow keys to pan, and Home (or a double-click) shows the whole.</source>
         <translation>此项目的完整注意力需要 %1；改为显示池化注意力（%2×%2）。用鼠标滚轮或 + 和 - 放大，可精确查看任意区块；拖动或用方向键平移，按 Home 键（或双击）显示全部。</translation>
     </message>
+    <message>
+        <source>Saved %1; some matrices are written in it now instead of as their .npy files:</source>
+        <translation>已保存 %1；其中一些矩阵现在直接写入项目，而不再引用其 .npy 文件：</translation>
+    </message>
+    <message>
+        <source>%1: %2 changed on disk since it was opened; the values shown are saved in the project instead.</source>
+        <translation>%1：%2 在打开后已在磁盘上被修改；改为将所显示的数值保存在项目中。</translation>
+    </message>
+    <message>
+        <source>%1: %2 could not be read again (%3); the values shown are saved in the project instead.</source>
+        <translation>%1：无法再次读取 %2（%3）；改为将所显示的数值保存在项目中。</translation>
+    </message>
+    <message>
+        <source>%1 was copied beside it as %2.</source>
+        <translation>%1 已作为 %2 复制到其旁边。</translation>
+    </message>
+    <message>
+        <source>%1: %2 could not be copied beside the project (%3); its values are saved in the project instead.</source>
+        <translation>%1：无法将 %2 复制到项目旁边（%3）；改为将其数值保存在项目中。</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>

@@ -348,6 +348,23 @@ void TestProjectRefs::linksThatStayInTheFolderAreRead()
     auto inlined = readProjectFile(test::example("self-attention-tutorial").toStdString());
     QCOMPARE(project->problem.xq, inlined->problem.xq);
     QCOMPARE(project->problem.weights.q, inlined->problem.weights.q);
+
+    // ".." after a linked folder climbs from the link's target, not from the link: saving
+    // writes a path that still leads to that file (its real one), not the lexical "q.npy".
+    QVERIFY(QDir().mkpath(tmp.filePath("p/real/inner")));
+    QVERIFY(QFile::rename(tmp.filePath("p/data/q.npy"), tmp.filePath("p/real/q.npy")));
+    QVERIFY(QFile::link("real/inner", tmp.filePath("p/in")));
+    root["weights"]["q"] = json{{"npy", "in/../q.npy"}};
+    writeFile(path, QByteArray::fromStdString(root.dump()));
+    project = readProjectFile(path.toStdString());
+    QVERIFY2(project.ok(), project.ok() ? "" : project.message().c_str());
+    QCOMPARE(project->problem.weights.q, inlined->problem.weights.q);
+    SavedReferences references(project->folder, project->folder);
+    const json saved = json::parse(serializeProject(
+        *project, [&](const std::string &field, const NpyReference &r) { return references(field, r); }));
+    QVERIFY2(saved["weights"]["q"] == json({{"npy", "real/q.npy"}}), saved["weights"]["q"].dump().c_str());
+    QVERIFY2(saved["query"]["x"] == json({{"npy", "x-link.npy"}}), saved["query"]["x"].dump().c_str());
+    QVERIFY(references.notes().empty());
 }
 
 void TestProjectRefs::saveKeepsAReferenceWhoseFileChanged_data()

@@ -65,6 +65,8 @@ public:
     bool openExample(const QString &resourcePath);
     void newDocument();
     bool saveTo(const QString &path);
+    // One sentence on what a save did with a `{"npy": ...}` reference (Document::lastSaveNotes()).
+    static QString referenceNoteText(const ReferenceNote &note);
     static QStringList exampleFiles();
 
     Document *document() const { return m_document; }
