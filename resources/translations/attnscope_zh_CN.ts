@@ -2252,6 +2252,18 @@
         <source>%1: %2 could not be copied beside the project (%3); its values are saved in the project instead.</source>
         <translation>%1：无法将 %2 复制到项目旁边（%3）；改为将其数值保存在项目中。</translation>
     </message>
+    <message>
+        <source>AttnScope did not close normally, and a copy of unsaved changes it kept cannot be read: %1</source>
+        <translation>AttnScope 未正常关闭，且其保留的未保存更改副本无法读取：%1</translation>
+    </message>
+    <message>
+        <source>Keep leaves it in %1 for later; Discard deletes it.</source>
+        <translation>“保留”将其留在 %1 以便以后处理；“丢弃”将其删除。</translation>
+    </message>
+    <message>
+        <source>&amp;Keep</source>
+        <translation>保留(&amp;K)</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>

@@ -1,6 +1,7 @@
 // The main window driven through its real widgets (offscreen): every edit is checked on the
 // document and on what the heatmap shows.
 
+#include "app/gui/document/Autosave.h"
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/HeadLinesView.h"
@@ -104,6 +105,7 @@ private slots:
     void selectingACellExplainsIt();
     void settingsRemembered();
     void unsavedChangesPrompt();
+    void unreadableRecoveryCopyIsOfferedWithItsError();
     void dropOpensProject();
     void statusBarShowsBackend();
 
@@ -484,6 +486,36 @@ void TestMainWindow::unsavedChangesPrompt()
     answerNextPrompt(QMessageBox::Discard, &asked);
     QVERIFY(w.close());
     QVERIFY(!asked.isEmpty());
+}
+
+void TestMainWindow::unreadableRecoveryCopyIsOfferedWithItsError()
+{
+    // A recovery copy of a run that is gone, spoilt on disk: the window says so with the
+    // error, Keep leaves it, and only Discard deletes it.
+    MainWindow &w = *m_window;
+    QVERIFY(QDir().mkpath(Autosaver::recoveryDirectory()));
+    const QString copy =
+        QDir(Autosaver::recoveryDirectory()).filePath(QStringLiteral("1-0123456789abcdef-1.attnscope.json"));
+    {
+        QFile f(copy);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"format\": \"attnscope\", \"version\": 1, <b>spoilt</b>");
+    }
+    for (const QMessageBox::ButtonRole role : {QMessageBox::RejectRole, QMessageBox::DestructiveRole}) {
+        QString text;
+        QTimer::singleShot(0, [&] {
+            auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+            if (!box)
+                return;
+            text = box->text();
+            for (QAbstractButton *button : box->buttons())
+                if (box->buttonRole(button) == role)
+                    button->click();
+        });
+        QVERIFY(!w.offerRecovery());
+        QVERIFY2(text.contains(copy) && text.contains(QStringLiteral("not valid JSON")), qPrintable(text));
+        QCOMPARE(QFile::exists(copy), role == QMessageBox::RejectRole);
+    }
 }
 
 void TestMainWindow::dropOpensProject()

@@ -292,9 +292,33 @@ void MainWindow::closeEvent(QCloseEvent *event)
 bool MainWindow::offerRecovery(std::optional<bool> answer)
 {
     for (const Autosaver::Entry &entry : Autosaver::orphanedCopies()) {
+        if (!entry.error.isEmpty()) {
+            // Unreadable: said, with why, and deleted only when the user says so. `answer`
+            // (tests) keeps it for "recover", which cannot be done, and deletes it otherwise.
+            bool discard = answer.has_value() && !*answer;
+            if (!answer) {
+                QMessageBox box(QMessageBox::Warning, tr("Recover unsaved changes"),
+                                tr("AttnScope did not close normally, and a copy of unsaved changes it kept cannot "
+                                   "be read: %1")
+                                    .arg(entry.error),
+                                QMessageBox::NoButton, this);
+                box.setObjectName(QStringLiteral("recoveryBox"));
+                box.setTextFormat(Qt::PlainText); // the error quotes the file
+                box.setInformativeText(
+                    tr("Keep leaves it in %1 for later; Discard deletes it.").arg(Autosaver::recoveryDirectory()));
+                QPushButton *keepButton = box.addButton(tr("&Keep"), QMessageBox::RejectRole);
+                QPushButton *discardButton = box.addButton(tr("&Discard"), QMessageBox::DestructiveRole);
+                box.setDefaultButton(keepButton);
+                box.exec();
+                discard = box.clickedButton() == discardButton;
+            }
+            if (discard)
+                QFile::remove(entry.recoveryPath);
+            continue;
+        }
         auto copy = Autosaver::readCopy(entry.recoveryPath);
         if (!copy)
-            continue;
+            continue; // gone or spoilt since it was listed: the next start says why
         const QString name =
             entry.originalPath.isEmpty()
                 ? (copy->first.title.empty() ? tr("an untitled project") : QString::fromStdString(copy->first.title))
@@ -306,6 +330,7 @@ bool MainWindow::offerRecovery(std::optional<bool> answer)
                                 .arg(name, QLocale().toString(entry.saved.toLocalTime(), QLocale::ShortFormat)),
                             QMessageBox::NoButton, this);
             box.setObjectName(QStringLiteral("recoveryBox"));
+            box.setTextFormat(Qt::PlainText); // a path or a title from the file
             box.setInformativeText(tr("Recover opens them as a modified document; Discard deletes them."));
             QPushButton *recoverButton = box.addButton(tr("&Recover"), QMessageBox::AcceptRole);
             box.addButton(tr("&Discard"), QMessageBox::DestructiveRole);
