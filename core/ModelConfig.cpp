@@ -1,6 +1,7 @@
 #include "core/ModelConfig.h"
 
 #include "core/FileIo.h"
+#include "core/FolderConfinement.h"
 #include "core/JsonDocument.h"
 #include "core/MemoryLimits.h"
 #include "core/UserText.h"
@@ -199,13 +200,16 @@ Result<ModelConfig> parseModelConfig(std::string_view json, const std::string &s
 
 Result<ModelConfig> readModelConfig(const std::string &modelDir)
 {
-    const std::string path = (std::filesystem::path(modelDir) / "config.json").string();
-    const std::string shown = printableText(path, 200);
     std::error_code ec;
     if (!std::filesystem::is_directory(modelDir, ec))
         return Error{printableText(modelDir, 200) + ": not a folder (a model folder holds config.json, " +
                          "model.safetensors and its tokenizer files)",
                      ErrorKind::Io};
+    const auto inside = modelFolderFile(modelDir, "config.json");
+    if (!inside)
+        return inside.error();
+    const std::string &path = *inside;
+    const std::string shown = printableText(path, 200);
     if (!std::filesystem::exists(path, ec))
         return Error{shown + ": no such file (a model folder as transformers saves it holds config.json)",
                      ErrorKind::Io};

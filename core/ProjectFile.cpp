@@ -299,13 +299,28 @@ Result<Project> readProjectFile(const std::string &path, const ProjectReadOption
 
 std::string serializeProject(const Project &project, const std::string &saveFolder)
 {
-    // A matrix still equal to what its reference held is written as that reference.
-    auto matrixOrReference = [&](const char *field, const MatrixF &m) {
+    return serializeProject(project, [&](const std::string &, const NpyReference &reference) {
+        return std::optional<std::string>(rebasedReferencePath(reference.path, project.folder, saveFolder));
+    });
+}
+
+std::string serializeProject(const Project &project, const ReferenceWriter &writeReference)
+{
+    // A matrix still equal to what its reference held is written as a reference, when
+    // writeReference gives a path for it.
+    const ReferenceLookup reference = [&](const std::string &field, const MatrixF &m,
+                                          Eigen::Index sequences) -> std::optional<json> {
         const auto it = project.npyReferences.find(field);
         if (it == project.npyReferences.end() || it->second.rows != m.rows() || it->second.cols != m.cols() ||
-            it->second.sequences != 0 || it->second.fingerprint != matrixFingerprint(m))
-            return matrixValue(m);
-        return json{{"npy", rebasedReferencePath(it->second.path, project.folder, saveFolder)}};
+            it->second.sequences != sequences || it->second.fingerprint != matrixFingerprint(m))
+            return std::nullopt;
+        auto path = writeReference(field, it->second);
+        if (!path)
+            return std::nullopt;
+        return json{{"npy", std::move(*path)}};
+    };
+    auto matrixOrReference = [&](const char *field, const MatrixF &m) {
+        return reference(field, m, 0).value_or(matrixValue(m));
     };
     json root = project.extra.is_object() ? project.extra : json::object();
     const AttentionProblem &p = project.problem;
@@ -335,14 +350,6 @@ std::string serializeProject(const Project &project, const std::string &saveFold
     }
     root["maskFill"] = spec.maskFill == MaskFill::NegLarge ? "-1e9" : "-inf";
 
-    const ReferenceLookup reference = [&](const std::string &field, const MatrixF &m,
-                                          Eigen::Index sequences) -> std::optional<json> {
-        const auto it = project.npyReferences.find(field);
-        if (it == project.npyReferences.end() || it->second.rows != m.rows() || it->second.cols != m.cols() ||
-            it->second.sequences != sequences || it->second.fingerprint != matrixFingerprint(m))
-            return std::nullopt;
-        return json{{"npy", rebasedReferencePath(it->second.path, project.folder, saveFolder)}};
-    };
     writeProjectInputs(project, root, reference);
 
     json w = root.value("weights", json::object());
@@ -372,11 +379,11 @@ std::string serializeProject(const Project &project, const std::string &saveFold
         mask["keyPadding"] = p.mask.keyPadding;
     else
         mask.erase("keyPadding");
-    const auto allowedReference = project.npyReferences.find("mask.allowed");
-    if (p.mask.allowed && allowedReference != project.npyReferences.end() &&
-        matrixOrReference("mask.allowed", p.mask.allowed->cast<float>()).is_object()) {
-        mask["allowed"] =
-            json{{"npy", rebasedReferencePath(allowedReference->second.path, project.folder, saveFolder)}};
+    std::optional<json> allowedReference;
+    if (p.mask.allowed)
+        allowedReference = reference("mask.allowed", p.mask.allowed->cast<float>(), 0);
+    if (allowedReference) {
+        mask["allowed"] = std::move(*allowedReference);
     } else if (p.mask.allowed) {
         json rows = json::array();
         for (Eigen::Index r = 0; r < p.mask.allowed->rows(); ++r) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -88,7 +89,8 @@ struct ProjectReadOptions {
 // Parses and validates a project. Errors are one line naming the field, what was expected
 // and what was found ("weights.k: expected 4 x 6 (d_kv x heads*headDimQK), found 4 x 5").
 // A reference names the field and the file: "weights.q: w/q.npy: expected a 2-D array,
-// found shape (4,)". References must be relative paths (they may lead out of the folder) to
+// found shape (4,)". References must be relative paths that stay in the project's folder (or
+// a folder below it; links followed, see core/FolderConfinement.h) to
 // regular files (not /dev/zero, not a FIFO) of float16, float32 or float64, each read within
 // the memory budget.
 Result<Project> parseProject(std::string_view text, const ProjectReadOptions &options = {});
@@ -106,6 +108,16 @@ Result<Project> readProjectFile(const std::string &path, const ProjectReadOption
 // being saved: kept references are rewritten relative to it, so "Save As" elsewhere still finds
 // them.
 std::string serializeProject(const Project &project, const std::string &saveFolder = {});
+
+// What a reference whose matrix still equals what it held becomes in the saved file: the path
+// to write (relative to the folder the project is saved in), or nullopt to write the matrix
+// inline. Called once per such field, in the file's order.
+using ReferenceWriter =
+    std::function<std::optional<std::string>(const std::string &field, const NpyReference &reference)>;
+// serializeProject() with that choice made by writeReference (core/ProjectReferences.h's
+// SavedReferences checks each file again before a save; a recovery copy writes every matrix
+// inline).
+std::string serializeProject(const Project &project, const ReferenceWriter &writeReference);
 
 // The fingerprint NpyReference keeps: shape and every value's bits.
 std::uint64_t matrixFingerprint(const MatrixF &matrix);

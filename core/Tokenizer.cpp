@@ -2,6 +2,7 @@
 
 #include "core/ByteLevelBpe.h"
 #include "core/FileIo.h"
+#include "core/FolderConfinement.h"
 #include "core/JsonDocument.h"
 #include "core/MemoryLimits.h"
 #include "core/UserText.h"
@@ -24,11 +25,6 @@ constexpr std::int64_t kMaxConfigBytes = std::int64_t(16) << 20;
 std::string shownPath(const std::string &path)
 {
     return printableText(path, 200);
-}
-
-std::string inFolder(const std::string &folder, const char *name)
-{
-    return (std::filesystem::path(folder) / name).string();
 }
 
 // A file the model folder must have; `needs` completes "... holds" in the message when it is
@@ -59,7 +55,10 @@ Result<nlohmann::ordered_json> readJsonObject(const std::string &path, const cha
 Result<WordPieceOptions> readWordPieceOptions(const std::string &modelDir)
 {
     WordPieceOptions options;
-    const std::string path = inFolder(modelDir, "tokenizer_config.json");
+    const auto inside = modelFolderFile(modelDir, "tokenizer_config.json");
+    if (!inside)
+        return inside.error();
+    const std::string &path = *inside;
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         return options;
@@ -148,7 +147,10 @@ Result<std::string> readModelType(const std::string &modelDir)
         return Error{shownPath(modelDir) + ": not a folder (a model folder holds config.json and its " +
                          "tokenizer files)",
                      ErrorKind::Io};
-    const std::string path = inFolder(modelDir, "config.json");
+    const auto inside = modelFolderFile(modelDir, "config.json");
+    if (!inside)
+        return inside.error();
+    const std::string &path = *inside;
     auto config = readJsonObject(path, "config.json");
     if (!config)
         return config.error();
@@ -167,28 +169,35 @@ Result<Tokenizer> loadTokenizer(const std::string &modelDir)
         return modelType.error();
     const std::int64_t limit = std::min(maxInputFileBytes(), kMaxVocabularyBytes);
     if (*modelType == "gpt2") {
-        const std::string vocabPath = inFolder(modelDir, "vocab.json"), mergesPath = inFolder(modelDir, "merges.txt");
+        const auto vocabPath = modelFolderFile(modelDir, "vocab.json");
+        if (!vocabPath)
+            return vocabPath.error();
+        const auto mergesPath = modelFolderFile(modelDir, "merges.txt");
+        if (!mergesPath)
+            return mergesPath.error();
         const char *needs = "a GPT-2 tokenizer's vocab.json and merges.txt";
-        auto vocab = readModelFile(vocabPath, limit, needs);
+        auto vocab = readModelFile(*vocabPath, limit, needs);
         if (!vocab)
             return vocab.error();
-        auto merges = readModelFile(mergesPath, limit, needs);
+        auto merges = readModelFile(*mergesPath, limit, needs);
         if (!merges)
             return merges.error();
-        return Tokenizer::gpt2(*vocab, *merges, shownPath(vocabPath), shownPath(mergesPath));
+        return Tokenizer::gpt2(*vocab, *merges, shownPath(*vocabPath), shownPath(*mergesPath));
     }
     if (*modelType == "bert") {
         auto options = readWordPieceOptions(modelDir);
         if (!options)
             return options.error();
-        const std::string vocabPath = inFolder(modelDir, "vocab.txt");
-        auto vocab = readModelFile(vocabPath, limit, "a BERT tokenizer's vocab.txt");
+        const auto vocabPath = modelFolderFile(modelDir, "vocab.txt");
+        if (!vocabPath)
+            return vocabPath.error();
+        auto vocab = readModelFile(*vocabPath, limit, "a BERT tokenizer's vocab.txt");
         if (!vocab)
             return vocab.error();
-        return Tokenizer::bert(*vocab, *options, shownPath(vocabPath));
+        return Tokenizer::bert(*vocab, *options, shownPath(*vocabPath));
     }
-    return Error{shownPath(inFolder(modelDir, "config.json")) + ": model_type " + quotedText(*modelType) +
-                     " is not supported (gpt2 or bert)",
+    return Error{shownPath((std::filesystem::path(modelDir) / "config.json").string()) + ": model_type " +
+                     quotedText(*modelType) + " is not supported (gpt2 or bert)",
                  ErrorKind::Unsupported};
 }
 

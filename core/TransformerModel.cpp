@@ -1,5 +1,6 @@
 #include "core/TransformerModel.h"
 
+#include "core/FolderConfinement.h"
 #include "core/MemoryLimits.h"
 #include "core/ModelLoaders.h"
 #include "core/Safetensors.h"
@@ -132,7 +133,10 @@ Result<TransformerModel> TransformerModel::load(const std::string &modelDir)
     auto tokenizer = loadTokenizer(modelDir);
     if (!tokenizer)
         return tokenizer.error();
-    const std::string path = (std::filesystem::path(modelDir) / "model.safetensors").string();
+    const auto inside = modelFolderFile(modelDir, "model.safetensors");
+    if (!inside)
+        return inside.error();
+    const std::string &path = *inside;
     const std::string shown = printableText(path, 200);
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))

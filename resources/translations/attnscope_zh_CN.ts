@@ -2253,6 +2253,38 @@
         <source>The views show the text run before: running the model on the text as it is now failed.</source>
         <translation>视图显示的是之前运行的文本：用现在的文本运行模型失败了。</translation>
     </message>
+    <message>
+        <source>Saved %1; some matrices are written in it now instead of as their .npy files:</source>
+        <translation>已保存 %1；其中一些矩阵现在直接写入项目，而不再引用其 .npy 文件：</translation>
+    </message>
+    <message>
+        <source>%1: %2 changed on disk since it was opened; the values shown are saved in the project instead.</source>
+        <translation>%1：%2 在打开后已在磁盘上被修改；改为将所显示的数值保存在项目中。</translation>
+    </message>
+    <message>
+        <source>%1: %2 could not be read again (%3); the values shown are saved in the project instead.</source>
+        <translation>%1：无法再次读取 %2（%3）；改为将所显示的数值保存在项目中。</translation>
+    </message>
+    <message>
+        <source>%1 was copied beside it as %2.</source>
+        <translation>%1 已作为 %2 复制到其旁边。</translation>
+    </message>
+    <message>
+        <source>%1: %2 could not be copied beside the project (%3); its values are saved in the project instead.</source>
+        <translation>%1：无法将 %2 复制到项目旁边（%3）；改为将其数值保存在项目中。</translation>
+    </message>
+    <message>
+        <source>AttnScope did not close normally, and a copy of unsaved changes it kept cannot be read: %1</source>
+        <translation>AttnScope 未正常关闭，且其保留的未保存更改副本无法读取：%1</translation>
+    </message>
+    <message>
+        <source>Keep leaves it in %1 for later; Discard deletes it.</source>
+        <translation>“保留”将其留在 %1 以便以后处理；“丢弃”将其删除。</translation>
+    </message>
+    <message>
+        <source>&amp;Keep</source>
+        <translation>保留(&amp;K)</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>

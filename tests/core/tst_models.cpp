@@ -1,12 +1,14 @@
 // GPT-2 and BERT forward passes (core/TransformerModel.h) against a float64 NumPy reference
 // written after transformers' modeling_gpt2.py / modeling_bert.py
 // (tests/fixtures/make_model_fixtures.py), in F32, F16 and BF16, with and without the
-// "transformer."/"bert." prefix; and every malformed folder refused with one line.
+// "transformer."/"bert." prefix; every malformed folder refused with one line; and a model
+// folder's files confined to it (links followed), Hugging Face's hub cache layout included.
 
 #include "../common/TestUtil.h"
 
 #include "core/CpuBackend.h"
 #include "core/Npy.h"
+#include "core/Tokenizer.h"
 #include "core/TransformerModel.h"
 
 #include <QDir>
@@ -100,6 +102,10 @@ private slots:
     void scaleByInverseLayerIndex();
     void configFields_data();
     void configFields();
+    void modelFilesOutsideTheFolderAreRefused_data();
+    void modelFilesOutsideTheFolderAreRefused();
+    void huggingFaceCacheSnapshotLoads();
+    void linkedModelFolderLoads();
 };
 
 void TestModels::forwardMatchesReference_data()
@@ -427,6 +433,116 @@ void TestModels::configFields()
     const QString message = QString::fromStdString(config.message());
     QVERIFY2(message.startsWith("c.json: ") && message.contains(expected), qPrintable(message));
     QVERIFY(!message.contains('\n'));
+}
+
+void TestModels::modelFilesOutsideTheFolderAreRefused_data()
+{
+    // A shared model folder whose file is a link out of it: the file is refused before it is
+    // read, the same way whether its target exists or not, and nothing of it is echoed (a
+    // config.json leading to a credentials file would be quoted by the JSON error otherwise).
+    QTest::addColumn<QString>("base");
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("target"); // relative to the folder holding the model folder
+    for (const char *file : {"config.json", "vocab.json", "merges.txt", "model.safetensors"}) {
+        QTest::addRow("gpt2 %s -> existing file outside", file) << "gpt2-f32" << file << "../secret.txt";
+        QTest::addRow("gpt2 %s -> missing file outside", file) << "gpt2-f32" << file << "../missing.txt";
+    }
+    for (const char *file : {"config.json", "vocab.txt", "tokenizer_config.json"}) {
+        QTest::addRow("bert %s -> existing file outside", file) << "bert-f32" << file << "../secret.txt";
+        QTest::addRow("bert %s -> missing file outside", file) << "bert-f32" << file << "../missing.txt";
+    }
+    QTest::newRow("absolute link") << "gpt2-f32"
+                                   << "config.json"
+                                   << "ABSOLUTE/secret.txt";
+    QTest::newRow("link through a sibling folder") << "gpt2-f32"
+                                                   << "vocab.json"
+                                                   << "../other/../secret.txt";
+}
+
+void TestModels::modelFilesOutsideTheFolderAreRefused()
+{
+    QFETCH(QString, base);
+    QFETCH(QString, file);
+    QFETCH(QString, target);
+    QTemporaryDir tmp;
+    const QString dir = tmp.filePath("m");
+    copyFolder(fixture(base), dir);
+    // JSON-looking enough to be quoted by a parser, never a model file.
+    writeFile(tmp.filePath("secret.txt"), "{\"model_type\": \"gpt2\", \"token\": SECRET-TOKEN-1234}\n");
+    QVERIFY(QDir().mkpath(tmp.filePath("other")));
+    QVERIFY(QFile::remove(dir + "/" + file));
+    QVERIFY(QFile::link(target.replace("ABSOLUTE", tmp.path()), dir + "/" + file));
+    const QString expected =
+        dir + "/" + file + ": refused: the file leads out of the model folder (a model's files must be in its folder)";
+    auto model = TransformerModel::load(dir.toStdString());
+    QVERIFY(!model);
+    QCOMPARE(QString::fromStdString(model.message()), expected);
+    QCOMPARE(int(model.kind()), int(ErrorKind::InvalidInput));
+    if (file != "model.safetensors") {
+        auto tokenizer = loadTokenizer(dir.toStdString()); // what `tokenize` reads
+        QVERIFY(!tokenizer);
+        QCOMPARE(QString::fromStdString(tokenizer.message()), expected);
+    }
+}
+
+void TestModels::huggingFaceCacheSnapshotLoads()
+{
+    // The hub cache (huggingface_hub's layout): models--ORG--NAME/snapshots/REV/FILE are links
+    // to ../../blobs/HASH. Those targets are the repository's own files; a link into another
+    // repository's blobs is not.
+    QTemporaryDir tmp;
+    const QDir hub(tmp.filePath("hub"));
+    const QString repository = hub.filePath("models--org--tiny-gpt2");
+    const QString snapshot = repository + "/snapshots/0123abcd";
+    QVERIFY(QDir().mkpath(repository + "/blobs") && QDir().mkpath(snapshot) && QDir().mkpath(repository + "/refs"));
+    writeFile(repository + "/refs/main", "0123abcd");
+    const QStringList files = {"config.json", "vocab.json", "merges.txt", "model.safetensors"};
+    for (int i = 0; i < files.size(); ++i) {
+        const QString hash = QStringLiteral("%1e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b85").arg(i);
+        QVERIFY(QFile::copy(fixture("gpt2-f32/" + files[i]), repository + "/blobs/" + hash));
+        QVERIFY(QFile::link("../../blobs/" + hash, snapshot + "/" + files[i]));
+    }
+    auto model = TransformerModel::load(snapshot.toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    const Expected expected = readExpected(fixture("gpt2-f32"));
+    auto input = model->encode(expected.text.toStdString());
+    QVERIFY2(input, input ? "" : input.message().c_str());
+    QCOMPARE(input->ids, expected.ids);
+    // The same snapshot opened through a link to it (a user's ~/models/gpt2 -> the cache).
+    QVERIFY(QFile::link(snapshot, tmp.filePath("gpt2")));
+    QVERIFY(TransformerModel::load(tmp.filePath("gpt2").toStdString()));
+
+    // Another repository's blob is outside this one.
+    const QString other = hub.filePath("models--evil--x");
+    QVERIFY(QDir().mkpath(other + "/blobs"));
+    writeFile(other + "/blobs/cafe", "{\"model_type\": \"gpt2\"}");
+    QVERIFY(QFile::remove(snapshot + "/config.json"));
+    QVERIFY(QFile::link("../../../models--evil--x/blobs/cafe", snapshot + "/config.json"));
+    auto refused = TransformerModel::load(snapshot.toStdString());
+    QVERIFY(!refused);
+    QVERIFY2(refused.message().ends_with("config.json: refused: the file leads out of the model folder (a model's "
+                                         "files must be in its folder)"),
+             refused.message().c_str());
+    // And a folder named like a snapshot outside a cache repository gets no such allowance.
+    QVERIFY(QDir().mkpath(tmp.filePath("plain/snapshots/rev")) && QDir().mkpath(tmp.filePath("plain/blobs")));
+    for (const QString &file : files) {
+        QVERIFY(QFile::copy(fixture("gpt2-f32/" + file), tmp.filePath("plain/blobs/" + file)));
+        QVERIFY(QFile::link("../../blobs/" + file, tmp.filePath("plain/snapshots/rev/" + file)));
+    }
+    QVERIFY(!TransformerModel::load(tmp.filePath("plain/snapshots/rev").toStdString()));
+}
+
+void TestModels::linkedModelFolderLoads()
+{
+    // The folder itself may be a link, and its files links within it.
+    QTemporaryDir tmp;
+    copyFolder(fixture("bert-f32"), tmp.filePath("real"));
+    QVERIFY(QDir().mkpath(tmp.filePath("real/files")));
+    QVERIFY(QFile::rename(tmp.filePath("real/vocab.txt"), tmp.filePath("real/files/vocab.txt")));
+    QVERIFY(QFile::link("files/vocab.txt", tmp.filePath("real/vocab.txt")));
+    QVERIFY(QFile::link(tmp.filePath("real"), tmp.filePath("linked")));
+    auto model = TransformerModel::load(tmp.filePath("linked").toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
 }
 
 QTEST_GUILESS_MAIN(TestModels)

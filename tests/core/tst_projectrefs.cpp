@@ -1,13 +1,15 @@
 // Project files whose matrices are `{"npy": "relative/path.npy"}` references (design.md,
 // format 1): float16/32/64 files beside the project, resolved against its folder, kept on save
-// while unchanged, and refused with the field and the file named when anything is wrong
-// (including /dev/zero and FIFOs, which must never be read).
+// while unchanged (checked against the file again at save), and refused with the field and the
+// file named when anything is wrong (including /dev/zero and FIFOs, which must never be read,
+// and any file outside the project's folder, links followed).
 
 #include "../common/TestUtil.h"
 
 #include "core/CpuBackend.h"
 #include "core/Npy.h"
 #include "core/ProjectFile.h"
+#include "core/ProjectReferences.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -125,7 +127,13 @@ private slots:
     void savingKeepsUnchangedReferences();
     void savingInlinesAChangedMatrix();
     void saveAsElsewhereRebasesThePath();
-    void referencesMayLeaveTheFolder();
+    void saveAsElsewhereCopiesWhatWouldLeaveTheFolder();
+    void referencesOutsideTheFolderAreRefusedAlike_data();
+    void referencesOutsideTheFolderAreRefusedAlike();
+    void linksThatStayInTheFolderAreRead();
+    void saveKeepsAReferenceWhoseFileChanged_data();
+    void saveKeepsAReferenceWhoseFileChanged();
+    void saveRereadsEachFileOnceAndKeepsUnchangedOnes();
     void badReferencesNameFieldAndFile_data();
     void badReferencesNameFieldAndFile();
     void textWithoutAFolderRefusesReferences();
@@ -207,32 +215,233 @@ void TestProjectRefs::savingInlinesAChangedMatrix()
 
 void TestProjectRefs::saveAsElsewhereRebasesThePath()
 {
+    // Saved into a folder above the project's, the references still lead inside it: rebased.
     QTemporaryDir tmp;
-    const QString path = writeReferencedTutorial(tmp.path());
+    const QString path = writeReferencedTutorial(tmp.filePath("inner/deeper"));
     auto project = readProjectFile(path.toStdString());
     QVERIFY(project.ok());
-    QDir(tmp.path()).mkpath("elsewhere/deeper");
-    const QString target = tmp.filePath("elsewhere/deeper");
-    const std::string text = serializeProject(*project, target.toStdString());
-    QVERIFY2(json::parse(text)["query"]["x"] == json({{"npy", "../../data/x.npy"}}),
+    const QString target = tmp.filePath("inner");
+    SavedReferences references(project->folder, target.toStdString());
+    const std::string text = serializeProject(
+        *project, [&](const std::string &field, const NpyReference &r) { return references(field, r); });
+    QVERIFY2(json::parse(text)["query"]["x"] == json({{"npy", "deeper/data/x.npy"}}),
              json::parse(text)["query"]["x"].dump().c_str());
+    QVERIFY(references.notes().empty());
     writeFile(target + "/p.attnscope.json", QByteArray::fromStdString(text));
     auto moved = readProjectFile((target + "/p.attnscope.json").toStdString());
     QVERIFY2(moved.ok(), moved.ok() ? "" : moved.message().c_str());
     QCOMPARE(moved->problem.xq, project->problem.xq);
+    QCOMPARE(QDir(target).entryList(QDir::Files), QStringList{"p.attnscope.json"}); // nothing copied
 }
 
-void TestProjectRefs::referencesMayLeaveTheFolder()
+void TestProjectRefs::saveAsElsewhereCopiesWhatWouldLeaveTheFolder()
 {
+    // Saved into another folder, "../../data/x.npy" would be refused when the project is opened
+    // (it leads out of its folder): the .npy is copied beside the saved project instead, its
+    // bytes unchanged (float64 stays float64), and an existing file is never replaced.
     QTemporaryDir tmp;
-    writeReferencedTutorial(tmp.filePath("shared"));
-    json root = json::parse(test::readAll(tmp.filePath("shared/project.attnscope.json")).toStdString());
-    root["query"]["x"] = json{{"npy", "../shared/data/x.npy"}};
-    writeFile(tmp.filePath("projects/p.attnscope.json"), QByteArray::fromStdString(root.dump()));
-    root["weights"]["q"] = json{{"npy", "../shared/data/q.npy"}};
-    writeFile(tmp.filePath("projects/p.attnscope.json"), QByteArray::fromStdString(root.dump()));
-    auto project = readProjectFile(tmp.filePath("projects/p.attnscope.json").toStdString());
+    const QString path = writeReferencedTutorial(tmp.filePath("a"));
+    auto project = readProjectFile(path.toStdString());
+    QVERIFY(project.ok());
+    const QString target = tmp.filePath("elsewhere/deeper");
+    QVERIFY(QDir().mkpath(target));
+    writeFile(target + "/x.npy", "someone else's file");
+    writeFile(target + "/q.npy", test::readAll(tmp.filePath("a/data/q.npy"))); // the same bytes: used as is
+    SavedReferences references(project->folder, target.toStdString());
+    const std::string text = serializeProject(
+        *project, [&](const std::string &field, const NpyReference &r) { return references(field, r); });
+    const json saved = json::parse(text);
+    QVERIFY2(saved["query"]["x"] == json({{"npy", "x-1.npy"}}), saved["query"]["x"].dump().c_str());
+    QVERIFY2(saved["weights"]["q"] == json({{"npy", "q.npy"}}), saved["weights"]["q"].dump().c_str());
+    QCOMPARE(test::readAll(target + "/x.npy"), QByteArray("someone else's file"));
+    QCOMPARE(test::readAll(target + "/x-1.npy"), test::readAll(tmp.filePath("a/data/x.npy")));
+    QCOMPARE(references.notes().size(), size_t(1));
+    QCOMPARE(int(references.notes()[0].kind), int(ReferenceNote::Kind::Copied));
+    QCOMPARE(references.notes()[0].field, std::string("query.x"));
+    QCOMPARE(references.notes()[0].detail, std::string("x-1.npy"));
+    writeFile(target + "/p.attnscope.json", QByteArray::fromStdString(text));
+    auto moved = readProjectFile((target + "/p.attnscope.json").toStdString());
+    QVERIFY2(moved.ok(), moved.ok() ? "" : moved.message().c_str());
+    QCOMPARE(moved->problem.xq, project->problem.xq);
+    QCOMPARE(moved->problem.weights.q, project->problem.weights.q);
+    // A copy made by a save that failed afterwards goes again.
+    references.discardCopies();
+    QVERIFY(!QFile::exists(target + "/x-1.npy"));
+    QVERIFY(QFile::exists(target + "/q.npy") && QFile::exists(target + "/x.npy"));
+}
+
+void TestProjectRefs::referencesOutsideTheFolderAreRefusedAlike_data()
+{
+    // Each reference leads out of the project's folder, to a file that exists ("secret.npy",
+    // a valid array) or to one that does not: the message is the same for both, so it tells
+    // nothing of the reader's disk, and nothing is read.
+    QTest::addColumn<QString>("reference");
+    QTest::addColumn<QString>("link");   // a link made in the project's folder, when not empty
+    QTest::addColumn<QString>("target"); // ... and where it points
+    QTest::newRow("climbing, existing") << "../outside/secret.npy"
+                                        << ""
+                                        << "";
+    QTest::newRow("climbing, missing") << "../outside/missing.npy"
+                                       << ""
+                                       << "";
+    QTest::newRow("up and down again, existing") << "sub/../../outside/secret.npy"
+                                                 << ""
+                                                 << "";
+    QTest::newRow("link to a file outside") << "x.npy"
+                                            << "x.npy"
+                                            << "../outside/secret.npy";
+    QTest::newRow("link to a missing file outside") << "x.npy"
+                                                    << "x.npy"
+                                                    << "../outside/missing.npy";
+    QTest::newRow("link to a folder outside") << "data/secret.npy"
+                                              << "data"
+                                              << "../outside";
+    QTest::newRow("link to a missing folder outside") << "data/secret.npy"
+                                                      << "data"
+                                                      << "../nowhere";
+    QTest::newRow("absolute link") << "x.npy"
+                                   << "x.npy"
+                                   << "ABSOLUTE/outside/secret.npy";
+    QTest::newRow("link to /dev/zero") << "x.npy"
+                                       << "x.npy"
+                                       << "/dev/zero";
+}
+
+void TestProjectRefs::referencesOutsideTheFolderAreRefusedAlike()
+{
+    QFETCH(QString, reference);
+    QFETCH(QString, link);
+    QFETCH(QString, target);
+    QTemporaryDir tmp;
+    // A valid 3 x 4 array outside the project's folder: read, it would be accepted as query.x.
+    writeFile(tmp.filePath("outside/secret.npy"), npyFile("<f4", "(3, 4)", raw(std::vector<float>(12, 7.0f))));
+    QVERIFY(QDir().mkpath(tmp.filePath("project/sub")));
+    if (!link.isEmpty()) {
+        target.replace("ABSOLUTE", tmp.path());
+        QVERIFY(QFile::link(target, tmp.filePath("project/" + link)));
+    }
+    json root = tutorial();
+    root["query"]["x"] = json{{"npy", reference.toStdString()}};
+    const QString path = tmp.filePath("project/p.attnscope.json");
+    writeFile(path, QByteArray::fromStdString(root.dump()));
+    auto project = readProjectFile(path.toStdString());
+    QVERIFY(!project.ok());
+    QCOMPARE(QString::fromStdString(project.message()),
+             path + ": query.x: " + reference +
+                 ": refused: the file is outside the project's folder (a reference must lead to a file in that "
+                 "folder or a folder below it)");
+}
+
+void TestProjectRefs::linksThatStayInTheFolderAreRead()
+{
+    // Subfolders, and links whose target is in the folder, are the project's own files.
+    QTemporaryDir tmp;
+    const QString path = writeReferencedTutorial(tmp.filePath("p"));
+    QVERIFY(QFile::link("data/x.npy", tmp.filePath("p/x-link.npy")));
+    QVERIFY(QFile::link("data", tmp.filePath("p/d")));
+    json root = json::parse(test::readAll(path).toStdString());
+    root["query"]["x"] = json{{"npy", "x-link.npy"}};
+    root["weights"]["q"] = json{{"npy", "d/../data/q.npy"}};
+    writeFile(path, QByteArray::fromStdString(root.dump()));
+    auto project = readProjectFile(path.toStdString());
     QVERIFY2(project.ok(), project.ok() ? "" : project.message().c_str());
+    auto inlined = readProjectFile(test::example("self-attention-tutorial").toStdString());
+    QCOMPARE(project->problem.xq, inlined->problem.xq);
+    QCOMPARE(project->problem.weights.q, inlined->problem.weights.q);
+
+    // ".." after a linked folder climbs from the link's target, not from the link: saving
+    // writes a path that still leads to that file (its real one), not the lexical "q.npy".
+    QVERIFY(QDir().mkpath(tmp.filePath("p/real/inner")));
+    QVERIFY(QFile::rename(tmp.filePath("p/data/q.npy"), tmp.filePath("p/real/q.npy")));
+    QVERIFY(QFile::link("real/inner", tmp.filePath("p/in")));
+    root["weights"]["q"] = json{{"npy", "in/../q.npy"}};
+    writeFile(path, QByteArray::fromStdString(root.dump()));
+    project = readProjectFile(path.toStdString());
+    QVERIFY2(project.ok(), project.ok() ? "" : project.message().c_str());
+    QCOMPARE(project->problem.weights.q, inlined->problem.weights.q);
+    SavedReferences references(project->folder, project->folder);
+    const json saved = json::parse(serializeProject(
+        *project, [&](const std::string &field, const NpyReference &r) { return references(field, r); }));
+    QVERIFY2(saved["weights"]["q"] == json({{"npy", "real/q.npy"}}), saved["weights"]["q"].dump().c_str());
+    QVERIFY2(saved["query"]["x"] == json({{"npy", "x-link.npy"}}), saved["query"]["x"].dump().c_str());
+    QVERIFY(references.notes().empty());
+}
+
+void TestProjectRefs::saveKeepsAReferenceWhoseFileChanged_data()
+{
+    QTest::addColumn<QString>("change");
+    QTest::addColumn<int>("kind");
+    QTest::newRow("rewritten with other values") << "rewrite" << int(ReferenceNote::Kind::Changed);
+    QTest::newRow("deleted") << "delete" << int(ReferenceNote::Kind::Unreadable);
+    QTest::newRow("replaced by a 1-D array") << "1d" << int(ReferenceNote::Kind::Unreadable);
+    QTest::newRow("same values as a 3-D array") << "3d" << int(ReferenceNote::Kind::Changed);
+}
+
+void TestProjectRefs::saveKeepsAReferenceWhoseFileChanged()
+{
+    // The script that wrote x.npy ran again (or the file was deleted) after the project was
+    // opened: saving must write what the document holds, not a reference to what the file now
+    // holds, so the saved project reopens with the values the user saw.
+    QFETCH(QString, change);
+    QFETCH(int, kind);
+    QTemporaryDir tmp;
+    const QString path = writeReferencedTutorial(tmp.path());
+    auto project = readProjectFile(path.toStdString());
+    QVERIFY(project.ok());
+    const MatrixF shown = project->problem.xq;
+    const QString x = tmp.filePath("data/x.npy");
+    const std::string shape = tupleText(size_t(shown.rows()), size_t(shown.cols()));
+    if (change == "rewrite")
+        writeFile(x, npyFile("<f4", shape, raw(std::vector<float>(size_t(shown.size()), 9.0f))));
+    else if (change == "delete")
+        QVERIFY(QFile::remove(x));
+    else if (change == "1d")
+        writeFile(x, npyFile("<f4", "(12,)", raw(std::vector<float>(12, 1.0f))));
+    else {
+        const QByteArray bytes = test::readAll(x);
+        const int headerBytes = int(uchar(bytes[8])) | int(uchar(bytes[9])) << 8;
+        writeFile(x, npyFile("<f4", "(1, 3, 4)", bytes.mid(10 + headerBytes)));
+    }
+    SavedReferences references(project->folder, project->folder);
+    const std::string text = serializeProject(
+        *project, [&](const std::string &field, const NpyReference &r) { return references(field, r); });
+    const json saved = json::parse(text);
+    QVERIFY2(saved["query"]["x"].is_array(), saved["query"]["x"].dump().c_str());
+    QVERIFY2(saved["weights"]["q"] == json({{"npy", "data/q.npy"}}), saved["weights"]["q"].dump().c_str());
+    QCOMPARE(references.notes().size(), size_t(1));
+    QCOMPARE(int(references.notes()[0].kind), kind);
+    QCOMPARE(references.notes()[0].field, std::string("query.x"));
+    QCOMPARE(references.notes()[0].path, std::string("data/x.npy"));
+    writeFile(path, QByteArray::fromStdString(text));
+    auto reopened = readProjectFile(path.toStdString());
+    QVERIFY2(reopened.ok(), reopened.ok() ? "" : reopened.message().c_str());
+    QCOMPARE(reopened->problem.xq, shown);
+}
+
+void TestProjectRefs::saveRereadsEachFileOnceAndKeepsUnchangedOnes()
+{
+    // Two fields naming one file; an edited matrix is written inline as before, with no note
+    // (its file is not even read again: it is not written as a reference).
+    QTemporaryDir tmp;
+    const QString path = writeReferencedTutorial(tmp.path());
+    json root = json::parse(test::readAll(path).toStdString());
+    root["weights"]["k"] = json{{"npy", "data/q.npy"}};
+    writeFile(path, QByteArray::fromStdString(root.dump()));
+    auto project = readProjectFile(path.toStdString());
+    QVERIFY2(project.ok(), project.ok() ? "" : project.message().c_str());
+    project->problem.xq(0, 0) = 42.5f;
+    QVERIFY(QFile::remove(tmp.filePath("data/x.npy")));
+    std::vector<std::string> asked;
+    SavedReferences references(project->folder, project->folder);
+    const json saved = json::parse(serializeProject(*project, [&](const std::string &field, const NpyReference &r) {
+        asked.push_back(field);
+        return references(field, r);
+    }));
+    QCOMPARE(asked, (std::vector<std::string>{"weights.q", "weights.k"}));
+    QVERIFY(saved["weights"]["q"] == json({{"npy", "data/q.npy"}}));
+    QVERIFY(saved["weights"]["k"] == json({{"npy", "data/q.npy"}}));
+    QCOMPARE(saved["query"]["x"][0][0].get<double>(), 42.5);
+    QVERIFY(references.notes().empty());
 }
 
 void TestProjectRefs::badReferencesNameFieldAndFile_data()
@@ -337,6 +546,7 @@ void TestProjectRefs::devZeroAndFifosAreNeverRead()
     for (int i = 0; i < 40; ++i)
         climb += "../";
     QVERIFY(::mkfifo(tmp.filePath("fifo.npy").toLocal8Bit().constData(), 0600) == 0);
+    // The climb leaves the project's folder: refused before it is even looked at.
     for (const QString &target : {climb + "dev/zero", QStringLiteral("fifo.npy")}) {
         json root = tutorial();
         root["query"]["x"] = json{{"npy", target.toStdString()}};
@@ -346,7 +556,11 @@ void TestProjectRefs::devZeroAndFifosAreNeverRead()
         timer.start();
         auto project = readProjectFile(path.toStdString());
         QVERIFY(!project.ok());
-        QVERIFY2(project.message().ends_with(": not a regular file"), project.message().c_str());
+        QVERIFY2(project.message().ends_with(target.startsWith("..") ? "refused: the file is outside the project's "
+                                                                       "folder (a reference must lead to a file in "
+                                                                       "that folder or a folder below it)"
+                                                                     : ": not a regular file"),
+                 project.message().c_str());
         QVERIFY(timer.elapsed() < 5000);
     }
 }

@@ -1,8 +1,11 @@
 // Autosave and crash recovery: the Autosaver through the Document API, then the real
-// application killed with SIGKILL and started again.
+// application killed with SIGKILL and started again. Copies are told apart by run, not by
+// process id alone (a PID namespace gives every start the same one), read back wherever they
+// are (every matrix inline), and an unreadable one is offered with its error.
 
 #include "app/gui/document/Autosave.h"
 #include "app/gui/document/Document.h"
+#include "core/Npy.h"
 
 #include "../common/TestUtil.h"
 
@@ -63,6 +66,11 @@ private slots:
     void orphansAreCopiesOfProcessesThatAreGone();
     void killedApplicationOffersRecovery();
     void discardedRecoveryIsGone();
+    void copyOfAProjectWithNpyReferencesIsRecovered();
+    void largeReferencedMatrixStaysAReferenceInTheCopy();
+    void copyOfAnEarlierRunWithOurPidIsOfferedNotDeleted();
+    void copyWhoseWriterHoldsItsLockIsNotOffered();
+    void unreadableCopyIsOfferedWithItsError();
 };
 
 void TestAutosave::initTestCase()
@@ -174,9 +182,12 @@ void TestAutosave::orphansAreCopiesOfProcessesThatAreGone()
     QVERIFY(junk.open(QIODevice::WriteOnly));
     junk.write("{ not json");
     junk.close();
-    const auto orphans = Autosaver::orphanedCopies();
-    QCOMPARE(orphans.size(), 1);
+    auto orphans = Autosaver::orphanedCopies();
+    QCOMPARE(orphans.size(), 2); // the dead one, and the junk with its error (unreadableCopyIsOfferedWithItsError)
+    std::sort(orphans.begin(), orphans.end(), [](const auto &a, const auto &b) { return a.error < b.error; });
     QCOMPARE(QFileInfo(orphans[0].recoveryPath).fileName(), QStringLiteral("dead.attnscope.json"));
+    QVERIFY(orphans[0].error.isEmpty());
+    QVERIFY(!orphans[1].error.isEmpty());
     QCOMPARE(orphans[0].originalPath, QStringLiteral("/a/b.json"));
     auto copy = Autosaver::readCopy(orphans[0].recoveryPath);
     QVERIFY(copy.ok());
@@ -307,6 +318,222 @@ void TestAutosave::discardedRecoveryIsGone()
     // And nothing is offered at the next start.
     const QJsonObject next = app.restart(project, QStringLiteral("recover"));
     QCOMPARE(next.value(QStringLiteral("modified")).toBool(), false);
+}
+
+namespace {
+
+void writeNpy(const QString &path, const MatrixF &m)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    const std::string bytes = npyBytes({m.rows(), m.cols()}, m.data());
+    f.write(bytes.data(), qint64(bytes.size()));
+}
+
+// A recovery copy as a version before instance ids wrote it: named and marked with the
+// process id alone.
+void writeOldStyleCopy(const QString &path, const Project &project, qint64 pid)
+{
+    nlohmann::ordered_json root = nlohmann::ordered_json::parse(serializeProject(project));
+    root["attnscopeRecovery"] = {
+        {"originalPath", "/projects/earlier.attnscope.json"}, {"pid", pid}, {"saved", "2026-01-02T03:04:05.000Z"}};
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray::fromStdString(root.dump(1)));
+}
+
+} // namespace
+
+void TestAutosave::copyOfAProjectWithNpyReferencesIsRecovered()
+{
+    // The project's query.x and weights.k are .npy files beside it. The copy used to keep
+    // the references, which resolved against the recovery folder: the copy never read back
+    // and was silently never offered.
+    App app;
+    QVERIFY(app.home.isValid());
+    Project p = tutorial();
+    const MatrixF x = p.problem.xq, k = p.problem.weights.k;
+    writeNpy(app.home.filePath(QStringLiteral("x.npy")), x);
+    writeNpy(app.home.filePath(QStringLiteral("k.npy")), k);
+    nlohmann::ordered_json root = nlohmann::ordered_json::parse(serializeProject(p));
+    root["query"]["x"] = {{"npy", "x.npy"}};
+    root["weights"]["k"] = {{"npy", "k.npy"}};
+    const QString project = app.home.filePath(QStringLiteral("refs.attnscope.json"));
+    {
+        QFile f(project);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray::fromStdString(root.dump(1)));
+    }
+    QVERIFY(Document::readProject(project).ok());
+    QVERIFY(app.editAndKill(project, QStringLiteral("value=Xq:0:0:7.5;value=Wq:0:0:2.5;title=Unsaved work"),
+                            [](const Project &q) { return q.title == "Unsaved work"; }));
+    // The script that wrote x.npy runs again before the restart: the recovered document has
+    // the values the user edited, not the file's new ones.
+    writeNpy(app.home.filePath(QStringLiteral("x.npy")), MatrixF::Constant(x.rows(), x.cols(), 9.0f));
+
+    const QJsonObject state = app.restart(project, QStringLiteral("recover"));
+    QVERIFY2(!state.isEmpty(), "the application did not report its state");
+    QCOMPARE(state.value(QStringLiteral("modified")).toBool(), true);
+    QCOMPARE(state.value(QStringLiteral("filePath")).toString(), QFileInfo(project).absoluteFilePath());
+    const std::string text = state.value(QStringLiteral("project")).toString().toStdString();
+    // The unchanged weights.k is still a reference (saving keeps it as before); the edited x
+    // is inline.
+    QVERIFY2(nlohmann::ordered_json::parse(text)["weights"]["k"] == nlohmann::ordered_json({{"npy", "k.npy"}}),
+             text.c_str());
+    ProjectReadOptions options;
+    options.folder = app.home.path().toStdString();
+    auto recovered = parseProject(text, options);
+    QVERIFY2(recovered.ok(), recovered ? "" : recovered.message().c_str());
+    MatrixF edited = x;
+    edited(0, 0) = 7.5f;
+    QCOMPARE(recovered->problem.xq, edited);
+    QCOMPARE(recovered->problem.weights.q(0, 0), 2.5f);
+    QCOMPARE(recovered->problem.weights.k, k);
+    QCOMPARE(recovered->title, std::string("Unsaved work"));
+    QVERIFY2(copiesIn(app.recoveryDir()).isEmpty(), qPrintable(copiesIn(app.recoveryDir()).join(QLatin1Char(' '))));
+}
+
+void TestAutosave::largeReferencedMatrixStaysAReferenceInTheCopy()
+{
+    // Written inline, a long input would make every autosave take seconds: an unchanged matrix
+    // of more than kMaxInlineValues values stays a reference to the original folder, and
+    // recovery checks that its file still holds it (else the copy is offered with that error).
+    QTemporaryDir folder;
+    Project p;
+    p.title = "wide";
+    p.queryTokens = {"a", "b", "c"};
+    AttentionProblem &pr = p.problem;
+    pr.spec.heads = 1;
+    pr.spec.headDimQK = 256;
+    pr.spec.headDimV = 2;
+    pr.xq = MatrixF::Random(3, 1100);
+    pr.weights.q = MatrixF::Random(1100, 256);
+    pr.weights.k = MatrixF::Random(1100, 256);
+    pr.weights.v = MatrixF::Random(1100, 2);
+    QVERIFY(pr.weights.q.size() > Autosaver::kMaxInlineValues);
+    const QString npy = folder.filePath(QStringLiteral("wq.npy"));
+    writeNpy(npy, pr.weights.q);
+    p.folder = folder.path().toStdString();
+    p.npyReferences["weights.q"] = NpyReference{"wq.npy", 1100, 256, matrixFingerprint(pr.weights.q), 0};
+
+    QVERIFY(QDir().mkpath(Autosaver::recoveryDirectory()));
+    const QString path =
+        QDir(Autosaver::recoveryDirectory()).filePath(QStringLiteral("1-00000000000000ff-1.attnscope.json"));
+    QVERIFY(Autosaver::writeCopy(path, p, QString(), 1, QStringLiteral("1-00000000000000ff")).ok());
+    const auto text = nlohmann::ordered_json::parse(test::readAll(path).toStdString());
+    QVERIFY2(text["weights"]["q"] == nlohmann::ordered_json({{"npy", "wq.npy"}}), text["weights"]["q"].dump().c_str());
+    auto copy = Autosaver::readCopy(path);
+    QVERIFY2(copy.ok(), copy ? "" : copy.message().c_str());
+    QCOMPARE(copy->first.problem.weights.q, pr.weights.q);
+    QCOMPARE(copy->first.problem.xq, pr.xq);
+    QCOMPARE(copy->first.folder, p.folder);
+    QCOMPARE(copy->first.npyReferences.at("weights.q").path, std::string("wq.npy"));
+
+    writeNpy(npy, MatrixF::Zero(1100, 256));
+    auto changed = Autosaver::readCopy(path);
+    QVERIFY(!changed.ok());
+    QVERIFY2(QString::fromStdString(changed.message())
+                 .contains(QStringLiteral("weights.q: wq.npy: the file changed after this copy was written")),
+             changed.message().c_str());
+    const auto orphans = Autosaver::orphanedCopies();
+    QCOMPARE(orphans.size(), 1);
+    QVERIFY(orphans[0].error.contains(QStringLiteral("the file changed after this copy was written")));
+}
+
+void TestAutosave::copyOfAnEarlierRunWithOurPidIsOfferedNotDeleted()
+{
+    // In a PID namespace (Flatpak, a container) every start has the same process id: the
+    // copy a crashed run left, named after that id, is not this run's. It used to be skipped
+    // as ours, and then replaced and deleted by this run's own copy of the same name.
+    QVERIFY(QDir().mkpath(Autosaver::recoveryDirectory()));
+    const QDir dir(Autosaver::recoveryDirectory());
+    const qint64 pid = QCoreApplication::applicationPid();
+    Project earlier = tutorial();
+    earlier.title = "earlier run";
+    const QString left = dir.filePath(QStringLiteral("%1-1.attnscope.json").arg(pid));
+    writeOldStyleCopy(left, earlier, pid);
+    const QByteArray before = test::readAll(left);
+
+    auto orphans = Autosaver::orphanedCopies();
+    QCOMPARE(orphans.size(), 1);
+    QCOMPARE(orphans[0].recoveryPath, left);
+    QVERIFY(orphans[0].error.isEmpty());
+
+    {
+        Document doc(tutorial());
+        Autosaver saver;
+        saver.setInterval(20);
+        saver.setDocument(&doc);
+        QSignalSpy saved(&saver, &Autosaver::saved);
+        QVERIFY(doc.setTitle(QStringLiteral("this run")));
+        QVERIFY(saved.wait(5000));
+        QVERIFY(saver.recoveryPath() != left);
+        Document other(tutorial());
+        saver.setDocument(&other); // removes this run's copy of doc, and only that
+    }                              // and destroying the saver removes its copy (a normal exit)
+    QCOMPARE(test::readAll(left), before);
+    orphans = Autosaver::orphanedCopies();
+    QCOMPARE(orphans.size(), 1);
+    auto copy = Autosaver::readCopy(orphans[0].recoveryPath);
+    QVERIFY2(copy.ok(), copy ? "" : copy.message().c_str());
+    QCOMPARE(copy->first.title, std::string("earlier run"));
+}
+
+void TestAutosave::copyWhoseWriterHoldsItsLockIsNotOffered()
+{
+    // A run is running while it holds INSTANCE.lock, whatever its process id: here another
+    // process (flock(1)) holds the lock of a made-up run, which ends when its stdin closes.
+    QVERIFY(QDir().mkpath(Autosaver::recoveryDirectory()));
+    const QDir dir(Autosaver::recoveryDirectory());
+    const QString instance = QStringLiteral("%1-00000000deadbeef").arg(QCoreApplication::applicationPid());
+    Project p = tutorial();
+    p.title = "other run";
+    QVERIFY(Autosaver::writeCopy(dir.filePath(instance + QStringLiteral("-1.attnscope.json")), p, QString(),
+                                 QCoreApplication::applicationPid(), instance)
+                .ok());
+    QCOMPARE(Autosaver::orphanedCopies().size(), 1); // no lock file: that run is gone
+    const QString lock = dir.filePath(instance + QStringLiteral(".lock"));
+    QProcess holder;
+    holder.start(QStringLiteral("flock"),
+                 {lock, QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("echo locked; exec cat")});
+    QVERIFY(holder.waitForStarted(10000));
+    QVERIFY(holder.waitForReadyRead(10000)); // the lock is held once it speaks
+    QCOMPARE(holder.readAll(), QByteArray("locked\n"));
+    QVERIFY(Autosaver::orphanedCopies().isEmpty());
+    holder.closeWriteChannel(); // cat ends, and the kernel releases the lock
+    QVERIFY(holder.waitForFinished(10000));
+    const auto orphans = Autosaver::orphanedCopies();
+    QCOMPARE(orphans.size(), 1);
+    QCOMPARE(orphans[0].instance, instance);
+}
+
+void TestAutosave::unreadableCopyIsOfferedWithItsError()
+{
+    // A copy that does not read back (spoilt on disk) used to be skipped for good: it is
+    // listed with its error, and nothing deletes it but the user.
+    QVERIFY(QDir().mkpath(Autosaver::recoveryDirectory()));
+    const QDir dir(Autosaver::recoveryDirectory());
+    const QString name = QStringLiteral("%1-0123456789abcdef-1.attnscope.json").arg(deadPid());
+    QFile spoilt(dir.filePath(name));
+    QVERIFY(spoilt.open(QIODevice::WriteOnly));
+    spoilt.write("{\"format\": \"attnscope\", \"version\": 1, \"mode\": \"self\", \"heads\": ");
+    spoilt.close();
+    const auto orphans = Autosaver::orphanedCopies();
+    QCOMPARE(orphans.size(), 1);
+    QCOMPARE(QFileInfo(orphans[0].recoveryPath).fileName(), name);
+    QVERIFY2(orphans[0].error.contains(QStringLiteral("not valid JSON")), qPrintable(orphans[0].error));
+    QVERIFY(orphans[0].error.startsWith(dir.filePath(name)));
+    {
+        Document doc(tutorial());
+        Autosaver saver;
+        saver.setInterval(20);
+        saver.setDocument(&doc);
+        QSignalSpy saved(&saver, &Autosaver::saved);
+        QVERIFY(doc.setTitle(QStringLiteral("this run")));
+        QVERIFY(saved.wait(5000));
+    }
+    QVERIFY(QFile::exists(dir.filePath(name)));
+    QCOMPARE(Autosaver::orphanedCopies().size(), 1);
 }
 
 QTEST_GUILESS_MAIN(TestAutosave)

@@ -46,6 +46,8 @@ class TestDocument : public QObject
 
 private slots:
     void npyReferencesOpenAndSaveKeepsThem();
+    void saveWritesWhatWasShownWhenTheNpyChanged_data();
+    void saveWritesWhatWasShownWhenTheNpyChanged();
     void editCellUndoRedo();
     void cellDragMergesIntoOneStep();
     void tokenLabel();
@@ -458,6 +460,72 @@ void TestDocument::npyReferencesOpenAndSaveKeepsThem()
     QVERIFY(doc.save(saved).ok());
     const QByteArray text = test::readAll(saved);
     QVERIFY2(text.contains(R"("npy": "x.npy")"), text.constData());
+}
+
+namespace {
+
+void writeNpy(const QString &path, const std::vector<std::int64_t> &shape, const std::vector<float> &values)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    const std::string bytes = npyBytes(shape, values.data());
+    f.write(bytes.data(), qint64(bytes.size()));
+}
+
+} // namespace
+
+void TestDocument::saveWritesWhatWasShownWhenTheNpyChanged_data()
+{
+    QTest::addColumn<QString>("change");
+    QTest::addColumn<bool>("edited"); // the referenced matrix was edited in the window first
+    QTest::newRow("rewritten on disk") << "rewrite" << false;
+    QTest::newRow("deleted") << "delete" << false;
+    QTest::newRow("rewritten, edited, edit undone") << "rewrite" << true;
+    QTest::newRow("deleted, edited, edit undone") << "delete" << true;
+    QTest::newRow("unchanged") << "none" << false;
+}
+
+void TestDocument::saveWritesWhatWasShownWhenTheNpyChanged()
+{
+    // The project was opened, then the script that wrote x.npy ran again (or the file was
+    // deleted), then the user saved: the saved project must reopen with the values the window
+    // showed, not with the file's new values or not at all.
+    QFETCH(QString, change);
+    QFETCH(bool, edited);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString npy = dir.filePath(QStringLiteral("x.npy"));
+    writeNpy(npy, {3, 4}, {1, 0, 1, 0, 0, 2, 0, 2, 1, 1, 1, 1});
+    const QByteArray json = R"({"format": "attnscope", "version": 1, "mode": "self", "heads": 1, "headDimQK": 2,
+        "headDimV": 2, "query": {"tokens": ["a", "b", "c"], "x": {"npy": "x.npy"}},
+        "weights": {"q": [[1, 0], [0, 1], [1, 0], [0, 1]], "k": [[1, 0], [0, 1], [1, 0], [0, 1]],
+                    "v": [[1, 0], [0, 1], [1, 0], [0, 1]]}})";
+    const QString path = dir.filePath(QStringLiteral("p.attnscope.json"));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(json);
+    }
+    auto project = Document::readProject(path);
+    QVERIFY2(project.ok(), project.ok() ? "" : project.message().c_str());
+    Document doc(std::move(*project));
+    doc.setFilePath(path);
+    const MatrixF shown = doc.problem().xq;
+    if (change == "rewrite")
+        writeNpy(npy, {3, 4}, std::vector<float>(12, 5.0f));
+    else if (change == "delete")
+        QVERIFY(QFile::remove(npy));
+    if (edited) { // an edit and its undo: the matrix is the one read again
+        QVERIFY(doc.setValue(MatrixId::Xq, 0, 0, 9.0f));
+        doc.undoStack()->undo();
+    }
+    QVERIFY(doc.setTitle(QStringLiteral("saved")));
+    QVERIFY(doc.save(path).ok());
+    const QByteArray text = test::readAll(path);
+    QCOMPARE(text.contains(R"("npy": "x.npy")"), change == "none");
+    auto reopened = Document::readProject(path);
+    QVERIFY2(reopened.ok(), reopened.ok() ? "" : reopened.message().c_str());
+    QCOMPARE(reopened->problem.xq, shown);
 }
 
 QTEST_GUILESS_MAIN(TestDocument)

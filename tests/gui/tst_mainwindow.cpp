@@ -1,19 +1,25 @@
 // The main window driven through its real widgets (offscreen): every edit is checked on the
 // document and on what the heatmap shows.
 
+#include "app/gui/document/Autosave.h"
 #include "app/gui/views/EditorPanels.h"
+#include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/HeadLinesView.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/MaskEditor.h"
 #include "app/gui/views/MatrixModel.h"
 #include "app/gui/views/TeachingView.h"
 #include "core/CpuBackend.h"
+#include "core/Npy.h"
 
 #include "../common/TestUtil.h"
 
+#include <QAbstractButton>
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QMimeData>
@@ -93,10 +99,13 @@ private slots:
     void undoRedoShortcuts();
     void openSaveRoundTrip();
     void malformedFileRefusedDocumentUntouched();
+    void referenceOutsideTheFolderIsRefused();
+    void saveSaysWhichReferencesItCouldNotKeep();
     void tokenEditsAndModels();
     void selectingACellExplainsIt();
     void settingsRemembered();
     void unsavedChangesPrompt();
+    void unreadableRecoveryCopyIsOfferedWithItsError();
     void dropOpensProject();
     void statusBarShowsBackend();
 
@@ -290,6 +299,97 @@ void TestMainWindow::malformedFileRefusedDocumentUntouched()
     QCOMPARE(w.document(), doc);
 }
 
+namespace {
+
+// A self-attention project whose query.x is the reference `reference`, and x.npy beside it.
+QString writeReferencingProject(const QString &folder, const QString &reference)
+{
+    const float x[] = {1, 0, 1, 0, 0, 2, 0, 2, 1, 1, 1, 1};
+    QFile npy(folder + QStringLiteral("/x.npy"));
+    if (!npy.open(QIODevice::WriteOnly))
+        return {};
+    const std::string bytes = npyBytes({3, 4}, x);
+    npy.write(bytes.data(), qint64(bytes.size()));
+    npy.close();
+    const QString path = folder + QStringLiteral("/p.attnscope.json");
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return {};
+    f.write(QStringLiteral(R"({"format": "attnscope", "version": 1, "mode": "self", "heads": 1, "headDimQK": 2,
+        "headDimV": 2, "query": {"tokens": ["a", "b", "c"], "x": {"npy": "%1"}},
+        "weights": {"q": [[1, 0], [0, 1], [1, 0], [0, 1]], "k": [[1, 0], [0, 1], [1, 0], [0, 1]],
+                    "v": [[1, 0], [0, 1], [1, 0], [0, 1]]}})")
+                .arg(reference)
+                .toUtf8());
+    return path;
+}
+
+} // namespace
+
+void TestMainWindow::referenceOutsideTheFolderIsRefused()
+{
+    // A shared project reaching for a file of the reader's: refused when opened, the same
+    // way whether that file exists or not, and the open document stays.
+    MainWindow &w = *m_window;
+    Document *doc = w.document();
+    QTemporaryDir dir;
+    QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("shared"))));
+    QVERIFY(!writeReferencingProject(dir.path(), QStringLiteral("x.npy")).isEmpty()); // secret: the x.npy above
+    QStringList messages;
+    for (const QString &reference : {QStringLiteral("../x.npy"), QStringLiteral("../missing.npy")}) {
+        const QString path = writeReferencingProject(dir.filePath(QStringLiteral("shared")), reference);
+        QVERIFY(!w.openFile(path));
+        QCOMPARE(w.document(), doc);
+        QVERIFY2(w.lastError().endsWith(reference +
+                                        QStringLiteral(": refused: the file is outside the project's folder (a "
+                                                       "reference must lead to a file in that folder or a folder "
+                                                       "below it)")),
+                 qPrintable(w.lastError()));
+        messages << w.lastError().remove(reference);
+        for (auto *box : w.findChildren<QMessageBox *>(QStringLiteral("errorBox")))
+            box->close();
+    }
+    QCOMPARE(messages[0], messages[1]);
+}
+
+void TestMainWindow::saveSaysWhichReferencesItCouldNotKeep()
+{
+    // x.npy rewritten after the project was opened: Save writes the values shown, and a box
+    // says so. Save As into another folder copies x.npy there, which the status bar says.
+    MainWindow &w = *m_window;
+    QTemporaryDir dir;
+    QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("a"))) && QDir().mkpath(dir.filePath(QStringLiteral("b"))));
+    const QString path = writeReferencingProject(dir.filePath(QStringLiteral("a")), QStringLiteral("x.npy"));
+    QVERIFY(w.openFile(path));
+    const MatrixF shown = w.document()->problem().xq;
+
+    QVERIFY(w.saveTo(dir.filePath(QStringLiteral("b/copy.attnscope.json"))));
+    const auto *message = w.findChild<ElidedLabel *>(QStringLiteral("statusMessage"));
+    QVERIFY(message);
+    QVERIFY2(message->text().contains(QStringLiteral("x.npy was copied beside it as x.npy.")),
+             qPrintable(message->text()));
+    QVERIFY(!w.findChild<QMessageBox *>(QStringLiteral("saveNotesBox")));
+    QCOMPARE(test::readAll(dir.filePath(QStringLiteral("b/x.npy"))),
+             test::readAll(dir.filePath(QStringLiteral("a/x.npy"))));
+
+    const float other[] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
+    {
+        QFile npy(dir.filePath(QStringLiteral("a/x.npy")));
+        QVERIFY(npy.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        const std::string bytes = npyBytes({3, 4}, other);
+        npy.write(bytes.data(), qint64(bytes.size()));
+    }
+    QVERIFY(w.saveTo(path));
+    auto *box = w.findChild<QMessageBox *>(QStringLiteral("saveNotesBox"));
+    QVERIFY(box);
+    QVERIFY2(box->informativeText().contains(QStringLiteral("query.x: x.npy changed on disk since it was opened")),
+             qPrintable(box->informativeText()));
+    box->close();
+    auto reopened = Document::readProject(path);
+    QVERIFY2(reopened.ok(), reopened.ok() ? "" : reopened.message().c_str());
+    QCOMPARE(reopened->problem.xq, shown);
+}
+
 void TestMainWindow::tokenEditsAndModels()
 {
     MainWindow &w = *m_window;
@@ -386,6 +486,36 @@ void TestMainWindow::unsavedChangesPrompt()
     answerNextPrompt(QMessageBox::Discard, &asked);
     QVERIFY(w.close());
     QVERIFY(!asked.isEmpty());
+}
+
+void TestMainWindow::unreadableRecoveryCopyIsOfferedWithItsError()
+{
+    // A recovery copy of a run that is gone, spoilt on disk: the window says so with the
+    // error, Keep leaves it, and only Discard deletes it.
+    MainWindow &w = *m_window;
+    QVERIFY(QDir().mkpath(Autosaver::recoveryDirectory()));
+    const QString copy =
+        QDir(Autosaver::recoveryDirectory()).filePath(QStringLiteral("1-0123456789abcdef-1.attnscope.json"));
+    {
+        QFile f(copy);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"format\": \"attnscope\", \"version\": 1, <b>spoilt</b>");
+    }
+    for (const QMessageBox::ButtonRole role : {QMessageBox::RejectRole, QMessageBox::DestructiveRole}) {
+        QString text;
+        QTimer::singleShot(0, [&] {
+            auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+            if (!box)
+                return;
+            text = box->text();
+            for (QAbstractButton *button : box->buttons())
+                if (box->buttonRole(button) == role)
+                    button->click();
+        });
+        QVERIFY(!w.offerRecovery());
+        QVERIFY2(text.contains(copy) && text.contains(QStringLiteral("not valid JSON")), qPrintable(text));
+        QCOMPARE(QFile::exists(copy), role == QMessageBox::RejectRole);
+    }
 }
 
 void TestMainWindow::dropOpensProject()

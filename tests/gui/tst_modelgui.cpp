@@ -25,10 +25,12 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
 
 #include <cmath>
+#include <filesystem>
 
 using namespace attnscope;
 
@@ -116,6 +118,7 @@ private slots:
     void newerTextSupersedesOlder();
     void badFolderLeavesDocumentUnchanged();
     void textBeyondThePositionsGreysTheViews();
+    void modelFileLeadingOutOfItsFolderIsRefused();
     void openHeadInEditorGivesTheModelsAttention();
     void textTypedWhileAnotherModelLoadsRunsOnTheNewModel();
     void supersededLongRunFinishesWithTheNewestText();
@@ -246,6 +249,29 @@ void TestModelGui::textBeyondThePositionsGreysTheViews()
     QVERIFY(shown.wait(30000));
     QVERIFY(!w.resultIsStale());
     QVERIFY(!banner->isVisible());
+}
+
+void TestModelGui::modelFileLeadingOutOfItsFolderIsRefused()
+{
+    // A shared model folder whose vocab.json links to another file of the reader's: refused
+    // before it is read, and nothing of that file appears in the window.
+    QTemporaryDir tmp;
+    std::filesystem::copy(gpt2().toStdString(), tmp.filePath(QStringLiteral("m")).toStdString(),
+                          std::filesystem::copy_options::recursive);
+    QFile secret(tmp.filePath(QStringLiteral("secret.txt")));
+    QVERIFY(secret.open(QIODevice::WriteOnly));
+    secret.write("{\"token\": SECRET-TOKEN-1234}\n");
+    secret.close();
+    QVERIFY(QFile::remove(tmp.filePath(QStringLiteral("m/vocab.json"))));
+    QVERIFY(QFile::link(QStringLiteral("../secret.txt"), tmp.filePath(QStringLiteral("m/vocab.json"))));
+    MainWindow w;
+    QSignalSpy failed(&w, &MainWindow::openFailed);
+    QVERIFY(w.openModel(tmp.filePath(QStringLiteral("m"))));
+    QVERIFY(failed.wait(30000));
+    QVERIFY2(w.lastError().contains(QStringLiteral("vocab.json: refused: the file leads out of the model folder")),
+             qPrintable(w.lastError()));
+    QVERIFY(!w.lastError().contains(QStringLiteral("SECRET")));
+    QVERIFY(!w.attention());
 }
 
 void TestModelGui::openHeadInEditorGivesTheModelsAttention()

@@ -84,13 +84,24 @@ void Document::markModified()
 
 Status Document::save(const QString &path)
 {
+    // References are checked (and copied, if need be) before the project is written; copies
+    // made for a save that then fails are removed again.
+    SavedReferences references(m_project.folder, QFileInfo(path).absolutePath().toStdString());
+    const std::string text = serializeProject(m_project, [&](const std::string &field, const NpyReference &reference) {
+        return references(field, reference);
+    });
     // Whole or nothing, as the CLI writes (a link is replaced, never its target).
     AtomicFileWriter file(path.toStdString());
-    if (Status s = file.open(); !s)
+    Status s = file.open();
+    if (s) {
+        file.write(text);
+        s = file.commit();
+    }
+    if (!s) {
+        references.discardCopies();
         return s;
-    file.write(serializeProject(m_project, QFileInfo(path).absolutePath().toStdString()));
-    if (Status s = file.commit(); !s)
-        return s;
+    }
+    m_saveNotes = references.notes();
     setFilePath(path);
     m_undoStack->setClean();
     return Ok{};

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/gui/document/ProjectEdit.h"
+#include "core/ProjectReferences.h"
 #include "core/Result.h"
 
 #include <QObject>
@@ -57,8 +58,14 @@ public:
     // its file on disk is not what it holds).
     void markModified();
 
-    // Writes atomically (QSaveFile) and marks the document clean.
+    // Writes atomically and marks the document clean. Each `{"npy": ...}` reference whose
+    // matrix is unchanged is checked against its file first (core/ProjectReferences.h,
+    // SavedReferences): one whose file has gone or changed since it was read is written inline,
+    // with the values the document holds; one the path would leave the new folder to reach is
+    // copied beside the file. lastSaveNotes() says which.
     Status save(const QString &path);
+    // What the last successful save did with references instead of keeping them as they were.
+    const std::vector<ReferenceNote> &lastSaveNotes() const { return m_saveNotes; }
 
     // Options for values filled into grown or re-initialised matrices.
     InitOptions initOptions() const { return m_init; }
@@ -118,6 +125,7 @@ private:
     QString m_filePath;
     InitOptions m_init;
     QString m_lastRefusal;
+    std::vector<ReferenceNote> m_saveNotes;
 };
 
 } // namespace attnscope

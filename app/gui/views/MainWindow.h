@@ -67,6 +67,8 @@ public:
     bool openExample(const QString &resourcePath);
     void newDocument();
     bool saveTo(const QString &path);
+    // One sentence on what a save did with a `{"npy": ...}` reference (Document::lastSaveNotes()).
+    static QString referenceNoteText(const ReferenceNote &note);
     static QStringList exampleFiles();
 
     Document *document() const { return m_document; }
@@ -89,10 +91,11 @@ public:
 
     // Autosave and crash recovery (MainWindowFiles.cpp).
     Autosaver *autosaver() const { return m_autosaver; }
-    // Offers the recovery copies left by processes that are gone, newest first: Recover
-    // opens one as a modified document with its original path; Discard deletes it. `answer`
-    // answers without asking (true: recover), for tests of the executable. Returns whether
-    // a copy was recovered.
+    // Offers the recovery copies left by runs that are gone, newest first: Recover opens one
+    // as a modified document with its original path; Discard deletes it. A copy that cannot be
+    // read is shown with its error: Keep leaves it, Discard deletes it. `answer` answers
+    // without asking (true: recover, or keep an unreadable copy), for tests of the executable.
+    // Returns whether a copy was recovered.
     bool offerRecovery(std::optional<bool> answer = std::nullopt);
 
     // Imported attention (MainWindowAttention.cpp): a read-only document of L layers. The

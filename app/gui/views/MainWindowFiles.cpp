@@ -127,8 +127,48 @@ bool MainWindow::saveTo(const QString &path)
     }
     addRecentFile(m_document->filePath());
     m_lastDir = QFileInfo(path).absolutePath();
-    m_messageLabel->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 4000);
+    // References not kept as they were: copies beside the file are said in the status bar;
+    // matrices written inline because their .npy changed or went are said in a box, since the
+    // saved project no longer follows that file.
+    QStringList copied, inlined;
+    for (const ReferenceNote &note : m_document->lastSaveNotes())
+        (note.kind == ReferenceNote::Kind::Copied ? copied : inlined) << referenceNoteText(note);
+    QString message = tr("Saved %1").arg(QFileInfo(path).fileName());
+    if (!copied.isEmpty())
+        message += QLatin1Char(' ') + copied.join(QLatin1Char(' '));
+    m_messageLabel->showMessage(message, copied.isEmpty() ? 4000 : 0);
+    if (!inlined.isEmpty()) {
+        auto *box = new QMessageBox(QMessageBox::Information, tr("AttnScope"),
+                                    tr("Saved %1; some matrices are written in it now instead of as their .npy files:")
+                                        .arg(QFileInfo(path).fileName()),
+                                    QMessageBox::Ok, this);
+        box->setObjectName(QStringLiteral("saveNotesBox"));
+        box->setTextFormat(Qt::PlainText); // paths and messages from files: never markup
+        box->setInformativeText(inlined.join(QLatin1Char('\n')));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    }
     return true;
+}
+
+QString MainWindow::referenceNoteText(const ReferenceNote &note)
+{
+    const QString field = QString::fromStdString(note.field), path = QString::fromStdString(note.path),
+                  detail = QString::fromStdString(note.detail);
+    switch (note.kind) {
+    case ReferenceNote::Kind::Changed:
+        return tr("%1: %2 changed on disk since it was opened; the values shown are saved in the project instead.")
+            .arg(field, path);
+    case ReferenceNote::Kind::Unreadable:
+        return tr("%1: %2 could not be read again (%3); the values shown are saved in the project instead.")
+            .arg(field, path, detail);
+    case ReferenceNote::Kind::Copied:
+        return tr("%1 was copied beside it as %2.").arg(path, detail);
+    case ReferenceNote::Kind::NotCopied:
+        return tr("%1: %2 could not be copied beside the project (%3); its values are saved in the project instead.")
+            .arg(field, path, detail);
+    }
+    return {};
 }
 
 void MainWindow::showError(const QString &message)
@@ -252,9 +292,33 @@ void MainWindow::closeEvent(QCloseEvent *event)
 bool MainWindow::offerRecovery(std::optional<bool> answer)
 {
     for (const Autosaver::Entry &entry : Autosaver::orphanedCopies()) {
+        if (!entry.error.isEmpty()) {
+            // Unreadable: said, with why, and deleted only when the user says so. `answer`
+            // (tests) keeps it for "recover", which cannot be done, and deletes it otherwise.
+            bool discard = answer.has_value() && !*answer;
+            if (!answer) {
+                QMessageBox box(QMessageBox::Warning, tr("Recover unsaved changes"),
+                                tr("AttnScope did not close normally, and a copy of unsaved changes it kept cannot "
+                                   "be read: %1")
+                                    .arg(entry.error),
+                                QMessageBox::NoButton, this);
+                box.setObjectName(QStringLiteral("recoveryBox"));
+                box.setTextFormat(Qt::PlainText); // the error quotes the file
+                box.setInformativeText(
+                    tr("Keep leaves it in %1 for later; Discard deletes it.").arg(Autosaver::recoveryDirectory()));
+                QPushButton *keepButton = box.addButton(tr("&Keep"), QMessageBox::RejectRole);
+                QPushButton *discardButton = box.addButton(tr("&Discard"), QMessageBox::DestructiveRole);
+                box.setDefaultButton(keepButton);
+                box.exec();
+                discard = box.clickedButton() == discardButton;
+            }
+            if (discard)
+                QFile::remove(entry.recoveryPath);
+            continue;
+        }
         auto copy = Autosaver::readCopy(entry.recoveryPath);
         if (!copy)
-            continue;
+            continue; // gone or spoilt since it was listed: the next start says why
         const QString name =
             entry.originalPath.isEmpty()
                 ? (copy->first.title.empty() ? tr("an untitled project") : QString::fromStdString(copy->first.title))
@@ -266,6 +330,7 @@ bool MainWindow::offerRecovery(std::optional<bool> answer)
                                 .arg(name, QLocale().toString(entry.saved.toLocalTime(), QLocale::ShortFormat)),
                             QMessageBox::NoButton, this);
             box.setObjectName(QStringLiteral("recoveryBox"));
+            box.setTextFormat(Qt::PlainText); // a path or a title from the file
             box.setInformativeText(tr("Recover opens them as a modified document; Discard deletes them."));
             QPushButton *recoverButton = box.addButton(tr("&Recover"), QMessageBox::AcceptRole);
             box.addButton(tr("&Discard"), QMessageBox::DestructiveRole);
