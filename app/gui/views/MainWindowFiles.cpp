@@ -5,6 +5,7 @@
 #include "app/gui/document/Autosave.h"
 #include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/Examples.h"
+#include "app/gui/views/PlainText.h"
 #include "app/gui/views/WindowPolish.h"
 #include "app/render/ErrorText.h"
 
@@ -26,6 +27,8 @@
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QUndoStack>
+
+#include <memory>
 
 namespace attnscope {
 
@@ -136,7 +139,7 @@ void MainWindow::showError(const QString &message)
     m_lastError = message;
     m_messageLabel->showMessage(message);
     // Window-modal but not blocking: the event loop (and the tests) go on.
-    auto *box = new QMessageBox(QMessageBox::Warning, tr("AttnScope"), message, QMessageBox::Ok, this);
+    auto *box = plainMessageBox(QMessageBox::Warning, tr("AttnScope"), message, QMessageBox::Ok, this);
     box->setObjectName(QStringLiteral("errorBox"));
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();
@@ -146,9 +149,12 @@ bool MainWindow::maybeSave()
 {
     if (!m_document || !m_document->isModified())
         return true;
-    const auto answer = QMessageBox::warning(
-        this, tr("AttnScope"), tr("\u201c%1\u201d has unsaved changes. Save them?").arg(m_document->displayName()),
-        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    const std::unique_ptr<QMessageBox> box(
+        plainMessageBox(QMessageBox::Warning, tr("AttnScope"),
+                        tr("\u201c%1\u201d has unsaved changes. Save them?").arg(m_document->displayName()),
+                        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this));
+    box->setObjectName(QStringLiteral("saveChangesBox"));
+    const auto answer = QMessageBox::StandardButton(box->exec());
     if (answer == QMessageBox::Save)
         return save();
     return answer == QMessageBox::Discard;
@@ -206,7 +212,7 @@ void MainWindow::fillRecentMenu()
                             if (maybeSave())
                                 openFile(path);
                         })
-            ->setToolTip(path);
+            ->setToolTip(plainToolTip(path));
     }
     if (recent.isEmpty())
         m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
@@ -261,17 +267,18 @@ bool MainWindow::offerRecovery(std::optional<bool> answer)
                 : entry.originalPath;
         bool recover = answer.value_or(false);
         if (!answer) {
-            QMessageBox box(QMessageBox::Question, tr("Recover unsaved changes"),
-                            tr("AttnScope did not close normally. Unsaved changes to %1 from %2 were kept.")
-                                .arg(name, QLocale().toString(entry.saved.toLocalTime(), QLocale::ShortFormat)),
-                            QMessageBox::NoButton, this);
-            box.setObjectName(QStringLiteral("recoveryBox"));
-            box.setInformativeText(tr("Recover opens them as a modified document; Discard deletes them."));
-            QPushButton *recoverButton = box.addButton(tr("&Recover"), QMessageBox::AcceptRole);
-            box.addButton(tr("&Discard"), QMessageBox::DestructiveRole);
-            box.setDefaultButton(recoverButton);
-            box.exec();
-            recover = box.clickedButton() == recoverButton;
+            const std::unique_ptr<QMessageBox> box(
+                plainMessageBox(QMessageBox::Question, tr("Recover unsaved changes"),
+                                tr("AttnScope did not close normally. Unsaved changes to %1 from %2 were kept.")
+                                    .arg(name, QLocale().toString(entry.saved.toLocalTime(), QLocale::ShortFormat)),
+                                QMessageBox::NoButton, this));
+            box->setObjectName(QStringLiteral("recoveryBox"));
+            setPlainInformativeText(box.get(), tr("Recover opens them as a modified document; Discard deletes them."));
+            QPushButton *recoverButton = box->addButton(tr("&Recover"), QMessageBox::AcceptRole);
+            box->addButton(tr("&Discard"), QMessageBox::DestructiveRole);
+            box->setDefaultButton(recoverButton);
+            box->exec();
+            recover = box->clickedButton() == recoverButton;
         }
         if (!recover) {
             QFile::remove(entry.recoveryPath);
