@@ -1,10 +1,11 @@
 #include "app/gui/document/Autosave.h"
 
+#include "core/FileIo.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QStandardPaths>
 
 #include <algorithm>
@@ -144,12 +145,12 @@ Status Autosaver::writeCopy(const QString &path, const Project &project, const Q
     copy.extra[kRecoveryField] = {{"originalPath", originalPath.toStdString()},
                                   {"pid", pid},
                                   {"saved", QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs).toStdString()}};
-    const std::string text = serializeProject(copy);
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), qint64(text.size())) != qint64(text.size()) ||
-        !file.commit())
-        return Error{(path + QStringLiteral(": ") + file.errorString()).toStdString(), ErrorKind::Io};
-    return Ok{};
+    // As every output is written: whole or not at all, nothing left behind by a kill.
+    AtomicFileWriter file(QFile::encodeName(path).toStdString());
+    if (Status s = file.open(); !s)
+        return s;
+    file.write(serializeProject(copy));
+    return file.commit();
 }
 
 Result<std::pair<Project, Autosaver::Entry>> Autosaver::readCopy(const QString &path)

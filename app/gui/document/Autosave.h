@@ -13,8 +13,8 @@
 namespace attnscope {
 
 // Keeps a recovery copy of a modified document, so that a crash or a kill loses at most the
-// last interval of edits. The copy is the project file itself (written atomically with
-// QSaveFile) under AppDataLocation/recovery/, named after this process, with the original
+// last interval of edits. The copy is the project file itself (written atomically, by
+// AtomicFileWriter) under AppDataLocation/recovery/, named after this process, with the original
 // file path and the process id in a field of its own. A clean document (saved, or undone to
 // its saved state) has no copy; closing or replacing it normally removes the copy. At the
 // next start, copies left by processes that are gone are offered for recovery.

@@ -57,7 +57,7 @@ public:
     // its file on disk is not what it holds).
     void markModified();
 
-    // Writes atomically (QSaveFile) and marks the document clean.
+    // Writes atomically (AtomicFileWriter) and marks the document clean.
     Status save(const QString &path);
 
     // Options for values filled into grown or re-initialised matrices.
