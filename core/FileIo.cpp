@@ -7,11 +7,18 @@
 #include "core/UserText.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <random>
+#include <utility>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,6 +107,88 @@ Result<std::string> readInputFile(const std::string &path, std::int64_t maxBytes
     return bytes;
 }
 
+namespace {
+
+constexpr char kTemporaryInfix[] = ".attnscope-";
+constexpr std::size_t kSuffixLength = 6; // as mkstemp's XXXXXX
+std::atomic<bool> g_unnamedAllowed{true};
+
+bool isTemporaryName(std::string_view name)
+{
+    const std::size_t infix = sizeof kTemporaryInfix - 1;
+    if (name.size() <= infix + kSuffixLength)
+        return false;
+    const std::string_view tail = name.substr(name.size() - infix - kSuffixLength);
+    if (tail.substr(0, infix) != kTemporaryInfix)
+        return false;
+    return std::all_of(tail.begin() + infix, tail.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
+}
+
+std::string folderOf(const std::string &path)
+{
+    const std::size_t slash = path.rfind('/');
+    if (slash == std::string::npos)
+        return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string randomSuffix()
+{
+    static const char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char bytes[kSuffixLength];
+    if (::getrandom(bytes, sizeof bytes, 0) != ssize_t(sizeof bytes)) {
+        std::random_device device;
+        for (unsigned char &b : bytes)
+            b = static_cast<unsigned char>(device());
+    }
+    std::string out;
+    for (unsigned char b : bytes)
+        out.push_back(kChars[b % (sizeof kChars - 1)]);
+    return out;
+}
+
+// Waits for the lock: a sweeper holds a temporary's lock only while it looks at it.
+void lockExclusive(int fd)
+{
+    while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+    }
+}
+
+} // namespace
+
+void AtomicFileWriter::setUnnamedTemporariesAllowed(bool allowed)
+{
+    g_unnamedAllowed = allowed;
+}
+
+void removeAbandonedTemporaries(const std::string &folder)
+{
+    DIR *dir = ::opendir(folder.c_str());
+    if (!dir)
+        return;
+    const int dirFd = ::dirfd(dir);
+    while (const dirent *entry = ::readdir(dir)) {
+        const std::string_view name = entry->d_name;
+        if (!isTemporaryName(name))
+            continue;
+        const int fd = ::openat(dirFd, entry->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+            continue;
+        struct stat held {
+        }, named{};
+        // A writer alive holds the lock from its temporary's creation to its rename. Once the
+        // lock is ours the name is checked to still be this file (not a newer writer's, should
+        // the name have been reused in between) before it goes.
+        if (::fstat(fd, &held) == 0 && S_ISREG(held.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            ::fstatat(dirFd, entry->d_name, &named, AT_SYMLINK_NOFOLLOW) == 0 && named.st_dev == held.st_dev &&
+            named.st_ino == held.st_ino)
+            ::unlinkat(dirFd, entry->d_name, 0);
+        ::close(fd); // and with it the lock
+    }
+    ::closedir(dir);
+}
+
 AtomicFileWriter::AtomicFileWriter(std::string path, std::string shownAs)
     : m_path(std::move(path)), m_shown(shownAs.empty() ? m_path : std::move(shownAs))
 {
@@ -112,12 +201,13 @@ AtomicFileWriter::~AtomicFileWriter()
 
 void AtomicFileWriter::discard()
 {
-    if (m_fd >= 0)
-        ::close(m_fd);
-    m_fd = -1;
+    // A named temporary goes before its descriptor closes: the lock keeps sweepers off it until then.
     if (!m_temporary.empty())
         ::unlink(m_temporary.c_str());
     m_temporary.clear();
+    if (m_fd >= 0)
+        ::close(m_fd);
+    m_fd = -1;
 }
 
 Status AtomicFileWriter::open()
@@ -133,13 +223,7 @@ Status AtomicFileWriter::open()
             return ioError(m_shown, "cannot write", errno);
         return Ok{};
     }
-    std::string pattern = m_path + ".attnscope-XXXXXX";
-    m_fd = ::mkstemp(pattern.data());
-    if (m_fd < 0)
-        return ioError(m_shown, "cannot create a file beside it", errno);
-    m_temporary = pattern;
-    // mkstemp creates 0600; give the file the mode a plain create would (0666 less umask),
-    // or the mode of the file it replaces.
+    // The mode a plain create would give (0666 less umask), or that of the file replaced.
     mode_t mode = 0;
     if (::stat(m_path.c_str(), &st) == 0) {
         mode = st.st_mode & 07777;
@@ -148,9 +232,62 @@ Status AtomicFileWriter::open()
         ::umask(mask);
         mode = 0666 & ~mask;
     }
-    ::fchmod(m_fd, mode);
+    const std::string folder = folderOf(m_path);
+    removeAbandonedTemporaries(folder);
+    if (!openUnnamed(folder, mode))
+        if (Status s = openNamed(mode); !s)
+            return s;
     m_buffer.reserve(kBufferBytes);
     return Ok{};
+}
+
+bool AtomicFileWriter::openUnnamed(const std::string &folder, mode_t mode)
+{
+    if (!g_unnamedAllowed)
+        return false;
+    // Any failure (EOPNOTSUPP from the file system, EISDIR from a kernel before 3.11, ...) leaves
+    // it to the named path, which reports a reason of its own where the folder is the problem.
+    const int fd = ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+    if (fd < 0)
+        return false;
+    // commit() gives the file a name through /proc/self/fd (linkat with AT_EMPTY_PATH needs a
+    // capability); without /proc, named it is.
+    struct stat viaProc {
+    }, held{};
+    if (::stat(("/proc/self/fd/" + std::to_string(fd)).c_str(), &viaProc) != 0 || ::fstat(fd, &held) != 0 ||
+        viaProc.st_ino != held.st_ino || viaProc.st_dev != held.st_dev) {
+        ::close(fd);
+        return false;
+    }
+    lockExclusive(fd); // held through the instant the file has a name at commit()
+    ::fchmod(fd, mode);
+    m_fd = fd;
+    m_unnamed = true;
+    return true;
+}
+
+Status AtomicFileWriter::openNamed(mode_t mode)
+{
+    for (int attempt = 0;; ++attempt) {
+        std::string pattern = m_path + kTemporaryInfix + "XXXXXX";
+        const int fd = ::mkstemp(pattern.data());
+        if (fd < 0)
+            return ioError(m_shown, "cannot create a file beside it", errno);
+        // Between mkstemp and the lock a sweeper may take the new file for an abandoned one;
+        // it then holds the lock, removes the file and lets go, and this writer starts again.
+        lockExclusive(fd);
+        struct stat st {
+        };
+        if (::fstat(fd, &st) == 0 && st.st_nlink > 0) {
+            m_fd = fd;
+            m_temporary = pattern;
+            ::fchmod(m_fd, mode); // mkstemp creates 0600
+            return Ok{};
+        }
+        ::close(fd);
+        if (attempt == 100)
+            return ioError(m_shown, "cannot create a file beside it", EEXIST);
+    }
 }
 
 bool AtomicFileWriter::writeAll(const char *data, std::size_t size)
@@ -201,26 +338,40 @@ Status AtomicFileWriter::commit()
         discard();
         return ioError(m_shown, "write failed", err);
     }
-    if (!m_direct && ::fsync(m_fd) != 0) {
-        const int err = errno;
-        discard();
-        return ioError(m_shown, "write failed", err);
-    }
-    const int fd = m_fd;
-    m_fd = -1;
-    if (::close(fd) != 0) {
-        const int err = errno;
-        discard();
-        return ioError(m_shown, "write failed", err);
-    }
-    if (m_direct)
+    if (m_direct) {
+        const int fd = std::exchange(m_fd, -1);
+        if (::close(fd) != 0)
+            return ioError(m_shown, "write failed", errno);
         return Ok{};
+    }
+    if (::fsync(m_fd) != 0) {
+        const int err = errno;
+        discard();
+        return ioError(m_shown, "write failed", err);
+    }
+    if (m_unnamed) {
+        // A unique name beside the target, for the instant before the rename.
+        const std::string fdPath = "/proc/self/fd/" + std::to_string(m_fd);
+        for (int attempt = 0; m_temporary.empty(); ++attempt) {
+            const std::string name = m_path + kTemporaryInfix + randomSuffix();
+            if (::linkat(AT_FDCWD, fdPath.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+                m_temporary = name;
+            } else if (errno != EEXIST || attempt == 100) {
+                const int err = errno;
+                discard();
+                return ioError(m_shown, "cannot replace", err);
+            }
+        }
+    }
+    // Renamed while the lock is held (a sweeper must not take the finished file), then closed;
+    // the data is on disk since fsync, so what close says now changes nothing.
     if (::rename(m_temporary.c_str(), m_path.c_str()) != 0) {
         const int err = errno;
         discard();
         return ioError(m_shown, "cannot replace", err);
     }
     m_temporary.clear();
+    ::close(std::exchange(m_fd, -1));
     return Ok{};
 }
 

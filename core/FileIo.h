@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include <sys/types.h>
+
 namespace attnscope {
 
 // Reads a whole input file (a project, a .npy) of at most maxBytes, without ever reading
@@ -18,8 +20,15 @@ namespace attnscope {
 // files up to 1.0 GiB can be read on this machine" (kind TooLarge).
 Result<std::string> readInputFile(const std::string &path, std::int64_t maxBytes, bool text = true);
 
-// Writes one output file so that it appears whole or not at all: the bytes go to a temporary
-// file beside the target, which is flushed, synced and renamed over the target on commit().
+// Writes one output file so that it appears whole or not at all, and so that a writer killed
+// at any moment leaves nothing behind. The bytes go to an unnamed temporary file in the target's
+// folder (O_TMPFILE), which commit() flushes, syncs, links under a unique name beside the target
+// and renames over it: a name exists only between those two calls. Where the file system has no
+// O_TMPFILE (NFS, FUSE, older kernels), the temporary is named (TARGET.attnscope-XXXXXX) from the
+// start. Either way the writer holds an exclusive flock() on its temporary while it lives, and
+// every writer first removes the TARGET.attnscope-XXXXXX files of its folder that nobody holds:
+// those of writers that were killed. (A lock, not a process id: ids repeat across PID namespaces
+// and after a restart, and the kernel drops the lock of a process however it ends.)
 // A target that exists and is not a regular file (/dev/null, /dev/full, a FIFO) is written
 // directly instead. Every failure keeps the system's reason ("No space left on device") in an
 // Error of kind Io naming the target; a writer destroyed before commit() removes its temporary.
@@ -39,8 +48,15 @@ public:
     Status commit();
 
     const std::string &path() const { return m_path; }
+    // Whether the temporary is unnamed (O_TMPFILE) rather than TARGET.attnscope-XXXXXX.
+    bool unnamedTemporary() const { return m_unnamed; }
+
+    // Tests only: false makes open() take the named path, as on a file system without O_TMPFILE.
+    static void setUnnamedTemporariesAllowed(bool allowed);
 
 private:
+    bool openUnnamed(const std::string &folder, mode_t mode);
+    Status openNamed(mode_t mode);
     bool writeAll(const char *data, std::size_t size);
     bool flushBuffer();
     void discard();
@@ -48,9 +64,14 @@ private:
     std::string m_path, m_shown, m_temporary;
     int m_fd = -1;
     bool m_direct = false;
+    bool m_unnamed = false;
     int m_errno = 0;
     std::string m_buffer;
 };
+
+// Removes the temporaries (NAME.attnscope-XXXXXX) in folder whose writers are gone: those no
+// process holds a lock on. AtomicFileWriter::open() calls it for the target's folder.
+void removeAbandonedTemporaries(const std::string &folder);
 
 // An Error of kind Io: "<path>: <what> (<strerror(err)>)".
 Error ioError(const std::string &path, const std::string &what, int err);

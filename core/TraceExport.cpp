@@ -11,9 +11,11 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <signal.h>
-#include <sys/stat.h>
 #include <system_error>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace attnscope {
@@ -102,30 +104,51 @@ void writeNpy(const TensorView &v, AtomicFileWriter &out)
     v.forEachBlock([&](const float *data, size_t n) { out.write(reinterpret_cast<const char *>(data), n * 4); });
 }
 
-bool processGone(long pid)
-{
-    return pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
-}
-
-// Removes the staging folders of runs that were killed (their pid no longer runs).
+// A staging folder is held (flock) by its compute from its creation to its removal or rename,
+// and the kernel lets go of the lock however that process ends. A folder nobody holds is a killed
+// run's: removed. (Not told by a process id in its name: ids repeat in PID namespaces, where
+// every container's compute may be process 1, and a live run in another namespace looks gone.)
 void removeStalePartials(const fs::path &folder)
 {
     std::error_code ec;
     fs::directory_iterator it(folder, ec), end;
     for (; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        if (!name.starts_with(kPartialPrefix))
+        if (!it->path().filename().string().starts_with(kPartialPrefix))
             continue;
-        long pid = 0;
-        const char *first = name.data() + sizeof kPartialPrefix - 1;
-        const auto r = std::from_chars(first, name.data() + name.size(), pid);
-        if (r.ec != std::errc() || (r.ptr != name.data() + name.size() && *r.ptr != '-'))
+        const int fd = ::open(it->path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
             continue;
-        if (pid != long(::getpid()) && processGone(pid)) {
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
             std::error_code ignored;
             fs::remove_all(it->path(), ignored);
         }
+        ::close(fd);
     }
+}
+
+// Creates a staging folder (mkdtemp's pattern, ending in XXXXXX) and takes its lock; -1 with
+// errno on failure. A sweeper may take the new folder between the two steps: then it is gone
+// when the lock comes, and another is made.
+int createLockedStaging(std::string &pattern)
+{
+    const std::string templ = pattern;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        pattern = templ;
+        if (!::mkdtemp(pattern.data()))
+            return -1;
+        const int fd = ::open(pattern.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+        }
+        struct stat st {
+        };
+        if (::fstat(fd, &st) == 0 && st.st_nlink > 0)
+            return fd;
+        ::close(fd);
+    }
+    errno = EEXIST;
+    return -1;
 }
 
 Status writeContractFiles(const std::vector<TensorView> &views, const fs::path &staging, const fs::path &shownDir)
@@ -219,12 +242,20 @@ Status writeViews(const std::vector<TensorView> &views, const std::string &dirPa
     if (exists && dir != parent)
         removeStalePartials(parent);
 
-    const std::string pid = std::to_string(::getpid());
-    const fs::path staging =
-        exists ? dir / (kPartialPrefix + pid) : parent / (kPartialPrefix + pid + "-" + dir.filename().string());
-    fs::remove_all(staging, ec);
-    if (::mkdir(staging.c_str(), 0777) != 0)
+    std::string pattern = exists ? (dir / kPartialPrefix).string() + "XXXXXX"
+                                 : (parent / (kPartialPrefix + dir.filename().string())).string() + "-XXXXXX";
+    const int lockFd = createLockedStaging(pattern);
+    if (lockFd < 0)
         return ioError(exists ? dirPath : parent.string(), "cannot create a staging folder", errno);
+    struct Unlock {
+        int fd;
+        ~Unlock() { ::close(fd); } // after the folder is renamed or removed
+    } unlock{lockFd};
+    // mkdtemp makes 0700; the folder becomes the output folder when there was none.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::chmod(pattern.c_str(), 0777 & ~mask);
+    const fs::path staging = pattern;
     auto fail = [&](Status s) {
         std::error_code ignored;
         fs::remove_all(staging, ignored);

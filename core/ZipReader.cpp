@@ -46,8 +46,11 @@ Result<std::vector<ZipMember>> listZipMembers(std::string_view zip)
     std::uint64_t count = le(zip, end + 10, 2), dirSize = le(zip, end + 12, 4), dirOffset = le(zip, end + 16, 4);
     if ((count == 0xffff || dirSize == 0xffffffff || dirOffset == 0xffffffff) && end >= 20 &&
         le(zip, end - 20, 4) == kZip64Locator) {
-        const std::uint64_t at = le(zip, end - 20 + 8, 8);
-        if (at > zip.size() - 56 || le(zip, std::size_t(at), 4) != kZip64End)
+        // The 56-byte ZIP64 record lies before its locator. (Measured from the locator, not as
+        // `zip.size() - 56`, which wrapped for a file of 42 to 55 bytes and let `at` be anything.)
+        const std::size_t locator = end - 20;
+        const std::uint64_t at = le(zip, locator + 8, 8);
+        if (locator < 56 || at > locator - 56 || le(zip, std::size_t(at), 4) != kZip64End)
             return codedError("zip.zip64Record", {std::to_string(at)});
         count = le(zip, std::size_t(at) + 32, 8);
         dirSize = le(zip, std::size_t(at) + 40, 8);

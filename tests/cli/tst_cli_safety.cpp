@@ -18,7 +18,9 @@
 
 #include <algorithm>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -317,7 +319,11 @@ void TestCliSafety::computeRemovesStalePartialFolders()
         QVERIFY(QDir().mkpath(folder));
         writeFile(folder + "/q.npy", QByteArray(1000, 'x'));
     }
+    // A running compute holds its staging folder's lock; the folders of killed ones nobody holds.
+    const int held = ::open(QFile::encodeName(tmp.filePath(live)).constData(), O_RDONLY | O_DIRECTORY);
+    QVERIFY(held >= 0 && ::flock(held, LOCK_EX) == 0);
     Run r = runCli({"compute", example("padding-mask"), "--out", out});
+    ::close(held);
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY(!QFile::exists(tmp.filePath(staleBeside)));
     QVERIFY(!QFile::exists(QDir(out).filePath(staleInside)));

@@ -50,6 +50,10 @@ private slots:
     void brokenFilesAreRefused();
     void safetensorsHeaderChecks_data();
     void safetensorsHeaderChecks();
+    void zip64RecordOfAFileUnder56Bytes_data();
+    void zip64RecordOfAFileUnder56Bytes();
+    void zip64ArchivesAreRead_data();
+    void zip64ArchivesAreRead();
 
 private:
     QString write(const QString &name, const QByteArray &bytes)
@@ -238,6 +242,65 @@ void TestAttentionFile::safetensorsHeaderChecks()
     const QString message = QString::fromStdString(parsed.message());
     QVERIFY2(message.contains(expected), qPrintable(message));
     QVERIFY2(!message.contains('\n'), qPrintable(message));
+}
+
+// A 46-byte .npz: a ZIP64 locator 20 bytes before an end record that defers to the ZIP64 one.
+// The record's offset was checked against `zip.size() - 56`, which wraps below 56 bytes, so the
+// record was read from wherever the locator said: past the end (ASan), or far (a crash in any
+// build). Inputs kept as fuzz regressions (tests/fuzz/make_zip64_inputs.py wrote them).
+void TestAttentionFile::zip64RecordOfAFileUnder56Bytes_data()
+{
+    QTest::addColumn<QString>("input");
+    QTest::addColumn<QString>("offset");
+    QTest::newRow("just past the end") << "zip64-locator-in-46-bytes-past-end"
+                                       << "46";
+    QTest::newRow("a terabyte away") << "zip64-locator-in-46-bytes-far"
+                                     << "1099511627776";
+}
+
+void TestAttentionFile::zip64RecordOfAFileUnder56Bytes()
+{
+    QFETCH(QString, input);
+    QFETCH(QString, offset);
+    const QByteArray file = test::readAll(test::sourcePath("tests/fuzz/regressions/attentionfile/" + input));
+    QCOMPARE(file.size(), 46);
+    const QString expected = "ZIP64 end-of-directory record: offset " + offset + " is not one";
+    // From memory of exactly the file's size (told as a ZIP by its first bytes), as the fuzz
+    // target reads it: a read past the end is a heap overflow under ASan.
+    auto bytes = std::make_shared<const std::string>(file.constData(), std::size_t(file.size()));
+    auto set = parseAttentionBytes(*bytes, bytes);
+    QVERIFY(!set.ok());
+    QVERIFY2(QString::fromStdString(set.message()).contains(expected), set.message().c_str());
+    // And as the .npz file a user opens.
+    const QString path = write("short.npz", file);
+    auto fromFile = readAttentionFile(path.toStdString());
+    QVERIFY(!fromFile.ok());
+    QVERIFY2(QString::fromStdString(fromFile.message()).contains(expected), fromFile.message().c_str());
+}
+
+// Archives written with ZIP64 records and extra fields throughout (as Java or 7-Zip's -mzip64
+// write them) read like the others.
+void TestAttentionFile::zip64ArchivesAreRead_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::newRow("stored") << "lhtt_zip64_stored.npz";
+    QTest::newRow("deflated, two members") << "lhtt_zip64_deflated.npz";
+}
+
+void TestAttentionFile::zip64ArchivesAreRead()
+{
+    QFETCH(QString, file);
+    AttentionFileInfo info;
+    auto set = readAttentionFile(test::sourcePathStd("tests/fuzz/corpus/attentionfile/" + file), &info);
+    QVERIFY2(set.ok(), set.ok() ? "" : set.message().c_str());
+    QCOMPARE(QString::fromStdString(info.container), QStringLiteral("npz"));
+    QCOMPARE(set->layers(), 2);
+    QCOMPARE(set->heads(), 2);
+    QCOMPARE(set->queries(), 5);
+    double rowSum = 0;
+    for (int j = 0; j < 5; ++j)
+        rowSum += set->at(0, 1, 1, 4, j);
+    QVERIFY(std::abs(rowSum - 1.0) < 1e-5);
 }
 
 QTEST_GUILESS_MAIN(TestAttentionFile)

@@ -11,7 +11,6 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QRandomGenerator>
-#include <QSaveFile>
 #include <QSet>
 #include <QStandardPaths>
 
@@ -337,11 +336,12 @@ Status Autosaver::writeCopy(const QString &path, const Project &project, const Q
                 return std::nullopt;
             return reference.path;
         });
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), qint64(text.size())) != qint64(text.size()) ||
-        !file.commit())
-        return Error{(path + QStringLiteral(": ") + file.errorString()).toStdString(), ErrorKind::Io};
-    return Ok{};
+    // As every output is written: whole or not at all, nothing left behind by a kill.
+    AtomicFileWriter file(QFile::encodeName(path).toStdString());
+    if (Status s = file.open(); !s)
+        return s;
+    file.write(text);
+    return file.commit();
 }
 
 Result<std::pair<Project, Autosaver::Entry>> Autosaver::readCopy(const QString &path)

@@ -15,8 +15,8 @@
 namespace attnscope {
 
 // Keeps a recovery copy of a modified document, so that a crash or a kill loses at most the
-// last interval of edits. The copy is the project file itself (written atomically with
-// QSaveFile) under AppDataLocation/recovery/, with its matrices inline so that it reads back
+// last interval of edits. The copy is the project file itself (written atomically, by
+// AtomicFileWriter) under AppDataLocation/recovery/, with its matrices inline so that it reads back
 // wherever it is and whatever became of the project's .npy files (but for very large ones, see
 // writeCopy()); a field of its own holds the
 // original file path, the process id, and the project's folder and `{"npy": ...}` references,

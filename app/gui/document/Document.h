@@ -58,7 +58,7 @@ public:
     // its file on disk is not what it holds).
     void markModified();
 
-    // Writes atomically and marks the document clean. Each `{"npy": ...}` reference whose
+    // Writes atomically (AtomicFileWriter) and marks the document clean. Each `{"npy": ...}` reference whose
     // matrix is unchanged is checked against its file first (core/ProjectReferences.h,
     // SavedReferences): one whose file has gone or changed since it was read is written inline,
     // with the values the document holds; one the path would leave the new folder to reach is

@@ -1,8 +1,10 @@
 #include "app/gui/document/ScriptedEdits.h"
 
+#include "core/FileIo.h"
+
+#include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 #include <QStringList>
 
 namespace attnscope {
@@ -68,10 +70,11 @@ Status writeDocumentState(const Document &document, const QString &path)
     state[QStringLiteral("modified")] = document.isModified();
     state[QStringLiteral("project")] = QString::fromStdString(serializeProject(document.project()));
     const QByteArray data = QJsonDocument(state).toJson();
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(data) != data.size() || !file.commit())
-        return Error{(path + QStringLiteral(": ") + file.errorString()).toStdString(), ErrorKind::Io};
-    return Ok{};
+    AtomicFileWriter file(QFile::encodeName(path).toStdString());
+    if (Status s = file.open(); !s)
+        return s;
+    file.write(data.constData(), std::size_t(data.size()));
+    return file.commit();
 }
 
 } // namespace attnscope

@@ -1,6 +1,7 @@
 #include "app/gui/views/BatchBar.h"
 
 #include "app/gui/document/Document.h"
+#include "app/gui/views/PlainText.h"
 #include "core/BatchedProject.h"
 
 #include <QCoreApplication>
@@ -15,7 +16,7 @@ BatchBar::BatchBar(QWidget *parent) : QWidget(parent)
     setObjectName(QStringLiteral("batchBar"));
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(6, 2, 6, 2);
-    m_notice = new QLabel;
+    m_notice = plainLabel();
     m_notice->setObjectName(QStringLiteral("batchNotice"));
     m_notice->setWordWrap(true);
     m_notice->setStyleSheet(QStringLiteral("QLabel { color: #0b4f8a; }"));

@@ -65,6 +65,7 @@ MatrixEditor::MatrixEditor(MatrixId id, QWidget *parent)
     : QWidget(parent), m_id(id), m_model(new MatrixModel(id, this)), m_table(new QTableView), m_shape(new QLabel),
       m_reinit(new QPushButton(tr("Re-initialise")))
 {
+    m_shape->setTextFormat(Qt::RichText); // the matrix's name in bold, and numbers
     m_table->setModel(m_model);
     m_table->horizontalHeader()->setDefaultSectionSize(70);
     m_table->verticalHeader()->setDefaultSectionSize(22);

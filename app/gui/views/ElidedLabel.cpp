@@ -1,5 +1,7 @@
 #include "app/gui/views/ElidedLabel.h"
 
+#include "app/gui/views/PlainText.h"
+
 #include <QPainter>
 #include <QTimer>
 
@@ -32,7 +34,7 @@ void ElidedLabel::setText(const QString &text)
     m_timer->stop();
     // One line: a message's further lines are in the tooltip.
     m_text = text.section(QLatin1Char('\n'), 0, 0);
-    setToolTip(text);
+    setToolTip(plainToolTip(text));
     updateGeometry();
     update();
 }

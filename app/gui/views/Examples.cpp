@@ -1,6 +1,7 @@
 #include "app/gui/views/Examples.h"
 
 #include "app/gui/document/Document.h"
+#include "core/FileIo.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -84,17 +85,24 @@ Result<Project> readExample(const QString &resourcePath, const QString &copyRoot
         const QString from = it.next();
         const QString to = target.filePath(source.relativeFilePath(from));
         QFile in(from);
-        QFile out(to);
         // Written rather than QFile::copy'd: resources are read-only, and a read-only copy could
-        // not be replaced next time.
-        const bool ok = QDir().mkpath(QFileInfo(to).path()) && in.open(QIODevice::ReadOnly) &&
-                        out.open(QIODevice::WriteOnly | QIODevice::Truncate) && out.write(in.readAll()) == in.size() &&
-                        out.flush();
-        if (!ok) {
-            const QString why = out.errorString().isEmpty() ? in.errorString() : out.errorString();
-            return Error{ExamplesText::tr("Could not copy the example to %1: %2").arg(to, why).toStdString(),
-                         ErrorKind::Io};
+        // not be replaced next time. Whole or not at all, as every output.
+        if (!QDir().mkpath(QFileInfo(to).path()) || !in.open(QIODevice::ReadOnly))
+            return Error{
+                ExamplesText::tr("Could not copy the example to %1: %2").arg(to, in.errorString()).toStdString(),
+                ErrorKind::Io};
+        const QByteArray bytes = in.readAll();
+        AtomicFileWriter out(QFile::encodeName(to).toStdString());
+        Status written = out.open();
+        if (written) {
+            out.write(bytes.constData(), std::size_t(bytes.size()));
+            written = out.commit();
         }
+        if (!written)
+            return Error{ExamplesText::tr("Could not copy the example to %1: %2")
+                             .arg(to, QString::fromStdString(written.message()))
+                             .toStdString(),
+                         ErrorKind::Io};
     }
     return Document::readProject(target.filePath(QFileInfo(resourcePath).fileName()));
 }

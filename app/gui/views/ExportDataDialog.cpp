@@ -1,5 +1,6 @@
 #include "app/gui/views/ExportDataDialog.h"
 
+#include "app/gui/views/PlainText.h"
 #include "core/TensorExport.h"
 #include "core/TraceDataExport.h"
 #include "core/TraceExport.h"
@@ -53,7 +54,7 @@ ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent)
     m_head->setRange(0, m_result ? std::max(1, m_result->trace.heads()) - 1 : 0);
     m_path = new QLineEdit;
     m_path->setPlaceholderText(tr("weights.csv, .npy, or all tensors: .npz, .json"));
-    m_error = new QLabel;
+    m_error = plainLabel();
     m_error->setStyleSheet(QStringLiteral("color: #b00020"));
     m_error->setWordWrap(true);
     auto *browse = new QPushButton(tr("Browse\u2026"));
@@ -76,7 +77,7 @@ ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent)
     pathRow->addWidget(m_path, 1);
     pathRow->addWidget(browse);
     form->addRow(tr("File:"), pathRow);
-    form->addRow(new QLabel(tr("The suffix picks the format: .csv and .npy write the tensor chosen, "
+    form->addRow(plainLabel(tr("The suffix picks the format: .csv and .npy write the tensor chosen, "
                                ".npz and .json every tensor.")));
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close);
     QPushButton *exportButton = buttons->addButton(tr("Export"), QDialogButtonBox::AcceptRole);

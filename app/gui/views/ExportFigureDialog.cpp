@@ -1,5 +1,7 @@
 #include "app/gui/views/ExportFigureDialog.h"
 
+#include "app/gui/views/PlainText.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -141,7 +143,7 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, AttentionSet set
     form->addRow(tr("DPI:"), m_dpi);
     auto *sizeRow = new QHBoxLayout;
     sizeRow->addWidget(m_width);
-    sizeRow->addWidget(new QLabel(QStringLiteral("\u00d7")));
+    sizeRow->addWidget(plainLabel(QStringLiteral("\u00d7")));
     sizeRow->addWidget(m_height);
     form->addRow(tr("Size:"), sizeRow);
     form->addRow(tr("Background:"), m_background);
@@ -150,13 +152,13 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, AttentionSet set
     pathRow->addWidget(browse);
     form->addRow(tr("File:"), pathRow);
 
-    m_preview = new QLabel;
+    m_preview = plainLabel();
     m_preview->setObjectName(QStringLiteral("preview"));
     m_preview->setMinimumSize(kPreviewWidth, kPreviewHeight);
     m_preview->setAlignment(Qt::AlignCenter);
     m_preview->setStyleSheet(QStringLiteral("background: #e8e8e8"));
-    m_sizeLabel = new QLabel;
-    m_error = new QLabel;
+    m_sizeLabel = plainLabel();
+    m_error = plainLabel();
     m_error->setStyleSheet(QStringLiteral("color: #b00020"));
     m_error->setWordWrap(true);
     auto *right = new QVBoxLayout;

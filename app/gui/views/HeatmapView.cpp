@@ -1,5 +1,6 @@
 #include "app/gui/views/HeatmapView.h"
 
+#include "app/gui/views/PlainText.h"
 #include "core/AttentionRules.h"
 #include "core/TraceCheck.h"
 
@@ -28,7 +29,8 @@ QString number(double v)
 
 } // namespace
 
-HeatmapView::HeatmapView(QWidget *parent) : QWidget(parent), m_warning(new QLabel(this)), m_valuesNote(new QLabel(this))
+HeatmapView::HeatmapView(QWidget *parent)
+    : QWidget(parent), m_warning(plainLabel({}, this)), m_valuesNote(plainLabel({}, this))
 {
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
@@ -258,7 +260,8 @@ void HeatmapView::mouseMoveEvent(QMouseEvent *event)
 {
     const auto cell = cellAt(event->position());
     if (cell)
-        QToolTip::showText(event->globalPosition().toPoint(), cellDescription(cell->y(), cell->x()), this);
+        QToolTip::showText(event->globalPosition().toPoint(), plainToolTip(cellDescription(cell->y(), cell->x())),
+                           this);
     else
         QToolTip::hideText();
 }

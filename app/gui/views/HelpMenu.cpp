@@ -99,7 +99,9 @@ AboutDialog::AboutDialog(const QString &backend, QWidget *parent) : QDialog(pare
     auto *layout = new QVBoxLayout(this);
     auto *icon = new QLabel;
     icon->setPixmap(QIcon(QStringLiteral(":/icons/attnscope.svg")).pixmap(64, 64));
-    auto *label = new QLabel(m_text);
+    auto *label = new QLabel;
+    label->setTextFormat(Qt::RichText); // its one outside text, the backend's name, is escaped above
+    label->setText(m_text);
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     label->setWordWrap(true);
     layout->addWidget(icon);

@@ -1,5 +1,7 @@
 #include "app/gui/views/Language.h"
 
+#include "app/gui/views/PlainText.h"
+
 #include <QActionGroup>
 #include <QCoreApplication>
 #include <QLibraryInfo>
@@ -95,7 +97,7 @@ QMenu *createLanguageMenu(QWidget *parent)
             if (code == languageSetting())
                 return;
             setLanguageSetting(code);
-            auto *box = new QMessageBox(
+            auto *box = plainMessageBox(
                 QMessageBox::Information, QCoreApplication::translate("attnscope::Language", "Language"),
                 QCoreApplication::translate("attnscope::Language",
                                             "The new language takes effect when AttnScope starts again."),

@@ -8,6 +8,7 @@
 #include "app/gui/views/HelpMenu.h"
 #include "app/gui/views/Language.h"
 #include "app/gui/views/MaskEditor.h"
+#include "app/gui/views/PlainText.h"
 #include "app/gui/views/PooledHeatmapView.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/TeachingView.h"
@@ -125,7 +126,7 @@ void MainWindow::createViews()
     m_tabs->addTab(m_meanView, tr("Mean over heads"));
     m_tabs->addTab(m_teaching, tr("Step by step"));
     // Over the views: says why they show an earlier result when a computation failed.
-    m_staleBanner = new QLabel;
+    m_staleBanner = plainLabel();
     m_staleBanner->setObjectName(QStringLiteral("staleBanner"));
     m_staleBanner->setWordWrap(true);
     m_staleBanner->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -279,7 +280,7 @@ void MainWindow::createActions()
     m_valuesBox = new QCheckBox(tr("Values"));
     m_valuesBox->setChecked(true);
     m_overlayBox = new QCheckBox(tr("Overlay heads"));
-    bar->addWidget(new QLabel(tr(" Colours ")));
+    bar->addWidget(plainLabel(tr(" Colours ")));
     bar->addWidget(m_colorMapBox);
     bar->addWidget(m_quantityBox);
     bar->addWidget(m_scopeBox);
@@ -330,7 +331,7 @@ void MainWindow::createActions()
             }
             const QString index = QString::number(d.index);
             QAction *a = devices->addAction(tr("Vulkan %1: %2").arg(index, name));
-            a->setToolTip(QString::fromStdString(d.details));
+            a->setToolTip(plainToolTip(QString::fromStdString(d.details)));
             a->setCheckable(true);
             a->setChecked(m_compute->backendRequest() == BackendRequest::Vulkan && m_compute->vulkanDevice() == index);
             connect(a, &QAction::triggered, this, [this, index] { setBackend(BackendRequest::Vulkan, index); });
@@ -360,7 +361,7 @@ void MainWindow::createStatusBar()
     m_noticeLabel->hide();
     m_backendLabel = new ElidedLabel;
     m_backendLabel->setText(tr("Backend: starting\u2026"));
-    m_timeLabel = new QLabel;
+    m_timeLabel = plainLabel();
     statusBar()->addWidget(m_messageLabel, 1);
     statusBar()->addWidget(m_noticeLabel, 2);
     statusBar()->addPermanentWidget(m_backendLabel);
@@ -508,7 +509,7 @@ void MainWindow::computeFailed(const QString &message, ErrorKind kind)
     m_timeLabel->setText(tr("compute failed"));
     // Said once, in the notice (its tooltip holds the advice too), not again beside it.
     m_noticeLabel->setText(reason.section(QLatin1Char('\n'), 0, 0));
-    m_noticeLabel->setToolTip(reason);
+    m_noticeLabel->setToolTip(plainToolTip(reason));
     m_noticeLabel->show();
     setStale(true, reason);
 }

@@ -5,6 +5,7 @@
 #include "app/gui/document/Autosave.h"
 #include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/Examples.h"
+#include "app/gui/views/PlainText.h"
 #include "app/gui/views/WindowPolish.h"
 #include "app/render/ErrorText.h"
 
@@ -26,6 +27,8 @@
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QUndoStack>
+
+#include <memory>
 
 namespace attnscope {
 
@@ -138,13 +141,12 @@ bool MainWindow::saveTo(const QString &path)
         message += QLatin1Char(' ') + copied.join(QLatin1Char(' '));
     m_messageLabel->showMessage(message, copied.isEmpty() ? 4000 : 0);
     if (!inlined.isEmpty()) {
-        auto *box = new QMessageBox(QMessageBox::Information, tr("AttnScope"),
+        auto *box = plainMessageBox(QMessageBox::Information, tr("AttnScope"),
                                     tr("Saved %1; some matrices are written in it now instead of as their .npy files:")
                                         .arg(QFileInfo(path).fileName()),
                                     QMessageBox::Ok, this);
         box->setObjectName(QStringLiteral("saveNotesBox"));
-        box->setTextFormat(Qt::PlainText); // paths and messages from files: never markup
-        box->setInformativeText(inlined.join(QLatin1Char('\n')));
+        setPlainInformativeText(box, inlined.join(QLatin1Char('\n'))); // paths and messages from files
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open();
     }
@@ -176,7 +178,7 @@ void MainWindow::showError(const QString &message)
     m_lastError = message;
     m_messageLabel->showMessage(message);
     // Window-modal but not blocking: the event loop (and the tests) go on.
-    auto *box = new QMessageBox(QMessageBox::Warning, tr("AttnScope"), message, QMessageBox::Ok, this);
+    auto *box = plainMessageBox(QMessageBox::Warning, tr("AttnScope"), message, QMessageBox::Ok, this);
     box->setObjectName(QStringLiteral("errorBox"));
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();
@@ -186,9 +188,12 @@ bool MainWindow::maybeSave()
 {
     if (!m_document || !m_document->isModified())
         return true;
-    const auto answer = QMessageBox::warning(
-        this, tr("AttnScope"), tr("\u201c%1\u201d has unsaved changes. Save them?").arg(m_document->displayName()),
-        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    const std::unique_ptr<QMessageBox> box(
+        plainMessageBox(QMessageBox::Warning, tr("AttnScope"),
+                        tr("\u201c%1\u201d has unsaved changes. Save them?").arg(m_document->displayName()),
+                        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this));
+    box->setObjectName(QStringLiteral("saveChangesBox"));
+    const auto answer = QMessageBox::StandardButton(box->exec());
     if (answer == QMessageBox::Save)
         return save();
     return answer == QMessageBox::Discard;
@@ -246,7 +251,7 @@ void MainWindow::fillRecentMenu()
                             if (maybeSave())
                                 openFile(path);
                         })
-            ->setToolTip(path);
+            ->setToolTip(plainToolTip(path));
     }
     if (recent.isEmpty())
         m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
@@ -297,20 +302,22 @@ bool MainWindow::offerRecovery(std::optional<bool> answer)
             // (tests) keeps it for "recover", which cannot be done, and deletes it otherwise.
             bool discard = answer.has_value() && !*answer;
             if (!answer) {
-                QMessageBox box(QMessageBox::Warning, tr("Recover unsaved changes"),
-                                tr("AttnScope did not close normally, and a copy of unsaved changes it kept cannot "
-                                   "be read: %1")
-                                    .arg(entry.error),
-                                QMessageBox::NoButton, this);
-                box.setObjectName(QStringLiteral("recoveryBox"));
-                box.setTextFormat(Qt::PlainText); // the error quotes the file
-                box.setInformativeText(
+                // Plain text: the error quotes the file.
+                const std::unique_ptr<QMessageBox> box(
+                    plainMessageBox(QMessageBox::Warning, tr("Recover unsaved changes"),
+                                    tr("AttnScope did not close normally, and a copy of unsaved changes it kept "
+                                       "cannot be read: %1")
+                                        .arg(entry.error),
+                                    QMessageBox::NoButton, this));
+                box->setObjectName(QStringLiteral("recoveryBox"));
+                setPlainInformativeText(
+                    box.get(),
                     tr("Keep leaves it in %1 for later; Discard deletes it.").arg(Autosaver::recoveryDirectory()));
-                QPushButton *keepButton = box.addButton(tr("&Keep"), QMessageBox::RejectRole);
-                QPushButton *discardButton = box.addButton(tr("&Discard"), QMessageBox::DestructiveRole);
-                box.setDefaultButton(keepButton);
-                box.exec();
-                discard = box.clickedButton() == discardButton;
+                QPushButton *keepButton = box->addButton(tr("&Keep"), QMessageBox::RejectRole);
+                QPushButton *discardButton = box->addButton(tr("&Discard"), QMessageBox::DestructiveRole);
+                box->setDefaultButton(keepButton);
+                box->exec();
+                discard = box->clickedButton() == discardButton;
             }
             if (discard)
                 QFile::remove(entry.recoveryPath);
@@ -325,18 +332,18 @@ bool MainWindow::offerRecovery(std::optional<bool> answer)
                 : entry.originalPath;
         bool recover = answer.value_or(false);
         if (!answer) {
-            QMessageBox box(QMessageBox::Question, tr("Recover unsaved changes"),
-                            tr("AttnScope did not close normally. Unsaved changes to %1 from %2 were kept.")
-                                .arg(name, QLocale().toString(entry.saved.toLocalTime(), QLocale::ShortFormat)),
-                            QMessageBox::NoButton, this);
-            box.setObjectName(QStringLiteral("recoveryBox"));
-            box.setTextFormat(Qt::PlainText); // a path or a title from the file
-            box.setInformativeText(tr("Recover opens them as a modified document; Discard deletes them."));
-            QPushButton *recoverButton = box.addButton(tr("&Recover"), QMessageBox::AcceptRole);
-            box.addButton(tr("&Discard"), QMessageBox::DestructiveRole);
-            box.setDefaultButton(recoverButton);
-            box.exec();
-            recover = box.clickedButton() == recoverButton;
+            const std::unique_ptr<QMessageBox> box(
+                plainMessageBox(QMessageBox::Question, tr("Recover unsaved changes"),
+                                tr("AttnScope did not close normally. Unsaved changes to %1 from %2 were kept.")
+                                    .arg(name, QLocale().toString(entry.saved.toLocalTime(), QLocale::ShortFormat)),
+                                QMessageBox::NoButton, this));
+            box->setObjectName(QStringLiteral("recoveryBox"));
+            setPlainInformativeText(box.get(), tr("Recover opens them as a modified document; Discard deletes them."));
+            QPushButton *recoverButton = box->addButton(tr("&Recover"), QMessageBox::AcceptRole);
+            box->addButton(tr("&Discard"), QMessageBox::DestructiveRole);
+            box->setDefaultButton(recoverButton);
+            box->exec();
+            recover = box->clickedButton() == recoverButton;
         }
         if (!recover) {
             QFile::remove(entry.recoveryPath);

@@ -9,6 +9,7 @@
 #include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/HeatmapView.h"
 #include "app/gui/views/ModelView.h"
+#include "app/gui/views/PlainText.h"
 
 #include <QAction>
 #include <QDir>
@@ -114,10 +115,11 @@ void MainWindow::createExampleModelAction()
     const QString dir = exampleModelDir();
     if (dir.isEmpty()) {
         action->setEnabled(false);
-        action->setToolTip(tr("The example model is not installed: no folder holds it (looked in %1).")
-                               .arg(QDir::toNativeSeparators(exampleModelCandidates().join(QStringLiteral(", ")))));
+        action->setToolTip(
+            plainToolTip(tr("The example model is not installed: no folder holds it (looked in %1).")
+                             .arg(QDir::toNativeSeparators(exampleModelCandidates().join(QStringLiteral(", "))))));
     } else {
-        action->setToolTip(QDir::toNativeSeparators(dir));
+        action->setToolTip(plainToolTip(QDir::toNativeSeparators(dir)));
     }
     connect(action, &QAction::triggered, this, [this] { openExampleModel(); });
     m_examplesMenu->setToolTipsVisible(true);

@@ -6,6 +6,7 @@
 #include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/MaskEditor.h"
+#include "app/gui/views/PlainText.h"
 #include "app/gui/views/PooledHeatmapView.h"
 #include "core/MemoryLimits.h"
 
@@ -21,7 +22,7 @@ namespace attnscope {
 
 void MainWindow::createPooledView(QVBoxLayout *central)
 {
-    m_pooledNotice = new QLabel;
+    m_pooledNotice = plainLabel();
     m_pooledNotice->setObjectName(QStringLiteral("pooledNotice"));
     m_pooledNotice->setWordWrap(true);
     m_pooledNotice->setStyleSheet(

@@ -1,5 +1,6 @@
 #include "app/gui/views/MaskEditor.h"
 
+#include "app/gui/views/PlainText.h"
 #include "core/Mask.h"
 
 #include <QComboBox>
@@ -102,7 +103,7 @@ void MaskGrid::mouseReleaseEvent(QMouseEvent *)
 }
 
 MaskEditor::MaskEditor(QWidget *parent)
-    : QWidget(parent), m_grid(new MaskGrid), m_preset(new QComboBox), m_window(new QSpinBox), m_summary(new QLabel)
+    : QWidget(parent), m_grid(new MaskGrid), m_preset(new QComboBox), m_window(new QSpinBox), m_summary(plainLabel())
 {
     m_preset->addItem(tr("None (clear all parts)"), int(MaskPreset::None));
     m_preset->addItem(tr("Causal"), int(MaskPreset::Causal));

@@ -2,6 +2,7 @@
 
 #include "app/gui/document/MemoryBudget.h"
 #include "app/gui/views/ElidedLabel.h"
+#include "app/gui/views/PlainText.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -59,7 +60,7 @@ std::vector<std::int64_t> labelPositions(double lo, double hi, bool perToken, do
 
 PooledHeatmapView::PooledHeatmapView(QWidget *parent)
     : QWidget(parent), m_jobs(new PooledJobs(this)), m_settle(new QTimer(this)), m_progressTimer(new QTimer(this)),
-      m_headBox(new QComboBox), m_info(new QLabel), m_progress(new QProgressBar), m_caption(new ElidedLabel),
+      m_headBox(new QComboBox), m_info(plainLabel()), m_progress(new QProgressBar), m_caption(new ElidedLabel),
       m_quantityNotice(new ElidedLabel)
 {
     setObjectName(QStringLiteral("pooledView"));
@@ -513,7 +514,7 @@ void PooledHeatmapView::mouseMoveEvent(QMouseEvent *event)
         if (m_hoverText.isEmpty())
             QToolTip::hideText();
         else
-            QToolTip::showText(event->globalPosition().toPoint(), m_hoverText, this);
+            QToolTip::showText(event->globalPosition().toPoint(), plainToolTip(m_hoverText), this);
         return QWidget::mouseMoveEvent(event);
     }
     const QRectF plot = plotRect();
