@@ -28,8 +28,9 @@ fi
 mkdir -p "$out/artifacts"
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined -I"$root" -isystem /usr/include/eigen3 -DATTNSCOPE_VERSION='"fuzz"')
-core=(AttentionFile AttentionProblem AttentionSet ErrorCode FileIo JsonDocument MappedFile Mask MemoryLimits Npy ProjectFile
-      ProjectReferences BatchedProject Safetensors UserText Validation ZipReader ByteLevelBpe Tokenizer UnicodeText WordPiece)
+core=(AttentionFile AttentionProblem AttentionSet ErrorCode FileIo FilesRead FolderConfinement JsonDocument MappedFile
+      Mask MemoryLimits Npy ProjectFile ProjectReferences BatchedProject Safetensors UserText Validation ZipReader
+      ByteLevelBpe Tokenizer UnicodeText WordPiece)
 sources=()
 for c in "${core[@]}"; do sources+=("$root/core/$c.cpp"); done
 
