@@ -43,6 +43,7 @@
 #include <cmath>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace attnscope;
@@ -114,6 +115,7 @@ private slots:
     void colourScaleChoiceReachesViewsAndFigures();
     void headViewHoversEitherSideAndTogglesHeads();
     void fileRewrittenWhileShownIsReportedNotFatal();
+    void fifoGivenAsAttentionFileIsRefusedAndTheWindowCloses();
 
 private:
     QTemporaryDir m_dir;
@@ -686,6 +688,23 @@ void TestAttentionViews::fileRewrittenWhileShownIsReportedNotFatal()
     QVERIFY(!w.resultIsStale());
     QVERIFY(!reopen->isVisible());
     QVERIFY(w.attention()->set.checkSource().ok());
+}
+
+void TestAttentionViews::fifoGivenAsAttentionFileIsRefusedAndTheWindowCloses()
+{
+    // A FIFO named like an attention file blocked the worker reading it in open() for good, and
+    // the window could not close: its destructor waited for that worker.
+    const QString fifo = m_dir.filePath(QStringLiteral("pipe.npy"));
+    QFile::remove(fifo);
+    QCOMPARE_EQ(::mkfifo(QFile::encodeName(fifo).constData(), 0600), 0);
+    auto w = std::make_unique<MainWindow>();
+    w->show();
+    QSignalSpy failed(w.get(), &MainWindow::openFailed);
+    QVERIFY(w->openFile(fifo));
+    QVERIFY(failed.wait(20000));
+    QVERIFY2(w->lastError().contains(QStringLiteral("not a regular file")), qPrintable(w->lastError()));
+    QVERIFY(!w->attention());
+    w.reset(); // returns: no worker is left waiting on the FIFO
 }
 
 QTEST_MAIN(TestAttentionViews)
