@@ -16,20 +16,22 @@
 
 namespace attnscope::test {
 
-// The `asan` build: AddressSanitizer reserves terabytes of address space for its shadow
-// memory, so a process cannot run under an address-space limit (prlimit --as, RLIMIT_AS)
-// there. Tests of those limits skip in that build only; the Release suite runs them.
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAddressSanitizer = true;
+// The `asan` and `tsan` builds: AddressSanitizer and ThreadSanitizer reserve terabytes of
+// address space for their shadow memory, so a process cannot run under an address-space limit
+// (prlimit --as, RLIMIT_AS) there, and their operator new ends the process instead of throwing
+// when memory runs out. Tests of those limits skip in those builds only; the Release suite runs
+// them.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitizerReservesAddressSpace = true;
 #else
-inline constexpr bool kAddressSanitizer = false;
+inline constexpr bool kSanitizerReservesAddressSpace = false;
 #endif
 
 #define ATTNSCOPE_SKIP_IF_ADDRESS_SPACE_LIMITS_UNUSABLE()                                                              \
     do {                                                                                                               \
-        if (attnscope::test::kAddressSanitizer)                                                                        \
-            QSKIP("an address-space limit cannot be tested under AddressSanitizer (it reserves terabytes of "          \
-                  "address space for its shadow memory); the Release suite runs this test");                           \
+        if (attnscope::test::kSanitizerReservesAddressSpace)                                                           \
+            QSKIP("an address-space limit cannot be tested under AddressSanitizer or ThreadSanitizer (they reserve "   \
+                  "terabytes of address space for their shadow memory); the Release suite runs this test");            \
     } while (false)
 
 inline QString sourcePath(const QString &relative)

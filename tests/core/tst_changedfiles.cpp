@@ -246,7 +246,10 @@ void TestChangedFiles::faultsOutsideGuardedFilesStillCrash()
     QProcess child;
     child.start(QCoreApplication::applicationFilePath(), {"--fault-outside-guard", path});
     QVERIFY(child.waitForFinished(60000));
-    QCOMPARE(child.exitStatus(), QProcess::CrashExit);
+    // Killed by the signal, or (under a sanitizer, whose handler came first) reported and ended
+    // with its error code: anything but going on.
+    const bool died = child.exitStatus() == QProcess::CrashExit || (child.exitCode() != 0 && child.exitCode() != 3);
+    QVERIFY2(died, qPrintable(QStringLiteral("exit code %1").arg(child.exitCode())));
     QVERIFY2(!child.readAllStandardOutput().contains("survived"), "a fault outside the guard was swallowed");
 }
 

@@ -48,8 +48,9 @@ void noteAllocation(std::size_t bytes)
 }
 } // namespace
 
-#if defined(__SANITIZE_ADDRESS__)
-// Declared here: Debian's GCC ships the sanitizer runtime without its interface headers.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// Under a sanitizer, whose runtime owns malloc, through its hooks. Declared here: Debian's GCC
+// ships the sanitizer runtime without its interface headers.
 extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, std::size_t),
                                                          void (*free_hook)(const volatile void *));
 namespace {
