@@ -3,15 +3,21 @@
 #include <QMetaObject>
 #include <QThreadPool>
 
+#include <mutex>
 #include <vector>
 
 namespace attnscope {
 
 namespace {
 
-// Pools left running at exit, kept reachable (they are not leaks: their jobs still run).
+// Pools left running at exit, kept reachable (they are not leaks: their jobs still run). The
+// list is never destroyed: a leak checker runs after static destructors and must still find it.
 std::mutex g_abandonedMutex;
-std::vector<QThreadPool *> g_abandoned;
+std::vector<QThreadPool *> &abandonedPools()
+{
+    static auto *pools = new std::vector<QThreadPool *>;
+    return *pools;
+}
 
 } // namespace
 
@@ -41,7 +47,7 @@ WorkerPool::~WorkerPool()
     // and has nowhere to deliver; the process may end before it does. Its thread ends with it.
     m_pool->setExpiryTimeout(0);
     std::lock_guard lock(g_abandonedMutex);
-    g_abandoned.push_back(m_pool);
+    abandonedPools().push_back(m_pool);
 }
 
 void WorkerPool::Poster::post(std::function<void()> f) const
@@ -70,7 +76,7 @@ bool WorkerPool::waitForDone(int timeoutMs)
 int WorkerPool::abandonedCount()
 {
     std::lock_guard lock(g_abandonedMutex);
-    return int(g_abandoned.size());
+    return int(abandonedPools().size());
 }
 
 } // namespace attnscope
