@@ -31,13 +31,23 @@ flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undef
 core=(AttentionFile AttentionProblem AttentionSet ErrorCode FileIo FilesRead FolderConfinement JsonDocument MappedFile
       Mask MemoryLimits Npy ProjectFile ProjectReferences BatchedProject Safetensors UserText Validation ZipReader
       ByteLevelBpe Tokenizer UnicodeText WordPiece)
-sources=()
-for c in "${core[@]}"; do sources+=("$root/core/$c.cpp"); done
+# The readers are compiled once, in parallel (through ccache when it is installed), and linked
+# into every target; only each target's harness carries -fsanitize=fuzzer's main().
+launcher=()
+if [ "${ATTNSCOPE_CCACHE:-ON}" != OFF ] && command -v ccache >/dev/null 2>&1; then launcher=(ccache); fi
+mkdir -p "$out/obj"
+echo "== fuzz: compiling ${#core[@]} readers"
+printf '%s\n' "${core[@]}" | xargs -P "$(nproc)" -I{} \
+  "${launcher[@]}" "$cxx" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
+  -c "$root/core/{}.cpp" -o "$out/obj/{}.o"
+objects=()
+for c in "${core[@]}"; do objects+=("$out/obj/$c.o"); done
 
 status=0
 for target in projectfile npy attentionfile tokenizer tokenizerfiles; do
   echo "== fuzz_$target: building"
-  "$cxx" "${flags[@]}" "$root/tests/fuzz/fuzz_$target.cpp" "${sources[@]}" -lz -o "$out/fuzz_$target"
+  "${launcher[@]}" "$cxx" "${flags[@]}" -c "$root/tests/fuzz/fuzz_$target.cpp" -o "$out/obj/fuzz_$target.o"
+  "$cxx" "${flags[@]}" "$out/obj/fuzz_$target.o" "${objects[@]}" -lz -o "$out/fuzz_$target"
   corpus="$out/corpus-$target"
   mkdir -p "$corpus"
   seeds=("$root/tests/fuzz/corpus/$target" "$root/tests/fuzz/regressions/$target")
