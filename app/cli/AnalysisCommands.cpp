@@ -292,6 +292,11 @@ int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
     std::optional<std::string> text;
     if (parser.isSet("text"))
         text = parser.value("text").toStdString();
+    // Opened before the statistics are computed (minutes for a long file), so that a folder it
+    // cannot write to is said at once; the file appears only at commit().
+    AtomicFileWriter file(output);
+    if (Status s = file.open(); !s)
+        return fail(s.message(), kFailed);
     auto loaded = loadAttentionInput(input, *selection->backend, text);
     if (!loaded)
         return fail(loaded.message(), kFailed);
@@ -300,9 +305,6 @@ int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
         return fail(s.message(), kFailed);
     if (auto exit = cli::checkBeforeWriting(err, read, "stats", {parser.value("out"), {parser.value("out")}}))
         return *exit;
-    AtomicFileWriter file(output);
-    if (Status s = file.open(); !s)
-        return fail(s.message(), kFailed);
     file.write(written);
     if (Status s = file.commit(); !s)
         return fail(s.message(), kFailed);

@@ -102,6 +102,7 @@ private slots:
     void killedWriterLeavesNoTemporary();
     void killedCliLeavesNoTemporary_data();
     void killedCliLeavesNoTemporary();
+    void statsSaysItCannotWriteBeforeReading();
     void abandonedNamedTemporaryIsSwept();
     void liveWritersTemporaryIsKept_data();
     void liveWritersTemporaryIsKept();
@@ -147,11 +148,25 @@ void TestOutputFiles::killedCliLeavesNoTemporary()
     cli.start(QStringLiteral(ATTNSCOPE_CLI), args);
     QVERIFY(cli.waitForStarted());
     QStringList open;
-    while (open.isEmpty() && cli.state() == QProcess::Running)
+    while (open.isEmpty() && test::isRunning(cli))
         open = openFilesIn(cli.processId(), outputs.path());
     QVERIFY2(!open.isEmpty(), "the command ended before its output file was seen open");
     killAndReap(cli);
     QVERIFY2(entriesBesides(outputs.path(), {}).isEmpty(), qPrintable(entriesBesides(outputs.path(), {}).join(' ')));
+}
+
+// `stats` opens its output before it reads and computes (minutes for a long file): a folder it
+// cannot write to is reported first, even when the input is wrong too.
+void TestOutputFiles::statsSaysItCannotWriteBeforeReading()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString out = dir.filePath(QStringLiteral("missing/stats.json"));
+    const test::CliRun run = test::runCli({"stats", dir.filePath(QStringLiteral("absent.npy")), "--out", out});
+    QCOMPARE(run.code, 1);
+    QVERIFY2(run.err.contains(QLatin1String("missing/stats.json")), qPrintable(run.err));
+    QVERIFY2(!run.err.contains(QLatin1String("absent.npy")), qPrintable(run.err));
+    QCOMPARE(run.err.trimmed().count('\n'), 0);
 }
 
 // Where the file system has no O_TMPFILE the temporary has a name; a writer killed with it

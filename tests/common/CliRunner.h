@@ -35,6 +35,13 @@ inline CliRun runProgram(const QString &program, const QStringList &args, int ti
     return r;
 }
 
+// Whether `process` still runs. QProcess learns that its child ended only in its event loop or
+// in a wait, so a loop that does neither would see state() say Running for ever: this polls.
+inline bool isRunning(QProcess &process)
+{
+    return process.state() == QProcess::Running && !process.waitForFinished(0);
+}
+
 inline CliRun runCli(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
 {
     return runProgram(QStringLiteral(ATTNSCOPE_CLI), args, 240000, env);

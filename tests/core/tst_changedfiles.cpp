@@ -4,6 +4,7 @@
 // SIGBUS at the next read of a page past the new end. Reads of a mapped file must never crash,
 // and every reader must be able to tell that what it read is no longer the file.
 
+#include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 
 #include "core/AttentionFile.h"
@@ -325,7 +326,7 @@ void TestChangedFiles::cliRolloutOfRewrittenFileFailsCleanly()
     const QString maps = QStringLiteral("/proc/%1/maps").arg(cli.processId());
     const QByteArray name = QFile::encodeName(QFileInfo(path).fileName());
     bool mapped = false;
-    while (!mapped && cli.state() == QProcess::Running) {
+    while (!mapped && test::isRunning(cli)) {
         QFile m(maps);
         mapped = m.open(QIODevice::ReadOnly) && m.readAll().contains(name);
     }
