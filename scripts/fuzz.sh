@@ -35,6 +35,8 @@ core=(AttentionFile AttentionProblem AttentionSet ErrorCode FileIo FilesRead Fol
 # into every target; only each target's harness carries -fsanitize=fuzzer's main().
 launcher=()
 if [ "${ATTNSCOPE_CCACHE:-ON}" != OFF ] && command -v ccache >/dev/null 2>&1; then launcher=(ccache); fi
+linker=()
+if command -v ld.lld >/dev/null 2>&1; then linker=(-fuse-ld=lld); fi
 mkdir -p "$out/obj"
 echo "== fuzz: compiling ${#core[@]} readers"
 printf '%s\n' "${core[@]}" | xargs -P "$(nproc)" -I{} \
@@ -47,7 +49,7 @@ status=0
 for target in projectfile npy attentionfile tokenizer tokenizerfiles; do
   echo "== fuzz_$target: building"
   "${launcher[@]}" "$cxx" "${flags[@]}" -c "$root/tests/fuzz/fuzz_$target.cpp" -o "$out/obj/fuzz_$target.o"
-  "$cxx" "${flags[@]}" "$out/obj/fuzz_$target.o" "${objects[@]}" -lz -o "$out/fuzz_$target"
+  "$cxx" "${flags[@]}" "${linker[@]}" "$out/obj/fuzz_$target.o" "${objects[@]}" -lz -o "$out/fuzz_$target"
   corpus="$out/corpus-$target"
   mkdir -p "$corpus"
   seeds=("$root/tests/fuzz/corpus/$target" "$root/tests/fuzz/regressions/$target")

@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config ccache
+  # a faster linker than GNU ld for the hundred programs the build links (used when present)
+  lld
   # the format check (part of the test suite) and the fuzz targets (clang's libFuzzer)
   clang-format clang libclang-rt-14-dev
   # libraries
