@@ -10,7 +10,7 @@ namespace {
 // Keep each text identical to what the call site wrote before it had a code: scripts and tests
 // read these messages.
 constexpr std::array kTemplates = {
-    // Project files (core/ProjectFile.cpp) and problem validation (core/Validation.cpp).
+    // Project files (core/formats/ProjectFile.cpp) and problem validation (core/attention/Validation.cpp).
     ErrorTemplate{"project.expected", "%1: expected %2, found %3"},
     ErrorTemplate{"project.missing", "%1: missing (expected %2)"},
     ErrorTemplate{"project.format", "format: expected \"attnscope\", found %1"},
@@ -32,15 +32,15 @@ constexpr std::array kTemplates = {
                   "weights.oBias: given without weights.o (an output bias needs an output projection)"},
     ErrorTemplate{"validation.keyPadding", "mask.keyPadding: expected %1 values (one per key token), found %2"},
     ErrorTemplate{"validation.allowed", "mask.allowed: expected only 0 and 1, found %1"},
-    // Memory refusals (core/Validation.cpp, core/MemoryLimits.cpp).
+    // Memory refusals (core/attention/Validation.cpp, core/io/MemoryLimits.cpp).
     ErrorTemplate{"memory.trace", "size: this problem needs %1 for its intermediate tensors; this machine allows %2"},
     ErrorTemplate{"memory.refused", "size: this problem needs %1 for %2; this machine allows %3"},
-    // Attention rollout's cost (core/AttentionStats.cpp).
+    // Attention rollout's cost (core/analysis/AttentionStats.cpp).
     ErrorTemplate{"rollout.memory",
                   "rollout: needs %1 of memory (four %2 x %2 matrices of doubles); this machine allows %3"},
     ErrorTemplate{"rollout.operations", "rollout: %1 products of %2 x %2 matrices (one per layer) need about %3 "
                                         "operations, more than the %4 allowed (minutes of work)"},
-    // Opening files (core/FileIo.cpp, core/MappedFile.cpp).
+    // Opening files (core/io/FileIo.cpp, core/io/MappedFile.cpp).
     ErrorTemplate{"file.open", "%1: cannot open the file"},
     ErrorTemplate{"file.open.reason", "%1: cannot open the file (%2)"},
     ErrorTemplate{"file.open.colon", "%1: cannot open the file: %2"},
@@ -49,7 +49,7 @@ constexpr std::array kTemplates = {
     ErrorTemplate{"file.notRegular", "%1: not a regular file"},
     ErrorTemplate{"file.notText", "%1: not a text file (a NUL byte at offset %2)"},
     ErrorTemplate{"file.changed", "%1: the file changed on disk; reopen it"},
-    // .npy and attention files (core/Npy.cpp, core/AttentionFile.cpp).
+    // .npy and attention files (core/formats/Npy.cpp, core/formats/AttentionFile.cpp).
     ErrorTemplate{"npy.magic", "not a .npy file (missing the \\x93NUMPY magic)"},
     ErrorTemplate{"npy.header.truncated", "truncated .npy header"},
     ErrorTemplate{"npy.dtype", "unsupported .npy dtype %1 (expected '<f4' or '<f8')"},
@@ -61,7 +61,7 @@ constexpr std::array kTemplates = {
                   "shape %1: expected [layers, heads, queries, keys], [heads, queries, keys] or [queries, keys]"},
     ErrorTemplate{"attention.emptyAxis", "shape %1: every size must be at least 1"},
     ErrorTemplate{"attention.nonFinite", "value %1 (attention weights must be finite numbers)"},
-    // JSON syntax and limits (core/JsonDocument.cpp, core/ProjectFile.cpp).
+    // JSON syntax and limits (core/io/JsonDocument.cpp, core/formats/ProjectFile.cpp).
     ErrorTemplate{"json.syntax", "not valid JSON: parse error at line %1, column %2 (offset %3): unexpected '%4'"},
     ErrorTemplate{"json.syntax.nonNumber",
                   "not valid JSON: parse error at line %1, column %2 (offset %3): unexpected '%4' (NaN and Infinity "
@@ -80,7 +80,7 @@ constexpr std::array kTemplates = {
     ErrorTemplate{"json.tooManyValues", "file: more than %1 values, more than this machine can hold parsed"},
     ErrorTemplate{"json.depth", "%1: nested %2 levels deep, more than the %3 allowed"},
     ErrorTemplate{"json.outOfMemory", "file: out of memory while reading the JSON"},
-    // Rarer .npy errors (core/Npy.cpp).
+    // Rarer .npy errors (core/formats/Npy.cpp).
     ErrorTemplate{"npy.version", "unsupported .npy version %1"},
     ErrorTemplate{"npy.header.length",
                   "truncated .npy header: the header length at offset 8 says %1 bytes, the file has %2"},
@@ -94,7 +94,7 @@ constexpr std::array kTemplates = {
                   "unsupported .npy dtype %1 (expected '<f2', '<f4' or '<f8': little-endian float16, 32 or 64)"},
     ErrorTemplate{"npy.data.truncated", "truncated .npy data: the shape %1 needs %2 bytes, found %3"},
     ErrorTemplate{"npy.data.short", "truncated .npy data: the shape needs %1 bytes, found %2"},
-    // ZIP archives (.npz; core/ZipReader.cpp) and safetensors files (core/Safetensors.cpp).
+    // ZIP archives (.npz; core/formats/ZipReader.cpp) and safetensors files (core/formats/Safetensors.cpp).
     ErrorTemplate{"zip.tooShort", "not a ZIP archive: %1 bytes"},
     ErrorTemplate{"zip.noDirectory", "not a ZIP archive: no end-of-directory record"},
     ErrorTemplate{"zip.corrupt", "ZIP member %1: corrupt deflate data (%2 of %3 bytes inflated)"},

@@ -1,9 +1,9 @@
 #include "gpu/VulkanBackend.h"
 
 #include "core/ErrorCode.h"
-#include "core/Mask.h"
-#include "core/MemoryLimits.h"
-#include "core/Validation.h"
+#include "core/attention/Mask.h"
+#include "core/io/MemoryLimits.h"
+#include "core/attention/Validation.h"
 #include "gpu/VulkanPasses.h"
 #include "gpu/VulkanPooled.h"
 #include "gpu/VulkanResources.h"

@@ -1,9 +1,9 @@
 #include "gpu/VulkanManifests.h"
 
 #include "core/ErrorCode.h"
-#include "core/FileIo.h"
-#include "core/JsonDocument.h"
-#include "core/UserText.h"
+#include "core/io/FileIo.h"
+#include "core/io/JsonDocument.h"
+#include "core/io/UserText.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -10,7 +10,7 @@
 // work is cut into chunks of query rows of bounded cost, each its own submission; a small
 // problem is one submission.
 
-#include "core/PooledAttention.h"
+#include "core/attention/PooledAttention.h"
 #include "gpu/VulkanBackend.h"
 #include "gpu/VulkanPasses.h"
 

@@ -26,30 +26,14 @@ if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char *, unsigned long) { 
 fi
 
 mkdir -p "$out/artifacts"
-flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -I"$root" -isystem /usr/include/eigen3 -DATTNSCOPE_VERSION='"fuzz"')
-core=(AttentionFile AttentionProblem AttentionSet ErrorCode FileIo FilesRead FolderConfinement JsonDocument MappedFile
-      Mask MemoryLimits Npy ProjectFile ProjectReferences BatchedProject Safetensors UserText Validation ZipReader
-      ByteLevelBpe Tokenizer UnicodeText WordPiece)
-# The readers are compiled once, in parallel (through ccache when it is installed), and linked
-# into every target; only each target's harness carries -fsanitize=fuzzer's main().
-launcher=()
-if [ "${ATTNSCOPE_CCACHE:-ON}" != OFF ] && command -v ccache >/dev/null 2>&1; then launcher=(ccache); fi
-linker=()
-if command -v ld.lld >/dev/null 2>&1; then linker=(-fuse-ld=lld); fi
-mkdir -p "$out/obj"
-echo "== fuzz: compiling ${#core[@]} readers"
-printf '%s\n' "${core[@]}" | xargs -P "$(nproc)" -I{} \
-  "${launcher[@]}" "$cxx" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
-  -c "$root/core/{}.cpp" -o "$out/obj/{}.o"
-objects=()
-for c in "${core[@]}"; do objects+=("$out/obj/$c.o"); done
+# The targets build from CMake (the `fuzz` preset: clang, libFuzzer, ASan and UBSan) against the
+# same core library as everything else; ccache and lld are used as in the other presets.
+echo "== fuzz: building the targets (fuzz preset)"
+cmake --preset fuzz -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
+cmake --build --preset fuzz --parallel "$(nproc)"
 
 status=0
 for target in projectfile npy attentionfile tokenizer tokenizerfiles; do
-  echo "== fuzz_$target: building"
-  "${launcher[@]}" "$cxx" "${flags[@]}" -c "$root/tests/fuzz/fuzz_$target.cpp" -o "$out/obj/fuzz_$target.o"
-  "$cxx" "${flags[@]}" "${linker[@]}" "$out/obj/fuzz_$target.o" "${objects[@]}" -lz -o "$out/fuzz_$target"
   corpus="$out/corpus-$target"
   mkdir -p "$corpus"
   seeds=("$root/tests/fuzz/corpus/$target" "$root/tests/fuzz/regressions/$target")
@@ -63,7 +47,7 @@ for target in projectfile npy attentionfile tokenizer tokenizerfiles; do
   existing=()
   for s in "${seeds[@]}"; do [ -d "$s" ] && existing+=("$s"); done
   echo "== fuzz_$target: ${seconds}s or $runs runs"
-  if ! "$out/fuzz_$target" "$corpus" "${existing[@]}" -max_total_time="$seconds" -runs="$runs" \
+  if ! "$root/build/fuzz/tests/fuzz/fuzz_$target" "$corpus" "${existing[@]}" -max_total_time="$seconds" -runs="$runs" \
       -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
       -artifact_prefix="$out/artifacts/$target-" 2>&1 | tail -n 25; then
     status=1

@@ -7,6 +7,6 @@
 #define FLAG_BIAS 1u       // add bias[n] to every output (first K chunk only)
 #define FLAG_ACCUMULATE 2u // C += A·B instead of C = A·B (later K chunks)
 
-// Mask fill modes of the softmax (see core/AttentionProblem.h MaskFill).
+// Mask fill modes of the softmax (see core/attention/AttentionProblem.h MaskFill).
 #define FILL_NEG_INF 0u
 #define FILL_NEG_LARGE 1u

@@ -3,7 +3,7 @@
 // head). A first sweep over every key forms the row's max and normaliser by online softmax
 // (scores are recomputed, never stored); a second sweep forms the exact weights, the row's
 // entropy and its context row weights·V. The max and normaliser are kept for the cell pass.
-// Semantics of core/AttentionRules: under -inf an empty row has weights 0, entropy 0 and
+// Semantics of core/attention/AttentionRules: under -inf an empty row has weights 0, entropy 0 and
 // context 0; under -1e9 masked logits are -1e9, so an empty row is uniform.
 
 #include "pooled_common.glsl"

@@ -2,7 +2,7 @@
 // Masked, numerically stable row softmax: one workgroup per (query row, head).
 // The mask arrives as bits (1 = allowed, 32 keys per word), never as -inf logits: drivers may
 // optimise Inf/NaN arithmetic away, so masked entries are handled by branches and written as
-// exact zeros. Semantics match core/CpuBackend.cpp:
+// exact zeros. Semantics match core/attention/CpuBackend.cpp:
 //   -inf fill: masked weights are 0; a row with no allowed key is all 0.
 //   -1e9 fill: masked logits take part as -1e9, so a row with no allowed key is uniform.
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/AttentionSet.h"
+#include "core/analysis/AttentionSet.h"
 #include "core/Result.h"
 #include "core/Tensor.h"
 

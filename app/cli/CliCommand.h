@@ -7,10 +7,10 @@
 
 #include "app/cli/CliSupport.h"
 #include "app/engine/BackendChoice.h"
-#include "core/AttentionTrace.h"
-#include "core/PooledAttention.h"
-#include "core/ProjectFile.h"
-#include "core/UserText.h"
+#include "core/attention/AttentionTrace.h"
+#include "core/attention/PooledAttention.h"
+#include "core/formats/ProjectFile.h"
+#include "core/io/UserText.h"
 
 #include <QCommandLineParser>
 #include <QString>

@@ -1,6 +1,6 @@
 #include "app/cli/CliSupport.h"
 
-#include "core/UserText.h"
+#include "core/io/UserText.h"
 
 #include <QFileInfo>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/FilesRead.h"
+#include "core/io/FilesRead.h"
 
 #include <QCommandLineParser>
 #include <QStringList>

@@ -2,14 +2,14 @@
 
 #include "app/cli/CliSupport.h"
 
-#include "core/FileIo.h"
-#include "core/UserText.h"
+#include "core/io/FileIo.h"
+#include "core/io/UserText.h"
 
 #include "app/engine/BackendChoice.h"
 #include "app/render/FigureExporter.h"
-#include "core/AttentionFile.h"
-#include "core/ProjectFile.h"
-#include "core/TraceCheck.h"
+#include "core/formats/AttentionFile.h"
+#include "core/formats/ProjectFile.h"
+#include "core/attention/TraceCheck.h"
 
 #include <QCommandLineParser>
 #include <QDir>

@@ -1,6 +1,6 @@
 #include "app/cli/TerminalOutput.h"
 
-#include "core/UserText.h"
+#include "core/io/UserText.h"
 
 #include <QString>
 #include <QtGlobal>

@@ -1,6 +1,6 @@
 #include "app/cli/TracePrinter.h"
 
-#include "core/AttentionRules.h"
+#include "core/attention/AttentionRules.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/AttentionTrace.h"
-#include "core/ProjectFile.h"
+#include "core/attention/AttentionTrace.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QString>
 #include <QTextStream>

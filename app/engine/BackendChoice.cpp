@@ -1,8 +1,8 @@
 #include "app/engine/BackendChoice.h"
 
-#include "core/CpuBackend.h"
+#include "core/attention/CpuBackend.h"
 #include "core/ErrorCode.h"
-#include "core/Validation.h"
+#include "core/attention/Validation.h"
 
 #include <utility>
 

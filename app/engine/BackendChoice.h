@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/AttentionBackend.h"
+#include "core/attention/AttentionBackend.h"
 #include "core/Result.h"
 #include "gpu/VulkanBackend.h"
 

@@ -3,7 +3,7 @@
 #include "app/render/DisplayText.h"
 #include "app/render/ErrorText.h"
 #include "app/render/SetFigureRenderer.h"
-#include "core/FileIo.h"
+#include "core/io/FileIo.h"
 
 #include <QBuffer>
 #include <QFile>

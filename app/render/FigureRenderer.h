@@ -3,8 +3,8 @@
 #include "app/render/ColorMap.h"
 #include "app/render/HeatmapRenderer.h"
 #include "app/render/MaskRenderer.h"
-#include "core/AttentionTrace.h"
-#include "core/ProjectFile.h"
+#include "core/attention/AttentionTrace.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QCoreApplication>
 #include <QFont>

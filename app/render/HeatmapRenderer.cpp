@@ -1,7 +1,7 @@
 #include "app/render/HeatmapRenderer.h"
 
 #include "app/render/DisplayText.h"
-#include "core/AttentionRules.h"
+#include "core/attention/AttentionRules.h"
 
 #include <QCoreApplication>
 #include <QFontMetricsF>

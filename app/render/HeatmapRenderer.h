@@ -3,8 +3,8 @@
 #include "app/render/ColorMap.h"
 #include "app/render/ColorScale.h"
 #include "app/render/TraceRanges.h"
-#include "core/AttentionTrace.h"
-#include "core/ProjectFile.h"
+#include "core/attention/AttentionTrace.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QFont>
 #include <QPoint>

@@ -3,7 +3,7 @@
 #include "app/render/DisplayText.h"
 
 #include "app/render/HeatmapRenderer.h"
-#include "core/Mask.h"
+#include "core/attention/Mask.h"
 
 #include <QFontMetricsF>
 #include <QImage>

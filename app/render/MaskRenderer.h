@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/ProjectFile.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QColor>
 #include <QCoreApplication>

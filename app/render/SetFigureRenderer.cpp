@@ -2,7 +2,7 @@
 
 #include "app/render/DisplayText.h"
 #include "app/render/ErrorText.h"
-#include "core/AttentionStats.h"
+#include "core/analysis/AttentionStats.h"
 
 #include <QFontMetricsF>
 #include <QPainter>

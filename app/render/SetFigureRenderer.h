@@ -1,7 +1,7 @@
 #pragma once
 
 #include "app/render/FigureRenderer.h"
-#include "core/AttentionSet.h"
+#include "core/analysis/AttentionSet.h"
 
 #include <QCoreApplication>
 

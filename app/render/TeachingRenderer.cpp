@@ -2,7 +2,7 @@
 
 #include "app/render/DisplayText.h"
 #include "app/render/WeightedValues.h"
-#include "core/AttentionRules.h"
+#include "core/attention/AttentionRules.h"
 
 #include <QAbstractTextDocumentLayout>
 #include <QPainter>
@@ -137,7 +137,7 @@ QString TeachingRenderer::explanation() const
         s += tr("<p>4. The mask forbids this cell: its score becomes %1.</p>").arg(fill);
     else
         s += tr("<p>4. The mask allows this cell: the score stays.</p>");
-    // The softmax over the row as core/AttentionRules works it through (row maximum
+    // The softmax over the row as core/attention/AttentionRules works it through (row maximum
     // subtracted, as the backends do); this text only phrases it.
     const MatrixF &scores = t.scores[size_t(h)];
     const SoftmaxRowSteps steps =

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/AttentionTrace.h"
+#include "core/attention/AttentionTrace.h"
 
 #include <memory>
 #include <vector>

@@ -5,9 +5,9 @@
 //
 //   bench_attention_file [layers heads tokens]
 
-#include "core/AttentionFile.h"
-#include "core/AttentionStats.h"
-#include "core/Npy.h"
+#include "core/formats/AttentionFile.h"
+#include "core/analysis/AttentionStats.h"
+#include "core/formats/Npy.h"
 
 #include <Eigen/Core>
 

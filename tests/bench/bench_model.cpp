@@ -6,8 +6,8 @@
 //
 //   bench_model [T ...]   (default: 128 1024)
 
-#include "core/CpuBackend.h"
-#include "core/TransformerModel.h"
+#include "core/attention/CpuBackend.h"
+#include "core/models/TransformerModel.h"
 
 #include <sys/resource.h>
 

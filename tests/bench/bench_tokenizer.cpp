@@ -4,7 +4,7 @@
 // worst case for BPE merging.
 //   bench_tokenizer SOURCE_DIR
 
-#include "core/Tokenizer.h"
+#include "core/tokenizers/Tokenizer.h"
 
 #include <chrono>
 #include <cstdio>

@@ -9,7 +9,7 @@
 
 #include "app/engine/ProcessSetup.h"
 #include "app/gui/views/MainWindow.h"
-#include "core/RandomProblem.h"
+#include "core/attention/RandomProblem.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

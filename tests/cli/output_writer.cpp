@@ -3,7 +3,7 @@
 // commits ("committed"). `named` takes the path of a file system without O_TMPFILE.
 //   output_writer TARGET BYTES [named]
 
-#include "core/FileIo.h"
+#include "core/io/FileIo.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -4,10 +4,10 @@
 #include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 
-#include "core/CpuBackend.h"
-#include "core/Npy.h"
-#include "core/ProjectFile.h"
-#include "core/TraceExport.h"
+#include "core/attention/CpuBackend.h"
+#include "core/formats/Npy.h"
+#include "core/formats/ProjectFile.h"
+#include "core/formats/TraceExport.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -6,7 +6,7 @@
 #include "../common/TestUtil.h"
 #include "../common/TutorialFixtures.h"
 
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include <QDir>
 #include <QFile>

@@ -6,7 +6,7 @@
 #include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -5,7 +5,7 @@
 #include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include <QDir>
 #include <QJsonArray>

@@ -8,7 +8,7 @@
 #include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 
-#include "core/FileIo.h"
+#include "core/io/FileIo.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -4,7 +4,7 @@
 #include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include <QFile>
 #include <QJsonArray>

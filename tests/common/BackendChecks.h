@@ -6,8 +6,8 @@
 #include "ProblemCases.h"
 #include "TestUtil.h"
 
-#include "core/AttentionBackend.h"
-#include "core/ReferenceAttention.h"
+#include "core/attention/AttentionBackend.h"
+#include "core/attention/ReferenceAttention.h"
 
 #include <QTest>
 

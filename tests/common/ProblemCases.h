@@ -3,8 +3,8 @@
 // Case families shared by every backend's suite: the same problems run on the CPU engine
 // and on Vulkan, each compared with the double reference.
 
-#include "core/AttentionProblem.h"
-#include "core/RandomProblem.h"
+#include "core/attention/AttentionProblem.h"
+#include "core/attention/RandomProblem.h"
 
 #include <QMetaType>
 #include <QTest>

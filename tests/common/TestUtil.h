@@ -3,8 +3,8 @@
 // Helpers shared by the suites: fp32-vs-double comparison with the tolerances the project
 // commits to, and paths into the source tree.
 
-#include "core/AttentionTrace.h"
-#include "core/Npy.h"
+#include "core/attention/AttentionTrace.h"
+#include "core/formats/Npy.h"
 
 #include <QFile>
 #include <QString>

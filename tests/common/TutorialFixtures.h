@@ -5,7 +5,7 @@
 
 #include "TestUtil.h"
 
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include <QDir>
 #include <QFile>

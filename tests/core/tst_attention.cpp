@@ -5,12 +5,12 @@
 #include "../common/ProblemCases.h"
 #include "../common/TestUtil.h"
 
-#include "core/CpuBackend.h"
-#include "core/Mask.h"
-#include "core/ProjectFile.h"
-#include "core/RandomProblem.h"
-#include "core/ReferenceAttention.h"
-#include "core/Validation.h"
+#include "core/attention/CpuBackend.h"
+#include "core/attention/Mask.h"
+#include "core/formats/ProjectFile.h"
+#include "core/attention/RandomProblem.h"
+#include "core/attention/ReferenceAttention.h"
+#include "core/attention/Validation.h"
 
 #include <QObject>
 #include <QTest>

@@ -4,8 +4,8 @@
 
 #include "../common/TestUtil.h"
 
-#include "core/AttentionFile.h"
-#include "core/Safetensors.h"
+#include "core/formats/AttentionFile.h"
+#include "core/formats/Safetensors.h"
 
 #include <QFile>
 #include <QObject>

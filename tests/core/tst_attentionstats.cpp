@@ -3,10 +3,10 @@
 
 #include "../common/TestUtil.h"
 
-#include "core/AttentionFile.h"
-#include "core/AttentionSet.h"
-#include "core/AttentionStats.h"
-#include "core/Npy.h"
+#include "core/formats/AttentionFile.h"
+#include "core/analysis/AttentionSet.h"
+#include "core/analysis/AttentionStats.h"
+#include "core/formats/Npy.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -5,12 +5,12 @@
 
 #include "../common/TestUtil.h"
 
-#include "core/BatchedProject.h"
-#include "core/CpuBackend.h"
-#include "core/Npy.h"
-#include "core/ProjectFile.h"
-#include "core/ReferenceAttention.h"
-#include "core/TraceExport.h"
+#include "core/formats/BatchedProject.h"
+#include "core/attention/CpuBackend.h"
+#include "core/formats/Npy.h"
+#include "core/formats/ProjectFile.h"
+#include "core/attention/ReferenceAttention.h"
+#include "core/formats/TraceExport.h"
 
 #include <QDir>
 #include <QFile>

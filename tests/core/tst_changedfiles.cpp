@@ -7,11 +7,11 @@
 #include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 
-#include "core/AttentionFile.h"
-#include "core/MappedFile.h"
-#include "core/Npy.h"
-#include "core/Safetensors.h"
-#include "core/TransformerModel.h"
+#include "core/formats/AttentionFile.h"
+#include "core/io/MappedFile.h"
+#include "core/formats/Npy.h"
+#include "core/formats/Safetensors.h"
+#include "core/models/TransformerModel.h"
 
 #include <QCoreApplication>
 #include <QDir>

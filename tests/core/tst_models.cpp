@@ -1,4 +1,4 @@
-// GPT-2 and BERT forward passes (core/TransformerModel.h) against a float64 NumPy reference
+// GPT-2 and BERT forward passes (core/models/TransformerModel.h) against a float64 NumPy reference
 // written after transformers' modeling_gpt2.py / modeling_bert.py
 // (tests/fixtures/make_model_fixtures.py), in F32, F16 and BF16, with and without the
 // "transformer."/"bert." prefix; every malformed folder refused with one line; and a model
@@ -6,10 +6,10 @@
 
 #include "../common/TestUtil.h"
 
-#include "core/CpuBackend.h"
-#include "core/Npy.h"
-#include "core/Tokenizer.h"
-#include "core/TransformerModel.h"
+#include "core/attention/CpuBackend.h"
+#include "core/formats/Npy.h"
+#include "core/tokenizers/Tokenizer.h"
+#include "core/models/TransformerModel.h"
 
 #include <QDir>
 #include <QFile>

@@ -3,7 +3,7 @@
 
 #include "../common/TestUtil.h"
 
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include <QDir>
 #include <QObject>

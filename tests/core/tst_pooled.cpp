@@ -6,10 +6,10 @@
 #include "../common/ProblemCases.h"
 #include "../common/TestUtil.h"
 
-#include "core/AttentionBackend.h"
-#include "core/CpuBackend.h"
-#include "core/MemoryLimits.h"
-#include "core/PooledAttention.h"
+#include "core/attention/AttentionBackend.h"
+#include "core/attention/CpuBackend.h"
+#include "core/io/MemoryLimits.h"
+#include "core/attention/PooledAttention.h"
 
 #include <QObject>
 #include <QTest>

@@ -6,8 +6,8 @@
 #include "../common/ProblemCases.h"
 #include "../common/TestUtil.h"
 
-#include "core/PooledAttention.h"
-#include "core/ReferenceAttention.h"
+#include "core/attention/PooledAttention.h"
+#include "core/attention/ReferenceAttention.h"
 
 #include <QObject>
 #include <QTest>

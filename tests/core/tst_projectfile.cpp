@@ -3,9 +3,9 @@
 
 #include "../common/TestUtil.h"
 
-#include "core/CpuBackend.h"
-#include "core/ProjectFile.h"
-#include "core/ReferenceAttention.h"
+#include "core/attention/CpuBackend.h"
+#include "core/formats/ProjectFile.h"
+#include "core/attention/ReferenceAttention.h"
 
 #include <QDir>
 #include <QObject>

@@ -6,10 +6,10 @@
 
 #include "../common/TestUtil.h"
 
-#include "core/CpuBackend.h"
-#include "core/Npy.h"
-#include "core/ProjectFile.h"
-#include "core/ProjectReferences.h"
+#include "core/attention/CpuBackend.h"
+#include "core/formats/Npy.h"
+#include "core/formats/ProjectFile.h"
+#include "core/formats/ProjectReferences.h"
 
 #include <QDir>
 #include <QElapsedTimer>

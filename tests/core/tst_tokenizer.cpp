@@ -4,10 +4,10 @@
 // (tests/fixtures/bert-tokenizer/make_expected.py), in three configurations. Malformed model
 // folders fail with one line naming the file (and the line); no input crashes encode().
 
-#include "core/ByteLevelBpe.h"
-#include "core/JsonDocument.h"
-#include "core/Tokenizer.h"
-#include "core/UnicodeText.h"
+#include "core/tokenizers/ByteLevelBpe.h"
+#include "core/io/JsonDocument.h"
+#include "core/tokenizers/Tokenizer.h"
+#include "core/tokenizers/UnicodeText.h"
 
 #include "../common/TestUtil.h"
 

@@ -11,8 +11,8 @@
 // never reached (the 42-55-byte over-read of issue 20 hid there); this way the fuzzer writes the
 // ZIP64 record and the directory, and any input shorter than 14 bytes is a 42-55-byte archive.
 
-#include "core/AttentionFile.h"
-#include "core/ZipReader.h"
+#include "core/formats/AttentionFile.h"
+#include "core/formats/ZipReader.h"
 
 #include <algorithm>
 #include <cstdint>

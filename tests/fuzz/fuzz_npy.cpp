@@ -1,7 +1,7 @@
 // Fuzz target for the .npy reader (parseNpy): any bytes must give an array whose data matches
 // its shape, or a one-line error; never a crash, an exception or a huge allocation.
 
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -2,7 +2,7 @@
 // one-line error, never a crash, an exception or a sanitizer report; a project that reads
 // must save and read back.
 
-#include "core/ProjectFile.h"
+#include "core/formats/ProjectFile.h"
 
 #include <cstdint>
 #include <cstdio>

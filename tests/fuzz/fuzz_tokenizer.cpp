@@ -3,8 +3,8 @@
 // tokens must give back exactly the input bytes, and BERT's output must be [CLS] ... [SEP].
 // The vocabularies are small and fixed, built here, so each run is fast.
 
-#include "core/ByteLevelBpe.h"
-#include "core/Tokenizer.h"
+#include "core/tokenizers/ByteLevelBpe.h"
+#include "core/tokenizers/Tokenizer.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -3,7 +3,7 @@
 // vocabulary and the merges; both readers must give a tokenizer that encodes a fixed text with
 // ids that spell their tokens, or a one-line error. Never a crash, an exception or a hang.
 
-#include "core/Tokenizer.h"
+#include "core/tokenizers/Tokenizer.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -8,8 +8,8 @@
 #include "../common/TestUtil.h"
 #include "VulkanTestUtil.h"
 
-#include "core/ReferenceAttention.h"
-#include "core/Validation.h"
+#include "core/attention/ReferenceAttention.h"
+#include "core/attention/Validation.h"
 
 #include <QObject>
 #include <QTest>

@@ -7,9 +7,9 @@
 #include "../common/TutorialFixtures.h"
 #include "VulkanTestUtil.h"
 
-#include "core/BatchedProject.h"
-#include "core/ProjectFile.h"
-#include "core/TraceExport.h"
+#include "core/formats/BatchedProject.h"
+#include "core/formats/ProjectFile.h"
+#include "core/formats/TraceExport.h"
 
 #include <QObject>
 #include <QTemporaryDir>

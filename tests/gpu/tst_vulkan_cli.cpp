@@ -8,7 +8,7 @@
 #include "../common/TestUtil.h"
 #include "VulkanTestUtil.h"
 
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include <QDir>
 #include <QFile>

@@ -7,9 +7,9 @@
 #include "../common/TestUtil.h"
 #include "VulkanTestUtil.h"
 
-#include "core/Npy.h"
-#include "core/PooledAttention.h"
-#include "core/ProjectFile.h"
+#include "core/formats/Npy.h"
+#include "core/attention/PooledAttention.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QDir>
 #include <QObject>

@@ -8,7 +8,7 @@
 #include "VulkanTestUtil.h"
 
 #include "app/engine/BackendChoice.h"
-#include "core/ReferenceAttention.h"
+#include "core/attention/ReferenceAttention.h"
 
 #include <QObject>
 #include <QTest>

@@ -4,8 +4,8 @@
 #include "../common/TestUtil.h"
 #include "VulkanTestUtil.h"
 
-#include "core/CpuBackend.h"
-#include "core/TransformerModel.h"
+#include "core/attention/CpuBackend.h"
+#include "core/models/TransformerModel.h"
 
 #include <QObject>
 #include <QTest>

@@ -9,7 +9,7 @@
 #include "VulkanTestUtil.h"
 
 #include "app/engine/BackendChoice.h"
-#include "core/PooledAttention.h"
+#include "core/attention/PooledAttention.h"
 
 #include <QObject>
 #include <QTest>

@@ -13,9 +13,9 @@
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
 #include "app/gui/views/TeachingView.h"
-#include "core/AttentionFile.h"
-#include "core/AttentionStats.h"
-#include "core/Npy.h"
+#include "core/formats/AttentionFile.h"
+#include "core/analysis/AttentionStats.h"
+#include "core/formats/Npy.h"
 
 #include <QAction>
 #include <QClipboard>

@@ -5,7 +5,7 @@
 
 #include "app/gui/document/Autosave.h"
 #include "app/gui/document/Document.h"
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include "../common/TestUtil.h"
 

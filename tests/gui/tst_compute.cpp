@@ -6,8 +6,8 @@
 #include "app/gui/document/Document.h"
 #include "app/gui/document/MemoryBudget.h"
 #include "app/gui/document/WorkerPool.h"
-#include "core/CpuBackend.h"
-#include "core/RandomProblem.h"
+#include "core/attention/CpuBackend.h"
+#include "core/attention/RandomProblem.h"
 
 #include "../common/TestUtil.h"
 
@@ -473,7 +473,7 @@ void TestCompute::reportsAllocationFailure()
 void TestCompute::addressSpaceLimitRefusesBeforeAllocating()
 {
     ATTNSCOPE_SKIP_IF_ADDRESS_SPACE_LIMITS_UNUSABLE();
-    // Under an address-space limit the machine's budget (core/MemoryLimits.h) shrinks with it:
+    // Under an address-space limit the machine's budget (core/io/MemoryLimits.h) shrinks with it:
     // a 2 GiB trace is refused by its size (kind TooLarge) before anything is allocated.
     ComputeController c;
     c.setBackendRequest(BackendRequest::Cpu);

@@ -1,9 +1,9 @@
 // The document, its commands and undo, driven through the document's verbs with no widget.
 
 #include "app/gui/document/Document.h"
-#include "core/Mask.h"
-#include "core/Npy.h"
-#include "core/Validation.h"
+#include "core/attention/Mask.h"
+#include "core/formats/Npy.h"
+#include "core/attention/Validation.h"
 
 #include "../common/TestUtil.h"
 

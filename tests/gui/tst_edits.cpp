@@ -4,7 +4,7 @@
 
 #include "app/gui/document/Document.h"
 #include "app/gui/document/MemoryBudget.h"
-#include "core/Validation.h"
+#include "core/attention/Validation.h"
 
 #include "../common/TestUtil.h"
 

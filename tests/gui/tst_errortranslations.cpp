@@ -6,7 +6,7 @@
 #include "app/engine/BackendChoice.h"
 #include "app/gui/views/Language.h"
 #include "app/render/ErrorText.h"
-#include "core/AttentionFile.h"
+#include "core/formats/AttentionFile.h"
 
 #include <QFile>
 #include <QRegularExpression>

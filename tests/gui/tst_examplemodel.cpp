@@ -7,7 +7,7 @@
 #include "app/gui/document/ExampleModel.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
-#include "core/CpuBackend.h"
+#include "core/attention/CpuBackend.h"
 
 #include "../common/TestUtil.h"
 

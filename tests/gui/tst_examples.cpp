@@ -6,7 +6,7 @@
 #include "app/gui/views/Examples.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/TeachingView.h"
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include "../common/TestUtil.h"
 

@@ -5,7 +5,7 @@
 #include "app/gui/views/ExportDataDialog.h"
 #include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/MainWindow.h"
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include "../common/TestUtil.h"
 

@@ -6,7 +6,7 @@
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/MatrixModel.h"
-#include "core/CpuBackend.h"
+#include "core/attention/CpuBackend.h"
 
 #include "../common/TestUtil.h"
 

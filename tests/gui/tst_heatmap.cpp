@@ -3,8 +3,8 @@
 
 #include "app/gui/document/Document.h"
 #include "app/gui/views/HeatmapView.h"
-#include "core/CpuBackend.h"
-#include "core/RandomProblem.h"
+#include "core/attention/CpuBackend.h"
+#include "core/attention/RandomProblem.h"
 
 #include "../common/TestUtil.h"
 

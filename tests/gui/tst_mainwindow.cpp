@@ -9,8 +9,8 @@
 #include "app/gui/views/MaskEditor.h"
 #include "app/gui/views/MatrixModel.h"
 #include "app/gui/views/TeachingView.h"
-#include "core/CpuBackend.h"
-#include "core/Npy.h"
+#include "core/attention/CpuBackend.h"
+#include "core/formats/Npy.h"
 
 #include "../common/TestUtil.h"
 

@@ -7,7 +7,7 @@
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/HeatmapView.h"
 #include "app/gui/views/MainWindow.h"
-#include "core/CpuBackend.h"
+#include "core/attention/CpuBackend.h"
 
 #include "../common/TestUtil.h"
 

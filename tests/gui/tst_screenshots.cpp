@@ -6,7 +6,7 @@
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
-#include "core/Npy.h"
+#include "core/formats/Npy.h"
 
 #include <QAction>
 #include <QFile>
@@ -25,7 +25,7 @@
 #include <QTest>
 #include <QUndoStack>
 
-#include "core/RandomProblem.h"
+#include "core/attention/RandomProblem.h"
 
 using namespace attnscope;
 

@@ -6,8 +6,8 @@
 
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
-#include "core/CpuBackend.h"
-#include "core/TransformerModel.h"
+#include "core/attention/CpuBackend.h"
+#include "core/models/TransformerModel.h"
 
 #include "../common/TestUtil.h"
 

@@ -10,7 +10,7 @@
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/TeachingView.h"
 #include "app/render/FigureExporter.h"
-#include "core/ProjectFile.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QDir>
 #include <QGuiApplication>

@@ -3,8 +3,8 @@
 // Small projects the render, rules and non-finite suites share, written as project files so
 // they go through the same parser as a user's file, and computed on the real CPU engine.
 
-#include "core/CpuBackend.h"
-#include "core/ProjectFile.h"
+#include "core/attention/CpuBackend.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QByteArray>
 #include <QString>

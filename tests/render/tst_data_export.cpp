@@ -1,11 +1,11 @@
 // The one export-by-suffix that `attnscope-cli export` and File > Export Data share
-// (core/TraceDataExport + app/render/DataExport): the suffix picks the format, the files are
+// (core/formats/TraceDataExport + app/render/DataExport): the suffix picks the format, the files are
 // real and read back, errors are typed and write nothing.
 
 #include "RenderTestProjects.h"
 
-#include "core/Npy.h"
-#include "core/TraceDataExport.h"
+#include "core/formats/Npy.h"
+#include "core/formats/TraceDataExport.h"
 
 #include <QFile>
 #include <QGuiApplication>

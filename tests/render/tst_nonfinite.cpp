@@ -1,4 +1,4 @@
-// Finite inputs whose Q·Kᵀ overflows float32: core/TraceCheck finds the non-finite values,
+// Finite inputs whose Q·Kᵀ overflows float32: core/attention/TraceCheck finds the non-finite values,
 // figures paint them in colours no colour map has (with a legend note) instead of the colour
 // of 0 — NaN in one, ±Inf in another, so an overflow is told from a NaN — and `show`'s
 // printer writes them so they cannot be read as numbers.
@@ -8,7 +8,7 @@
 
 #include "app/cli/TracePrinter.h"
 #include "app/render/FigureExporter.h"
-#include "core/TraceCheck.h"
+#include "core/attention/TraceCheck.h"
 
 #include <QDir>
 #include <QGuiApplication>

@@ -6,8 +6,8 @@
 #include "FigureTestUtil.h"
 
 #include "app/render/FigureExporter.h"
-#include "core/CpuBackend.h"
-#include "core/RandomProblem.h"
+#include "core/attention/CpuBackend.h"
+#include "core/attention/RandomProblem.h"
 
 #include <QDir>
 #include <QGuiApplication>

@@ -1,4 +1,4 @@
-// The softmax/mask rules written once (core/AttentionRules) and the explanations that use
+// The softmax/mask rules written once (core/attention/AttentionRules) and the explanations that use
 // them: the step-by-step view (TeachingRenderer) and `attnscope-cli show` (TracePrinter) say
 // what the engine really computed, headings name every term computed (biases included),
 // sums keep their digits, plurals agree and numbers never break inside a table cell.
@@ -9,8 +9,8 @@
 #include "app/cli/TracePrinter.h"
 #include "app/render/FigureRenderer.h"
 #include "app/render/TeachingRenderer.h"
-#include "core/AttentionRules.h"
-#include "core/RandomProblem.h"
+#include "core/attention/AttentionRules.h"
+#include "core/attention/RandomProblem.h"
 
 #include <QAbstractTextDocumentLayout>
 #include <QGuiApplication>

@@ -9,10 +9,10 @@
 
 #include "app/render/FigureExporter.h"
 #include "app/render/SetFigureRenderer.h"
-#include "core/AttentionFile.h"
-#include "core/AttentionStats.h"
-#include "core/CpuBackend.h"
-#include "core/Npy.h"
+#include "core/formats/AttentionFile.h"
+#include "core/analysis/AttentionStats.h"
+#include "core/attention/CpuBackend.h"
+#include "core/formats/Npy.h"
 
 #include <QDir>
 #include <QGuiApplication>

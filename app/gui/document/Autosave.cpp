@@ -1,10 +1,10 @@
 #include "app/gui/document/Autosave.h"
 
 #include "core/ErrorCode.h"
-#include "core/FileIo.h"
-#include "core/JsonDocument.h"
-#include "core/MemoryLimits.h"
-#include "core/UserText.h"
+#include "core/io/FileIo.h"
+#include "core/io/JsonDocument.h"
+#include "core/io/MemoryLimits.h"
+#include "core/io/UserText.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -3,7 +3,7 @@
 #include "app/gui/document/MemoryBudget.h"
 #include "app/render/ErrorText.h"
 #include "core/ErrorCode.h"
-#include "core/MemoryLimits.h"
+#include "core/io/MemoryLimits.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>

@@ -3,8 +3,8 @@
 #include "app/engine/BackendChoice.h"
 #include "app/gui/document/WorkerPool.h"
 #include "app/render/TraceRanges.h"
-#include "core/AttentionTrace.h"
-#include "core/ProjectFile.h"
+#include "core/attention/AttentionTrace.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QElapsedTimer>
 #include <QObject>

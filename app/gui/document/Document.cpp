@@ -3,8 +3,8 @@
 #include "app/gui/document/DocumentCommands.h"
 #include "app/gui/document/MemoryBudget.h"
 #include "core/ErrorCode.h"
-#include "core/FileIo.h"
-#include "core/MemoryLimits.h"
+#include "core/io/FileIo.h"
+#include "core/io/MemoryLimits.h"
 
 #include <QFile>
 #include <QFileInfo>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "app/gui/document/ProjectEdit.h"
-#include "core/ProjectReferences.h"
+#include "core/formats/ProjectReferences.h"
 #include "core/Result.h"
 
 #include <QObject>
@@ -59,7 +59,7 @@ public:
     void markModified();
 
     // Writes atomically (AtomicFileWriter) and marks the document clean. Each `{"npy": ...}` reference whose
-    // matrix is unchanged is checked against its file first (core/ProjectReferences.h,
+    // matrix is unchanged is checked against its file first (core/formats/ProjectReferences.h,
     // SavedReferences): one whose file has gone or changed since it was read is written inline,
     // with the values the document holds; one the path would leave the new folder to reach is
     // copied beside the file. lastSaveNotes() says which.

@@ -1,7 +1,7 @@
 #include "app/gui/document/LongAttention.h"
 
 #include "app/gui/document/MemoryBudget.h"
-#include "core/MemoryLimits.h"
+#include "core/io/MemoryLimits.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>

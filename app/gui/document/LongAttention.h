@@ -1,7 +1,7 @@
 #pragma once
 
 #include "app/gui/document/PooledTileSource.h"
-#include "core/AttentionSet.h"
+#include "core/analysis/AttentionSet.h"
 
 #include <QString>
 

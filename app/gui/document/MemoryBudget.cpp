@@ -1,7 +1,7 @@
 #include "app/gui/document/MemoryBudget.h"
 
-#include "core/MemoryLimits.h"
-#include "core/PooledAttention.h"
+#include "core/io/MemoryLimits.h"
+#include "core/attention/PooledAttention.h"
 
 #include <algorithm>
 #include <atomic>
@@ -22,7 +22,7 @@ std::int64_t memoryBudgetBytes()
 {
     if (const std::int64_t fixed = g_budgetForTesting.load(); fixed > 0)
         return fixed;
-    // The one machine-dependent limit (core/MemoryLimits.h), shared with the CLI.
+    // The one machine-dependent limit (core/io/MemoryLimits.h), shared with the CLI.
     return memoryBudget();
 }
 

@@ -1,15 +1,15 @@
 #pragma once
 
-#include "core/AttentionProblem.h"
+#include "core/attention/AttentionProblem.h"
 #include "core/Result.h"
-#include "core/Validation.h"
+#include "core/attention/Validation.h"
 
 #include <cstdint>
 
 namespace attnscope {
 
 // How much memory the application lets one project and its computation use: core's
-// memoryBudget() (core/MemoryLimits.h: what the machine and its limits allow now), unless a
+// memoryBudget() (core/io/MemoryLimits.h: what the machine and its limits allow now), unless a
 // test fixed it.
 std::int64_t memoryBudgetBytes();
 // Tests: a fixed budget instead of the machine's; 0 goes back to the machine's.

@@ -1,7 +1,7 @@
 #include "app/gui/document/ModelController.h"
 
 #include "app/render/ErrorText.h"
-#include "core/CpuBackend.h"
+#include "core/attention/CpuBackend.h"
 
 #include <QCoreApplication>
 #include <QDir>

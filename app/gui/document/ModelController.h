@@ -1,8 +1,8 @@
 #pragma once
 
 #include "app/gui/document/WorkerPool.h"
-#include "core/AttentionSet.h"
-#include "core/TransformerModel.h"
+#include "core/analysis/AttentionSet.h"
+#include "core/models/TransformerModel.h"
 
 #include <QObject>
 

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "app/gui/document/WorkerPool.h"
-#include "core/PooledAttention.h"
-#include "core/ProjectFile.h"
+#include "core/attention/PooledAttention.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QObject>
 #include <QString>

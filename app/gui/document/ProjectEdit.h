@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/ProjectFile.h"
-#include "core/RandomProblem.h"
+#include "core/formats/ProjectFile.h"
+#include "core/attention/RandomProblem.h"
 
 #include <QString>
 

@@ -1,6 +1,6 @@
 #include "app/gui/document/ScriptedEdits.h"
 
-#include "core/FileIo.h"
+#include "core/io/FileIo.h"
 
 #include <QFile>
 #include <QJsonDocument>

@@ -2,7 +2,7 @@
 
 #include "app/gui/document/Document.h"
 #include "app/gui/views/PlainText.h"
-#include "core/BatchedProject.h"
+#include "core/formats/BatchedProject.h"
 
 #include <QCoreApplication>
 #include <QHBoxLayout>

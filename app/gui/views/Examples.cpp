@@ -1,7 +1,7 @@
 #include "app/gui/views/Examples.h"
 
 #include "app/gui/document/Document.h"
-#include "core/FileIo.h"
+#include "core/io/FileIo.h"
 
 #include <QCoreApplication>
 #include <QDir>

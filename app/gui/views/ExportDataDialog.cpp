@@ -1,9 +1,9 @@
 #include "app/gui/views/ExportDataDialog.h"
 
 #include "app/gui/views/PlainText.h"
-#include "core/TensorExport.h"
-#include "core/TraceDataExport.h"
-#include "core/TraceExport.h"
+#include "core/formats/TensorExport.h"
+#include "core/formats/TraceDataExport.h"
+#include "core/formats/TraceExport.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

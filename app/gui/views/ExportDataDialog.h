@@ -11,7 +11,7 @@ class QSpinBox;
 
 namespace attnscope {
 
-// Writes a computed trace as data through core/TensorExport.h, the format by the file name's
+// Writes a computed trace as data through core/formats/TensorExport.h, the format by the file name's
 // suffix: .csv (one head of the chosen tensor, token-labelled), .npy (the chosen tensor, as
 // `attnscope-cli compute` writes it), .npz or .json (every tensor). Atomic (AtomicFileWriter).
 bool writeTraceData(const ComputedTrace &result, const QString &path, const QString &tensor, int head, QString *error);

@@ -2,7 +2,7 @@
 
 #include "app/gui/document/ComputeController.h"
 #include "app/render/FigureExporter.h"
-#include "core/AttentionSet.h"
+#include "core/analysis/AttentionSet.h"
 
 #include <QDialog>
 #include <QImage>

@@ -1,8 +1,8 @@
 #include "app/gui/views/HeatmapView.h"
 
 #include "app/gui/views/PlainText.h"
-#include "core/AttentionRules.h"
-#include "core/TraceCheck.h"
+#include "core/attention/AttentionRules.h"
+#include "core/attention/TraceCheck.h"
 
 #include <QLabel>
 #include <QMouseEvent>
@@ -210,7 +210,7 @@ QString HeatmapView::cellDescription(int query, int key) const
     const bool empty = m_data.isEmptyRow(query);
     text += QLatin1Char('\n') + tr("q\u00b7k = %1").arg(number(score / scale));
     text += QLatin1Char('\n') + tr("scaled score = %1 (\u00d7 %2)").arg(number(score), number(scale));
-    // Why the weight is what it is: the rules of core/AttentionRules, phrased here.
+    // Why the weight is what it is: the rules of core/attention/AttentionRules, phrased here.
     const WeightRule rule = weightRule(p.spec.maskFill, allowed, empty, p.tk());
     const QString fill = QString::fromLatin1(maskFillText(p.spec.maskFill));
     QString why;

@@ -2,7 +2,7 @@
 
 #include "app/gui/document/ComputeController.h"
 #include "app/render/HeatmapRenderer.h"
-#include "core/TraceCheck.h"
+#include "core/attention/TraceCheck.h"
 
 #include <QAbstractScrollArea>
 #include <QWidget>
@@ -45,7 +45,7 @@ public:
     std::optional<QPoint> cellAt(const QPointF &pos) const;
     QRectF cellRect(int query, int key) const;
     // The hover text of a cell: query, key, q·k, scaled score, weight, and why the weight is
-    // what it is (core/AttentionRules), phrased here.
+    // what it is (core/attention/AttentionRules), phrased here.
     QString cellDescription(int query, int key) const;
     // Where the heatmap is painted: the widget less the banner and the note when shown.
     QRectF heatmapRect() const;

@@ -9,7 +9,7 @@
 #include "app/gui/views/WindowPolish.h"
 #include "app/render/ErrorText.h"
 
-#include "core/RandomProblem.h"
+#include "core/attention/RandomProblem.h"
 
 #include <QActionGroup>
 #include <QCloseEvent>

@@ -8,7 +8,7 @@
 #include "app/gui/views/MaskEditor.h"
 #include "app/gui/views/PlainText.h"
 #include "app/gui/views/PooledHeatmapView.h"
-#include "core/MemoryLimits.h"
+#include "core/io/MemoryLimits.h"
 
 #include <QComboBox>
 #include <QDockWidget>

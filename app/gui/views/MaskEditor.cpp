@@ -1,7 +1,7 @@
 #include "app/gui/views/MaskEditor.h"
 
 #include "app/gui/views/PlainText.h"
-#include "core/Mask.h"
+#include "core/attention/Mask.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>

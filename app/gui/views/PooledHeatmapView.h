@@ -5,7 +5,7 @@
 #include "app/render/ColorScale.h"
 #include "app/render/FigureRenderer.h"
 #include "app/render/HeatmapRenderer.h"
-#include "core/AttentionSet.h"
+#include "core/analysis/AttentionSet.h"
 
 #include <QImage>
 #include <QWidget>

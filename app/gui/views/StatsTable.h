@@ -9,7 +9,7 @@ class QSortFilterProxyModel;
 
 namespace attnscope {
 
-// The statistics of every head (core/AttentionStats.h), one row per (layer, head). Layers and
+// The statistics of every head (core/analysis/AttentionStats.h), one row per (layer, head). Layers and
 // heads are numbered from 1, as the views number them. Qt::DisplayRole gives text (4 decimals),
 // Qt::UserRole the number itself (what sorting uses); an absent value (self of a non-square
 // map) is empty and sorts first.

@@ -1,0 +1,105 @@
+#pragma once
+
+#include "core/attention/AttentionTrace.h"
+#include "core/io/MappedFile.h"
+#include "core/Result.h"
+#include "core/Tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+// How the values of an attention set are stored. Imported files keep their precision where
+// it is float16 or float32 (never a double copy): a 12 x 12 x 512 x 512 float16 file stays
+// 72 MiB in memory, or is mapped from the file itself.
+enum class AttentionStorage { Float16, Float32 };
+
+// The one shape every view, statistic and export works on (design.md, "Layers"): attention
+// maps indexed by (sample, layer, head), each Tq by Tk, with token labels. Filled by a
+// project's compute (one layer), an imported attention file, or a model forward.
+//
+// The maps live in memory the set does not necessarily own (a trace, a mapped file): a
+// shared keep-alive handle holds that memory for as long as any copy of the set exists, so
+// copies are cheap and safe to hand to a worker thread. Immutable once made.
+class AttentionSet
+{
+public:
+    AttentionSet() = default;
+
+    // Maps stored contiguously as [samples, layers, heads, Tq, Tk] at `data` in `storage`
+    // precision; `keepAlive` owns that memory (a vector, a mapped file). Checks that the
+    // sizes are positive and that the labels, when given, match Tq and Tk.
+    static Result<AttentionSet> fromContiguous(std::shared_ptr<const void> keepAlive, const void *data,
+                                               AttentionStorage storage, int samples, int layers, int heads,
+                                               std::int64_t tq, std::int64_t tk);
+
+    // Float32 values owned by the set, [samples, layers, heads, Tq, Tk].
+    static Result<AttentionSet> fromFloats(std::vector<float> values, int samples, int layers, int heads,
+                                           std::int64_t tq, std::int64_t tk);
+
+    // One layer: the weights of a computed trace (one map per head), not copied: `owner`
+    // keeps the trace alive (the trace itself, or whatever holds it).
+    static AttentionSet fromTrace(const AttentionTrace &trace, std::shared_ptr<const void> owner);
+
+    bool isEmpty() const { return m_maps.empty(); }
+    int samples() const { return m_samples; }
+    int layers() const { return m_layers; }
+    int heads() const { return m_heads; }
+    std::int64_t queries() const { return m_tq; } // Tq
+    std::int64_t keys() const { return m_tk; }    // Tk
+    AttentionStorage storage() const { return m_storage; }
+    // Bytes of attention values the set refers to (whoever owns them).
+    std::int64_t valueBytes() const;
+
+    // w(sample, layer, head)[i][j], converted to float.
+    float at(int sample, int layer, int head, std::int64_t i, std::int64_t j) const;
+    // Row i of one map, converted to float into out (Tk values).
+    void row(int sample, int layer, int head, std::int64_t i, float *out) const;
+    // Keys [j0, j1) of row i, converted to float into out (j1 - j0 values): a zoomed block
+    // of a long map reads only what it shows.
+    void rowSegment(int sample, int layer, int head, std::int64_t i, std::int64_t j0, std::int64_t j1,
+                    float *out) const;
+    // One whole map as a Tq by Tk float matrix (a copy).
+    MatrixF map(int sample, int layer, int head) const;
+
+    // Token labels (Tq and Tk entries; empty when the source had none) and optional word
+    // boundaries: wordOf[i] is the index of the word token i belongs to (non-decreasing,
+    // starting at 0), empty when unknown.
+    std::vector<std::string> queryTokens, keyTokens;
+    std::vector<int> queryWordOf, keyWordOf;
+
+    // Sets the labels, checking their counts ("tokens: expected 12 labels (one per query), found 11").
+    Status setTokens(std::vector<std::string> queries, std::vector<std::string> keys);
+
+    // The mapped file the values are read from, when they are read straight from one (an
+    // attention file kept mapped); null otherwise. A file can change on disk while it is shown:
+    // whoever reads the values asks checkSource() after its work (a statistic, an export, a
+    // repaint) and reports its error ("the file changed on disk; reopen it") instead of what it
+    // computed. Reads themselves never crash (MappedFile guards them).
+    void setSourceFile(std::shared_ptr<const MappedFile> file) { m_source = std::move(file); }
+    const std::shared_ptr<const MappedFile> &sourceFile() const { return m_source; }
+    // Ok unless the values come from a mapped file that changed since it was opened.
+    Status checkSource() const { return m_source ? m_source->checkUnchanged() : Status(Ok{}); }
+
+private:
+    const void *mapData(int sample, int layer, int head) const;
+
+    std::shared_ptr<const void> m_keepAlive;
+    std::shared_ptr<const MappedFile> m_source;
+    std::vector<const void *> m_maps; // samples*layers*heads row-major maps of Tq*Tk values
+    AttentionStorage m_storage = AttentionStorage::Float32;
+    int m_samples = 0, m_layers = 0, m_heads = 0;
+    std::int64_t m_tq = 0, m_tk = 0;
+};
+
+// Word boundaries from sub-word token labels, by the two common conventions: a label that
+// starts with "##" continues the previous word (BERT's WordPiece); otherwise, when any label
+// starts with "Ġ" or "▁" (GPT-2's byte-level BPE, SentencePiece), a label starts a new word
+// only when it starts with that marker or is the first. Special tokens ("[CLS]", "<|endoftext|>")
+// are words of their own.
+std::vector<int> wordsFromTokens(const std::vector<std::string> &tokens);
+
+} // namespace attnscope

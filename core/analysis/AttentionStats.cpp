@@ -1,0 +1,177 @@
+#include "core/analysis/AttentionStats.h"
+
+#include "core/ErrorCode.h"
+#include "core/io/MemoryLimits.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace attnscope {
+
+HeadStats headStatistics(const AttentionSet &set, int sample, int layer, int head)
+{
+    const std::int64_t tq = set.queries(), tk = set.keys();
+    std::vector<float> w(static_cast<std::size_t>(tk));
+    double entropy = 0.0, distance = 0.0, confidence = 0.0, first = 0.0, self = 0.0, previous = 0.0;
+    std::int64_t nonEmpty = 0;
+    for (std::int64_t i = 0; i < tq; ++i) {
+        set.row(sample, layer, head, i, w.data());
+        double h = 0.0, d = 0.0, sum = 0.0, max = 0.0;
+        for (std::int64_t j = 0; j < tk; ++j) {
+            const double x = w[std::size_t(j)];
+            sum += x;
+            max = std::max(max, x);
+            if (x > 0.0)
+                h -= x * std::log(x);
+            d += x * double(std::llabs(i - j));
+        }
+        if (sum > 0.0) {
+            entropy += h;
+            ++nonEmpty;
+        }
+        distance += d;
+        confidence += max;
+        first += w[0];
+        if (i < tk)
+            self += w[std::size_t(i)];
+        if (i >= 1 && i - 1 < tk)
+            previous += w[std::size_t(i - 1)];
+    }
+    HeadStats s;
+    s.sample = sample;
+    s.layer = layer;
+    s.head = head;
+    s.entropy = nonEmpty > 0 ? entropy / double(nonEmpty) : 0.0;
+    s.distance = distance / double(tq);
+    s.confidence = confidence / double(tq);
+    s.first = first / double(tq);
+    if (tq == tk)
+        s.self = self / double(tq);
+    if (tq > 1)
+        s.previous = previous / double(tq - 1);
+    return s;
+}
+
+std::vector<HeadStats> headStatistics(const AttentionSet &set)
+{
+    std::vector<HeadStats> all;
+    all.reserve(std::size_t(set.samples()) * std::size_t(set.layers()) * std::size_t(set.heads()));
+    for (int s = 0; s < set.samples(); ++s)
+        for (int l = 0; l < set.layers(); ++l)
+            for (int h = 0; h < set.heads(); ++h)
+                all.push_back(headStatistics(set, s, l, h));
+    return all;
+}
+
+MatrixD meanOverHeads(const AttentionSet &set, int sample, int layer)
+{
+    const std::int64_t tq = set.queries(), tk = set.keys();
+    MatrixD mean = MatrixD::Zero(tq, tk);
+    std::vector<float> w(static_cast<std::size_t>(tk));
+    for (int h = 0; h < set.heads(); ++h)
+        for (std::int64_t i = 0; i < tq; ++i) {
+            set.row(sample, layer, h, i, w.data());
+            for (std::int64_t j = 0; j < tk; ++j)
+                mean(i, j) += w[std::size_t(j)];
+        }
+    return mean / double(set.heads());
+}
+
+std::int64_t rolloutBytes(std::int64_t tokens)
+{
+    return saturatingMul(saturatingMul(saturatingMul(tokens, tokens), 8), 4);
+}
+
+double rolloutOperations(std::int64_t tokens, int layers)
+{
+    const double t = double(tokens);
+    return 2.0 * t * t * t * double(layers);
+}
+
+Status checkRolloutCost(std::int64_t tokens, int layers, std::int64_t budget)
+{
+    const std::string t = std::to_string(tokens);
+    if (const std::int64_t need = rolloutBytes(tokens); need > budget)
+        return codedError("rollout.memory", {formatBytes(need), t, formatBytes(budget)}, ErrorKind::TooLarge);
+    if (const double operations = rolloutOperations(tokens, layers); operations > kRolloutMaxOperations) {
+        char need[32], allowed[32];
+        std::snprintf(need, sizeof need, "%.1e", operations);
+        std::snprintf(allowed, sizeof allowed, "%.1e", kRolloutMaxOperations);
+        return codedError("rollout.operations", {std::to_string(layers), t, need, allowed}, ErrorKind::TooLarge);
+    }
+    return Ok{};
+}
+
+Result<MatrixD> attentionRollout(const AttentionSet &set, int sample, const RolloutLimits &limits)
+{
+    if (set.queries() != set.keys())
+        return Error{"rollout: needs square attention maps (self-attention), found " +
+                     shapeString(set.queries(), set.keys())};
+    const std::int64_t t = set.queries();
+    if (Status s = checkRolloutCost(t, set.layers(), limits.memoryBudget > 0 ? limits.memoryBudget : memoryBudget());
+        !s)
+        return s.error();
+    // The products in blocks of rows, so that a cancel (a newer request, a closed window)
+    // stops the work within one block.
+    constexpr Eigen::Index kBlock = 256;
+    MatrixD rollout = MatrixD::Identity(t, t), next(t, t);
+    for (int l = 0; l < set.layers(); ++l) {
+        MatrixD a = meanOverHeads(set, sample, l);
+        for (Eigen::Index i = 0; i < t; ++i) {
+            double *row = a.data() + i * t; // row-major: row i is contiguous
+            double sum = 0.0;
+            for (Eigen::Index j = 0; j < t; ++j) {
+                row[j] = 0.5 * row[j] + (i == j ? 0.5 : 0.0);
+                sum += row[j];
+            }
+            if (sum > 0.0)
+                for (Eigen::Index j = 0; j < t; ++j)
+                    row[j] /= sum;
+        }
+        for (Eigen::Index i = 0; i < t; i += kBlock) {
+            if (limits.cancel && limits.cancel->load(std::memory_order_relaxed))
+                return Error{"cancelled", ErrorKind::Cancelled};
+            const Eigen::Index n = std::min<Eigen::Index>(kBlock, t - i);
+            next.middleRows(i, n).noalias() = a.middleRows(i, n) * rollout; // A'_l ... A'_1
+        }
+        rollout.swap(next);
+    }
+    return rollout;
+}
+
+MatrixD mergeWords(const MatrixD &map, const std::vector<int> &queryWordOf, const std::vector<int> &keyWordOf)
+{
+    const int queryWords = queryWordOf.empty() ? 0 : queryWordOf.back() + 1;
+    const int keyWords = keyWordOf.empty() ? 0 : keyWordOf.back() + 1;
+    MatrixD keysMerged = MatrixD::Zero(map.rows(), keyWords);
+    for (Eigen::Index j = 0; j < map.cols(); ++j)
+        keysMerged.col(keyWordOf[std::size_t(j)]) += map.col(j);
+    MatrixD merged = MatrixD::Zero(queryWords, keyWords);
+    std::vector<int> pieces(std::size_t(queryWords), 0);
+    for (Eigen::Index i = 0; i < map.rows(); ++i) {
+        merged.row(queryWordOf[std::size_t(i)]) += keysMerged.row(i);
+        ++pieces[std::size_t(queryWordOf[std::size_t(i)])];
+    }
+    for (int w = 0; w < queryWords; ++w)
+        merged.row(w) /= double(std::max(1, pieces[std::size_t(w)]));
+    return merged;
+}
+
+std::vector<std::string> mergedWordLabels(const std::vector<std::string> &tokens, const std::vector<int> &wordOf)
+{
+    std::vector<std::string> words(wordOf.empty() ? 0 : std::size_t(wordOf.back() + 1));
+    for (std::size_t i = 0; i < tokens.size() && i < wordOf.size(); ++i) {
+        std::string piece = tokens[i];
+        if (piece.rfind("##", 0) == 0)
+            piece.erase(0, 2);
+        else if (piece.rfind("\xC4\xA0", 0) == 0 || piece.rfind("\xE2\x96\x81", 0) == 0)
+            piece.erase(0, piece[0] == '\xC4' ? 2 : 3);
+        words[std::size_t(wordOf[i])] += piece;
+    }
+    return words;
+}
+
+} // namespace attnscope

@@ -1,0 +1,66 @@
+#pragma once
+
+#include "core/analysis/AttentionSet.h"
+#include "core/Result.h"
+#include "core/Tensor.h"
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace attnscope {
+
+// Per-head statistics of one attention map (design.md, "Contract: real models and imported
+// attention"). Sums run in double whatever the storage. Rows are query tokens.
+struct HeadStats {
+    int sample = 0, layer = 0, head = 0;
+    double entropy = 0.0;           // mean over non-empty rows of -sum_j w log w (natural log)
+    double distance = 0.0;          // mean over rows of sum_j w_ij |i - j|
+    double confidence = 0.0;        // mean over rows of max_j w_ij
+    double first = 0.0;             // mean over rows of w_i0
+    std::optional<double> self;     // mean of w_ii; square maps only
+    std::optional<double> previous; // mean of w_i,i-1 over i >= 1; absent when Tq = 1
+};
+
+// One HeadStats per (sample, layer, head), in that order.
+std::vector<HeadStats> headStatistics(const AttentionSet &set);
+HeadStats headStatistics(const AttentionSet &set, int sample, int layer, int head);
+
+// The mean over heads of one layer, Tq by Tk.
+MatrixD meanOverHeads(const AttentionSet &set, int sample, int layer);
+
+// What attention rollout of T x T maps costs: the bytes it holds at its peak (four T x T
+// matrices of doubles, saturating) and the operations of its matrix products (2·T³ per layer).
+std::int64_t rolloutBytes(std::int64_t tokens);
+double rolloutOperations(std::int64_t tokens, int layers);
+// The most operations a rollout may take: about a minute of one core's work, past which the GUI's
+// worker and `attnscope-cli export --tensor rollout` would run on for minutes or hours.
+inline constexpr double kRolloutMaxOperations = 4e12;
+
+// The one check of a rollout's cost, before anything is allocated: Ok, or an Error of kind
+// TooLarge naming what it would need, "rollout: needs 11.9 GiB of memory (four 20000 x 20000
+// matrices of doubles); this machine allows 3.2 GiB" or "rollout: 24 products of 8192 x 8192
+// matrices (one per layer) need about 2.6e13 operations, more than the 4.0e12 allowed (minutes
+// of work)". budget: the bytes allowed (core's memoryBudget() unless the caller keeps its own).
+Status checkRolloutCost(std::int64_t tokens, int layers, std::int64_t budget);
+
+struct RolloutLimits {
+    std::int64_t memoryBudget = 0;             // 0: memoryBudget()
+    const std::atomic<bool> *cancel = nullptr; // set: stop with Cancelled within a block of rows
+};
+
+// Attention rollout (Abnar & Zuidema 2020): per layer the mean over heads A, A' = 0.5 A +
+// 0.5 I with rows renormalised, rollout = A'_L ... A'_1 (T by T, double). Needs square maps,
+// and is refused by checkRolloutCost() before anything is allocated when it costs too much.
+Result<MatrixD> attentionRollout(const AttentionSet &set, int sample = 0, const RolloutLimits &limits = {});
+
+// Word-level attention from sub-word pieces (Clark et al. 2019): a key word's weight is the
+// sum over its pieces, a query word's row the mean over its pieces, so rows still sum to 1.
+// queryWordOf / keyWordOf map each token to its word (see wordsFromTokens).
+MatrixD mergeWords(const MatrixD &map, const std::vector<int> &queryWordOf, const std::vector<int> &keyWordOf);
+
+// Labels of merged words: the pieces joined, "##" dropped and GPT-2's "Ġ" marker removed.
+std::vector<std::string> mergedWordLabels(const std::vector<std::string> &tokens, const std::vector<int> &wordOf);
+
+} // namespace attnscope

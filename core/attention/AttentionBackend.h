@@ -1,0 +1,65 @@
+#pragma once
+
+#include "core/attention/AttentionProblem.h"
+#include "core/attention/AttentionTrace.h"
+#include "core/attention/PooledAttention.h"
+#include "core/Result.h"
+
+#include <atomic>
+#include <string>
+
+namespace attnscope {
+
+// What another thread may watch a computation by, and stop it with (the GUI's worker: a newer
+// edit supersedes the computation in flight). Both pointers may be null and must outlive
+// every compute() that may read them.
+struct ComputeControl {
+    // Once true, compute() stops at its next checkpoint and returns an Error of kind Cancelled.
+    const std::atomic<bool> *cancel = nullptr;
+    // The fraction done, 0..1, raised as the work advances (a backend that cannot tell leaves it).
+    std::atomic<double> *progress = nullptr;
+};
+
+// The one interface everything that computes attention goes through: the GUI, the CLI
+// and the tests cannot tell backends apart except by speed and device name.
+//
+// compute() validates the problem itself (see validateProblem) and returns an Error
+// naming the field at fault, so callers never hand a backend unchecked data.
+class AttentionBackend
+{
+public:
+    virtual ~AttentionBackend() = default;
+
+    // Short identifier: "cpu", "vulkan".
+    virtual std::string name() const = 0;
+    // Human-readable device, e.g. "Eigen 3.4 (2 threads)" or the Vulkan device name.
+    virtual std::string deviceName() const = 0;
+
+    virtual Result<AttentionTrace> compute(const AttentionProblem &problem) = 0;
+
+    // The long-sequence form (design.md, `compute --pool N`): pooled weights, row entropies
+    // and the output, never Tq x Tk per head. The default runs the Eigen engine
+    // (core/attention/PooledAttention.h), so a backend without pooled kernels of its own
+    // falls back to the CPU; usesCpuForPooled() tells callers that report the device.
+    virtual Result<PooledResult> computePooled(const AttentionProblem &problem, const PoolOptions &options)
+    {
+        return computePooledCpu(problem, options);
+    }
+    virtual bool usesCpuForPooled() const { return true; }
+
+    // Applies to every later compute(). Where a backend can stop: the CPU engine between its
+    // (head, row block) tasks, Vulkan before it submits and before it reads back.
+    virtual void setComputeControl(ComputeControl control) { m_control = control; }
+
+protected:
+    bool cancelRequested() const { return m_control.cancel && m_control.cancel->load(std::memory_order_relaxed); }
+    void reportProgress(double fraction) const
+    {
+        if (m_control.progress)
+            m_control.progress->store(fraction, std::memory_order_relaxed);
+    }
+
+    ComputeControl m_control;
+};
+
+} // namespace attnscope

@@ -1,0 +1,102 @@
+#pragma once
+
+#include "core/attention/AttentionProblem.h"
+#include "core/Result.h"
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+namespace attnscope {
+
+// The long-sequence form of design.md (`compute --pool N`): attention weights pooled to at
+// most N x N cells per head, computed without ever holding Tq x Tk per head.
+//
+// Backend decision: AttentionBackend::computePooled() is a virtual whose default runs the
+// Eigen engine below (computePooledCpu), so every backend answers a pooled request and one
+// without its own pooled kernels (Vulkan has them: gpu/VulkanPooled.h) falls back to the CPU.
+// Callers that report the device say so (the CLI notes usesCpuForPooled() when not "cpu").
+
+enum class PoolMode { Max, Mean };
+
+// How far a computation has come: (head, query block) tasks finished out of total. Written by
+// the workers, read by anyone (a progress bar); done only grows.
+struct PoolProgress {
+    std::atomic<std::int64_t> done{0};
+    std::atomic<std::int64_t> total{0};
+};
+
+struct PoolOptions {
+    std::int64_t bins = 1024; // N: Nq = min(N, Tq), Nk = min(N, Tk)
+    PoolMode mode = PoolMode::Max;
+    int threads = 0; // <= 0: as many as OpenMP offers
+    // A block of the full problem (the GUI's zoom): query rows [queryBegin, queryEnd) pooled
+    // against keys [keyBegin, keyEnd), each row's weights still normalised over ALL its keys,
+    // so the cells are those of the full computation. An end < 0 means Tq (Tk). The bins then
+    // split the block: Nq = min(N, rows), Nk = min(N, keys). With a key range narrower than
+    // all keys, the entropies and the output are left empty (they need every key's weight).
+    std::int64_t queryBegin = 0, queryEnd = -1;
+    std::int64_t keyBegin = 0, keyEnd = -1;
+    // Checked before every key tile: once set, the computation stops within about one tile's
+    // work and returns an Error of kind Cancelled. May be null.
+    const std::atomic<bool> *cancel = nullptr;
+    PoolProgress *progress = nullptr; // may be null
+    // Also pool the head-averaged weights (BasicPooledResult::headMean): per query block and
+    // key tile the weights of every head are summed before pooling, so a cell is the max (mean)
+    // over its block of the mean over heads, not the mean of each head's pooled cells (the max
+    // of a mean is not the mean of the maxima). One task then covers all heads of a block.
+    // The CPU engine only: VulkanBackend::computePooled hands such a request to it.
+    bool headMean = false;
+};
+
+// Cell (a, b) of pooled[h] covers query rows [floor(a*Tq/Nq), floor((a+1)*Tq/Nq)) and keys
+// [floor(b*Tk/Nk), floor((b+1)*Tk/Nk)) (offset by the block's start, Tq and Tk then being the
+// block's rows and keys, when PoolOptions restricts them); it holds the max or the mean of the exact softmax
+// weights over that block (masked weights count as 0).
+template <typename Scalar>
+struct BasicPooledResult {
+    using Matrix = MatrixT<Scalar>;
+    std::vector<Matrix> pooled; // [H] Nq x Nk
+    Matrix headMean;            // Nq x Nk when PoolOptions::headMean: the pooled mean over heads, else empty
+    Matrix entropy;             // H x Tq: -sum_j w log w (natural log), 0 for an empty row
+    Matrix output;              // Tq x d_out, as in the full computation
+};
+using PooledResult = BasicPooledResult<float>;
+using PooledReference = BasicPooledResult<double>;
+
+// The first row (key) of bin `index` when `count` items are split into `bins` bins.
+inline std::int64_t binStart(std::int64_t index, std::int64_t count, std::int64_t bins)
+{
+    return index * count / bins;
+}
+
+// Bytes the pooled path holds at its peak for this shape, `threads` workers included: the
+// projections (O(T·d)), the context and output, the pooled maps (N²·H) and per-thread tiles.
+// With `headMean`, per thread the pooled cells of every head of a block and a summed tile.
+std::int64_t pooledBytes(std::int64_t heads, std::int64_t tq, std::int64_t tk, std::int64_t qkWidth,
+                         std::int64_t vWidth, std::int64_t dOut, std::int64_t bins, int threads, bool headMean = false);
+std::int64_t pooledBytes(const AttentionProblem &problem, const PoolOptions &options);
+
+// The Eigen engine: per (head, block of query rows) a first pass over key tiles computes each
+// row's max and normaliser (online softmax, scores never stored), a second pass recomputes the
+// tiles, forms the exact weights and accumulates the pooled cells, the row entropies and
+// weights·V. Causal and key-padding masks are applied per tile from their structure; tiles no
+// row of the block may see are skipped. A custom `allowed` matrix is read as it is.
+// Validates the problem (except the full-trace size) and refuses, as TooLarge, a request whose
+// pooledBytes() exceed the memory budget, and as InvalidInput a range outside the problem.
+Result<PooledResult> computePooledCpu(const AttentionProblem &problem, const PoolOptions &options);
+
+// The double-precision reference for tests: referenceAttention()'s full weights, pooled by
+// poolWeights(), and their row entropies; with options.headMean, the weights averaged over
+// heads, then pooled. Holds Tq x Tk per head: small problems only. Ignores the block range.
+Result<PooledReference> referencePooled(const AttentionProblem &problem, const PoolOptions &options);
+
+// Pools one full Tq x Tk weight matrix into min(N,Tq) x min(N,Tk) cells, by plain loops.
+MatrixD poolWeights(const MatrixD &weights, std::int64_t bins, PoolMode mode);
+
+// The machine's float GEMM rate now, in GFLOP/s: Eigen's (rows x d)·(d x d) on the threads
+// Eigen is set to use, best of runs over about 0.3 s. Benchmarks report the pooled path's
+// GFLOP/s against it, both measured in the same run.
+double measureGemmGflops(Eigen::Index rows, Eigen::Index d);
+
+} // namespace attnscope

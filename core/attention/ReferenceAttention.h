@@ -1,0 +1,20 @@
+#pragma once
+
+#include "core/attention/AttentionProblem.h"
+#include "core/attention/AttentionTrace.h"
+#include "core/Result.h"
+
+namespace attnscope {
+
+// The plain double-precision implementation of design.md's semantics that every fast
+// path is tested against. It is written for obviousness, not speed: loops over heads and
+// rows, one formula per step.
+Result<ReferenceTrace> referenceAttention(const AttentionProblem &problem);
+
+// Softmax of one row of scaled scores under a mask, as design.md defines it: -inf fill
+// gives exact zeros for masked entries and an all-zero row when nothing is allowed;
+// -1e9 fill replaces masked logits by -1e9 and runs an ordinary softmax.
+void referenceMaskedSoftmax(const double *scores, const std::uint8_t *allowed, Eigen::Index n, MaskFill fill,
+                            double *out);
+
+} // namespace attnscope

@@ -1,0 +1,130 @@
+#pragma once
+
+#include "core/attention/AttentionBackend.h"
+#include "core/attention/AttentionProblem.h"
+#include "core/analysis/AttentionSet.h"
+#include "core/models/ModelConfig.h"
+#include "core/Result.h"
+#include "core/Tensor.h"
+#include "core/tokenizers/Tokenizer.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnscope {
+
+struct LayerNormWeights {
+    VectorF weight; // d
+    VectorF bias;   // d
+};
+
+// One transformer block's weights in float32, oriented to multiply on the right (design.md's
+// W): GPT-2's Conv1D weights are stored that way already, BERT's Linear weights transposed.
+struct TransformerLayer {
+    // q, k, v: d by d (head h uses columns [h·dK, (h+1)·dK)); o: d by d (c_proj |
+    // attention.output.dense); every bias present.
+    AttentionWeights attention;
+    LayerNormWeights norm1; // GPT-2: ln_1 (before attention); BERT: attention.output.LayerNorm
+    LayerNormWeights norm2; // GPT-2: ln_2 (before the MLP); BERT: output.LayerNorm
+    MatrixF up;             // d by intermediate (mlp.c_fc | intermediate.dense)
+    VectorF upBias;         // intermediate
+    MatrixF down;           // intermediate by d (mlp.c_proj | output.dense)
+    VectorF downBias;       // d
+};
+
+struct TransformerWeights {
+    MatrixF tokenEmbedding;     // vocab by d (wte | word_embeddings)
+    MatrixF positionEmbedding;  // positions by d (wpe | position_embeddings)
+    VectorF tokenType0;         // BERT: token type 0's embedding (d); empty for GPT-2
+    LayerNormWeights finalNorm; // GPT-2: ln_f (after the last block); BERT: embeddings.LayerNorm
+    std::vector<TransformerLayer> layers;
+};
+
+// What one forward pass gives: exactly what transformers returns with output_attentions and
+// output_hidden_states (batch axis removed), plus what reproduces any one head on its own.
+struct ModelRun {
+    ModelType type = ModelType::Gpt2;
+    std::vector<std::int32_t> ids;
+    std::vector<std::string> tokens; // the vocabulary's spelling of each id
+    int layers = 0, heads = 0;
+    std::int64_t length = 0; // T
+    // [L, H, T, T] row-major float32: softmax weights of head h in layer l.
+    std::vector<float> attentions;
+    // L+1 matrices T by d: the embeddings output first (BERT: after its LayerNorm), then each
+    // block's output; GPT-2's last is after ln_f.
+    std::vector<MatrixF> hiddenStates;
+    // L matrices T by d: the x each layer's attention read (GPT-2: ln_1's output; BERT: the
+    // layer's input).
+    std::vector<MatrixF> attentionInputs;
+    // The model's weights (shared, not copied): each layer's Q/K/V/O weights and biases.
+    std::shared_ptr<const TransformerWeights> weights;
+    std::vector<double> scales; // [L] factor on Q_h·K_hᵀ per layer
+
+    // Head h of layer l, T by T (a view into attentions).
+    Eigen::Map<const MatrixF> attention(int layer, int head) const;
+};
+
+// A Hugging Face GPT-2 or BERT model folder (design.md, "real models"): config.json,
+// model.safetensors and its tokenizer, with the forward pass of transformers. Attention runs
+// through an AttentionBackend (CPU or Vulkan); embeddings, layer norms and MLPs with Eigen in
+// float32. Immutable once loaded; forward() may run on several threads at once.
+class TransformerModel
+{
+public:
+    // Every failure is one line naming the file and the tensor or field:
+    //   "m/model.safetensors: h.3.attn.c_attn.weight: expected 64 x 192, found 64 x 190".
+    // Tensor names are accepted with and without the "transformer."/"bert." prefix, BERT's
+    // LayerNorm.gamma/beta for weight/bias; tensors the forward does not use are ignored.
+    // The weights are converted to float32 once, after checking that they fit in memory.
+    static Result<TransformerModel> load(const std::string &modelDir);
+
+    // A model from weights in memory (benchmarks, tests); shapes are checked as load() does.
+    static Result<TransformerModel> fromWeights(const ModelConfig &config, TransformerWeights weights,
+                                                std::optional<Tokenizer> tokenizer = std::nullopt);
+
+    const ModelConfig &config() const { return m_config; }
+    const TransformerWeights &weights() const { return *m_weights; }
+    const std::optional<Tokenizer> &tokenizer() const { return m_tokenizer; }
+
+    // The tokenizer's ids and tokens for text (BERT: [CLS] ... [SEP]), checked as input().
+    Result<Encoding> encode(std::string_view text) const;
+    // Ids given directly, checked (at least one, each below vocab_size, at most the positions)
+    // and labelled with the vocabulary's spelling ("<id 123>" where it has none).
+    Result<Encoding> input(std::vector<std::int32_t> ids) const;
+
+    // The forward pass. Refused before allocating when the attentions and hidden states do not
+    // fit in memory (kind TooLarge); an attention the backend refuses is returned as its error.
+    // When `cancel` is given and becomes true (from another thread), the pass stops at the next
+    // layer or at the MLP of the current one and returns an error of kind Cancelled, so that a
+    // superseded run frees its worker within one layer's time.
+    Result<std::shared_ptr<const ModelRun>> forward(const Encoding &input, AttentionBackend &backend,
+                                                    const std::atomic<bool> *cancel = nullptr) const;
+
+    // The attention problem of one layer (all heads, W_O included) on its input x (T by d).
+    AttentionProblem layerProblem(int layer, MatrixF x) const;
+
+private:
+    TransformerModel() = default;
+    ModelConfig m_config;
+    std::shared_ptr<const TransformerWeights> m_weights;
+    std::optional<Tokenizer> m_tokenizer;
+};
+
+// Head h of layer l of a run as a project's problem of its own (one head, no W_O, the causal
+// mask for GPT-2): computing it gives attention(l, h) again. For "open this head in the editor".
+AttentionProblem headProblem(const ModelRun &run, int layer, int head);
+
+// The run's attentions as the set every view, statistic and export works on (one sample, L
+// layers), with its tokens as labels; the set keeps the run alive.
+Result<AttentionSet> attentionSetFromRun(std::shared_ptr<const ModelRun> run);
+
+// Checks that weights have the shapes config gives; the first mismatch names the tensor in
+// transformers' terms ("h.0.attn.c_attn.weight (q): expected 24 x 24, found 24 x 23").
+Status checkWeightShapes(const ModelConfig &config, const TransformerWeights &weights);
+
+} // namespace attnscope

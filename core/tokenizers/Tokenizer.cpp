@@ -1,0 +1,204 @@
+#include "core/tokenizers/Tokenizer.h"
+
+#include "core/tokenizers/ByteLevelBpe.h"
+#include "core/io/FileIo.h"
+#include "core/io/FolderConfinement.h"
+#include "core/io/JsonDocument.h"
+#include "core/io/MemoryLimits.h"
+#include "core/io/UserText.h"
+#include "core/tokenizers/WordPiece.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+namespace attnscope {
+
+namespace {
+
+// Vocabularies run to a few MB (GPT-2's vocab.json is 1 MB, multilingual ones 10 MB); a
+// configuration file to a few KB.
+constexpr std::int64_t kMaxVocabularyBytes = std::int64_t(256) << 20;
+constexpr std::int64_t kMaxConfigBytes = std::int64_t(16) << 20;
+
+// A path as messages show it: control characters escaped, a very long one cut.
+std::string shownPath(const std::string &path)
+{
+    return printableText(path, 200);
+}
+
+// A file the model folder must have; `needs` completes "... holds" in the message when it is
+// missing ("vocab.json and merges.txt beside config.json").
+Result<std::string> readModelFile(const std::string &path, std::int64_t maxBytes, const char *needs)
+{
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return Error{shownPath(path) + ": no such file (a model folder as transformers saves it holds " + needs + ")",
+                     ErrorKind::Io};
+    return readInputFile(path, maxBytes);
+}
+
+Result<nlohmann::ordered_json> readJsonObject(const std::string &path, const char *needs)
+{
+    auto text = readModelFile(path, std::min(maxInputFileBytes(), kMaxConfigBytes), needs);
+    if (!text)
+        return text.error();
+    auto document = parseJsonDocument(*text);
+    if (!document)
+        return Error{shownPath(path) + ": " + document.message(), document.kind()};
+    if (!document->is_object())
+        return Error{shownPath(path) + ": expected a JSON object ({...})"};
+    return std::move(*document);
+}
+
+// tokenizer_config.json's switches; a missing file leaves transformers' defaults.
+Result<WordPieceOptions> readWordPieceOptions(const std::string &modelDir)
+{
+    WordPieceOptions options;
+    const auto inside = modelFolderFile(modelDir, "tokenizer_config.json");
+    if (!inside)
+        return inside.error();
+    const std::string &path = *inside;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return options;
+    auto config = readJsonObject(path, "tokenizer_config.json");
+    if (!config)
+        return config.error();
+    const auto flag = [&](const char *key, bool &value, bool nullable, bool &isNull) -> Status {
+        const auto it = config->find(key);
+        if (it == config->end())
+            return Ok{};
+        if (nullable && it->is_null()) {
+            isNull = true;
+            return Ok{};
+        }
+        if (!it->is_boolean())
+            return Error{shownPath(path) + ": " + key + ": expected true or false" + (nullable ? " or null" : "") +
+                         ", found " + printableText(it->dump(), 40)};
+        value = it->get<bool>();
+        return Ok{};
+    };
+    bool unusedNull = false, stripNull = false, strip = false;
+    if (Status s = flag("do_lower_case", options.lowerCase, false, unusedNull); !s)
+        return s.error();
+    if (Status s = flag("tokenize_chinese_chars", options.splitChineseCharacters, false, unusedNull); !s)
+        return s.error();
+    if (config->contains("strip_accents")) {
+        if (Status s = flag("strip_accents", strip, true, stripNull); !s)
+            return s.error();
+        if (!stripNull)
+            options.stripAccents = strip;
+    }
+    return options;
+}
+
+} // namespace
+
+Result<Tokenizer> Tokenizer::gpt2(std::string_view vocabJson, std::string_view merges, const std::string &vocabName,
+                                  const std::string &mergesName)
+{
+    auto bpe = ByteLevelBpe::fromText(vocabJson, merges, vocabName, mergesName);
+    if (!bpe)
+        return bpe.error();
+    Tokenizer t;
+    t.m_bpe = std::make_shared<const ByteLevelBpe>(std::move(*bpe));
+    return t;
+}
+
+Result<Tokenizer> Tokenizer::bert(std::string_view vocabTxt, const WordPieceOptions &options,
+                                  const std::string &vocabName)
+{
+    auto wordPiece = WordPiece::fromText(vocabTxt, options, vocabName);
+    if (!wordPiece)
+        return wordPiece.error();
+    Tokenizer t;
+    t.m_wordPiece = std::make_shared<const WordPiece>(std::move(*wordPiece));
+    return t;
+}
+
+Encoding Tokenizer::encode(std::string_view text) const
+{
+    Encoding out;
+    if (m_bpe)
+        m_bpe->encode(text, out);
+    else if (m_wordPiece)
+        m_wordPiece->encode(text, out);
+    return out;
+}
+
+std::int64_t Tokenizer::vocabularySize() const
+{
+    return m_bpe ? m_bpe->vocabularySize() : m_wordPiece ? m_wordPiece->vocabularySize() : 0;
+}
+
+std::optional<std::string> Tokenizer::token(std::int32_t id) const
+{
+    const std::string *spelling = m_bpe ? m_bpe->token(id) : m_wordPiece ? m_wordPiece->token(id) : nullptr;
+    if (!spelling)
+        return std::nullopt;
+    return *spelling;
+}
+
+Result<std::string> readModelType(const std::string &modelDir)
+{
+    std::error_code ec;
+    if (!std::filesystem::is_directory(modelDir, ec))
+        return Error{shownPath(modelDir) + ": not a folder (a model folder holds config.json and its " +
+                         "tokenizer files)",
+                     ErrorKind::Io};
+    const auto inside = modelFolderFile(modelDir, "config.json");
+    if (!inside)
+        return inside.error();
+    const std::string &path = *inside;
+    auto config = readJsonObject(path, "config.json");
+    if (!config)
+        return config.error();
+    const auto it = config->find("model_type");
+    if (it == config->end())
+        return Error{shownPath(path) + ": no \"model_type\" (expected \"gpt2\" or \"bert\")"};
+    if (!it->is_string())
+        return Error{shownPath(path) + ": model_type: expected a string, found " + printableText(it->dump(), 40)};
+    return it->get<std::string>();
+}
+
+Result<Tokenizer> loadTokenizer(const std::string &modelDir)
+{
+    auto modelType = readModelType(modelDir);
+    if (!modelType)
+        return modelType.error();
+    const std::int64_t limit = std::min(maxInputFileBytes(), kMaxVocabularyBytes);
+    if (*modelType == "gpt2") {
+        const auto vocabPath = modelFolderFile(modelDir, "vocab.json");
+        if (!vocabPath)
+            return vocabPath.error();
+        const auto mergesPath = modelFolderFile(modelDir, "merges.txt");
+        if (!mergesPath)
+            return mergesPath.error();
+        const char *needs = "a GPT-2 tokenizer's vocab.json and merges.txt";
+        auto vocab = readModelFile(*vocabPath, limit, needs);
+        if (!vocab)
+            return vocab.error();
+        auto merges = readModelFile(*mergesPath, limit, needs);
+        if (!merges)
+            return merges.error();
+        return Tokenizer::gpt2(*vocab, *merges, shownPath(*vocabPath), shownPath(*mergesPath));
+    }
+    if (*modelType == "bert") {
+        auto options = readWordPieceOptions(modelDir);
+        if (!options)
+            return options.error();
+        const auto vocabPath = modelFolderFile(modelDir, "vocab.txt");
+        if (!vocabPath)
+            return vocabPath.error();
+        auto vocab = readModelFile(*vocabPath, limit, "a BERT tokenizer's vocab.txt");
+        if (!vocab)
+            return vocab.error();
+        return Tokenizer::bert(*vocab, *options, shownPath(*vocabPath));
+    }
+    return Error{shownPath((std::filesystem::path(modelDir) / "config.json").string()) + ": model_type " +
+                     quotedText(*modelType) + " is not supported (gpt2 or bert)",
+                 ErrorKind::Unsupported};
+}
+
+} // namespace attnscope

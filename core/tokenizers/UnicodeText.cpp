@@ -1,0 +1,149 @@
+#include "core/tokenizers/UnicodeText.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace attnscope {
+
+namespace {
+
+struct LowerRun {
+    char32_t first;
+    std::uint16_t count;
+    std::uint8_t stride;
+    std::int32_t delta;
+};
+
+struct StrippedDecomposition {
+    char32_t from;
+    char32_t to[3]; // 0-terminated when shorter
+};
+
+#include "core/tokenizers/UnicodeTables.inc"
+
+constexpr char32_t kHangulFirst = 0xac00, kHangulLast = 0xd7a3;
+
+} // namespace
+
+UnicodeClass unicodeClass(char32_t c)
+{
+    if (c > 0x10ffff)
+        return UnicodeClass::Control;
+    // The last run that starts at or before c.
+    const std::uint32_t key = (std::uint32_t(c) << 3) | 7u;
+    const auto it = std::upper_bound(std::begin(kClassRuns), std::end(kClassRuns), key);
+    return static_cast<UnicodeClass>(*(it - 1) & 7u);
+}
+
+bool isWhiteSpace(char32_t c)
+{
+    return (c >= 0x09 && c <= 0x0d) || c == 0x20 || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+Utf8Char decodeUtf8(std::string_view text, std::size_t offset)
+{
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char b0 = byte(offset);
+    if (b0 < 0x80)
+        return {b0, 1, true};
+    std::uint32_t length = 0, min = 0;
+    char32_t c = 0;
+    if (b0 >= 0xc2 && b0 <= 0xdf)
+        length = 2, c = b0 & 0x1fu, min = 0x80;
+    else if (b0 >= 0xe0 && b0 <= 0xef)
+        length = 3, c = b0 & 0x0fu, min = 0x800;
+    else if (b0 >= 0xf0 && b0 <= 0xf4)
+        length = 4, c = b0 & 0x07u, min = 0x10000;
+    const Utf8Char invalid{0xfffd, 1, false};
+    if (length == 0 || offset + length > text.size())
+        return invalid;
+    for (std::uint32_t k = 1; k < length; ++k) {
+        if ((byte(offset + k) & 0xc0) != 0x80)
+            return invalid;
+        c = (c << 6) | (byte(offset + k) & 0x3fu);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return invalid;
+    return {c, length, true};
+}
+
+void appendUtf8(char32_t c, std::string &out)
+{
+    if (c < 0x80) {
+        out += char(c);
+    } else if (c < 0x800) {
+        out += char(0xc0 | (c >> 6));
+        out += char(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+        out += char(0xe0 | (c >> 12));
+        out += char(0x80 | ((c >> 6) & 0x3f));
+        out += char(0x80 | (c & 0x3f));
+    } else {
+        out += char(0xf0 | (c >> 18));
+        out += char(0x80 | ((c >> 12) & 0x3f));
+        out += char(0x80 | ((c >> 6) & 0x3f));
+        out += char(0x80 | (c & 0x3f));
+    }
+}
+
+void appendUtf8(std::u32string_view chars, std::string &out)
+{
+    for (char32_t c : chars)
+        appendUtf8(c, out);
+}
+
+void appendLowerCase(char32_t c, std::u32string &out)
+{
+    if (c < 0x80) {
+        out += (c >= 'A' && c <= 'Z') ? c + 32 : c;
+        return;
+    }
+    if (c == 0x130) { // LATIN CAPITAL LETTER I WITH DOT ABOVE: the one mapping to two
+        out += U'i';
+        out += char32_t(0x307);
+        return;
+    }
+    // The last run starting at or before c; c maps when it lies on that run's stride.
+    const auto it = std::upper_bound(std::begin(kLowerRuns), std::end(kLowerRuns), c,
+                                     [](char32_t v, const LowerRun &run) { return v < run.first; });
+    if (it != std::begin(kLowerRuns)) {
+        const LowerRun &run = *(it - 1);
+        const char32_t step = c - run.first;
+        if (step % run.stride == 0 && step / run.stride < run.count) {
+            out += char32_t(std::int64_t(c) + run.delta);
+            return;
+        }
+    }
+    out += c;
+}
+
+void appendWithoutAccents(char32_t c, std::u32string &out)
+{
+    if (c < 0xc0) { // nothing in Basic Latin or before À decomposes
+        out += c;
+        return;
+    }
+    if (c >= kHangulFirst && c <= kHangulLast) {
+        // Unicode 3.12: a syllable is a leading consonant, a vowel and maybe a trailing one.
+        const char32_t s = c - kHangulFirst;
+        out += char32_t(0x1100 + s / 588);
+        out += char32_t(0x1161 + (s % 588) / 28);
+        if (s % 28 != 0)
+            out += char32_t(0x11a7 + s % 28);
+        return;
+    }
+    if (unicodeClass(c) == UnicodeClass::NonspacingMark)
+        return;
+    const auto it = std::lower_bound(std::begin(kStrippedDecompositions), std::end(kStrippedDecompositions), c,
+                                     [](const StrippedDecomposition &d, char32_t v) { return d.from < v; });
+    if (it == std::end(kStrippedDecompositions) || it->from != c) {
+        out += c;
+        return;
+    }
+    for (char32_t d : it->to)
+        if (d != 0)
+            out += d;
+}
+
+} // namespace attnscope

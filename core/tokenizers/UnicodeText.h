@@ -1,0 +1,56 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace attnscope {
+
+// The Unicode facts the tokenizers need, without Qt or ICU: core/ links neither, and the
+// GPT-2 pre-tokenizer and BERT's basic tokenizer ask only a handful of questions (is this a
+// letter, a number, punctuation, a nonspacing mark, a control; its lower case; its
+// decomposition without accents). The answers come from core/tokenizers/UnicodeTables.inc, generated once
+// from Python's unicodedata by scripts/make_unicode_tables.py and committed, so every build
+// (and CI) classifies text the same way whatever ICU or Qt version the machine has.
+
+// A code point's general category, coarsened to what the tokenizers branch on.
+enum class UnicodeClass : std::uint8_t {
+    Other,          // symbols (S*), separators (Z*), spacing and enclosing marks (Mc, Me)
+    Letter,         // L*: \p{L} in GPT-2's pattern
+    Number,         // N*: \p{N}
+    Punctuation,    // P*
+    NonspacingMark, // Mn: what accent stripping removes after NFD
+    Control,        // C*: Cc, Cf, Cs, Co and unassigned (Cn)
+};
+
+UnicodeClass unicodeClass(char32_t c);
+
+// The White_Space property (\s of GPT-2's pattern in Oniguruma, Python's `regex` and Rust):
+// U+0009..000D, U+0020, U+0085, U+00A0, U+1680, U+2000..200A, U+2028, U+2029, U+202F, U+205F, U+3000.
+bool isWhiteSpace(char32_t c);
+
+// One decoded code point of UTF-8 text and the bytes it came from. Bytes that are not valid
+// UTF-8 (a stray continuation byte, an overlong form, a surrogate, a cut-off sequence) come
+// one at a time as U+FFFD with valid = false, so no input is refused and none is lost.
+struct Utf8Char {
+    char32_t value = 0;
+    std::uint32_t length = 0; // bytes consumed, 1 to 4
+    bool valid = false;
+};
+Utf8Char decodeUtf8(std::string_view text, std::size_t offset);
+
+void appendUtf8(std::u32string_view chars, std::string &out);
+void appendUtf8(char32_t c, std::string &out);
+
+// Appends the lower case of c as Python's str.lower() and Rust's char::to_lowercase() give it
+// for a single character (U+0130 becomes "i" + U+0307; no context such as Greek final sigma).
+void appendLowerCase(char32_t c, std::u32string &out);
+
+// Appends c's canonical decomposition (NFD) without its nonspacing marks: "é" gives "e",
+// "ǖ" gives "u", a Hangul syllable its jamo, a nonspacing mark nothing. This is BERT's
+// accent stripping one character at a time; it skips NFD's reordering of combining marks,
+// which only matters for marks that are kept (Mc, Me), never in practice.
+void appendWithoutAccents(char32_t c, std::u32string &out);
+
+} // namespace attnscope
