@@ -2,8 +2,8 @@
 
 #include "core/ErrorCode.h"
 #include "core/attention/Mask.h"
-#include "core/io/MemoryLimits.h"
 #include "core/attention/Validation.h"
+#include "core/io/MemoryLimits.h"
 #include "gpu/VulkanPasses.h"
 #include "gpu/VulkanPooled.h"
 #include "gpu/VulkanResources.h"

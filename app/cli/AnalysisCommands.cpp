@@ -2,14 +2,14 @@
 
 #include "app/cli/CliSupport.h"
 #include "app/engine/BackendChoice.h"
-#include "core/formats/AttentionFile.h"
 #include "core/analysis/AttentionStats.h"
-#include "core/io/FileIo.h"
+#include "core/attention/TraceCheck.h"
+#include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
 #include "core/formats/ProjectFile.h"
-#include "core/attention/TraceCheck.h"
-#include "core/models/TransformerModel.h"
+#include "core/io/FileIo.h"
 #include "core/io/UserText.h"
+#include "core/models/TransformerModel.h"
 
 #include <QCommandLineParser>
 #include <QFileInfo>

@@ -6,18 +6,18 @@
 #include "app/cli/RenderCommand.h"
 #include "app/cli/TracePrinter.h"
 #include "app/engine/BackendChoice.h"
-#include "core/formats/AttentionFile.h"
 #include "core/analysis/AttentionStats.h"
-#include "core/io/FileIo.h"
-#include "core/io/MemoryLimits.h"
 #include "core/attention/PooledAttention.h"
+#include "core/attention/TraceCheck.h"
+#include "core/attention/Validation.h"
+#include "core/formats/AttentionFile.h"
 #include "core/formats/ProjectFile.h"
 #include "core/formats/TensorExport.h"
-#include "core/attention/TraceCheck.h"
 #include "core/formats/TraceDataExport.h"
 #include "core/formats/TraceExport.h"
+#include "core/io/FileIo.h"
+#include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
-#include "core/attention/Validation.h"
 
 #include <QCommandLineParser>
 #include <QDir>

@@ -1,12 +1,12 @@
 #include "app/cli/CliCommand.h"
 
-#include "core/formats/BatchedProject.h"
-#include "core/io/FileIo.h"
-#include "core/io/MemoryLimits.h"
 #include "core/attention/RandomProblem.h"
 #include "core/attention/TraceCheck.h"
-#include "core/formats/TraceExport.h"
 #include "core/attention/Validation.h"
+#include "core/formats/BatchedProject.h"
+#include "core/formats/TraceExport.h"
+#include "core/io/FileIo.h"
+#include "core/io/MemoryLimits.h"
 
 #include <QDir>
 

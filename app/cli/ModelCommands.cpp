@@ -2,10 +2,10 @@
 
 #include "app/cli/CliSupport.h"
 #include "app/engine/BackendChoice.h"
-#include "core/tokenizers/Tokenizer.h"
 #include "core/formats/TraceExport.h"
-#include "core/models/TransformerModel.h"
 #include "core/io/UserText.h"
+#include "core/models/TransformerModel.h"
+#include "core/tokenizers/Tokenizer.h"
 
 #include <QCommandLineParser>
 #include <QDir>

@@ -7,9 +7,9 @@
 
 #include "app/engine/BackendChoice.h"
 #include "app/render/FigureExporter.h"
+#include "core/attention/TraceCheck.h"
 #include "core/formats/AttentionFile.h"
 #include "core/formats/ProjectFile.h"
-#include "core/attention/TraceCheck.h"
 
 #include <QCommandLineParser>
 #include <QDir>

@@ -1,7 +1,7 @@
 #include "app/engine/BackendChoice.h"
 
-#include "core/attention/CpuBackend.h"
 #include "core/ErrorCode.h"
+#include "core/attention/CpuBackend.h"
 #include "core/attention/Validation.h"
 
 #include <utility>

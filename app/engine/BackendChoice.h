@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/attention/AttentionBackend.h"
 #include "core/Result.h"
+#include "core/attention/AttentionBackend.h"
 #include "gpu/VulkanBackend.h"
 
 #include <memory>

@@ -1,6 +1,7 @@
 #include "app/render/HeatmapRenderer.h"
 
 #include "app/render/DisplayText.h"
+#include "core/analysis/Pooling.h"
 #include "core/attention/AttentionRules.h"
 
 #include <QCoreApplication>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace attnscope {
 
@@ -535,18 +537,18 @@ QImage HeatmapRenderer::cellImage(int width, int height) const
     const QRgb nan = nanColor().rgb(), inf = infinityColor().rgb();
     // Per output column: 1 where a cell is +Inf or -Inf, 2 where one is NaN (NaN wins).
     std::vector<char> bad(checkFinite ? static_cast<size_t>(width) : 0);
-    // Output column x covers cells [first[x], first[x + 1]); a block's value is its largest
-    // allowed weight, or for signed scores its value of largest magnitude.
-    std::vector<Eigen::Index> first(static_cast<size_t>(width) + 1);
-    for (int x = 0; x <= width; ++x)
-        first[size_t(x)] = (Eigen::Index(x) * cols + width - 1) / width;
+    // Output column x covers cells [first[x], last[x]) and row y rows [r0, r1): core's pooled
+    // blocks (binCover: one cell when the picture is larger than the map); a block's value is
+    // its largest allowed weight, or for signed scores its value of largest magnitude.
+    std::vector<Eigen::Index> first(static_cast<size_t>(width)), last(static_cast<size_t>(width));
+    for (int x = 0; x < width; ++x)
+        std::tie(first[size_t(x)], last[size_t(x)]) = binCover(x, cols, width);
     constexpr float none = -std::numeric_limits<float>::infinity();
     std::vector<float> best(static_cast<size_t>(width));
     std::vector<char> any(static_cast<size_t>(width));
     const MatrixF &v = *m_data.values;
     for (int y = 0; y < height; ++y) {
-        const Eigen::Index r0 = Eigen::Index(y) * rows / height,
-                           r1 = std::max(Eigen::Index(y + 1) * rows / height, r0 + 1);
+        const auto [r0, r1] = binCover(y, rows, height);
         std::fill(best.begin(), best.end(), none);
         std::fill(any.begin(), any.end(), 0);
         std::fill(bad.begin(), bad.end(), 0);
@@ -557,10 +559,10 @@ QImage HeatmapRenderer::cellImage(int width, int height) const
             const std::uint8_t *ok = allowed && !whole ? allowed->row(r).data() : nullptr;
             if (checkFinite) // NaN compares false with everything: max() would skip it
                 for (int x = 0; x < width; ++x)
-                    for (Eigen::Index c = first[size_t(x)]; c < first[size_t(x) + 1]; ++c)
+                    for (Eigen::Index c = first[size_t(x)]; c < last[size_t(x)]; ++c)
                         bad[size_t(x)] |= char(std::isnan(src[c]) ? 2 : std::isinf(src[c]) ? 1 : 0);
             for (int x = 0; x < width; ++x) {
-                const Eigen::Index c0 = first[size_t(x)], c1 = first[size_t(x) + 1];
+                const Eigen::Index c0 = first[size_t(x)], c1 = last[size_t(x)];
                 float m = best[size_t(x)];
                 char a = any[size_t(x)];
                 if (weights) {

@@ -3,6 +3,7 @@
 #include "app/render/DisplayText.h"
 #include "app/render/ErrorText.h"
 #include "core/analysis/AttentionStats.h"
+#include "core/analysis/Pooling.h"
 
 #include <QFontMetricsF>
 #include <QPainter>
@@ -26,30 +27,11 @@ QStringList labelsOf(const std::vector<std::string> &tokens, Eigen::Index n)
     return out;
 }
 
-// Cell (a, b) covers rows [floor(a*R/n), floor((a+1)*R/n)) and the same for columns: its
-// largest value, as the heatmap's own image path pools.
-MatrixF maxPooled(const MatrixF &m, Eigen::Index rows, Eigen::Index cols)
-{
-    MatrixF out(rows, cols);
-    for (Eigen::Index a = 0; a < rows; ++a) {
-        const Eigen::Index r0 = a * m.rows() / rows, r1 = std::max((a + 1) * m.rows() / rows, r0 + 1);
-        for (Eigen::Index b = 0; b < cols; ++b) {
-            const Eigen::Index c0 = b * m.cols() / cols, c1 = std::max((b + 1) * m.cols() / cols, c0 + 1);
-            float best = m(r0, c0);
-            for (Eigen::Index r = r0; r < r1; ++r)
-                for (Eigen::Index c = c0; c < c1; ++c)
-                    best = std::max(best, m(r, c));
-            out(a, b) = best;
-        }
-    }
-    return out;
-}
-
 QStringList blockLabels(Eigen::Index total, Eigen::Index n)
 {
     QStringList out;
     for (Eigen::Index a = 0; a < n; ++a)
-        out << QString::number(a * total / n);
+        out << QString::number(binStart(a, total, n));
     return out;
 }
 
@@ -153,9 +135,9 @@ void SetFigureRenderer::addTile(const MatrixF &values, int layer, int head)
         d.rowLabels = labelsOf(mergedWordLabels(m_set.queryTokens, m_set.queryWordOf), owned->rows());
         d.columnLabels = labelsOf(mergedWordLabels(m_set.keyTokens, m_set.keyWordOf), owned->cols());
     } else if (pool) {
-        const Eigen::Index rows = std::min<Eigen::Index>(values.rows(), kMaxTileSide),
-                           cols = std::min<Eigen::Index>(values.cols(), kMaxTileSide);
-        *owned = maxPooled(values, rows, cols);
+        // core's pooling: cell a covers rows [floor(a*T/N), floor((a+1)*T/N)), as everywhere.
+        *owned = poolMatrix(values, kMaxTileSide, PoolMode::Max);
+        const Eigen::Index rows = owned->rows(), cols = owned->cols();
         d.rowLabels = blockLabels(values.rows(), rows);
         d.columnLabels = blockLabels(values.cols(), cols);
     } else {

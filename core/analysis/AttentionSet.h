@@ -1,9 +1,9 @@
 #pragma once
 
-#include "core/attention/AttentionTrace.h"
-#include "core/io/MappedFile.h"
 #include "core/Result.h"
 #include "core/Tensor.h"
+#include "core/attention/AttentionTrace.h"
+#include "core/io/MappedFile.h"
 
 #include <cstdint>
 #include <memory>

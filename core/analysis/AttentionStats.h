@@ -1,8 +1,8 @@
 #pragma once
 
-#include "core/analysis/AttentionSet.h"
 #include "core/Result.h"
 #include "core/Tensor.h"
+#include "core/analysis/AttentionSet.h"
 
 #include <atomic>
 #include <cstdint>

@@ -1,9 +1,9 @@
 #pragma once
 
+#include "core/Result.h"
 #include "core/attention/AttentionProblem.h"
 #include "core/attention/AttentionTrace.h"
 #include "core/attention/PooledAttention.h"
-#include "core/Result.h"
 
 #include <atomic>
 #include <string>

@@ -1,9 +1,9 @@
 #include "core/attention/PooledAttention.h"
 
 #include "core/attention/CpuThreads.h"
-#include "core/io/MemoryLimits.h"
 #include "core/attention/ReferenceAttention.h"
 #include "core/attention/Validation.h"
+#include "core/io/MemoryLimits.h"
 
 #include <omp.h>
 
@@ -15,6 +15,9 @@
 namespace attnscope {
 
 namespace {
+
+// Below this argument Eigen's vectorised float exp() returns its clamped value, not 0.
+constexpr float kExpClamp = -88.0f;
 
 // Query rows per task and keys per tile: the tile (rows x keys floats, 512 KiB) and the weights
 // tile stay in L2 between the scores GEMM, the softmax and weights·V.
@@ -306,7 +309,10 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                         }
                         const float m = float(rowMax[i]), lz = logZ[i];
                         row -= m; // log-weights + logZ
-                        const ArrayF w = row.exp() * invZ[i];
+                        // Eigen's vectorised exp clamps its argument near -88.7, so exp(-inf) of a
+                        // masked logit is about 3e-39, not 0 (seen without -march=native): below the
+                        // clamp the weight is 0, as a masked one must be exactly.
+                        const ArrayF w = (row < kExpClamp).select(0.0f, row.exp() * invZ[i]);
                         entropy[i] -= double((w > 0.0f).select(w * (row - lz), 0.0f).sum());
                         row = w;
                         poolRow(&s(r, 0), r, c0, c1, g);
@@ -365,24 +371,6 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
     if (allKeys)
         result.output = p.weights.o ? project(context, *p.weights.o, p.weights.oBias) : std::move(context);
     return result;
-}
-
-MatrixD poolWeights(const MatrixD &weights, std::int64_t bins, PoolMode mode)
-{
-    const std::int64_t tq = weights.rows(), tk = weights.cols();
-    const std::int64_t nq = std::min(bins, tq), nk = std::min(bins, tk);
-    MatrixD pooled(nq, nk);
-    for (std::int64_t a = 0; a < nq; ++a)
-        for (std::int64_t b = 0; b < nk; ++b) {
-            const std::int64_t i0 = a * tq / nq, i1 = (a + 1) * tq / nq;
-            const std::int64_t j0 = b * tk / nk, j1 = (b + 1) * tk / nk;
-            double value = 0.0;
-            for (std::int64_t i = i0; i < i1; ++i)
-                for (std::int64_t j = j0; j < j1; ++j)
-                    value = mode == PoolMode::Max ? std::max(value, weights(i, j)) : value + weights(i, j);
-            pooled(a, b) = mode == PoolMode::Max ? value : value / double((i1 - i0) * (j1 - j0));
-        }
-    return pooled;
 }
 
 Result<PooledReference> referencePooled(const AttentionProblem &p, const PoolOptions &options)

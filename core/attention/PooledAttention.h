@@ -1,7 +1,8 @@
 #pragma once
 
-#include "core/attention/AttentionProblem.h"
 #include "core/Result.h"
+#include "core/analysis/Pooling.h"
+#include "core/attention/AttentionProblem.h"
 
 #include <atomic>
 #include <cstdint>
@@ -16,15 +17,6 @@ namespace attnscope {
 // Eigen engine below (computePooledCpu), so every backend answers a pooled request and one
 // without its own pooled kernels (Vulkan has them: gpu/VulkanPooled.h) falls back to the CPU.
 // Callers that report the device say so (the CLI notes usesCpuForPooled() when not "cpu").
-
-enum class PoolMode { Max, Mean };
-
-// How far a computation has come: (head, query block) tasks finished out of total. Written by
-// the workers, read by anyone (a progress bar); done only grows.
-struct PoolProgress {
-    std::atomic<std::int64_t> done{0};
-    std::atomic<std::int64_t> total{0};
-};
 
 struct PoolOptions {
     std::int64_t bins = 1024; // N: Nq = min(N, Tq), Nk = min(N, Tk)
@@ -50,8 +42,8 @@ struct PoolOptions {
 };
 
 // Cell (a, b) of pooled[h] covers query rows [floor(a*Tq/Nq), floor((a+1)*Tq/Nq)) and keys
-// [floor(b*Tk/Nk), floor((b+1)*Tk/Nk)) (offset by the block's start, Tq and Tk then being the
-// block's rows and keys, when PoolOptions restricts them); it holds the max or the mean of the exact softmax
+// [floor(b*Tk/Nk), floor((b+1)*Tk/Nk)) (core/analysis/Pooling.h's binStart; offset by the block's start, Tq and Tk then
+// being the block's rows and keys, when PoolOptions restricts them); it holds the max or the mean of the exact softmax
 // weights over that block (masked weights count as 0).
 template <typename Scalar>
 struct BasicPooledResult {
@@ -63,12 +55,6 @@ struct BasicPooledResult {
 };
 using PooledResult = BasicPooledResult<float>;
 using PooledReference = BasicPooledResult<double>;
-
-// The first row (key) of bin `index` when `count` items are split into `bins` bins.
-inline std::int64_t binStart(std::int64_t index, std::int64_t count, std::int64_t bins)
-{
-    return index * count / bins;
-}
 
 // Bytes the pooled path holds at its peak for this shape, `threads` workers included: the
 // projections (O(T·d)), the context and output, the pooled maps (N²·H) and per-thread tiles.
@@ -91,8 +77,11 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &problem, const Poo
 // heads, then pooled. Holds Tq x Tk per head: small problems only. Ignores the block range.
 Result<PooledReference> referencePooled(const AttentionProblem &problem, const PoolOptions &options);
 
-// Pools one full Tq x Tk weight matrix into min(N,Tq) x min(N,Tk) cells, by plain loops.
-MatrixD poolWeights(const MatrixD &weights, std::int64_t bins, PoolMode mode);
+// Pools one full Tq x Tk weight matrix into min(N,Tq) x min(N,Tk) cells (poolMatrix).
+inline MatrixD poolWeights(const MatrixD &weights, std::int64_t bins, PoolMode mode)
+{
+    return poolMatrix(weights, bins, mode);
+}
 
 // The machine's float GEMM rate now, in GFLOP/s: Eigen's (rows x d)·(d x d) on the threads
 // Eigen is set to use, best of runs over about 0.3 s. Benchmarks report the pooled path's

@@ -1,8 +1,8 @@
 #pragma once
 
+#include "core/Result.h"
 #include "core/attention/AttentionProblem.h"
 #include "core/attention/AttentionTrace.h"
-#include "core/Result.h"
 
 namespace attnscope {
 

@@ -1,14 +1,14 @@
 #include "core/formats/AttentionFile.h"
 
 #include "core/ErrorCode.h"
+#include "core/formats/Npy.h"
+#include "core/formats/Safetensors.h"
+#include "core/formats/ZipReader.h"
 #include "core/io/FileIo.h"
 #include "core/io/JsonDocument.h"
 #include "core/io/MappedFile.h"
 #include "core/io/MemoryLimits.h"
-#include "core/formats/Npy.h"
-#include "core/formats/Safetensors.h"
 #include "core/io/UserText.h"
-#include "core/formats/ZipReader.h"
 
 #include <Eigen/Core>
 

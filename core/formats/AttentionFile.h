@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/analysis/AttentionSet.h"
 #include "core/Result.h"
+#include "core/analysis/AttentionSet.h"
 
 #include <cstdint>
 #include <memory>

@@ -2,8 +2,8 @@
 
 #include "core/ErrorCode.h"
 
-#include "core/io/MemoryLimits.h"
 #include "core/formats/ProjectReader.h"
+#include "core/io/MemoryLimits.h"
 
 #include <string>
 

@@ -1,10 +1,10 @@
 #pragma once
 
+#include "core/Result.h"
 #include "core/attention/AttentionBackend.h"
 #include "core/attention/AttentionProblem.h"
-#include "core/formats/ProjectFile.h"
-#include "core/Result.h"
 #include "core/attention/Validation.h"
+#include "core/formats/ProjectFile.h"
 
 #include <vector>
 

@@ -1,14 +1,14 @@
 #include "core/formats/ProjectFile.h"
 
-#include "core/formats/BatchedProject.h"
 #include "core/ErrorCode.h"
+#include "core/attention/Validation.h"
+#include "core/formats/BatchedProject.h"
+#include "core/formats/ProjectReader.h"
+#include "core/formats/ProjectReferences.h"
 #include "core/io/FileIo.h"
 #include "core/io/JsonDocument.h"
 #include "core/io/MemoryLimits.h"
-#include "core/formats/ProjectReader.h"
-#include "core/formats/ProjectReferences.h"
 #include "core/io/UserText.h"
-#include "core/attention/Validation.h"
 
 #include <cctype>
 #include <charconv>

@@ -1,10 +1,10 @@
 #pragma once
 
-#include "core/attention/AttentionProblem.h"
 #include "core/ErrorCode.h"
+#include "core/Result.h"
+#include "core/attention/AttentionProblem.h"
 #include "core/formats/ProjectFile.h"
 #include "core/formats/ProjectReferences.h"
-#include "core/Result.h"
 #include "core/io/UserText.h"
 
 #include <nlohmann/json.hpp>

@@ -1,10 +1,10 @@
 #include "core/formats/ProjectReferences.h"
 
+#include "core/formats/Npy.h"
+#include "core/formats/ProjectFile.h"
 #include "core/io/FileIo.h"
 #include "core/io/FolderConfinement.h"
 #include "core/io/MemoryLimits.h"
-#include "core/formats/Npy.h"
-#include "core/formats/ProjectFile.h"
 #include "core/io/UserText.h"
 
 #include <cmath>

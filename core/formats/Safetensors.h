@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/io/MappedFile.h"
 #include "core/Result.h"
+#include "core/io/MappedFile.h"
 
 #include <cstdint>
 #include <map>

@@ -1,10 +1,10 @@
 #include "core/formats/TraceDataExport.h"
 
-#include "core/io/FileIo.h"
-#include "core/io/MemoryLimits.h"
 #include "core/formats/ProjectFile.h"
 #include "core/formats/TensorExport.h"
 #include "core/formats/TraceExport.h"
+#include "core/io/FileIo.h"
+#include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
 
 #include <algorithm>

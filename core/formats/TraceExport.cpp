@@ -1,9 +1,9 @@
 #include "core/formats/TraceExport.h"
 
-#include "core/io/FileIo.h"
 #include "core/formats/Npy.h"
 #include "core/formats/ProjectFile.h"
 #include "core/formats/TensorExport.h"
+#include "core/io/FileIo.h"
 
 #include <algorithm>
 #include <array>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/attention/AttentionTrace.h"
 #include "core/Result.h"
+#include "core/attention/AttentionTrace.h"
 
 #include <cstdint>
 #include <map>

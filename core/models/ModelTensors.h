@@ -1,8 +1,8 @@
 #pragma once
 
 #include "core/Result.h"
-#include "core/formats/Safetensors.h"
 #include "core/Tensor.h"
+#include "core/formats/Safetensors.h"
 
 #include <string>
 #include <vector>

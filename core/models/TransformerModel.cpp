@@ -1,11 +1,11 @@
 #include "core/models/TransformerModel.h"
 
+#include "core/attention/Validation.h"
+#include "core/formats/Safetensors.h"
 #include "core/io/FolderConfinement.h"
 #include "core/io/MemoryLimits.h"
-#include "core/models/ModelLoaders.h"
-#include "core/formats/Safetensors.h"
 #include "core/io/UserText.h"
-#include "core/attention/Validation.h"
+#include "core/models/ModelLoaders.h"
 
 #include <cmath>
 #include <filesystem>

@@ -1,11 +1,11 @@
 #pragma once
 
-#include "core/attention/AttentionBackend.h"
-#include "core/attention/AttentionProblem.h"
-#include "core/analysis/AttentionSet.h"
-#include "core/models/ModelConfig.h"
 #include "core/Result.h"
 #include "core/Tensor.h"
+#include "core/analysis/AttentionSet.h"
+#include "core/attention/AttentionBackend.h"
+#include "core/attention/AttentionProblem.h"
+#include "core/models/ModelConfig.h"
 #include "core/tokenizers/Tokenizer.h"
 
 #include <atomic>

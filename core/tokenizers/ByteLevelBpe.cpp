@@ -1,9 +1,9 @@
 #include "core/tokenizers/ByteLevelBpe.h"
 
 #include "core/io/JsonDocument.h"
+#include "core/io/UserText.h"
 #include "core/tokenizers/Tokenizer.h"
 #include "core/tokenizers/UnicodeText.h"
-#include "core/io/UserText.h"
 
 #include <cstdio>
 #include <queue>

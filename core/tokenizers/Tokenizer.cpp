@@ -1,11 +1,11 @@
 #include "core/tokenizers/Tokenizer.h"
 
-#include "core/tokenizers/ByteLevelBpe.h"
 #include "core/io/FileIo.h"
 #include "core/io/FolderConfinement.h"
 #include "core/io/JsonDocument.h"
 #include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
+#include "core/tokenizers/ByteLevelBpe.h"
 #include "core/tokenizers/WordPiece.h"
 
 #include <algorithm>

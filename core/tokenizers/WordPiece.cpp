@@ -1,7 +1,7 @@
 #include "core/tokenizers/WordPiece.h"
 
-#include "core/tokenizers/UnicodeText.h"
 #include "core/io/UserText.h"
+#include "core/tokenizers/UnicodeText.h"
 
 namespace attnscope {
 

@@ -5,8 +5,8 @@
 //
 //   bench_attention_file [layers heads tokens]
 
-#include "core/formats/AttentionFile.h"
 #include "core/analysis/AttentionStats.h"
+#include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
 
 #include <Eigen/Core>

@@ -5,10 +5,10 @@
 #include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
 
-#include "core/formats/Npy.h"
 #include "core/attention/PooledAttention.h"
-#include "core/formats/ProjectFile.h"
 #include "core/attention/RandomProblem.h"
+#include "core/formats/Npy.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QDir>
 #include <QObject>

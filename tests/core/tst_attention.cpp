@@ -7,10 +7,10 @@
 
 #include "core/attention/CpuBackend.h"
 #include "core/attention/Mask.h"
-#include "core/formats/ProjectFile.h"
 #include "core/attention/RandomProblem.h"
 #include "core/attention/ReferenceAttention.h"
 #include "core/attention/Validation.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QObject>
 #include <QTest>

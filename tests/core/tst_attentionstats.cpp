@@ -3,9 +3,9 @@
 
 #include "../common/TestUtil.h"
 
-#include "core/formats/AttentionFile.h"
 #include "core/analysis/AttentionSet.h"
 #include "core/analysis/AttentionStats.h"
+#include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
 
 #include <QFile>

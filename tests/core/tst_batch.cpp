@@ -5,11 +5,11 @@
 
 #include "../common/TestUtil.h"
 
-#include "core/formats/BatchedProject.h"
 #include "core/attention/CpuBackend.h"
+#include "core/attention/ReferenceAttention.h"
+#include "core/formats/BatchedProject.h"
 #include "core/formats/Npy.h"
 #include "core/formats/ProjectFile.h"
-#include "core/attention/ReferenceAttention.h"
 #include "core/formats/TraceExport.h"
 
 #include <QDir>

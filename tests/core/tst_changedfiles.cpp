@@ -8,9 +8,9 @@
 #include "../common/TestUtil.h"
 
 #include "core/formats/AttentionFile.h"
-#include "core/io/MappedFile.h"
 #include "core/formats/Npy.h"
 #include "core/formats/Safetensors.h"
+#include "core/io/MappedFile.h"
 #include "core/models/TransformerModel.h"
 
 #include <QCoreApplication>

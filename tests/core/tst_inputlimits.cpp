@@ -2,10 +2,10 @@
 // reads that never hang, output files that are whole or absent with the system's reason for
 // a failure, and user text made safe for a one-line message.
 
+#include "core/attention/Validation.h"
 #include "core/io/FileIo.h"
 #include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
-#include "core/attention/Validation.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -8,8 +8,8 @@
 
 #include "core/attention/CpuBackend.h"
 #include "core/formats/Npy.h"
-#include "core/tokenizers/Tokenizer.h"
 #include "core/models/TransformerModel.h"
+#include "core/tokenizers/Tokenizer.h"
 
 #include <QDir>
 #include <QFile>

@@ -8,8 +8,8 @@
 
 #include "core/attention/AttentionBackend.h"
 #include "core/attention/CpuBackend.h"
-#include "core/io/MemoryLimits.h"
 #include "core/attention/PooledAttention.h"
+#include "core/io/MemoryLimits.h"
 
 #include <QObject>
 #include <QTest>

@@ -4,8 +4,8 @@
 #include "../common/TestUtil.h"
 
 #include "core/attention/CpuBackend.h"
-#include "core/formats/ProjectFile.h"
 #include "core/attention/ReferenceAttention.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QDir>
 #include <QObject>

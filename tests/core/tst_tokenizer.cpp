@@ -4,8 +4,8 @@
 // (tests/fixtures/bert-tokenizer/make_expected.py), in three configurations. Malformed model
 // folders fail with one line naming the file (and the line); no input crashes encode().
 
-#include "core/tokenizers/ByteLevelBpe.h"
 #include "core/io/JsonDocument.h"
+#include "core/tokenizers/ByteLevelBpe.h"
 #include "core/tokenizers/Tokenizer.h"
 #include "core/tokenizers/UnicodeText.h"
 

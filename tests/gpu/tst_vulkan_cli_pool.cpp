@@ -7,8 +7,8 @@
 #include "../common/TestUtil.h"
 #include "VulkanTestUtil.h"
 
-#include "core/formats/Npy.h"
 #include "core/attention/PooledAttention.h"
+#include "core/formats/Npy.h"
 #include "core/formats/ProjectFile.h"
 
 #include <QDir>

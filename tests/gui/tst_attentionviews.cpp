@@ -13,8 +13,8 @@
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
 #include "app/gui/views/TeachingView.h"
-#include "core/formats/AttentionFile.h"
 #include "core/analysis/AttentionStats.h"
+#include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
 
 #include <QAction>

@@ -7,8 +7,8 @@
 #include "app/gui/views/BatchBar.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/TeachingView.h"
-#include "core/formats/BatchedProject.h"
 #include "core/attention/CpuBackend.h"
+#include "core/formats/BatchedProject.h"
 
 #include "../common/TestUtil.h"
 

@@ -2,8 +2,8 @@
 
 #include "app/gui/document/Document.h"
 #include "core/attention/Mask.h"
-#include "core/formats/Npy.h"
 #include "core/attention/Validation.h"
+#include "core/formats/Npy.h"
 
 #include "../common/TestUtil.h"
 

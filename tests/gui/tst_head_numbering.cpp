@@ -9,8 +9,8 @@
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
-#include "core/formats/AttentionFile.h"
 #include "core/analysis/AttentionStats.h"
+#include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
 
 #include <QComboBox>

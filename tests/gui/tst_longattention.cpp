@@ -5,6 +5,8 @@
 // allocation anywhere near one map's float copy (T·T·4 bytes) happens on the way. Expected
 // values come from the pattern's formula below, never from the code under test.
 
+#include "app/gui/document/AttentionJobs.h"
+#include "app/gui/document/LongAttention.h"
 #include "app/gui/document/MemoryBudget.h"
 #include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/MainWindow.h"
@@ -200,6 +202,8 @@ private slots:
     void zoomedBlockIsExact();
     void wheelZoomsIn();
     void rolloutRefusedNamingItsNeed();
+    void thumbnailsPoolTheContractsBlocks();
+    void meanOverHeadsIsTheMaxOfTheMean();
     void cleanupTestCase();
 
 private:
@@ -411,6 +415,61 @@ void TestLongAttention::rolloutRefusedNamingItsNeed()
     QVERIFY(m_window);
     const QString error = m_window->rolloutView()->error();
     QVERIFY2(error.contains(QStringLiteral("512 MiB")) && error.contains(QString::number(kTokens)), qPrintable(error));
+}
+
+// The thumbnails split rows and keys into the blocks of design.md's pooled cells (cell a covers
+// [floor(a*T/N), floor((a+1)*T/N))), like every other pooled view. Before, they put row i in
+// cell floor(i*N/T): for T = 130 and N = 128, row 1 went to cell 0 while the contract's cell 0
+// holds row 0 only.
+void TestLongAttention::thumbnailsPoolTheContractsBlocks()
+{
+    constexpr int t = 130;
+    std::vector<float> values(std::size_t(t) * t, 0.0f);
+    values[std::size_t(1) * t + 1] = 1.0f; // row 1, key 1: cell (1, 1) of the contract
+    auto set = AttentionSet::fromFloats(std::move(values), 1, 1, 1, t, t);
+    QVERIFY(set);
+    AttentionSource source;
+    source.set = *set;
+    const std::atomic<bool> cancel{false};
+    const auto thumbs = AttentionJobs::thumbnails(source, ColorMapKind::Viridis, ScaleScope::Absolute, cancel);
+    QCOMPARE(int(thumbs.pooled.size()), 1);
+    const MatrixF &p = thumbs.pooled[0];
+    QCOMPARE(int(p.rows()), AttentionJobs::kThumbnailSize);
+    QCOMPARE(p(1, 1), 1.0f);
+    QCOMPARE(p(0, 0), 0.0f);
+    QCOMPARE(p(0, 1), 0.0f);
+    QCOMPARE(p(1, 0), 0.0f);
+}
+
+// The pooled "mean over heads" of an attention file is, as the caption and the README say, the
+// maximum over each block of the head-averaged weights. Before, it was the mean of each head's
+// block maxima: here 1.0 where no cell of the mean exceeds 0.5.
+void TestLongAttention::meanOverHeadsIsTheMaxOfTheMean()
+{
+    constexpr int t = 4, heads = 2;
+    std::vector<float> values(std::size_t(heads) * t * t, 0.0f);
+    values[0 * t * t + 0 * t + 0] = 1.0f; // head 0: row 0, key 0
+    values[1 * t * t + 1 * t + 1] = 1.0f; // head 1: row 1, key 1 (the same 2 x 2 block)
+    values[1 * t * t + 3 * t + 2] = 0.25f;
+    auto set = AttentionSet::fromFloats(std::move(values), 1, 1, heads, t, t);
+    QVERIFY(set);
+    const AttentionFileTiles tiles(*set, 0);
+    PooledBlock block;
+    block.q0 = 0;
+    block.q1 = t;
+    block.k0 = 0;
+    block.k1 = t;
+    block.bins = 2;
+    auto tile = tiles.computeTile(block, nullptr, nullptr);
+    QVERIFY(tile);
+    const MatrixF &mean = (*tile)->mean;
+    QCOMPARE(int(mean.rows()), 2);
+    QCOMPARE(mean(0, 0), 0.5f);
+    QCOMPARE(mean(1, 1), 0.125f);
+    QCOMPARE(mean(0, 1), 0.0f);
+    QCOMPARE((*tile)->heads[0](0, 0), 1.0f);
+    QCOMPARE((*tile)->heads[1](0, 0), 1.0f);
+    QCOMPARE((*tile)->heads[1](1, 1), 0.25f);
 }
 
 QTEST_MAIN(TestLongAttention)

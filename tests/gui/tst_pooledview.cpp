@@ -13,10 +13,10 @@
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/PooledHeatmapView.h"
 #include "app/render/SetFigureRenderer.h"
-#include "core/formats/Npy.h"
-#include "core/formats/ProjectFile.h"
 #include "core/attention/RandomProblem.h"
 #include "core/attention/ReferenceAttention.h"
+#include "core/formats/Npy.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QApplication>
 #include <QComboBox>

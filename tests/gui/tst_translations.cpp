@@ -9,10 +9,10 @@
 #include "app/gui/views/MainWindow.h"
 #include "app/render/ErrorText.h"
 #include "app/render/FigureExporter.h"
-#include "core/formats/AttentionFile.h"
 #include "core/ErrorCode.h"
-#include "core/io/MemoryLimits.h"
+#include "core/formats/AttentionFile.h"
 #include "core/formats/ProjectFile.h"
+#include "core/io/MemoryLimits.h"
 
 #include <QDialogButtonBox>
 #include <QDirIterator>

@@ -9,9 +9,9 @@
 
 #include "app/render/FigureExporter.h"
 #include "app/render/SetFigureRenderer.h"
-#include "core/formats/AttentionFile.h"
 #include "core/analysis/AttentionStats.h"
 #include "core/attention/CpuBackend.h"
+#include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
 
 #include <QDir>

@@ -1,6 +1,7 @@
 #include "app/gui/document/AttentionJobs.h"
 
 #include "app/gui/document/MemoryBudget.h"
+#include "core/analysis/Pooling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,11 +19,10 @@ QStringList toLabels(const std::vector<std::string> &tokens)
     return out;
 }
 
-// Max-pools a map into at most `size` by `size` blocks: a spike in a long sequence stays
-// visible, as in the heatmap renderer's own pooling.
+// A map max-pooled into at most `size` by `size` cells (core's pooling: a spike in a long
+// sequence stays visible) and its largest finite cell.
 struct Pooled {
-    int rows = 0, cols = 0;
-    std::vector<float> values;
+    MatrixF cells;
     float max = 0.0f;
 };
 
@@ -47,38 +47,26 @@ Pooled pool(const AttentionSource &source, int layer, int head, int size, RowPro
     const AttentionSet &set = source.set;
     Pooled p;
     if (source.merges()) {
-        const MatrixD m = source.shownMap(layer, head);
-        p.rows = int(std::min<Eigen::Index>(m.rows(), size));
-        p.cols = int(std::min<Eigen::Index>(m.cols(), size));
-        p.values.assign(std::size_t(p.rows) * std::size_t(p.cols), 0.0f);
-        for (Eigen::Index i = 0; i < m.rows(); ++i)
-            for (Eigen::Index j = 0; j < m.cols(); ++j) {
-                float &cell = p.values[std::size_t(i * p.rows / m.rows()) * std::size_t(p.cols) +
-                                       std::size_t(j * p.cols / m.cols())];
-                cell = std::max(cell, float(m(i, j)));
-            }
+        p.cells = poolMatrix(source.shownMap(layer, head), size, PoolMode::Max).cast<float>();
+        progress.done += set.queries() - 1;
+        progress.step();
     } else {
-        const std::int64_t tq = set.queries(), tk = set.keys();
-        p.rows = int(std::min<std::int64_t>(tq, size));
-        p.cols = int(std::min<std::int64_t>(tk, size));
-        p.values.assign(std::size_t(p.rows) * std::size_t(p.cols), 0.0f);
-        std::vector<float> row(static_cast<std::size_t>(tk));
-        std::vector<int> column(static_cast<std::size_t>(tk));
-        for (std::int64_t j = 0; j < tk; ++j)
-            column[std::size_t(j)] = int(j * p.cols / tk);
-        for (std::int64_t i = 0; i < tq; ++i) {
-            set.row(0, layer, head, i, row.data());
-            float *out = p.values.data() + std::size_t(i * p.rows / tq) * std::size_t(p.cols);
-            for (std::int64_t j = 0; j < tk; ++j) {
-                float &cell = out[column[std::size_t(j)]];
-                cell = std::max(cell, row[std::size_t(j)]);
-            }
-            progress.step();
-        }
+        SetPoolOptions options;
+        options.bins = size;
+        options.head = head;
+        options.rowRead = [&progress] { progress.step(); };
+        // The whole map of a layer and head of the set: no error but a changed source file,
+        // which the caller's view reports on its own.
+        auto pooled = poolSetBlock(set, 0, layer, SetBlock{0, set.queries(), 0, set.keys()}, options);
+        if (pooled)
+            p.cells = std::move(pooled->heads.front());
+        else
+            p.cells =
+                MatrixF::Zero(std::min<std::int64_t>(set.queries(), size), std::min<std::int64_t>(set.keys(), size));
     }
-    for (float v : p.values)
-        if (std::isfinite(v))
-            p.max = std::max(p.max, v);
+    for (Eigen::Index k = 0; k < p.cells.size(); ++k)
+        if (std::isfinite(p.cells.data()[k]))
+            p.max = std::max(p.max, p.cells.data()[k]);
     return p;
 }
 
@@ -153,16 +141,16 @@ Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, Scal
     out.heads = set.heads();
     const ColorMap map(colorMap);
     auto paint = [&](const Pooled &p, double top) {
-        QImage image(p.cols, p.rows, QImage::Format_RGB32);
-        for (int i = 0; i < p.rows; ++i) {
+        QImage image(int(p.cells.cols()), int(p.cells.rows()), QImage::Format_RGB32);
+        for (int i = 0; i < image.height(); ++i) {
             auto *line = reinterpret_cast<QRgb *>(image.scanLine(i));
-            for (int j = 0; j < p.cols; ++j) {
-                const float v = p.values[std::size_t(i) * std::size_t(p.cols) + std::size_t(j)];
+            for (int j = 0; j < image.width(); ++j) {
+                const float v = p.cells(i, j);
                 line[j] = std::isfinite(v) ? map.at(double(v) / top) : qRgb(255, 0, 255);
             }
         }
         out.images.push_back(std::move(image));
-        out.pooled.push_back(Eigen::Map<const MatrixF>(p.values.data(), p.rows, p.cols));
+        out.pooled.push_back(p.cells);
     };
     RowProgress progress;
     progress.total = std::int64_t(set.layers()) * set.heads() * set.queries();

@@ -3,9 +3,9 @@
 #include "app/gui/document/ComputeController.h"
 #include "app/render/ColorMap.h"
 #include "app/render/HeatmapRenderer.h"
-#include "core/formats/AttentionFile.h"
 #include "core/analysis/AttentionSet.h"
 #include "core/analysis/AttentionStats.h"
+#include "core/formats/AttentionFile.h"
 
 #include <QImage>
 #include <QString>

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "app/gui/document/ProjectEdit.h"
-#include "core/formats/ProjectReferences.h"
 #include "core/Result.h"
+#include "core/formats/ProjectReferences.h"
 
 #include <QObject>
 #include <QString>

@@ -18,8 +18,9 @@ namespace attnscope {
 bool isLongAttention(const AttentionSet &set);
 
 // One layer of an attention set as PooledJobs' tile source: every block is read from the
-// set's (mapped) maps row segment by row segment and max-pooled on the fly, so a tile costs
-// its cells and one row, never a map.
+// set's (mapped) maps row segment by row segment and max-pooled on the fly (core's
+// poolSetBlock), so a tile costs its cells and a row per head, never a map; the mean over
+// heads is the max over each block of the head-averaged weights.
 class AttentionFileTiles : public PooledTileSource
 {
 public:

@@ -1,7 +1,7 @@
 #include "app/gui/document/MemoryBudget.h"
 
-#include "core/io/MemoryLimits.h"
 #include "core/attention/PooledAttention.h"
+#include "core/io/MemoryLimits.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/attention/AttentionProblem.h"
 #include "core/Result.h"
+#include "core/attention/AttentionProblem.h"
 #include "core/attention/Validation.h"
 
 #include <cstdint>

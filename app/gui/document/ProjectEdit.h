@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/formats/ProjectFile.h"
 #include "core/attention/RandomProblem.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QString>
 

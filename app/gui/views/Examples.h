@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/formats/ProjectFile.h"
 #include "core/Result.h"
+#include "core/formats/ProjectFile.h"
 
 #include <QList>
 #include <QString>

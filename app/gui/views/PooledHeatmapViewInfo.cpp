@@ -16,17 +16,6 @@ namespace {
 const QRgb kEmptyCell = qRgb(0xd4, 0xd4, 0xd4);
 constexpr int kRightMarginText = 48; // the colour bar's tick labels
 
-// The bin of item `i` when `count` items are split into `bins` (the inverse of binStart).
-std::int64_t binOf(std::int64_t i, std::int64_t count, std::int64_t bins)
-{
-    std::int64_t a = std::clamp<std::int64_t>(i * bins / std::max<std::int64_t>(count, 1), 0, bins - 1);
-    while (a + 1 < bins && binStart(a + 1, count, bins) <= i)
-        ++a;
-    while (a > 0 && binStart(a, count, bins) > i)
-        --a;
-    return a;
-}
-
 // A plain loop: Eigen's vectorised maxCoeff() trips GCC 12's maybe-uninitialized warning here.
 double largest(const MatrixF &m)
 {
