@@ -2285,6 +2285,10 @@
         <source>&amp;Keep</source>
         <translation>保留(&amp;K)</translation>
     </message>
+    <message>
+        <source>%1 on %2 — %3</source>
+        <translation>%1，运行于 %2 — %3</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>

@@ -6,12 +6,15 @@
 
 #include "app/engine/BackendChoice.h"
 #include "app/gui/views/MainWindow.h"
+#include "core/attention/CpuBackend.h"
+#include "core/models/TransformerModel.h"
 
 #include <QAction>
 #include <QMenu>
 #include <QMenuBar>
 #include <QObject>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
 
@@ -24,6 +27,7 @@ class TestBackendMenu : public QObject
 private slots:
     void initTestCase();
     void listsEveryVulkanDeviceByItsWholeName();
+    void modelRunFromTheWindowRunsOnVulkan();
 };
 
 void TestBackendMenu::initTestCase()
@@ -73,6 +77,53 @@ void TestBackendMenu::listsEveryVulkanDeviceByItsWholeName()
                 QVERIFY(a->isChecked());
     }
     QVERIFY(w.computeController()->waitForIdle(60000));
+}
+
+// A model run typed in the window computes its attention on the backend chosen in the menu, not
+// on the CPU whatever the menu says (as it did): the status bar names the Vulkan device, and the
+// attentions are the CPU engine's within float32 tolerance.
+void TestBackendMenu::modelRunFromTheWindowRunsOnVulkan()
+{
+    auto devices = listVulkanDevices();
+    QVERIFY(devices.ok());
+    QVERIFY(!devices->empty());
+    MainWindow w;
+    QMenu *menu = nullptr;
+    for (QMenu *m : w.menuBar()->findChildren<QMenu *>())
+        if (m->title() == MainWindow::tr("Vulkan &device"))
+            menu = m;
+    QVERIFY(menu);
+    emit menu->aboutToShow();
+    const vk::DeviceInfo &device = devices->front();
+    const QString entryText =
+        MainWindow::tr("Vulkan %1: %2").arg(QString::number(device.index), QString::fromStdString(device.label()));
+    QAction *entry = nullptr;
+    for (QAction *a : menu->actions())
+        if (a->text() == entryText)
+            entry = a;
+    QVERIFY(entry);
+    entry->trigger();
+    QCOMPARE(w.computeController()->backendRequest(), BackendRequest::Vulkan);
+
+    const QString folder = QStringLiteral(ATTNSCOPE_SOURCE_DIR "/tests/fixtures/models/gpt2-f16");
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    QVERIFY(w.openModel(folder));
+    QVERIFY(shown.wait(120000));
+    QVERIFY2(w.statusText().contains(QStringLiteral(" on vulkan")), qPrintable(w.statusText()));
+    QVERIFY2(w.statusText().contains(QString::fromStdString(device.name)), qPrintable(w.statusText()));
+    const auto run = shown.last().at(0).value<ModelRunPtr>();
+    QVERIFY(run);
+
+    auto model = TransformerModel::load(QString(folder).toStdString());
+    QVERIFY(model);
+    CpuBackend cpu;
+    auto reference = model->forward(Encoding{run->ids, run->tokens}, cpu);
+    QVERIFY(reference);
+    QCOMPARE((*reference)->attentions.size(), run->attentions.size());
+    double worst = 0.0;
+    for (std::size_t k = 0; k < run->attentions.size(); ++k)
+        worst = std::max(worst, double(std::abs(run->attentions[k] - (*reference)->attentions[k])));
+    QVERIFY2(worst < 1e-5, qPrintable(QStringLiteral("largest difference from the CPU engine: %1").arg(worst)));
 }
 
 QTEST_MAIN(TestBackendMenu)

@@ -4,8 +4,8 @@
 #include "app/engine/BackendChoice.h"
 #include "app/gui/document/ComputeController.h"
 #include "app/gui/document/Document.h"
+#include "app/gui/document/JobRunner.h"
 #include "app/gui/document/MemoryBudget.h"
-#include "app/gui/document/WorkerPool.h"
 #include "core/attention/CpuBackend.h"
 #include "core/attention/RandomProblem.h"
 
@@ -377,7 +377,7 @@ void TestCompute::closingDoesNotWaitForAStuckWorker()
     auto sawCancel = std::make_shared<std::atomic<bool>>(false);
     auto destroyed = std::make_shared<QSemaphore>(0);
     auto watchdogOpened = std::make_shared<std::atomic<bool>>(false);
-    const int abandonedBefore = WorkerPool::abandonedCount();
+    const int abandonedBefore = JobLane::abandonedCount();
     auto c = std::make_unique<ComputeController>();
     c->setBackend(std::make_shared<CancelRecordingBackend>(gate, sawCancel));
     QSignalSpy done(c.get(), &ComputeController::computed);
@@ -393,7 +393,7 @@ void TestCompute::closingDoesNotWaitForAStuckWorker()
     destroyed->release();
     watchdog.join();
     QVERIFY2(!watchdogOpened->load(), "closing waited for a worker that did not stop");
-    QCOMPARE(WorkerPool::abandonedCount(), abandonedBefore + 1);
+    QCOMPARE(JobLane::abandonedCount(), abandonedBefore + 1);
     // The worker finishes later and delivers to nobody (no crash, nothing arrives).
     gate->release();
     QTRY_VERIFY(sawCancel->load());

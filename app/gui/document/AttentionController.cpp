@@ -3,6 +3,8 @@
 #include "app/render/ErrorText.h"
 
 #include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFileInfo>
 
 #include <algorithm>
@@ -22,33 +24,31 @@ AttentionController::~AttentionController()
 
 void AttentionController::cancelAll()
 {
-    for (Slot &slot : m_slots) {
-        if (slot.cancel)
-            slot.cancel->store(true);
-        ++slot.generation;
-    }
+    for (JobLane &lane : m_lanes)
+        lane.cancel();
+}
+
+bool AttentionController::isBusy() const
+{
+    return std::any_of(std::begin(m_lanes), std::end(m_lanes), [](const JobLane &lane) { return lane.isBusy(); });
 }
 
 bool AttentionController::waitForIdle(int timeoutMs)
 {
-    return m_pool.waitForDone(timeoutMs);
+    QElapsedTimer timer;
+    timer.start();
+    while (isBusy() && timer.elapsed() < timeoutMs)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    return !isBusy();
 }
 
 void AttentionController::start(Kind kind, std::function<std::function<void()>(const std::atomic<bool> &)> work)
 {
-    Slot &slot = m_slots[kind];
-    if (slot.cancel)
-        slot.cancel->store(true);
-    const quint64 generation = ++slot.generation;
-    auto cancel = std::make_shared<std::atomic<bool>>(false);
-    slot.cancel = cancel;
-    ++m_running;
-    m_pool.start([this, poster = m_pool.poster(), kind, generation, cancel, work = std::move(work)] {
-        std::function<void()> deliver;
+    m_lanes[kind].submit([this, kind, work = std::move(work)](JobState &state) -> JobLane::Deliver {
         try {
-            deliver = work(*cancel);
+            return work(state.cancel);
         } catch (const std::bad_alloc &) {
-            deliver = [this, kind] {
+            return [this, kind] {
                 const QString message = tr("Not enough memory for this attention file.");
                 if (kind == Open)
                     emit openFailed(QString(), message, ErrorKind::OutOfMemory);
@@ -58,12 +58,6 @@ void AttentionController::start(Kind kind, std::function<std::function<void()>(c
                     emit jobFailed(message);
             };
         }
-        // `this` is used on the GUI thread only, where the poster runs it while it lives.
-        poster.post([this, kind, generation, deliver = std::move(deliver)] {
-            --m_running;
-            if (generation == m_slots[kind].generation && deliver)
-                deliver();
-        });
     });
 }
 
@@ -104,14 +98,14 @@ void AttentionController::requestLayer(const AttentionSource &source, int layer)
 
 void AttentionController::requestThumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope)
 {
-    const quint64 generation = m_slots[Thumbs].generation + 1; // the one start() gives this job
+    const quint64 generation = m_lanes[Thumbs].newest() + 1; // the one start() gives this job
     start(Thumbs,
-          [this, poster = m_pool.poster(), source, colorMap, scope,
+          [this, poster = m_lanes[Thumbs].poster(), source, colorMap, scope,
            generation](const std::atomic<bool> &cancel) -> std::function<void()> {
               // A long file's thumbnails take seconds: the model view says how far they are.
               const auto percent = [this, poster, generation](int p) {
                   poster.post([this, generation, p] {
-                      if (generation == m_slots[Thumbs].generation)
+                      if (generation == m_lanes[Thumbs].newest())
                           emit thumbnailProgress(p);
                   });
               };

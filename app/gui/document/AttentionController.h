@@ -1,7 +1,7 @@
 #pragma once
 
 #include "app/gui/document/AttentionJobs.h"
-#include "app/gui/document/WorkerPool.h"
+#include "app/gui/document/JobRunner.h"
 
 #include <QObject>
 
@@ -10,10 +10,11 @@
 
 namespace attnscope {
 
-// Runs the attention views' work on worker threads, never on the GUI thread: reading an
+// Runs the attention views' work on job lanes (JobRunner.h), never on the GUI thread: reading an
 // attention file, building one layer's trace, the thumbnails of every map, the statistics of
-// every head and the rollout. Each kind of job is superseded by a newer request of that kind:
-// the older one is cancelled where it can be, and its result is never delivered. Results
+// every head and the rollout. Each kind of job has its lane, so a newer request of that kind
+// supersedes the older one (cancelled where it can be, its result never delivered) while jobs of
+// different kinds run side by side. Results
 // arrive as signals on the GUI thread. Allocation failures on a worker become errors.
 class AttentionController : public QObject
 {
@@ -21,7 +22,7 @@ class AttentionController : public QObject
 
 public:
     explicit AttentionController(QObject *parent = nullptr);
-    ~AttentionController() override; // cancels what runs; waits for it a bounded time (WorkerPool)
+    ~AttentionController() override; // cancels what runs; waits for it a bounded time (JobLane)
 
     void open(const QString &path);
     void requestLayer(const AttentionSource &source, int layer);
@@ -31,7 +32,7 @@ public:
     // Drops every waiting result (a project replaced the attention document).
     void cancelAll();
 
-    bool isBusy() const { return m_running > 0; }
+    bool isBusy() const;
     // Blocks until no job runs (tests and shutdown); results still arrive as events.
     bool waitForIdle(int timeoutMs = 60000);
 
@@ -64,11 +65,7 @@ signals:
 
 private:
     enum Kind { Open, Layer, Thumbs, Stats, Rollout, KindCount };
-    struct Slot {
-        quint64 generation = 0;
-        std::shared_ptr<std::atomic<bool>> cancel;
-    };
-    // Starts `work` on the pool as the newest job of its kind; `deliver` runs on the GUI
+    // Starts `work` as the newest job of its kind; the delivery it returns runs on the GUI
     // thread afterwards unless a newer job of that kind was requested meanwhile.
     void start(Kind kind, std::function<std::function<void()>(const std::atomic<bool> &cancel)> work);
     // What a job that read `set` delivers when the set's file changed under it (sourceChanged),
@@ -76,9 +73,8 @@ private:
     // Static: it runs on a worker, where the controller may be gone.
     static std::function<void()> changedSource(AttentionController *self, const AttentionSet &set);
 
-    WorkerPool m_pool{this, 2}; // two: a large file's statistics and thumbnails side by side
-    Slot m_slots[KindCount];
-    int m_running = 0;
+    JobLane m_lanes[KindCount] = {JobLane(this), JobLane(this), JobLane(this), JobLane(this), JobLane(this)};
+    static_assert(KindCount == 5, "one lane per kind of job");
 };
 
 } // namespace attnscope

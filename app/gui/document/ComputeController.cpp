@@ -6,6 +6,7 @@
 #include "core/io/MemoryLimits.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QMetaObject>
@@ -38,144 +39,120 @@ ComputeController::ComputeController(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<ComputedTracePtr>();
     qRegisterMetaType<ErrorKind>();
+    m_lane.setBusyCallback([this](bool busy) { emit busyChanged(busy); });
+    // A newer request stops the computation in flight only when it would run on for more than
+    // kCancelAfterMs (judged from the speed of the ones before): a drag over a small project
+    // still shows its states as they come.
+    m_lane.setCancelPolicy([this](const JobState &running) {
+        const double elapsedMs = double(QDateTime::currentMSecsSinceEpoch() - running.startedMs);
+        return running.cost * m_msPerWork - elapsedMs > kCancelAfterMs;
+    });
 }
 
 ComputeController::~ComputeController()
 {
+    // Nobody will see what runs now: m_lane stops it rather than wait for it to finish (and then
+    // waits for it a bounded time).
     m_pending.reset();
-    // Nobody will see what runs now: stop it rather than wait for it to finish.
-    if (m_flight)
-        m_flight->cancel.store(true, std::memory_order_relaxed);
-    // m_pool waits for it a bounded time, then leaves it (WorkerPool).
 }
 
 void ComputeController::setBackendRequest(BackendRequest request, const QString &vulkanDevice)
 {
     m_request = request;
     m_vulkanDevice = vulkanDevice;
-    m_pendingBackend = std::make_pair(request, vulkanDevice);
-    cancelIfLong();
-    if (!m_scheduled) {
-        m_scheduled = true;
-        QTimer::singleShot(0, this, [this] {
-            m_scheduled = false;
-            startNext();
-        });
-    }
+    m_host->setRequest(request, vulkanDevice);
+    m_backendPending = true;
+    schedule();
 }
 
 void ComputeController::setBackend(std::shared_ptr<AttentionBackend> backend)
 {
-    m_pendingBackend.reset();
-    m_backend = std::move(backend);
+    m_backendPending = false;
+    m_host->setBackend(std::move(backend));
 }
 
 quint64 ComputeController::request(const Project &project)
 {
     m_pending = project;
     m_pendingGeneration = ++m_generation;
-    cancelIfLong();
-    // A zero-delay timer gathers every edit of this event-loop turn into one computation.
-    if (!m_scheduled) {
-        m_scheduled = true;
-        QTimer::singleShot(0, this, [this] {
-            m_scheduled = false;
-            startNext();
-        });
-    }
+    schedule();
     return m_generation;
 }
 
-void ComputeController::cancelIfLong()
+void ComputeController::schedule()
 {
-    if (!m_running || !m_flight)
+    // A zero-delay timer gathers every edit of this event-loop turn into one computation.
+    if (m_scheduled)
         return;
-    const double remainingMs = m_runningWork * m_msPerWork - double(m_runningTimer.elapsed());
-    if (remainingMs > kCancelAfterMs)
-        m_flight->cancel.store(true, std::memory_order_relaxed);
+    m_scheduled = true;
+    QTimer::singleShot(0, this, [this] {
+        m_scheduled = false;
+        submit();
+    });
 }
 
 double ComputeController::progress() const
 {
-    return m_running && m_flight ? m_flight->progress.load(std::memory_order_relaxed) : 0.0;
+    const JobState *running = m_lane.running();
+    return running ? running->progress.load(std::memory_order_relaxed) : 0.0;
 }
 
 qint64 ComputeController::runningMilliseconds() const
 {
-    return m_running ? m_runningTimer.elapsed() : 0;
+    const JobState *running = m_lane.running();
+    return running ? QDateTime::currentMSecsSinceEpoch() - running->startedMs : 0;
 }
 
-void ComputeController::startNext()
+void ComputeController::submit()
 {
-    if (m_running || (!m_pending && !m_pendingBackend))
+    if (!m_pending && !m_backendPending)
         return;
-    m_running = true;
-    m_runningTimer.start();
-    m_runningWork = m_pending ? workOf(m_pending->problem) : 0.0;
-    auto flight = std::make_shared<Flight>();
-    m_flight = flight;
-    emit busyChanged(true);
-
-    std::optional<std::pair<BackendRequest, QString>> backendRequest = std::exchange(m_pendingBackend, std::nullopt);
     std::optional<Project> project = std::exchange(m_pending, std::nullopt);
+    m_backendPending = false;
     const quint64 generation = m_pendingGeneration;
-    std::shared_ptr<AttentionBackend> backend = m_backend;
-    QPointer<ComputeController> self(this);
-
-    m_pool.start([self, poster = m_pool.poster(), backendRequest, project = std::move(project), generation, backend,
-                  flight]() mutable {
-        QString backendError, backendNotice;
-        ErrorKind backendErrorKind = ErrorKind::Internal;
-        bool backendReplaced = false;
-        if (backendRequest || !backend) {
-            BackendOptions options;
-            if (backendRequest)
-                options.vulkanDevice = backendRequest->second.toStdString();
-            auto selection = createBackend(backendRequest ? backendRequest->first : BackendRequest::Auto, options);
-            if (selection) {
-                backend = std::move(selection->backend);
-                backendNotice = errorText(selection->noticeError);
-                backendReplaced = true;
-            } else {
-                backendError = errorText(selection.error());
-                backendErrorKind = selection.kind();
+    const double work = project ? workOf(project->problem) : 0.0;
+    m_lane.submit(
+        [this, host = m_host, project = std::move(project), generation](JobState &state) mutable -> JobLane::Deliver {
+            Outcome o;
+            BackendHost::Lease lease = host->lease();
+            if (lease.backend) {
+                o.backendReplaced = lease.replaced;
+                o.backend = lease.backend;
+                o.backendName = QString::fromStdString(lease.backend->name());
+                o.deviceName = QString::fromStdString(lease.backend->deviceName());
+                o.backendNotice = errorText(lease.notice);
+            } else if (lease.replaced) {
+                o.backendError = errorText(lease.error);
             }
-        }
-        std::shared_ptr<ComputedTrace> result;
-        QString error;
-        ErrorKind errorKind = ErrorKind::Internal;
-        if (project && backend) {
-            backend->setComputeControl({&flight->cancel, &flight->progress});
-            auto computed = computeOnWorker(*backend, std::move(*project), generation, *flight);
-            backend->setComputeControl({});
-            if (computed) {
-                result = std::move(*computed);
-            } else {
-                error = errorText(computed.error());
-                errorKind = computed.kind();
-            }
-        } else if (project) {
-            error = backendError;
-            errorKind = backendErrorKind;
-        }
-        poster.post(
-            [self, backend, backendReplaced, backendError, backendNotice, generation, result, error, errorKind] {
-                if (!self)
-                    return;
-                if (backendReplaced) {
-                    self->m_backend = backend;
-                    emit self->backendChanged(QString::fromStdString(backend->name()),
-                                              QString::fromStdString(backend->deviceName()), backendNotice);
-                } else if (!backendError.isEmpty()) {
-                    emit self->backendChanged(QString(), QString(), backendError);
+            if (project && lease.backend) {
+                lease.backend->setComputeControl({&state.cancel, &state.progress});
+                auto computed = computeOnWorker(*lease.backend, std::move(*project), generation, state);
+                lease.backend->setComputeControl({});
+                if (computed) {
+                    o.result = std::move(*computed);
+                } else {
+                    o.error = errorText(computed.error());
+                    o.kind = computed.kind();
                 }
-                self->finished(generation, result, error, errorKind);
-            });
-    });
+            } else if (project) {
+                o.error = errorText(lease.error);
+                o.kind = lease.error.kind;
+            }
+            const qint64 elapsedMs = QDateTime::currentMSecsSinceEpoch() - state.startedMs;
+            const double cost = state.cost;
+            return [this, generation, o = std::move(o), elapsedMs, cost] {
+                // Learn the speed of the machine from larger computations (their fixed
+                // overheads say little).
+                if (o.result && cost >= kLearnFromWork)
+                    m_msPerWork = double(elapsedMs) / cost;
+                finished(generation, o);
+            };
+        },
+        work);
 }
 
 Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(AttentionBackend &backend, Project project,
-                                                                          quint64 generation, const Flight &flight)
+                                                                          quint64 generation, const JobState &state)
 {
     // Refused before allocating: the trace alone would not fit the machine's memory.
     const std::int64_t need = traceBytes(project.problem), budget = memoryBudgetBytes();
@@ -189,7 +166,7 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
         // Superseded: nobody sees this result, and the ranges (a pass over every cell) are not
         // begun. A fallback notice it left stays with the backend for the next computation.
         const Error cancelled{"the computation was cancelled", ErrorKind::Cancelled};
-        if ((!trace && trace.kind() == ErrorKind::Cancelled) || flight.cancel.load(std::memory_order_relaxed))
+        if ((!trace && trace.kind() == ErrorKind::Cancelled) || state.cancel.load(std::memory_order_relaxed))
             return cancelled;
         const Error notice = takeBackendNoticeError(backend);
         if (!trace) {
@@ -222,29 +199,25 @@ Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(Attent
     }
 }
 
-void ComputeController::finished(quint64 generation, std::shared_ptr<ComputedTrace> result, QString error,
-                                 ErrorKind kind)
+void ComputeController::finished(quint64 generation, const Outcome &o)
 {
-    m_running = false;
-    m_flight.reset();
-    if (result && m_runningWork >= kLearnFromWork)
-        m_msPerWork = double(m_runningTimer.elapsed()) / m_runningWork;
+    // A backend another job made (a model run's) is named as soon as a computation uses it.
+    if (o.backendReplaced || (o.backend && o.backend != m_announced)) {
+        m_announced = o.backend;
+        emit backendChanged(o.backendName, o.deviceName, o.backendNotice);
+    } else if (!o.backendError.isEmpty())
+        emit backendChanged(QString(), QString(), o.backendError);
     // A result newer than the one on screen is shown even when a newer request waits: a
     // drag that outpaces the computation still shows its newest finished state. Never an
     // older one after a newer.
-    if (result && generation > m_shownGeneration) {
+    if (o.result && generation > m_shownGeneration) {
         m_shownGeneration = generation;
-        emit computed(std::move(result));
-    } else if (!result && kind == ErrorKind::Cancelled) {
+        emit computed(o.result);
+    } else if (!o.result && o.kind == ErrorKind::Cancelled) {
         emit cancelled(generation);
-    } else if (!result && !error.isEmpty() && generation == m_generation) {
+    } else if (!o.result && !o.error.isEmpty() && generation == m_generation) {
         // A failure of a superseded request says nothing about the document as it is now.
-        emit failed(error, generation, kind);
-    }
-    if (m_pending || m_pendingBackend) {
-        startNext();
-    } else {
-        emit busyChanged(false);
+        emit failed(o.error, generation, o.kind);
     }
 }
 
@@ -252,9 +225,10 @@ bool ComputeController::waitForIdle(int timeoutMs)
 {
     QElapsedTimer timer;
     timer.start();
-    while ((m_running || m_pending || m_scheduled) && timer.elapsed() < timeoutMs)
+    auto busy = [this] { return m_lane.isBusy() || m_pending || m_scheduled; };
+    while (busy() && timer.elapsed() < timeoutMs)
         QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-    return !(m_running || m_pending || m_scheduled);
+    return !busy();
 }
 
 } // namespace attnscope

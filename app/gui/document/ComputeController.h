@@ -1,7 +1,8 @@
 #pragma once
 
 #include "app/engine/BackendChoice.h"
-#include "app/gui/document/WorkerPool.h"
+#include "app/gui/document/BackendHost.h"
+#include "app/gui/document/JobRunner.h"
 #include "app/render/TraceRanges.h"
 #include "core/attention/AttentionTrace.h"
 #include "core/formats/ProjectFile.h"
@@ -30,9 +31,10 @@ struct ComputedTrace {
 };
 using ComputedTracePtr = std::shared_ptr<const ComputedTrace>;
 
-// Runs backend->compute() on one worker thread, never on the GUI thread, with the views'
-// ranges. Requests made in the same event-loop turn, or while a computation runs, are
-// coalesced: only the newest waiting project is computed next. A finished result newer than
+// Runs backend->compute() on a job lane (JobRunner.h), never on the GUI thread, with the views'
+// ranges, on the backend the user chose (BackendHost, shared with model runs and pooled tiles).
+// Requests made in the same event-loop turn, or while a computation runs, are coalesced: only
+// the newest waiting project is computed next. A finished result newer than
 // the last one shown is shown even while a newer request waits (never an older one after a
 // newer); a failure is reported only for the newest request. Allocation failures on the
 // worker are caught and reported, and a trace larger than the memory budget is refused.
@@ -55,6 +57,8 @@ public:
     void setBackendRequest(BackendRequest request, const QString &vulkanDevice = {});
     // Tests: compute with this backend (a wrapper around a real one) from the next request on.
     void setBackend(std::shared_ptr<AttentionBackend> backend);
+    // The backend every computing job of the window shares (model runs, pooled tiles).
+    const std::shared_ptr<BackendHost> &backendHost() const { return m_host; }
     BackendRequest backendRequest() const { return m_request; }
     QString vulkanDevice() const { return m_vulkanDevice; }
 
@@ -63,7 +67,7 @@ public:
 
     static constexpr double kCancelAfterMs = 100.0;
 
-    bool isBusy() const { return m_running; }
+    bool isBusy() const { return m_lane.isRunning(); }
     // The running computation's fraction done (0..1) and how long it has run; 0 when idle.
     double progress() const;
     qint64 runningMilliseconds() const;
@@ -83,32 +87,34 @@ signals:
     void cancelled(quint64 generation);
 
 private:
-    // What the GUI thread and the worker share about the computation in flight.
-    struct Flight {
-        std::atomic<bool> cancel{false};
-        std::atomic<double> progress{0.0};
+    // What a finished job hands back to the GUI thread.
+    struct Outcome {
+        bool backendReplaced = false;
+        const void *backend = nullptr; // which backend ran (compared, never dereferenced)
+        QString backendName, deviceName, backendNotice, backendError;
+        std::shared_ptr<ComputedTrace> result;
+        QString error;
+        ErrorKind kind = ErrorKind::Internal;
     };
 
-    void startNext();
-    // Stops the computation in flight if it would run on for more than kCancelAfterMs.
-    void cancelIfLong();
-    void finished(quint64 generation, std::shared_ptr<ComputedTrace> result, QString error, ErrorKind kind);
+    void schedule();
+    void submit();
+    void finished(quint64 generation, const Outcome &outcome);
     static Result<std::shared_ptr<ComputedTrace>> computeOnWorker(AttentionBackend &backend, Project project,
-                                                                  quint64 generation, const Flight &flight);
+                                                                  quint64 generation, const JobState &state);
 
-    WorkerPool m_pool{this, 1};                  // one: backends need not be thread-safe; a Vulkan device stays on it
-    std::shared_ptr<AttentionBackend> m_backend; // used only on the worker
+    std::shared_ptr<BackendHost> m_host = std::make_shared<BackendHost>();
+    JobLane m_lane{this, JobLane::Delivery::Every}; // every result newer than the one shown is shown
     BackendRequest m_request = BackendRequest::Auto;
     QString m_vulkanDevice;
-    std::optional<std::pair<BackendRequest, QString>> m_pendingBackend;
+    bool m_backendPending = false;
+    const void *m_announced = nullptr; // the backend backendChanged last named
+
     std::optional<Project> m_pending;
     quint64 m_pendingGeneration = 0;
     quint64 m_generation = 0;
     quint64 m_shownGeneration = 0;
-    bool m_running = false;
     bool m_scheduled = false;
-    std::shared_ptr<Flight> m_flight; // the computation in flight, else null
-    QElapsedTimer m_runningTimer;
     double m_runningWork = 0.0; // workOf() the project in flight
     // Milliseconds per unit of work, learnt from finished computations; the first guess is
     // a slow machine's (1 GFLOP/s).

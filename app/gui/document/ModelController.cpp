@@ -1,12 +1,10 @@
 #include "app/gui/document/ModelController.h"
 
 #include "app/render/ErrorText.h"
-#include "core/attention/CpuBackend.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QMetaObject>
-#include <QPointer>
 
 #include <new>
 
@@ -21,20 +19,19 @@ ModelController::ModelController(QObject *parent) : QObject(parent)
 
 ModelController::~ModelController()
 {
-    cancel(); // a long run in flight stops at its next layer instead of holding up the close
-    // m_pool drops what has not started and waits for the rest a bounded time (WorkerPool).
+    // A long run in flight stops at its next layer instead of holding up the close; the lanes
+    // wait for it a bounded time (JobLane).
+    cancel();
 }
 
 bool ModelController::waitForIdle(int timeoutMs)
 {
-    return m_pool.waitForDone(timeoutMs);
+    return m_loads.waitForIdle(timeoutMs) && m_runs.waitForIdle(timeoutMs);
 }
 
 void ModelController::load(const QString &dir)
 {
-    const quint64 generation = ++m_loadGeneration;
-    QPointer<ModelController> self(this);
-    m_pool.start([self, poster = m_pool.poster(), dir, generation] {
+    m_loads.submit([this, dir](JobState &) -> JobLane::Deliver {
         ModelPtr ptr;
         QString message;
         try {
@@ -46,16 +43,15 @@ void ModelController::load(const QString &dir)
         } catch (const std::bad_alloc &) {
             message = QCoreApplication::translate("attnscope::ModelController", "Memory ran out loading the model.");
         }
-        poster.post([self, dir, generation, ptr, message] {
-            if (!self || generation != self->m_loadGeneration)
-                return;
+        return [this, dir, ptr, message] {
             if (ptr) {
                 // From now on text runs on this model, and no run of the one before is shown.
-                self->setModel(ptr);
-                emit self->loaded(ptr, dir);
-            } else
-                emit self->loadFailed(dir, message);
-        });
+                setModel(ptr);
+                emit loaded(ptr, dir);
+            } else {
+                emit loadFailed(dir, message);
+            }
+        };
     });
 }
 
@@ -75,10 +71,7 @@ Result<AttentionSet> ModelController::viewSet(ModelRunPtr run)
 
 void ModelController::cancel()
 {
-    ++*m_generation;
-    if (m_cancelFlag)
-        m_cancelFlag->store(true);
-    m_cancelFlag.reset();
+    m_runs.cancel();
 }
 
 void ModelController::setModel(ModelPtr model)
@@ -90,6 +83,7 @@ void ModelController::setModel(ModelPtr model)
 void ModelController::close()
 {
     cancel();
+    m_loads.cancel();
     m_model.reset();
 }
 
@@ -97,55 +91,54 @@ void ModelController::run(const QString &text)
 {
     if (!m_model)
         return;
-    cancel();
-    const quint64 generation = *m_generation;
-    auto cancelFlag = m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
-    QPointer<ModelController> self(this);
-    auto latest = m_generation;
-    m_pool.start([self, poster = m_pool.poster(), latest, model = m_model, text, cancelFlag, generation] {
-        if (latest->load() != generation)
-            return; // a newer text came while this one waited
-        poster.post([self, text] {
-            if (self)
-                emit self->runStarted(text);
-        });
-        QString message;
-        ModelRunPtr run;
-        AttentionSet set;
-        try {
-            auto encoding = model->encode(text.toStdString());
-            if (!encoding) {
-                message = errorText(encoding.error());
-            } else {
-                CpuBackend cpu;
-                auto result = model->forward(*encoding, cpu, cancelFlag.get());
-                if (!result && result.kind() == ErrorKind::Cancelled)
-                    return; // superseded: the newer run delivers
-                if (!result) {
-                    message = errorText(result.error());
+    m_runs.submit(
+        [this, poster = m_runs.poster(), host = m_host, model = m_model, text](JobState &state) -> JobLane::Deliver {
+            poster.post([this, text] { emit runStarted(text); });
+            QString message, backendName, deviceName;
+            ModelRunPtr run;
+            AttentionSet set;
+            try {
+                auto encoding = model->encode(text.toStdString());
+                if (!encoding) {
+                    message = errorText(encoding.error());
                 } else {
-                    run = *result;
-                    auto s = viewSet(run);
-                    if (s)
-                        set = std::move(*s);
-                    else
-                        message = errorText(s.error());
+                    BackendHost::Lease lease = host->lease();
+                    if (!lease.backend)
+                        return [this, message = errorText(lease.error)] { emit runFailed(message); };
+                    auto result = model->forward(*encoding, *lease.backend, &state.cancel);
+                    const ComputeRun ran = lastComputeRun(*lease.backend);
+                    lease.lock.unlock();
+                    backendName = QString::fromStdString(ran.backend);
+                    deviceName = QString::fromStdString(ran.device);
+                    if (!result && result.kind() == ErrorKind::Cancelled)
+                        return {}; // superseded: the newer run delivers
+                    if (!result) {
+                        message = errorText(result.error());
+                    } else {
+                        run = *result;
+                        auto s = viewSet(run);
+                        if (s)
+                            set = std::move(*s);
+                        else
+                            message = errorText(s.error());
+                    }
                 }
+            } catch (const std::bad_alloc &) {
+                message = QCoreApplication::translate("attnscope::ModelController",
+                                                      "Memory ran out running the model on this text.");
             }
-        } catch (const std::bad_alloc &) {
-            message = QCoreApplication::translate("attnscope::ModelController",
-                                                  "Memory ran out running the model on this text.");
-        }
-        poster.post([self, latest, generation, model, run, set, message] {
-            // A newer run, or a newer model (whose load cancels every older run).
-            if (!self || latest->load() != generation || model != self->m_model)
-                return;
-            if (!message.isEmpty())
-                emit self->runFailed(message);
-            else
-                emit self->runReady(model, run, set);
+            return [this, model, run, set, message, backendName, deviceName] {
+                // A newer model (whose load cancels every older run) delivers its own.
+                if (model != m_model)
+                    return;
+                if (!message.isEmpty()) {
+                    emit runFailed(message);
+                    return;
+                }
+                emit runReady(model, run, set);
+                emit ranOn(backendName, deviceName);
+            };
         });
-    });
 }
 
 } // namespace attnscope

@@ -1,6 +1,7 @@
 #pragma once
 
-#include "app/gui/document/WorkerPool.h"
+#include "app/gui/document/BackendHost.h"
+#include "app/gui/document/JobRunner.h"
 #include "core/analysis/AttentionSet.h"
 #include "core/models/TransformerModel.h"
 
@@ -14,10 +15,11 @@ namespace attnscope {
 using ModelPtr = std::shared_ptr<const TransformerModel>;
 using ModelRunPtr = std::shared_ptr<const ModelRun>;
 
-// Loads a model folder and runs typed text through it on a worker thread, never on the GUI
-// thread. Runs are coalesced: a newer text supersedes every older one, whose result is never
-// delivered (the GUI must not show an older sentence after a newer), and a run in flight is
-// cancelled between layers so the worker takes the newest text at once. Text always runs on
+// Loads a model folder and runs typed text through it on job lanes (JobRunner.h), never on the
+// GUI thread, computing its attention on the backend the user chose (the BackendHost shared with
+// the project's computations). Runs are coalesced: a newer text supersedes every older one, whose
+// result is never delivered (the GUI must not show an older sentence after a newer), and a run in
+// flight is cancelled between layers so the worker takes the newest text at once. Text always runs on
 // the latest model loaded, and a run delivers only while its model is still that one: a run
 // of a model another load replaced is never shown. Results arrive as signals on the GUI thread.
 class ModelController : public QObject
@@ -26,6 +28,8 @@ class ModelController : public QObject
 
 public:
     explicit ModelController(QObject *parent = nullptr);
+    // The backend runs compute on (by default a host of its own, on Auto).
+    void setBackendHost(std::shared_ptr<BackendHost> host) { m_host = std::move(host); }
     ~ModelController() override; // waits for the worker
 
     void load(const QString &dir);
@@ -54,13 +58,13 @@ signals:
     // The worker began the forward pass of the text given to run() (for progress, and for tests
     // that supersede a run in flight).
     void runStarted(const QString &text);
+    // Which backend and device computed the attention of the run runReady just delivered.
+    void ranOn(const QString &backend, const QString &device);
 
 private:
-    WorkerPool m_pool{this, 1}; // one: runs are taken in order, a superseded one skipped before it starts
-    std::shared_ptr<std::atomic<quint64>> m_generation = std::make_shared<std::atomic<quint64>>(0);
-    // The newest run's flag: raised when a newer run or cancel() supersedes it.
-    std::shared_ptr<std::atomic<bool>> m_cancelFlag;
-    quint64 m_loadGeneration = 0;
+    std::shared_ptr<BackendHost> m_host = std::make_shared<BackendHost>();
+    JobLane m_loads{this}; // the newest load wins
+    JobLane m_runs{this};  // the newest text wins; a run of a replaced model delivers nothing
     ModelPtr m_model;
 };
 

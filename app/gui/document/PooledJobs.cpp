@@ -23,8 +23,9 @@ qint64 nowMs()
     return QDateTime::currentMSecsSinceEpoch();
 }
 
-Result<std::shared_ptr<PooledTile>> computeTile(const Project &project, const PooledBlock &block,
-                                                const std::atomic<bool> *cancel, PoolProgress *progress)
+Result<std::shared_ptr<PooledTile>> computeTile(AttentionBackend &backend, const Project &project,
+                                                const PooledBlock &block, const std::atomic<bool> *cancel,
+                                                PoolProgress *progress)
 {
     PoolOptions options;
     options.bins = block.bins;
@@ -41,7 +42,7 @@ Result<std::shared_ptr<PooledTile>> computeTile(const Project &project, const Po
     try {
         QElapsedTimer timer;
         timer.start();
-        auto pooled = computePooledCpu(project.problem, options);
+        auto pooled = backend.computePooled(project.problem, options);
         if (!pooled)
             return pooled.error();
         auto tile = std::make_shared<PooledTile>();
@@ -66,69 +67,36 @@ PooledJobs::PooledJobs(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<PooledTilePtr>();
     qRegisterMetaType<ErrorKind>();
+    m_lane.setBusyCallback([this](bool busy) { emit busyChanged(busy); });
 }
 
-PooledJobs::~PooledJobs()
-{
-    m_pending.reset();
-    if (m_running)
-        *m_running->cancel = true;
-    // m_pool waits for it a bounded time, then leaves it (WorkerPool).
-}
+PooledJobs::~PooledJobs() = default; // m_lane cancels what runs and waits for it a bounded time
 
 void PooledJobs::setProject(std::shared_ptr<const Project> project)
 {
     m_project = std::move(project);
     ++m_projectGeneration;
-    m_pending.reset();
-    if (m_running)
-        *m_running->cancel = true;
+    // Nothing of the project before is computed any more.
+    m_lane.cancel();
 }
 
 quint64 PooledJobs::request(const PooledBlock &block)
 {
-    const quint64 id = ++m_nextId;
-    m_pending = std::make_pair(id, block);
-    // The one running answers a view the user has left: stop it now.
-    if (m_running)
-        *m_running->cancel = true;
-    else
-        startNext();
-    return id;
-}
-
-double PooledJobs::progress() const
-{
-    if (!m_running)
-        return 0.0;
-    const std::int64_t total = m_running->progress->total.load();
-    return total > 0 ? double(m_running->progress->done.load()) / double(total) : 0.0;
-}
-
-qint64 PooledJobs::runningMilliseconds() const
-{
-    return m_running ? nowMs() - m_running->startedMs : 0;
-}
-
-void PooledJobs::startNext()
-{
-    if (m_running || !m_pending || !m_project)
-        return;
-    Job job;
-    job.id = m_pending->first;
-    job.block = m_pending->second;
-    job.cancel = std::make_shared<std::atomic<bool>>(false);
-    job.progress = std::make_shared<PoolProgress>();
-    job.startedMs = nowMs();
-    m_pending.reset();
-    m_running = job;
-    emit busyChanged(true);
-
-    QPointer<PooledJobs> self(this);
-    m_pool.start([self, poster = m_pool.poster(), job, project = m_project, source = m_source,
-                  generation = m_projectGeneration] {
-        auto result = source ? source->computeTile(job.block, job.cancel.get(), job.progress.get())
-                             : computeTile(*project, job.block, job.cancel.get(), job.progress.get());
+    if (!m_project)
+        return 0;
+    auto progress = std::make_shared<PoolProgress>();
+    const quint64 id = m_lane.newest() + 1; // the id submit() gives this job
+    // The one running answers a view the user has left: the lane stops it now.
+    m_lane.submit([this, id, host = m_host, block, progress, project = m_project, source = m_source,
+                   generation = m_projectGeneration](JobState &state) -> JobLane::Deliver {
+        Result<std::shared_ptr<PooledTile>> result = Error{};
+        if (source) {
+            result = source->computeTile(block, &state.cancel, progress.get());
+        } else {
+            BackendHost::Lease lease = host->lease();
+            result = lease.backend ? computeTile(*lease.backend, *project, block, &state.cancel, progress.get())
+                                   : Result<std::shared_ptr<PooledTile>>(lease.error);
+        }
         std::shared_ptr<PooledTile> tile;
         QString error;
         ErrorKind kind = ErrorKind::Internal;
@@ -139,31 +107,38 @@ void PooledJobs::startNext()
             error = errorText(result.error());
             kind = result.kind();
         }
-        poster.post([self, id = job.id, tile, error, kind, generation] {
-            if (!self)
-                return;
-            self->m_running.reset();
-            if (tile && generation == self->m_projectGeneration)
-                emit self->tileReady(tile, id);
+        return [this, id, tile, error, kind, generation] {
+            m_progress.erase(id);
+            if (tile && generation == m_projectGeneration)
+                emit tileReady(tile, id);
             else if (kind == ErrorKind::Cancelled)
-                emit self->cancelled(id);
-            else if (!tile && generation == self->m_projectGeneration)
-                emit self->failed(error, kind, id);
-            if (self->m_pending && self->m_project)
-                self->startNext();
-            else
-                emit self->busyChanged(false);
-        });
+                emit cancelled(id);
+            else if (!tile && generation == m_projectGeneration)
+                emit failed(error, kind, id);
+        };
     });
+    m_progress[id] = std::move(progress);
+    return id;
+}
+
+double PooledJobs::progress() const
+{
+    const auto it = m_progress.find(m_lane.runningId());
+    if (it == m_progress.end())
+        return 0.0;
+    const std::int64_t total = it->second->total.load();
+    return total > 0 ? double(it->second->done.load()) / double(total) : 0.0;
+}
+
+qint64 PooledJobs::runningMilliseconds() const
+{
+    const JobState *running = m_lane.running();
+    return running ? nowMs() - running->startedMs : 0;
 }
 
 bool PooledJobs::waitForIdle(int timeoutMs)
 {
-    QElapsedTimer timer;
-    timer.start();
-    while ((m_running || (m_pending && m_project)) && timer.elapsed() < timeoutMs)
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-    return !(m_running || (m_pending && m_project));
+    return m_lane.waitForIdle(timeoutMs);
 }
 
 } // namespace attnscope

@@ -1,12 +1,14 @@
 #pragma once
 
-#include "app/gui/document/WorkerPool.h"
+#include "app/gui/document/BackendHost.h"
+#include "app/gui/document/JobRunner.h"
 #include "core/attention/PooledAttention.h"
 #include "core/formats/ProjectFile.h"
 
 #include <QObject>
 #include <QString>
 
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -34,17 +36,21 @@ struct PooledTile {
 };
 using PooledTilePtr = std::shared_ptr<const PooledTile>;
 
-// Computes pooled blocks of one project on a worker thread (the CPU engine, computePooledCpu),
-// never on the GUI thread. Only the newest request matters: a new one sets the running
-// computation's cancel flag (it returns Cancelled within about one key tile's work) and
-// replaces any that waits. Results come back as signals; the GUI never waits on the worker.
+// Computes pooled blocks of one project on a job lane (JobRunner.h), never on the GUI thread, on
+// the backend the user chose (the BackendHost shared with the project's computations). Only the
+// newest request matters: a new one sets the running computation's cancel flag (it returns
+// Cancelled within about one key tile's work) and replaces any that waits. Results come back as
+// signals; the GUI never waits on the worker.
 class PooledJobs : public QObject
 {
     Q_OBJECT
 
 public:
     explicit PooledJobs(QObject *parent = nullptr);
-    ~PooledJobs() override; // cancels the running computation and waits for it
+    ~PooledJobs() override; // cancels the running computation and waits for it a bounded time
+
+    // The backend tiles are computed on (by default a host of its own, on Auto).
+    void setBackendHost(std::shared_ptr<BackendHost> host) { m_host = std::move(host); }
 
     // The project later requests are computed on; cancels what runs. Null: none.
     void setProject(std::shared_ptr<const Project> project);
@@ -58,9 +64,9 @@ public:
     // Schedules `block`; returns its id.
     quint64 request(const PooledBlock &block);
 
-    bool isBusy() const { return m_running.has_value(); }
+    bool isBusy() const { return m_lane.isRunning(); }
     // The running computation: its id, how far it is (0..1) and for how long it has run.
-    quint64 runningId() const { return m_running ? m_running->id : 0; }
+    quint64 runningId() const { return m_lane.runningId(); }
     double progress() const;
     qint64 runningMilliseconds() const;
     // Blocks until nothing runs or waits (tests only).
@@ -74,22 +80,13 @@ signals:
     void busyChanged(bool busy);
 
 private:
-    struct Job {
-        quint64 id = 0;
-        PooledBlock block;
-        std::shared_ptr<std::atomic<bool>> cancel;
-        std::shared_ptr<PoolProgress> progress;
-        qint64 startedMs = 0;
-    };
-    void startNext();
-
-    WorkerPool m_pool{this, 1};
+    std::shared_ptr<BackendHost> m_host = std::make_shared<BackendHost>();
+    JobLane m_lane{this, JobLane::Delivery::Every}; // a tile of the shown project is kept even when superseded
     std::shared_ptr<const Project> m_project;
     std::shared_ptr<const PooledTileSource> m_source;
     quint64 m_projectGeneration = 0;
-    quint64 m_nextId = 0;
-    std::optional<std::pair<quint64, PooledBlock>> m_pending;
-    std::optional<Job> m_running;
+    // Each submitted job's progress, as the pooled computation counts it (by job id).
+    std::map<quint64, std::shared_ptr<PoolProgress>> m_progress;
 };
 
 } // namespace attnscope

@@ -302,6 +302,7 @@ private:
     PooledHeatmapView *m_filePooled = nullptr;
     bool m_longAttention = false;
     ModelController *m_modelJobs = nullptr;
+    QString m_modelSummary; // "Model: NAME (GPT-2, L layers, H heads)", before where it ran
     ModelPtr m_transformer; // the model the read-only document shows, null for none
     ModelRunPtr m_modelRun;
     QString m_modelDir;

@@ -34,6 +34,7 @@ const char *const kFirstSentence = "The cat sat on the mat.";
 void MainWindow::createModelViews(QMenu *file)
 {
     m_modelJobs = new ModelController(this);
+    m_modelJobs->setBackendHost(m_compute->backendHost()); // runs on the backend the user chose
     m_modelText = new QLineEdit;
     m_modelText->setObjectName(QStringLiteral("modelText"));
     m_modelText->setPlaceholderText(tr("Type a sentence…"));
@@ -95,6 +96,10 @@ void MainWindow::createModelViews(QMenu *file)
         emit openFailed(m_modelDir, message);
     });
     connect(m_modelJobs, &ModelController::runReady, this, &MainWindow::showModelRun);
+    // After runReady: the label names the model (showModelRun), then where its attention ran.
+    connect(m_modelJobs, &ModelController::ranOn, this, [this](const QString &backend, const QString &device) {
+        m_backendLabel->setText(tr("%1 on %2 — %3").arg(m_modelSummary, backend, device));
+    });
     connect(m_modelJobs, &ModelController::runFailed, this, [this](const QString &message) {
         m_lastError = message;
         m_messageLabel->showMessage(message);
@@ -171,12 +176,12 @@ void MainWindow::showModelRun(ModelPtr model, ModelRunPtr run, const AttentionSe
         m_transformer = model; // after showAttention: leaving the old document clears it
         // In place of showAttention's "Attention file: model": which model, of what kind and shape.
         const ModelConfig &config = model->config();
-        m_backendLabel->setText(tr("Model: %1 (%2, %3 layers, %4 heads)")
-                                    .arg(QFileInfo(loaded->path).fileName(), config.type == ModelType::Gpt2
-                                                                                 ? QStringLiteral("GPT-2")
-                                                                                 : QStringLiteral("BERT"))
-                                    .arg(config.layers)
-                                    .arg(config.heads));
+        m_modelSummary = tr("Model: %1 (%2, %3 layers, %4 heads)")
+                             .arg(QFileInfo(loaded->path).fileName(),
+                                  config.type == ModelType::Gpt2 ? QStringLiteral("GPT-2") : QStringLiteral("BERT"))
+                             .arg(config.layers)
+                             .arg(config.heads);
+        m_backendLabel->setText(m_modelSummary);
         m_modelRun = run;
         m_modelText->show();
         m_openHeadAction->setEnabled(true);

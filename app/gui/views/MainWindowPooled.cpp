@@ -29,6 +29,7 @@ void MainWindow::createPooledView(QVBoxLayout *central)
         QStringLiteral("QLabel { background: #e8f1fb; color: #123c69; border: 1px solid #8fb3da; padding: 6px; }"));
     m_pooledNotice->hide();
     m_pooled = new PooledHeatmapView;
+    m_pooled->jobs()->setBackendHost(m_compute->backendHost()); // the backend the user chose
     m_pooled->hide();
     central->insertWidget(central->indexOf(m_tabs), m_pooledNotice);
     central->addWidget(m_pooled, 1);
