@@ -1,14 +1,16 @@
 #pragma once
 
 // Helpers for the suites that drive the real main window: waiting for a result of the
-// document as it is now, opening the tutorial in an active window, and a main() that gives the
-// offscreen platform a 1600×1000 screen.
+// document as it is now, opening the tutorial in an active window, waiting for a widget's
+// repaint (instead of sleeping), and a main() that gives the offscreen platform a 1600×1000
+// screen.
 
 #include "app/gui/views/MainWindow.h"
 #include "core/formats/ProjectFile.h"
 
 #include <QApplication>
 #include <QByteArray>
+#include <QEvent>
 #include <QFile>
 #include <QObject>
 #include <QString>
@@ -47,6 +49,42 @@ inline std::unique_ptr<MainWindow> openTutorialWindow()
     if (!w->openExample(kTutorialExample) || !settleWindow(*w))
         return nullptr;
     return w;
+}
+
+// Counts the paint events a widget and its descendants receive while it watches (a widget
+// covered by opaque children is not painted itself: they are).
+class PaintCounter : public QObject
+{
+public:
+    explicit PaintCounter(QWidget *widget) : m_widget(widget)
+    {
+        QCoreApplication::instance()->installEventFilter(this);
+    }
+    ~PaintCounter() override { QCoreApplication::instance()->removeEventFilter(this); }
+    int count() const { return m_count; }
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (event->type() == QEvent::Paint && watched->isWidgetType() &&
+            (watched == m_widget || m_widget->isAncestorOf(static_cast<QWidget *>(watched))))
+            ++m_count;
+        return false;
+    }
+
+private:
+    QWidget *m_widget;
+    int m_count = 0;
+};
+
+// Asks `widget` (and the children it covers) to repaint and waits until it has been painted:
+// the backing store is flushed to the window system in the same pass, so a screen grab taken
+// afterwards shows it. The timeout only bounds a failure.
+inline bool waitForRepaint(QWidget *widget, int timeoutMs = 10000)
+{
+    PaintCounter painted(widget);
+    widget->update();
+    return QTest::qWaitFor([&] { return painted.count() > 0; }, timeoutMs);
 }
 
 // The offscreen platform's screen is 800×600 unless told otherwise: this gives it a 1600×1000

@@ -13,8 +13,8 @@
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
 #include "app/gui/views/TeachingView.h"
-#include "core/formats/AttentionFile.h"
 #include "core/analysis/AttentionStats.h"
+#include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
 
 #include <QAction>
@@ -550,7 +550,8 @@ void TestAttentionViews::projectOpenedWhileReadingWins()
     QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
     const QString title = w.windowTitle();
     QVERIFY(w.attentionController()->waitForIdle());
-    QTest::qWait(200);
+    // Every job's answer, the read's included, has come back to the GUI thread and been handled.
+    QTRY_VERIFY(!w.attentionController()->isBusy());
     QCOMPARE(opened.count(), 0);
     QVERIFY(!w.isReadOnly());
     QCOMPARE(w.windowTitle(), title);

@@ -102,7 +102,8 @@ void ModelController::run(const QString &text)
     auto cancelFlag = m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
     QPointer<ModelController> self(this);
     auto latest = m_generation;
-    m_pool.start([self, poster = m_pool.poster(), latest, model = m_model, text, cancelFlag, generation] {
+    m_pool.start([self, poster = m_pool.poster(), latest, model = m_model, text, cancelFlag, generation,
+                  factory = m_backendFactory] {
         if (latest->load() != generation)
             return; // a newer text came while this one waited
         poster.post([self, text] {
@@ -117,8 +118,8 @@ void ModelController::run(const QString &text)
             if (!encoding) {
                 message = errorText(encoding.error());
             } else {
-                CpuBackend cpu;
-                auto result = model->forward(*encoding, cpu, cancelFlag.get());
+                const std::unique_ptr<AttentionBackend> backend = factory ? factory() : std::make_unique<CpuBackend>();
+                auto result = model->forward(*encoding, *backend, cancelFlag.get());
                 if (!result && result.kind() == ErrorKind::Cancelled)
                     return; // superseded: the newer run delivers
                 if (!result) {

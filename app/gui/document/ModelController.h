@@ -7,6 +7,7 @@
 #include <QObject>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 namespace attnscope {
@@ -36,6 +37,11 @@ public:
     void setModel(ModelPtr model);
     // Runs text on model() (nothing without one), superseding and cancelling every older run.
     void run(const QString &text);
+    // What runs compute attention with: the CPU engine, one made per run on the worker thread.
+    // Tests give another (one that counts or holds the layers); null goes back to the CPU engine.
+    // Applies to runs started after it.
+    using BackendFactory = std::function<std::unique_ptr<AttentionBackend>()>;
+    void setBackendFactory(BackendFactory factory) { m_backendFactory = std::move(factory); }
     // No run waiting or running is delivered any more; one in flight is cancelled.
     void cancel();
     // cancel(), and the model goes too (the model's document went).
@@ -62,6 +68,7 @@ private:
     std::shared_ptr<std::atomic<bool>> m_cancelFlag;
     quint64 m_loadGeneration = 0;
     ModelPtr m_model;
+    BackendFactory m_backendFactory;
 };
 
 } // namespace attnscope
