@@ -10,7 +10,6 @@
 #include "core/formats/TraceExport.h"
 
 #include <QDir>
-#include <QElapsedTimer>
 #include <QObject>
 #include <QProcess>
 #include <QRegularExpression>

@@ -550,7 +550,8 @@ void TestAttentionViews::projectOpenedWhileReadingWins()
     QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
     const QString title = w.windowTitle();
     QVERIFY(w.attentionController()->waitForIdle());
-    QTest::qWait(200);
+    // Every job's answer, the read's included, has come back to the GUI thread and been handled.
+    QTRY_VERIFY(!w.attentionController()->isBusy());
     QCOMPARE(opened.count(), 0);
     QVERIFY(!w.isReadOnly());
     QCOMPARE(w.windowTitle(), title);

@@ -10,7 +10,6 @@
 #include "../common/TestUtil.h"
 
 #include <QDir>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -94,8 +93,9 @@ void TestAutosave::modifiedDocumentIsSavedWithinTheInterval()
     saver.setInterval(50);
     saver.setDocument(&doc);
     QSignalSpy saved(&saver, &Autosaver::saved);
-    QTest::qWait(150);
-    QCOMPARE(saved.count(), 0); // clean: nothing to keep
+    QCoreApplication::processEvents();
+    QVERIFY(!saver.isSavePending()); // clean: nothing to keep, no write scheduled
+    QCOMPARE(saved.count(), 0);
     QVERIFY(!QFile::exists(saver.recoveryPath()));
     QVERIFY(doc.setValue(MatrixId::Wq, 0, 0, 2.5f));
     QVERIFY(doc.setHeads(2));
@@ -115,14 +115,15 @@ void TestAutosave::atMostOneWritePerInterval()
     saver.setInterval(400);
     saver.setDocument(&doc);
     QSignalSpy saved(&saver, &Autosaver::saved);
-    QElapsedTimer timer;
-    timer.start();
+    // Edits in a row, each delivered before the next: the first schedules the write, the others
+    // join it instead of writing or scheduling one of their own.
     for (int i = 0; i < 5; ++i) {
         QVERIFY(doc.setValue(MatrixId::Xq, 0, 0, float(i + 10)));
-        QTest::qWait(20);
+        QCoreApplication::processEvents();
+        QVERIFY(saver.isSavePending());
     }
     QVERIFY(saved.wait(5000));
-    QVERIFY(timer.elapsed() >= 380);
+    QVERIFY(!saver.isSavePending()); // the one write took every edit: nothing more is scheduled
     QCOMPARE(saved.count(), 1);
     auto copy = Autosaver::readCopy(saver.recoveryPath());
     QVERIFY(copy.ok());
@@ -142,7 +143,7 @@ void TestAutosave::cleanSaveRemovesTheCopy()
     QVERIFY(QFile::exists(saver.recoveryPath()));
     QVERIFY(doc.save(dir.filePath(QStringLiteral("saved.attnscope.json"))).ok());
     QVERIFY(!QFile::exists(saver.recoveryPath()));
-    QTest::qWait(60);
+    QVERIFY(!saver.isSavePending()); // and no later write brings it back
     QVERIFY(!QFile::exists(saver.recoveryPath()));
     // Closing (destroying) the autosaver with a modified document removes its copy too.
     QVERIFY(doc.setTitle(QStringLiteral("again")));
@@ -231,19 +232,20 @@ struct App {
         app.start(QStringLiteral(ATTNSCOPE_GUI), {project});
         if (!app.waitForStarted(10000))
             return false;
-        QElapsedTimer timer;
-        timer.start();
+        // Until its copy holds the edits, or it ends (the timeout only bounds a failure).
         bool found = false;
-        while (!found && timer.elapsed() < 30000 && app.state() == QProcess::Running) {
-            QTest::qWait(100);
-            for (const QString &name : copiesIn(recoveryDir())) {
-                auto copy = Autosaver::readCopy(QDir(recoveryDir()).filePath(name));
-                found = found || (copy && copy->second.pid == app.processId() && done(copy->first));
-            }
-        }
+        const bool settled = QTest::qWaitFor(
+            [&] {
+                for (const QString &name : copiesIn(recoveryDir())) {
+                    auto copy = Autosaver::readCopy(QDir(recoveryDir()).filePath(name));
+                    found = found || (copy && copy->second.pid == app.processId() && done(copy->first));
+                }
+                return found || app.state() != QProcess::Running;
+            },
+            30000);
         app.kill();
         app.waitForFinished(10000);
-        return found && app.exitStatus() == QProcess::CrashExit;
+        return settled && found && app.exitStatus() == QProcess::CrashExit;
     }
 
     // Starts it again, answering the recovery offer, and reads the state it had.

@@ -11,7 +11,7 @@
 
 #include "../common/TestUtil.h"
 
-#include <QElapsedTimer>
+#include <QDeadlineTimer>
 #include <QSemaphore>
 #include <QSignalSpy>
 #include <QTest>
@@ -288,9 +288,9 @@ void TestCompute::newerRequestCancelsLongCompute()
 
 void TestCompute::newerRequestStopsRunningCpuCompute()
 {
-    // The real CPU engine, stopped part-way: a full computation is timed first (the
-    // controller learns the machine's speed from it too), then a newer edit arrives a tenth
-    // of the way into the next one. The time to stop is printed; issue 11 asks for 100 ms.
+    // The real CPU engine, stopped part-way: a full computation runs first (the controller
+    // learns the machine's speed from it too), then a newer edit arrives once the next one
+    // reports a tenth of its work done.
     ComputeController c;
     c.setBackendRequest(BackendRequest::Cpu);
     QSignalSpy done(&c, &ComputeController::computed);
@@ -301,24 +301,17 @@ void TestCompute::newerRequestStopsRunningCpuCompute()
     o.modelDim = 512;
     o.heads = 8; // 33.5M cells per matrix: about a second on two cores
     Project p = randomProject(o);
-    QElapsedTimer whole;
-    whole.start();
     c.request(p);
     QVERIFY(done.wait(120000));
-    const qint64 wholeMs = whole.elapsed();
-    qInfo("one full computation: %lld ms", qlonglong(wholeMs));
 
     p.problem.xq(0, 0) += 1.0f;
     const quint64 superseded = c.request(p);
     QTRY_VERIFY_WITH_TIMEOUT(c.progress() > 0.0, 60000); // progress is reported as it runs
-    QTest::qWait(int(wholeMs / 10));
+    QTRY_VERIFY_WITH_TIMEOUT(c.progress() >= 0.1 || !c.isBusy(), 60000);
     QVERIFY(c.isBusy());
     p.problem.xq(0, 0) += 1.0f;
-    QElapsedTimer stop;
-    stop.start();
     const quint64 newest = c.request(p);
     QVERIFY(cancelled.wait(120000));
-    qInfo("the superseded computation stopped %lld ms after the newer request", qlonglong(stop.elapsed()));
     QCOMPARE(cancelled.at(0).at(0).value<quint64>(), superseded);
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 120000);
     QCOMPARE(done.at(1).at(0).value<ComputedTracePtr>()->generation, newest);
@@ -341,6 +334,8 @@ public:
         *m_sawCancel = cancelRequested();
         return Error{"cancelled", ErrorKind::Cancelled};
     }
+    // Whether the controller has asked it to stop (read from the test's thread).
+    bool isCancelRequested() const { return cancelRequested(); }
 
 private:
     std::shared_ptr<QSemaphore> m_gate;
@@ -354,11 +349,16 @@ void TestCompute::closingCancelsTheRunningCompute()
     auto gate = std::make_shared<QSemaphore>(0);
     auto sawCancel = std::make_shared<std::atomic<bool>>(false);
     auto c = std::make_unique<ComputeController>();
-    c->setBackend(std::make_shared<CancelRecordingBackend>(gate, sawCancel));
+    auto backend = std::make_shared<CancelRecordingBackend>(gate, sawCancel);
+    c->setBackend(backend);
     c->request(large(1));
     QTRY_VERIFY(c->isBusy());
-    std::thread opener([gate] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Opens the gate once the worker held there has been asked to stop (the deadline only
+    // bounds a failure: the gate then opens anyway and the test fails on sawCancel).
+    std::thread opener([gate, backend] {
+        const QDeadlineTimer deadline(60000);
+        while (!backend->isCancelRequested() && !deadline.hasExpired())
+            std::this_thread::yield();
         gate->release();
     });
     c.reset(); // waits for the worker, which the opener lets go

@@ -1,19 +1,27 @@
 // Colour maps, the heatmap renderer (pixels of a rendered known trace against the colour map)
-// and the heatmap widgets.
+// and the heatmap widgets: NaN told apart from an overflow to ±Inf, and the window's shared
+// scale read from the worker's ranges.
 
 #include "app/gui/document/Document.h"
 #include "app/gui/views/HeatmapView.h"
+#include "app/gui/views/MainWindow.h"
 #include "core/attention/CpuBackend.h"
 #include "core/attention/RandomProblem.h"
 
 #include "../common/TestUtil.h"
+#include "../common/WindowTestUtil.h"
 
+#include <QDir>
 #include <QImage>
 #include <QLabel>
 #include <QPainter>
 #include <QScrollBar>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTest>
+
+#include <cmath>
 
 using namespace attnscope;
 
@@ -44,6 +52,18 @@ QImage render(const HeatmapData &data, const HeatmapOptions &o, QSize size = {64
     return image;
 }
 
+// Finite inputs whose Q·Kᵀ overflows float32: the scores of row 0 are +Inf, so its softmax is NaN.
+Project overflowProject()
+{
+    auto p = parseProject(R"({"format": "attnscope", "version": 1, "title": "Overflow", "mode": "self",
+  "heads": 1, "headDimQK": 2, "headDimV": 2, "scale": "none",
+  "query": {"tokens": ["a", "b", "c"], "x": [[3e38, 3e38], [0.5, -0.25], [1, 2]]},
+  "weights": {"q": [[1, 0], [0, 1]], "k": [[1, 0], [0, 1]], "v": [[1, 0], [0, 1]]}})");
+    if (!p)
+        qFatal("%s", p.message().c_str());
+    return *p;
+}
+
 } // namespace
 
 class TestHeatmap : public QObject
@@ -51,6 +71,7 @@ class TestHeatmap : public QObject
     Q_OBJECT
 
 private slots:
+    void initTestCase();
     void colorMapSamples_data();
     void colorMapSamples();
     void cellPixelsMatchColorMap_data();
@@ -67,7 +88,18 @@ private slots:
     void manyHeadsScrollInsteadOfShrinking_data();
     void manyHeadsScrollInsteadOfShrinking();
     void hiddenValuesAreAnnounced();
+    void nanAndInfinityShownDistinctly();
+    void sharedScaleReadsTheWorkersRanges();
 };
+
+void TestHeatmap::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_heatmap"));
+    QSettings().clear();
+    QSettings().setValue(QStringLiteral("compute/backend"), int(BackendRequest::Cpu));
+}
 
 void TestHeatmap::colorMapSamples_data()
 {
@@ -422,6 +454,86 @@ void TestHeatmap::hiddenValuesAreAnnounced()
     s.showValues = false;
     view.setSettings(s);
     QTRY_VERIFY(!note->isVisible());
+}
+
+void TestHeatmap::nanAndInfinityShownDistinctly()
+{
+    auto c = std::make_shared<ComputedTrace>();
+    c->project = overflowProject();
+    auto trace = CpuBackend().compute(c->project.problem);
+    QVERIFY2(trace, trace ? "" : trace.message().c_str());
+    c->trace = std::move(*trace);
+    // Counted here over every tensor, as the banner counts them.
+    std::int64_t nan = 0, inf = 0;
+    auto count = [&](const MatrixF &m) {
+        nan += m.array().isNaN().count();
+        inf += m.array().isInf().count();
+    };
+    for (const auto *all :
+         {&c->trace.q, &c->trace.k, &c->trace.v, &c->trace.scores, &c->trace.weights, &c->trace.headOutputs})
+        for (const MatrixF &m : *all)
+            count(m);
+    count(c->trace.context);
+    count(c->trace.output);
+    QVERIFY(nan > 0 && inf > 0);
+    QVERIFY(std::isinf(c->trace.scores[0](0, 0)) && c->trace.scores[0](0, 0) > 0);
+    QVERIFY(std::isnan(c->trace.weights[0](0, 0)));
+
+    for (const bool scores : {false, true}) {
+        HeatmapView view;
+        HeatmapViewSettings s;
+        s.quantity = scores ? HeatmapQuantity::Scores : HeatmapQuantity::Weights;
+        s.showValues = false;
+        view.setSettings(s);
+        view.setResult(c);
+        view.resize(700, 520);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto *warning = view.findChild<QLabel *>(QStringLiteral("nonFiniteWarning"));
+        QVERIFY(warning);
+        QTRY_VERIFY(warning->isVisible());
+        // The banner says how many of each there are, and which colour each has.
+        const QString text = warning->text();
+        QVERIFY2(text.contains(QStringLiteral("%1 NaN").arg(nan)), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("%1 infinite").arg(inf)), qPrintable(text));
+        const QImage shot = view.grab().toImage();
+        QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+        QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/overflow-%1.png")
+                              .arg(scores ? QStringLiteral("scores") : QStringLiteral("weights"))));
+        const QPoint px = (view.cellRect(0, 0).topLeft() + QPointF(3, 3)).toPoint();
+        const QColor expected = scores ? HeatmapRenderer::infinityColor() : HeatmapRenderer::nanColor();
+        QCOMPARE(QColor(shot.pixel(px)).name(), expected.name());
+        const QString hover = view.cellDescription(0, 0);
+        QVERIFY2(hover.contains(QStringLiteral("+Inf")), qPrintable(hover));
+        QVERIFY2(hover.contains(QStringLiteral("NaN")), qPrintable(hover));
+        QVERIFY2(!hover.contains(QStringLiteral("inf")) && !hover.contains(QStringLiteral("nan")), qPrintable(hover));
+    }
+    QVERIFY(HeatmapRenderer::infinityColor() != HeatmapRenderer::nanColor());
+}
+
+void TestHeatmap::sharedScaleReadsTheWorkersRanges()
+{
+    const auto window = test::openTutorialWindow();
+    QVERIFY(window);
+    MainWindow &w = *window;
+    QVERIFY(w.document()->setHeads(3));
+    QVERIFY(test::settleWindow(w));
+    const ComputedTracePtr r = w.currentResult();
+    QCOMPARE(int(r->ranges.maxWeight.size()), 3);
+    for (HeatmapQuantity quantity : {HeatmapQuantity::Weights, HeatmapQuantity::Scores}) {
+        HeatmapViewSettings s = w.headView()->settings();
+        s.quantity = quantity;
+        s.scope = ScaleScope::Shared;
+        w.headView()->setSettings(s);
+        const HeatmapData &shown = w.headView()->data();
+        // The same range as a pass over every head here would give.
+        const HeatmapData here =
+            HeatmapData::fromTrace(r->project, r->trace, w.headView()->head(), quantity, ScaleScope::Shared);
+        QCOMPARE(shown.rangeMin, here.rangeMin);
+        QCOMPARE(shown.rangeMax, here.rangeMax);
+    }
+    // The mean over heads is the worker's, not recomputed on the GUI thread.
+    QCOMPARE(w.meanView()->data().values, r->ranges.meanWeights.get());
 }
 
 QTEST_MAIN(TestHeatmap)

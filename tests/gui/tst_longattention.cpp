@@ -15,6 +15,8 @@
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
 
+#include "../common/WindowTestUtil.h"
+
 #include <QApplication>
 
 #include <QFile>
@@ -253,7 +255,8 @@ void TestLongAttention::opensWithoutFullCopies()
         [&] { return w.modelView()->isFilled() && w.statsTable()->isFilled() && w.rolloutView()->isFilled(); }, 60000));
     QVERIFY(w.attentionController()->waitForIdle(120000));
     QVERIFY(waitForVisibleTile(w.attentionPooledView()));
-    QTest::qWait(200);
+    // Every view painted what it holds, while the allocations are still counted.
+    QVERIFY(test::waitForRepaint(&w));
     g_counting = false;
     QVERIFY2(g_largest.load() < kMapFloatBytes / 4,
              qPrintable(QStringLiteral("largest allocation %1 bytes; one map as floats is %2")

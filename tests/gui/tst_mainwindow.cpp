@@ -2,6 +2,7 @@
 // document and on what the heatmap shows.
 
 #include "app/gui/document/Autosave.h"
+#include "app/gui/document/MemoryBudget.h"
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/HeadLinesView.h"
@@ -13,6 +14,7 @@
 #include "core/formats/Npy.h"
 
 #include "../common/TestUtil.h"
+#include "../common/WindowTestUtil.h"
 
 #include <QAbstractButton>
 #include <QAbstractItemModelTester>
@@ -20,14 +22,19 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
+#include <QGraphicsEffect>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProgressBar>
 #include <QPushButton>
+#include <QSemaphore>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -84,6 +91,47 @@ void typeInto(QWidget *editor, const QString &text)
     QTest::keyClick(editor, Qt::Key_Return);
 }
 
+// Answers the next modal dialog: records whether it is a Save dialog and closes it.
+struct DialogWatcher {
+    bool sawSaveDialog = false;
+    QString other;
+    QTimer timer;
+    DialogWatcher()
+    {
+        timer.setInterval(20);
+        QObject::connect(&timer, &QTimer::timeout, [this] {
+            QWidget *modal = QApplication::activeModalWidget();
+            if (!modal)
+                return;
+            if (auto *d = qobject_cast<QFileDialog *>(modal))
+                sawSaveDialog = d->acceptMode() == QFileDialog::AcceptSave;
+            else
+                other = modal->metaObject()->className();
+            modal->close();
+        });
+        timer.start();
+    }
+};
+
+// The real CPU engine that says it is half done, then waits until the test opens its gate.
+class HalfwayBackend : public AttentionBackend
+{
+public:
+    explicit HalfwayBackend(std::shared_ptr<QSemaphore> gate) : m_gate(std::move(gate)) {}
+    std::string name() const override { return m_cpu.name(); }
+    std::string deviceName() const override { return m_cpu.deviceName(); }
+    Result<AttentionTrace> compute(const AttentionProblem &problem) override
+    {
+        reportProgress(0.5);
+        m_gate->acquire();
+        return m_cpu.compute(problem);
+    }
+
+private:
+    std::shared_ptr<QSemaphore> m_gate;
+    CpuBackend m_cpu;
+};
+
 } // namespace
 
 class TestMainWindow : public QObject
@@ -93,6 +141,7 @@ class TestMainWindow : public QObject
 private slots:
     void initTestCase();
     void init();
+    void cleanup();
     void editCellInTable();
     void changeHeadsWithSpinBox();
     void toggleMaskCell();
@@ -108,6 +157,12 @@ private slots:
     void unreadableRecoveryCopyIsOfferedWithItsError();
     void dropOpensProject();
     void statusBarShowsBackend();
+    void saveAsShortcutWhereverTheFocusIs_data();
+    void saveAsShortcutWhereverTheFocusIs();
+    void failedComputeMarksViewsStale();
+    void deviceLostOnVulkanMarksViewsStale();
+    void failureAdviceFollowsTheKind();
+    void longComputeShowsProgress();
 
 private:
     std::unique_ptr<MainWindow> m_window;
@@ -132,6 +187,12 @@ void TestMainWindow::init()
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
     QVERIFY(m_window->openExample(kTutorial));
     QVERIFY(settle(*m_window));
+}
+
+void TestMainWindow::cleanup()
+{
+    setMemoryBudgetForTesting(0);
+    qunsetenv("ATTNSCOPE_VULKAN_FAULT");
 }
 
 void TestMainWindow::editCellInTable()
@@ -544,6 +605,127 @@ void TestMainWindow::statusBarShowsBackend()
 {
     const QString text = m_window->statusText();
     QVERIFY2(text.contains(QStringLiteral("cpu")) && text.contains(QStringLiteral("computed in")), qPrintable(text));
+}
+
+void TestMainWindow::saveAsShortcutWhereverTheFocusIs_data()
+{
+    QTest::addColumn<QString>("focus");
+    QTest::newRow("heatmap") << QStringLiteral("heatmap");
+    QTest::newRow("table cell being edited") << QStringLiteral("cell");
+    QTest::newRow("spin box") << QStringLiteral("spin");
+    QTest::newRow("spin box after an edit") << QStringLiteral("spinEdited");
+}
+
+void TestMainWindow::saveAsShortcutWhereverTheFocusIs()
+{
+    QFETCH(QString, focus);
+    auto w = test::openTutorialWindow();
+    QVERIFY(w);
+    if (focus == QLatin1String("heatmap")) {
+        w->headView()->setFocus();
+    } else if (focus == QLatin1String("cell")) {
+        QTableView *table = w->matrixEditor(MatrixId::Wq)->table();
+        const QModelIndex cell = table->model()->index(0, 0);
+        table->setCurrentIndex(cell);
+        table->edit(cell);
+        QTRY_VERIFY(QApplication::focusWidget() && QApplication::focusWidget()->parentWidget() == table->viewport());
+    } else {
+        QSpinBox *heads = w->modelPanel()->headsBox();
+        heads->setFocus();
+        if (focus == QLatin1String("spinEdited"))
+            QTest::keyClick(heads, Qt::Key_Up);
+    }
+    QWidget *target = QApplication::focusWidget();
+    QVERIFY(target);
+    // The cell's editor closes when the dialog takes the focus: its name is kept, not the widget.
+    const QString focused = QString::fromLatin1(target->metaObject()->className());
+    DialogWatcher watcher;
+    QTest::keyClick(target, Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
+    QTRY_VERIFY2(watcher.sawSaveDialog,
+                 qPrintable(QStringLiteral("focus in %1; other dialog: %2").arg(focused, watcher.other)));
+}
+
+void TestMainWindow::failedComputeMarksViewsStale()
+{
+    MainWindow &w = *m_window;
+    QCOMPARE(w.currentResult()->trace.heads(), 1);
+    QVERIFY(!w.resultIsStale());
+    QSignalSpy failed(w.computeController(), &ComputeController::failed);
+    QVERIFY(w.document()->setHeads(3));
+    // Before the computation starts, the worker's budget becomes too small for it.
+    setMemoryBudgetForTesting(64);
+    QVERIFY(failed.wait(10000));
+    // The views still hold the 1-head result, but they say it is not the document's.
+    QCOMPARE(w.currentResult()->trace.heads(), 1);
+    QVERIFY(w.resultIsStale());
+    QVERIFY(w.viewTabs()->graphicsEffect() && w.viewTabs()->graphicsEffect()->isEnabled());
+    QVERIFY2(w.staleReason().contains(QStringLiteral("memory")), qPrintable(w.staleReason()));
+    QVERIFY2(w.statusText().contains(w.staleReason().section(QLatin1Char('\n'), 0, 0)), qPrintable(w.statusText()));
+    // The next computation that succeeds clears it.
+    setMemoryBudgetForTesting(0);
+    QVERIFY(w.document()->setHeads(2));
+    QVERIFY(settle(w));
+    QVERIFY(!w.resultIsStale());
+    QVERIFY(!w.viewTabs()->graphicsEffect() || !w.viewTabs()->graphicsEffect()->isEnabled());
+    QCOMPARE(w.currentResult()->trace.heads(), 2);
+}
+
+void TestMainWindow::deviceLostOnVulkanMarksViewsStale()
+{
+    // Backend > Vulkan chosen explicitly, on lavapipe, with the device lost at every compute.
+    MainWindow &w = *m_window;
+    qputenv("ATTNSCOPE_VULKAN_FAULT", "device-lost");
+    QSignalSpy changed(w.computeController(), &ComputeController::backendChanged);
+    QSignalSpy failed(w.computeController(), &ComputeController::failed);
+    w.computeController()->setBackendRequest(BackendRequest::Vulkan);
+    QVERIFY(changed.wait(30000));
+    if (changed.at(0).at(0).toString().isEmpty())
+        QFAIL(qPrintable(QStringLiteral("no Vulkan device: ") + changed.at(0).at(2).toString()));
+    QVERIFY(w.document()->setHeads(3));
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() > 0, 30000);
+    QVERIFY(w.computeController()->waitForIdle());
+    QCOMPARE(w.currentResult()->trace.heads(), 1);
+    QVERIFY(w.resultIsStale());
+    QVERIFY(w.staleReason().contains(QStringLiteral("vkWaitForFences")));
+    const auto kind = failed.last().at(2).value<ErrorKind>();
+    if (kind == ErrorKind::DeviceLost)
+        QVERIFY2(w.staleReason().contains(QStringLiteral("CPU")), qPrintable(w.staleReason()));
+}
+
+void TestMainWindow::failureAdviceFollowsTheKind()
+{
+    // A lost device suggests the CPU (or Automatic); memory failures suggest a smaller project.
+    QVERIFY(MainWindow::failureAdvice(ErrorKind::DeviceLost).contains(QStringLiteral("CPU")));
+    QVERIFY(MainWindow::failureAdvice(ErrorKind::DeviceLost).contains(QStringLiteral("Automatic")));
+    QVERIFY(MainWindow::failureAdvice(ErrorKind::OutOfMemory).contains(QStringLiteral("smaller")));
+    QVERIFY(MainWindow::failureAdvice(ErrorKind::TooLarge).contains(QStringLiteral("smaller")));
+    QVERIFY(MainWindow::failureAdvice(ErrorKind::InvalidInput).isEmpty()); // the message says it all
+}
+
+void TestMainWindow::longComputeShowsProgress()
+{
+    // Typing computes quietly; a computation that runs past half a second shows a bar in the
+    // status bar with the fraction done, gone when the result arrives.
+    MainWindow &w = *m_window;
+    auto gate = std::make_shared<QSemaphore>(0);
+    const std::unique_ptr<QSemaphore, void (*)(QSemaphore *)> opener(gate.get(),
+                                                                     [](QSemaphore *g) { g->release(100); });
+    w.computeController()->setBackend(std::make_shared<HalfwayBackend>(gate));
+    QProgressBar *bar = w.computeProgressBar();
+    QVERIFY(!bar->isVisible());
+    QVERIFY(w.document()->setHeads(2));
+    QTRY_VERIFY(w.computeController()->isBusy());
+    QVERIFY(!bar->isVisible()); // not at once
+    QTRY_VERIFY_WITH_TIMEOUT(bar->isVisible(), 10000);
+    QVERIFY(w.computeController()->runningMilliseconds() >= MainWindow::kProgressAfterMs);
+    QCOMPARE(bar->value(), 50);
+    QVERIFY2(bar->text().contains(QStringLiteral("50")), qPrintable(bar->text()));
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/compute-progress.png")));
+    gate->release();
+    QVERIFY(settle(w));
+    QVERIFY(!bar->isVisible());
+    QCOMPARE(w.currentResult()->trace.heads(), 2);
 }
 
 QTEST_MAIN(TestMainWindow)

@@ -17,11 +17,11 @@
 #include <QAction>
 #include <QApplication>
 #include <QDialog>
-#include <QElapsedTimer>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -30,11 +30,76 @@
 #include <QTimer>
 
 #include <cmath>
+#include <condition_variable>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 using namespace attnscope;
 
 namespace {
+
+// A gate for the layers of model runs: counts the attention layers computed for each length of
+// text, and holds every layer while it is closed.
+class LayerGate
+{
+public:
+    void enter(Eigen::Index length)
+    {
+        std::unique_lock lock(m_mutex);
+        ++m_layers[length];
+        ++m_holding;
+        m_opened.wait(lock, [this] { return m_open; });
+        --m_holding;
+    }
+    void open()
+    {
+        std::lock_guard lock(m_mutex);
+        m_open = true;
+        m_opened.notify_all();
+    }
+    bool isHolding() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_holding > 0;
+    }
+    int layersOf(Eigen::Index length) const
+    {
+        std::lock_guard lock(m_mutex);
+        const auto it = m_layers.find(length);
+        return it == m_layers.end() ? 0 : it->second;
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    std::condition_variable m_opened;
+    std::map<Eigen::Index, int> m_layers;
+    int m_holding = 0;
+    bool m_open = false;
+};
+
+// The CPU engine behind a LayerGate.
+class GatedCpuBackend : public AttentionBackend
+{
+public:
+    explicit GatedCpuBackend(std::shared_ptr<LayerGate> gate) : m_gate(std::move(gate)) {}
+    std::string name() const override { return m_cpu.name(); }
+    std::string deviceName() const override { return m_cpu.deviceName(); }
+    void setComputeControl(ComputeControl control) override
+    {
+        AttentionBackend::setComputeControl(control);
+        m_cpu.setComputeControl(control);
+    }
+    Result<AttentionTrace> compute(const AttentionProblem &problem) override
+    {
+        m_gate->enter(problem.xq.rows());
+        return m_cpu.compute(problem);
+    }
+
+private:
+    std::shared_ptr<LayerGate> m_gate;
+    CpuBackend m_cpu;
+};
 
 QString gpt2()
 {
@@ -186,8 +251,7 @@ void TestModelGui::newerTextSupersedesOlder()
     w.modelTextEdit()->setText(QStringLiteral("second"));
     QVERIFY(shown.wait(30000));
     QVERIFY(w.modelJobs()->waitForIdle());
-    QCoreApplication::processEvents();
-    QTest::qWait(50);
+    QCoreApplication::sendPostedEvents(); // every answer the worker posted has been handled
     QCOMPARE(w.attention()->set.queryTokens, shownTokens("second"));
     QCOMPARE(w.modelRun()->ids.size(), shownTokens("second").size());
     for (const auto &args : shown) {
@@ -217,7 +281,7 @@ void TestModelGui::badFolderLeavesDocumentUnchanged()
         longText += QStringLiteral(" word");
     w.modelTextEdit()->setText(longText);
     QVERIFY(w.modelJobs()->waitForIdle());
-    QTest::qWait(100);
+    QCoreApplication::sendPostedEvents(); // every answer the worker posted has been handled
     QCOMPARE(shown.count(), 0);
     QCOMPARE(w.attention(), before);
     QVERIFY(w.lastError().contains(QStringLiteral("position"), Qt::CaseInsensitive));
@@ -324,7 +388,7 @@ void TestModelGui::textTypedWhileAnotherModelLoadsRunsOnTheNewModel()
     QVERIFY(w.modelJobs()->waitForIdle());
     QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 30000);
     QVERIFY(w.modelJobs()->waitForIdle());
-    QTest::qWait(50);
+    QCoreApplication::sendPostedEvents(); // every answer the worker posted has been handled
     for (const auto &args : shown)
         QCOMPARE(args.at(0).value<ModelRunPtr>()->weights.get(), &second->weights());
     QCOMPARE(w.modelRun()->weights.get(), &second->weights());
@@ -341,34 +405,41 @@ void TestModelGui::supersededLongRunFinishesWithTheNewestText()
         longText += QStringLiteral(" word");
     longText.chop(5); // the longest text of whole words the positions take
     QVERIFY(model->encode(longText.toStdString()));
-    // How long the whole pass on the long text takes on this machine now.
-    QElapsedTimer timer;
-    timer.start();
+    // The whole pass on the long text runs every layer.
+    const auto longLength = Eigen::Index(model->encode(longText.toStdString())->ids.size());
     CpuBackend cpu;
     QVERIFY(model->forward(*model->encode(longText.toStdString()), cpu));
-    const qint64 wholePass = timer.elapsed();
 
+    // The runs' layers pass a gate: the long pass is held in its first layer while the newest
+    // text arrives, then let go.
+    auto gate = std::make_shared<LayerGate>();
+    const auto openOnExit = qScopeGuard([gate] { gate->open(); });
     ModelController jobs;
+    auto host = std::make_shared<BackendHost>();
+    host->setBackend(std::make_shared<GatedCpuBackend>(gate));
+    jobs.setBackendHost(host);
     jobs.setModel(model);
     QSignalSpy started(&jobs, &ModelController::runStarted);
     QSignalSpy ready(&jobs, &ModelController::runReady);
     QSignalSpy failed(&jobs, &ModelController::runFailed);
     jobs.run(longText);
     QVERIFY(started.wait(30000));
-    timer.restart();
+    QTRY_VERIFY_WITH_TIMEOUT(gate->isHolding(), 30000);
     jobs.run(QStringLiteral("the newest text"));
+    gate->open();
     QVERIFY(ready.wait(30000));
-    const qint64 newest = timer.elapsed();
     QVERIFY(jobs.waitForIdle());
-    QTest::qWait(50);
+    QCoreApplication::sendPostedEvents(); // every answer the worker posted has been handled
     QCOMPARE(ready.count(), 1);
     QCOMPARE(failed.count(), 0);
     const auto run = ready.at(0).at(1).value<ModelRunPtr>();
     QCOMPARE(run->tokens, model->encode("the newest text")->tokens);
     // The long pass stopped within a layer instead of running its twelve to the end.
+    const int longLayers = gate->layersOf(longLength);
     QVERIFY2(
-        newest < wholePass / 2,
-        qPrintable(QStringLiteral("the newest text took %1 ms; the whole long pass %2 ms").arg(newest).arg(wholePass)));
+        longLayers < model->config().layers,
+        qPrintable(
+            QStringLiteral("the long pass computed %1 of its %2 layers").arg(longLayers).arg(model->config().layers)));
 }
 
 void TestModelGui::statusBarNamesTheModel_data()
@@ -499,7 +570,7 @@ void TestModelGui::openingAModelAsksToSaveChanges()
     QCOMPARE(modals.size(), 1);
     QVERIFY2(modals.first().contains(QStringLiteral("unsaved")), qPrintable(modals.first()));
     QVERIFY(w.modelJobs()->waitForIdle());
-    QTest::qWait(50);
+    QCoreApplication::sendPostedEvents(); // every answer the worker posted has been handled
     QCOMPARE(shown.count(), 0);
     QVERIFY(!w.isReadOnly());
     QCOMPARE(w.document()->problem().weights.q(0, 0), 7.0f);
@@ -579,7 +650,7 @@ void TestModelGui::headOpenedOverAnotherNeverShowsItsResult()
     QVERIFY(shown.wait(30000));
     QVERIFY(switched);
     QTRY_VERIFY_WITH_TIMEOUT(!w.computeController()->isBusy(), 30000);
-    QTest::qWait(50);
+    QCoreApplication::sendPostedEvents(); // every answer the workers posted has been handled
     for (const auto &args : shown)
         QCOMPARE(args.at(0).value<ComputedTracePtr>()->project.title, w.document()->project().title);
     QCOMPARE(w.currentResult()->project.title, w.document()->project().title);

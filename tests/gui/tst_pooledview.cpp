@@ -8,6 +8,7 @@
 
 #include "app/gui/document/MemoryBudget.h"
 #include "app/gui/document/PooledJobs.h"
+#include "app/gui/document/PooledTileSource.h"
 #include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/MainWindow.h"
@@ -21,11 +22,11 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
 #include <QPainter>
 #include <QProgressBar>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -36,6 +37,9 @@
 #include <QToolTip>
 #include <QUndoStack>
 #include <QWheelEvent>
+
+#include <condition_variable>
+#include <mutex>
 
 using namespace attnscope;
 
@@ -73,18 +77,85 @@ QString writeLongProject(const QString &dir, Eigen::Index tokens, Eigen::Index m
     return path;
 }
 
-// Waits until the view shows a tile of the block it asks for now.
+// Waits until the view shows a tile of the block it asks for now and nothing else is computed
+// (the timeout only bounds a failure).
 PooledTilePtr waitForVisibleTile(PooledHeatmapView *view, int timeoutMs)
 {
-    QElapsedTimer timer;
-    timer.start();
-    while (timer.elapsed() < timeoutMs) {
-        if (PooledTilePtr tile = view->visibleTile(); tile && !view->jobs()->isBusy())
-            return tile;
-        QTest::qWait(20);
-    }
-    return nullptr;
+    PooledTilePtr tile;
+    const bool shown = QTest::qWaitFor(
+        [&] {
+            tile = view->visibleTile();
+            return tile && !view->jobs()->isBusy();
+        },
+        timeoutMs);
+    return shown ? tile : nullptr;
 }
+
+// Computes tiles as PooledJobs does (core's pooled computation on the CPU), but holds each
+// computation at a gate until the test opens it: "the GUI did not wait for the worker" is then
+// the GUI going on while the worker is provably still held, and "a newer request stops the
+// running one" is the held computation's cancel flag, set before it may go on.
+class GatedTileSource : public PooledTileSource
+{
+public:
+    explicit GatedTileSource(std::shared_ptr<const Project> project) : m_project(std::move(project)) {}
+
+    Result<std::shared_ptr<PooledTile>> computeTile(const PooledBlock &block, const std::atomic<bool> *cancel,
+                                                    PoolProgress *progress) const override
+    {
+        {
+            std::unique_lock lock(m_mutex);
+            m_held = cancel;
+            m_gate.wait(lock, [this] { return m_open; });
+            m_held = nullptr;
+        }
+        PoolOptions options;
+        options.bins = block.bins;
+        options.mode = PoolMode::Max;
+        options.queryBegin = block.q0;
+        options.queryEnd = block.q1;
+        options.keyBegin = block.k0;
+        options.keyEnd = block.k1;
+        options.cancel = cancel;
+        options.progress = progress;
+        options.headMean = true;
+        auto pooled = computePooledCpu(m_project->problem, options);
+        if (!pooled)
+            return pooled.error();
+        auto tile = std::make_shared<PooledTile>();
+        tile->block = block;
+        tile->heads = std::move(pooled->pooled);
+        tile->mean = std::move(pooled->headMean);
+        return tile;
+    }
+
+    // Whether a computation waits at the gate now.
+    bool isHolding() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_held != nullptr;
+    }
+    // Whether the computation held at the gate has been asked to stop.
+    bool heldIsCancelled() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_held && m_held->load();
+    }
+    // Lets the held computation, and every later one, go on.
+    void open()
+    {
+        std::lock_guard lock(m_mutex);
+        m_open = true;
+        m_gate.notify_all();
+    }
+
+private:
+    std::shared_ptr<const Project> m_project;
+    mutable std::mutex m_mutex;
+    mutable std::condition_variable m_gate;
+    mutable const std::atomic<bool> *m_held = nullptr;
+    bool m_open = false;
+};
 
 // The bin of `i` when `count` items are split into `bins`, by the contract's boundaries.
 std::int64_t binContaining(std::int64_t i, std::int64_t count, std::int64_t bins)
@@ -240,19 +311,24 @@ void TestPooledView::supersededComputeIsCancelled()
     o.heads = 4;
     o.causal = true;
     auto project = std::make_shared<const Project>(randomProject(o));
+    auto source = std::make_shared<GatedTileSource>(project);
+    const auto openOnExit = qScopeGuard([source] { source->open(); });
     PooledJobs jobs;
+    jobs.setTileSource(source);
     jobs.setProject(project);
     QSignalSpy cancelled(&jobs, &PooledJobs::cancelled);
     QSignalSpy ready(&jobs, &PooledJobs::tileReady);
     const quint64 first = jobs.request(PooledBlock{0, 16384, 0, 16384, 512});
     QVERIFY(jobs.isBusy());
-    QTRY_VERIFY_WITH_TIMEOUT(jobs.progress() > 0.0 || jobs.runningMilliseconds() > 300, 20000);
+    // The worker has taken the first request and is held before it ends.
+    QTRY_VERIFY_WITH_TIMEOUT(source->isHolding(), 20000);
     QVERIFY(jobs.isBusy());
-    QElapsedTimer timer;
-    timer.start();
     const quint64 second = jobs.request(PooledBlock{8000, 8040, 7990, 8040, 512});
+    // The newer request told the running computation to stop; nothing is reported while it is held.
+    QVERIFY(source->heldIsCancelled());
+    QCOMPARE(cancelled.count(), 0);
+    source->open();
     QVERIFY(cancelled.wait(20000));
-    qInfo("the superseded computation reported Cancelled %lld ms after the newer request", qlonglong(timer.elapsed()));
     QCOMPARE(cancelled.count(), 1);
     QCOMPARE(cancelled.at(0).at(0).value<quint64>(), first);
     QVERIFY(ready.count() > 0 || ready.wait(20000));
@@ -304,22 +380,28 @@ void TestPooledView::zoomDuringComputeCancelsIt()
     o.modelDim = 64;
     o.heads = 4;
     o.causal = true;
+    auto project = std::make_shared<const Project>(randomProject(o));
+    auto source = std::make_shared<GatedTileSource>(project);
+    const auto openOnExit = qScopeGuard([source] { source->open(); });
     PooledHeatmapView view;
     view.resize(900, 700);
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     QSignalSpy cancelled(view.jobs(), &PooledJobs::cancelled);
-    view.setProject(std::make_shared<const Project>(randomProject(o)));
-    QTRY_VERIFY_WITH_TIMEOUT(view.jobs()->isBusy() && view.jobs()->progress() > 0.0, 20000);
+    view.jobs()->setTileSource(source);
+    view.setProject(project);
+    // The whole problem is being computed: the worker holds it at the gate.
+    QTRY_VERIFY_WITH_TIMEOUT(view.jobs()->isBusy() && source->isHolding(), 20000);
     const quint64 whole = view.jobs()->runningId();
-    QElapsedTimer timer;
-    timer.start();
     const QRectF plot = view.plotRect();
     wheel(&view, plot.center(), 20);
-    QVERIFY(timer.elapsed() < 50); // the wheel did not wait for the worker
+    QVERIFY(source->isHolding()); // the wheel returned with the worker still held: it did not wait for it
+    QVERIFY(view.visibleBlock().rows() < 16384 / 10); // and the view zoomed at once
+    // Once the gesture rests, the zoomed block is asked for, which tells the held whole to stop.
+    QTRY_VERIFY_WITH_TIMEOUT(source->heldIsCancelled(), 20000);
+    QCOMPARE(cancelled.count(), 0);
+    source->open();
     QVERIFY(cancelled.wait(20000));
-    qInfo("cancelled %lld ms after the wheel (the view waits %d ms for the gesture to rest)",
-          qlonglong(timer.elapsed()), PooledHeatmapView::kSettleMs);
     QCOMPARE(cancelled.at(0).at(0).value<quint64>(), whole);
     const PooledTilePtr tile = waitForVisibleTile(&view, 60000);
     QVERIFY(tile);
@@ -345,10 +427,7 @@ void TestPooledView::screenshots16k()
     // The whole problem takes seconds: the progress bar shows while it runs.
     QTRY_VERIFY_WITH_TIMEOUT(view->progressBar()->isVisible() || view->visibleTile(), 30000);
     qInfo("progress bar shown: %s", view->progressBar()->isVisible() ? "yes" : "no (computed first)");
-    QElapsedTimer timer;
-    timer.start();
     QVERIFY(waitForVisibleTile(view, 300000));
-    qInfo("16384 tokens, 4 heads, whole problem pooled in %lld ms", qlonglong(timer.elapsed()));
     // On the toolbar's log scale: a 16k causal row spreads its weight thin, which a linear 0..1
     // scale shows as one dark colour.
     auto *scaleBox = w.findChild<QComboBox *>(QStringLiteral("viewColorScale"));

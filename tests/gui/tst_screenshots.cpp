@@ -27,6 +27,8 @@
 
 #include "core/attention/RandomProblem.h"
 
+#include "../common/WindowTestUtil.h"
+
 using namespace attnscope;
 
 class TestScreenshots : public QObject
@@ -102,7 +104,7 @@ void TestScreenshots::examples()
                               QStringLiteral("rollout")};
     for (int i = 0; i < w.viewTabs()->count(); ++i) {
         w.viewTabs()->setCurrentIndex(i);
-        QTest::qWait(150); // let the X server show the repaint
+        QVERIFY(test::waitForRepaint(w.viewTabs()->currentWidget())); // on the X server before the grab
         const QPixmap shot = w.screen()->grabWindow(w.winId());
         QVERIFY(!shot.isNull());
         const QString file = QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/") + base + QLatin1Char('-') + tabs.value(i) +
@@ -200,7 +202,7 @@ void TestScreenshots::attentionFile()
                              20000);
     auto grab = [&](QWidget *page, const QString &name) {
         w.viewTabs()->setCurrentWidget(page);
-        QTest::qWait(150);
+        QVERIFY(test::waitForRepaint(page));
         const QPixmap shot = w.screen()->grabWindow(w.winId());
         QVERIFY(!shot.isNull());
         QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/attention-") + name + QStringLiteral(".png")));

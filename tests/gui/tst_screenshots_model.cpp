@@ -10,6 +10,7 @@
 #include "core/models/TransformerModel.h"
 
 #include "../common/TestUtil.h"
+#include "../common/WindowTestUtil.h"
 
 #include <QAction>
 #include <QDir>
@@ -115,7 +116,7 @@ void TestScreenshotsModel::modelAndHead()
     auto *view = w.findChild<ModelView *>(QStringLiteral("modelView"));
     w.viewTabs()->setCurrentWidget(view);
     QTRY_VERIFY_WITH_TIMEOUT(view->isFilled(), 30000);
-    QTest::qWait(200);
+    QVERIFY(test::waitForRepaint(&w));
     QPixmap shot = w.screen()->grabWindow(w.winId());
     QVERIFY(!shot.isNull());
     QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/model-typed.png")));
@@ -124,7 +125,7 @@ void TestScreenshotsModel::modelAndHead()
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->tileRect(induction.layer, induction.head).center());
     QCOMPARE(view->currentLayer(), induction.layer);
     QCOMPARE(view->currentHead(), induction.head);
-    QTest::qWait(500);
+    QVERIFY(test::waitForRepaint(&w));
     shot = w.screen()->grabWindow(w.winId());
     QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/model-induction-head.png")));
 
@@ -132,7 +133,7 @@ void TestScreenshotsModel::modelAndHead()
     w.findChild<QAction *>(QStringLiteral("openHeadInEditor"))->trigger();
     QVERIFY(computed.wait(30000));
     w.viewTabs()->setCurrentIndex(0);
-    QTest::qWait(300);
+    QVERIFY(test::waitForRepaint(&w));
     shot = w.screen()->grabWindow(w.winId());
     QVERIFY(!shot.isNull());
     QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/model-head-in-editor.png")));

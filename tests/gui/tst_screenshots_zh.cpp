@@ -12,6 +12,8 @@
 #include "app/render/FigureExporter.h"
 #include "core/formats/ProjectFile.h"
 
+#include "../common/WindowTestUtil.h"
+
 #include <QDir>
 #include <QGuiApplication>
 #include <QMenu>
@@ -87,7 +89,7 @@ void TestScreenshotsZh::mainWindowMenuAndStepView()
     QVERIFY(w.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json")));
     QVERIFY(w.computeController()->waitForIdle(20000));
     QCOMPARE(w.menuBar()->actions().value(0)->text(), QStringLiteral("\u6587\u4ef6(&F)")); // 文件(&F)
-    QTest::qWait(200);
+    QVERIFY(test::waitForRepaint(&w));
     QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("main.png"))));
 
     // The View menu, with its Language submenu open.
@@ -109,7 +111,8 @@ void TestScreenshotsZh::mainWindowMenuAndStepView()
     view->setActiveAction(language->menuAction());
     language->popup(view->mapToGlobal(view->actionGeometry(language->menuAction()).topRight()));
     QTRY_VERIFY(language->isVisible());
-    QTest::qWait(200);
+    QVERIFY(test::waitForRepaint(view));
+    QVERIFY(test::waitForRepaint(language));
     QVERIFY(grabAround(&w).save(shotPath(QStringLiteral("menu-view.png"))));
     language->hide();
     view->hide();
@@ -117,19 +120,19 @@ void TestScreenshotsZh::mainWindowMenuAndStepView()
     // The step view with a cell explained.
     w.viewTabs()->setCurrentWidget(w.teachingView());
     w.teachingView()->setSelection(0, 1);
-    QTest::qWait(300);
+    QVERIFY(test::waitForRepaint(&w));
     QVERIFY(w.teachingView()->html().contains(QStringLiteral("\u9010\u6b65\u8ba1\u7b97"))); // 逐步计算
     QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("step-view.png"))));
     // Its end: why the selected cell has its weight.
     w.teachingView()->verticalScrollBar()->setValue(w.teachingView()->verticalScrollBar()->maximum());
-    QTest::qWait(200);
+    QVERIFY(test::waitForRepaint(&w));
     QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("step-view-explanation.png"))));
 
     // The export dialog: the longest labels side by side with their controls.
     QDialog *exportDialog = w.showExportFigureDialog();
     QVERIFY(exportDialog);
     QVERIFY(QTest::qWaitForWindowExposed(exportDialog));
-    QTest::qWait(300);
+    QVERIFY(test::waitForRepaint(exportDialog));
     QVERIFY(grabAround(&w).save(shotPath(QStringLiteral("export-figure.png"))));
     exportDialog->close();
     w.document()->undoStack()->setClean();
@@ -149,7 +152,7 @@ void TestScreenshotsZh::errorDialog()
     QMessageBox *box = nullptr;
     QTRY_VERIFY((box = w.findChild<QMessageBox *>(QStringLiteral("errorBox"))) && box->isVisible());
     QVERIFY2(box->text().contains(QStringLiteral("\u5f62\u72b6\u5e94\u4e3a")), qPrintable(box->text())); // 形状应为
-    QTest::qWait(300);
+    QVERIFY(test::waitForRepaint(box));
     QVERIFY(grabAround(&w).save(shotPath(QStringLiteral("error-dialog.png"))));
     box->close();
     w.document()->undoStack()->setClean();

@@ -57,6 +57,8 @@ public:
     static int defaultInterval();
     void setInterval(int ms);
     int interval() const { return m_timer.interval(); }
+    // Whether a write is scheduled: the document changed and the interval has not yet run out.
+    bool isSavePending() const { return m_timer.isActive(); }
 
     // Watches this document from now on; the previous one's copy is removed.
     void setDocument(Document *document);

@@ -1,6 +1,6 @@
-// Regressions in the document's edits (issue 8), driven through the Document API with no
-// widget: new values drawn independently per matrix and region, one undo merge id per
-// field, sizes the machine cannot hold refused before allocating, non-finite cells refused.
+// Undoable edits through the Document API, with no widget: new values drawn independently per
+// matrix and region, one undo merge id per field, sizes the machine cannot hold refused before
+// allocating, non-finite cells refused.
 
 #include "app/gui/document/Document.h"
 #include "app/gui/document/MemoryBudget.h"
@@ -78,7 +78,7 @@ MatrixF block(const MatrixF &m, int head, int width)
 
 } // namespace
 
-class TestEdits : public QObject
+class TestEditing : public QObject
 {
     Q_OBJECT
 
@@ -98,7 +98,7 @@ private slots:
     void sizeWithinBudgetAccepted();
 };
 
-void TestEdits::newHeadsAreIndependent_data()
+void TestEditing::newHeadsAreIndependent_data()
 {
     QTest::addColumn<QString>("file");
     QTest::addColumn<int>("heads");
@@ -113,7 +113,7 @@ void TestEdits::newHeadsAreIndependent_data()
                                        << int(InitKind::Xavier);
 }
 
-void TestEdits::newHeadsAreIndependent()
+void TestEditing::newHeadsAreIndependent()
 {
     QFETCH(QString, file);
     QFETCH(int, heads);
@@ -147,7 +147,7 @@ void TestEdits::newHeadsAreIndependent()
     }
 }
 
-void TestEdits::grownHeadDimsAreIndependent()
+void TestEditing::grownHeadDimsAreIndependent()
 {
     Document doc(example(QStringLiteral("multihead-causal.attnscope.json")));
     const int H = doc.problem().spec.heads, dK = doc.problem().spec.headDimQK;
@@ -165,7 +165,7 @@ void TestEdits::grownHeadDimsAreIndependent()
     QVERIFY(doc.problem().weights.v.col(dV) != doc.problem().weights.v.col(2 * (dV + 1) - 1));
 }
 
-void TestEdits::reinitialiseDiffersPerMatrix()
+void TestEditing::reinitialiseDiffersPerMatrix()
 {
     Document doc(example(QStringLiteral("self-attention-tutorial.attnscope.json")));
     doc.setInitOptions({InitKind::Gaussian, 1234, 0.5});
@@ -181,7 +181,7 @@ void TestEdits::reinitialiseDiffersPerMatrix()
     QVERIFY2(meanSquare > 0.02 && meanSquare < 1.5, qPrintable(QString::number(meanSquare)));
 }
 
-void TestEdits::insertedTokensGetDistinctRows()
+void TestEditing::insertedTokensGetDistinctRows()
 {
     Document doc(example(QStringLiteral("self-attention-tutorial.attnscope.json")));
     doc.setInitOptions({InitKind::Gaussian, 3, 1.0});
@@ -194,7 +194,7 @@ void TestEdits::insertedTokensGetDistinctRows()
     QVERIFY(x.row(2) != x.row(5));
 }
 
-void TestEdits::fillsAreDeterministic()
+void TestEditing::fillsAreDeterministic()
 {
     auto edits = [](std::uint64_t seed) {
         Document doc(example(QStringLiteral("multihead-causal.attnscope.json")));
@@ -210,7 +210,7 @@ void TestEdits::fillsAreDeterministic()
     QVERIFY(!same(edits(9), edits(10)));
 }
 
-void TestEdits::scaleModeSwitchNeverMerges()
+void TestEditing::scaleModeSwitchNeverMerges()
 {
     Document doc(example(QStringLiteral("self-attention-tutorial.attnscope.json")));
     QCOMPARE(doc.problem().spec.scaleMode, ScaleMode::None);
@@ -239,7 +239,7 @@ void TestEdits::scaleModeSwitchNeverMerges()
     QCOMPARE(doc.problem().spec.scaleMode, ScaleMode::None);
 }
 
-void TestEdits::everyFieldHasItsOwnMergeId()
+void TestEditing::everyFieldHasItsOwnMergeId()
 {
     Document doc(example(QStringLiteral("self-attention-tutorial.attnscope.json")));
     // The same merge key on different fields never merges them.
@@ -261,7 +261,7 @@ void TestEdits::everyFieldHasItsOwnMergeId()
     QCOMPARE(doc.undoStack()->command(5)->id(), -1);
 }
 
-void TestEdits::nonFiniteCellValuesRefused_data()
+void TestEditing::nonFiniteCellValuesRefused_data()
 {
     QTest::addColumn<float>("value");
     QTest::newRow("+inf") << std::numeric_limits<float>::infinity();
@@ -269,7 +269,7 @@ void TestEdits::nonFiniteCellValuesRefused_data()
     QTest::newRow("nan") << std::numeric_limits<float>::quiet_NaN();
 }
 
-void TestEdits::nonFiniteCellValuesRefused()
+void TestEditing::nonFiniteCellValuesRefused()
 {
     QFETCH(float, value);
     Document doc(example(QStringLiteral("self-attention-tutorial.attnscope.json")));
@@ -281,7 +281,7 @@ void TestEdits::nonFiniteCellValuesRefused()
     QVERIFY(validateProblem(doc.problem()).ok());
 }
 
-void TestEdits::sizeBeyondMemoryRefused_data()
+void TestEditing::sizeBeyondMemoryRefused_data()
 {
     // Each row reaches its size in steps that need a few MiB, then asks for one that needs
     // tens of GiB. d_q 65536 (W_Q alone 256 GiB) is checked against this machine's budget;
@@ -295,7 +295,7 @@ void TestEdits::sizeBeyondMemoryRefused_data()
     QTest::newRow("dV 4096") << 2 << 4096 << false;
 }
 
-void TestEdits::sizeBeyondMemoryRefused()
+void TestEditing::sizeBeyondMemoryRefused()
 {
     QFETCH(int, field);
     QFETCH(int, value);
@@ -351,7 +351,7 @@ void TestEdits::sizeBeyondMemoryRefused()
     QCOMPARE(doc.lastRefusal(), message);
 }
 
-void TestEdits::sizeWithinBudgetAccepted()
+void TestEditing::sizeWithinBudgetAccepted()
 {
     // The limit is the machine's, set in one place: the same edit is refused under a tight
     // budget and done under the machine's.
@@ -368,5 +368,5 @@ void TestEdits::sizeWithinBudgetAccepted()
     QVERIFY(memoryBudgetBytes() > (std::int64_t(256) << 20));
 }
 
-QTEST_GUILESS_MAIN(TestEdits)
-#include "tst_edits.moc"
+QTEST_GUILESS_MAIN(TestEditing)
+#include "tst_editing.moc"

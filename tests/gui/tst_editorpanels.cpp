@@ -1,0 +1,322 @@
+// The editor's dock panels (model panel, matrix tables, scale editor) through the real main
+// window on a 1600×1000 offscreen screen: the wheel over a field it merely passes changes nothing
+// and scrolls the panel, Ctrl+Z right after a spin box edit, the scale editor's undo steps,
+// numbers a table cell refuses, and sizes refused with a message.
+
+#include "app/gui/document/MemoryBudget.h"
+#include "app/gui/views/EditorPanels.h"
+#include "app/gui/views/MainWindow.h"
+#include "app/gui/views/MatrixModel.h"
+
+#include "../common/TestUtil.h"
+#include "../common/WindowTestUtil.h"
+
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+#include <QWheelEvent>
+#include <QtTest/qtestspontaneevent.h>
+
+using namespace attnscope;
+
+namespace {
+
+// The editor panel's fields by name: spin boxes and combo boxes.
+QWidget *field(MainWindow &w, const QString &name)
+{
+    ModelPanel *p = w.modelPanel();
+    if (name == QLatin1String("heads"))
+        return p->headsBox();
+    if (name == QLatin1String("headDimQK"))
+        return p->headDimQKBox();
+    if (name == QLatin1String("inputDim"))
+        return p->inputDimBox();
+    if (name == QLatin1String("seed"))
+        return p->seedBox();
+    if (name == QLatin1String("mode"))
+        return p->modeBox();
+    if (name == QLatin1String("maskFill"))
+        return p->maskFillBox();
+    if (name == QLatin1String("scaleMode"))
+        return p->scaleBox();
+    return nullptr;
+}
+
+QVariant valueOf(QWidget *field)
+{
+    if (auto *spin = qobject_cast<QSpinBox *>(field))
+        return spin->value();
+    if (auto *combo = qobject_cast<QComboBox *>(field))
+        return combo->currentIndex();
+    return {};
+}
+
+void wheel(QWidget *target, int angle)
+{
+    const QPointF at = QPointF(target->rect().center());
+    QWheelEvent e(at, target->mapToGlobal(at), QPoint(), QPoint(0, angle), Qt::NoButton, Qt::NoModifier,
+                  Qt::NoScrollPhase, false);
+    QApplication::sendEvent(target, &e);
+}
+
+void typeInto(QAbstractSpinBox *spin, const QString &text)
+{
+    spin->setFocus();
+    spin->selectAll();
+    QTest::keyClicks(spin, text);
+    QTest::keyClick(spin, Qt::Key_Return);
+}
+
+} // namespace
+
+class TestEditorPanels : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void cleanup();
+    void wheelOverUnfocusedFieldChangesNothing_data();
+    void wheelOverUnfocusedFieldChangesNothing();
+    void wheelOverFocusedSpinBoxStillSteps();
+    void wheelOverUnfocusedFieldScrollsThePanel();
+    void undoShortcutRightAfterSpinBoxEdit_data();
+    void undoShortcutRightAfterSpinBoxEdit();
+    void scaleEditorUndoStepsPerField();
+    void cellRefusesNumbersBeyondFloat_data();
+    void cellRefusesNumbersBeyondFloat();
+    void sizeBeyondMemoryRefusedWithMessage();
+};
+
+void TestEditorPanels::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_editorpanels"));
+    QSettings().clear();
+    QSettings().setValue(QStringLiteral("compute/backend"), int(BackendRequest::Cpu));
+    // main() gives the offscreen platform a 1600×1000 screen; under Xvfb the server's is used.
+    QCOMPARE(QGuiApplication::primaryScreen()->geometry().size(), QSize(1600, 1000));
+}
+
+void TestEditorPanels::cleanup()
+{
+    setMemoryBudgetForTesting(0);
+    QSettings().remove(QStringLiteral("window"));
+}
+
+void TestEditorPanels::wheelOverUnfocusedFieldChangesNothing_data()
+{
+    QTest::addColumn<QString>("name");
+    for (const char *name : {"heads", "headDimQK", "inputDim", "seed", "mode", "maskFill", "scaleMode"})
+        QTest::newRow(name) << QString::fromLatin1(name);
+}
+
+void TestEditorPanels::wheelOverUnfocusedFieldChangesNothing()
+{
+    QFETCH(QString, name);
+    auto w = test::openTutorialWindow();
+    QVERIFY(w);
+    QWidget *f = field(*w, name);
+    QVERIFY(f);
+    w->matrixEditor(MatrixId::Wq)->table()->setFocus();
+    QVERIFY(!f->hasFocus());
+    const std::string before = serializeProject(w->document()->project());
+    const int steps = w->document()->undoStack()->count();
+    const QVariant value = valueOf(f);
+    wheel(f, 120);
+    wheel(f, -240);
+    QCOMPARE(valueOf(f), value);
+    QCOMPARE(w->document()->undoStack()->count(), steps);
+    QCOMPARE(serializeProject(w->document()->project()), before);
+    QVERIFY(!f->hasFocus());
+}
+
+void TestEditorPanels::wheelOverFocusedSpinBoxStillSteps()
+{
+    auto w = test::openTutorialWindow();
+    QVERIFY(w);
+    QSpinBox *heads = w->modelPanel()->headsBox();
+    heads->setFocus();
+    QVERIFY(heads->hasFocus());
+    const int value = heads->value();
+    wheel(heads, 120);
+    QCOMPARE(heads->value(), value + 1);
+    QCOMPARE(w->document()->problem().spec.heads, value + 1);
+}
+
+void TestEditorPanels::wheelOverUnfocusedFieldScrollsThePanel()
+{
+    // A real (spontaneous) wheel event, as the platform delivers it: over an unfocused spin box
+    // in the model panel it scrolls the panel instead.
+    auto w = test::openTutorialWindow();
+    QVERIFY(w);
+    auto *modelDock = w->findChild<QDockWidget *>(QStringLiteral("ModelDock"));
+    auto *scroll = w->findChild<QScrollArea *>(QStringLiteral("modelScroll"));
+    QVERIFY(modelDock && scroll);
+    w->resizeDocks({modelDock}, {160}, Qt::Vertical);
+    QTRY_VERIFY(scroll->verticalScrollBar()->maximum() > 0);
+    QSpinBox *heads = w->modelPanel()->headsBox();
+    scroll->ensureWidgetVisible(heads);
+    w->matrixEditor(MatrixId::Wq)->table()->setFocus();
+    const int value = heads->value(), scrolled = scroll->verticalScrollBar()->value();
+    const std::string before = serializeProject(w->document()->project());
+    // As the platform delivers it: spontaneous, to the widget under the pointer (the spin box's
+    // line edit), handed on to the parents that ignore it.
+    const QPoint centre = heads->rect().center();
+    QWidget *under = heads->childAt(centre) ? heads->childAt(centre) : heads;
+    const QPointF local = under->mapFrom(heads, QPointF(centre));
+    QWheelEvent e(local, under->mapToGlobal(local), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
+                  Qt::NoScrollPhase, false);
+    QSpontaneKeyEvent::setSpontaneous(&e);
+    qApp->notify(under, &e);
+    QCoreApplication::processEvents();
+    QCOMPARE(heads->value(), value);
+    QCOMPARE(serializeProject(w->document()->project()), before);
+    QVERIFY(!heads->hasFocus());
+    QVERIFY2(scroll->verticalScrollBar()->value() > scrolled, "the panel did not scroll");
+}
+
+void TestEditorPanels::undoShortcutRightAfterSpinBoxEdit_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<bool>("typed"); // a value typed and Return, or a step (the Up key)
+    QTest::addColumn<QKeySequence>("redo");
+    const QKeySequence ctrlShiftZ(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), ctrlY(Qt::CTRL | Qt::Key_Y);
+    QTest::newRow("heads typed, Ctrl+Shift+Z") << QStringLiteral("heads") << true << ctrlShiftZ;
+    QTest::newRow("heads stepped, Ctrl+Y") << QStringLiteral("heads") << false << ctrlY;
+    QTest::newRow("dK typed, Ctrl+Y") << QStringLiteral("headDimQK") << true << ctrlY;
+    QTest::newRow("d_q stepped, Ctrl+Shift+Z") << QStringLiteral("inputDim") << false << ctrlShiftZ;
+}
+
+void TestEditorPanels::undoShortcutRightAfterSpinBoxEdit()
+{
+    QFETCH(QString, name);
+    QFETCH(bool, typed);
+    QFETCH(QKeySequence, redo);
+    auto w = test::openTutorialWindow();
+    QVERIFY(w);
+    auto *spin = qobject_cast<QSpinBox *>(field(*w, name));
+    QVERIFY(spin);
+    spin->setFocus();
+    QVERIFY(spin->hasFocus());
+    const std::string before = serializeProject(w->document()->project());
+    const int value = spin->value();
+    if (typed) {
+        spin->selectAll();
+        QTest::keyClicks(spin, QString::number(value + 1));
+        QTest::keyClick(spin, Qt::Key_Return);
+    } else {
+        QTest::keyClick(spin, Qt::Key_Up);
+    }
+    QCOMPARE(spin->value(), value + 1);
+    const std::string edited = serializeProject(w->document()->project());
+    QVERIFY(edited != before);
+    QVERIFY(spin->hasFocus());
+
+    QTest::keyClick(spin, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(serializeProject(w->document()->project()), before);
+    QCOMPARE(spin->value(), value);
+    QTest::keySequence(spin, redo);
+    QCOMPARE(serializeProject(w->document()->project()), edited);
+    QCOMPARE(spin->value(), value + 1);
+    QVERIFY(spin->hasFocus());
+}
+
+void TestEditorPanels::scaleEditorUndoStepsPerField()
+{
+    const auto window = test::openTutorialWindow();
+    QVERIFY(window);
+    MainWindow &w = *window;
+    ModelPanel *panel = w.modelPanel();
+    QUndoStack *stack = w.document()->undoStack();
+    QComboBox *mode = panel->scaleBox();
+    auto choose = [mode](ScaleMode m) {
+        mode->setCurrentIndex(mode->findData(int(m)));
+        emit mode->activated(mode->currentIndex());
+    };
+    choose(ScaleMode::Custom);
+    QCOMPARE(stack->count(), 1);
+    typeInto(panel->scaleValueBox(), QStringLiteral("0.5"));
+    typeInto(panel->scaleValueBox(), QStringLiteral("0.25")); // consecutive value edits: one step
+    QCOMPARE(w.document()->problem().spec.scale(), 0.25);
+    QCOMPARE(stack->count(), 2);
+    choose(ScaleMode::None); // a mode switch is always its own step
+    QCOMPARE(stack->count(), 3);
+    choose(ScaleMode::Custom);
+    QCOMPARE(stack->count(), 4);
+    stack->undo();
+    QCOMPARE(w.document()->problem().spec.scaleMode, ScaleMode::None);
+    stack->undo();
+    QCOMPARE(w.document()->problem().spec.scaleMode, ScaleMode::Custom);
+    QCOMPARE(w.document()->problem().spec.scale(), 0.25);
+    QCOMPARE(panel->scaleBox()->currentData().toInt(), int(ScaleMode::Custom));
+}
+
+void TestEditorPanels::cellRefusesNumbersBeyondFloat_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::newRow("1e39") << QStringLiteral("1e39");
+    QTest::newRow("-1e39") << QStringLiteral("-1e39");
+    QTest::newRow("3.5e38") << QStringLiteral("3.5e38");
+    QTest::newRow("inf") << QStringLiteral("inf");
+    QTest::newRow("nan") << QStringLiteral("nan");
+    QTest::newRow("1e999") << QStringLiteral("1e999");
+}
+
+void TestEditorPanels::cellRefusesNumbersBeyondFloat()
+{
+    QFETCH(QString, text);
+    const auto window = test::openTutorialWindow();
+    QVERIFY(window);
+    MainWindow &w = *window;
+    MatrixModel *model = w.matrixEditor(MatrixId::Wq)->model();
+    QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const float before = w.document()->problem().weights.q(0, 0);
+    QVERIFY(!model->setData(model->index(0, 0), text));
+    QCOMPARE(w.document()->problem().weights.q(0, 0), before);
+    QCOMPARE(w.document()->undoStack()->count(), 0);
+    // The largest float is still a number: accepted, saved and opened again.
+    QVERIFY(model->setData(model->index(0, 0), QStringLiteral("3.4e38")));
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("big.attnscope.json"));
+    QVERIFY(w.saveTo(path));
+    auto reread = Document::readProject(path);
+    QVERIFY2(reread.ok(), reread ? "" : reread.message().c_str());
+    QCOMPARE(reread->problem.weights.q(0, 0), 3.4e38f);
+}
+
+void TestEditorPanels::sizeBeyondMemoryRefusedWithMessage()
+{
+    const auto window = test::openTutorialWindow();
+    QVERIFY(window);
+    MainWindow &w = *window;
+    QVERIFY(w.document()->setHeads(64));
+    QVERIFY(w.document()->setHeadDimQK(4096));
+    QVERIFY(w.computeController()->waitForIdle(30000));
+    const MatrixF q = w.document()->problem().weights.q, k = w.document()->problem().weights.k;
+    const int steps = w.document()->undoStack()->count();
+    QSpinBox *dq = w.modelPanel()->inputDimBox();
+    typeInto(dq, QStringLiteral("65536")); // W_Q and W_K would be 64 GiB each
+    QCOMPARE(w.document()->undoStack()->count(), steps);
+    QCOMPARE(w.document()->problem().dq(), 4);
+    QVERIFY(w.document()->problem().weights.q == q);
+    QVERIFY(w.document()->problem().weights.k == k);
+    QCOMPARE(dq->value(), 4); // the editor shows the document again
+    QVERIFY2(w.lastError().contains(QStringLiteral("GiB")) && w.lastError().contains(QStringLiteral("65536")),
+             qPrintable(w.lastError()));
+    QVERIFY(w.computeController()->waitForIdle(30000));
+}
+
+ATTNSCOPE_TEST_MAIN_1600X1000(TestEditorPanels)
+#include "tst_editorpanels.moc"
