@@ -200,6 +200,27 @@ Result<Project> parseDocument(json &root, const ProjectReadOptions &options)
         !in.readInt(root, "headDimV", limits.maxHeadDim, spec.headDimV))
         return *in.error;
 
+    // design.md's modern attention: this version cannot compute these, so a file that sets one is
+    // refused by name rather than computed as if it were absent. kvHeads equal to heads is plain
+    // multi-head attention.
+    {
+        const bool grouped = root.contains("kvHeads") && !root["kvHeads"].is_null() &&
+                             !(root["kvHeads"].is_number_integer() && root["kvHeads"].get<long long>() == spec.heads);
+        // Each refusal has its own code: the explanation is translated with the sentence.
+        const std::pair<const char *, const char *> unsupported[] = {
+            {"kvHeads", "project.unsupported.kvHeads"},
+            {"rope", "project.unsupported.rope"},
+            {"softcap", "project.unsupported.softcap"},
+            {"sinks", "project.unsupported.sinks"},
+        };
+        for (const auto &[field, code] : unsupported)
+            if (root.contains(field) && !root[field].is_null() && (std::string_view(field) != "kvHeads" || grouped))
+                return codedError(code, {});
+        if (root.contains("mask") && root["mask"].is_object() && root["mask"].contains("window") &&
+            !root["mask"]["window"].is_null())
+            return codedError("project.unsupported.window", {});
+    }
+
     if (root.contains("scale") && !root["scale"].is_null()) {
         const json &s = root["scale"];
         if (s == "inv_sqrt_dk") {

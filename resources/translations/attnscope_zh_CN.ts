@@ -1150,6 +1150,26 @@
         <source>rollout: %1 products of %2 x %2 matrices (one per layer) need about %3 operations, more than the %4 allowed (minutes of work)</source>
         <translation>注意力展开：%1 次 %2 × %2 矩阵乘法（每层一次）约需 %3 次运算，超过允许的 %4 次（需要数分钟）</translation>
     </message>
+    <message>
+        <source>kvHeads: not supported by this version of AttnScope (grouped key/value heads)</source>
+        <translation>kvHeads：此版本的 AttnScope 尚不支持（分组键/值头）</translation>
+    </message>
+    <message>
+        <source>rope: not supported by this version of AttnScope (rotary position embeddings)</source>
+        <translation>rope：此版本的 AttnScope 尚不支持（旋转位置编码）</translation>
+    </message>
+    <message>
+        <source>softcap: not supported by this version of AttnScope (logit soft-capping)</source>
+        <translation>softcap：此版本的 AttnScope 尚不支持（logit 软截断）</translation>
+    </message>
+    <message>
+        <source>sinks: not supported by this version of AttnScope (attention sinks)</source>
+        <translation>sinks：此版本的 AttnScope 尚不支持（注意力汇聚点）</translation>
+    </message>
+    <message>
+        <source>mask.window: not supported by this version of AttnScope (a sliding window)</source>
+        <translation>mask.window：此版本的 AttnScope 尚不支持（滑动窗口）</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::CoreErrorTerm</name>

@@ -189,6 +189,23 @@ void TestProjectFile::malformed_data()
     QTest::newRow("newer version") << "/version"
                                    << "2"
                                    << "version: expected 1, found 2 (written by a newer AttnScope)";
+    // Settings of design.md's modern attention that this version cannot compute: refused by name,
+    // never computed as if they were absent.
+    QTest::newRow("kvHeads") << "/kvHeads"
+                             << "1"
+                             << "kvHeads: not supported by this version of AttnScope (grouped key/value heads)";
+    QTest::newRow("rope") << "/rope"
+                          << "{\"base\": 10000}"
+                          << "rope: not supported by this version of AttnScope (rotary position embeddings)";
+    QTest::newRow("softcap") << "/softcap"
+                             << "50"
+                             << "softcap: not supported by this version of AttnScope (logit soft-capping)";
+    QTest::newRow("sinks") << "/sinks"
+                           << "[0.5, -1]"
+                           << "sinks: not supported by this version of AttnScope (attention sinks)";
+    QTest::newRow("mask.window") << "/mask/window"
+                                 << "4"
+                                 << "mask.window: not supported by this version of AttnScope (a sliding window)";
     QTest::newRow("missing mode") << "/mode"
                                   << "<remove>"
                                   << "mode: missing (expected \"self\" or \"cross\")";
