@@ -1,4 +1,4 @@
-#include "app/gui/document/ScriptedEdits.h"
+#include "ScriptedEdits.h"
 
 #include "core/io/FileIo.h"
 

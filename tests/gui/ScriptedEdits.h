@@ -7,8 +7,8 @@
 
 namespace attnscope {
 
-// Edits given as text, for tests that run the application's executable and cannot reach its
-// widgets (tests/gui/tst_recovery.cpp sets ATTNSCOPE_TEST_EDITS). Each edit goes through the
+// Edits given as text, for tests that run the application (attnscope_scripted) and cannot reach
+// its widgets (tests/gui/tst_autosave.cpp sets ATTNSCOPE_TEST_EDITS). Each edit goes through the
 // document's verbs, like any other. Form: "heads=3;dK=4;title=Text;value=Wq:0:1:2.5"
 // (value=MATRIX:ROW:COL:NUMBER with MATRIX one of Xq Xkv Wq Wk Wv Wo).
 Status applyScriptedEdits(Document &document, const QString &script);
