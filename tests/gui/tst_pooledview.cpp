@@ -98,7 +98,14 @@ PooledTilePtr waitForVisibleTile(PooledHeatmapView *view, int timeoutMs)
 class GatedTileSource : public PooledTileSource
 {
 public:
-    explicit GatedTileSource(std::shared_ptr<const Project> project) : m_project(std::move(project)) {}
+    explicit GatedTileSource(std::shared_ptr<const Project> project) : m_project(std::move(project))
+    {
+        m_shape.queries = m_project->problem.tq();
+        m_shape.keys = m_project->problem.tk();
+        m_shape.heads = m_project->problem.spec.heads;
+        m_shape.queryLabels = m_project->queryTokens;
+        m_shape.keyLabels = m_project->keyLabels();
+    }
 
     Result<std::shared_ptr<PooledTile>> computeTile(const PooledBlock &block, const std::atomic<bool> *cancel,
                                                     PoolProgress *progress) const override
@@ -314,8 +321,7 @@ void TestPooledView::supersededComputeIsCancelled()
     auto source = std::make_shared<GatedTileSource>(project);
     const auto openOnExit = qScopeGuard([source] { source->open(); });
     PooledJobs jobs;
-    jobs.setTileSource(source);
-    jobs.setProject(project);
+    jobs.setSource(source);
     QSignalSpy cancelled(&jobs, &PooledJobs::cancelled);
     QSignalSpy ready(&jobs, &PooledJobs::tileReady);
     const quint64 first = jobs.request(PooledBlock{0, 16384, 0, 16384, 512});
@@ -353,7 +359,7 @@ void TestPooledView::tooLargeEvenPooledIsRefusedWithTheBytes()
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
     QVERIFY(w.isPooledMode());
-    QVERIFY(w.pooledView()->jobs()->project());
+    QVERIFY(w.pooledView()->jobs()->source());
     const ProblemSize size = problemSize(w.document()->problem());
     // Room for the project's copies, not for the pooled computation.
     const std::int64_t budget = projectBytes(size) * 5 + (std::int64_t(64) << 10);
@@ -362,7 +368,7 @@ void TestPooledView::tooLargeEvenPooledIsRefusedWithTheBytes()
     QVERIFY(w.document()->setMaskFill(MaskFill::NegLarge)); // an edit that keeps the size
     setMemoryBudgetForTesting(0);
     QVERIFY(w.isPooledMode());
-    QVERIFY(!w.pooledView()->jobs()->project()); // nothing is computed
+    QVERIFY(!w.pooledView()->jobs()->source()); // nothing is computed
     const QString notice = w.pooledNotice()->text();
     QVERIFY2(notice.contains(QStringLiteral("even pooled")) && notice.contains(QStringLiteral("MiB")) &&
                  notice.contains(QStringLiteral("allows")),
@@ -388,8 +394,7 @@ void TestPooledView::zoomDuringComputeCancelsIt()
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     QSignalSpy cancelled(view.jobs(), &PooledJobs::cancelled);
-    view.jobs()->setTileSource(source);
-    view.setProject(project);
+    view.setSource(source);
     // The whole problem is being computed: the worker holds it at the gate.
     QTRY_VERIFY_WITH_TIMEOUT(view.jobs()->isBusy() && source->isHolding(), 20000);
     const quint64 whole = view.jobs()->runningId();
@@ -465,7 +470,7 @@ void TestPooledView::meanOverHeadsPoolsTheHeadAverage()
     view.resize(900, 700);
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
-    view.setProject(project);
+    view.setSource(std::make_shared<const ProjectTiles>(project, std::make_shared<BackendHost>()));
     QCOMPARE(view.head(), -1); // several heads: the mean first
     const PooledTilePtr tile = waitForVisibleTile(&view, 60000);
     QVERIFY(tile);

@@ -18,6 +18,15 @@ bool isLongAttention(const AttentionSet &set)
     return cells > pooledCellThreshold() || saturatingMul(cells, 8) > memoryBudgetBytes();
 }
 
+AttentionFileTiles::AttentionFileTiles(AttentionSet set, int layer) : m_set(std::move(set)), m_layer(layer)
+{
+    m_shape.queries = m_set.queries();
+    m_shape.keys = m_set.keys();
+    m_shape.heads = m_set.heads();
+    m_shape.queryLabels = m_set.queryTokens;
+    m_shape.keyLabels = m_set.keyTokens;
+}
+
 Result<std::shared_ptr<PooledTile>>
 AttentionFileTiles::computeTile(const PooledBlock &block, const std::atomic<bool> *cancel, PoolProgress *progress) const
 {
@@ -43,22 +52,6 @@ AttentionFileTiles::computeTile(const PooledBlock &block, const std::atomic<bool
     tile->mean = std::move(pooled->headMean);
     tile->milliseconds = double(timer.nsecsElapsed()) / 1e6;
     return tile;
-}
-
-std::shared_ptr<const Project> AttentionFileTiles::shapeProject(const AttentionSet &set, const QString &title)
-{
-    auto p = std::make_shared<Project>();
-    p->title = title.toStdString();
-    const bool cross = set.queries() != set.keys() || set.queryTokens != set.keyTokens;
-    p->problem.spec.mode = cross ? AttentionMode::Cross : AttentionMode::Self;
-    p->problem.spec.heads = set.heads();
-    p->problem.xq = MatrixF::Zero(set.queries(), 1);
-    if (cross)
-        p->problem.xkv = MatrixF::Zero(set.keys(), 1);
-    p->queryTokens = set.queryTokens;
-    if (cross)
-        p->keyTokens = set.keyTokens;
-    return p;
 }
 
 } // namespace attnscope

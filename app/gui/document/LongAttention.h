@@ -3,8 +3,6 @@
 #include "app/gui/document/PooledTileSource.h"
 #include "core/analysis/AttentionSet.h"
 
-#include <QString>
-
 #include <memory>
 
 namespace attnscope {
@@ -24,14 +22,10 @@ bool isLongAttention(const AttentionSet &set);
 class AttentionFileTiles : public PooledTileSource
 {
 public:
-    AttentionFileTiles(AttentionSet set, int layer) : m_set(std::move(set)), m_layer(layer) {}
+    AttentionFileTiles(AttentionSet set, int layer);
     Result<std::shared_ptr<PooledTile>> computeTile(const PooledBlock &block, const std::atomic<bool> *cancel,
                                                     PoolProgress *progress) const override;
     int layer() const { return m_layer; }
-
-    // What PooledHeatmapView needs of a project for this set: the shape (queries, keys, heads)
-    // and the labels; its inputs are one zero column, never computed.
-    static std::shared_ptr<const Project> shapeProject(const AttentionSet &set, const QString &title);
 
 private:
     AttentionSet m_set;

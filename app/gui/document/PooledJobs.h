@@ -1,9 +1,7 @@
 #pragma once
 
-#include "app/gui/document/BackendHost.h"
 #include "app/gui/document/JobRunner.h"
 #include "core/attention/PooledAttention.h"
-#include "core/formats/ProjectFile.h"
 
 #include <QObject>
 #include <QString>
@@ -29,18 +27,18 @@ struct PooledBlock {
 // One computed block: the max-pooled weights of every head and of their mean over heads.
 struct PooledTile {
     PooledBlock block;
-    quint64 project = 0;        // PooledJobs' project generation it belongs to
+    quint64 source = 0;         // PooledJobs' source generation it belongs to
     std::vector<MatrixF> heads; // [H] Nq x Nk
     MatrixF mean;               // the max-pooled mean over heads of the weights (PoolOptions::headMean)
     double milliseconds = 0.0;
 };
 using PooledTilePtr = std::shared_ptr<const PooledTile>;
 
-// Computes pooled blocks of one project on a job lane (JobRunner.h), never on the GUI thread, on
-// the backend the user chose (the BackendHost shared with the project's computations). Only the
-// newest request matters: a new one sets the running computation's cancel flag (it returns
-// Cancelled within about one key tile's work) and replaces any that waits. Results come back as
-// signals; the GUI never waits on the worker.
+// Computes pooled blocks of one tile source (a long project, a long attention file: see
+// PooledTileSource.h) on a job lane (JobRunner.h), never on the GUI thread. Only the newest
+// request matters: a new one sets the running computation's cancel flag (it returns Cancelled
+// within about one key tile's work) and replaces any that waits. Results come back as signals;
+// the GUI never waits on the worker.
 class PooledJobs : public QObject
 {
     Q_OBJECT
@@ -49,19 +47,12 @@ public:
     explicit PooledJobs(QObject *parent = nullptr);
     ~PooledJobs() override; // cancels the running computation and waits for it a bounded time
 
-    // The backend tiles are computed on (by default a host of its own, on Auto).
-    void setBackendHost(std::shared_ptr<BackendHost> host) { m_host = std::move(host); }
+    // The set later requests pool; cancels what runs. Null: none.
+    void setSource(std::shared_ptr<const PooledTileSource> source);
+    const std::shared_ptr<const PooledTileSource> &source() const { return m_source; }
+    quint64 sourceGeneration() const { return m_sourceGeneration; }
 
-    // The project later requests are computed on; cancels what runs. Null: none.
-    void setProject(std::shared_ptr<const Project> project);
-    std::shared_ptr<const Project> project() const { return m_project; }
-    quint64 projectGeneration() const { return m_projectGeneration; }
-    // Tiles from `source` instead of computing the project (an attention file: the project
-    // then only gives the shape and the labels); null goes back to computing. Set it before
-    // setProject(): requests made after either use both.
-    void setTileSource(std::shared_ptr<const PooledTileSource> source) { m_source = std::move(source); }
-
-    // Schedules `block`; returns its id.
+    // Schedules `block`; returns its id (0 without a source).
     quint64 request(const PooledBlock &block);
 
     bool isBusy() const { return m_lane.isRunning(); }
@@ -80,11 +71,9 @@ signals:
     void busyChanged(bool busy);
 
 private:
-    std::shared_ptr<BackendHost> m_host = std::make_shared<BackendHost>();
-    JobLane m_lane{this, JobLane::Delivery::Every}; // a tile of the shown project is kept even when superseded
-    std::shared_ptr<const Project> m_project;
+    JobLane m_lane{this, JobLane::Delivery::Every}; // a tile of the shown set is kept even when superseded
     std::shared_ptr<const PooledTileSource> m_source;
-    quint64 m_projectGeneration = 0;
+    quint64 m_sourceGeneration = 0;
     // Each submitted job's progress, as the pooled computation counts it (by job id).
     std::map<quint64, std::shared_ptr<PoolProgress>> m_progress;
 };

@@ -30,8 +30,7 @@ void MainWindow::setLongAttentionMode(bool on)
         m_mergeWordsAction->setEnabled(false);
         m_filePooled->setColorMap(ColorMapKind(m_colorMapBox->currentData().toInt()));
     } else {
-        m_filePooled->jobs()->setTileSource(nullptr);
-        m_filePooled->setProject(nullptr);
+        m_filePooled->setSource(nullptr);
     }
 }
 
@@ -40,9 +39,7 @@ void MainWindow::showLongAttentionLayer()
     if (!m_attention || !m_longAttention)
         return;
     const AttentionSet &set = m_attention->set;
-    // The source first: the view's setProject() requests the first tile at once.
-    m_filePooled->jobs()->setTileSource(std::make_shared<const AttentionFileTiles>(set, m_layer));
-    m_filePooled->setProject(AttentionFileTiles::shapeProject(set, QFileInfo(m_attention->path).fileName()));
+    m_filePooled->setSource(std::make_shared<const AttentionFileTiles>(set, m_layer));
     m_noticeLabel->setText(tr("Long attention file: heads open pooled (tab Head, pooled); the mouse wheel zooms "
                               "to exact values."));
     m_noticeLabel->show();

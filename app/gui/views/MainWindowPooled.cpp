@@ -29,7 +29,6 @@ void MainWindow::createPooledView(QVBoxLayout *central)
         QStringLiteral("QLabel { background: #e8f1fb; color: #123c69; border: 1px solid #8fb3da; padding: 6px; }"));
     m_pooledNotice->hide();
     m_pooled = new PooledHeatmapView;
-    m_pooled->jobs()->setBackendHost(m_compute->backendHost()); // the backend the user chose
     m_pooled->hide();
     central->insertWidget(central->indexOf(m_tabs), m_pooledNotice);
     central->addWidget(m_pooled, 1);
@@ -61,7 +60,7 @@ bool MainWindow::showPooledIfNeeded()
     const std::int64_t pooledNeed = editBytes(size), budget = memoryBudgetBytes();
     if (pooledNeed > budget) {
         // The one refusal left: even pooled it does not fit. Nothing is computed.
-        m_pooled->setProject(nullptr);
+        m_pooled->setSource(nullptr);
         m_pooledNotice->setText(
             tr("This project needs %1 for full attention and %2 even pooled; this machine allows %3. Use fewer "
                "tokens or heads, or compute it pooled with fewer bins (attnscope-cli compute --pool 256).")
@@ -78,7 +77,8 @@ bool MainWindow::showPooledIfNeeded()
            "double-click) shows the whole.")
             .arg(QString::fromStdString(formatBytes(traceBytes(size))))
             .arg(bins));
-    m_pooled->setProject(std::make_shared<const Project>(m_document->project()));
+    m_pooled->setSource(std::make_shared<const ProjectTiles>(std::make_shared<const Project>(m_document->project()),
+                                                             m_compute->backendHost()));
     return true;
 }
 
@@ -109,7 +109,7 @@ void MainWindow::setPooledMode(bool pooled)
         }
         m_timeLabel->setText(tr("pooled view"));
     } else {
-        m_pooled->setProject(nullptr);
+        m_pooled->setSource(nullptr);
         if (maskDock && m_maskDockWasVisible)
             maskDock->show();
     }

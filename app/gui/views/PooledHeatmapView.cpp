@@ -117,23 +117,24 @@ PooledHeatmapView::PooledHeatmapView(QWidget *parent)
     connect(m_headBox, &QComboBox::activated, this, [this] { setHead(m_headBox->currentData().toInt()); });
 }
 
-void PooledHeatmapView::setProject(std::shared_ptr<const Project> project)
+void PooledHeatmapView::setSource(std::shared_ptr<const PooledTileSource> source)
 {
-    const bool sameShape = project && m_project && project->problem.tq() == m_project->problem.tq() &&
-                           project->problem.tk() == m_project->problem.tk() &&
-                           project->problem.spec.heads == m_project->problem.spec.heads;
-    m_project = project;
-    m_tiles.clear(); // another project (or version of it): every tile is stale
+    // Another version of the same set (an edit of a long project) keeps the view and the head.
+    const bool sameShape = source && m_source && source->shape().queries == m_source->shape().queries &&
+                           source->shape().keys == m_source->shape().keys &&
+                           source->shape().heads == m_source->shape().heads;
+    m_source = source;
+    m_tiles.clear(); // another set (or version of it): every tile is stale
     m_error.clear();
-    m_jobs->setProject(project);
-    if (!sameShape && project)
-        m_view = QRectF(0, 0, double(project->problem.tk()), double(project->problem.tq()));
+    m_jobs->setSource(source);
+    if (!sameShape && source)
+        m_view = QRectF(0, 0, double(source->shape().keys), double(source->shape().queries));
     if (!sameShape)
-        m_head = project && project->problem.spec.heads > 1 ? -1 : 0;
+        m_head = source && source->shape().heads > 1 ? -1 : 0;
     fillHeadBox();
     invalidateImages();
     updateCaption();
-    if (project)
+    if (source)
         m_settle->start();
     update();
 }
@@ -141,7 +142,7 @@ void PooledHeatmapView::setProject(std::shared_ptr<const Project> project)
 void PooledHeatmapView::fillHeadBox()
 {
     m_headBox->clear();
-    const int heads = m_project ? m_project->problem.spec.heads : 0;
+    const int heads = m_source ? m_source->shape().heads : 0;
     if (heads > 1)
         m_headBox->addItem(tr("Mean over heads"), -1);
     for (int h = 0; h < heads; ++h)
@@ -204,9 +205,9 @@ QRectF PooledHeatmapView::plotRect() const
 
 QRectF PooledHeatmapView::clamped(QRectF v) const
 {
-    if (!m_project)
+    if (!m_source)
         return v;
-    const double tk = double(m_project->problem.tk()), tq = double(m_project->problem.tq());
+    const double tk = double(m_source->shape().keys), tq = double(m_source->shape().queries);
     v.setWidth(std::clamp(v.width(), std::min(kMinTokens, tk), tk));
     v.setHeight(std::clamp(v.height(), std::min(kMinTokens, tq), tq));
     v.moveLeft(std::clamp(v.left(), 0.0, tk - v.width()));
@@ -228,9 +229,9 @@ void PooledHeatmapView::setViewRect(const QRectF &view)
 PooledBlock PooledHeatmapView::visibleBlock() const
 {
     PooledBlock b;
-    if (!m_project || m_project->problem.tq() < 1 || m_project->problem.tk() < 1)
+    if (!m_source || m_source->shape().queries < 1 || m_source->shape().keys < 1)
         return b; // nothing to show: an empty block
-    const std::int64_t tq = m_project->problem.tq(), tk = m_project->problem.tk();
+    const std::int64_t tq = m_source->shape().queries, tk = m_source->shape().keys;
     b.q0 = std::clamp<std::int64_t>(std::int64_t(std::floor(m_view.top() + 1e-9)), 0, tq - 1);
     b.q1 = std::clamp<std::int64_t>(std::int64_t(std::ceil(m_view.bottom() - 1e-9)), b.q0 + 1, tq);
     b.k0 = std::clamp<std::int64_t>(std::int64_t(std::floor(m_view.left() + 1e-9)), 0, tk - 1);
@@ -261,7 +262,7 @@ PooledTilePtr PooledHeatmapView::visibleTile() const
 void PooledHeatmapView::settled()
 {
     const PooledBlock block = visibleBlock();
-    if (!m_project || block.rows() < 1 || block.keys() < 1)
+    if (!m_source || block.rows() < 1 || block.keys() < 1)
         return;
     for (auto it = m_tiles.begin(); it != m_tiles.end(); ++it)
         if (it->tile->block == block) {
@@ -274,12 +275,12 @@ void PooledHeatmapView::settled()
 
 void PooledHeatmapView::tileArrived(PooledTilePtr tile)
 {
-    if (!m_project || tile->project != m_jobs->projectGeneration())
+    if (!m_source || tile->source != m_jobs->sourceGeneration())
         return;
     m_error.clear();
     m_tiles.push_front(CachedTile{tile, QImage(), -2});
     // Least recently used out first; the whole problem's tile stays, the view falls back on it.
-    const std::int64_t tq = m_project->problem.tq(), tk = m_project->problem.tk();
+    const std::int64_t tq = m_source->shape().queries, tk = m_source->shape().keys;
     for (auto it = std::prev(m_tiles.end()); int(m_tiles.size()) > kMaxTiles && it != m_tiles.begin();) {
         const PooledBlock &b = it->tile->block;
         const bool whole = b.q0 == 0 && b.k0 == 0 && b.q1 == tq && b.k1 == tk;
@@ -332,7 +333,7 @@ void PooledHeatmapView::paintEvent(QPaintEvent *)
 {
     QPainter painter(this);
     painter.fillRect(rect(), palette().color(QPalette::Base));
-    if (!m_project)
+    if (!m_source)
         return;
     const QRectF plot = plotRect();
     const double sx = plot.width() / m_view.width(), sy = plot.height() / m_view.height();
@@ -399,8 +400,8 @@ std::vector<std::int64_t> PooledHeatmapView::keyLabelTokens() const
 void PooledHeatmapView::paintLabels(QPainter &painter, const QRectF &plot) const
 {
     const double sx = plot.width() / m_view.width(), sy = plot.height() / m_view.height();
-    const auto &queries = m_project->queryTokens;
-    const auto &keys = m_project->keyLabels();
+    const auto &queries = m_source->shape().queryLabels;
+    const auto &keys = m_source->shape().keyLabels;
     painter.setPen(palette().color(QPalette::Text));
     const QFontMetrics fm(font());
     // Queries, left of the map: every token once it has kLabelPixels, else token numbers.
@@ -430,7 +431,7 @@ void PooledHeatmapView::paintLabels(QPainter &painter, const QRectF &plot) const
 void PooledHeatmapView::wheelEvent(QWheelEvent *event)
 {
     const QRectF plot = plotRect();
-    if (!m_project || event->angleDelta().y() == 0)
+    if (!m_source || event->angleDelta().y() == 0)
         return;
     // The token under the cursor stays under it.
     const QPointF pos = event->position();
@@ -442,7 +443,7 @@ void PooledHeatmapView::wheelEvent(QWheelEvent *event)
 
 void PooledHeatmapView::keyPressEvent(QKeyEvent *event)
 {
-    if (!m_project)
+    if (!m_source)
         return QWidget::keyPressEvent(event);
     const double dx = m_view.width() / 4, dy = m_view.height() / 4;
     switch (event->key()) {
@@ -466,7 +467,7 @@ void PooledHeatmapView::keyPressEvent(QKeyEvent *event)
         setViewRect(m_view.translated(0, dy));
         break;
     case Qt::Key_Home:
-        setViewRect(QRectF(0, 0, double(m_project->problem.tk()), double(m_project->problem.tq())));
+        setViewRect(QRectF(0, 0, double(m_source->shape().keys), double(m_source->shape().queries)));
         break;
     default:
         return QWidget::keyPressEvent(event);
@@ -476,9 +477,9 @@ void PooledHeatmapView::keyPressEvent(QKeyEvent *event)
 
 void PooledHeatmapView::mouseDoubleClickEvent(QMouseEvent *event)
 {
-    if (!m_project || event->button() != Qt::LeftButton)
+    if (!m_source || event->button() != Qt::LeftButton)
         return QWidget::mouseDoubleClickEvent(event);
-    setViewRect(QRectF(0, 0, double(m_project->problem.tk()), double(m_project->problem.tq())));
+    setViewRect(QRectF(0, 0, double(m_source->shape().keys), double(m_source->shape().queries)));
     event->accept();
 }
 
@@ -487,7 +488,7 @@ void PooledHeatmapView::zoomAround(QPointF fraction, double factor)
     const double fx = fraction.x(), fy = fraction.y();
     const QPointF anchor(m_view.left() + fx * m_view.width(), m_view.top() + fy * m_view.height());
     QSizeF size = m_view.size() * factor;
-    const double tk = double(m_project->problem.tk()), tq = double(m_project->problem.tq());
+    const double tk = double(m_source->shape().keys), tq = double(m_source->shape().queries);
     // Both axes keep their ratio, also at the deepest zoom and the whole problem.
     const double limit = std::max(std::min(kMinTokens, tk) / size.width(), std::min(kMinTokens, tq) / size.height());
     if (limit > 1.0)
@@ -541,7 +542,7 @@ void PooledHeatmapView::leaveEvent(QEvent *event)
 void PooledHeatmapView::resizeEvent(QResizeEvent *event)
 {
     QWidget::resizeEvent(event);
-    if (m_project)
+    if (m_source)
         m_settle->start(); // the bins follow the widget's size
 }
 

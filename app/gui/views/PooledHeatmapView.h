@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/gui/document/PooledJobs.h"
+#include "app/gui/document/PooledTileSource.h"
 #include "app/render/ColorMap.h"
 #include "app/render/ColorScale.h"
 #include "app/render/FigureRenderer.h"
@@ -48,8 +49,9 @@ public:
 
     explicit PooledHeatmapView(QWidget *parent = nullptr);
 
-    // Shows `project` whole (a project of the same shape keeps the view); null: nothing.
-    void setProject(std::shared_ptr<const Project> project);
+    // Shows the set of `source` whole (a set of the same shape keeps the view); null: nothing.
+    void setSource(std::shared_ptr<const PooledTileSource> source);
+    const std::shared_ptr<const PooledTileSource> &source() const { return m_source; }
     void setHead(int head); // -1: the mean over heads
     int head() const { return m_head; }
     void setColorMap(ColorMapKind kind);
@@ -146,7 +148,7 @@ private:
     void zoomAround(QPointF fraction, double factor);
 
     PooledJobs *m_jobs;
-    std::shared_ptr<const Project> m_project;
+    std::shared_ptr<const PooledTileSource> m_source;
     std::list<CachedTile> m_tiles; // most recently used first
     QRectF m_view;
     int m_head = 0;

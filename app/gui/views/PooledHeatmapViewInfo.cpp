@@ -36,7 +36,7 @@ PooledHeatmapView::PooledFigure PooledHeatmapView::pooledFigure(const QString &d
 {
     PooledFigure out;
     const PooledTilePtr tile = visibleTile();
-    if (!tile || !m_project || tile->heads.empty())
+    if (!tile || !m_source || tile->heads.empty())
         return out;
     const PooledBlock &b = tile->block;
     std::vector<const MatrixF *> maps;
@@ -70,8 +70,8 @@ PooledHeatmapView::PooledFigure PooledHeatmapView::pooledFigure(const QString &d
         }
         return out;
     };
-    if (!set->setTokens(labels(m_project->queryTokens, b.q0, b.rows(), nq),
-                        labels(m_project->keyLabels(), b.k0, b.keys(), nk)))
+    if (!set->setTokens(labels(m_source->shape().queryLabels, b.q0, b.rows(), nq),
+                        labels(m_source->shape().keyLabels, b.k0, b.keys(), nk)))
         return out;
     out.set = std::move(*set);
     const MatrixF &drawn = *maps[size_t(out.head)];
@@ -95,7 +95,7 @@ const MatrixF &PooledHeatmapView::shownMatrix(const PooledTile &tile) const
 
 void PooledHeatmapView::updateCaption()
 {
-    if (!m_project) {
+    if (!m_source) {
         m_caption->clear();
         return;
     }
@@ -116,8 +116,8 @@ bool PooledHeatmapView::refreshScale() const
     // The whole problem's tile: max-pooling keeps every maximum, so its range is the range of
     // every zoom, and all tiles share one colour bar. Until it is there, the newest tile.
     PooledTilePtr source;
-    if (m_project) {
-        const std::int64_t tq = m_project->problem.tq(), tk = m_project->problem.tk();
+    if (m_source) {
+        const std::int64_t tq = m_source->shape().queries, tk = m_source->shape().keys;
         for (const CachedTile &t : m_tiles) {
             const PooledBlock &b = t.tile->block;
             if (b.q0 == 0 && b.k0 == 0 && b.q1 == tq && b.k1 == tk)
@@ -179,7 +179,7 @@ const PooledTile *PooledHeatmapView::tileAt(const QPointF &tokens) const
 QString PooledHeatmapView::hoverText(const QPointF &pos) const
 {
     const QRectF plot = plotRect();
-    if (!m_project || !plot.contains(pos))
+    if (!m_source || !plot.contains(pos))
         return {};
     const QPointF tokens(m_view.left() + (pos.x() - plot.left()) / plot.width() * m_view.width(),
                          m_view.top() + (pos.y() - plot.top()) / plot.height() * m_view.height());
@@ -193,8 +193,8 @@ QString PooledHeatmapView::hoverText(const QPointF &pos) const
     const std::int64_t a = binOf(i - b.q0, b.rows(), m.rows()), c = binOf(j - b.k0, b.keys(), m.cols());
     const std::int64_t qa = b.q0 + binStart(a, b.rows(), m.rows()), qb = b.q0 + binStart(a + 1, b.rows(), m.rows());
     const std::int64_t ka = b.k0 + binStart(c, b.keys(), m.cols()), kb = b.k0 + binStart(c + 1, b.keys(), m.cols());
-    const auto &queries = m_project->queryTokens;
-    const auto &keys = m_project->keyLabels();
+    const auto &queries = m_source->shape().queryLabels;
+    const auto &keys = m_source->shape().keyLabels;
     QStringList lines;
     if (qb - qa == 1)
         lines << (size_t(qa) < queries.size()
