@@ -205,7 +205,7 @@ int main(int argc, char **argv)
     heartbeat.stop();
     const double hwmMiB = double(statusKb("VmHWM:")) / 1024.0;
     std::printf("attention file %d x %d x %d x %d float16, %.1f MiB (%s)\n", layers, heads, tokens, tokens, fileMiB,
-                w.attention() && w.attention()->info.mapped ? "mapped" : "copied");
+                w.attention() && w.attention()->file->mapped ? "mapped" : "copied");
     std::printf("open -> heads of layer 1 shown (%s): %8.1f ms\n", w.isLongAttentionShown() ? "pooled" : "grid  ",
                 layerMs);
     std::printf("open -> model view and statistics filled:   %8.1f ms   longest GUI stall %6.1f ms\n", filledMs,

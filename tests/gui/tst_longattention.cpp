@@ -249,7 +249,7 @@ void TestLongAttention::opensWithoutFullCopies()
     QSignalSpy opened(&w, &MainWindow::attentionOpened);
     QVERIFY(w.openFile(m_path));
     QVERIFY(opened.wait(30000));
-    QVERIFY(w.attention()->info.mapped);
+    QVERIFY(w.attention()->file && w.attention()->file->mapped);
     QVERIFY(w.isLongAttentionShown());
     QVERIFY(QTest::qWaitFor(
         [&] { return w.modelView()->isFilled() && w.statsTable()->isFilled() && w.rolloutView()->isFilled(); }, 60000));

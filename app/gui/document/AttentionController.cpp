@@ -75,7 +75,9 @@ void AttentionController::open(const QString &path)
     start(Open, [this, path](const std::atomic<bool> &) -> std::function<void()> {
         auto loaded = std::make_shared<LoadedAttention>();
         loaded->path = QFileInfo(path).absoluteFilePath();
-        auto set = readAttentionFile(path.toStdString(), &loaded->info);
+        AttentionFileInfo info;
+        auto set = readAttentionFile(path.toStdString(), &info);
+        loaded->file = info;
         if (!set) {
             const QString message = QString::fromStdString(set.message());
             const ErrorKind kind = set.error().kind;

@@ -14,16 +14,19 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace attnscope {
 
-// An attention file as the GUI holds it: read-only, never saved (design.md, "Contract: real
-// models and imported attention").
+// A read-only set as the GUI holds it, never saved: an attention file's (design.md, "Contract:
+// real models and imported attention"), with what the reader found in the file, or a model run's,
+// with the model folder as its path and no file information.
 struct LoadedAttention {
     QString path;
     AttentionSet set;
-    AttentionFileInfo info;
+    std::optional<AttentionFileInfo> file; // empty for a model run
+    bool isModelRun() const { return !file.has_value(); }
 };
 using LoadedAttentionPtr = std::shared_ptr<const LoadedAttention>;
 

@@ -162,6 +162,12 @@ void JobLane::finished(quint64 id, const std::shared_ptr<JobState> &state, const
         m_busy(false);
 }
 
+void runDetached(std::function<void()> job)
+{
+    if (QThreadPool *threads = workerThreads())
+        threads->start(std::move(job));
+}
+
 bool JobLane::waitForIdle(int timeoutMs)
 {
     QElapsedTimer timer;

@@ -106,4 +106,9 @@ private:
     quint64 m_cancelledBelow = 0; // jobs with a smaller id deliver nothing (cancel())
 };
 
+// Runs `job` on the same worker threads, for work nobody waits for and nothing supersedes (writing
+// the recent-files list). It must not touch the GUI; it is dropped once the application object
+// has gone.
+void runDetached(std::function<void()> job);
+
 } // namespace attnscope

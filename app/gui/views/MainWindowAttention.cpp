@@ -25,7 +25,6 @@
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QThreadPool>
 #include <QToolBar>
 #include <QUndoGroup>
 
@@ -146,7 +145,7 @@ void MainWindow::showAttention(LoadedAttentionPtr attention)
     // stays loaded for the text box).
     m_transformer.reset();
     m_modelRun.reset();
-    if (attention->info.container == "model")
+    if (attention->isModelRun())
         m_modelJobs->cancel();
     else
         m_modelJobs->close();
@@ -180,12 +179,13 @@ void MainWindow::showAttention(LoadedAttentionPtr attention)
                              .arg(set.heads())
                              .arg(set.queries())
                              .arg(set.keys()));
-    m_backendLabel->setText(
-        tr("Attention file: %1, %2")
-            .arg(QString::fromStdString(attention->info.container), QString::fromStdString(attention->info.dtype)));
+    if (attention->file) // a model run's label is the model's (showModelRun)
+        m_backendLabel->setText(tr("Attention file: %1, %2")
+                                    .arg(QString::fromStdString(attention->file->container),
+                                         QString::fromStdString(attention->file->dtype)));
     updateTitle();
     // QSettings writes its file when it goes: tens of milliseconds on a busy disk, so not here.
-    QThreadPool::globalInstance()->start([path = attention->path] { addRecentFile(path); });
+    runDetached([path = attention->path] { addRecentFile(path); });
     m_lastDir = QFileInfo(attention->path).absolutePath();
     // A model run is no file; a file that is copied (not mapped) cannot change under the views.
     watchAttentionFile(attention->set.sourceFile() ? attention->path : QString());

@@ -163,8 +163,6 @@ void MainWindow::showModelRun(ModelPtr model, ModelRunPtr run, const AttentionSe
     auto loaded = std::make_shared<LoadedAttention>();
     loaded->path = sameModel ? m_attention->path : QDir(m_modelDir).absolutePath();
     loaded->set = set;
-    loaded->info.container = "model";
-    loaded->info.dtype = "float32";
     m_modelRun = run;
     if (!sameModel) {
         // A new model: the attention path sets up the read-only document (title: the folder).
