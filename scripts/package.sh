@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Debian package for other machines: a Release build without -march=native (the
-# ci build is tuned to this CPU and would not run everywhere) and without the tests, then
+# Builds the Debian package for other machines: a portable Release build (ATTNSCOPE_NATIVE=OFF,
+# the default; the `native` preset tunes to the build machine's CPU) without the tests, then
 # `cpack -G DEB` and the same checks as the packaging_deb test. Result: build/package/*.deb.
 # Usage: scripts/package.sh [--check-install]  (--check-install: apt-get --simulate installs it)
 set -euo pipefail
