@@ -560,11 +560,9 @@ Result<PooledResult> VulkanBackend::computePooled(const AttentionProblem &p, con
     if (Status s = validateProblem(p, ProblemLimits{}); !s)
         return s.error();
     State &st = *m_state;
-    // The shaders pool the whole problem, head by head: a block (the GUI's zoom) or the pooled
-    // head mean runs on the CPU engine.
-    const bool block = options.queryBegin != 0 || options.keyBegin != 0 || options.queryEnd >= 0 ||
-                       options.keyEnd >= 0 || options.headMean;
-    if (!st.pooled || block)
+    // The shaders pool any block (the GUI's zoom) of any head and the head mean; without the
+    // pooled pipelines the CPU engine answers.
+    if (!st.pooled)
         return AttentionBackend::computePooled(p, options);
     if (st.lost)
         return prefixedError("Vulkan (" + deviceName() + "): ",

@@ -131,8 +131,21 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
                         heads = std::uint64_t(p.spec.heads), dk = std::uint64_t(p.spec.headDimQK),
                         dv = std::uint64_t(p.spec.headDimV), qkw = std::uint64_t(p.qkWidth()),
                         vw = std::uint64_t(p.vWidth()), dout = std::uint64_t(p.dOut());
-    const std::uint64_t nq = std::min<std::uint64_t>(std::uint64_t(options.bins), tq),
-                        nk = std::min<std::uint64_t>(std::uint64_t(options.bins), tk);
+    // The block pooled (the GUI's zoom): rows [q0, q1) against keys [k0, k1), each row's weights
+    // normalised over every key; the bins split the block. Its cells hold absolute indices.
+    const std::uint64_t q0 = std::uint64_t(options.queryBegin), k0 = std::uint64_t(options.keyBegin);
+    const std::uint64_t q1 = options.queryEnd < 0 ? tq : std::uint64_t(options.queryEnd),
+                        k1 = options.keyEnd < 0 ? tk : std::uint64_t(options.keyEnd);
+    if (options.queryBegin < 0 || options.keyBegin < 0 || q0 >= q1 || q1 > tq || k0 >= k1 || k1 > tk)
+        return Error{"pool: expected a block inside the " + std::to_string(tq) + " x " + std::to_string(tk) +
+                     " problem, found rows [" + std::to_string(options.queryBegin) + ", " + std::to_string(q1) +
+                     ") and keys [" + std::to_string(options.keyBegin) + ", " + std::to_string(k1) + ")"};
+    const std::uint64_t rows = q1 - q0, keys = k1 - k0;
+    const bool allKeys = k0 == 0 && k1 == tk;
+    const std::uint64_t nq = std::min<std::uint64_t>(std::uint64_t(options.bins), rows),
+                        nk = std::min<std::uint64_t>(std::uint64_t(options.bins), keys);
+    // The head mean has its own slot after the heads' (pooled_cells.comp).
+    const std::uint64_t slots = heads + (options.headMean ? 1 : 0);
     const std::uint64_t words = (tk + 31) / 32;
     const bool cross = p.spec.mode == AttentionMode::Cross;
     const auto &w = p.weights;
@@ -160,7 +173,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     bytes[Stats] = 2 * heads * tq * f;
     bytes[Context] = tq * vw * f;
     bytes[Entropy] = heads * tq * f;
-    bytes[Pooled] = heads * nq * nk * f;
+    bytes[Pooled] = slots * nq * nk * f;
     bytes[Output] = w.o ? tq * dout * f : 0;
 
     // Refuse what does not fit this device before allocating any of it.
@@ -223,10 +236,11 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
                 if (allowed(Eigen::Index(i), Eigen::Index(j)))
                     bits[i * words + j / 32] |= 1u << (j % 32);
     }
-    for (auto [slot, count, n] : {std::tuple{RowStart, tq, nq}, std::tuple{KeyStart, tk, nk}}) {
+    for (auto [slot, first, count, n] : {std::tuple{RowStart, q0, rows, nq}, std::tuple{KeyStart, k0, keys, nk}}) {
         std::vector<std::uint32_t> starts(size_t(n) + 1);
         for (std::uint64_t b = 0; b <= n; ++b)
-            starts[size_t(b)] = std::uint32_t(binStart(std::int64_t(b), std::int64_t(count), std::int64_t(n)));
+            starts[size_t(b)] =
+                std::uint32_t(first + std::uint64_t(binStart(std::int64_t(b), std::int64_t(count), std::int64_t(n))));
         put(slot, starts.data());
     }
 
@@ -249,7 +263,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     base.flags = (p.mask.causal ? kCausal : 0) | (bytes[PadBits] ? kPadding : 0) | (bytes[CustomBits] ? kCustom : 0) |
                  (p.spec.maskFill == MaskFill::NegLarge ? kNegLarge : 0) | (options.mode == PoolMode::Mean ? kMean : 0);
     // Small cells (N close to T) would leave most of a workgroup idle: one thread per cell.
-    const std::uint64_t cellPairs = ((tq + nq - 1) / nq) * ((tk + nk - 1) / nk);
+    const std::uint64_t cellPairs = ((rows + nq - 1) / nq) * ((keys + nk - 1) / nk);
     const bool cellPerThread = cellPairs < kWorkgroup;
     if (cellPerThread)
         base.flags |= kCellPerThread;
@@ -290,9 +304,16 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
 
     stats = {};
     bool staged = false;
-    for (std::uint64_t r0 = 0; r0 < tq; r0 += chunkRows) {
-        const std::uint64_t r1 = std::min(tq, r0 + chunkRows);
-        const bool first = r0 == 0, last = r1 == tq;
+    if (options.progress) {
+        options.progress->done = 0;
+        options.progress->total = std::int64_t((rows + chunkRows - 1) / chunkRows);
+    }
+    for (std::uint64_t r0 = q0; r0 < q1; r0 += chunkRows) {
+        const std::uint64_t r1 = std::min(q1, r0 + chunkRows);
+        const bool first = r0 == q0, last = r1 == q1;
+        // A newer request (the GUI's) stops the work between submissions.
+        if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+            return Error{"the computation was cancelled", ErrorKind::Cancelled};
         auto begun = sh.commands.begin();
         if (!begun)
             return begun.error();
@@ -343,7 +364,8 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
             return s.error();
         rec.computeBarrier();
         // The query bins this chunk's rows fall in.
-        const std::uint64_t a0 = (r0 * nq) / tq, a1 = ((r1 - 1) * nq) / tq;
+        const std::uint64_t a0 = std::uint64_t(binOf(std::int64_t(r0 - q0), std::int64_t(rows), std::int64_t(nq))),
+                            a1 = std::uint64_t(binOf(std::int64_t(r1 - 1 - q0), std::int64_t(rows), std::int64_t(nq)));
         std::uint64_t aFirst = a0, aLast = a1; // binStart may round: widen by one, the shader clips
         if (aFirst > 0)
             --aFirst;
@@ -352,7 +374,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         if (Status s = dispatch(cmd, *m_cells,
                                 {range(Q), range(K), range(PadBits), range(CustomBits), range(Stats), range(Pooled),
                                  range(RowStart), range(KeyStart)},
-                                push, {cellGroups, aLast - aFirst + 1, heads},
+                                push, {cellGroups, aLast - aFirst + 1, slots},
                                 [aFirst](PooledPush &pp, std::uint64_t x, std::uint64_t y, std::uint64_t z) {
                                     pp.x0 = std::uint32_t(x);
                                     pp.y0 = std::uint32_t(aFirst + y);
@@ -363,15 +385,15 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         rec.computeBarrier();
 
         if (last) {
-            if (w.o) {
+            if (w.o && allKeys) { // the block's rows (a context row needs every key)
                 GemmPass out;
                 out.name = "pooled output projection";
-                out.m = tq;
+                out.m = rows;
                 out.n = dout;
                 out.k = vw;
-                out.a = {&m_tensors[Context].device, 0, vw, 1, 0};
+                out.a = {&m_tensors[Context].device, q0 * vw, vw, 1, 0};
                 out.b = {&m_tensors[Wo].device, 0, dout, 1, 0};
-                out.c = {&m_tensors[Output].device, 0, dout, 1, 0};
+                out.c = {&m_tensors[Output].device, q0 * dout, dout, 1, 0};
                 out.bias = bytes[Bo] ? &m_tensors[Bo].device : nullptr;
                 if (Status s = rec.gemm(out); !s)
                     return s.error();
@@ -409,6 +431,8 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
             return s.error();
         ++stats.submissions;
         sh.descriptors.reset(); // the submission is finished: its descriptor sets are free
+        if (options.progress)
+            options.progress->done.fetch_add(1, std::memory_order_relaxed);
         if (sh.fault == VulkanFault::DeviceLost)
             return vkError("vkWaitForFences (injected fault)", VK_ERROR_DEVICE_LOST);
     }
@@ -422,18 +446,31 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     using ConstMap = Eigen::Map<const MatrixF>;
     PooledResult result;
     const Eigen::Index eq = Eigen::Index(nq), ek = Eigen::Index(nk);
-    for (std::uint64_t h = 0; h < heads; ++h) {
-        MatrixF cells = ConstMap(view(Pooled) + h * nq * nk, eq, ek);
-        if (options.mode == PoolMode::Mean)
-            for (Eigen::Index a = 0; a < eq; ++a)
-                for (Eigen::Index b = 0; b < ek; ++b)
-                    cells(a, b) /= float((binStart(a + 1, p.tq(), eq) - binStart(a, p.tq(), eq)) *
-                                         (binStart(b + 1, p.tk(), ek) - binStart(b, p.tk(), ek)));
-        result.pooled.push_back(std::move(cells));
+    const auto cellsOf = [&](std::uint64_t slot, double by) {
+        MatrixF cells = ConstMap(view(Pooled) + slot * nq * nk, eq, ek);
+        for (Eigen::Index a = 0; a < eq; ++a)
+            for (Eigen::Index b = 0; b < ek; ++b) {
+                const double area =
+                    options.mode == PoolMode::Mean
+                        ? double((binStart(a + 1, std::int64_t(rows), eq) - binStart(a, std::int64_t(rows), eq)) *
+                                 (binStart(b + 1, std::int64_t(keys), ek) - binStart(b, std::int64_t(keys), ek)))
+                        : 1.0;
+                cells(a, b) = float(double(cells(a, b)) / (by * area));
+            }
+        return cells;
+    };
+    for (std::uint64_t h = 0; h < heads; ++h)
+        result.pooled.push_back(cellsOf(h, 1.0));
+    if (options.headMean)
+        result.headMean = cellsOf(heads, double(heads)); // the slot holds the sum over heads
+    // Entropies and the output need every key's weight: only for blocks of all keys, and only
+    // the block's rows (as the CPU engine returns them).
+    if (allKeys) {
+        const Eigen::Index first = Eigen::Index(q0), count = Eigen::Index(rows);
+        result.entropy = ConstMap(view(Entropy), p.spec.heads, p.tq()).middleCols(first, count);
+        result.output = w.o ? MatrixF(ConstMap(view(Output), p.tq(), p.dOut()).middleRows(first, count))
+                            : MatrixF(ConstMap(view(Context), p.tq(), p.vWidth()).middleRows(first, count));
     }
-    result.entropy = ConstMap(view(Entropy), p.spec.heads, p.tq());
-    result.output =
-        w.o ? MatrixF(ConstMap(view(Output), p.tq(), p.dOut())) : MatrixF(ConstMap(view(Context), p.tq(), p.vWidth()));
     return result;
 }
 

@@ -1,5 +1,5 @@
 #version 450
-// The pooled path's cell pass: one workgroup per (key bin, query bin, head) of a chunk of
+// The pooled path's cell pass: one workgroup per (key bin, query bin, head or head mean) of a chunk of
 // query rows, or, where cells hold fewer (row, key) pairs than a workgroup has threads, one
 // thread per cell. It recomputes the exact weights of the block the chunk holds of its cell, from
 // the row max and normaliser of pooled_rows.comp (so both passes form the same weights), and
@@ -12,27 +12,47 @@ layout(constant_id = 0) const uint WG = 64; // a power of two
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, set = 0, binding = 4) readonly buffer BufStats { float stats[]; };
-layout(std430, set = 0, binding = 5) buffer BufPooled { float pooled[]; }; // [h][a][b]
+layout(std430, set = 0, binding = 5) buffer BufPooled { float pooled[]; }; // [h][a][b], h = H: the head mean
 layout(std430, set = 0, binding = 6) readonly buffer BufRowStart { uint rowStart[]; }; // nq + 1
 layout(std430, set = 0, binding = 7) readonly buffer BufKeyStart { uint keyStart[]; }; // nk + 1
 
 shared float red[WG];
 
+// The exact weight of (i, j) in head h, from the row max and normaliser of pooled_rows.comp;
+// false where it weighs nothing (an empty row under -inf, or a masked key under -inf).
+bool weightAt(uint h, uint i, uint j, out float w)
+{
+    const float z = stats[2u * (h * pc.tq + i) + 1u];
+    float s;
+    w = 0.0;
+    if (z <= 0.0 || !logitAt(i, j, h, s))
+        return false;
+    w = exp(s - stats[2u * (h * pc.tq + i)]) * (1.0 / z);
+    return true;
+}
+
 // The max or sum of the weights of rows [i0, i1) x keys [j0, j0 + keys) of head h, this
-// invocation taking every `step`-th (row, key) pair from `first` on.
+// invocation taking every `step`-th (row, key) pair from `first` on. Head H (one past the last)
+// is the head mean's slot: the weights of every head summed (the host divides by H), so that a
+// cell is the max over its block of the mean, not the mean of the heads' maxima.
 float poolBlock(uint h, uint i0, uint i1, uint j0, uint keys, uint first, uint step)
 {
     const bool mean = (pc.flags & POOL_MEAN) != 0u;
+    const uint heads = pc.qkw / pc.dk;
     // The host keeps (rows of a chunk) x Tk below 2^32.
     const uint count = i1 > i0 ? (i1 - i0) * keys : 0u;
     float value = 0.0; // weights are >= 0: 0 is the identity of both max and sum here
     for (uint e = first; e < count; e += step) {
         const uint i = i0 + e / keys, j = j0 + e % keys;
-        const float z = stats[2u * (h * pc.tq + i) + 1u];
-        float s;
-        if (z <= 0.0 || !logitAt(i, j, h, s))
-            continue; // an empty row under -inf, or a masked key under -inf
-        const float w = exp(s - stats[2u * (h * pc.tq + i)]) * (1.0 / z);
+        float w = 0.0, wg;
+        if (h < heads) {
+            if (!weightAt(h, i, j, w))
+                continue;
+        } else {
+            for (uint g = 0u; g < heads; ++g)
+                if (weightAt(g, i, j, wg))
+                    w += wg;
+        }
         value = mean ? value + w : max(value, w);
     }
     return value;

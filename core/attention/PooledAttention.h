@@ -37,7 +37,6 @@ struct PoolOptions {
     // key tile the weights of every head are summed before pooling, so a cell is the max (mean)
     // over its block of the mean over heads, not the mean of each head's pooled cells (the max
     // of a mean is not the mean of the maxima). One task then covers all heads of a block.
-    // The CPU engine only: VulkanBackend::computePooled hands such a request to it.
     bool headMean = false;
 };
 

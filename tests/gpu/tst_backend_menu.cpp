@@ -5,17 +5,25 @@
 #include "VulkanTestUtil.h"
 
 #include "app/engine/BackendChoice.h"
+#include "app/gui/document/MemoryBudget.h"
 #include "app/gui/views/MainWindow.h"
+#include "app/gui/views/PooledHeatmapView.h"
 #include "core/attention/CpuBackend.h"
+#include "core/attention/RandomProblem.h"
+#include "core/formats/ProjectFile.h"
 #include "core/models/TransformerModel.h"
+#include "gpu/VulkanBackend.h"
 
 #include <QAction>
+#include <QFile>
 #include <QMenu>
 #include <QMenuBar>
 #include <QObject>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace attnscope;
@@ -28,6 +36,11 @@ private slots:
     void initTestCase();
     void listsEveryVulkanDeviceByItsWholeName();
     void modelRunFromTheWindowRunsOnVulkan();
+    void pooledViewFromTheWindowRunsOnVulkan();
+
+private:
+    // Chooses the first Vulkan device in w's Backend menu.
+    static bool chooseVulkan(MainWindow &w);
 };
 
 void TestBackendMenu::initTestCase()
@@ -124,6 +137,74 @@ void TestBackendMenu::modelRunFromTheWindowRunsOnVulkan()
     for (std::size_t k = 0; k < run->attentions.size(); ++k)
         worst = std::max(worst, double(std::abs(run->attentions[k] - (*reference)->attentions[k])));
     QVERIFY2(worst < 1e-5, qPrintable(QStringLiteral("largest difference from the CPU engine: %1").arg(worst)));
+}
+
+bool TestBackendMenu::chooseVulkan(MainWindow &w)
+{
+    auto devices = listVulkanDevices();
+    if (!devices.ok() || devices->empty())
+        return false;
+    for (QMenu *m : w.menuBar()->findChildren<QMenu *>())
+        if (m->title() == MainWindow::tr("Vulkan &device")) {
+            emit m->aboutToShow();
+            const QString text =
+                MainWindow::tr("Vulkan %1: %2")
+                    .arg(QString::number(devices->front().index), QString::fromStdString(devices->front().label()));
+            for (QAction *a : m->actions())
+                if (a->text() == text) {
+                    a->trigger();
+                    return w.computeController()->backendRequest() == BackendRequest::Vulkan;
+                }
+        }
+    return false;
+}
+
+// A project too long for full traces opens in the pooled view, whose tiles (zoomed blocks and the
+// head mean included) are computed by the backend chosen in the menu: the Vulkan device's own
+// counter of submissions grows while the tile arrives, and the tile is the CPU engine's.
+void TestBackendMenu::pooledViewFromTheWindowRunsOnVulkan()
+{
+    MainWindow w;
+    QVERIFY(chooseVulkan(w));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    RandomProblemOptions o;
+    o.tokens = 96;
+    o.modelDim = 16;
+    o.heads = 2;
+    o.causal = true;
+    Project project = randomProject(o);
+    const QString path = dir.filePath(QStringLiteral("long.attnscope.json"));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray::fromStdString(serializeProject(project, dir.path().toStdString())));
+    }
+    setPooledCellThresholdForTesting(1000); // 96 x 96 x 2 cells is "long" here
+    const auto restore = qScopeGuard([] { setPooledCellThresholdForTesting(0); });
+    QVERIFY(w.openFile(path));
+    QVERIFY(w.isPooledMode());
+    QVERIFY(
+        QTest::qWaitFor([&] { return w.pooledView()->visibleTile() && !w.pooledView()->jobs()->isBusy(); }, 120000));
+    const PooledTilePtr tile = w.pooledView()->visibleTile();
+    QVERIFY(tile && tile->mean.size() > 0);
+
+    BackendHost::Lease lease = w.computeController()->backendHost()->lease();
+    auto *vulkan = dynamic_cast<VulkanBackend *>(lease.backend);
+    QVERIFY2(vulkan, "the window's backend is not the Vulkan device chosen in the menu");
+    QVERIFY(vulkan->stats().submissions > 0);
+    PoolOptions options;
+    options.bins = tile->block.bins;
+    options.queryBegin = tile->block.q0;
+    options.queryEnd = tile->block.q1;
+    options.keyBegin = tile->block.k0;
+    options.keyEnd = tile->block.k1;
+    options.headMean = true;
+    auto cpu = computePooledCpu(project.problem, options);
+    QVERIFY(cpu.ok());
+    for (size_t h = 0; h < cpu->pooled.size(); ++h)
+        QVERIFY((tile->heads[h] - cpu->pooled[h]).cwiseAbs().maxCoeff() < 1e-5f);
+    QVERIFY((tile->mean - cpu->headMean).cwiseAbs().maxCoeff() < 1e-5f);
 }
 
 QTEST_MAIN(TestBackendMenu)

@@ -9,7 +9,9 @@
 #include "VulkanTestUtil.h"
 
 #include "app/engine/BackendChoice.h"
+#include "core/analysis/Pooling.h"
 #include "core/attention/PooledAttention.h"
+#include "core/attention/ReferenceAttention.h"
 
 #include <QObject>
 #include <QTest>
@@ -47,6 +49,8 @@ private slots:
     void tooLargeForABindingIsRefusedWithTheSize();
     void fallbackComputesWhatTheGpuRefuses();
     void invalidRequestsAreRefused();
+    void blocksAndTheHeadMeanRunOnTheGpu_data();
+    void blocksAndTheHeadMeanRunOnTheGpu();
     void injectedFaults_data();
     void injectedFaults();
 
@@ -409,6 +413,106 @@ void TestVulkanPooled::invalidRequestsAreRefused()
     QVERIFY(!got.ok());
     QCOMPARE(got.kind(), ErrorKind::InvalidInput);
     QVERIFY2(got.message().find("weights.k") != std::string::npos, got.message().c_str());
+}
+
+struct GpuBlockCase {
+    GpuPoolCase pc;
+    std::int64_t q0 = 0, q1 = -1, k0 = 0, k1 = -1;
+};
+Q_DECLARE_METATYPE(GpuBlockCase)
+
+void TestVulkanPooled::blocksAndTheHeadMeanRunOnTheGpu_data()
+{
+    QTest::addColumn<GpuBlockCase>("bc");
+    GpuBlockCase whole;
+    whole.pc.c.tq = whole.pc.c.tk = 11;
+    whole.pc.c.heads = 3;
+    whole.pc.bins = 4;
+    QTest::newRow("whole problem, head mean") << whole;
+    GpuBlockCase zoom = whole;
+    zoom.q0 = 3, zoom.q1 = 10, zoom.k0 = 2, zoom.k1 = 9;
+    zoom.pc.bins = 3;
+    QTest::newRow("zoomed block") << zoom;
+    GpuBlockCase rowsOnly = zoom;
+    rowsOnly.k0 = 0, rowsOnly.k1 = -1;
+    QTest::newRow("rows of every key (entropy and output too)") << rowsOnly;
+    GpuBlockCase causal = zoom;
+    causal.pc.c.causal = true;
+    QTest::newRow("causal block") << causal;
+    GpuBlockCase padded = zoom;
+    padded.pc.paddedFrom = 4, padded.pc.paddedTo = 7;
+    padded.pc.mode = PoolMode::Mean;
+    QTest::newRow("padded keys, mean") << padded;
+    GpuBlockCase large = causal;
+    large.pc.c.fill = MaskFill::NegLarge;
+    QTest::newRow("causal block, -1e9") << large;
+    GpuBlockCase cross = zoom;
+    cross.pc.c.mode = AttentionMode::Cross;
+    cross.pc.c.tk = 13;
+    cross.k1 = 12;
+    QTest::newRow("cross, Tq != Tk") << cross;
+}
+
+// The GUI's pooled view asks for zoomed blocks and the head mean. They used to run on the CPU
+// engine whatever the backend; now the shaders pool them, equal to pooling the reference's
+// weights over the block (the head mean: the weights averaged over heads, then pooled).
+void TestVulkanPooled::blocksAndTheHeadMeanRunOnTheGpu()
+{
+    QFETCH(GpuBlockCase, bc);
+    const AttentionProblem p = problemOf(bc.pc);
+    auto ref = referenceAttention(p);
+    QVERIFY(ref.ok());
+    PoolOptions options;
+    options.bins = bc.pc.bins;
+    options.mode = bc.pc.mode;
+    options.queryBegin = bc.q0;
+    options.queryEnd = bc.q1;
+    options.keyBegin = bc.k0;
+    options.keyEnd = bc.k1;
+    options.headMean = true;
+    PoolProgress progress;
+    options.progress = &progress;
+    const std::uint64_t before = m_backend->stats().submissions;
+    AttentionBackend &base = *m_backend;
+    auto got = base.computePooled(p, options);
+    QVERIFY2(got.ok(), got.ok() ? "" : got.message().c_str());
+    QVERIFY2(m_backend->stats().submissions > before, "the block was not computed on the device");
+    QVERIFY(progress.done > 0 && progress.done == progress.total);
+
+    const Eigen::Index q1 = bc.q1 < 0 ? p.tq() : bc.q1, k1 = bc.k1 < 0 ? p.tk() : bc.k1;
+    const Eigen::Index rows = q1 - bc.q0, keys = k1 - bc.k0;
+    MatrixD sum = MatrixD::Zero(rows, keys);
+    for (int h = 0; h < bc.pc.c.heads; ++h) {
+        const MatrixD block = ref->weights[size_t(h)].block(bc.q0, bc.k0, rows, keys);
+        sum += block;
+        const std::string diff = test::compareMatrix(
+            "pooled", got->pooled[size_t(h)], poolMatrix(block, bc.pc.bins, bc.pc.mode), test::Tolerance::weights());
+        QVERIFY2(diff.empty(), ("head " + std::to_string(h) + ": " + diff).c_str());
+    }
+    const MatrixD mean = sum / double(bc.pc.c.heads);
+    const std::string diff = test::compareMatrix("head mean", got->headMean, poolMatrix(mean, bc.pc.bins, bc.pc.mode),
+                                                 test::Tolerance::weights());
+    QVERIFY2(diff.empty(), diff.c_str());
+
+    if (bc.k0 == 0 && k1 == p.tk()) {
+        auto whole = referencePooled(p, PoolOptions{});
+        QVERIFY(whole.ok());
+        std::string d = test::compareMatrix("entropy", got->entropy, MatrixD(whole->entropy.middleCols(bc.q0, rows)),
+                                            test::Tolerance::values());
+        QVERIFY2(d.empty(), d.c_str());
+        d = test::compareMatrix("output", got->output, MatrixD(whole->output.middleRows(bc.q0, rows)),
+                                test::Tolerance::values());
+        QVERIFY2(d.empty(), d.c_str());
+    } else {
+        QCOMPARE(got->entropy.size(), Eigen::Index(0));
+        QCOMPARE(got->output.size(), Eigen::Index(0));
+    }
+
+    // A block outside the problem is refused, as by the CPU engine.
+    options.queryEnd = p.tq() + 1;
+    auto outside = base.computePooled(p, options);
+    QVERIFY(!outside.ok());
+    QCOMPARE(outside.kind(), ErrorKind::InvalidInput);
 }
 
 // A fault is an Error of its kind; a lost device (or a wait that gave up while the GPU may still

@@ -18,10 +18,12 @@ namespace attnscope {
 namespace {
 
 std::atomic<int> g_abandoned{0};
+std::atomic<bool> g_closed{false}; // the application object has gone: nothing starts any more
 
 // The application's one pool of worker threads. Never the global QThreadPool, whose destructor
 // waits for every job without bound: this one is deleted when the application object goes, and
-// only when its jobs have ended within the exit wait; otherwise it is left to the process's end.
+// only when its jobs have ended within the exit wait; otherwise it stays (reachable, for leak
+// checkers) until the process ends.
 QThreadPool *workerThreads()
 {
     static QThreadPool *pool = [] {
@@ -30,13 +32,15 @@ QThreadPool *workerThreads()
         // jobs side by side; each CPU engine sizes its own OpenMP team within the job.
         p->setMaxThreadCount(std::max(4, QThread::idealThreadCount()));
         qAddPostRoutine([] {
-            if (pool->waitForDone(JobLane::kExitWaitMs))
+            g_closed = true;
+            if (pool->waitForDone(JobLane::kExitWaitMs)) {
                 delete pool;
-            pool = nullptr;
+                pool = nullptr;
+            }
         });
         return p;
     }();
-    return pool;
+    return g_closed ? nullptr : pool;
 }
 
 } // namespace
