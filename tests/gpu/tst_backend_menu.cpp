@@ -100,23 +100,9 @@ void TestBackendMenu::modelRunFromTheWindowRunsOnVulkan()
     auto devices = listVulkanDevices();
     QVERIFY(devices.ok());
     QVERIFY(!devices->empty());
-    MainWindow w;
-    QMenu *menu = nullptr;
-    for (QMenu *m : w.menuBar()->findChildren<QMenu *>())
-        if (m->title() == MainWindow::tr("Vulkan &device"))
-            menu = m;
-    QVERIFY(menu);
-    emit menu->aboutToShow();
     const vk::DeviceInfo &device = devices->front();
-    const QString entryText =
-        MainWindow::tr("Vulkan %1: %2").arg(QString::number(device.index), QString::fromStdString(device.label()));
-    QAction *entry = nullptr;
-    for (QAction *a : menu->actions())
-        if (a->text() == entryText)
-            entry = a;
-    QVERIFY(entry);
-    entry->trigger();
-    QCOMPARE(w.computeController()->backendRequest(), BackendRequest::Vulkan);
+    MainWindow w;
+    QVERIFY(chooseVulkan(w));
 
     const QString folder = QStringLiteral(ATTNSCOPE_SOURCE_DIR "/tests/fixtures/models/gpt2-f16");
     QSignalSpy shown(&w, &MainWindow::modelRunShown);

@@ -91,20 +91,17 @@ PooledTilePtr waitForVisibleTile(PooledHeatmapView *view, int timeoutMs)
     return shown ? tile : nullptr;
 }
 
-// Computes tiles as PooledJobs does (core's pooled computation on the CPU), but holds each
+// Computes tiles as a long project's source does (ProjectTiles, on the CPU), but holds each
 // computation at a gate until the test opens it: "the GUI did not wait for the worker" is then
 // the GUI going on while the worker is provably still held, and "a newer request stops the
 // running one" is the held computation's cancel flag, set before it may go on.
 class GatedTileSource : public PooledTileSource
 {
 public:
-    explicit GatedTileSource(std::shared_ptr<const Project> project) : m_project(std::move(project))
+    explicit GatedTileSource(std::shared_ptr<const Project> project)
+        : m_tiles(std::move(project), std::make_shared<BackendHost>())
     {
-        m_shape.queries = m_project->problem.tq();
-        m_shape.keys = m_project->problem.tk();
-        m_shape.heads = m_project->problem.spec.heads;
-        m_shape.queryLabels = m_project->queryTokens;
-        m_shape.keyLabels = m_project->keyLabels();
+        m_shape = m_tiles.shape();
     }
 
     Result<std::shared_ptr<PooledTile>> computeTile(const PooledBlock &block, const std::atomic<bool> *cancel,
@@ -116,24 +113,7 @@ public:
             m_gate.wait(lock, [this] { return m_open; });
             m_held = nullptr;
         }
-        PoolOptions options;
-        options.bins = block.bins;
-        options.mode = PoolMode::Max;
-        options.queryBegin = block.q0;
-        options.queryEnd = block.q1;
-        options.keyBegin = block.k0;
-        options.keyEnd = block.k1;
-        options.cancel = cancel;
-        options.progress = progress;
-        options.headMean = true;
-        auto pooled = computePooledCpu(m_project->problem, options);
-        if (!pooled)
-            return pooled.error();
-        auto tile = std::make_shared<PooledTile>();
-        tile->block = block;
-        tile->heads = std::move(pooled->pooled);
-        tile->mean = std::move(pooled->headMean);
-        return tile;
+        return m_tiles.computeTile(block, cancel, progress); // the product's own project tiles
     }
 
     // Whether a computation waits at the gate now.
@@ -157,7 +137,7 @@ public:
     }
 
 private:
-    std::shared_ptr<const Project> m_project;
+    ProjectTiles m_tiles;
     mutable std::mutex m_mutex;
     mutable std::condition_variable m_gate;
     mutable const std::atomic<bool> *m_held = nullptr;
