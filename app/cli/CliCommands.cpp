@@ -225,8 +225,8 @@ int Command::exportData(const QStringList &args)
         return m_exit;
     if (auto exit = checkBeforeWriting("export", {out, {out}}))
         return *exit;
-    if (Status s =
-            writeTraceData(run->project, run->trace, out.toStdString(), parser.value("tensor").toStdString(), head);
+    if (Status s = writeTraceData(TraceLabels::of(run->project), run->trace, out.toStdString(),
+                                  parser.value("tensor").toStdString(), head);
         !s)
         return fail(s.message(), s.kind() == ErrorKind::InvalidInput ? kUsage : kFailed);
     reportBackend(run->selection);

@@ -27,9 +27,10 @@ const char *const kRenderUsage = R"(  render INPUT [INPUT...] --out FILE.(png|sv
       into DIR (created if missing), named after the input file. View options:
         --view head|heads|mean|headview|teaching|mask|model|rollout
                                   (default: head for a project, model for an
-                                  attention file; headview, teaching and mask
-                                  need a project; model: layers x heads grid)
-        --layer L                 layer of head/heads/mean (0-based; default 0)
+                                  attention file; teaching and mask need a
+                                  project; model: layers x heads grid)
+        --layer L                 layer of head/heads/mean/headview (0-based;
+                                  default 0)
         --head N                  head of head/headview/teaching (0-based; layers
                                   and heads count from 0 everywhere: the window,
                                   figures, the CLI and the JSON)
@@ -368,7 +369,7 @@ private:
             const FigureView view = optionsFor(job).view;
             if (job.set && !FigureOptions::setViews().contains(view))
                 return Failure{QStringLiteral("--view %1: %2 is an attention file; its views are model, rollout, head, "
-                                              "heads and mean")
+                                              "heads, mean and headview")
                                    .arg(FigureOptions::viewKey(view), job.projectPath),
                                kUsage};
             if (m_layerGiven && m_options.layer >= layers)

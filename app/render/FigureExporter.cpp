@@ -2,7 +2,6 @@
 
 #include "app/render/DisplayText.h"
 #include "app/render/ErrorText.h"
-#include "app/render/SetFigureRenderer.h"
 #include "core/io/FileIo.h"
 
 #include <QBuffer>
@@ -127,23 +126,26 @@ QByteArray cssFontFamilies(const QByteArray &svg)
 
 } // namespace
 
-FigureExporter::FigureExporter(const Project &project, const AttentionTrace &trace)
-    : m_project(&project), m_trace(&trace)
+FigureExporter::FigureExporter(ShownAttention shown, std::shared_ptr<const MaskMatrix> allowed)
+    : m_shown(std::move(shown)), m_allowed(std::move(allowed))
 {
 }
 
 FigureExporter::FigureExporter(AttentionSet set, const QString &name, std::shared_ptr<const MaskMatrix> allowed)
-    : m_set(std::make_shared<const AttentionSet>(std::move(set))), m_allowed(std::move(allowed)), m_name(name)
+    : m_allowed(std::move(allowed))
+{
+    m_shown.set = std::move(set);
+    m_shown.title = name;
+}
+
+FigureExporter::FigureExporter(Project project, AttentionTrace trace)
+    : m_shown(ShownAttention::ofProject(std::move(project), std::move(trace)))
 {
 }
 
-std::unique_ptr<Figure> FigureExporter::figure(const FigureOptions &options) const
+std::unique_ptr<FigureRenderer> FigureExporter::figure(const FigureOptions &options) const
 {
-    if (m_set && m_allowed)
-        return std::make_unique<SetFigureRenderer>(*m_set, m_name, options, m_allowed);
-    if (m_set)
-        return std::make_unique<SetFigureRenderer>(*m_set, m_name, options);
-    return std::make_unique<FigureRenderer>(*m_project, *m_trace, options);
+    return std::make_unique<FigureRenderer>(m_shown, options, m_allowed);
 }
 
 QSizeF FigureExporter::pageSize(const FigureOptions &options, const FigureSize &size) const
@@ -201,7 +203,7 @@ QImage FigureExporter::image(const FigureOptions &options, const FigureSize &siz
     image.fill(Qt::transparent);
     const double k = size.dpi / 72.0;
     const QSizeF page(pixels.width() / k, pixels.height() / k);
-    const std::unique_ptr<Figure> renderer = figure(options);
+    const std::unique_ptr<FigureRenderer> renderer = figure(options);
     {
         QPainter painter(&image);
         painter.setRenderHint(QPainter::Antialiasing);
@@ -255,7 +257,7 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
         // Vector output in points; embedded images of tiny cells at the requested DPI.
         FigureOptions o = options;
         o.pixelScale = size.dpi / 72.0;
-        const std::unique_ptr<Figure> renderer = figure(o);
+        const std::unique_ptr<FigureRenderer> renderer = figure(o);
         const QSizeF page = pageSize(options, size);
         const QSize points(int(std::ceil(page.width() - 1e-6)), int(std::ceil(page.height() - 1e-6)));
         const QRectF target(QPointF(0, 0), QSizeF(points));
@@ -299,9 +301,8 @@ bool FigureExporter::write(const QString &path, const FigureOptions &options, co
     }
     // A figure of a mapped attention file rewritten meanwhile drew zeros or another file's
     // values: nothing is written then.
-    if (m_set)
-        if (Status s = m_set->checkSource(); !s)
-            return fail(errorText(s.error()));
+    if (Status s = m_shown.set.checkSource(); !s)
+        return fail(errorText(s.error()));
     AtomicFileWriter file(QFile::encodeName(path).toStdString());
     Status written = file.open();
     if (written) {

@@ -30,23 +30,24 @@ struct FigureSize {
 std::optional<FigureFormat> figureFormatFromSuffix(const QString &suffixOrPath);
 QString figureFormatSuffix(FigureFormat format);
 
-// Paints figures of one computed trace (FigureRenderer) or of an attention set
-// (SetFigureRenderer) into files or images. Files are encoded in memory and written by core's
-// AtomicFileWriter: either the whole figure or nothing, an old file of that name survives a
-// failure, and the failure names the system's reason ("No space left on device").
+// Paints figures (FigureRenderer) of what the views show into files or images. Files are
+// encoded in memory and written by core's AtomicFileWriter: either the whole figure or nothing,
+// an old file of that name survives a failure, and the failure names the system's reason ("No
+// space left on device").
 class FigureExporter
 {
     Q_DECLARE_TR_FUNCTIONS(FigureExporter)
 
 public:
-    // project and trace must outlive the exporter.
-    FigureExporter(const Project &project, const AttentionTrace &trace);
-    // An attention set (kept: copies share its maps); name is what titles call it. allowed:
-    // cells drawn as masked (a pooled block's cells with no allowed key), or null.
+    // allowed: cells drawn as masked where shown has no tensors (a pooled block's cells with
+    // no allowed key), or null.
+    explicit FigureExporter(ShownAttention shown, std::shared_ptr<const MaskMatrix> allowed = nullptr);
+    // A set alone, titled `name` (an attention file).
     FigureExporter(AttentionSet set, const QString &name, std::shared_ptr<const MaskMatrix> allowed = nullptr);
+    // A project and its trace (the command line's, tests').
+    FigureExporter(Project project, AttentionTrace trace);
 
-    // The figure these options give (a FigureRenderer or a SetFigureRenderer).
-    std::unique_ptr<Figure> figure(const FigureOptions &options) const;
+    std::unique_ptr<FigureRenderer> figure(const FigureOptions &options) const;
 
     // The page size in points and the PNG size in pixels for these options and size.
     QSizeF pageSize(const FigureOptions &options, const FigureSize &size) const;
@@ -62,11 +63,8 @@ public:
 private:
     bool checkSize(const FigureSize &size, const QSize &pixels, QString *error) const;
 
-    const Project *m_project = nullptr;
-    const AttentionTrace *m_trace = nullptr;
-    std::shared_ptr<const AttentionSet> m_set;
+    ShownAttention m_shown;
     std::shared_ptr<const MaskMatrix> m_allowed;
-    QString m_name;
 };
 
 } // namespace attnscope

@@ -1,8 +1,8 @@
 #include "app/render/FigureRenderer.h"
 
 #include "app/render/DisplayText.h"
+#include "app/render/ErrorText.h"
 #include "app/render/HeadViewRenderer.h"
-#include "app/render/SetFigureRenderer.h"
 #include "app/render/TeachingRenderer.h"
 
 #include <QFontMetricsF>
@@ -35,7 +35,8 @@ QList<FigureView> FigureOptions::allViews()
 
 QList<FigureView> FigureOptions::setViews()
 {
-    return {FigureView::Model, FigureView::Rollout, FigureView::Head, FigureView::Heads, FigureView::Mean};
+    return {FigureView::Model, FigureView::Rollout, FigureView::Head,
+            FigureView::Heads, FigureView::Mean,    FigureView::HeadView};
 }
 
 QString FigureOptions::viewKey(FigureView view)
@@ -75,39 +76,84 @@ QString FigureOptions::viewName(FigureView view)
     return {};
 }
 
-FigureRenderer::FigureRenderer(const Project &project, const AttentionTrace &trace, const FigureOptions &options)
-    : m_project(project), m_trace(trace), m_options(options)
+FigureRenderer::FigureRenderer(ShownAttention shown, const FigureOptions &options,
+                               std::shared_ptr<const MaskMatrix> allowed)
+    : m_shown(std::move(shown)), m_options(options), m_allowed(std::move(allowed))
 {
-    const int heads = trace.heads();
-    m_options.head = std::clamp(m_options.head, 0, std::max(0, heads - 1));
     m_options.fontSize = std::clamp(m_options.fontSize, 4, 96);
-    if (heads == 0)
-        return;
-    const bool heatmapView =
-        m_options.view == FigureView::Head || m_options.view == FigureView::Heads || m_options.view == FigureView::Mean;
-    if (m_options.view == FigureView::Model || m_options.view == FigureView::Rollout ||
-        (m_options.mergeWords && heatmapView)) {
-        // Not owned: the trace outlives this renderer.
-        AttentionSet set = AttentionSet::fromTrace(trace, nullptr);
-        (void)set.setTokens(project.queryTokens, project.keyLabels()); // labels of the trace's own sizes
-        FigureOptions o = m_options;
-        o.layer = 0;
-        m_set = std::make_shared<const SetFigureRenderer>(
-            std::move(set), project.title.empty() ? QString() : QString::fromStdString(project.title), o,
-            trace.allowed.size() ? &trace.allowed : nullptr, trace.emptyRows, project.problem.spec.maskFill);
+    const AttentionSet &set = m_shown.set;
+    if (m_allowed && (m_allowed->rows() != set.queries() || m_allowed->cols() != set.keys()))
+        m_allowed = nullptr;
+    if (set.isEmpty()) {
+        m_problem = m_shown.tensors ? tr("nothing to draw: the trace has no heads")
+                                    : tr("nothing to draw: the input has no attention maps");
         return;
     }
+    const int layers = set.layers(), heads = set.heads();
+    if (m_shown.tensors) {
+        // A project's one layer: a head out of range is the nearest (the GUI's selection).
+        m_options.head = std::clamp(m_options.head, 0, heads - 1);
+        m_options.layer = 0;
+    }
+    const FigureView view = m_options.view;
+    if (!isSetFigure() && (m_options.layer < 0 || m_options.layer >= layers)) {
+        m_problem = tr("layer %1 is out of range: the input has %2 layer(s), numbered 0 to %3")
+                        .arg(m_options.layer)
+                        .arg(layers)
+                        .arg(layers - 1);
+        return;
+    }
+    if ((view == FigureView::Head || view == FigureView::HeadView) && (m_options.head < 0 || m_options.head >= heads)) {
+        m_problem = tr("head %1 is out of range: the input has %2 head(s), numbered 0 to %3")
+                        .arg(m_options.head)
+                        .arg(heads)
+                        .arg(heads - 1);
+        return;
+    }
+    if (m_options.mergeWords && (set.queryWordOf.empty() || set.keyWordOf.empty())) {
+        m_problem = tr("words cannot be merged: the input has no token labels");
+        return;
+    }
+    if (!m_shown.tensors && (view == FigureView::Teaching || view == FigureView::Mask)) {
+        m_problem = tr("the %1 view needs a project").arg(FigureOptions::viewKey(view));
+        return;
+    }
+    if (isSetFigure())
+        buildSet();
+    else
+        buildLayer();
+}
+
+void FigureRenderer::buildLayer()
+{
+    // A project's trace is drawn as it is (its mask, its scores); otherwise the layer is read
+    // now, merged into words when asked.
+    m_layer = m_shown;
+    m_layer.mergeWords = m_options.mergeWords;
+    if (!m_shown.tensors || m_layer.merges()) {
+        m_layer.tensors = nullptr;
+        m_layer.layer = m_options.layer;
+        m_layer.maps = readLayer(m_layer, m_options.layer, nullptr);
+    }
+    const auto add = [this](int head, HeatmapQuantity quantity) {
+        if (!m_layer.scores())
+            quantity = HeatmapQuantity::Weights; // a set's maps are weights
+        HeatmapData d = HeatmapData::of(m_layer, head, quantity, m_options.scale);
+        if (!d.allowed && m_allowed && m_allowed->rows() == d.rows() && m_allowed->cols() == d.cols())
+            d.allowed = m_allowed.get(); // a pooled block's cells with no allowed key
+        m_data.push_back(std::move(d));
+    };
     switch (m_options.view) {
     case FigureView::Head:
-        m_data.push_back(HeatmapData::fromTrace(project, trace, m_options.head, m_options.quantity, m_options.scale));
+        add(m_options.head, m_options.quantity);
         break;
     case FigureView::Mean:
         // The mean of signed scores says little: the mean view shows weights, as in the GUI.
-        m_data.push_back(HeatmapData::fromTrace(project, trace, -1, HeatmapQuantity::Weights, m_options.scale));
+        add(-1, HeatmapQuantity::Weights);
         break;
     case FigureView::Heads:
-        for (int h = 0; h < heads; ++h)
-            m_data.push_back(HeatmapData::fromTrace(project, trace, h, m_options.quantity, m_options.scale));
+        for (int h = 0; h < m_layer.heads(); ++h)
+            add(h, m_options.quantity);
         m_columns = chooseColumns();
         if (sharedColorBar() && m_options.colorScale != ColorScaleKind::Linear) {
             // One colour bar for every tile: one scale over all their values.
@@ -134,12 +180,17 @@ QFont FigureRenderer::font(double scale) const
 
 QString FigureRenderer::title() const
 {
-    if (m_set)
-        return m_set->title();
     if (m_options.title)
         return displayText(*m_options.title);
-    const QString project = m_project.title.empty() ? QStringLiteral("AttnScope") : displayText(m_project.title);
-    const int h = m_options.head, H = m_trace.heads();
+    const QString name = m_shown.title.isEmpty() ? QStringLiteral("AttnScope") : displayText(m_shown.title);
+    const QString t = isSetFigure() || !m_shown.tensors ? setTitle(name) : layerTitle(name);
+    return m_options.mergeWords ? tr("%1 (words)").arg(t) : t;
+}
+
+// A project's figure: its one layer goes unsaid, the quantity is said.
+QString FigureRenderer::layerTitle(const QString &project) const
+{
+    const int h = m_options.head, H = m_shown.set.heads();
     const QString what = m_options.quantity == HeatmapQuantity::Scores ? tr("scaled scores") : tr("weights");
     switch (m_options.view) {
     case FigureView::Head:
@@ -158,13 +209,40 @@ QString FigureRenderer::title() const
     case FigureView::Mask:
         return tr("%1 \u2014 attention mask (%2 \u00d7 %3)")
             .arg(project)
-            .arg(m_project.problem.tq())
-            .arg(m_project.problem.tk());
+            .arg(m_shown.set.queries())
+            .arg(m_shown.set.keys());
     case FigureView::Model:
     case FigureView::Rollout:
         break;
     }
     return project;
+}
+
+// A set's figure (a file, a model run, a project's Model and Rollout): its layer is said.
+QString FigureRenderer::setTitle(const QString &name) const
+{
+    const int layer = m_options.layer, head = m_options.head, layers = m_shown.set.layers();
+    switch (m_options.view) {
+    case FigureView::Model:
+        return layers == 1 ? tr("%1 \u2014 1 layer \u00d7 %2 heads").arg(name).arg(m_shown.set.heads())
+                           : tr("%1 \u2014 %2 layers \u00d7 %3 heads").arg(name).arg(layers).arg(m_shown.set.heads());
+    case FigureView::Rollout:
+        return layers == 1 ? tr("%1 \u2014 attention rollout over 1 layer").arg(name)
+                           : tr("%1 \u2014 attention rollout over %2 layers").arg(name).arg(layers);
+    case FigureView::Head:
+        return tr("%1 \u2014 layer %2, head %3").arg(name).arg(layer).arg(head);
+    case FigureView::Heads:
+        return tr("%1 \u2014 layer %2, every head").arg(name).arg(layer);
+    case FigureView::Mean:
+        return tr("%1 \u2014 layer %2, mean over heads").arg(name).arg(layer);
+    case FigureView::HeadView:
+        return m_options.overlayHeads ? tr("%1 \u2014 layer %2, head view, all heads").arg(name).arg(layer)
+                                      : tr("%1 \u2014 layer %2, head view, head %3").arg(name).arg(layer).arg(head);
+    case FigureView::Teaching:
+    case FigureView::Mask:
+        break;
+    }
+    return name;
 }
 
 QString FigureRenderer::description() const
@@ -174,18 +252,27 @@ QString FigureRenderer::description() const
 
 QString FigureRenderer::problem() const
 {
-    if (m_set)
-        return m_set->problem();
-    return m_trace.heads() == 0 ? tr("nothing to draw: the trace has no heads") : QString();
+    return m_problem;
 }
 
 QFont FigureRenderer::titleFont() const
 {
-    QFont bold = font(1.25);
+    QFont bold = font(isSetFigure() ? 1.1 : 1.25);
     bold.setBold(true);
+    const double width = QFontMetricsF(bold).horizontalAdvance(title());
+    if (isSetFigure()) {
+        // A long title is set smaller, down to 0.6 of the body size, before it is elided.
+        const double room =
+            (m_shown.set.heads() <= 4 && m_options.view == FigureView::Model ? kSingleColumn : kDoubleColumn) -
+            4 * QFontMetricsF(bold).height() * 0.3;
+        if (width > room) {
+            bold = font(std::max(0.6, 1.1 * room / width * 0.97));
+            bold.setBold(true);
+        }
+        return bold;
+    }
     // A long title is set smaller, down to the body's size, before it widens the figure.
     const double room = kMaxWidth - 4 * QFontMetricsF(bold).height() * 0.4;
-    const double width = QFontMetricsF(bold).horizontalAdvance(title());
     if (width > room) {
         bold = font(std::max(1.0, 1.25 * room / width));
         bold.setBold(true);
@@ -198,7 +285,7 @@ QRectF FigureRenderer::titleRect(const QRectF &target) const
     if (title().isEmpty())
         return {};
     const QFontMetricsF fm(titleFont());
-    const double pad = fm.height() * 0.4;
+    const double pad = fm.height() * (isSetFigure() ? 0.3 : 0.4);
     return QRectF(target.left() + pad, target.top() + pad, target.width() - 2 * pad, fm.height() * 1.2);
 }
 
@@ -259,7 +346,7 @@ int FigureRenderer::gridColumns() const
 {
     if (m_columns > 0)
         return m_columns;
-    const int n = std::max(1, m_trace.heads());
+    const int n = std::max(1, int(m_data.size()));
     return std::max(1, int(std::ceil(std::sqrt(double(n)))));
 }
 
@@ -326,8 +413,8 @@ QSizeF FigureRenderer::heatmapNaturalSize(const HeatmapData &data, const Heatmap
 
 std::vector<FigureHeatmap> FigureRenderer::heatmaps(const QRectF &target) const
 {
-    if (m_set)
-        return m_set->heatmaps(target);
+    if (isSetFigure())
+        return setHeatmaps(target);
     std::vector<FigureHeatmap> out;
     if (m_data.empty())
         return out;
@@ -371,16 +458,18 @@ MaskRenderOptions FigureRenderer::maskOptions() const
 
 MaskLayout FigureRenderer::maskLayout(const QRectF &target) const
 {
-    return MaskRenderer(m_project, maskOptions()).layout(bodyRect(target));
+    if (!m_shown.tensors)
+        return {};
+    return MaskRenderer(m_shown.tensors->project, maskOptions()).layout(bodyRect(target));
 }
 
 QSizeF FigureRenderer::naturalSize() const
 {
-    if (m_set)
-        return m_set->naturalSize();
+    if (isSetFigure())
+        return setNaturalSize();
     const QFontMetricsF fm(font());
     QSizeF body(360, 240);
-    const Eigen::Index tq = m_project.problem.tq(), tk = m_project.problem.tk();
+    const Eigen::Index tq = m_layer.shownQueries(), tk = m_layer.shownKeys();
     switch (m_options.view) {
     case FigureView::Head:
     case FigureView::Mean:
@@ -403,23 +492,20 @@ QSizeF FigureRenderer::naturalSize() const
         break;
     case FigureView::HeadView: {
         double label = 0.0;
-        for (Eigen::Index i = 0; i < std::min<Eigen::Index>(tq, 2048); ++i)
-            label = std::max(label, fm.horizontalAdvance(QString::fromStdString(size_t(i) < m_project.queryTokens.size()
-                                                                                    ? m_project.queryTokens[size_t(i)]
-                                                                                    : std::string())));
-        for (Eigen::Index j = 0; j < std::min<Eigen::Index>(tk, 2048); ++j) {
-            const auto &keys = m_project.keyLabels();
-            label = std::max(label, fm.horizontalAdvance(QString::fromStdString(
-                                        size_t(j) < keys.size() ? keys[size_t(j)] : std::string())));
-        }
+        const QStringList queries = m_layer.queryLabels(), keys = m_layer.keyLabels();
+        for (qsizetype i = 0; i < std::min<qsizetype>(queries.size(), 2048); ++i)
+            label = std::max(label, fm.horizontalAdvance(queries[i]));
+        for (qsizetype j = 0; j < std::min<qsizetype>(keys.size(), 2048); ++j)
+            label = std::max(label, fm.horizontalAdvance(keys[j]));
         const double rowsHeight = std::min(double(std::max(tq, tk)) * fm.height() * 1.5, 600.0);
         body = QSizeF(std::max(360.0, (std::min(label, 200.0) + 16) / 0.35),
                       rowsHeight + fm.height() * 3.1 + 6 + (m_options.overlayHeads ? 0 : 0));
         break;
     }
     case FigureView::Teaching:
-        if (m_trace.heads() > 0) {
-            body = TeachingRenderer(m_project, m_trace, m_options.head, m_options.query, m_options.key)
+        if (m_shown.tensors && m_shown.tensors->trace.heads() > 0) {
+            body = TeachingRenderer(m_shown.tensors->project, m_shown.tensors->trace, m_options.head, m_options.query,
+                                    m_options.key)
                        .naturalSize(font(), kTeachingWidth - 2 * fm.height() * 0.3);
             // Wide tables are scaled down to the page width when painted.
             const double w = kTeachingWidth - 2 * fm.height() * 0.3;
@@ -428,7 +514,9 @@ QSizeF FigureRenderer::naturalSize() const
         }
         break;
     case FigureView::Mask: {
-        const MaskRenderer renderer(m_project, maskOptions());
+        if (!m_shown.tensors)
+            break;
+        const MaskRenderer renderer(m_shown.tensors->project, maskOptions());
         const double cell = std::min(kMaskGrid / double(std::max<Eigen::Index>({tq, tk, 1})), kMaskCell);
         const QRectF guess(0, 0, cell * double(tk) + 300, cell * double(tq) + 300);
         const MaskLayout l = renderer.layout(guess);
@@ -443,7 +531,7 @@ QSizeF FigureRenderer::naturalSize() const
                       cell * double(tq) + (l.grid.top() - guess.top()) + 4 + legend);
         break;
     }
-    case FigureView::Model: // painted by m_set
+    case FigureView::Model: // setNaturalSize()
     case FigureView::Rollout:
         break;
     }
@@ -458,8 +546,8 @@ QSizeF FigureRenderer::naturalSize() const
 
 void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
 {
-    if (m_set) {
-        m_set->paint(painter, target);
+    if (isSetFigure()) {
+        paintSetFigure(painter, target);
         return;
     }
     painter.save();
@@ -526,23 +614,25 @@ void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
         break;
     }
     case FigureView::HeadView:
-        if (m_trace.heads() > 0) {
+        if (m_layer.heads() > 0) {
             HeadViewOptions o;
             o.head = m_options.head;
             o.overlay = m_options.overlayHeads;
             o.font = font();
-            HeadViewRenderer(m_project, m_trace, o).paint(painter, body);
+            HeadViewRenderer(m_layer, o).paint(painter, body);
         }
         break;
     case FigureView::Teaching:
-        if (m_trace.heads() > 0)
-            TeachingRenderer(m_project, m_trace, m_options.head, m_options.query, m_options.key)
+        if (m_shown.tensors && m_shown.tensors->trace.heads() > 0)
+            TeachingRenderer(m_shown.tensors->project, m_shown.tensors->trace, m_options.head, m_options.query,
+                             m_options.key)
                 .paint(painter, body, font());
         break;
     case FigureView::Mask:
-        MaskRenderer(m_project, maskOptions()).paint(painter, body);
+        if (m_shown.tensors)
+            MaskRenderer(m_shown.tensors->project, maskOptions()).paint(painter, body);
         break;
-    case FigureView::Model: // painted by m_set
+    case FigureView::Model: // paintSetFigure()
     case FigureView::Rollout:
         break;
     }

@@ -3,8 +3,7 @@
 #include "app/render/ColorMap.h"
 #include "app/render/HeatmapRenderer.h"
 #include "app/render/MaskRenderer.h"
-#include "core/attention/AttentionTrace.h"
-#include "core/formats/ProjectFile.h"
+#include "app/render/ShownAttention.h"
 
 #include <QCoreApplication>
 #include <QFont>
@@ -20,8 +19,6 @@ class QPainter;
 
 namespace attnscope {
 
-class SetFigureRenderer;
-
 // What a figure shows.
 enum class FigureView {
     Head,     // one head's heatmap
@@ -30,7 +27,7 @@ enum class FigureView {
     HeadView, // tokens on two sides, lines weighted by attention
     Teaching, // the pipeline step by step for one head
     Mask,     // the effective mask
-    // Of an attention set (SetFigureRenderer; a project's is its one layer):
+    // Of the whole set (a project's is its one layer):
     Model,   // layers x heads grid of small heatmaps
     Rollout, // attention rollout over all layers
 };
@@ -38,7 +35,7 @@ enum class FigureView {
 struct FigureOptions {
     FigureView view = FigureView::Head;
     int head = 0;  // Head, HeadView, Teaching (0-based; titles count from 1)
-    int layer = 0; // of an attention set: Head, Heads, Mean (0-based)
+    int layer = 0; // the layer of Head, Heads, Mean and HeadView (0-based; a project has one)
     HeatmapQuantity quantity = HeatmapQuantity::Weights;
     ColorMapKind colorMap = ColorMapKind::Viridis;
     ColorScaleKind colorScale = ColorScaleKind::Linear;
@@ -58,9 +55,9 @@ struct FigureOptions {
     // Attention sets with sub-word labels: word-level maps (AttentionStats.h, mergeWords).
     bool mergeWords = false;
 
-    // The views of a project's figure (the export dialog lists these).
+    // The views of a project's figure (the export dialog lists these, and the set's views).
     static QList<FigureView> allViews();
-    // The views of an attention set's figure (SetFigureRenderer).
+    // The views of a set without intermediate tensors (a file, a model run).
     static QList<FigureView> setViews();
     // "head", "heads", "mean", "headview", "teaching", "mask", "model", "rollout"
     static QString viewKey(FigureView view);
@@ -75,40 +72,47 @@ struct FigureHeatmap {
     QRectF target;
 };
 
-// What FigureExporter paints into a file: a figure of a project's trace (FigureRenderer) or
-// of an attention set (SetFigureRenderer). Units are points.
-class Figure
-{
-public:
-    virtual ~Figure() = default;
-    // The size the figure has when nothing else is asked for, in points.
-    virtual QSizeF naturalSize() const = 0;
-    virtual void paint(QPainter &painter, const QRectF &target) const = 0;
-    virtual QString title() const = 0;       // the title painted (empty: none)
-    virtual QString description() const = 0; // what is shown, for file metadata
-    // Why there is nothing to draw (no heads, a rollout of non-square maps); empty: drawable.
-    virtual QString problem() const = 0;
-};
-
-// Composes one view of a computed trace into a figure: title, the view, its colour bar or
-// legend. Units are points (1/72 inch) and fonts are sized in them, so one figure paints
-// alike onto a QImage (scaled by DPI / 72), a QSvgGenerator or a QPdfWriter.
-class FigureRenderer : public Figure
+// Composes one view of what the views show (ShownAttention: a set, its layer, a project's
+// tensors) into a figure: title, the view, its colour bar or legend. Units are points (1/72
+// inch) and fonts are sized in them, so one figure paints alike onto a QImage (scaled by
+// DPI / 72), a QSvgGenerator or a QPdfWriter. The one figure renderer: the export dialog, Copy
+// Figure and `attnscope-cli render` all paint through it.
+//   Head, Mean, Heads - one layer (options.layer): a heatmap, or every head as a grid of tiles;
+//   HeadView          - one layer's lines; Teaching and Mask need a project's tensors;
+//   Model             - layers x heads grid of small heatmaps, "Layer n" row titles, "Head n"
+//                       column titles, one "query"/"key" pair and one colour bar (FigureGrid.cpp);
+//   Rollout           - attention rollout over all layers (core attentionRollout).
+// Layers and heads count from 0, in options and titles. Sample 0 is shown. Model tiles of maps
+// longer than kMaxTileSide are max-pooled to that many cells per side (core's partition). A
+// project's mask is drawn wherever its maps are (not merged into words, not a rollout).
+class FigureRenderer
 {
     Q_DECLARE_TR_FUNCTIONS(FigureRenderer)
 
 public:
-    FigureRenderer(const Project &project, const AttentionTrace &trace, const FigureOptions &options);
+    static constexpr int kMaxTileSide = 256;
+    // Model and Rollout are set in a paper's column: 3.3 in for up to 4 heads, else 6.9 in.
+    static constexpr double kSingleColumn = 237.6, kDoubleColumn = 496.8; // points
+
+    // allowed: cells drawn as masked where shown has no tensors of its own (a pooled block's
+    // cells with no allowed key); null: every cell is a value.
+    FigureRenderer(ShownAttention shown, const FigureOptions &options,
+                   std::shared_ptr<const MaskMatrix> allowed = nullptr);
 
     const FigureOptions &options() const { return m_options; }
-    QSizeF naturalSize() const override;
-    void paint(QPainter &painter, const QRectF &target) const override;
-    QString title() const override;
-    QString description() const override;
-    QString problem() const override;
+    // The size the figure has when nothing else is asked for, in points.
+    QSizeF naturalSize() const;
+    void paint(QPainter &painter, const QRectF &target) const;
+    QString title() const;       // the title painted (empty: none)
+    QString description() const; // what is shown, for file metadata
+    // Why there is nothing to draw (no heads, a layer out of range, a view that needs a
+    // project's tensors, a rollout of non-square maps); empty: drawable.
+    QString problem() const;
 
-    // The heatmaps of a Head, Mean or Heads figure and where they go in target.
+    // The heatmaps and where they go in target; grids row by row.
     std::vector<FigureHeatmap> heatmaps(const QRectF &target) const;
+    // Model: the (layer, head) of each heatmap, in heatmaps()' order.
+    const std::vector<std::pair<int, int>> &tiles() const { return m_tiles; }
     // Where the mask grid of a Mask figure goes.
     MaskLayout maskLayout(const QRectF &target) const;
     MaskRenderOptions maskOptions() const;
@@ -119,7 +123,34 @@ public:
                                      const QSizeF &maxSize);
 
 private:
+    struct GridLayout {
+        QRectF tiles;            // the block of tiles
+        double side = 0.0;       // of one tile
+        QRectF rowTitles;        // "Layer n"
+        QRectF columnTitles;     // "Head n"
+        QRectF rowAxis, colAxis; // "query", "key"
+        QRectF colorBar;
+        int rowStep = 1, columnStep = 1; // every n-th title shown
+        bool shortTitles = false;        // "3" rather than "Head 3"
+    };
+
+    // Model and Rollout: a figure of the whole set, set in a paper's column (FigureGrid.cpp).
+    bool isSetFigure() const;
+    void buildLayer(); // every other view: one layer
+    void buildSet();
+    QString layerTitle(const QString &name) const;
+    QString setTitle(const QString &name) const;
+    QSizeF setNaturalSize() const;
+    std::vector<FigureHeatmap> setHeatmaps(const QRectF &target) const;
+    void paintSetFigure(QPainter &painter, const QRectF &target) const;
+    void addTile(const MatrixF &values, int layer, int head);
+    void finishTileRanges();
+    HeatmapOptions setHeatmapOptions(bool tile) const;
+    GridLayout gridLayout(const QRectF &target) const;
+    void paintGridTitles(QPainter &painter, const GridLayout &l) const;
+
     QFont font(double scale = 1.0) const;
+    QFont titleFont() const;
     QRectF titleRect(const QRectF &target) const;
     QRectF bodyRect(const QRectF &target) const;
     HeatmapOptions heatmapOptions(bool small) const;
@@ -128,14 +159,15 @@ private:
     bool sharedColorBar() const;
     QSizeF tileSize() const;     // of one tile of the Heads grid, margins included
     double gridAxisRoom() const; // Heads: the strips for the grid's "query" and "key"
-    QFont titleFont() const;
+    bool hasTensors() const { return m_layer.tensors != nullptr; }
 
-    const Project &m_project;
-    const AttentionTrace &m_trace;
+    ShownAttention m_shown;
+    ShownAttention m_layer; // the layer the per-layer views show, read (and merged) as asked
     FigureOptions m_options;
-    std::vector<HeatmapData> m_data; // Head and Mean: one; Heads: one per head
-    // Model, Rollout and word-merged maps: the figure of the trace's one layer as a set.
-    std::shared_ptr<const SetFigureRenderer> m_set;
+    std::shared_ptr<const MaskMatrix> m_allowed;
+    std::vector<HeatmapData> m_data; // Head and Mean: one; Heads: one per head; Model: one per tile
+    std::vector<std::pair<int, int>> m_tiles;
+    QString m_problem;
     int m_columns = 0; // Heads: tiles per row (0: not chosen yet)
 };
 

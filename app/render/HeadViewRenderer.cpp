@@ -15,16 +15,22 @@ namespace attnscope {
 
 namespace {
 
-QString tokenAt(const std::vector<std::string> &tokens, Eigen::Index i)
+QString tokenAt(const QStringList &tokens, Eigen::Index i)
 {
-    return size_t(i) < tokens.size() ? displayText(tokens[size_t(i)]) : QString::number(i);
+    return i < tokens.size() ? displayText(tokens[qsizetype(i)]) : QString::number(i);
 }
 
 } // namespace
 
-HeadViewRenderer::HeadViewRenderer(const Project &project, const AttentionTrace &trace, const HeadViewOptions &options)
-    : m_project(project), m_trace(trace), m_options(options)
+HeadViewRenderer::HeadViewRenderer(const ShownAttention &shown, const HeadViewOptions &options)
+    : m_shown(shown), m_weights(shown.weights()), m_queryLabels(shown.queryLabels()), m_keyLabels(shown.keyLabels()),
+      m_options(options)
 {
+}
+
+int HeadViewRenderer::heads() const
+{
+    return m_weights ? int(m_weights->size()) : 0;
 }
 
 QColor HeadViewRenderer::headColor(int head)
@@ -50,20 +56,20 @@ double HeadViewRenderer::rowHeight(const QRectF &target, Eigen::Index n) const
 QPointF HeadViewRenderer::queryAnchor(const QRectF &target, int query) const
 {
     return QPointF(target.left() + target.width() * 0.35,
-                   top(target) + (query + 0.5) * rowHeight(target, m_project.problem.tq()));
+                   top(target) + (query + 0.5) * rowHeight(target, m_shown.shownQueries()));
 }
 
 QPointF HeadViewRenderer::keyAnchor(const QRectF &target, int key) const
 {
     return QPointF(target.left() + target.width() * 0.65,
-                   top(target) + (key + 0.5) * rowHeight(target, m_project.problem.tk()));
+                   top(target) + (key + 0.5) * rowHeight(target, m_shown.shownKeys()));
 }
 
 int HeadViewRenderer::queryAt(const QRectF &target, const QPointF &pos) const
 {
     if (pos.x() >= target.left() + target.width() * 0.4)
         return -1;
-    const Eigen::Index tq = m_project.problem.tq();
+    const Eigen::Index tq = m_shown.shownQueries();
     const double h = rowHeight(target, tq);
     if (h <= 0)
         return -1;
@@ -75,7 +81,7 @@ int HeadViewRenderer::keyAt(const QRectF &target, const QPointF &pos) const
 {
     if (pos.x() <= target.left() + target.width() * 0.6)
         return -1;
-    const Eigen::Index tk = m_project.problem.tk();
+    const Eigen::Index tk = m_shown.shownKeys();
     const double h = rowHeight(target, tk);
     if (h <= 0)
         return -1;
@@ -96,7 +102,7 @@ std::vector<QRectF> HeadViewRenderer::legendEntries(const QRectF &target) const
     const double legendY = target.bottom() - fm.height() * 1.2;
     const double box = fm.height() * 0.7;
     double x = target.left() + 6;
-    for (int h = 0; h < m_trace.heads(); ++h) {
+    for (int h = 0; h < heads(); ++h) {
         const double width = box + 3 + fm.horizontalAdvance(tr("head %1").arg(h)) + 2;
         entries.emplace_back(x, legendY, width, fm.height());
         x += width + 7;
@@ -117,10 +123,11 @@ int HeadViewRenderer::legendHeadAt(const QRectF &target, const QPointF &pos) con
 
 void HeadViewRenderer::paint(QPainter &p, const QRectF &target) const
 {
-    const AttentionTrace &t = m_trace;
-    if (t.heads() == 0 || t.weights[0].size() == 0)
+    if (heads() == 0 || m_weights->front().size() == 0)
         return;
-    const Eigen::Index tq = t.weights[0].rows(), tk = t.weights[0].cols();
+    const std::vector<MatrixF> &weights = *m_weights;
+    const std::vector<bool> emptyRows = m_shown.emptyRows();
+    const Eigen::Index tq = weights[0].rows(), tk = weights[0].cols();
     const QFont &font = m_options.font;
     const QFontMetricsF fm(font);
     p.save();
@@ -138,13 +145,13 @@ void HeadViewRenderer::paint(QPainter &p, const QRectF &target) const
     const int hover = m_options.hoverQuery;
     const int hoverKey = hover >= 0 ? -1 : m_options.hoverKey;
     const bool overlay = m_options.overlay;
-    const int head = std::clamp(m_options.head, 0, t.heads() - 1);
-    const int firstHead = overlay ? 0 : head, lastHead = overlay ? t.heads() - 1 : head;
+    const int head = std::clamp(m_options.head, 0, heads() - 1);
+    const int firstHead = overlay ? 0 : head, lastHead = overlay ? heads() - 1 : head;
     const bool dense = tq * tk > kDenseLines;
     for (int h = firstHead; h <= lastHead; ++h) {
         if (overlay && headHidden(h))
             continue;
-        const MatrixF &wts = t.weights[size_t(h)];
+        const MatrixF &wts = weights[size_t(h)];
         QColor c = overlay ? headColor(h) : QColor(0x00, 0x72, 0xb2);
         for (Eigen::Index i = 0; i < tq; ++i) {
             if ((hover >= 0 && i != hover) || (dense && hover < 0 && hoverKey < 0 && i != 0))
@@ -167,26 +174,26 @@ void HeadViewRenderer::paint(QPainter &p, const QRectF &target) const
     const int qStep = HeatmapRenderer::roundStep(int(std::ceil(fm.height() * 0.9 / std::max(qh, 1e-3))));
     const int kStep = HeatmapRenderer::roundStep(int(std::ceil(fm.height() * 0.9 / std::max(kh, 1e-3))));
     for (Eigen::Index i = 0; i < tq; i += qStep) {
-        const bool empty = size_t(i) < t.emptyRows.size() && t.emptyRows[size_t(i)];
+        const bool empty = size_t(i) < emptyRows.size() && emptyRows[size_t(i)];
         p.setPen(empty ? HeatmapRenderer::emptyRowColor()
                        : (i == hover ? QColor(0x00, 0x72, 0xb2) : QColor(Qt::black)));
         const QPointF a = queryAnchor(target, int(i));
         const double h = qh * qStep;
         p.drawText(QRectF(x0, a.y() - h / 2, a.x() - x0 - 4, h), Qt::AlignRight | Qt::AlignVCenter,
-                   fm.elidedText(tokenAt(m_project.queryTokens, i), Qt::ElideRight, a.x() - x0 - 8));
+                   fm.elidedText(tokenAt(m_queryLabels, i), Qt::ElideRight, a.x() - x0 - 8));
     }
     for (Eigen::Index j = 0; j < tk; j += kStep) {
         p.setPen(j == hoverKey ? QColor(0x00, 0x72, 0xb2) : QColor(Qt::black));
         const QPointF a = keyAnchor(target, int(j));
         const double h = kh * kStep;
         p.drawText(QRectF(a.x() + 4, a.y() - h / 2, target.right() - a.x() - 4, h), Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(tokenAt(m_project.keyLabels(), j), Qt::ElideRight, target.right() - a.x() - 8));
+                   fm.elidedText(tokenAt(m_keyLabels, j), Qt::ElideRight, target.right() - a.x() - 8));
     }
     const double legendY = target.bottom() - fm.height() * 1.2;
     if (overlay) {
         const double box = fm.height() * 0.7;
         const std::vector<QRectF> entries = legendEntries(target);
-        for (int h = 0; h < t.heads(); ++h) {
+        for (int h = 0; h < heads(); ++h) {
             const QRectF e = entries[size_t(h)];
             const QRectF swatch(e.left(), e.top() + (fm.height() - box) / 2, box, box);
             // A switched-off head keeps its entry, hollow and grey, so it can be switched on again.

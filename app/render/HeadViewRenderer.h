@@ -1,7 +1,6 @@
 #pragma once
 
-#include "core/attention/AttentionTrace.h"
-#include "core/formats/ProjectFile.h"
+#include "app/render/ShownAttention.h"
 
 #include <QColor>
 #include <QCoreApplication>
@@ -32,7 +31,8 @@ class HeadViewRenderer
     Q_DECLARE_TR_FUNCTIONS(HeadViewRenderer)
 
 public:
-    HeadViewRenderer(const Project &project, const AttentionTrace &trace, const HeadViewOptions &options);
+    // shown's layer is read (weights() is set) or nothing is painted.
+    HeadViewRenderer(const ShownAttention &shown, const HeadViewOptions &options);
 
     void paint(QPainter &painter, const QRectF &target) const;
     QPointF queryAnchor(const QRectF &target, int query) const;
@@ -56,8 +56,11 @@ private:
     double rowHeight(const QRectF &target, Eigen::Index n) const;
     std::vector<QRectF> legendEntries(const QRectF &target) const;
 
-    const Project &m_project;
-    const AttentionTrace &m_trace;
+    int heads() const;
+
+    const ShownAttention &m_shown;
+    const std::vector<MatrixF> *m_weights; // of the shown layer; null before it is read
+    QStringList m_queryLabels, m_keyLabels;
     HeadViewOptions m_options;
 };
 

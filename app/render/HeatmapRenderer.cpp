@@ -19,11 +19,11 @@ namespace attnscope {
 
 namespace {
 
-QStringList labelsOf(const std::vector<std::string> &tokens, Eigen::Index n)
+QStringList labelsOf(const QStringList &tokens, Eigen::Index n)
 {
     QStringList out;
     for (Eigen::Index i = 0; i < n; ++i)
-        out << (size_t(i) < tokens.size() ? displayText(tokens[size_t(i)]) : QString::number(i));
+        out << (i < tokens.size() ? displayText(tokens[qsizetype(i)]) : QString::number(i));
     return out;
 }
 
@@ -67,16 +67,17 @@ QString meanTitle(int heads)
 
 } // namespace
 
-HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace &trace, int head,
-                                   HeatmapQuantity quantity, ScaleScope scope, const TraceRanges *ranges)
+HeatmapData HeatmapData::of(const ShownAttention &shown, int head, HeatmapQuantity quantity, ScaleScope scope)
 {
     HeatmapData d;
     const bool scores = quantity == HeatmapQuantity::Scores;
-    const auto &all = scores ? trace.scores : trace.weights;
-    if (all.empty())
+    const std::vector<MatrixF> *source = scores ? shown.scores() : shown.weights();
+    if (!source || source->empty())
         return d;
-    if (ranges && (ranges->maxWeight.size() != all.size() || ranges->maxAbsScore.size() != all.size()))
-        ranges = nullptr; // not this trace's
+    const auto &all = *source;
+    const TraceRanges *ranges = shown.ranges();
+    if (ranges && (ranges->maxWeight.size() != all.size() || (scores && ranges->maxAbsScore.size() != all.size())))
+        ranges = nullptr; // not this layer's
     const bool mean = head < 0 || head >= int(all.size());
     if (mean && ranges && !scores && ranges->meanWeights) {
         d.owned = ranges->meanWeights;
@@ -91,15 +92,19 @@ HeatmapData HeatmapData::fromTrace(const Project &project, const AttentionTrace 
         d.values = sum.get();
         d.title = meanTitle(int(all.size()));
     } else {
-        d.values = &all[size_t(head)];
+        d.values = &all[size_t(head)]; // not copied: keepAlive holds it
         d.title = QCoreApplication::translate("attnscope::Heatmap", "Head %1").arg(head);
     }
-    d.allowed = trace.allowed.size() ? &trace.allowed : nullptr;
-    d.emptyRows = trace.emptyRows;
-    d.rowLabels = labelsOf(project.queryTokens, d.values->rows());
-    d.columnLabels = labelsOf(project.keyLabels(), d.values->cols());
+    d.keepAlive = shown.tensors ? std::shared_ptr<const void>(shown.tensors) : std::shared_ptr<const void>(shown.maps);
+    d.allowed = shown.allowed();
+    if (d.allowed && (d.allowed->rows() != d.values->rows() || d.allowed->cols() != d.values->cols()))
+        d.allowed = nullptr; // merged into words: the mask is the tokens'
+    else
+        d.emptyRows = shown.emptyRows();
+    d.rowLabels = labelsOf(shown.queryLabels(), d.values->rows());
+    d.columnLabels = labelsOf(shown.keyLabels(), d.values->cols());
     d.signedValues = scores;
-    d.maskFill = project.problem.spec.maskFill;
+    d.maskFill = shown.maskFill();
     d.nonFinite = (!d.values->array().isFinite()).count();
     d.nanCount = d.nonFinite > 0 ? d.values->array().isNaN().count() : 0;
 

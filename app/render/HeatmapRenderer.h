@@ -2,6 +2,7 @@
 
 #include "app/render/ColorMap.h"
 #include "app/render/ColorScale.h"
+#include "app/render/ShownAttention.h"
 #include "app/render/TraceRanges.h"
 #include "core/attention/AttentionTrace.h"
 #include "core/formats/ProjectFile.h"
@@ -33,7 +34,7 @@ enum class ScaleScope {
 };
 
 // What one heatmap shows: a Tq by Tk matrix with its mask, labels and title. Holds a pointer
-// to the trace's matrix (no copy), or owns a derived one such as the mean over heads.
+// to the shown layer's matrix (no copy, the layer kept alive), or owns a derived one such as the mean over heads.
 struct HeatmapData {
     const MatrixF *values = nullptr;
     const MaskMatrix *allowed = nullptr; // may be null: everything allowed
@@ -48,10 +49,10 @@ struct HeatmapData {
     std::int64_t nonFinite = 0;           // NaN or Inf values in `values` (an overflow)
     std::int64_t nanCount = 0;            // of those, NaN; the others are +Inf or -Inf
 
-    // head in [0, H): that head; -1: the mean of the weights over heads (masked cells stay 0).
-    // With `ranges` of this trace (TraceRanges::of), no pass over the heads is made here.
-    static HeatmapData fromTrace(const Project &project, const AttentionTrace &trace, int head,
-                                 HeatmapQuantity quantity, ScaleScope scope, const TraceRanges *ranges = nullptr);
+    // One map of the layer shown: head in [0, H) that head, -1 the mean of the weights over
+    // heads (masked cells stay 0). Scores where the source has them (a project's), else empty.
+    // Uses the shown layer's ranges (TraceRanges): no pass over the heads is made here.
+    static HeatmapData of(const ShownAttention &shown, int head, HeatmapQuantity quantity, ScaleScope scope);
 
     Eigen::Index rows() const { return values ? values->rows() : 0; }
     Eigen::Index cols() const { return values ? values->cols() : 0; }
@@ -61,7 +62,8 @@ struct HeatmapData {
     // cell of an empty row under -1e9 holds 1/Tk and is painted by its value.
     bool showsAsMasked(Eigen::Index r, Eigen::Index c) const;
 
-    std::shared_ptr<const MatrixF> owned; // storage for derived values
+    std::shared_ptr<const MatrixF> owned;  // storage for derived values
+    std::shared_ptr<const void> keepAlive; // the shown layer `values` and `allowed` point into
     // The colour scale: set by a figure whose tiles share one colour bar; otherwise built
     // from this map when first painted and kept (views repaint often; a percentile scale sorts).
     mutable std::shared_ptr<const ColorScale> scale;

@@ -7,9 +7,9 @@
 
 namespace attnscope {
 
-// What the heatmaps of one trace need beyond the trace itself: each head's value range and the
-// mean over heads. Computed once per result, off the GUI thread (the GUI's worker does it), so
-// building a heatmap, even on a shared scale, makes no pass over every head.
+// What the heatmaps of one trace (or one layer of weights) need beyond the trace itself: each head's value range and
+// the mean over heads. Computed once per result, off the GUI thread (the GUI's worker does it), so building a heatmap,
+// even on a shared scale, makes no pass over every head.
 struct TraceRanges {
     std::vector<double> maxAbsScore;            // [H]: largest |score| over every cell (scores are pre-mask)
     std::vector<double> maxWeight;              // [H]: largest weight over allowed cells
@@ -21,6 +21,8 @@ struct TraceRanges {
     double maxWeightOverHeads() const;
 
     static TraceRanges of(const AttentionTrace &trace);
+    // Weights alone (an attention set's layer: no scores, everything allowed).
+    static TraceRanges ofWeights(const std::vector<MatrixF> &weights, const MaskMatrix &allowed = {});
 };
 
 } // namespace attnscope

@@ -24,7 +24,8 @@ struct BasicTrace {
     Matrix output;                   // Tq by d_out (= context when there is no Wo)
     std::vector<bool> emptyRows;     // [Tq] true where a query row has no allowed key
 
-    int heads() const { return int(q.size()); }
+    // The heads whose weights the trace holds (a set's layer exported as data has weights alone).
+    int heads() const { return int(weights.size()); }
 };
 
 using AttentionTrace = BasicTrace<float>;

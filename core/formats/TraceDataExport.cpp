@@ -35,7 +35,7 @@ std::optional<DataFormat> dataFormatFromPath(std::string_view pathOrSuffix)
     return std::nullopt;
 }
 
-Status writeTraceData(const Project &project, const AttentionTrace &trace, const std::string &path,
+Status writeTraceData(const TraceLabels &labels, const AttentionTrace &trace, const std::string &path,
                       const std::string &tensorName, int head)
 {
     const auto format = dataFormatFromPath(path);
@@ -55,8 +55,8 @@ Status writeTraceData(const Project &project, const AttentionTrace &trace, const
         const std::string &name = tensor->name;
         const bool keyRows = name == "k" || name == "v";
         const bool keyCols = name == "scores" || name == "weights" || name == "mask";
-        auto csv = tensorCsv(*tensor, head, keyRows ? project.keyLabels() : project.queryTokens,
-                             keyCols ? project.keyLabels() : std::vector<std::string>{});
+        auto csv = tensorCsv(*tensor, head, keyRows ? labels.keyTokens : labels.queryTokens,
+                             keyCols ? labels.keyTokens : std::vector<std::string>{});
         if (!csv)
             return Error{csv.message(), ErrorKind::InvalidInput};
         if (Status s = file.open(); !s)
@@ -72,7 +72,7 @@ Status writeTraceData(const Project &project, const AttentionTrace &trace, const
         return s;
     const Status written = *format == DataFormat::Npy   ? writeTensorNpy(trace, tensorName, file)
                            : *format == DataFormat::Npz ? writeTraceNpz(trace, file)
-                                                        : writeTraceJson(project, trace, file);
+                                                        : writeTraceJson(labels, trace, file);
     if (!written)
         return written;
     return file.commit();

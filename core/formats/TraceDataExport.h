@@ -9,7 +9,7 @@
 
 namespace attnscope {
 
-struct Project;
+struct TraceLabels;
 
 // The data formats a trace is exported in, picked by the file name's suffix. One dispatch
 // for `attnscope-cli export` and File > Export Data, so the two cannot drift apart.
@@ -30,7 +30,7 @@ std::optional<DataFormat> dataFormatFromPath(std::string_view pathOrSuffix);
 // not at all (AtomicFileWriter). Errors: InvalidInput for a suffix, tensor or head the export
 // cannot use, TooLarge for CSV text that would not fit in memory, Io when writing fails (with
 // the system's reason). `attnscope-cli export` and File > Export Data both write through here.
-Status writeTraceData(const Project &project, const AttentionTrace &trace, const std::string &path,
+Status writeTraceData(const TraceLabels &labels, const AttentionTrace &trace, const std::string &path,
                       const std::string &tensor, int head);
 
 } // namespace attnscope

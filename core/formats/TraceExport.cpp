@@ -457,19 +457,24 @@ Status writeTraceNpz(const AttentionTrace &trace, AtomicFileWriter &out)
     return Ok{};
 }
 
-Status writeTraceJson(const Project &project, const AttentionTrace &trace, AtomicFileWriter &out)
+TraceLabels TraceLabels::of(const Project &project)
+{
+    return {project.title, project.queryTokens, project.keyLabels()};
+}
+
+Status writeTraceJson(const TraceLabels &labels, const AttentionTrace &trace, AtomicFileWriter &out)
 {
     std::string text = "{\"format\":\"attnscope-trace\",\"version\":1";
-    if (!project.title.empty())
-        text += ",\"title\":" + jsonString(project.title);
-    auto labels = [&](const char *key, const std::vector<std::string> &tokens) {
+    if (!labels.title.empty())
+        text += ",\"title\":" + jsonString(labels.title);
+    auto list = [&](const char *key, const std::vector<std::string> &tokens) {
         text += std::string(",\"") + key + "\":[";
         for (size_t i = 0; i < tokens.size(); ++i)
             text.append(i ? "," : "").append(jsonString(tokens[i]));
         text += "]";
     };
-    labels("queryTokens", project.queryTokens);
-    labels("keyTokens", project.keyLabels());
+    list("queryTokens", labels.queryTokens);
+    list("keyTokens", labels.keyTokens);
     text += ",\"tensors\":{";
     out.write(text);
 

@@ -13,6 +13,15 @@ namespace attnscope {
 struct Project;
 class AtomicFileWriter;
 
+// What an export labels a trace's tensors with: a project's title and tokens, or an attention
+// set's (one layer of a file or a model run exported as its weights).
+struct TraceLabels {
+    std::string title;
+    std::vector<std::string> queryTokens; // one per query, or none
+    std::vector<std::string> keyTokens;   // one per key, or none
+    static TraceLabels of(const Project &project);
+};
+
 // The tensors `attnscope-cli compute` writes, as design.md defines them: file name to
 // .npy bytes (float32, little-endian):
 //   q.npy [H,Tq,dK]  k.npy [H,Tk,dK]  v.npy [H,Tk,dV]  scores.npy [H,Tq,Tk] (scaled, before the mask)
@@ -59,7 +68,7 @@ Status writeNpyFolder(const std::vector<NpyFolderTensor> &tensors, const std::st
 // Streamed forms of the `export` bundles (core/formats/TensorExport.h builds the same bytes in memory):
 // every tensor of traceTensors() as an uncompressed .npz, or as the trace JSON document.
 Status writeTraceNpz(const AttentionTrace &trace, AtomicFileWriter &out);
-Status writeTraceJson(const Project &project, const AttentionTrace &trace, AtomicFileWriter &out);
+Status writeTraceJson(const TraceLabels &labels, const AttentionTrace &trace, AtomicFileWriter &out);
 // One tensor as .npy; an Error listing the names when `name` is not one.
 Status writeTensorNpy(const AttentionTrace &trace, const std::string &name, AtomicFileWriter &out);
 

@@ -134,6 +134,82 @@
         <source>nothing to draw: the trace has no heads</source>
         <translation>没有可绘制的内容：计算结果中没有头</translation>
     </message>
+    <message>
+        <source>Layer %1, head %2</source>
+        <translation>第 %1 层，头 %2</translation>
+    </message>
+    <message>
+        <source>Layer %1</source>
+        <translation>第 %1 层</translation>
+    </message>
+    <message>
+        <source>Head %1</source>
+        <translation>头 %1</translation>
+    </message>
+    <message>
+        <source>Head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>nothing to draw: the input has no attention maps</source>
+        <translation>没有可绘制的内容：输入中没有注意力图</translation>
+    </message>
+    <message>
+        <source>layer %1 is out of range: the input has %2 layer(s), numbered 0 to %3</source>
+        <translation>层 %1 超出范围：输入共有 %2 层，编号为 0 到 %3</translation>
+    </message>
+    <message>
+        <source>head %1 is out of range: the input has %2 head(s), numbered 0 to %3</source>
+        <translation>头 %1 超出范围：输入共有 %2 个头，编号为 0 到 %3</translation>
+    </message>
+    <message>
+        <source>words cannot be merged: the input has no token labels</source>
+        <translation>无法合并为词：输入没有词元标签</translation>
+    </message>
+    <message>
+        <source>the %1 view needs a project</source>
+        <translation>%1 视图需要一个项目</translation>
+    </message>
+    <message>
+        <source>%1 (words)</source>
+        <translation>%1（按词）</translation>
+    </message>
+    <message>
+        <source>%1 — 1 layer × %2 heads</source>
+        <translation>%1 — 1 层 × %2 个头</translation>
+    </message>
+    <message>
+        <source>%1 — %2 layers × %3 heads</source>
+        <translation>%1 — %2 层 × %3 个头</translation>
+    </message>
+    <message>
+        <source>%1 — attention rollout over 1 layer</source>
+        <translation>%1 — 1 层的注意力展开</translation>
+    </message>
+    <message>
+        <source>%1 — attention rollout over %2 layers</source>
+        <translation>%1 — %2 层的注意力展开</translation>
+    </message>
+    <message>
+        <source>%1 — layer %2, head %3</source>
+        <translation>%1 — 第 %2 层，头 %3</translation>
+    </message>
+    <message>
+        <source>%1 — layer %2, every head</source>
+        <translation>%1 — 第 %2 层，全部头</translation>
+    </message>
+    <message>
+        <source>%1 — layer %2, mean over heads</source>
+        <translation>%1 — 第 %2 层，各头平均</translation>
+    </message>
+    <message>
+        <source>%1 — layer %2, head view, all heads</source>
+        <translation>%1 — 第 %2 层，头视图，所有头</translation>
+    </message>
+    <message>
+        <source>%1 — layer %2, head view, head %3</source>
+        <translation>%1 — 第 %2 层，头视图，头 %3</translation>
+    </message>
 </context>
 <context>
     <name>HeadViewRenderer</name>
@@ -171,77 +247,6 @@
     <message>
         <source>no allowed key</source>
         <translation>没有允许的键</translation>
-    </message>
-</context>
-<context>
-    <name>SetFigureRenderer</name>
-    <message>
-        <source>nothing to draw: the input has no attention maps</source>
-        <translation>没有可绘制的内容：输入中没有注意力图</translation>
-    </message>
-    <message>
-        <source>layer %1 is out of range: the input has %2 layer(s), numbered 0 to %3</source>
-        <translation>层 %1 超出范围：输入共有 %2 层，编号为 0 到 %3</translation>
-    </message>
-    <message>
-        <source>head %1 is out of range: the input has %2 head(s), numbered 0 to %3</source>
-        <translation>头 %1 超出范围：输入共有 %2 个头，编号为 0 到 %3</translation>
-    </message>
-    <message>
-        <source>words cannot be merged: the input has no token labels</source>
-        <translation>无法合并为词：输入没有词元标签</translation>
-    </message>
-    <message>
-        <source>the %1 view needs a project</source>
-        <translation>%1 视图需要一个项目</translation>
-    </message>
-    <message>
-        <source>Layer %1, head %2</source>
-        <translation>第 %1 层，头 %2</translation>
-    </message>
-    <message>
-        <source>Layer %1</source>
-        <translation>第 %1 层</translation>
-    </message>
-    <message>
-        <source>Head %1</source>
-        <translation>头 %1</translation>
-    </message>
-    <message>
-        <source>Head</source>
-        <translation>头</translation>
-    </message>
-    <message>
-        <source>%1 — 1 layer × %2 heads</source>
-        <translation>%1 — 1 层 × %2 个头</translation>
-    </message>
-    <message>
-        <source>%1 — %2 layers × %3 heads</source>
-        <translation>%1 — %2 层 × %3 个头</translation>
-    </message>
-    <message>
-        <source>%1 — attention rollout over 1 layer</source>
-        <translation>%1 — 1 层的注意力展开</translation>
-    </message>
-    <message>
-        <source>%1 — attention rollout over %2 layers</source>
-        <translation>%1 — %2 层的注意力展开</translation>
-    </message>
-    <message>
-        <source>%1 — layer %2, head %3</source>
-        <translation>%1 — 第 %2 层，头 %3</translation>
-    </message>
-    <message>
-        <source>%1 — layer %2, every head</source>
-        <translation>%1 — 第 %2 层，全部头</translation>
-    </message>
-    <message>
-        <source>%1 — layer %2, mean over heads</source>
-        <translation>%1 — 第 %2 层，各头平均</translation>
-    </message>
-    <message>
-        <source>%1 (words)</source>
-        <translation>%1（按词）</translation>
     </message>
 </context>
 <context>

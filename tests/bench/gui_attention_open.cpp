@@ -180,7 +180,7 @@ int main(int argc, char **argv)
         }
         if (rolloutMs < 0 && w.rolloutView()->isFilled())
             rolloutMs = now;
-        if (layerMs < 0 && w.currentResult() && w.currentResult()->trace.heads() == heads && w.isReadOnly())
+        if (layerMs < 0 && w.shownAttention().heads() == heads && w.isReadOnly())
             layerMs = now;
         // A long file shows its heads pooled: the first whole-map tile stands for the layer.
         if (layerMs < 0 && w.isLongAttentionShown() && w.attentionPooledView()->visibleTile())
@@ -189,7 +189,7 @@ int main(int argc, char **argv)
             app.quit();
     };
     QObject::connect(&w, &MainWindow::attentionViewsUpdated, check);
-    QObject::connect(&w, &MainWindow::resultShown, check);
+    QObject::connect(&w, &MainWindow::attentionShown, check);
     QObject::connect(w.attentionPooledView(), &PooledHeatmapView::visibleTileReady, check);
     QObject::connect(&w, &MainWindow::openFailed, [&](const QString &, const QString &message) {
         std::fprintf(stderr, "open failed: %s\n", qPrintable(message));

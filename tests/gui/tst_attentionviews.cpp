@@ -70,7 +70,7 @@ bool openAndWait(MainWindow &w, const QString &path)
     return QTest::qWaitFor(
         [&] {
             return w.modelView()->isFilled() && w.statsTable()->isFilled() && w.rolloutView()->isFilled() &&
-                   w.currentResult() && w.currentResult()->trace.heads() == w.attention()->set.heads();
+                   w.shownAttention().heads() == w.attention()->set.heads();
         },
         20000);
 }
@@ -252,7 +252,7 @@ void TestAttentionViews::clickingTileSelectsLayerAndHead()
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     ModelView *view = w.modelView();
     const QRect tile = view->tileRect(2, 1);
-    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QSignalSpy shown(&w, &MainWindow::attentionShown);
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, tile.center());
     QCOMPARE(w.currentLayer(), 2);
     QCOMPARE(w.headView()->head(), 1);
@@ -272,12 +272,14 @@ void TestAttentionViews::layerSelectorDrivesHeatmaps()
     QVERIFY(openAndWait(w, path));
     auto set = readAttentionFile(path.toStdString());
     QVERIFY(set.ok());
-    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QSignalSpy shown(&w, &MainWindow::attentionShown);
     w.layerSelector()->setValue(1); // layers count from 0 everywhere
     QVERIFY(shown.wait(20000));
     QCOMPARE(w.currentLayer(), 1);
+    QCOMPARE(w.shownAttention().layer, 1);
+    QVERIFY(!w.currentResult()); // a file: no project's result
     for (int h = 0; h < set->heads(); ++h)
-        QVERIFY(sameMatrix(w.currentResult()->trace.weights[size_t(h)], set->map(0, 1, h), 0.0));
+        QVERIFY(sameMatrix((*w.shownAttention().weights())[size_t(h)], set->map(0, 1, h), 0.0));
     QCOMPARE(w.modelView()->currentLayer(), 1);
 }
 
@@ -387,7 +389,7 @@ void TestAttentionViews::mergingWordsShowsWords()
     QVERIFY(w.mergeWordsAction()->isEnabled());
     auto expected = readNpyFile((kFixtures + QStringLiteral("expected_lhtt_f32_merged_l0h0.npy")).toStdString());
     QVERIFY(expected.ok());
-    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QSignalSpy shown(&w, &MainWindow::attentionShown);
     w.setCurrentLayer(0);
     w.setCurrentHead(0);
     w.mergeWordsAction()->setChecked(true);
@@ -603,7 +605,7 @@ void TestAttentionViews::headViewHoversEitherSideAndTogglesHeads()
     QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
     HeadLinesView *view = w.headLinesView();
     w.viewTabs()->setCurrentWidget(view);
-    QTRY_VERIFY(w.currentResult());
+    QTRY_VERIFY(w.shownAttention().weights());
     auto move = [&](QPointF at) {
         QMouseEvent e(QEvent::MouseMove, at, view->mapToGlobal(at), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
         QCoreApplication::sendEvent(view, &e);
@@ -625,8 +627,8 @@ void TestAttentionViews::headViewHoversEitherSideAndTogglesHeads()
     HeadViewOptions o;
     o.overlay = true;
     o.font = view->font();
-    const ComputedTracePtr result = w.currentResult();
-    const HeadViewRenderer renderer(result->project, result->trace, o);
+    const ShownAttention shown = w.shownAttention();
+    const HeadViewRenderer renderer(shown, o);
     QPointF legend(-1, -1);
     for (int y = view->height() - 1; y > view->height() - 40 && legend.x() < 0; --y)
         for (int x = 0; x < view->width() && legend.x() < 0; ++x)

@@ -114,7 +114,7 @@ void TestExport::figureDialogPreviewFollowsOptions()
     const ComputedTracePtr r = m_window->currentResult();
     const FigureExporter exporter(r->project, r->trace);
     const QSizeF page = exporter.pageSize(o, d->figureSize());
-    const FigureRenderer renderer(r->project, r->trace, o);
+    const FigureRenderer renderer(ShownAttention::ofTensors(r), o);
     const auto maps = renderer.heatmaps(QRectF(QPointF(0, 0), page));
     QCOMPARE(maps.size(), size_t(1));
     const HeatmapLayout l = HeatmapRenderer(*maps[0].data, maps[0].options).layout(maps[0].target);
@@ -262,7 +262,7 @@ void TestExport::dataExportBundlesAndCsv()
     const ComputedTracePtr r = m_window->currentResult();
     QString error;
     const QString npz = m_tmp.filePath(QStringLiteral("all.npz"));
-    QVERIFY2(writeTraceData(*r, npz, {}, 0, &error), qPrintable(error));
+    QVERIFY2(writeTraceData(TraceLabels::of(r->project), r->trace, npz, {}, 0, &error), qPrintable(error));
     QFile f(npz);
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QByteArray zip = f.readAll();
@@ -271,7 +271,7 @@ void TestExport::dataExportBundlesAndCsv()
         QVERIFY2(zip.contains(name), name);
 
     const QString json = m_tmp.filePath(QStringLiteral("all.json"));
-    QVERIFY2(writeTraceData(*r, json, {}, 0, &error), qPrintable(error));
+    QVERIFY2(writeTraceData(TraceLabels::of(r->project), r->trace, json, {}, 0, &error), qPrintable(error));
     QFile j(json);
     QVERIFY(j.open(QIODevice::ReadOnly));
     QVERIFY(j.readAll().contains("\"weights\""));

@@ -39,8 +39,8 @@ bool openAndWait(MainWindow &w, const QString &path)
     w.attentionController()->waitForIdle();
     return QTest::qWaitFor(
         [&] {
-            return w.modelView()->isFilled() && w.rolloutView()->isFilled() && w.currentResult() &&
-                   w.currentResult()->trace.heads() == w.attention()->set.heads();
+            return w.modelView()->isFilled() && w.rolloutView()->isFilled() &&
+                   w.shownAttention().heads() == w.attention()->set.heads();
         },
         20000);
 }
@@ -214,16 +214,20 @@ void TestExportSet::projectModelExportIsItsOneLayer()
     const QImage gui(png);
     QVERIFY(!gui.isNull());
 
-    // The library's set renderer on the project's one layer, built here from the trace.
-    AttentionSet set = AttentionSet::fromTrace(result->trace, result);
-    QVERIFY(set.setTokens(result->project.queryTokens, result->project.keyLabels()));
-    QCOMPARE(set.layers(), 1);
+    // The library's figure of the project as `attnscope-cli render` makes it: its one layer,
+    // its causal mask hatched as in its own figures.
+    QCOMPARE(ShownAttention::ofTensors(result).set.layers(), 1);
     FigureOptions o;
     o.view = FigureView::Model;
     FigureSize size; // 150 DPI, natural size: the dialog's defaults
-    const QImage expected = FigureExporter(set, QString::fromStdString(result->project.title)).image(o, size);
+    const QImage expected = FigureExporter(result->project, result->trace).image(o, size);
     const QString diff = firstDifference(gui, expected);
     QVERIFY2(diff.isEmpty(), qPrintable(diff));
+    // Not the set without the mask: the masked cells are hatched, not coloured as weights 0.
+    AttentionSet set = AttentionSet::fromTrace(result->trace, result);
+    QVERIFY(set.setTokens(result->project.queryTokens, result->project.keyLabels()));
+    const QImage unmasked = FigureExporter(set, QString::fromStdString(result->project.title)).image(o, size);
+    QVERIFY(!firstDifference(gui, unmasked).isEmpty());
     // Not the enlarged head the dialog exported before this change.
     FigureOptions head;
     const QImage headImage = FigureExporter(result->project, result->trace).image(head, size);

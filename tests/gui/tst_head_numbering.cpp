@@ -173,7 +173,7 @@ void TestHeadNumbering::attentionFileLayerOneHeadTwoIsCliLayerOneHeadTwo()
     QSignalSpy opened(&w, &MainWindow::attentionOpened);
     QVERIFY(w.openFile(path));
     QVERIFY(opened.wait(20000));
-    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QSignalSpy shown(&w, &MainWindow::attentionShown);
     // The toolbar's layer selector shows the layer index itself.
     w.layerSelector()->setValue(1);
     QCOMPARE(w.layerSelector()->text(), QStringLiteral("Layer 1"));

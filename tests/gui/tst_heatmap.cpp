@@ -153,7 +153,7 @@ void TestHeatmap::cellPixelsMatchColorMap()
     QFETCH(int, map);
     auto c = computed(example(file));
     const HeatmapData data =
-        HeatmapData::fromTrace(c->project, c->trace, head, HeatmapQuantity::Weights, ScaleScope(scope));
+        HeatmapData::of(ShownAttention::ofTensors(c), head, HeatmapQuantity::Weights, ScaleScope(scope));
     HeatmapOptions o;
     o.colorMap = ColorMapKind(map);
     const QImage image = render(data, o);
@@ -185,7 +185,7 @@ void TestHeatmap::largeMatrixPixels()
     const Project p = randomProject(ro);
     auto c = computed(p);
     const HeatmapData data =
-        HeatmapData::fromTrace(c->project, c->trace, 1, HeatmapQuantity::Weights, ScaleScope::PerHead);
+        HeatmapData::of(ShownAttention::ofTensors(c), 1, HeatmapQuantity::Weights, ScaleScope::PerHead);
     HeatmapOptions o;
     const QImage image = render(data, o, {1200, 1000});
     const HeatmapLayout l = HeatmapRenderer(data, o).layout(QRectF(image.rect()));
@@ -212,7 +212,7 @@ void TestHeatmap::pooledPixelsShowTheBlockMaximum()
     const Project p = randomProject(ro);
     auto c = computed(p);
     const HeatmapData data =
-        HeatmapData::fromTrace(c->project, c->trace, 0, HeatmapQuantity::Weights, ScaleScope::PerHead);
+        HeatmapData::of(ShownAttention::ofTensors(c), 0, HeatmapQuantity::Weights, ScaleScope::PerHead);
     HeatmapOptions o;
     o.showLabels = false;
     o.showTitle = false;
@@ -247,7 +247,7 @@ void TestHeatmap::maskedAndEmptyRows()
     auto c = computed(p);
     QVERIFY(c->trace.emptyRows[1]);
     const HeatmapData data =
-        HeatmapData::fromTrace(c->project, c->trace, 0, HeatmapQuantity::Weights, ScaleScope::Absolute);
+        HeatmapData::of(ShownAttention::ofTensors(c), 0, HeatmapQuantity::Weights, ScaleScope::Absolute);
     HeatmapOptions o;
     const QImage image = render(data, o);
     const HeatmapLayout l = HeatmapRenderer(data, o).layout(QRectF(image.rect()));
@@ -273,7 +273,7 @@ void TestHeatmap::scoresUseSignedRange()
 {
     auto c = computed(example(QStringLiteral("multihead-causal.attnscope.json")));
     const HeatmapData data =
-        HeatmapData::fromTrace(c->project, c->trace, 0, HeatmapQuantity::Scores, ScaleScope::Shared);
+        HeatmapData::of(ShownAttention::ofTensors(c), 0, HeatmapQuantity::Scores, ScaleScope::Shared);
     QVERIFY(data.signedValues);
     QCOMPARE(data.rangeMin, -data.rangeMax);
     HeatmapOptions o; // viridis is replaced by the diverging map for signed values
@@ -285,7 +285,7 @@ void TestHeatmap::widgetShowsTraceAndHover()
     auto c = computed(example(QStringLiteral("self-attention-tutorial.attnscope.json")));
     HeatmapView view;
     view.resize(500, 400);
-    view.setResult(c);
+    view.setAttention(ShownAttention::ofTensors(c));
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     const QImage shot = view.grab().toImage();
@@ -310,7 +310,7 @@ void TestHeatmap::headsGridActivatesHead()
     auto c = computed(example(QStringLiteral("multihead-causal.attnscope.json")));
     HeadsGridView grid;
     grid.resize(600, 400);
-    grid.setResult(c);
+    grid.setAttention(ShownAttention::ofTensors(c));
     grid.show();
     QVERIFY(QTest::qWaitForWindowExposed(&grid));
     QCOMPARE(grid.heads(), c->trace.heads());
@@ -342,7 +342,7 @@ void TestHeatmap::hoverTextFollowsTheRules()
     auto c = computed(p);
     HeatmapView view;
     view.resize(500, 400);
-    view.setResult(c);
+    view.setAttention(ShownAttention::ofTensors(c));
     const float w = c->trace.weights[0](1, 2);
     const QString text = view.cellDescription(1, 2);
     if (p.problem.spec.maskFill == MaskFill::NegLarge) {
@@ -366,7 +366,7 @@ void TestHeatmap::nonFiniteResultsWarnAndShowDistinctly()
     auto c = computed(p);
     HeatmapView view;
     view.resize(600, 500);
-    view.setResult(c);
+    view.setAttention(ShownAttention::ofTensors(c));
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     auto *warning = view.findChild<QLabel *>(QStringLiteral("nonFiniteWarning"));
@@ -386,7 +386,8 @@ void TestHeatmap::nonFiniteResultsWarnAndShowDistinctly()
     QVERIFY(nonFinite > 0);
     QVERIFY(view.cellDescription(0, 0).contains(QStringLiteral("not finite")));
     // A finite result hides the warning again.
-    view.setResult(computed(example(QStringLiteral("self-attention-tutorial.attnscope.json"))));
+    view.setAttention(
+        ShownAttention::ofTensors(computed(example(QStringLiteral("self-attention-tutorial.attnscope.json")))));
     QTRY_VERIFY(!warning->isVisible());
 }
 
@@ -407,7 +408,7 @@ void TestHeatmap::manyHeadsScrollInsteadOfShrinking()
     auto c = computed(randomProject(ro));
     HeadsGridView grid;
     grid.resize(600, 400);
-    grid.setResult(c);
+    grid.setAttention(ShownAttention::ofTensors(c));
     grid.show();
     QVERIFY(QTest::qWaitForWindowExposed(&grid));
     QCOMPARE(grid.heads(), heads);
@@ -438,7 +439,7 @@ void TestHeatmap::hiddenValuesAreAnnounced()
     auto c = computed(randomProject(ro));
     HeatmapView view;
     view.resize(360, 320); // cells of about 10 px: no room for "0.04"
-    view.setResult(c);
+    view.setAttention(ShownAttention::ofTensors(c));
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     auto *note = view.findChild<QLabel *>(QStringLiteral("valuesHiddenNote"));
@@ -446,10 +447,11 @@ void TestHeatmap::hiddenValuesAreAnnounced()
     QTRY_VERIFY(note->isVisible());
     QVERIFY2(note->text().contains(QStringLiteral("hidden")), qPrintable(note->text()));
     // Large enough cells: the values are shown and the note goes away.
-    view.setResult(computed(example(QStringLiteral("self-attention-tutorial.attnscope.json"))));
+    view.setAttention(
+        ShownAttention::ofTensors(computed(example(QStringLiteral("self-attention-tutorial.attnscope.json")))));
     QTRY_VERIFY(!note->isVisible());
     // Values turned off by the user: nothing to announce.
-    view.setResult(c);
+    view.setAttention(ShownAttention::ofTensors(c));
     HeatmapViewSettings s = view.settings();
     s.showValues = false;
     view.setSettings(s);
@@ -485,7 +487,7 @@ void TestHeatmap::nanAndInfinityShownDistinctly()
         s.quantity = scores ? HeatmapQuantity::Scores : HeatmapQuantity::Weights;
         s.showValues = false;
         view.setSettings(s);
-        view.setResult(c);
+        view.setAttention(ShownAttention::ofTensors(c));
         view.resize(700, 520);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
@@ -528,7 +530,7 @@ void TestHeatmap::sharedScaleReadsTheWorkersRanges()
         const HeatmapData &shown = w.headView()->data();
         // The same range as a pass over every head here would give.
         const HeatmapData here =
-            HeatmapData::fromTrace(r->project, r->trace, w.headView()->head(), quantity, ScaleScope::Shared);
+            HeatmapData::of(ShownAttention::ofTensors(r), w.headView()->head(), quantity, ScaleScope::Shared);
         QCOMPARE(shown.rangeMin, here.rangeMin);
         QCOMPARE(shown.rangeMax, here.rangeMax);
     }

@@ -267,7 +267,7 @@ void TestHostileText::attentionFileLabelsAreShownAsWritten()
     QSignalSpy opened(&w, &MainWindow::attentionOpened);
     QVERIFY(w.openFile(npy));
     QVERIFY2(opened.wait(20000), qPrintable(w.lastError()));
-    QTRY_VERIFY(w.currentResult() && w.attention() && w.currentResult()->trace.heads() == w.attention()->set.heads());
+    QTRY_VERIFY(w.attention() && w.shownAttention().heads() == w.attention()->set.heads());
     for (int i = 0; i < w.viewTabs()->count(); ++i) {
         if (!w.viewTabs()->isTabVisible(i))
             continue; // the step-by-step view of a project only

@@ -431,7 +431,7 @@ void TestLongAttention::thumbnailsPoolTheContractsBlocks()
     values[std::size_t(1) * t + 1] = 1.0f; // row 1, key 1: cell (1, 1) of the contract
     auto set = AttentionSet::fromFloats(std::move(values), 1, 1, 1, t, t);
     QVERIFY(set);
-    AttentionSource source;
+    ShownAttention source;
     source.set = *set;
     const std::atomic<bool> cancel{false};
     const auto thumbs = AttentionJobs::thumbnails(source, ColorMapKind::Viridis, ScaleScope::Absolute, cancel);

@@ -13,7 +13,6 @@
 #include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/PooledHeatmapView.h"
-#include "app/render/SetFigureRenderer.h"
 #include "core/attention/RandomProblem.h"
 #include "core/attention/ReferenceAttention.h"
 #include "core/formats/Npy.h"
@@ -649,9 +648,8 @@ void TestPooledView::exportFigureDrawsThePooledView()
     const Eigen::Index last = source.set.keys() - 1;
     QCOMPARE(int((*source.allowed)(0, last)), 0);
     QCOMPARE(int((*source.allowed)(last, 0)), 1);
-    auto *setFigure = dynamic_cast<SetFigureRenderer *>(figure.get());
-    QVERIFY(setFigure);
-    const auto heatmaps = setFigure->heatmaps(QRectF(0, 0, 600, 600));
+    QVERIFY(figure->problem().isEmpty());
+    const auto heatmaps = figure->heatmaps(QRectF(0, 0, 600, 600));
     QCOMPARE(int(heatmaps.size()), 1);
     QVERIFY(!heatmaps[0].data->isAllowed(0, last) && heatmaps[0].data->isAllowed(last, 0));
     dialog->setPath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-export.png"));

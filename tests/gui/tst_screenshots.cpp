@@ -212,7 +212,7 @@ void TestScreenshots::attentionFile()
     grab(w.statsTable(), QStringLiteral("stats"));
     grab(w.rolloutView(), QStringLiteral("rollout"));
     w.activateHead(2, 3);
-    QTRY_VERIFY_WITH_TIMEOUT(w.currentResult() && w.headView()->data().values, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().weights() && w.headView()->data().values, 20000);
     grab(w.headsGrid()->parentWidget(), QStringLiteral("heads-layer2")); // layer index 2, as shown
     QSignalSpy updated(&w, &MainWindow::attentionViewsUpdated);
     w.mergeWordsAction()->setChecked(true);

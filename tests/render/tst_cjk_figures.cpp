@@ -157,8 +157,8 @@ void TestCjkFigures::shortCjkColumnLabelsStayUpright()
     const test::ComputedProject c = test::computeJson(chineseProject(kTokens));
     HeatmapOptions o;
     o.font.setPixelSize(13);
-    const HeatmapData data =
-        HeatmapData::fromTrace(c.project, c.trace, 0, HeatmapQuantity::Weights, ScaleScope::Absolute);
+    const HeatmapData data = HeatmapData::of(ShownAttention::ofProject(c.project, c.trace), 0, HeatmapQuantity::Weights,
+                                             ScaleScope::Absolute);
     const HeatmapLayout l = HeatmapRenderer(data, o).layout(QRectF(0, 0, 400, 320));
     QVERIFY(!l.columnLabels.isEmpty());
     // Two Han characters are about two em wide: they fit across a cell of ~60 px.

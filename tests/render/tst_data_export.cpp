@@ -6,6 +6,7 @@
 
 #include "core/formats/Npy.h"
 #include "core/formats/TraceDataExport.h"
+#include "core/formats/TraceExport.h"
 
 #include <QFile>
 #include <QGuiApplication>
@@ -52,14 +53,14 @@ void TestDataExport::writesEveryFormat()
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const QString npy = dir.filePath(QStringLiteral("w.npy"));
-    QVERIFY(writeTraceData(c.project, c.trace, npy.toStdString(), "weights", 0).ok());
+    QVERIFY(writeTraceData(TraceLabels::of(c.project), c.trace, npy.toStdString(), "weights", 0).ok());
     auto array = readNpyFile(npy.toStdString());
     QVERIFY2(array, array ? "" : array.message().c_str());
     QCOMPARE(array->shape, (std::vector<std::int64_t>{2, 3, 3}));
     QCOMPARE(array->data[1], double(c.trace.weights[0](0, 1)));
 
     const QString csv = dir.filePath(QStringLiteral("w.CSV"));
-    QVERIFY(writeTraceData(c.project, c.trace, csv.toStdString(), "weights", 1).ok());
+    QVERIFY(writeTraceData(TraceLabels::of(c.project), c.trace, csv.toStdString(), "weights", 1).ok());
     QFile f(csv);
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
@@ -69,7 +70,7 @@ void TestDataExport::writesEveryFormat()
 
     for (const char *name : {"all.npz", "all.json"}) {
         const QString path = dir.filePath(QLatin1String(name));
-        QVERIFY(writeTraceData(c.project, c.trace, path.toStdString(), "", 0).ok());
+        QVERIFY(writeTraceData(TraceLabels::of(c.project), c.trace, path.toStdString(), "", 0).ok());
         QFile b(path);
         QVERIFY(b.open(QIODevice::ReadOnly));
         const QByteArray bytes = b.readAll();
@@ -82,15 +83,18 @@ void TestDataExport::errorsAreTypedAndWriteNothing()
     const auto c = test::computeJson(test::emptyRowProjectJson("-inf", 1));
     QTemporaryDir dir;
     const QString xlsx = dir.filePath(QStringLiteral("w.xlsx"));
-    Status s = writeTraceData(c.project, c.trace, xlsx.toStdString(), "weights", 0);
+    Status s = writeTraceData(TraceLabels::of(c.project), c.trace, xlsx.toStdString(), "weights", 0);
     QCOMPARE(s.kind(), ErrorKind::InvalidInput);
     QVERIFY2(s.message().find(".csv, .npy, .npz or .json") != std::string::npos, s.message().c_str());
-    s = writeTraceData(c.project, c.trace, dir.filePath(QStringLiteral("w.npy")).toStdString(), "logits", 0);
+    s = writeTraceData(TraceLabels::of(c.project), c.trace, dir.filePath(QStringLiteral("w.npy")).toStdString(),
+                       "logits", 0);
     QCOMPARE(s.kind(), ErrorKind::InvalidInput);
     QVERIFY2(s.message().find("logits") != std::string::npos, s.message().c_str());
-    s = writeTraceData(c.project, c.trace, dir.filePath(QStringLiteral("w.csv")).toStdString(), "weights", 5);
+    s = writeTraceData(TraceLabels::of(c.project), c.trace, dir.filePath(QStringLiteral("w.csv")).toStdString(),
+                       "weights", 5);
     QCOMPARE(s.kind(), ErrorKind::InvalidInput);
-    s = writeTraceData(c.project, c.trace, dir.filePath(QStringLiteral("missing/w.npy")).toStdString(), "q", 0);
+    s = writeTraceData(TraceLabels::of(c.project), c.trace, dir.filePath(QStringLiteral("missing/w.npy")).toStdString(),
+                       "q", 0);
     QCOMPARE(s.kind(), ErrorKind::Io);
     QVERIFY2(s.message().find("missing/w.npy") != std::string::npos, s.message().c_str());
     QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());

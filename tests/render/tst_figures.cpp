@@ -116,7 +116,7 @@ void TestFigures::everyViewEveryFormat()
     QString error;
     QVERIFY2(exporter.write(path, o, {}, &error), qPrintable(error));
     QVERIFY(QFileInfo(path).size() > 0);
-    const QString title = FigureRenderer(c.project, c.trace, o).title();
+    const QString title = FigureRenderer(ShownAttention::ofProject(c.project, c.trace), o).title();
     QVERIFY(!title.isEmpty());
     if (format == QLatin1String("png")) {
         const QImage image(path);
@@ -181,7 +181,7 @@ void TestFigures::pngCellColoursAndDpi()
     QCOMPARE(int(std::lround(image.dotsPerMeterX() * 0.0254)), dpi);
     const double k = dpi / 72.0;
     const QRectF target(QPointF(0, 0), page);
-    const FigureRenderer renderer(c.project, c.trace, o);
+    const FigureRenderer renderer(ShownAttention::ofProject(c.project, c.trace), o);
     int checked = 0;
     if (o.view == FigureView::Mask) {
         const MaskLayout l = renderer.maskLayout(target);
@@ -254,7 +254,7 @@ void TestFigures::svgCellsAndLabels()
     if (!isHeatmapView(o.view) && o.view != FigureView::Mask)
         return;
     const QRectF target(QPointF(0, 0), exporter.pageSize(o, {}));
-    const FigureRenderer renderer(c.project, c.trace, o);
+    const FigureRenderer renderer(ShownAttention::ofProject(c.project, c.trace), o);
     // Cells: rectangles of one cell's size, or (heatmap cells) up to half a cell larger where
     // they reach under their right and lower neighbours so that no seam shows between them;
     // hatching adds a second rectangle over masked cells, so positions are counted.
@@ -326,7 +326,7 @@ void TestFigures::sizeOptions()
     const Computed c = load(QStringLiteral("multihead-causal"));
     const FigureExporter exporter(c.project, c.trace);
     FigureOptions o;
-    const QSizeF natural = FigureRenderer(c.project, c.trace, o).naturalSize();
+    const QSizeF natural = FigureRenderer(ShownAttention::ofProject(c.project, c.trace), o).naturalSize();
     FigureSize both{800, 500, 200};
     QCOMPARE(exporter.image(o, both).size(), QSize(800, 500));
     FigureSize width{1000, 0, 150};
@@ -346,7 +346,7 @@ void TestFigures::sizeOptions()
     // A bigger font makes a bigger natural figure.
     FigureOptions big = o;
     big.fontSize = 16;
-    QVERIFY(FigureRenderer(c.project, c.trace, big).naturalSize().width() > natural.width());
+    QVERIFY(FigureRenderer(ShownAttention::ofProject(c.project, c.trace), big).naturalSize().width() > natural.width());
 }
 
 void TestFigures::transparentBackground()

@@ -43,6 +43,7 @@ private slots:
     void initTestCase();
     void traceCheckFindsTheOverflow();
     void traceCheckPassesFiniteResults();
+    void viewRangesSkipTheOverflow();
     void figureCellsShowNonFiniteValues_data();
     void figureCellsShowNonFiniteValues();
     void svgNamesNonFiniteValues_data();
@@ -79,6 +80,31 @@ void TestNonFinite::traceCheckPassesFiniteResults()
     QVERIFY(checkFinite(c.trace).ok());
 }
 
+// The views' ranges (computed on the GUI's worker) ignore NaN and ±Inf, as the figures' do:
+// an overflowed score must not stretch the colour bar to Inf (whose ticks read "inf", "nan").
+void TestNonFinite::viewRangesSkipTheOverflow()
+{
+    const auto c = test::computeJson(test::overflowProjectJson());
+    const TraceRanges r = TraceRanges::of(c.trace);
+    double finiteScore = 0.0, finiteWeight = 0.0;
+    for (Eigen::Index i = 0; i < c.trace.scores[0].size(); ++i) {
+        const float s = c.trace.scores[0].data()[i], w = c.trace.weights[0].data()[i];
+        if (std::isfinite(s))
+            finiteScore = std::max(finiteScore, double(std::abs(s)));
+        if (std::isfinite(w))
+            finiteWeight = std::max(finiteWeight, double(w));
+    }
+    QVERIFY(finiteScore > 0.0);
+    QCOMPARE(r.maxAbsScore.size(), size_t(1));
+    QCOMPARE(r.maxAbsScore[0], finiteScore);
+    QCOMPARE(r.maxWeight[0], finiteWeight);
+    QVERIFY(std::isfinite(r.meanMaxWeight));
+    const HeatmapData d =
+        HeatmapData::of(ShownAttention::ofProject(c.project, c.trace), 0, HeatmapQuantity::Scores, ScaleScope::PerHead);
+    QCOMPARE(d.rangeMax, finiteScore);
+    QCOMPARE(d.rangeMin, -finiteScore);
+}
+
 void TestNonFinite::figureCellsShowNonFiniteValues_data()
 {
     QTest::addColumn<int>("view");
@@ -113,7 +139,7 @@ void TestNonFinite::figureCellsShowNonFiniteValues()
     const QImage image(path);
     QVERIFY(!image.isNull());
     const double k = dpi / 72.0;
-    const FigureRenderer renderer(c.project, c.trace, o);
+    const FigureRenderer renderer(ShownAttention::ofProject(c.project, c.trace), o);
     const auto maps = renderer.heatmaps(QRectF(QPointF(0, 0), exporter.pageSize(o, size)));
     QVERIFY(!maps.empty());
     const HeatmapData &d = *maps[0].data;

@@ -169,7 +169,7 @@ void TestPaperFigures::noSeamsBetweenCells()
         QVERIFY(!image.isNull());
     }
     image.save(kFigureDir + QStringLiteral("/seams-") + format + QStringLiteral(".png"));
-    const FigureRenderer renderer(project, *trace, o);
+    const FigureRenderer renderer(ShownAttention::ofProject(project, *trace), o);
     const auto maps = renderer.heatmaps(QRectF(QPointF(0, 0), page));
     const HeatmapLayout l = HeatmapRenderer(*maps[0].data, maps[0].options).layout(maps[0].target);
     const QColor expected = QColor::fromRgb(HeatmapRenderer(*maps[0].data, maps[0].options).colorFor(1.0 / 9.0));
@@ -243,7 +243,7 @@ void TestPaperFigures::defaultSizeFitsAPage()
     QCOMPARE(o.fontSize, 10);
     if (o.view == FigureView::Heads) {
         // The tiles still show their heatmaps: at least 30 pt of grid each.
-        const FigureRenderer renderer(project, *trace, o);
+        const FigureRenderer renderer(ShownAttention::ofProject(project, *trace), o);
         const auto maps = renderer.heatmaps(QRectF(QPointF(0, 0), page));
         const HeatmapLayout l = HeatmapRenderer(*maps[0].data, maps[0].options).layout(maps[0].target);
         QVERIFY2(l.grid.width() >= 30, qPrintable(QString::number(l.grid.width())));

@@ -185,11 +185,12 @@ void TestRules::pluralsAgree()
         for (FigureView v : FigureOptions::allViews()) {
             FigureOptions o;
             o.view = v;
-            const QString title = FigureRenderer(c.project, c.trace, o).title();
+            const QString title = FigureRenderer(ShownAttention::ofProject(c.project, c.trace), o).title();
             QVERIFY2(!title.contains(QStringLiteral("1 heads")) && !title.contains(QStringLiteral("(s)")),
                      qPrintable(title));
         }
-        const HeatmapData mean = HeatmapData::fromTrace(c.project, c.trace, -1, HeatmapQuantity::Weights, {});
+        const HeatmapData mean =
+            HeatmapData::of(ShownAttention::ofProject(c.project, c.trace), -1, HeatmapQuantity::Weights, {});
         QVERIFY2(!mean.title.contains(QStringLiteral("(s)")) && !mean.title.contains(QStringLiteral("1 heads")),
                  qPrintable(mean.title));
         if (heads == 2)

@@ -8,7 +8,6 @@
 #include "FigureTestUtil.h"
 
 #include "app/render/FigureExporter.h"
-#include "app/render/SetFigureRenderer.h"
 #include "core/analysis/AttentionStats.h"
 #include "core/attention/CpuBackend.h"
 #include "core/formats/AttentionFile.h"
@@ -126,6 +125,15 @@ int checkCells(const QImage &image, double k, const std::vector<FigureHeatmap> &
     return checked;
 }
 
+// The figure of a set alone (an attention file's), as FigureExporter makes it.
+FigureRenderer setFigure(const AttentionSet &set, const QString &name, const FigureOptions &o)
+{
+    ShownAttention shown;
+    shown.set = set;
+    shown.title = name;
+    return FigureRenderer(shown, o);
+}
+
 } // namespace
 
 class TestSetFigures : public QObject
@@ -197,11 +205,7 @@ void TestSetFigures::colourScalesPaintKnownCells()
     QVERIFY(!image.isNull());
     const QSizeF page = exporter->pageSize(o, size);
     const auto figure = exporter->figure(o);
-    std::vector<FigureHeatmap> maps;
-    if (auto *set = dynamic_cast<const SetFigureRenderer *>(figure.get()))
-        maps = set->heatmaps(QRectF(QPointF(0, 0), page));
-    else
-        maps = dynamic_cast<const FigureRenderer &>(*figure).heatmaps(QRectF(QPointF(0, 0), page));
+    const std::vector<FigureHeatmap> maps = figure->heatmaps(QRectF(QPointF(0, 0), page));
     QVERIFY(!maps.empty());
     // One colour bar for a grid: the scale runs over every tile's allowed values.
     std::vector<double> all;
@@ -265,8 +269,8 @@ void TestSetFigures::modelGridTilesMatchTheMaps()
     QVERIFY2(exporter.write(png, o, size, &error), qPrintable(error));
     const QImage image(png);
     const QSizeF page = exporter.pageSize(o, size);
-    QVERIFY2(std::abs(page.width() - SetFigureRenderer::kSingleColumn) < 1, qPrintable(QString::number(page.width())));
-    const SetFigureRenderer renderer(set, "lhtt_f32.npy", o);
+    QVERIFY2(std::abs(page.width() - FigureRenderer::kSingleColumn) < 1, qPrintable(QString::number(page.width())));
+    const FigureRenderer renderer = setFigure(set, "lhtt_f32.npy", o);
     const auto maps = renderer.heatmaps(QRectF(QPointF(0, 0), page));
     QCOMPARE(int(maps.size()), set.layers() * set.heads());
     QCOMPARE(int(renderer.tiles().size()), 12);
@@ -313,7 +317,7 @@ void TestSetFigures::rolloutFigureIsCoreRollout()
     const QString png = kFigureDir + "/rollout-lhtt_f32.png";
     QString error;
     QVERIFY2(exporter.write(png, o, {}, &error), qPrintable(error));
-    const SetFigureRenderer renderer(set, "lhtt_f32.npy", o);
+    const FigureRenderer renderer = setFigure(set, "lhtt_f32.npy", o);
     const QSizeF page = exporter.pageSize(o, {});
     const auto maps = renderer.heatmaps(QRectF(QPointF(0, 0), page));
     QCOMPARE(int(maps.size()), 1);
@@ -343,7 +347,7 @@ void TestSetFigures::projectRendersModelAndRollout()
     o.view = FigureView::Model;
     QString error;
     QVERIFY2(exporter.write(kFigureDir + "/project-model.png", o, {}, &error), qPrintable(error));
-    const FigureRenderer model(project, trace, o);
+    const FigureRenderer model(ShownAttention::ofProject(project, trace), o);
     const auto tiles = model.heatmaps(QRectF(QPointF(0, 0), model.naturalSize()));
     QCOMPARE(int(tiles.size()), trace.heads()); // one layer
     for (int h = 0; h < trace.heads(); ++h) {
@@ -352,7 +356,7 @@ void TestSetFigures::projectRendersModelAndRollout()
     }
     o.view = FigureView::Rollout;
     QVERIFY2(exporter.write(kFigureDir + "/project-rollout.svg", o, {}, &error), qPrintable(error));
-    const FigureRenderer rollout(project, trace, o);
+    const FigureRenderer rollout(ShownAttention::ofProject(project, trace), o);
     const auto maps = rollout.heatmaps(QRectF(QPointF(0, 0), rollout.naturalSize()));
     QCOMPARE(int(maps.size()), 1);
     const MatrixD expected = *attentionRollout(AttentionSet::fromTrace(trace, nullptr));
@@ -368,7 +372,7 @@ void TestSetFigures::mergedWordsFigure()
     QString error;
     QVERIFY2(FigureExporter(set, "lhtt_f32.npy").write(kFigureDir + "/merged-words.png", o, {}, &error),
              qPrintable(error));
-    const SetFigureRenderer renderer(set, "lhtt_f32.npy", o);
+    const FigureRenderer renderer = setFigure(set, "lhtt_f32.npy", o);
     const auto maps = renderer.heatmaps(QRectF(0, 0, 400, 400));
     const auto numpy = readNpyFile(fixture("expected_lhtt_f32_merged_l0h0.npy").toStdString());
     QVERIFY(numpy.ok());
@@ -409,13 +413,13 @@ void TestSetFigures::longMapsArePooledInGridTiles()
     const AttentionSet set = *AttentionSet::fromFloats(v, 1, 1, 2, t, t);
     FigureOptions o;
     o.view = FigureView::Model;
-    const SetFigureRenderer renderer(set, "long", o);
+    const FigureRenderer renderer = setFigure(set, "long", o);
     QVERIFY(renderer.problem().isEmpty());
     const auto maps = renderer.heatmaps(QRectF(QPointF(0, 0), renderer.naturalSize()));
     QCOMPARE(int(maps.size()), 2);
     for (int h = 0; h < 2; ++h) {
         const MatrixF &tile = *maps[std::size_t(h)].data->values;
-        QCOMPARE(tile.rows(), Eigen::Index(SetFigureRenderer::kMaxTileSide));
+        QCOMPARE(tile.rows(), Eigen::Index(FigureRenderer::kMaxTileSide));
         for (int a : {0, 17, 255})
             for (int b : {0, 100, 255}) {
                 float best = 0;
@@ -432,7 +436,7 @@ void TestSetFigures::longMapsArePooledInGridTiles()
 void TestSetFigures::cliRendersAttentionFilesAsTheLibrary()
 {
     const AttentionSet set = readFixture("lhtt_f32.npy");
-    for (const char *view : {"model", "rollout", "heads", "mean"}) {
+    for (const char *view : {"model", "rollout", "heads", "mean", "headview"}) {
         const QString out = kFigureDir + QStringLiteral("/cli-%1.png").arg(view);
         QFile::remove(out);
         const auto run = test::runCli({"render", fixture("lhtt_f32.npy"), "--out", out, "--view", view, "--layer", "1",
@@ -462,7 +466,7 @@ void TestSetFigures::cliErrorsWriteNothing_data()
     QTest::newRow("project layer") << QStringList{"render", test::example("multihead-causal"), "--layer", "1"} << 2
                                    << "has 1 layer(s), numbered 0 to 0";
     QTest::newRow("teaching of a file") << QStringList{"render", f, "--view", "teaching"} << 2
-                                        << "its views are model, rollout, head, heads and mean";
+                                        << "its views are model, rollout, head, heads, mean and headview";
     QTest::newRow("words without labels") << QStringList{"render", fixture("htt_f32.npy"), "--merge-words"} << 1
                                           << "words cannot be merged: the input has no token labels";
     QTest::newRow("rollout of cross-attention")

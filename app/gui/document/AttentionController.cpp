@@ -88,17 +88,21 @@ void AttentionController::open(const QString &path)
     });
 }
 
-void AttentionController::requestLayer(const AttentionSource &source, int layer)
+void AttentionController::requestLayer(const ShownAttention &source, int layer)
 {
-    start(Layer, [this, source, layer](const std::atomic<bool> &) -> std::function<void()> {
-        ComputedTracePtr trace = AttentionJobs::layerTrace(source, layer);
+    start(Layer, [this, source, layer](const std::atomic<bool> &cancel) -> std::function<void()> {
+        ShownAttention shown = source;
+        shown.maps = readLayer(source, layer, &cancel);
+        if (!shown.maps)
+            return {};
+        shown.layer = shown.maps->layer;
         if (auto changed = changedSource(this, source.set))
             return changed;
-        return [this, trace, layer] { emit layerReady(trace, layer); };
+        return [this, shown] { emit layerReady(shown); };
     });
 }
 
-void AttentionController::requestThumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope)
+void AttentionController::requestThumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope)
 {
     const quint64 generation = m_lanes[Thumbs].newest() + 1; // the one start() gives this job
     start(Thumbs,
@@ -133,7 +137,7 @@ void AttentionController::requestStatistics(const AttentionSet &set)
     });
 }
 
-void AttentionController::requestRollout(const AttentionSource &source)
+void AttentionController::requestRollout(const ShownAttention &source)
 {
     start(Rollout, [this, source](const std::atomic<bool> &cancel) -> std::function<void()> {
         auto r = AttentionJobs::rollout(source, &cancel);

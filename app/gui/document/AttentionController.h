@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/gui/document/AttentionJobs.h"
+#include "app/gui/document/ComputeController.h" // ErrorKind as a signal argument
 #include "app/gui/document/JobRunner.h"
 
 #include <QObject>
@@ -11,7 +12,7 @@
 namespace attnscope {
 
 // Runs the attention views' work on job lanes (JobRunner.h), never on the GUI thread: reading an
-// attention file, building one layer's trace, the thumbnails of every map, the statistics of
+// attention file, reading one layer's maps (readLayer), the thumbnails of every map, the statistics of
 // every head and the rollout. Each kind of job has its lane, so a newer request of that kind
 // supersedes the older one (cancelled where it can be, its result never delivered) while jobs of
 // different kinds run side by side. Results
@@ -25,10 +26,10 @@ public:
     ~AttentionController() override; // cancels what runs; waits for it a bounded time (JobLane)
 
     void open(const QString &path);
-    void requestLayer(const AttentionSource &source, int layer);
-    void requestThumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope);
+    void requestLayer(const ShownAttention &source, int layer);
+    void requestThumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope);
     void requestStatistics(const AttentionSet &set);
-    void requestRollout(const AttentionSource &source);
+    void requestRollout(const ShownAttention &source);
     // Drops every waiting result (a project replaced the attention document).
     void cancelAll();
 
@@ -49,7 +50,8 @@ public:
 signals:
     void opened(attnscope::LoadedAttentionPtr attention);
     void openFailed(const QString &path, const QString &message, attnscope::ErrorKind kind);
-    void layerReady(attnscope::ComputedTracePtr trace, int layer);
+    // shown with its layer read (shown.weights() is set).
+    void layerReady(attnscope::ShownAttention shown);
     void thumbnailsReady(attnscope::AttentionController::ThumbnailsPtr thumbnails);
     // How far the newest thumbnails are (0..100), while they are computed.
     void thumbnailProgress(int percent);

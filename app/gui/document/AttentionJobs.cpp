@@ -10,15 +10,6 @@ namespace attnscope {
 
 namespace {
 
-QStringList toLabels(const std::vector<std::string> &tokens)
-{
-    QStringList out;
-    out.reserve(qsizetype(tokens.size()));
-    for (const std::string &t : tokens)
-        out << QString::fromStdString(t);
-    return out;
-}
-
 // A map max-pooled into at most `size` by `size` cells (core's pooling: a spike in a long
 // sequence stays visible) and its largest finite cell.
 struct Pooled {
@@ -42,7 +33,7 @@ struct RowProgress {
     }
 };
 
-Pooled pool(const AttentionSource &source, int layer, int head, int size, RowProgress &progress)
+Pooled pool(const ShownAttention &source, int layer, int head, int size, RowProgress &progress)
 {
     const AttentionSet &set = source.set;
     Pooled p;
@@ -72,65 +63,9 @@ Pooled pool(const AttentionSource &source, int layer, int head, int size, RowPro
 
 } // namespace
 
-bool AttentionSource::merges() const
-{
-    return mergeWords && !set.queryWordOf.empty() && !set.keyWordOf.empty();
-}
-
-QStringList AttentionSource::queryLabels() const
-{
-    return toLabels(merges() ? mergedWordLabels(set.queryTokens, set.queryWordOf) : set.queryTokens);
-}
-
-QStringList AttentionSource::keyLabels() const
-{
-    return toLabels(merges() ? mergedWordLabels(set.keyTokens, set.keyWordOf) : set.keyTokens);
-}
-
-MatrixD AttentionSource::shownMap(int layer, int head) const
-{
-    const MatrixD m = set.map(0, layer, head).cast<double>();
-    return merges() ? attnscope::mergeWords(m, set.queryWordOf, set.keyWordOf) : m;
-}
-
 namespace AttentionJobs {
 
-std::shared_ptr<ComputedTrace> layerTrace(const AttentionSource &source, int layer)
-{
-    auto out = std::make_shared<ComputedTrace>();
-    const AttentionSet &set = source.set;
-    if (set.isEmpty())
-        return out;
-    layer = std::clamp(layer, 0, set.layers() - 1);
-    AttentionTrace &t = out->trace;
-    for (int h = 0; h < set.heads(); ++h) {
-        t.weights.push_back(source.merges() ? MatrixF(source.shownMap(layer, h).cast<float>()) : set.map(0, layer, h));
-        // heads() counts the queries' projections: empty ones say how many heads there are.
-        t.q.emplace_back();
-    }
-    const Eigen::Index tq = t.weights.front().rows(), tk = t.weights.front().cols();
-    t.emptyRows.assign(std::size_t(tq), false);
-    Project &p = out->project;
-    p.title = source.title.toStdString();
-    const bool cross = tq != tk || set.queryTokens != set.keyTokens;
-    p.problem.spec.mode = cross ? AttentionMode::Cross : AttentionMode::Self;
-    p.problem.spec.heads = set.heads();
-    p.problem.xq = MatrixF::Zero(tq, 1);
-    if (cross)
-        p.problem.xkv = MatrixF::Zero(tk, 1);
-    for (const QString &s : source.queryLabels())
-        p.queryTokens.push_back(s.toStdString());
-    for (const QString &s : source.keyLabels())
-        p.keyTokens.push_back(s.toStdString());
-    if (!cross)
-        p.keyTokens.clear();
-    out->ranges = TraceRanges::of(t);
-    // No scores: a zero range per head keeps the weights' precomputed ranges in use.
-    out->ranges.maxAbsScore.assign(std::size_t(set.heads()), 0.0);
-    return out;
-}
-
-Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope,
+Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope,
                       const std::atomic<bool> &cancel, const std::function<void(int)> &percent)
 {
     Thumbnails out;
@@ -187,7 +122,7 @@ std::vector<HeadStats> statistics(const AttentionSet &set, const std::atomic<boo
     return out;
 }
 
-Result<MatrixD> rollout(const AttentionSource &source, const std::atomic<bool> *cancel)
+Result<MatrixD> rollout(const ShownAttention &source, const std::atomic<bool> *cancel)
 {
     // core's rollout, its cost checked against the application's budget (a test may fix it).
     auto r = attentionRollout(source.set, 0, RolloutLimits{memoryBudgetBytes(), cancel});

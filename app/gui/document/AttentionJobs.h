@@ -1,8 +1,8 @@
 #pragma once
 
-#include "app/gui/document/ComputeController.h"
 #include "app/render/ColorMap.h"
 #include "app/render/HeatmapRenderer.h"
+#include "app/render/ShownAttention.h"
 #include "core/analysis/AttentionSet.h"
 #include "core/analysis/AttentionStats.h"
 #include "core/formats/AttentionFile.h"
@@ -30,28 +30,9 @@ struct LoadedAttention {
 };
 using LoadedAttentionPtr = std::shared_ptr<const LoadedAttention>;
 
-// What the layers x heads views show: a set (a file's, or a project's one layer) and whether
-// sub-word tokens are merged into words. Copies are cheap (the set shares its maps).
-struct AttentionSource {
-    AttentionSet set;
-    QString title;
-    bool mergeWords = false;
-
-    // Whether merging applies: the option is on and both sides have word boundaries.
-    bool merges() const;
-    QStringList queryLabels() const;
-    QStringList keyLabels() const;
-    // One map as shown: a copy, merged into words when merges().
-    MatrixD shownMap(int layer, int head) const;
-};
-
 // The work the attention views need, done on a worker thread (no widgets, no GUI state).
 // `cancel` is polled between maps: a newer request makes an older job stop early.
 namespace AttentionJobs {
-
-// One layer as a computed trace (the weights only: no scores, no intermediate tensors), so
-// the heads grid, the enlarged head, the mean and the head view show it like a project's.
-std::shared_ptr<ComputedTrace> layerTrace(const AttentionSource &source, int layer);
 
 struct Thumbnails {
     int layers = 0, heads = 0;
@@ -63,7 +44,7 @@ inline constexpr int kThumbnailSize = 128;
 // heatmaps are: over [0, 1], over [0, the largest weight of all maps] or over each map's own.
 // Rows are read one at a time from the set (a mapped file stays mapped); `percent`, when
 // given, hears how far the work is each time the whole percentage changes.
-Thumbnails thumbnails(const AttentionSource &source, ColorMapKind colorMap, ScaleScope scope,
+Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope,
                       const std::atomic<bool> &cancel, const std::function<void(int percent)> &percent = {});
 
 // Statistics of every head of sample 0, of the maps as stored (never merged: the numbers are
@@ -73,7 +54,7 @@ std::vector<HeadStats> statistics(const AttentionSet &set, const std::atomic<boo
 // Attention rollout over every layer (core's attentionRollout, merged into words afterwards
 // when merging). Refused, as TooLarge, by core's checkRolloutCost() against the application's
 // memory budget; stops with Cancelled between blocks of rows once `cancel` is set.
-Result<MatrixD> rollout(const AttentionSource &source, const std::atomic<bool> *cancel = nullptr);
+Result<MatrixD> rollout(const ShownAttention &source, const std::atomic<bool> *cancel = nullptr);
 
 } // namespace AttentionJobs
 

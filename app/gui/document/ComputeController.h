@@ -3,7 +3,7 @@
 #include "app/engine/BackendChoice.h"
 #include "app/gui/document/BackendHost.h"
 #include "app/gui/document/JobRunner.h"
-#include "app/render/TraceRanges.h"
+#include "app/render/ShownAttention.h"
 #include "core/attention/AttentionTrace.h"
 #include "core/formats/ProjectFile.h"
 
@@ -18,16 +18,14 @@
 namespace attnscope {
 
 // One finished computation: the trace and the project it was computed from (so views never
-// pair a trace with labels or a mask of a newer shape), with what ran it.
-struct ComputedTrace {
-    Project project;
-    AttentionTrace trace;
+// pair a trace with labels or a mask of a newer shape) with the views' ranges, computed on the
+// worker (LayerTensors), and what ran it. The views show it as ShownAttention::ofTensors().
+struct ComputedTrace : LayerTensors {
     quint64 generation = 0;
     QString backendName;
     QString deviceName;
     double milliseconds = 0.0;
-    QString notice;     // a fallback that happened during this computation, said once
-    TraceRanges ranges; // computed on the worker, so the views only read them
+    QString notice; // a fallback that happened during this computation, said once
 };
 using ComputedTracePtr = std::shared_ptr<const ComputedTrace>;
 

@@ -18,8 +18,8 @@
 
 namespace attnscope {
 
-bool writeTraceData(const ComputedTrace &result, const QString &path, const QString &tensorName, int head,
-                    QString *error)
+bool writeTraceData(const TraceLabels &labels, const AttentionTrace &trace, const QString &path,
+                    const QString &tensorName, int head, QString *error)
 {
     // The one export-by-suffix `attnscope-cli export` uses too; only the message for a wrong
     // suffix is the dialog's own, translated.
@@ -28,30 +28,46 @@ bool writeTraceData(const ComputedTrace &result, const QString &path, const QStr
             *error = ExportDataDialog::tr("%1: the file name must end in .csv, .npy, .npz or .json.").arg(path);
         return false;
     }
-    const Status written =
-        writeTraceData(result.project, result.trace, path.toStdString(), tensorName.toStdString(), head);
+    const Status written = writeTraceData(labels, trace, path.toStdString(), tensorName.toStdString(), head);
     if (!written && error)
         *error = QString::fromStdString(written.message());
     return written.ok();
 }
 
-ExportDataDialog::ExportDataDialog(ComputedTracePtr result, QWidget *parent)
-    : QDialog(parent), m_result(std::move(result))
+ExportDataDialog::ExportDataDialog(const ShownAttention &shown, QWidget *parent) : QDialog(parent)
 {
+    if (shown.tensors) {
+        m_trace = std::shared_ptr<const AttentionTrace>(shown.tensors, &shown.tensors->trace);
+        m_labels = TraceLabels::of(shown.tensors->project);
+    } else if (const auto *weights = shown.weights()) {
+        auto trace = std::make_shared<AttentionTrace>(); // the weights are all a set has
+        trace->weights = *weights;
+        m_trace = std::move(trace);
+        m_labels.title = shown.title.toStdString();
+        for (const QString &t : shown.queryLabels())
+            m_labels.queryTokens.push_back(t.toStdString());
+        for (const QString &t : shown.keyLabels())
+            m_labels.keyTokens.push_back(t.toStdString());
+    }
     setWindowTitle(tr("Export Data"));
     setObjectName(QStringLiteral("ExportDataDialog"));
     m_tensor = new QComboBox;
-    if (m_result)
+    if (m_trace)
         for (const std::string &name : traceTensorNames()) {
             // Names and shapes only: no tensor is copied to fill the list.
             QStringList shape;
-            for (auto d : traceTensorShape(m_result->trace, name))
+            std::int64_t values = 1;
+            for (auto d : traceTensorShape(*m_trace, name)) {
                 shape << QString::number(d);
+                values *= d;
+            }
+            if (!shown.tensors && values == 0)
+                continue; // a set's layer has its weights only
             m_tensor->addItem(QStringLiteral("%1 [%2]").arg(QString::fromStdString(name), shape.join(QLatin1Char(','))),
                               QString::fromStdString(name));
         }
     m_head = new QSpinBox;
-    m_head->setRange(0, m_result ? std::max(1, m_result->trace.heads()) - 1 : 0);
+    m_head->setRange(0, m_trace ? std::max(1, m_trace->heads()) - 1 : 0);
     m_path = new QLineEdit;
     m_path->setPlaceholderText(tr("weights.csv, .npy, or all tensors: .npz, .json"));
     m_error = plainLabel();
@@ -135,11 +151,11 @@ QString ExportDataDialog::path() const
 bool ExportDataDialog::exportData()
 {
     m_lastError.clear();
-    if (!m_result || m_result->trace.heads() == 0)
+    if (!m_trace || m_trace->heads() == 0)
         m_lastError = tr("Nothing to export yet: the project is still being computed.");
     else if (path().isEmpty())
         m_lastError = tr("Choose a file name ending in .csv, .npy, .npz or .json.");
-    else if (!writeTraceData(*m_result, path(), tensor(), head(), &m_lastError) && m_lastError.isEmpty())
+    else if (!writeTraceData(m_labels, *m_trace, path(), tensor(), head(), &m_lastError) && m_lastError.isEmpty())
         m_lastError = tr("%1: the data could not be written.").arg(path());
     m_error->setText(m_lastError);
     return m_lastError.isEmpty();

@@ -1,6 +1,7 @@
 #pragma once
 
-#include "app/gui/document/ComputeController.h"
+#include "app/render/ShownAttention.h"
+#include "core/formats/TraceExport.h"
 
 #include <QDialog>
 
@@ -11,18 +12,21 @@ class QSpinBox;
 
 namespace attnscope {
 
-// Writes a computed trace as data through core/formats/TensorExport.h, the format by the file name's
+// Writes a trace as data through core/formats/TraceDataExport.h, the format by the file name's
 // suffix: .csv (one head of the chosen tensor, token-labelled), .npy (the chosen tensor, as
 // `attnscope-cli compute` writes it), .npz or .json (every tensor). Atomic (AtomicFileWriter).
-bool writeTraceData(const ComputedTrace &result, const QString &path, const QString &tensor, int head, QString *error);
+bool writeTraceData(const TraceLabels &labels, const AttentionTrace &trace, const QString &path, const QString &tensor,
+                    int head, QString *error);
 
-// File > Export Data…: tensor, head and file.
+// File > Export Data…: tensor, head and file. Of a project, every tensor of its trace; of a
+// file's or a model run's layer, its weights.
 class ExportDataDialog : public QDialog
 {
     Q_OBJECT
 
 public:
-    explicit ExportDataDialog(ComputedTracePtr result, QWidget *parent = nullptr);
+    // shown: its layer is read (shown.weights() is set).
+    explicit ExportDataDialog(const ShownAttention &shown, QWidget *parent = nullptr);
 
     void setTensor(const QString &name);
     void setHead(int head); // 0-based
@@ -37,7 +41,8 @@ public:
 private:
     void updateEnabled();
 
-    ComputedTracePtr m_result;
+    std::shared_ptr<const AttentionTrace> m_trace; // a project's, or a layer's weights
+    TraceLabels m_labels;
     QComboBox *m_tensor;
     QSpinBox *m_head;
     QLineEdit *m_path;

@@ -21,32 +21,17 @@
 
 namespace attnscope {
 
-ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, const FigureOptions &initial, QWidget *parent)
-    : ExportFigureDialog(std::move(result), AttentionSet(), QString(), initial, parent)
-{
-}
-
-ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, AttentionSet set, const QString &setName,
-                                       const FigureOptions &initial, QWidget *parent)
-    : QDialog(parent), m_result(std::move(result)), m_set(std::move(set)), m_setName(setName), m_initial(initial),
-      m_previewTimer(new QTimer(this))
+ExportFigureDialog::ExportFigureDialog(ShownAttention shown, const FigureOptions &initial, QWidget *parent)
+    : QDialog(parent), m_shown(std::move(shown)), m_initial(initial), m_previewTimer(new QTimer(this))
 {
     setWindowTitle(tr("Export Figure"));
     setObjectName(QStringLiteral("ExportFigureDialog"));
-    const int heads = m_result ? std::max(1, m_result->trace.heads()) : std::max(1, m_set.heads());
+    const int heads = std::max(1, m_shown.set.heads());
 
     m_view = new QComboBox;
-    for (FigureView v : FigureOptions::allViews())
-        m_view->addItem(FigureOptions::viewName(v), int(v));
-    if (!m_set.isEmpty())
-        for (FigureView v : {FigureView::Model, FigureView::Rollout})
+    for (FigureView v : FigureOptions::allViews() + QList{FigureView::Model, FigureView::Rollout})
+        if (m_shown.tensors || FigureOptions::setViews().contains(v))
             m_view->addItem(FigureOptions::viewName(v), int(v));
-    if (!m_result) {
-        // Only a set (a long project's pooled block): its one view.
-        for (int i = m_view->count() - 1; i >= 0; --i)
-            if (FigureView(m_view->itemData(i).toInt()) != initial.view)
-                m_view->removeItem(i);
-    }
     m_view->setCurrentIndex(m_view->findData(int(initial.view)));
     m_head = new QSpinBox;
     m_head->setRange(0, heads - 1);
@@ -55,11 +40,9 @@ ExportFigureDialog::ExportFigureDialog(ComputedTracePtr result, AttentionSet set
     m_quantity->addItem(tr("Weights (softmax)"), int(HeatmapQuantity::Weights));
     m_quantity->addItem(tr("Scores (scaled, before mask)"), int(HeatmapQuantity::Scores));
     m_quantity->setCurrentIndex(m_quantity->findData(int(initial.quantity)));
-    // An imported attention file holds weights only: no scores, no tensors to step through.
-    if (!m_result || (m_result->trace.heads() > 0 && m_result->trace.scores.empty())) {
-        m_view->removeItem(m_view->findData(int(FigureView::Teaching)));
+    // A file or a model run holds weights only: no scores.
+    if (!m_shown.scores())
         m_quantity->removeItem(m_quantity->findData(int(HeatmapQuantity::Scores)));
-    }
     m_colorMap = new QComboBox;
     for (ColorMapKind k : ColorMap::all())
         m_colorMap->addItem(ColorMap::displayName(k), int(k));
@@ -228,32 +211,29 @@ FigureOptions ExportFigureDialog::options() const
     return o;
 }
 
-void ExportFigureDialog::setSetMask(std::shared_ptr<const MaskMatrix> allowed)
+ExportFigureDialog *ExportFigureDialog::pooledBlock(ShownAttention block, const FigureOptions &initial,
+                                                    std::shared_ptr<const MaskMatrix> allowed, QWidget *parent)
 {
-    m_setAllowed = std::move(allowed);
-    schedulePreview();
+    auto *dialog = new ExportFigureDialog(std::move(block), initial, parent);
+    dialog->m_pooledBlock = true;
+    dialog->m_blockAllowed = std::move(allowed);
+    // Its one view: a block is of the head (or the mean) the pooled view shows.
+    for (int i = dialog->m_view->count() - 1; i >= 0; --i)
+        if (FigureView(dialog->m_view->itemData(i).toInt()) != initial.view)
+            dialog->m_view->removeItem(i);
+    dialog->updateEnabled();
+    dialog->schedulePreview();
+    return dialog;
 }
 
 FigureExporter ExportFigureDialog::exporter() const
 {
-    const FigureView v = FigureView(m_view->currentData().toInt());
-    // A file of several layers draws its one-layer views from the set too, so that their titles
-    // name the layer ("layer 1, head 2") as `attnscope-cli render --layer 1 --head 2` does.
-    const bool oneLayerView = v == FigureView::Head || v == FigureView::Heads || v == FigureView::Mean;
-    if (!m_result)
-        return FigureExporter(m_set, m_setName, m_setAllowed);
-    if (!m_set.isEmpty() &&
-        (v == FigureView::Model || v == FigureView::Rollout || (oneLayerView && m_set.layers() > 1)))
-        return FigureExporter(m_set, m_setName);
-    return FigureExporter(m_result->project, m_result->trace);
+    return FigureExporter(m_shown, m_blockAllowed);
 }
 
 bool ExportFigureDialog::hasFigure() const
 {
-    const FigureView v = FigureView(m_view->currentData().toInt());
-    if (v == FigureView::Model || v == FigureView::Rollout || !m_result)
-        return !m_set.isEmpty();
-    return m_result->trace.heads() > 0;
+    return !m_shown.isEmpty();
 }
 
 FigureSize ExportFigureDialog::figureSize() const
@@ -281,7 +261,8 @@ void ExportFigureDialog::updateEnabled()
     const bool heatmap = v == FigureView::Head || v == FigureView::Heads || v == FigureView::Mean ||
                          v == FigureView::Model || v == FigureView::Rollout;
     // A pooled block's figure is of the head the view shows, and its title names it.
-    m_head->setEnabled(m_result && (v == FigureView::Head || v == FigureView::HeadView || v == FigureView::Teaching));
+    m_head->setEnabled(!m_pooledBlock &&
+                       (v == FigureView::Head || v == FigureView::HeadView || v == FigureView::Teaching));
     m_quantity->setEnabled(v == FigureView::Head || v == FigureView::Heads);
     m_colorMap->setEnabled(heatmap);
     m_colorScale->setEnabled(heatmap);

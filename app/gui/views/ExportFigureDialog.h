@@ -1,8 +1,6 @@
 #pragma once
 
-#include "app/gui/document/ComputeController.h"
 #include "app/render/FigureExporter.h"
-#include "core/analysis/AttentionSet.h"
 
 #include <QDialog>
 #include <QImage>
@@ -17,23 +15,24 @@ class QTimer;
 namespace attnscope {
 
 // File > Export Figure…: every figure option, a live preview painted by the same
-// FigureRenderer the file gets, and the format by the file name's suffix. Works on one
-// computed result (a snapshot): it never edits the document. The view and options chosen
-// last (not the head, cell or title, which belong to the project) are remembered in QSettings
-// and come back the next time, in this session and the next. With a null result and a set (a
-// long project's pooled block) it offers the one view it was opened with.
+// FigureRenderer the file gets, and the format by the file name's suffix. Works on what the
+// views showed when it opened (a snapshot): it never edits the document. It offers the views
+// the source has (a project's tensors: every view; a file's or a model run's set: its layers'
+// views). The view and options chosen last (not the head, cell or title, which belong to the
+// project) are remembered in QSettings and come back the next time, in this session and the
+// next. A pooled block's dialog (pooledBlock) offers the one view it was opened with.
 class ExportFigureDialog : public QDialog
 {
     Q_OBJECT
 
 public:
-    ExportFigureDialog(ComputedTracePtr result, const FigureOptions &initial, QWidget *parent = nullptr);
-    ExportFigureDialog(ComputedTracePtr result, AttentionSet set, const QString &setName, const FigureOptions &initial,
-                       QWidget *parent = nullptr);
+    ExportFigureDialog(ShownAttention shown, const FigureOptions &initial, QWidget *parent = nullptr);
+    // A pooled block (a one-layer set of pooled cells): the figure of initial.view alone, with
+    // `allowed` the cells drawn as masked (those without a weight), or null.
+    static ExportFigureDialog *pooledBlock(ShownAttention block, const FigureOptions &initial,
+                                           std::shared_ptr<const MaskMatrix> allowed, QWidget *parent);
 
     FigureOptions options() const;
-    // Cells of the set drawn as masked (a pooled block's cells without a weight); null: none.
-    void setSetMask(std::shared_ptr<const MaskMatrix> allowed);
     FigureSize figureSize() const;
     QString path() const;
     void setPath(const QString &path);
@@ -41,7 +40,6 @@ public:
     QImage previewImage() const { return m_previewImage; }
     int previewCount() const { return m_previewCount; }
     QString lastError() const { return m_lastError; }
-    // What paints the chosen view: the set's exporter for its views, else the result's.
     FigureExporter exporter() const;
     // Whether the chosen view can be painted now.
     bool hasFigure() const;
@@ -66,10 +64,9 @@ private:
     void restoreChoices();
     void saveChoices() const;
 
-    ComputedTracePtr m_result;
-    AttentionSet m_set;
-    std::shared_ptr<const MaskMatrix> m_setAllowed;
-    QString m_setName;
+    ShownAttention m_shown;
+    std::shared_ptr<const MaskMatrix> m_blockAllowed; // a pooled block's
+    bool m_pooledBlock = false;
     FigureOptions m_initial; // the layer and word merging of the set's figures
     QComboBox *m_view;
     QSpinBox *m_head;

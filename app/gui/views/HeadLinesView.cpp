@@ -11,9 +11,9 @@ HeadLinesView::HeadLinesView(QWidget *parent) : QWidget(parent)
     setAttribute(Qt::WA_OpaquePaintEvent);
 }
 
-void HeadLinesView::setResult(ComputedTracePtr result)
+void HeadLinesView::setAttention(ShownAttention shown)
 {
-    m_result = std::move(result);
+    m_shown = std::move(shown);
     update();
 }
 
@@ -58,32 +58,32 @@ HeadViewOptions HeadLinesView::options() const
 
 QPointF HeadLinesView::queryAnchor(int query) const
 {
-    if (!m_result)
+    if (!m_shown.weights())
         return {};
-    return HeadViewRenderer(m_result->project, m_result->trace, options()).queryAnchor(QRectF(rect()), query);
+    return HeadViewRenderer(m_shown, options()).queryAnchor(QRectF(rect()), query);
 }
 
 QPointF HeadLinesView::keyAnchor(int key) const
 {
-    if (!m_result)
+    if (!m_shown.weights())
         return {};
-    return HeadViewRenderer(m_result->project, m_result->trace, options()).keyAnchor(QRectF(rect()), key);
+    return HeadViewRenderer(m_shown, options()).keyAnchor(QRectF(rect()), key);
 }
 
 void HeadLinesView::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
     p.fillRect(rect(), Qt::white);
-    if (m_result)
-        HeadViewRenderer(m_result->project, m_result->trace, options()).paint(p, QRectF(rect()));
+    if (m_shown.weights())
+        HeadViewRenderer(m_shown, options()).paint(p, QRectF(rect()));
 }
 
 // Hovering a query shows its lines; hovering a key shows the lines into it.
 void HeadLinesView::mouseMoveEvent(QMouseEvent *event)
 {
     int query = -1, key = -1;
-    if (m_result) {
-        const HeadViewRenderer r(m_result->project, m_result->trace, options());
+    if (m_shown.weights()) {
+        const HeadViewRenderer r(m_shown, options());
         query = r.queryAt(QRectF(rect()), event->position());
         if (query < 0)
             key = r.keyAt(QRectF(rect()), event->position());
@@ -97,10 +97,9 @@ void HeadLinesView::mouseMoveEvent(QMouseEvent *event)
 
 void HeadLinesView::mousePressEvent(QMouseEvent *event)
 {
-    if (!m_result || event->button() != Qt::LeftButton)
+    if (!m_shown.weights() || event->button() != Qt::LeftButton)
         return;
-    const int head =
-        HeadViewRenderer(m_result->project, m_result->trace, options()).legendHeadAt(QRectF(rect()), event->position());
+    const int head = HeadViewRenderer(m_shown, options()).legendHeadAt(QRectF(rect()), event->position());
     if (head >= 0)
         setHeadShown(head, !isHeadShown(head));
 }

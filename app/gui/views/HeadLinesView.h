@@ -1,6 +1,5 @@
 #pragma once
 
-#include "app/gui/document/ComputeController.h"
 #include "app/render/HeadViewRenderer.h"
 
 #include <QWidget>
@@ -19,7 +18,7 @@ class HeadLinesView : public QWidget
 public:
     explicit HeadLinesView(QWidget *parent = nullptr);
 
-    void setResult(ComputedTracePtr result);
+    void setAttention(ShownAttention shown);
     void setHead(int head);
     void setOverlay(bool overlay);
     // Overlay: a head switched off draws no lines; clicking its legend entry toggles it.
@@ -43,7 +42,7 @@ protected:
 private:
     HeadViewOptions options() const;
 
-    ComputedTracePtr m_result;
+    ShownAttention m_shown;
     int m_head = 0;
     bool m_overlay = false;
     int m_hoverQuery = -1;

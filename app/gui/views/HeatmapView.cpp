@@ -64,11 +64,19 @@ void HeatmapView::updateNotes()
     // The banner: an overflow made the result NaN or Inf somewhere.
     // Scanned once per result (every tensor of a large trace is megabytes), not per repaint.
     // (A weak pointer, not an address: a new result may be allocated where a freed one was.)
-    if (!m_result) {
+    const std::shared_ptr<const void> layer =
+        m_shown.tensors ? std::shared_ptr<const void>(m_shown.tensors) : std::shared_ptr<const void>(m_shown.maps);
+    if (!layer) {
         m_nonFinite = {};
-    } else if (m_scanned.lock() != m_result) {
-        m_scanned = m_result;
-        m_nonFinite = findNonFinite(m_result->trace);
+    } else if (m_scanned.lock() != layer) {
+        m_scanned = layer;
+        if (m_shown.tensors) {
+            m_nonFinite = findNonFinite(m_shown.tensors->trace);
+        } else {
+            AttentionTrace weights; // a set's layer: its weights are all there is to scan
+            weights.weights = m_shown.maps->weights;
+            m_nonFinite = findNonFinite(weights);
+        }
     }
     const NonFiniteReport &bad = m_nonFinite;
     if (bad.any()) {
@@ -115,9 +123,9 @@ void HeatmapView::showEvent(QShowEvent *event)
     updateNotes();
 }
 
-void HeatmapView::setResult(ComputedTracePtr result)
+void HeatmapView::setAttention(ShownAttention shown)
 {
-    m_result = std::move(result);
+    m_shown = std::move(shown);
     rebuild();
 }
 
@@ -142,8 +150,7 @@ void HeatmapView::setSelectedCell(std::optional<QPoint> cell)
 void HeatmapView::rebuild()
 {
     m_dirty = true;
-    if (m_selected && m_result &&
-        (m_selected->y() >= m_result->project.problem.tq() || m_selected->x() >= m_result->project.problem.tk()))
+    if (m_selected && (m_selected->y() >= m_shown.shownQueries() || m_selected->x() >= m_shown.shownKeys()))
         m_selected.reset();
     updateNotes();
     update();
@@ -154,12 +161,10 @@ const HeatmapData &HeatmapView::data() const
     if (m_dirty) {
         m_dirty = false;
         m_data = HeatmapData();
-        if (m_result) {
-            const int heads = m_result->trace.heads();
-            const int head = m_head >= heads ? heads - 1 : m_head;
-            m_data = HeatmapData::fromTrace(m_result->project, m_result->trace, head, m_settings.quantity,
-                                            m_settings.scope, &m_result->ranges);
-        }
+        const int heads = m_shown.heads();
+        if (heads > 0)
+            m_data =
+                HeatmapData::of(m_shown, m_head >= heads ? heads - 1 : m_head, m_settings.quantity, m_settings.scope);
     }
     return m_data;
 }
@@ -192,17 +197,18 @@ QRectF HeatmapView::cellRect(int query, int key) const
 QString HeatmapView::cellDescription(int query, int key) const
 {
     data();
-    if (!m_result || !m_data.values || query < 0 || key < 0 || query >= m_data.rows() || key >= m_data.cols())
+    if (!m_data.values || query < 0 || key < 0 || query >= m_data.rows() || key >= m_data.cols())
         return {};
-    const AttentionTrace &t = m_result->trace;
     const QString q = m_data.rowLabels.value(query), k = m_data.columnLabels.value(key);
     QString text = tr("Query %1 \"%2\" \u2192 key %3 \"%4\"").arg(query).arg(q).arg(key).arg(k);
-    if (m_head < 0 || m_head >= t.heads()) {
+    if (m_head < 0 || m_head >= m_shown.heads()) {
         return text + QLatin1Char('\n') + tr("mean weight over heads: %1").arg(number((*m_data.values)(query, key)));
     }
-    if (size_t(m_head) >= t.scores.size()) // imported attention: weights only
-        return text + QLatin1Char('\n') + tr("weight = %1").arg(number(t.weights[size_t(m_head)](query, key)));
-    const AttentionProblem &p = m_result->project.problem;
+    if (!m_shown.tensors || !m_shown.scores()) // a file or a model run: weights only
+        return text + QLatin1Char('\n') +
+               tr("weight = %1").arg(number((*m_shown.weights())[size_t(m_head)](query, key)));
+    const AttentionTrace &t = m_shown.tensors->trace;
+    const AttentionProblem &p = m_shown.tensors->project.problem;
     const double scale = p.spec.scale();
     const double score = t.scores[size_t(m_head)](query, key);
     const double weight = t.weights[size_t(m_head)](query, key);
@@ -250,7 +256,7 @@ void HeatmapView::paintEvent(QPaintEvent *)
     p.fillRect(rect(), Qt::white);
     if (!data().values) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect(), Qt::AlignCenter, m_result ? tr("No heads") : tr("Computing\u2026"));
+        p.drawText(rect(), Qt::AlignCenter, m_shown.weights() ? tr("No heads") : tr("Computing\u2026"));
         return;
     }
     HeatmapRenderer(m_data, options()).paint(p, heatmapRect());
@@ -283,9 +289,9 @@ HeadsGridView::HeadsGridView(QWidget *parent) : QAbstractScrollArea(parent)
     setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
 }
 
-void HeadsGridView::setResult(ComputedTracePtr result)
+void HeadsGridView::setAttention(ShownAttention shown)
 {
-    m_result = std::move(result);
+    m_shown = std::move(shown);
     setSettings(m_settings);
     updateScrollRange();
 }
@@ -303,11 +309,9 @@ void HeadsGridView::ensureData() const
         return;
     m_dirty = false;
     m_data.clear();
-    if (m_result)
-        for (int h = 0; h < m_result->trace.heads(); ++h)
-            // The ranges come computed from the worker: no pass over every head per tile.
-            m_data.push_back(HeatmapData::fromTrace(m_result->project, m_result->trace, h, m_settings.quantity,
-                                                    m_settings.scope, &m_result->ranges));
+    for (int h = 0; h < m_shown.heads(); ++h)
+        // The ranges come computed from the worker: no pass over every head per tile.
+        m_data.push_back(HeatmapData::of(m_shown, h, m_settings.quantity, m_settings.scope));
 }
 
 void HeadsGridView::setCurrentHead(int head)
@@ -319,7 +323,7 @@ void HeadsGridView::setCurrentHead(int head)
 
 int HeadsGridView::heads() const
 {
-    return m_result ? m_result->trace.heads() : 0;
+    return m_shown.heads();
 }
 
 int HeadsGridView::columns() const

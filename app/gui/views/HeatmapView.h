@@ -1,7 +1,7 @@
 #pragma once
 
-#include "app/gui/document/ComputeController.h"
 #include "app/render/HeatmapRenderer.h"
+#include "app/render/ShownAttention.h"
 #include "core/attention/TraceCheck.h"
 
 #include <QAbstractScrollArea>
@@ -11,7 +11,7 @@ class QLabel;
 
 namespace attnscope {
 
-// How the heatmap views show a trace; shared by the heads grid and the enlarged head.
+// How the heatmap views show a layer; shared by the heads grid and the enlarged head.
 struct HeatmapViewSettings {
     ColorMapKind colorMap = ColorMapKind::Viridis;
     HeatmapQuantity quantity = HeatmapQuantity::Weights;
@@ -30,8 +30,8 @@ class HeatmapView : public QWidget
 public:
     explicit HeatmapView(QWidget *parent = nullptr);
 
-    void setResult(ComputedTracePtr result);
-    ComputedTracePtr result() const { return m_result; }
+    void setAttention(ShownAttention shown);
+    const ShownAttention &attention() const { return m_shown; }
     void setHead(int head); // -1: mean over heads
     int head() const { return m_head; }
     void setSettings(const HeatmapViewSettings &settings);
@@ -68,10 +68,10 @@ private:
     // Shows or hides the non-finite banner and the hidden-values note, and places them.
     void updateNotes();
 
-    ComputedTracePtr m_result;
+    ShownAttention m_shown;
     QLabel *m_warning;
     QLabel *m_valuesNote;
-    std::weak_ptr<const ComputedTrace> m_scanned; // the result m_nonFinite describes
+    std::weak_ptr<const void> m_scanned; // the tensors or maps m_nonFinite describes
     NonFiniteReport m_nonFinite;
     // Built lazily, on the first paint or query after a change: hidden views cost nothing.
     mutable HeatmapData m_data;
@@ -93,7 +93,7 @@ public:
 
     static constexpr int kMinTileSize = 120; // pixels: room for "Head 256" and a readable map
 
-    void setResult(ComputedTracePtr result);
+    void setAttention(ShownAttention shown);
     void setSettings(const HeatmapViewSettings &settings);
     void setCurrentHead(int head);
     int currentHead() const { return m_current; }
@@ -122,7 +122,7 @@ private:
 
     void ensureData() const;
 
-    ComputedTracePtr m_result;
+    ShownAttention m_shown;
     mutable std::vector<HeatmapData> m_data;
     mutable bool m_dirty = false;
     HeatmapViewSettings m_settings;

@@ -539,7 +539,9 @@ void MainWindow::showResult(ComputedTracePtr result)
         m_noticeLabel->setToolTip(QString());
         m_noticeLabel->hide();
     }
-    setViewsResult(result);
+    ShownAttention shown = ShownAttention::ofTensors(result);
+    shown.mergeWords = m_mergeWordsAction->isChecked();
+    setViewsAttention(shown);
     refreshAttentionViews(false);
     m_timeLabel->setText(tr("computed in %1 ms").arg(result->milliseconds, 0, 'f', 2));
     // After a runtime fallback the backend that ran is not the one chosen: say so.
@@ -549,18 +551,19 @@ void MainWindow::showResult(ComputedTracePtr result)
         m_noticeLabel->show();
     }
     emit resultShown(result);
+    emit attentionShown();
 }
 
-void MainWindow::setViewsResult(ComputedTracePtr result)
+void MainWindow::setViewsAttention(const ShownAttention &shown)
 {
-    m_result = result;
-    m_grid->setResult(result);
-    m_headView->setResult(result);
-    m_meanView->setResult(result);
-    m_lines->setResult(result);
-    m_teaching->setResult(result);
-    const int heads = result->trace.heads();
-    if (m_grid->currentHead() >= heads)
+    m_shown = shown;
+    m_grid->setAttention(shown);
+    m_headView->setAttention(shown);
+    m_meanView->setAttention(shown);
+    m_lines->setAttention(shown);
+    m_teaching->setAttention(shown);
+    const int heads = shown.heads();
+    if (heads > 0 && m_grid->currentHead() >= heads)
         setCurrentHead(heads - 1);
 }
 

@@ -127,8 +127,10 @@ public:
     void setCurrentLayer(int layer);
     // Shows that (layer, head) in the heads grid and the enlarged head (0-based).
     void activateHead(int layer, int head);
-    // The set the model view, the statistics and the rollout describe now.
-    AttentionSource attentionSource() const;
+    // What the views show now (ShownAttention): the set the model view, the statistics and the
+    // rollout describe, and the layer the heads, the enlarged head, the mean and the head view
+    // draw (a project's trace; a file's or a model run's layer once read: attentionShown()).
+    const ShownAttention &shownAttention() const { return m_shown; }
     // A long attention file (isLongAttention): its heads open in this pooled view (the "Head,
     // pooled" tab) instead of the heads grid, read block by block from the mapped file.
     bool isLongAttentionShown() const { return m_longAttention; }
@@ -162,8 +164,10 @@ public:
     QAction *copyFigureAction() const { return m_copyFigureAction; }
 
 signals:
-    // Every view shows this result now (the edit-to-repaint benchmark waits for it).
+    // Every view shows this project result now (the edit-to-repaint benchmark waits for it).
     void resultShown(attnscope::ComputedTracePtr result);
+    // The views show new contents: a project's result, or a file's or a model run's layer.
+    void attentionShown();
     // An attention file is the document now, or could not be read (lastError() says why).
     void attentionOpened(const QString &path);
     void modelRunShown(attnscope::ModelRunPtr run);
@@ -202,7 +206,10 @@ private:
     void computeFailed(const QString &message, ErrorKind kind);
     // headline: what the banner says above the reason (default: a computation failed).
     void setStale(bool stale, const QString &reason = {}, const QString &headline = {});
-    void setViewsResult(ComputedTracePtr result);
+    void setViewsAttention(const ShownAttention &shown);
+    // What a job over the set is asked with: the views' set, merged into words or not as the
+    // View menu says now.
+    ShownAttention requestedAttention() const;
     void createPooledView(QVBoxLayout *central);
     bool showPooledIfNeeded(); // true: the document is shown pooled, no full computation
     void setPooledMode(bool pooled);
@@ -246,7 +253,8 @@ private:
     QPointer<Document> m_document;
     ComputeController *m_compute;
     quint64 m_documentGeneration = 0; // the current document's first computation (setDocument)
-    ComputedTracePtr m_result;
+    ComputedTracePtr m_result;        // the project's newest result
+    ShownAttention m_shown;
     QUndoGroup *m_undoGroup;
     QString m_lastError;
     Autosaver *m_autosaver = nullptr;

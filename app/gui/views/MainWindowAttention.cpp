@@ -72,11 +72,11 @@ void MainWindow::createAttentionViews()
         m_noticeLabel->show();
         m_messageLabel->showMessage(message);
     });
-    connect(m_attentionJobs, &AttentionController::layerReady, this, [this](ComputedTracePtr trace, int layer) {
-        if (!m_attention || layer != m_layer)
+    connect(m_attentionJobs, &AttentionController::layerReady, this, [this](const ShownAttention &shown) {
+        if (!m_attention || shown.layer != m_layer)
             return;
-        setViewsResult(trace);
-        emit resultShown(trace);
+        setViewsAttention(shown);
+        emit attentionShown();
     });
     connect(m_attentionJobs, &AttentionController::thumbnailsReady, this,
             [this](AttentionController::ThumbnailsPtr thumbs) {
@@ -91,7 +91,7 @@ void MainWindow::createAttentionViews()
     connect(m_attentionJobs, &AttentionController::rolloutReady, this,
             [this](AttentionController::RolloutPtr rollout, const QStringList &q, const QStringList &k,
                    const QString &error) {
-                m_rolloutView->setRollout(std::move(rollout), q, k, attentionSource().set.layers(), error);
+                m_rolloutView->setRollout(std::move(rollout), q, k, requestedAttention().set.layers(), error);
                 emit attentionViewsUpdated();
             });
 }
@@ -122,19 +122,17 @@ bool MainWindow::openAttentionFile(const QString &path)
     return true;
 }
 
-AttentionSource MainWindow::attentionSource() const
+ShownAttention MainWindow::requestedAttention() const
 {
-    AttentionSource source;
-    source.mergeWords = m_mergeWordsAction && m_mergeWordsAction->isChecked();
+    ShownAttention source;
     if (m_attention) {
         source.set = m_attention->set;
         source.title = QFileInfo(m_attention->path).fileName();
-    } else if (m_result && m_result->trace.heads() > 0) {
-        source.set = AttentionSet::fromTrace(m_result->trace, m_result);
-        // Labels only where they fit: a refused set leaves the set unlabelled.
-        static_cast<void>(source.set.setTokens(m_result->project.queryTokens, m_result->project.keyLabels()));
-        source.title = QString::fromStdString(m_result->project.title);
+        source.layer = m_layer;
+    } else if (m_result) {
+        source = ShownAttention::ofTensors(m_result);
     }
+    source.mergeWords = m_mergeWordsAction && m_mergeWordsAction->isChecked();
     return source;
 }
 
@@ -154,6 +152,7 @@ void MainWindow::showAttention(LoadedAttentionPtr attention)
     // The hidden project goes (it was saved or discarded before the open): a new, unmodified
     // one stands behind the read-only document, so that leaving it needs no special case.
     m_attention = attention;
+    m_result.reset(); // the project's, which goes
     setBlankDocumentBehind();
     m_undoGroup->setActiveStack(nullptr);
     if (!wasAttention)
@@ -279,7 +278,7 @@ void MainWindow::refreshAttentionViews(bool layerToo)
         if (m_longAttention)
             showLongAttentionLayer(); // never the layer's full trace
         else
-            m_attentionJobs->requestLayer(attentionSource(), m_layer);
+            m_attentionJobs->requestLayer(requestedAttention(), m_layer);
     }
     // A project's are made only when looked at: an edit's compute must not pay for them.
     if (!m_attention && !attentionTabInFront()) {
@@ -287,7 +286,7 @@ void MainWindow::refreshAttentionViews(bool layerToo)
         return;
     }
     m_attentionViewsDirty = false;
-    const AttentionSource source = attentionSource();
+    const ShownAttention source = requestedAttention();
     if (source.set.isEmpty())
         return;
     m_thumbnailLook = {-1, -1};
@@ -304,7 +303,7 @@ void MainWindow::requestThumbnails()
     const int scope = m_scopeBox->currentData().toInt();
     if (m_thumbnailLook == std::pair{colorMap, scope})
         return; // toggling values or the overlay changes nothing here
-    const AttentionSource source = attentionSource();
+    const ShownAttention source = requestedAttention();
     if (source.set.isEmpty())
         return;
     m_thumbnailLook = {colorMap, scope};
@@ -326,7 +325,7 @@ void MainWindow::setCurrentLayer(int layer)
     if (m_attention && m_longAttention)
         showLongAttentionLayer();
     else if (m_attention)
-        m_attentionJobs->requestLayer(attentionSource(), m_layer);
+        m_attentionJobs->requestLayer(requestedAttention(), m_layer);
 }
 
 void MainWindow::activateHead(int layer, int head)

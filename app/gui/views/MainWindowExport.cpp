@@ -125,8 +125,10 @@ ExportFigureDialog *MainWindow::showExportFigureDialog()
         options.layer = 0;
         options.mergeWords = false;
         options.title = figure.title; // names the file's layer, which a one-layer set cannot
-        auto *dialog = new ExportFigureDialog(nullptr, std::move(figure.set), figure.name, options, this);
-        dialog->setSetMask(std::move(figure.allowed));
+        ShownAttention block;
+        block.set = std::move(figure.set);
+        block.title = figure.name;
+        auto *dialog = ExportFigureDialog::pooledBlock(std::move(block), options, std::move(figure.allowed), this);
         dialog->setAttribute(Qt::WA_DeleteOnClose);
         dialog->setPath(suggestedExportPath(ExportFigureDialog::rememberedSuffix()));
         connect(dialog, &QDialog::accepted, this,
@@ -134,12 +136,11 @@ ExportFigureDialog *MainWindow::showExportFigureDialog()
         dialog->open();
         return dialog;
     }
-    if (!m_result || m_result->trace.heads() == 0) {
+    if (m_shown.heads() == 0) {
         showError(tr("Nothing to export yet: the project is still being computed."));
         return nullptr;
     }
-    AttentionSource source = attentionSource();
-    auto *dialog = new ExportFigureDialog(m_result, std::move(source.set), source.title, currentFigureOptions(), this);
+    auto *dialog = new ExportFigureDialog(m_shown, currentFigureOptions(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setPath(suggestedExportPath(ExportFigureDialog::rememberedSuffix()));
     connect(dialog, &QDialog::accepted, this,
@@ -156,11 +157,11 @@ ExportDataDialog *MainWindow::showExportDataDialog()
                      "compute PROJECT --out DIR --pool N."));
         return nullptr;
     }
-    if (!m_result || m_result->trace.heads() == 0) {
+    if (m_shown.heads() == 0) {
         showError(tr("Nothing to export yet: the project is still being computed."));
         return nullptr;
     }
-    auto *dialog = new ExportDataDialog(m_result, this);
+    auto *dialog = new ExportDataDialog(m_shown, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setHead(m_grid->currentHead());
     dialog->setPath(suggestedExportPath(QStringLiteral("npz")));
@@ -189,15 +190,10 @@ bool MainWindow::copyFigure()
         options.title = figure.title; // names the file's layer, which a one-layer set cannot
         image =
             FigureExporter(std::move(figure.set), figure.name, std::move(figure.allowed)).image(options, size, &error);
-    } else if (!m_result || m_result->trace.heads() == 0) {
+    } else if (m_shown.heads() == 0) {
         return false;
-    } else if (options.view == FigureView::Model || options.view == FigureView::Rollout) {
-        AttentionSource source = attentionSource();
-        if (source.set.isEmpty())
-            return false;
-        image = FigureExporter(std::move(source.set), source.title).image(options, size, &error);
     } else {
-        image = FigureExporter(m_result->project, m_result->trace).image(options, size, &error);
+        image = FigureExporter(m_shown).image(options, size, &error);
     }
     if (image.isNull()) {
         showError(error);

@@ -13,9 +13,9 @@ TeachingView::TeachingView(QWidget *parent) : QTextBrowser(parent)
     setWordWrapMode(QTextOption::WordWrap);
 }
 
-void TeachingView::setResult(ComputedTracePtr result)
+void TeachingView::setAttention(ShownAttention shown)
 {
-    m_result = std::move(result);
+    m_shown = std::move(shown);
     rebuild();
 }
 
@@ -56,16 +56,17 @@ void TeachingView::rebuild()
 void TeachingView::build()
 {
     m_dirty = false;
-    if (!m_result || m_result->trace.heads() == 0) {
+    const LayerTensors *tensors = m_shown.tensors.get();
+    if (!tensors || tensors->trace.heads() == 0) {
         m_html = tr("<p>Computing\u2026</p>");
         setHtml(m_html);
         return;
     }
-    const TeachingRenderer renderer(m_result->project, m_result->trace, m_head, m_query, m_key, true);
+    const TeachingRenderer renderer(tensors->project, tensors->trace, m_head, m_query, m_key, true);
     m_head = renderer.head();
     m_query = renderer.query();
     m_key = renderer.key();
-    m_html = batchShapesHtml(m_result->project) + renderer.html(); // the 4-D shapes first, for a batch
+    m_html = batchShapesHtml(tensors->project) + renderer.html(); // the 4-D shapes first, for a batch
     const int scroll = verticalScrollBar()->value();
     setHtml(m_html);
     verticalScrollBar()->setValue(scroll);

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "app/gui/document/ComputeController.h"
+#include "app/render/ShownAttention.h"
 #include "app/render/TeachingRenderer.h"
 
 #include <QTextBrowser>
@@ -16,7 +16,8 @@ class TeachingView : public QTextBrowser
 public:
     explicit TeachingView(QWidget *parent = nullptr);
 
-    void setResult(ComputedTracePtr result);
+    // Only a source with intermediate tensors (a project) has steps to show.
+    void setAttention(ShownAttention shown);
     void setHead(int head);
     void setSelection(int query, int key);
     // The HTML shown (tests read it); built now if it was left for later.
@@ -32,7 +33,7 @@ private:
     void rebuild();
     void build();
 
-    ComputedTracePtr m_result;
+    ShownAttention m_shown;
     int m_head = 0;
     int m_query = 0;
     int m_key = 0;

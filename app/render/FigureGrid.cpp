@@ -1,4 +1,7 @@
-#include "app/render/SetFigureRenderer.h"
+// FigureRenderer: the figures of a whole set, Model (layers x heads) and Rollout, set in a
+// paper's column.
+
+#include "app/render/FigureRenderer.h"
 
 #include "app/render/DisplayText.h"
 #include "app/render/ErrorText.h"
@@ -15,7 +18,7 @@ namespace attnscope {
 
 namespace {
 
-// A single heatmap's natural cells, as the project figures have them.
+// A single heatmap's natural cells, as the layer figures have them.
 constexpr double kHeadGrid = 320.0, kHeadCell = 34.0;
 constexpr double kMaxHeight = 648.0; // a page's text block (9 in)
 
@@ -37,123 +40,58 @@ QStringList blockLabels(Eigen::Index total, Eigen::Index n)
 
 } // namespace
 
-SetFigureRenderer::SetFigureRenderer(AttentionSet set, const QString &name, const FigureOptions &options,
-                                     const MaskMatrix *allowed, std::vector<bool> emptyRows, MaskFill maskFill)
-    : m_set(std::move(set)), m_name(name), m_options(options), m_allowed(allowed), m_emptyRows(std::move(emptyRows)),
-      m_maskFill(maskFill)
+bool FigureRenderer::isSetFigure() const
 {
-    m_options.fontSize = std::clamp(m_options.fontSize, 4, 96);
-    if (m_allowed && (m_allowed->rows() != m_set.queries() || m_allowed->cols() != m_set.keys()))
-        m_allowed = nullptr;
-    if (m_set.isEmpty()) {
-        m_problem = tr("nothing to draw: the input has no attention maps");
-        return;
-    }
-    const int layers = m_set.layers(), heads = m_set.heads();
-    const int layer = m_options.layer, head = m_options.head;
-    const bool oneLayer =
-        m_options.view == FigureView::Head || m_options.view == FigureView::Heads || m_options.view == FigureView::Mean;
-    if (oneLayer && (layer < 0 || layer >= layers)) {
-        m_problem = tr("layer %1 is out of range: the input has %2 layer(s), numbered 0 to %3")
-                        .arg(layer)
-                        .arg(layers)
-                        .arg(layers - 1);
-        return;
-    }
-    if (m_options.view == FigureView::Head && (head < 0 || head >= heads)) {
-        m_problem = tr("head %1 is out of range: the input has %2 head(s), numbered 0 to %3")
-                        .arg(head)
-                        .arg(heads)
-                        .arg(heads - 1);
-        return;
-    }
-    if (m_options.mergeWords && (m_set.queryWordOf.empty() || m_set.keyWordOf.empty())) {
-        m_problem = tr("words cannot be merged: the input has no token labels");
-        return;
-    }
-    switch (m_options.view) {
-    case FigureView::Model:
-        for (int l = 0; l < layers; ++l)
-            for (int h = 0; h < heads; ++h)
-                addTile(m_set.map(0, l, h), l, h);
-        break;
-    case FigureView::Heads:
-        for (int h = 0; h < heads; ++h)
-            addTile(m_set.map(0, layer, h), layer, h);
-        break;
-    case FigureView::Head:
-        addTile(m_set.map(0, layer, head), layer, head);
-        break;
-    case FigureView::Mean:
-        addTile(meanOverHeads(m_set, 0, layer).cast<float>(), layer, -1);
-        break;
-    case FigureView::Rollout: {
-        auto rollout = attentionRollout(m_set, 0);
+    return m_options.view == FigureView::Model || m_options.view == FigureView::Rollout;
+}
+
+void FigureRenderer::buildSet()
+{
+    const AttentionSet &set = m_shown.set;
+    if (m_options.view == FigureView::Model) {
+        for (int l = 0; l < set.layers(); ++l)
+            for (int h = 0; h < set.heads(); ++h)
+                addTile(set.map(0, l, h), l, h);
+    } else {
+        auto rollout = attentionRollout(set, 0);
         if (!rollout) {
             m_problem = errorText(rollout.error());
             return;
         }
         addTile(rollout->cast<float>(), -1, -1);
-        break;
     }
-    default:
-        m_problem = tr("the %1 view needs a project").arg(FigureOptions::viewKey(m_options.view));
-        return;
-    }
-    finishRanges();
+    finishTileRanges();
 }
 
-SetFigureRenderer::SetFigureRenderer(AttentionSet set, const QString &name, const FigureOptions &options,
-                                     std::shared_ptr<const MaskMatrix> allowed)
-    : SetFigureRenderer(std::move(set), name, options, allowed.get())
+void FigureRenderer::addTile(const MatrixF &values, int layer, int head)
 {
-    m_ownedAllowed = std::move(allowed);
-}
-
-bool SetFigureRenderer::isGrid() const
-{
-    return m_options.view == FigureView::Model || m_options.view == FigureView::Heads;
-}
-
-int SetFigureRenderer::gridRows() const
-{
-    return m_options.view == FigureView::Model ? m_set.layers() : 1;
-}
-
-int SetFigureRenderer::gridColumns() const
-{
-    return std::max(1, m_set.heads());
-}
-
-void SetFigureRenderer::addTile(const MatrixF &values, int layer, int head)
-{
+    const AttentionSet &set = m_shown.set;
     HeatmapData d;
     auto owned = std::make_shared<MatrixF>();
-    const bool pool = isGrid() && std::max(values.rows(), values.cols()) > kMaxTileSide;
+    const bool pool = m_options.view == FigureView::Model && std::max(values.rows(), values.cols()) > kMaxTileSide;
     if (m_options.mergeWords) {
-        *owned = mergeWords(values.cast<double>(), m_set.queryWordOf, m_set.keyWordOf).cast<float>();
-        d.rowLabels = labelsOf(mergedWordLabels(m_set.queryTokens, m_set.queryWordOf), owned->rows());
-        d.columnLabels = labelsOf(mergedWordLabels(m_set.keyTokens, m_set.keyWordOf), owned->cols());
+        *owned = mergeWords(values.cast<double>(), set.queryWordOf, set.keyWordOf).cast<float>();
+        d.rowLabels = labelsOf(mergedWordLabels(set.queryTokens, set.queryWordOf), owned->rows());
+        d.columnLabels = labelsOf(mergedWordLabels(set.keyTokens, set.keyWordOf), owned->cols());
     } else if (pool) {
         // core's pooling: cell a covers rows [floor(a*T/N), floor((a+1)*T/N)), as everywhere.
         *owned = poolMatrix(values, kMaxTileSide, PoolMode::Max);
-        const Eigen::Index rows = owned->rows(), cols = owned->cols();
-        d.rowLabels = blockLabels(values.rows(), rows);
-        d.columnLabels = blockLabels(values.cols(), cols);
+        d.rowLabels = blockLabels(values.rows(), owned->rows());
+        d.columnLabels = blockLabels(values.cols(), owned->cols());
     } else {
         *owned = values;
-        d.rowLabels = labelsOf(m_set.queryTokens, values.rows());
-        d.columnLabels = labelsOf(m_set.keyTokens, values.cols());
-        // A project's mask: masked cells hatched, as its own figures show them (not the rollout,
-        // a product of layers).
+        d.rowLabels = labelsOf(set.queryTokens, values.rows());
+        d.columnLabels = labelsOf(set.keyTokens, values.cols());
+        // A project's mask: masked cells hatched, as its layer figures show them (not the
+        // rollout, a product of layers).
         if (m_options.view != FigureView::Rollout) {
-            d.allowed = m_allowed;
-            d.emptyRows = m_emptyRows;
+            d.allowed = m_shown.allowed() ? m_shown.allowed() : m_allowed.get();
+            d.emptyRows = m_shown.emptyRows();
         }
     }
     d.owned = owned;
     d.values = owned.get();
-    d.maskFill = m_maskFill;
+    d.maskFill = m_shown.maskFill();
     d.nonFinite = (!owned->array().isFinite()).count();
     d.nanCount = d.nonFinite > 0 ? owned->array().isNaN().count() : 0;
     if (head >= 0)
@@ -162,7 +100,7 @@ void SetFigureRenderer::addTile(const MatrixF &values, int layer, int head)
     m_tiles.emplace_back(layer, head);
 }
 
-void SetFigureRenderer::finishRanges()
+void FigureRenderer::finishTileRanges()
 {
     auto maxOf = [](const HeatmapData &d) {
         double best = 0.0;
@@ -183,8 +121,9 @@ void SetFigureRenderer::finishRanges()
         d.rangeMin = 0.0;
         d.rangeMax = m > 0.0 ? m : 1.0;
     }
-    // A grid with one colour bar: one scale over every tile's values.
-    if (isGrid() && m_options.scale != ScaleScope::PerHead && m_options.colorScale != ColorScaleKind::Linear) {
+    // The grid has one colour bar: one scale over every tile's values.
+    if (m_options.view == FigureView::Model && m_options.scale != ScaleScope::PerHead &&
+        m_options.colorScale != ColorScaleKind::Linear) {
         std::vector<const HeatmapData *> all;
         for (const HeatmapData &d : m_data)
             all.push_back(&d);
@@ -194,43 +133,12 @@ void SetFigureRenderer::finishRanges()
     }
 }
 
-QFont SetFigureRenderer::font(double scale) const
-{
-    QFont f;
-    f.setPixelSize(std::max(3, int(std::lround(m_options.fontSize * scale))));
-    return f;
-}
-
-QFont SetFigureRenderer::titleFont() const
-{
-    // A long title is set smaller, down to 0.6 of the body size, before it is elided.
-    QFont bold = font(1.1);
-    bold.setBold(true);
-    const double room =
-        (isGrid() && m_set.heads() <= 4 ? kSingleColumn : kDoubleColumn) - 4 * QFontMetricsF(bold).height() * 0.3;
-    const double width = QFontMetricsF(bold).horizontalAdvance(title());
-    if (width > room) {
-        bold = font(std::max(0.6, 1.1 * room / width * 0.97));
-        bold.setBold(true);
-    }
-    return bold;
-}
-
-QRectF SetFigureRenderer::titleRect(const QRectF &target) const
-{
-    if (title().isEmpty())
-        return {};
-    const QFontMetricsF fm(titleFont());
-    const double pad = fm.height() * 0.3;
-    return QRectF(target.left() + pad, target.top() + pad, target.width() - 2 * pad, fm.height() * 1.2);
-}
-
-HeatmapOptions SetFigureRenderer::heatmapOptions(bool tile) const
+HeatmapOptions FigureRenderer::setHeatmapOptions(bool tile) const
 {
     HeatmapOptions o;
     o.colorMap = m_options.colorMap;
     o.colorScale = m_options.colorScale;
-    o.showTitle = false; // tiles: row and column titles; a single map: the figure's title
+    o.showTitle = false; // tiles: row and column titles; the rollout: the figure's title
     o.axisTitles = m_options.axisTitles && !tile;
     o.showLabels = m_options.labels;
     o.showColorBar = m_options.colorBar && !tile;
@@ -242,7 +150,7 @@ HeatmapOptions SetFigureRenderer::heatmapOptions(bool tile) const
     return o;
 }
 
-SetFigureRenderer::GridLayout SetFigureRenderer::gridLayout(const QRectF &target) const
+FigureRenderer::GridLayout FigureRenderer::gridLayout(const QRectF &target) const
 {
     GridLayout l;
     const QFont f = font(0.8);
@@ -251,12 +159,11 @@ SetFigureRenderer::GridLayout SetFigureRenderer::gridLayout(const QRectF &target
     QRectF area = target.adjusted(pad, pad, -pad, -pad);
     if (const QRectF t = titleRect(target); !t.isEmpty())
         area.setTop(t.bottom() + pad);
-    const int rows = gridRows(), columns = gridColumns();
+    const int rows = std::max(1, m_shown.set.layers()), columns = std::max(1, m_shown.set.heads());
     const double axis = m_options.axisTitles ? fh * 1.2 : 0.0;
-    const int lastLayer = m_options.view == FigureView::Model ? m_set.layers() - 1 : m_options.layer;
-    const double rowWidth = fm.horizontalAdvance(tr("Layer %1").arg(lastLayer)) + 2 * pad;
+    const double rowWidth = fm.horizontalAdvance(tr("Layer %1").arg(rows - 1)) + 2 * pad;
     const double columnHeight = fh * 1.2;
-    HeatmapOptions barOptions = heatmapOptions(false);
+    HeatmapOptions barOptions = setHeatmapOptions(false);
     barOptions.font = f;
     const bool bar = m_options.colorBar && m_options.scale != ScaleScope::PerHead && !m_data.empty();
     const double barRoom = bar ? HeatmapRenderer(m_data[0], barOptions).colorBarWidth() + pad : 0.0;
@@ -281,32 +188,32 @@ SetFigureRenderer::GridLayout SetFigureRenderer::gridLayout(const QRectF &target
     }
     if (bar) {
         // Level with the tiles' cells (each tile pads its grid by its own font's margin).
-        const double inset = std::max(2.0, QFontMetricsF(heatmapOptions(true).font).height() * 0.3);
+        const double inset = std::max(2.0, QFontMetricsF(setHeatmapOptions(true).font).height() * 0.3);
         l.colorBar =
             QRectF(l.tiles.right() + pad, top + inset, std::max(8.0, fh * 0.8), std::max(blockH - 2 * inset, fh * 4));
     }
     return l;
 }
 
-std::vector<FigureHeatmap> SetFigureRenderer::heatmaps(const QRectF &target) const
+std::vector<FigureHeatmap> FigureRenderer::setHeatmaps(const QRectF &target) const
 {
     std::vector<FigureHeatmap> out;
     if (m_data.empty())
         return out;
-    if (!isGrid()) {
+    if (m_options.view == FigureView::Rollout) {
         const double pad = QFontMetricsF(font(1.0)).height() * 0.3;
         QRectF body = target.adjusted(pad, pad, -pad, -pad);
         if (const QRectF t = titleRect(target); !t.isEmpty())
             body.setTop(t.bottom() + pad);
-        out.push_back({&m_data[0], heatmapOptions(false), body});
+        out.push_back({&m_data[0], setHeatmapOptions(false), body});
         return out;
     }
     const GridLayout l = gridLayout(target);
-    HeatmapOptions o = heatmapOptions(true);
+    HeatmapOptions o = setHeatmapOptions(true);
     // Token labels only where a tile's cells can hold them; else the tiles are all cells.
     const double cells = double(std::max(m_data[0].rows(), m_data[0].cols()));
     o.showLabels = o.showLabels && l.side / cells >= QFontMetricsF(o.font).height() * 0.9;
-    const int columns = gridColumns();
+    const int columns = std::max(1, m_shown.set.heads());
     for (std::size_t i = 0; i < m_data.size(); ++i) {
         const int r = int(i) / columns, c = int(i) % columns;
         out.push_back({&m_data[i], o, QRectF(l.tiles.left() + c * l.side, l.tiles.top() + r * l.side, l.side, l.side)});
@@ -314,22 +221,22 @@ std::vector<FigureHeatmap> SetFigureRenderer::heatmaps(const QRectF &target) con
     return out;
 }
 
-QSizeF SetFigureRenderer::naturalSize() const
+QSizeF FigureRenderer::setNaturalSize() const
 {
     const double pad = QFontMetricsF(font(1.0)).height() * 0.3;
     const QRectF t = titleRect(QRectF(0, 0, kDoubleColumn, 1000));
     const double titleHeight = t.isEmpty() ? 0.0 : t.bottom() + pad;
     if (m_data.empty())
         return {kSingleColumn, 120};
-    if (!isGrid()) {
+    if (m_options.view == FigureView::Rollout) {
         const QSizeF body =
-            FigureRenderer::heatmapNaturalSize(m_data[0], heatmapOptions(false), kHeadGrid, kHeadCell,
-                                               QSizeF(kDoubleColumn - 2 * pad, kMaxHeight - titleHeight - 2 * pad));
+            heatmapNaturalSize(m_data[0], setHeatmapOptions(false), kHeadGrid, kHeadCell,
+                               QSizeF(kDoubleColumn - 2 * pad, kMaxHeight - titleHeight - 2 * pad));
         const double titleWidth = t.isEmpty() ? 0.0 : QFontMetricsF(titleFont()).horizontalAdvance(title()) + 4 * pad;
         return {std::ceil(std::max(body.width() + 2 * pad, titleWidth)),
                 std::ceil(body.height() + 2 * pad + titleHeight)};
     }
-    const double width = m_set.heads() <= 4 ? kSingleColumn : kDoubleColumn;
+    const double width = m_shown.set.heads() <= 4 ? kSingleColumn : kDoubleColumn;
     GridLayout l = gridLayout(QRectF(0, 0, width, 1e5));
     double height = std::max(l.tiles.bottom(), l.colorBar.bottom()) + 2 * pad;
     if (height > kMaxHeight) { // many layers: smaller tiles, not a taller page
@@ -339,17 +246,16 @@ QSizeF SetFigureRenderer::naturalSize() const
     return {width, std::ceil(height)};
 }
 
-void SetFigureRenderer::paintGridTitles(QPainter &painter, const GridLayout &l) const
+void FigureRenderer::paintGridTitles(QPainter &painter, const GridLayout &l) const
 {
     painter.save();
     const QFont f = font(0.8);
     painter.setFont(f);
     painter.setPen(Qt::black);
-    const int rows = gridRows(), columns = gridColumns();
+    const int rows = m_shown.set.layers(), columns = m_shown.set.heads();
     for (int r = 0; r < rows; r += l.rowStep) {
-        const int layer = m_options.view == FigureView::Model ? r : m_options.layer;
         const QRectF box(l.rowTitles.left(), l.tiles.top() + r * l.side, l.rowTitles.width(), l.side);
-        painter.drawText(box, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(layer));
+        painter.drawText(box, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(r));
     }
     for (int c = 0; c < columns; c += l.columnStep) {
         const QRectF box(l.tiles.left() + c * l.side - l.side * (l.columnStep - 1) / 2.0, l.columnTitles.top(),
@@ -374,7 +280,7 @@ void SetFigureRenderer::paintGridTitles(QPainter &painter, const GridLayout &l) 
     painter.restore();
 }
 
-void SetFigureRenderer::paint(QPainter &painter, const QRectF &target) const
+void FigureRenderer::paintSetFigure(QPainter &painter, const QRectF &target) const
 {
     painter.save();
     if (!m_options.transparent)
@@ -386,9 +292,9 @@ void SetFigureRenderer::paint(QPainter &painter, const QRectF &target) const
         painter.drawText(t, Qt::AlignHCenter | Qt::AlignVCenter,
                          QFontMetricsF(bold).elidedText(title(), Qt::ElideRight, t.width()));
     }
-    for (const FigureHeatmap &m : heatmaps(target))
+    for (const FigureHeatmap &m : setHeatmaps(target))
         HeatmapRenderer(*m.data, m.options).paint(painter, m.target);
-    if (isGrid() && !m_data.empty()) {
+    if (m_options.view == FigureView::Model && !m_data.empty()) {
         const GridLayout l = gridLayout(target);
         paintGridTitles(painter, l);
         if (!l.colorBar.isEmpty()) {
@@ -398,54 +304,12 @@ void SetFigureRenderer::paint(QPainter &painter, const QRectF &target) const
                 barData.nonFinite += d.nonFinite;
                 barData.nanCount += d.nanCount;
             }
-            HeatmapOptions o = heatmapOptions(false);
+            HeatmapOptions o = setHeatmapOptions(false);
             o.font = font(0.8);
             HeatmapRenderer(barData, o).paintColorBar(painter, l.colorBar);
         }
     }
     painter.restore();
-}
-
-QString SetFigureRenderer::title() const
-{
-    if (m_options.title)
-        return displayText(*m_options.title);
-    const QString name = m_name.isEmpty() ? QStringLiteral("AttnScope") : displayText(m_name);
-    const int layer = m_options.layer, head = m_options.head, layers = m_set.layers();
-    QString t;
-    switch (m_options.view) {
-    case FigureView::Model:
-        t = layers == 1 ? tr("%1 \u2014 1 layer \u00d7 %2 heads").arg(name).arg(m_set.heads())
-                        : tr("%1 \u2014 %2 layers \u00d7 %3 heads").arg(name).arg(layers).arg(m_set.heads());
-        break;
-    case FigureView::Rollout:
-        t = layers == 1 ? tr("%1 \u2014 attention rollout over 1 layer").arg(name)
-                        : tr("%1 \u2014 attention rollout over %2 layers").arg(name).arg(layers);
-        break;
-    case FigureView::Head:
-        t = tr("%1 \u2014 layer %2, head %3").arg(name).arg(layer).arg(head);
-        break;
-    case FigureView::Heads:
-        t = tr("%1 \u2014 layer %2, every head").arg(name).arg(layer);
-        break;
-    case FigureView::Mean:
-        t = tr("%1 \u2014 layer %2, mean over heads").arg(name).arg(layer);
-        break;
-    default:
-        t = name;
-        break;
-    }
-    return m_options.mergeWords ? tr("%1 (words)").arg(t) : t;
-}
-
-QString SetFigureRenderer::description() const
-{
-    return FigureRenderer::tr("AttnScope figure: %1").arg(FigureOptions::viewName(m_options.view));
-}
-
-QString SetFigureRenderer::problem() const
-{
-    return m_problem;
 }
 
 } // namespace attnscope
