@@ -191,7 +191,6 @@ void TestMainWindow::init()
 
 void TestMainWindow::cleanup()
 {
-    setMemoryBudgetForTesting(0);
     qunsetenv("ATTNSCOPE_VULKAN_FAULT");
 }
 
@@ -653,7 +652,9 @@ void TestMainWindow::failedComputeMarksViewsStale()
     QSignalSpy failed(w.computeController(), &ComputeController::failed);
     QVERIFY(w.document()->setHeads(3));
     // Before the computation starts, the worker's budget becomes too small for it.
-    setMemoryBudgetForTesting(64);
+    MemoryBudget tiny;
+    tiny.fixedBytes = 64;
+    w.setMemoryBudget(tiny);
     QVERIFY(failed.wait(10000));
     // The views still hold the 1-head result, but they say it is not the document's.
     QCOMPARE(w.currentResult()->trace.heads(), 1);
@@ -662,7 +663,7 @@ void TestMainWindow::failedComputeMarksViewsStale()
     QVERIFY2(w.staleReason().contains(QStringLiteral("memory")), qPrintable(w.staleReason()));
     QVERIFY2(w.statusText().contains(w.staleReason().section(QLatin1Char('\n'), 0, 0)), qPrintable(w.statusText()));
     // The next computation that succeeds clears it.
-    setMemoryBudgetForTesting(0);
+    w.setMemoryBudget(MemoryBudget());
     QVERIFY(w.document()->setHeads(2));
     QVERIFY(settle(w));
     QVERIFY(!w.resultIsStale());

@@ -3,6 +3,7 @@
 #include "app/engine/BackendChoice.h"
 #include "app/gui/document/BackendHost.h"
 #include "app/gui/document/JobRunner.h"
+#include "app/gui/document/MemoryBudget.h"
 #include "app/render/TraceRanges.h"
 #include "core/attention/AttentionTrace.h"
 #include "core/formats/ProjectFile.h"
@@ -64,6 +65,10 @@ public:
 
     // Schedules a computation of this project; returns its generation.
     quint64 request(const Project &project);
+    // What a computation's trace is checked against before anything is allocated: the budget
+    // held when it starts (a request waiting to start is checked against a budget set after it).
+    const MemoryBudget &memoryBudget() const { return m_budget; }
+    void setMemoryBudget(const MemoryBudget &budget) { m_budget = budget; }
 
     static constexpr double kCancelAfterMs = 100.0;
 
@@ -101,12 +106,14 @@ private:
     void submit();
     void finished(quint64 generation, const Outcome &outcome);
     static Result<std::shared_ptr<ComputedTrace>> computeOnWorker(AttentionBackend &backend, Project project,
-                                                                  quint64 generation, const JobState &state);
+                                                                  const MemoryBudget &budget, quint64 generation,
+                                                                  const JobState &state);
 
     std::shared_ptr<BackendHost> m_host = std::make_shared<BackendHost>();
     JobLane m_lane{this, JobLane::Delivery::Every}; // every result newer than the one shown is shown
     BackendRequest m_request = BackendRequest::Auto;
     QString m_vulkanDevice;
+    MemoryBudget m_budget;
     bool m_backendPending = false;
     const void *m_announced = nullptr; // the backend backendChanged last named
 
