@@ -75,6 +75,8 @@ QString projectStem(const QString &path)
 class RenderCommand
 {
 public:
+    explicit RenderCommand(BackendOptions backendOptions) : m_backendOptions(std::move(backendOptions)) {}
+
     int run(const QStringList &args, QTextStream &out, QTextStream &err)
     {
         QCommandLineParser parser;
@@ -333,7 +335,7 @@ private:
             m_jobs = std::move(jobs);
             return std::nullopt;
         }
-        auto selection = createBackend(m_request);
+        auto selection = createBackend(m_request, m_backendOptions);
         if (!selection)
             return Failure{QString::fromStdString(selection.message())};
         // Which backend and device run, and why, as `compute` reports them (stdout).
@@ -400,14 +402,15 @@ private:
     FigureOptions m_options;
     FigureSize m_size;
     BackendRequest m_request = BackendRequest::Auto;
+    BackendOptions m_backendOptions;
     std::vector<Job> m_jobs;
 };
 
 } // namespace
 
-int runRenderCommand(const QStringList &args, QTextStream &out, QTextStream &err)
+int runRenderCommand(const QStringList &args, QTextStream &out, QTextStream &err, const BackendOptions &backendOptions)
 {
-    return RenderCommand().run(args, out, err);
+    return RenderCommand(backendOptions).run(args, out, err);
 }
 
 } // namespace attnscope

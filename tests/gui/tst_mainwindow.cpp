@@ -141,7 +141,6 @@ class TestMainWindow : public QObject
 private slots:
     void initTestCase();
     void init();
-    void cleanup();
     void editCellInTable();
     void changeHeadsWithSpinBox();
     void toggleMaskCell();
@@ -187,11 +186,6 @@ void TestMainWindow::init()
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
     QVERIFY(m_window->openExample(kTutorial));
     QVERIFY(settle(*m_window));
-}
-
-void TestMainWindow::cleanup()
-{
-    qunsetenv("ATTNSCOPE_VULKAN_FAULT");
 }
 
 void TestMainWindow::editCellInTable()
@@ -675,7 +669,9 @@ void TestMainWindow::deviceLostOnVulkanMarksViewsStale()
 {
     // Backend > Vulkan chosen explicitly, on lavapipe, with the device lost at every compute.
     MainWindow &w = *m_window;
-    qputenv("ATTNSCOPE_VULKAN_FAULT", "device-lost");
+    BackendOptions faulty;
+    faulty.vulkan.fault = VulkanFault::DeviceLost;
+    w.computeController()->setBackendOptions(faulty);
     QSignalSpy changed(w.computeController(), &ComputeController::backendChanged);
     QSignalSpy failed(w.computeController(), &ComputeController::failed);
     w.computeController()->setBackendRequest(BackendRequest::Vulkan);

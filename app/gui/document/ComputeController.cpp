@@ -66,6 +66,11 @@ void ComputeController::setBackendRequest(BackendRequest request, const QString 
     schedule();
 }
 
+void ComputeController::setBackendOptions(const BackendOptions &options)
+{
+    m_host->setOptions(options);
+}
+
 void ComputeController::setBackend(std::shared_ptr<AttentionBackend> backend)
 {
     m_backendPending = false;

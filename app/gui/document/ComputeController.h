@@ -56,6 +56,9 @@ public:
     // ("no Vulkan device: using the CPU") or an error is reported by backendChanged.
     // vulkanDevice: an index or name substring (BackendOptions::vulkanDevice); empty: the best.
     void setBackendRequest(BackendRequest request, const QString &vulkanDevice = {});
+    // What every backend made from now on starts from (BackendOptions: runtime fallback, Vulkan
+    // validation, limits and injected faults), the device aside, which setBackendRequest names.
+    void setBackendOptions(const BackendOptions &options);
     // Tests: compute with this backend (a wrapper around a real one) from the next request on.
     void setBackend(std::shared_ptr<AttentionBackend> backend);
     // The backend every computing job of the window shares (model runs, pooled tiles).
