@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <cstring>
 
 namespace attnscope {
@@ -398,13 +397,6 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackend
     auto state = std::make_unique<State>();
     state->options = options;
     state->fault = options.fault;
-    if (state->fault == VulkanFault::None) {
-        const char *env = std::getenv("ATTNSCOPE_VULKAN_FAULT");
-        auto parsed = parseVulkanFault(env ? env : "");
-        if (!parsed)
-            return parsed.error();
-        state->fault = *parsed;
-    }
 
     vk::InstanceOptions instanceOptions;
     instanceOptions.validation = options.validation;

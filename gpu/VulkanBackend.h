@@ -10,7 +10,9 @@
 
 namespace attnscope {
 
-// Faults injected on purpose, so every fallback path can be tested on any machine.
+// Faults injected on purpose, so every fallback path can be tested on any machine. Only a
+// program that asks for one through VulkanBackendOptions gets it: nothing in the environment
+// injects a fault into the product.
 enum class VulkanFault {
     None,
     CreateDevice, // VulkanBackend::create fails as if vkCreateDevice had
@@ -25,10 +27,6 @@ enum class VulkanFault {
     PartialDevice,
 };
 
-// "", "none", "create", "device-lost", "oom", "timeout", "partial-instance",
-// "partial-device" (the values of ATTNSCOPE_VULKAN_FAULT).
-Result<VulkanFault> parseVulkanFault(const std::string &text);
-
 struct VulkanBackendOptions {
     // Index or case-insensitive name substring; empty: ATTNSCOPE_VULKAN_DEVICE, else the best
     // device by type (discrete > integrated > virtual > CPU).
@@ -36,7 +34,6 @@ struct VulkanBackendOptions {
     // Khronos validation layer + a messenger counting into vk::validationReport(); also
     // ATTNSCOPE_VULKAN_VALIDATION=1.
     bool validation = false;
-    // None: ATTNSCOPE_VULKAN_FAULT decides.
     VulkanFault fault = VulkanFault::None;
     // Copy through host-visible staging buffers even where device memory is host-visible
     // (the discrete-GPU path, testable on unified memory).

@@ -263,7 +263,7 @@ Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::str
     return what + " " + shapeText(shape);
 }
 
-int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
+int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err, const BackendOptions &backendOptions)
 {
     const auto fail = [&](const std::string &message, int code) { return cli::fail(err, message, code); };
     const FilesRead read; // every file read from here on: the output may not replace one
@@ -286,7 +286,7 @@ int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err)
     auto request = parseBackendRequest(parser.value("backend").toStdString());
     if (!request)
         return fail(request.message(), kUsage);
-    auto selection = createBackend(*request);
+    auto selection = createBackend(*request, backendOptions);
     if (!selection)
         return fail(selection.message(), kFailed);
     std::optional<std::string> text;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/engine/BackendChoice.h"
 #include "core/Result.h"
 #include "core/Tensor.h"
 #include "core/analysis/AttentionSet.h"
@@ -26,8 +27,10 @@ Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBack
                                           const std::optional<std::string> &text = std::nullopt);
 
 // `attnscope-cli stats INPUT --out FILE.(json|csv) [--backend ...]`: per (layer, head) entropy,
-// distance, confidence, first, self and previous (design.md), 0-based.
-int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err);
+// distance, confidence, first, self and previous (design.md), 0-based. Backends start from
+// backendOptions.
+int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err,
+                    const BackendOptions &backendOptions = {});
 
 // The statistics as design.md's JSON ({"layers", "heads", "stats": [...]}) and as CSV (one row
 // per head, a header row; an empty cell where a statistic does not apply).

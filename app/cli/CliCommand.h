@@ -24,7 +24,11 @@ namespace attnscope::cli {
 class Command
 {
 public:
-    Command(QTextStream &out, QTextStream &err) : m_out(out), m_err(err) {}
+    // backendOptions: what every backend the command makes starts from (CliHooks).
+    Command(QTextStream &out, QTextStream &err, BackendOptions backendOptions = {})
+        : m_out(out), m_err(err), m_backendOptions(std::move(backendOptions))
+    {
+    }
 
     int fail(const QString &message, int code = kFailed);
     int fail(const std::string &message, int code = kFailed) { return fail(QString::fromStdString(message), code); }
@@ -93,6 +97,7 @@ private:
 
     QTextStream &m_out;
     QTextStream &m_err;
+    BackendOptions m_backendOptions;
     // Every file read from the command's start: its outputs may not replace one of them.
     FilesRead m_read;
     int m_exit = kOk;

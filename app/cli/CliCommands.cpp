@@ -115,7 +115,7 @@ std::optional<BackendSelection> Command::backend(const QCommandLineParser &parse
         m_exit = fail(request.message(), kUsage);
         return std::nullopt;
     }
-    auto selection = createBackend(*request);
+    auto selection = createBackend(*request, m_backendOptions);
     if (!selection) {
         m_exit = fail(selection.message());
         return std::nullopt;
@@ -293,9 +293,9 @@ using cli::kFailed;
 using cli::kOk;
 using cli::kUsage;
 
-int dispatch(const QStringList &arguments, QTextStream &out, QTextStream &err)
+int dispatch(const QStringList &arguments, QTextStream &out, QTextStream &err, const CliHooks &hooks)
 {
-    Command command(out, err);
+    Command command(out, err, hooks.backend);
     const QString name = arguments.value(1);
     if (name.isEmpty())
         return command.fail(QStringLiteral("no command given (see --help)"), kUsage);
@@ -317,26 +317,26 @@ int dispatch(const QStringList &arguments, QTextStream &out, QTextStream &err)
     if (name == "bench")
         return command.bench(rest);
     if (name == "render")
-        return runRenderCommand(rest, out, err);
+        return runRenderCommand(rest, out, err, hooks.backend);
     if (name == "devices")
         return command.devices(rest);
     if (name == "stats")
-        return runStatsCommand(rest, out, err);
+        return runStatsCommand(rest, out, err, hooks.backend);
     if (name == "tokenize")
         return runTokenizeCommand(rest, out, err);
     if (name == "model")
-        return runModelCommand(rest, out, err);
+        return runModelCommand(rest, out, err, hooks.backend);
     return command.fail(QStringLiteral("unknown command \"%1\" (see --help)").arg(name), kUsage);
 }
 
 } // namespace
 
-int runCli(const QStringList &arguments, QTextStream &out, QTextStream &err)
+int runCli(const QStringList &arguments, QTextStream &out, QTextStream &err, const CliHooks &hooks)
 {
     // The size checks refuse what cannot fit before allocating; this is the last resort when
     // memory runs out anyway (another process took it, a limit lower than reported).
     try {
-        return dispatch(arguments, out, err);
+        return dispatch(arguments, out, err, hooks);
     } catch (const std::bad_alloc &) {
         err << "attnscope-cli: out of memory (" << QString::fromStdString(formatBytes(memoryBudget()))
             << " may be allocated now; try a smaller problem)\n";

@@ -80,7 +80,7 @@ int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &e
     return kOk;
 }
 
-int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err)
+int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err, const BackendOptions &backendOptions)
 {
     const auto fail = [&](const std::string &message, int code) { return cli::fail(err, message, code); };
     const FilesRead read; // every file read from here on: no output may replace one
@@ -112,7 +112,7 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err)
     auto input = parser.isSet("text") ? model->encode(parser.value("text").toStdString()) : model->input(ids);
     if (!input)
         return fail((parser.isSet("text") ? "--text: " : "--") + input.message(), kFailed);
-    auto selection = createBackend(*request);
+    auto selection = createBackend(*request, backendOptions);
     if (!selection)
         return fail(selection.message(), kFailed);
     auto run = model->forward(*input, *selection->backend);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "app/engine/BackendChoice.h"
+
 #include <QStringList>
 #include <QTextStream>
 
@@ -11,8 +13,10 @@ int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &e
 
 // `attnscope-cli model MODEL_DIR (--text TEXT | --ids 1,2,3) --out DIR [--backend ...]`: runs the
 // model folder's forward pass and writes tokens.json, attentions.npy float32 [L,H,T,T] and
-// hidden_states.npy float32 [L+1,T,d] into DIR, whole or not at all (design.md).
-int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err);
+// hidden_states.npy float32 [L+1,T,d] into DIR, whole or not at all (design.md). Backends start
+// from backendOptions.
+int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
+                    const BackendOptions &backendOptions = {});
 
 extern const char *const kTokenizeUsage;
 extern const char *const kModelUsage;

@@ -76,6 +76,8 @@ QString projectStem(const QString &path)
 class RenderCommand
 {
 public:
+    explicit RenderCommand(BackendOptions backendOptions) : m_backendOptions(std::move(backendOptions)) {}
+
     int run(const QStringList &args, QTextStream &out, QTextStream &err)
     {
         QCommandLineParser parser;
@@ -334,7 +336,7 @@ private:
             m_jobs = std::move(jobs);
             return std::nullopt;
         }
-        auto selection = createBackend(m_request);
+        auto selection = createBackend(m_request, m_backendOptions);
         if (!selection)
             return Failure{QString::fromStdString(selection.message())};
         // Which backend and device run, and why, as `compute` reports them (stdout).
@@ -401,14 +403,15 @@ private:
     FigureOptions m_options;
     FigureSize m_size;
     BackendRequest m_request = BackendRequest::Auto;
+    BackendOptions m_backendOptions;
     std::vector<Job> m_jobs;
 };
 
 } // namespace
 
-int runRenderCommand(const QStringList &args, QTextStream &out, QTextStream &err)
+int runRenderCommand(const QStringList &args, QTextStream &out, QTextStream &err, const BackendOptions &backendOptions)
 {
-    return RenderCommand().run(args, out, err);
+    return RenderCommand(backendOptions).run(args, out, err);
 }
 
 } // namespace attnscope

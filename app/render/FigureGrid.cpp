@@ -229,9 +229,8 @@ QSizeF FigureRenderer::setNaturalSize() const
     if (m_data.empty())
         return {kSingleColumn, 120};
     if (m_options.view == FigureView::Rollout) {
-        const QSizeF body =
-            heatmapNaturalSize(m_data[0], setHeatmapOptions(false), kHeadGrid, kHeadCell,
-                               QSizeF(kDoubleColumn - 2 * pad, kMaxHeight - titleHeight - 2 * pad));
+        const QSizeF body = heatmapNaturalSize(m_data[0], setHeatmapOptions(false), kHeadGrid, kHeadCell,
+                                               QSizeF(kDoubleColumn - 2 * pad, kMaxHeight - titleHeight - 2 * pad));
         const double titleWidth = t.isEmpty() ? 0.0 : QFontMetricsF(titleFont()).horizontalAdvance(title()) + 4 * pad;
         return {std::ceil(std::max(body.width() + 2 * pad, titleWidth)),
                 std::ceil(body.height() + 2 * pad + titleHeight)};

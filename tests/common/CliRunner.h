@@ -47,4 +47,16 @@ inline CliRun runCli(const QStringList &args, const QProcessEnvironment &env = Q
     return runProgram(QStringLiteral(ATTNSCOPE_CLI), args, 240000, env);
 }
 
+#ifdef ATTNSCOPE_CLI_FAULTS
+// Runs attnscope-cli's test driver (tests/gpu/attnscope_cli_faults.cpp) with `fault` injected
+// into every Vulkan backend it makes ("device-lost", "oom", ...): the product's binary takes no
+// fault from its environment.
+inline CliRun runCliWithVulkanFault(const QString &fault, const QStringList &args,
+                                    QProcessEnvironment env = QProcessEnvironment::systemEnvironment())
+{
+    env.insert(QStringLiteral("ATTNSCOPE_TEST_VULKAN_FAULT"), fault);
+    return runProgram(QStringLiteral(ATTNSCOPE_CLI_FAULTS), args, 240000, env);
+}
+#endif
+
 } // namespace attnscope::test

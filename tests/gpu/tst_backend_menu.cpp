@@ -166,8 +166,9 @@ void TestBackendMenu::pooledViewFromTheWindowRunsOnVulkan()
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(QByteArray::fromStdString(serializeProject(project, dir.path().toStdString())));
     }
-    setPooledCellThresholdForTesting(1000); // 96 x 96 x 2 cells is "long" here
-    const auto restore = qScopeGuard([] { setPooledCellThresholdForTesting(0); });
+    MemoryBudget budget;
+    budget.pooledCells = 1000; // 96 x 96 x 2 cells is "long" here
+    w.setMemoryBudget(budget);
     QVERIFY(w.openFile(path));
     QVERIFY(w.isPooledMode());
     QVERIFY(

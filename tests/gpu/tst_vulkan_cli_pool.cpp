@@ -132,8 +132,8 @@ void TestVulkanCliPool::deviceLostFallsBackToTheCpuEngine()
     const QString path = test::example("multihead-causal"), out = tmp.filePath("out");
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("ATTNSCOPE_VULKAN_DEVICE", "0"); // auto uses even a CPU-type device once named
-    env.insert("ATTNSCOPE_VULKAN_FAULT", "device-lost");
-    const Run r = runCli({"compute", path, "--out", out, "--pool", "3", "--backend", "auto"}, env);
+    const Run r = test::runCliWithVulkanFault("device-lost",
+                                              {"compute", path, "--out", out, "--pool", "3", "--backend", "auto"}, env);
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains("backend: cpu"), qPrintable(r.out));
     QVERIFY2(r.out.contains("VK_ERROR_DEVICE_LOST"), qPrintable(r.out));
@@ -142,8 +142,8 @@ void TestVulkanCliPool::deviceLostFallsBackToTheCpuEngine()
 
     // Forced Vulkan reports the loss and writes nothing.
     QTemporaryDir empty;
-    const Run forced =
-        runCli({"compute", path, "--out", empty.filePath("out"), "--pool", "3", "--backend", "vulkan"}, env);
+    const Run forced = test::runCliWithVulkanFault(
+        "device-lost", {"compute", path, "--out", empty.filePath("out"), "--pool", "3", "--backend", "vulkan"}, env);
     QVERIFY(forced.code != 0);
     QVERIFY2(forced.err.contains("VK_ERROR_DEVICE_LOST"), qPrintable(forced.err));
     QVERIFY(!QDir(empty.filePath("out")).exists() || QDir(empty.filePath("out")).entryList(QDir::Files).isEmpty());

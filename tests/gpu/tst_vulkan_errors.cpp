@@ -58,7 +58,6 @@ Case largeCase()
 void TestVulkanErrors::initTestCase()
 {
     ATTNSCOPE_SKIP_WITHOUT_VULKAN();
-    qunsetenv("ATTNSCOPE_VULKAN_FAULT");
     vk::resetValidationReport();
 }
 

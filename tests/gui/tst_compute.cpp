@@ -452,14 +452,16 @@ void TestCompute::reportsAllocationFailure()
     c.setBackend(std::make_shared<ScratchHungryBackend>(std::size_t(2) << 30));
     QSignalSpy failed(&c, &ComputeController::failed);
     QSignalSpy done(&c, &ComputeController::computed);
-    setMemoryBudgetForTesting(std::int64_t(1) << 40); // the estimate lets it through
+    MemoryBudget generous;
+    generous.fixedBytes = std::int64_t(1) << 40; // the estimate lets it through
+    c.setMemoryBudget(generous);
     {
         AddressSpaceLimit limit(rlim_t(virtualMemoryBytes() + (std::int64_t(768) << 20)));
         QVERIFY(limit.ok());
         c.request(tutorial());
         QVERIFY(failed.wait(60000));
     }
-    setMemoryBudgetForTesting(0);
+    c.setMemoryBudget(MemoryBudget());
     QCOMPARE(done.count(), 0);
     QCOMPARE(failed.at(0).at(2).value<ErrorKind>(), ErrorKind::OutOfMemory);
     QVERIFY2(failed.at(0).at(0).toString().contains(QStringLiteral("memory")),
@@ -501,14 +503,15 @@ void TestCompute::refusesTraceBeyondBudget()
     ComputeController c;
     c.setBackendRequest(BackendRequest::Cpu);
     QSignalSpy failed(&c, &ComputeController::failed);
-    setMemoryBudgetForTesting(std::int64_t(1) << 20);
+    MemoryBudget tight;
+    tight.fixedBytes = std::int64_t(1) << 20;
+    c.setMemoryBudget(tight);
     RandomProblemOptions o;
     o.tokens = 512;
     o.modelDim = 16;
     o.heads = 2; // 4 MiB of scores and weights
     c.request(randomProject(o));
     QVERIFY(failed.wait(10000));
-    setMemoryBudgetForTesting(0);
     QCOMPARE(failed.at(0).at(2).value<ErrorKind>(), ErrorKind::TooLarge);
     QVERIFY2(failed.at(0).at(0).toString().contains(QStringLiteral("MiB")), qPrintable(failed.at(0).at(0).toString()));
 }

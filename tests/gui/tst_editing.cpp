@@ -300,8 +300,10 @@ void TestEditing::sizeBeyondMemoryRefused()
     QFETCH(int, field);
     QFETCH(int, value);
     QFETCH(bool, machineBudget);
-    setMemoryBudgetForTesting(machineBudget ? 0 : std::int64_t(8) << 30);
     Document doc(example(QStringLiteral("self-attention-tutorial.attnscope.json")));
+    MemoryBudget budget;
+    budget.fixedBytes = machineBudget ? 0 : std::int64_t(8) << 30; // 0: the machine's
+    doc.setMemoryBudget(budget);
     switch (field) {
     case 0:
         QVERIFY(doc.setHeadDimQK(4096));
@@ -336,7 +338,6 @@ void TestEditing::sizeBeyondMemoryRefused()
         done = doc.setInputDim(TokenSide::Query, value);
         break;
     }
-    setMemoryBudgetForTesting(0);
     // Refused before anything was allocated; nothing lost, and it says what it would need.
     QVERIFY(!done);
     QCOMPARE(doc.undoStack()->count(), steps);
@@ -357,15 +358,17 @@ void TestEditing::sizeWithinBudgetAccepted()
     // budget and done under the machine's.
     Document doc(example(QStringLiteral("self-attention-tutorial.attnscope.json")));
     QSignalSpy refused(&doc, &Document::editRefused);
-    setMemoryBudgetForTesting(std::int64_t(256) << 10);
+    MemoryBudget tight;
+    tight.fixedBytes = std::int64_t(256) << 10;
+    doc.setMemoryBudget(tight);
     QVERIFY(!doc.setHeadDimQK(4096)); // W_Q and W_K of 4 x 4096, held in several copies
     QCOMPARE(refused.count(), 1);
     QVERIFY(refused.at(0).at(0).toString().contains(QStringLiteral("dK")));
     QCOMPARE(doc.problem().spec.headDimQK, 3);
-    setMemoryBudgetForTesting(0);
+    doc.setMemoryBudget(MemoryBudget());
     QVERIFY(doc.setHeadDimQK(4096));
     QCOMPARE(refused.count(), 1);
-    QVERIFY(memoryBudgetBytes() > (std::int64_t(256) << 20));
+    QVERIFY(doc.memoryBudget().bytes() > (std::int64_t(256) << 20));
 }
 
 QTEST_GUILESS_MAIN(TestEditing)

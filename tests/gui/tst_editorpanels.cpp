@@ -3,7 +3,6 @@
 // and scrolls the panel, Ctrl+Z right after a spin box edit, the scale editor's undo steps,
 // numbers a table cell refuses, and sizes refused with a message.
 
-#include "app/gui/document/MemoryBudget.h"
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/MatrixModel.h"
@@ -111,7 +110,6 @@ void TestEditorPanels::initTestCase()
 
 void TestEditorPanels::cleanup()
 {
-    setMemoryBudgetForTesting(0);
     QSettings().remove(QStringLiteral("window"));
 }
 

@@ -221,17 +221,11 @@ void TestLongAttention::initTestCase()
     m_path = m_dir.filePath(QStringLiteral("long.npy"));
     QVERIFY(writeLongFile(m_path));
     QCOMPARE(QFile(m_path).size(), qint64(128 + std::int64_t(kHeads) * kTokens * kTokens * 2));
-    // CI's file is 64 MiB: "long" here is past 16M cells a layer (the default is 64M, reached
-    // by 8192-token files), and the budget (256 MiB) is below the rollout's 512 MiB.
-    setPooledCellThresholdForTesting(std::int64_t(16) << 20);
-    setMemoryBudgetForTesting(std::int64_t(256) << 20);
 }
 
 void TestLongAttention::cleanupTestCase()
 {
     m_window.reset();
-    setPooledCellThresholdForTesting(0);
-    setMemoryBudgetForTesting(0);
 }
 
 // Before: opening made the layer's trace (one float copy per head, 64 MiB each here) and the
@@ -240,6 +234,12 @@ void TestLongAttention::opensWithoutFullCopies()
 {
     m_window = std::make_unique<MainWindow>();
     MainWindow &w = *m_window;
+    // CI's file is 64 MiB: "long" here is past 16M cells a layer (the default is 64M, reached
+    // by 8192-token files), and the budget (256 MiB) is below the rollout's 512 MiB.
+    MemoryBudget budget;
+    budget.fixedBytes = std::int64_t(256) << 20;
+    budget.pooledCells = std::int64_t(16) << 20;
+    w.setMemoryBudget(budget);
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));

@@ -141,7 +141,6 @@ class TestMainWindow : public QObject
 private slots:
     void initTestCase();
     void init();
-    void cleanup();
     void editCellInTable();
     void changeHeadsWithSpinBox();
     void toggleMaskCell();
@@ -187,12 +186,6 @@ void TestMainWindow::init()
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
     QVERIFY(m_window->openExample(kTutorial));
     QVERIFY(settle(*m_window));
-}
-
-void TestMainWindow::cleanup()
-{
-    setMemoryBudgetForTesting(0);
-    qunsetenv("ATTNSCOPE_VULKAN_FAULT");
 }
 
 void TestMainWindow::editCellInTable()
@@ -653,7 +646,9 @@ void TestMainWindow::failedComputeMarksViewsStale()
     QSignalSpy failed(w.computeController(), &ComputeController::failed);
     QVERIFY(w.document()->setHeads(3));
     // Before the computation starts, the worker's budget becomes too small for it.
-    setMemoryBudgetForTesting(64);
+    MemoryBudget tiny;
+    tiny.fixedBytes = 64;
+    w.setMemoryBudget(tiny);
     QVERIFY(failed.wait(10000));
     // The views still hold the 1-head result, but they say it is not the document's.
     QCOMPARE(w.currentResult()->trace.heads(), 1);
@@ -662,7 +657,7 @@ void TestMainWindow::failedComputeMarksViewsStale()
     QVERIFY2(w.staleReason().contains(QStringLiteral("memory")), qPrintable(w.staleReason()));
     QVERIFY2(w.statusText().contains(w.staleReason().section(QLatin1Char('\n'), 0, 0)), qPrintable(w.statusText()));
     // The next computation that succeeds clears it.
-    setMemoryBudgetForTesting(0);
+    w.setMemoryBudget(MemoryBudget());
     QVERIFY(w.document()->setHeads(2));
     QVERIFY(settle(w));
     QVERIFY(!w.resultIsStale());
@@ -674,7 +669,9 @@ void TestMainWindow::deviceLostOnVulkanMarksViewsStale()
 {
     // Backend > Vulkan chosen explicitly, on lavapipe, with the device lost at every compute.
     MainWindow &w = *m_window;
-    qputenv("ATTNSCOPE_VULKAN_FAULT", "device-lost");
+    BackendOptions faulty;
+    faulty.vulkan.fault = VulkanFault::DeviceLost;
+    w.computeController()->setBackendOptions(faulty);
     QSignalSpy changed(w.computeController(), &ComputeController::backendChanged);
     QSignalSpy failed(w.computeController(), &ComputeController::failed);
     w.computeController()->setBackendRequest(BackendRequest::Vulkan);

@@ -167,6 +167,15 @@ void wheel(QWidget *widget, QPointF pos, int notches)
     QCoreApplication::sendEvent(widget, &event);
 }
 
+// The machine's memory budget, with projects past `cells` (Tq·Tk·heads) shown pooled: the
+// default, 64M cells, would need files of thousands of megabytes.
+MemoryBudget pooledPast(std::int64_t cells)
+{
+    MemoryBudget budget;
+    budget.pooledCells = cells;
+    return budget;
+}
+
 } // namespace
 
 class TestPooledView : public QObject
@@ -175,7 +184,6 @@ class TestPooledView : public QObject
 
 private slots:
     void initTestCase();
-    void cleanup();
     void aboveThresholdOpensPooledAndZoomIsExact();
     void supersededComputeIsCancelled();
     void tooLargeEvenPooledIsRefusedWithTheBytes();
@@ -202,22 +210,16 @@ void TestPooledView::initTestCase()
     QVERIFY(m_dir.isValid());
 }
 
-void TestPooledView::cleanup()
-{
-    setPooledCellThresholdForTesting(0);
-    setMemoryBudgetForTesting(0);
-}
-
 void TestPooledView::aboveThresholdOpensPooledAndZoomIsExact()
 {
     // T = 3000, H = 2: 18M cells, above a threshold lowered for the test (the full trace
     // would fit, so the threshold alone decides).
-    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
     const QString dir = m_dir.filePath(QStringLiteral("t3000"));
     QVERIFY(QDir().mkpath(dir));
     const QString path = writeLongProject(dir, 3000, 32, 2);
     QVERIFY(!path.isEmpty());
     MainWindow w;
+    w.setMemoryBudget(pooledPast(std::int64_t(4) << 20));
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -277,7 +279,7 @@ void TestPooledView::aboveThresholdOpensPooledAndZoomIsExact()
 
     // Back under the threshold (an edit to fewer tokens is not possible here: raise it): the
     // next computation is a full one again and the tabs come back.
-    setPooledCellThresholdForTesting(std::int64_t(1) << 40);
+    w.setMemoryBudget(pooledPast(std::int64_t(1) << 40));
     QVERIFY(w.document()->setHeads(1));
     QVERIFY(!w.isPooledMode());
     QVERIFY(w.viewTabs()->isVisible());
@@ -328,11 +330,11 @@ void TestPooledView::supersededComputeIsCancelled()
 // the pooled view computes nothing.
 void TestPooledView::tooLargeEvenPooledIsRefusedWithTheBytes()
 {
-    setPooledCellThresholdForTesting(std::int64_t(1) << 20);
     const QString dir = m_dir.filePath(QStringLiteral("t2000"));
     QVERIFY(QDir().mkpath(dir));
     const QString path = writeLongProject(dir, 2000, 32, 2);
     MainWindow w;
+    w.setMemoryBudget(pooledPast(std::int64_t(1) << 20));
     w.resize(1200, 800);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -342,10 +344,12 @@ void TestPooledView::tooLargeEvenPooledIsRefusedWithTheBytes()
     const ProblemSize size = problemSize(w.document()->problem());
     // Room for the project's copies, not for the pooled computation.
     const std::int64_t budget = projectBytes(size) * 5 + (std::int64_t(64) << 10);
-    QVERIFY(editBytes(size) > budget);
-    setMemoryBudgetForTesting(budget);
+    QVERIFY(editBytes(size, w.memoryBudget()) > budget);
+    MemoryBudget tight = w.memoryBudget();
+    tight.fixedBytes = budget;
+    w.setMemoryBudget(tight);
     QVERIFY(w.document()->setMaskFill(MaskFill::NegLarge)); // an edit that keeps the size
-    setMemoryBudgetForTesting(0);
+    w.setMemoryBudget(pooledPast(std::int64_t(1) << 20));
     QVERIFY(w.isPooledMode());
     QVERIFY(!w.pooledView()->jobs()->source()); // nothing is computed
     const QString notice = w.pooledNotice()->text();
@@ -474,12 +478,12 @@ void TestPooledView::meanOverHeadsPoolsTheHeadAverage()
 // the hover text over it is kept (pooled-3000-hover.png).
 void TestPooledView::hoverNamesRangesAndValue()
 {
-    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
     const QString dir = m_dir.filePath(QStringLiteral("hover3000"));
     QVERIFY(QDir().mkpath(dir));
     const QString path = writeLongProject(dir, 3000, 32, 2);
     QVERIFY(!path.isEmpty());
     MainWindow w;
+    w.setMemoryBudget(pooledPast(std::int64_t(4) << 20));
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -557,12 +561,12 @@ void TestPooledView::longProjectOpensOnLogScale()
     // On a linear 0..1 scale a long causal head is one dark colour (its weights are ~1/T):
     // a project shown pooled switches a linear toolbar scale to log, and gives linear back
     // when a short project replaces it. A scale the user chose is left alone.
-    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
     const QString dir = m_dir.filePath(QStringLiteral("log3000"));
     QVERIFY(QDir().mkpath(dir));
     const QString path = writeLongProject(dir, 3000, 32, 2);
     QVERIFY(!path.isEmpty());
     MainWindow w;
+    w.setMemoryBudget(pooledPast(std::int64_t(4) << 20));
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -603,12 +607,12 @@ void TestPooledView::exportFigureDrawsThePooledView()
     // Export Figure and Copy Figure on a long project draw the pooled view's visible block.
     // (They drew the window's last full result: the start-up example's figure.) Export Data
     // writes full tensors: it says why it has none and what writes pooled ones.
-    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
     const QString dir = m_dir.filePath(QStringLiteral("export3000"));
     QVERIFY(QDir().mkpath(dir));
     const QString path = writeLongProject(dir, 3000, 32, 2);
     QVERIFY(!path.isEmpty());
     MainWindow w;
+    w.setMemoryBudget(pooledPast(std::int64_t(4) << 20));
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -701,12 +705,12 @@ void TestPooledView::keyboardZoomsPansAndResets()
 {
     // Without a wheel: + and - zoom around the middle, the arrow keys pan by a quarter of the
     // view, Home (or a double-click) shows the whole problem again.
-    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
     const QString dir = m_dir.filePath(QStringLiteral("keys3000"));
     QVERIFY(QDir().mkpath(dir));
     const QString path = writeLongProject(dir, 3000, 32, 2);
     QVERIFY(!path.isEmpty());
     MainWindow w;
+    w.setMemoryBudget(pooledPast(std::int64_t(4) << 20));
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -737,12 +741,12 @@ void TestPooledView::keyboardZoomsPansAndResets()
 
 void TestPooledView::toolbarColorScaleAndQuantityApply()
 {
-    setPooledCellThresholdForTesting(std::int64_t(4) << 20);
     const QString dir = m_dir.filePath(QStringLiteral("scale3000"));
     QVERIFY(QDir().mkpath(dir));
     const QString path = writeLongProject(dir, 3000, 32, 2);
     QVERIFY(!path.isEmpty());
     MainWindow w;
+    w.setMemoryBudget(pooledPast(std::int64_t(4) << 20));
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));

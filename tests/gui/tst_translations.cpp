@@ -3,6 +3,8 @@
 // zh_CN catalogue and Qt's own load for a Chinese locale or the View > Language override, and
 // core/'s error codes reach the user translated.
 
+#include "../common/VulkanFaults.h"
+
 #include "app/engine/BackendChoice.h"
 #include "app/gui/views/HelpMenu.h"
 #include "app/gui/views/Language.h"
@@ -493,7 +495,7 @@ void TestTranslations::fileAndBackendErrorsTranslate()
     if (name.isEmpty()) {
         BackendOptions options;
         options.vulkanDevice = bytes.isEmpty() ? "no-such-gpu" : "0"; // a fault needs a device to start on
-        auto fault = parseVulkanFault(bytes.toStdString());
+        auto fault = test::parseVulkanFault(bytes.toStdString());
         QVERIFY(fault.ok());
         options.vulkan.fault = *fault;
         auto selection = createBackend(BackendRequest::Auto, options);

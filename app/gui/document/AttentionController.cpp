@@ -139,8 +139,8 @@ void AttentionController::requestStatistics(const AttentionSet &set)
 
 void AttentionController::requestRollout(const ShownAttention &source)
 {
-    start(Rollout, [this, source](const std::atomic<bool> &cancel) -> std::function<void()> {
-        auto r = AttentionJobs::rollout(source, &cancel);
+    start(Rollout, [this, source, budget = m_budget](const std::atomic<bool> &cancel) -> std::function<void()> {
+        auto r = AttentionJobs::rollout(source, budget, &cancel);
         if (cancel)
             return {};
         if (auto changed = changedSource(this, source.set))

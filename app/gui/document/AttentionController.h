@@ -30,6 +30,9 @@ public:
     void requestThumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope);
     void requestStatistics(const AttentionSet &set);
     void requestRollout(const ShownAttention &source);
+    // What the rollout's cost is checked against (AttentionJobs::rollout), from the next request on.
+    const MemoryBudget &memoryBudget() const { return m_budget; }
+    void setMemoryBudget(const MemoryBudget &budget) { m_budget = budget; }
     // Drops every waiting result (a project replaced the attention document).
     void cancelAll();
 
@@ -75,6 +78,7 @@ private:
     // Static: it runs on a worker, where the controller may be gone.
     static std::function<void()> changedSource(AttentionController *self, const AttentionSet &set);
 
+    MemoryBudget m_budget;
     JobLane m_lanes[KindCount] = {JobLane(this), JobLane(this), JobLane(this), JobLane(this), JobLane(this)};
     static_assert(KindCount == 5, "one lane per kind of job");
 };

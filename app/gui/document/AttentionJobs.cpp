@@ -122,10 +122,10 @@ std::vector<HeadStats> statistics(const AttentionSet &set, const std::atomic<boo
     return out;
 }
 
-Result<MatrixD> rollout(const ShownAttention &source, const std::atomic<bool> *cancel)
+Result<MatrixD> rollout(const ShownAttention &source, const MemoryBudget &budget, const std::atomic<bool> *cancel)
 {
-    // core's rollout, its cost checked against the application's budget (a test may fix it).
-    auto r = attentionRollout(source.set, 0, RolloutLimits{memoryBudgetBytes(), cancel});
+    // core's rollout, its cost checked against the application's budget.
+    auto r = attentionRollout(source.set, 0, RolloutLimits{budget.bytes(), cancel});
     if (!r || !source.merges())
         return r;
     return mergeWords(*r, source.set.queryWordOf, source.set.keyWordOf);

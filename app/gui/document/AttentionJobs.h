@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/gui/document/MemoryBudget.h"
 #include "app/render/ColorMap.h"
 #include "app/render/HeatmapRenderer.h"
 #include "app/render/ShownAttention.h"
@@ -52,9 +53,10 @@ Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, Scale
 std::vector<HeadStats> statistics(const AttentionSet &set, const std::atomic<bool> &cancel);
 
 // Attention rollout over every layer (core's attentionRollout, merged into words afterwards
-// when merging). Refused, as TooLarge, by core's checkRolloutCost() against the application's
-// memory budget; stops with Cancelled between blocks of rows once `cancel` is set.
-Result<MatrixD> rollout(const ShownAttention &source, const std::atomic<bool> *cancel = nullptr);
+// when merging). Refused, as TooLarge, by core's checkRolloutCost() against budget.bytes();
+// stops with Cancelled between blocks of rows once `cancel` is set.
+Result<MatrixD> rollout(const ShownAttention &source, const MemoryBudget &budget,
+                        const std::atomic<bool> *cancel = nullptr);
 
 } // namespace AttentionJobs
 

@@ -11,6 +11,12 @@ void BackendHost::setRequest(BackendRequest request, const QString &vulkanDevice
     m_hasGiven = false;
 }
 
+void BackendHost::setOptions(const BackendOptions &options)
+{
+    std::lock_guard lock(m_requests);
+    m_options = options;
+}
+
 void BackendHost::setBackend(std::shared_ptr<AttentionBackend> backend)
 {
     std::lock_guard lock(m_requests);
@@ -23,13 +29,14 @@ BackendHost::Lease BackendHost::lease()
     Lease lease;
     lease.lock = std::unique_lock(m_mutex);
     BackendRequest request;
-    QString device;
+    BackendOptions options;
     quint64 serial;
     std::shared_ptr<AttentionBackend> given;
     {
         std::lock_guard lock(m_requests);
         request = m_request;
-        device = m_vulkanDevice;
+        options = m_options;
+        options.vulkanDevice = m_vulkanDevice.toStdString();
         serial = m_requestSerial;
         if (m_hasGiven) {
             given = std::exchange(m_given, nullptr);
@@ -42,8 +49,6 @@ BackendHost::Lease BackendHost::lease()
         m_error = Error{};
     } else if (serial != m_madeSerial) {
         m_madeSerial = serial;
-        BackendOptions options;
-        options.vulkanDevice = device.toStdString();
         auto selection = createBackend(request, options);
         if (selection) {
             m_backend = std::move(selection->backend);

@@ -19,6 +19,8 @@ public:
     // The GUI thread asks for a backend; the next lease creates it (Vulkan start-up can take a
     // while, so never on the GUI thread).
     void setRequest(BackendRequest request, const QString &vulkanDevice);
+    // What the backends made from now on start from (the request's device replaces theirs).
+    void setOptions(const BackendOptions &options);
     // Tests: use this backend (a wrapper around a real one) from the next lease on.
     void setBackend(std::shared_ptr<AttentionBackend> backend);
 
@@ -41,6 +43,7 @@ private:
     std::mutex m_requests; // the GUI thread's requests, never held while computing
     BackendRequest m_request = BackendRequest::Auto;
     QString m_vulkanDevice;
+    BackendOptions m_options;
     quint64 m_requestSerial = 0, m_madeSerial = ~quint64(0);
     std::shared_ptr<AttentionBackend> m_given; // setBackend()'s, until a lease takes it
     bool m_hasGiven = false;

@@ -3,6 +3,7 @@
 #include "app/gui/document/MemoryBudget.h"
 #include "app/render/ErrorText.h"
 #include "core/ErrorCode.h"
+#include "core/attention/Validation.h"
 #include "core/io/MemoryLimits.h"
 
 #include <QCoreApplication>
@@ -65,6 +66,11 @@ void ComputeController::setBackendRequest(BackendRequest request, const QString 
     schedule();
 }
 
+void ComputeController::setBackendOptions(const BackendOptions &options)
+{
+    m_host->setOptions(options);
+}
+
 void ComputeController::setBackend(std::shared_ptr<AttentionBackend> backend)
 {
     m_backendPending = false;
@@ -112,7 +118,8 @@ void ComputeController::submit()
     const quint64 generation = m_pendingGeneration;
     const double work = project ? workOf(project->problem) : 0.0;
     m_lane.submit(
-        [this, host = m_host, project = std::move(project), generation](JobState &state) mutable -> JobLane::Deliver {
+        [this, host = m_host, project = std::move(project), budget = m_budget,
+         generation](JobState &state) mutable -> JobLane::Deliver {
             Outcome o;
             BackendHost::Lease lease = host->lease();
             if (lease.backend) {
@@ -126,7 +133,7 @@ void ComputeController::submit()
             }
             if (project && lease.backend) {
                 lease.backend->setComputeControl({&state.cancel, &state.progress});
-                auto computed = computeOnWorker(*lease.backend, std::move(*project), generation, state);
+                auto computed = computeOnWorker(*lease.backend, std::move(*project), budget, generation, state);
                 lease.backend->setComputeControl({});
                 if (computed) {
                     o.result = std::move(*computed);
@@ -152,12 +159,13 @@ void ComputeController::submit()
 }
 
 Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(AttentionBackend &backend, Project project,
+                                                                          const MemoryBudget &budget,
                                                                           quint64 generation, const JobState &state)
 {
-    // Refused before allocating: the trace alone would not fit the machine's memory.
-    const std::int64_t need = traceBytes(project.problem), budget = memoryBudgetBytes();
-    if (need > budget)
-        return codedError("memory.trace", {formatBytes(need), formatBytes(budget)}, ErrorKind::TooLarge);
+    // Refused before allocating: the trace alone would not fit the memory budget.
+    const std::int64_t need = traceBytes(project.problem), allowed = budget.bytes();
+    if (need > allowed)
+        return codedError("memory.trace", {formatBytes(need), formatBytes(allowed)}, ErrorKind::TooLarge);
     try {
         QElapsedTimer timer;
         timer.start();

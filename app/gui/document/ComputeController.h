@@ -3,6 +3,7 @@
 #include "app/engine/BackendChoice.h"
 #include "app/gui/document/BackendHost.h"
 #include "app/gui/document/JobRunner.h"
+#include "app/gui/document/MemoryBudget.h"
 #include "app/render/ShownAttention.h"
 #include "core/attention/AttentionTrace.h"
 #include "core/formats/ProjectFile.h"
@@ -53,6 +54,9 @@ public:
     // ("no Vulkan device: using the CPU") or an error is reported by backendChanged.
     // vulkanDevice: an index or name substring (BackendOptions::vulkanDevice); empty: the best.
     void setBackendRequest(BackendRequest request, const QString &vulkanDevice = {});
+    // What every backend made from now on starts from (BackendOptions: runtime fallback, Vulkan
+    // validation, limits and injected faults), the device aside, which setBackendRequest names.
+    void setBackendOptions(const BackendOptions &options);
     // Tests: compute with this backend (a wrapper around a real one) from the next request on.
     void setBackend(std::shared_ptr<AttentionBackend> backend);
     // The backend every computing job of the window shares (model runs, pooled tiles).
@@ -62,6 +66,10 @@ public:
 
     // Schedules a computation of this project; returns its generation.
     quint64 request(const Project &project);
+    // What a computation's trace is checked against before anything is allocated: the budget
+    // held when it starts (a request waiting to start is checked against a budget set after it).
+    const MemoryBudget &memoryBudget() const { return m_budget; }
+    void setMemoryBudget(const MemoryBudget &budget) { m_budget = budget; }
 
     static constexpr double kCancelAfterMs = 100.0;
 
@@ -99,12 +107,14 @@ private:
     void submit();
     void finished(quint64 generation, const Outcome &outcome);
     static Result<std::shared_ptr<ComputedTrace>> computeOnWorker(AttentionBackend &backend, Project project,
-                                                                  quint64 generation, const JobState &state);
+                                                                  const MemoryBudget &budget, quint64 generation,
+                                                                  const JobState &state);
 
     std::shared_ptr<BackendHost> m_host = std::make_shared<BackendHost>();
     JobLane m_lane{this, JobLane::Delivery::Every}; // every result newer than the one shown is shown
     BackendRequest m_request = BackendRequest::Auto;
     QString m_vulkanDevice;
+    MemoryBudget m_budget;
     bool m_backendPending = false;
     const void *m_announced = nullptr; // the backend backendChanged last named
 

@@ -125,13 +125,14 @@ bool Document::pushResized(const ProblemSize &after, const std::function<Project
 {
     // Estimated before anything is allocated: a size the machine cannot hold is refused
     // with what it would need, and the document stays as it was.
-    if (editBytes(after) > memoryBudgetBytes())
+    const std::int64_t need = editBytes(after, m_budget), budget = m_budget.bytes();
+    if (need > budget)
         return refuse(tr("%1: the change would need about %2 of memory (%3 for the project and its undo copies, %4 "
                          "for its intermediate tensors); this machine allows %5. Nothing was changed.")
-                          .arg(text, QString::fromStdString(formatBytes(editBytes(after))),
+                          .arg(text, QString::fromStdString(formatBytes(need)),
                                QString::fromStdString(formatBytes(projectBytes(after) * 5)),
                                QString::fromStdString(formatBytes(traceBytes(after))),
-                               QString::fromStdString(formatBytes(memoryBudgetBytes()))));
+                               QString::fromStdString(formatBytes(budget))));
     try {
         return pushSnapshot(build(), what, text);
     } catch (const std::bad_alloc &) {
@@ -335,7 +336,7 @@ bool Document::setMatrixPresent(MatrixId id, bool present)
         size.dOut = size.heads * size.headDimV;
     }
     const QString text = present ? tr("Add %1").arg(matrixName(id)) : tr("Remove %1").arg(matrixName(id));
-    if (editBytes(size) > memoryBudgetBytes())
+    if (editBytes(size, m_budget) > m_budget.bytes())
         return pushResized(
             size, [&] { return m_project; }, ShapeChanged, text); // refuses with the message
     Project after = edit::setMatrixPresent(m_project, id, present, m_init);

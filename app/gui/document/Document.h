@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/gui/document/MemoryBudget.h"
 #include "app/gui/document/ProjectEdit.h"
 #include "core/Result.h"
 #include "core/formats/ProjectReferences.h"
@@ -14,8 +15,6 @@
 class QUndoStack;
 
 namespace attnscope {
-
-struct ProblemSize;
 
 // The open project and its undo history. Every edit goes through a verb below, which pushes
 // a QUndoCommand; the command changes the data through the apply* primitives, and those emit
@@ -71,11 +70,16 @@ public:
     InitOptions initOptions() const { return m_init; }
     void setInitOptions(const InitOptions &options) { m_init = options; }
 
+    // The memory a size edit is checked against (MemoryBudget.h): the machine's unless the
+    // window that shows this document holds another.
+    const MemoryBudget &memoryBudget() const { return m_budget; }
+    void setMemoryBudget(const MemoryBudget &budget) { m_budget = budget; }
+
     // Verbs: each pushes one command and returns false when it would change nothing or is
     // not allowed (e.g. removing the last token). `mergeKey` != 0 merges consecutive edits
     // of the same field with the same key into one undo step (dragging a value or a mask
     // stroke); edits of different fields never merge. A value that is not a finite float,
-    // or a size the machine's memory cannot hold, is refused: editRefused() says why.
+    // or a size memoryBudget() cannot hold, is refused: editRefused() says why.
     bool setValue(MatrixId id, int row, int col, float value, int mergeKey = 0);
     bool setTokenLabel(TokenSide side, int row, const QString &label);
     bool insertToken(TokenSide side, int row, const QString &label);
@@ -124,6 +128,7 @@ private:
     QUndoStack *m_undoStack;
     QString m_filePath;
     InitOptions m_init;
+    MemoryBudget m_budget;
     QString m_lastRefusal;
     std::vector<ReferenceNote> m_saveNotes;
 };

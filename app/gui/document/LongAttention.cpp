@@ -1,6 +1,5 @@
 #include "app/gui/document/LongAttention.h"
 
-#include "app/gui/document/MemoryBudget.h"
 #include "core/analysis/Pooling.h"
 #include "core/io/MemoryLimits.h"
 
@@ -9,13 +8,13 @@
 
 namespace attnscope {
 
-bool isLongAttention(const AttentionSet &set)
+bool isLongAttention(const AttentionSet &set, const MemoryBudget &budget)
 {
     if (set.isEmpty())
         return false;
     const std::int64_t cells = saturatingMul(saturatingMul(set.queries(), set.keys()), set.heads());
     // A layer shown in full is its float maps and at least as much again in the views.
-    return cells > pooledCellThreshold() || saturatingMul(cells, 8) > memoryBudgetBytes();
+    return cells > budget.pooledCells || saturatingMul(cells, 8) > budget.bytes();
 }
 
 AttentionFileTiles::AttentionFileTiles(AttentionSet set, int layer) : m_set(std::move(set)), m_layer(layer)

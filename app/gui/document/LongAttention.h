@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/gui/document/MemoryBudget.h"
 #include "app/gui/document/PooledTileSource.h"
 #include "core/analysis/AttentionSet.h"
 
@@ -7,13 +8,12 @@
 
 namespace attnscope {
 
-// Long attention files (issue 11). A set whose layer holds more than pooledCellThreshold()
-// cells over its heads, or whose layer as float maps would not fit the memory budget, is
-// never copied into float or double matrices: the thumbnails and statistics stream its rows
-// from the mapped file, the heads open pooled (PooledHeatmapView fed by AttentionFileTiles),
-// and the rollout, which needs T x T doubles, is refused above the budget (core's
-// checkRolloutCost).
-bool isLongAttention(const AttentionSet &set);
+// Long attention files (issue 11). A set whose layer holds more than budget.pooledCells cells
+// over its heads, or whose layer as float maps would not fit budget.bytes(), is never copied
+// into float or double matrices: the thumbnails and statistics stream its rows from the mapped
+// file, the heads open pooled (PooledHeatmapView fed by AttentionFileTiles), and the rollout,
+// which needs T x T doubles, is refused above the budget (core's checkRolloutCost).
+bool isLongAttention(const AttentionSet &set, const MemoryBudget &budget);
 
 // One layer of an attention set as PooledJobs' tile source: every block is read from the
 // set's (mapped) maps row segment by row segment and max-pooled on the fly (core's

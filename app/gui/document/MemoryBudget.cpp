@@ -1,41 +1,18 @@
 #include "app/gui/document/MemoryBudget.h"
 
 #include "core/attention/PooledAttention.h"
+#include "core/attention/Validation.h"
 #include "core/io/MemoryLimits.h"
 
 #include <algorithm>
-#include <atomic>
-#include <limits>
 #include <thread>
 
 namespace attnscope {
 
-namespace {
-
-std::atomic<std::int64_t> g_budgetForTesting{0};
-std::atomic<std::int64_t> g_pooledThresholdForTesting{0};
-constexpr std::int64_t kDefaultPooledCells = std::int64_t(64) << 20;
-
-} // namespace
-
-std::int64_t memoryBudgetBytes()
+std::int64_t MemoryBudget::bytes() const
 {
-    if (const std::int64_t fixed = g_budgetForTesting.load(); fixed > 0)
-        return fixed;
     // The one machine-dependent limit (core/io/MemoryLimits.h), shared with the CLI.
-    return memoryBudget();
-}
-
-void setMemoryBudgetForTesting(std::int64_t bytes)
-{
-    g_budgetForTesting = std::max<std::int64_t>(bytes, 0);
-}
-
-ProblemLimits applicationLimits()
-{
-    ProblemLimits limits;
-    limits.maxTraceBytes = memoryBudgetBytes();
-    return limits;
+    return fixedBytes > 0 ? fixedBytes : memoryBudget();
 }
 
 ProblemSize problemSize(const AttentionProblem &p)
@@ -77,27 +54,16 @@ std::int64_t traceBytes(const ProblemSize &s)
     return attnscope::traceBytes(s.heads, s.tq, s.tk, s.headDimQK, s.headDimV, s.dOut);
 }
 
-std::int64_t editBytes(const ProblemSize &s)
+std::int64_t editBytes(const ProblemSize &s, const MemoryBudget &budget)
 {
-    const std::int64_t working = needsPooledView(s) ? pooledViewBytes(s) : traceBytes(s);
+    const std::int64_t working = needsPooledView(s, budget) ? pooledViewBytes(s) : traceBytes(s);
     return saturatingAdd(saturatingMul(projectBytes(s), 5), working);
 }
 
-std::int64_t pooledCellThreshold()
-{
-    const std::int64_t fixed = g_pooledThresholdForTesting.load();
-    return fixed > 0 ? fixed : kDefaultPooledCells;
-}
-
-void setPooledCellThresholdForTesting(std::int64_t cells)
-{
-    g_pooledThresholdForTesting = std::max<std::int64_t>(cells, 0);
-}
-
-bool needsPooledView(const ProblemSize &s)
+bool needsPooledView(const ProblemSize &s, const MemoryBudget &budget)
 {
     const std::int64_t full = saturatingAdd(saturatingMul(projectBytes(s), 5), traceBytes(s));
-    return saturatingMul(saturatingMul(s.tq, s.tk), s.heads) > pooledCellThreshold() || full > memoryBudgetBytes();
+    return saturatingMul(saturatingMul(s.tq, s.tk), s.heads) > budget.pooledCells || full > budget.bytes();
 }
 
 std::int64_t pooledViewBytes(const ProblemSize &s)
@@ -105,17 +71,6 @@ std::int64_t pooledViewBytes(const ProblemSize &s)
     const std::int64_t qk = saturatingMul(s.heads, s.headDimQK), v = saturatingMul(s.heads, s.headDimV);
     const int threads = int(std::max(1u, std::thread::hardware_concurrency()));
     return pooledBytes(s.heads, s.tq, s.tk, qk, v, s.dOut, kPooledViewBins, threads, true); // with the head mean
-}
-
-Status checkFitsInMemory(const ProblemSize &s)
-{
-    const std::int64_t need = editBytes(s), budget = memoryBudgetBytes();
-    if (need <= budget)
-        return Ok{};
-    return Error{"needs about " + formatBytes(need) + " of memory (the project " + formatBytes(projectBytes(s)) +
-                     " in its copies, its intermediate tensors " + formatBytes(traceBytes(s)) +
-                     "); this machine allows " + formatBytes(budget),
-                 ErrorKind::TooLarge};
 }
 
 } // namespace attnscope

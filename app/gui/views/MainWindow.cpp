@@ -441,6 +441,7 @@ void MainWindow::setDocument(Document *document, bool behindReadOnly)
         m_attentionJobs->cancelAll(); // an attention file still being read no longer replaces this
     m_document = document;
     document->setParent(this);
+    document->setMemoryBudget(m_budget);
     m_undoGroup->addStack(document->undoStack());
     m_undoGroup->setActiveStack(document->undoStack());
     m_model->setDocument(document);

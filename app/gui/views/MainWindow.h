@@ -3,6 +3,7 @@
 #include "app/gui/document/AttentionController.h"
 #include "app/gui/document/ComputeController.h"
 #include "app/gui/document/Document.h"
+#include "app/gui/document/MemoryBudget.h"
 #include "app/gui/document/ModelController.h"
 #include "app/gui/views/HeatmapView.h"
 #include "app/render/FigureExporter.h"
@@ -138,6 +139,11 @@ public:
 
     // Long sequences (MainWindowPooled.cpp): a project too large for full traces
     // (needsPooledView) is shown pooled instead of the tabs, with a notice saying why.
+    // The memory budget and the size from which a project is shown pooled (MemoryBudget.h):
+    // the defaults unless set; handed to the document, the computations and the attention jobs.
+    // A new budget applies from the next edit, computation or file opened on.
+    const MemoryBudget &memoryBudget() const { return m_budget; }
+    void setMemoryBudget(const MemoryBudget &budget);
     PooledHeatmapView *pooledView() const { return m_pooled; }
     bool isPooledMode() const { return m_pooledMode; }
     QLabel *pooledNotice() const { return m_pooledNotice; }
@@ -252,6 +258,7 @@ private:
 
     QPointer<Document> m_document;
     ComputeController *m_compute;
+    MemoryBudget m_budget;
     quint64 m_documentGeneration = 0; // the current document's first computation (setDocument)
     ComputedTracePtr m_result;        // the project's newest result
     ShownAttention m_shown;

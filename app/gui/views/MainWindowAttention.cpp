@@ -167,7 +167,7 @@ void MainWindow::showAttention(LoadedAttentionPtr attention)
     }
     m_layerAction->setVisible(set.layers() > 1);
     m_mergeWordsAction->setEnabled(!set.queryWordOf.empty() && !set.keyWordOf.empty());
-    setLongAttentionMode(isLongAttention(set));
+    setLongAttentionMode(isLongAttention(set, m_budget));
     m_modelView->clear();
     m_statsTable->setStatistics(nullptr);
     m_rolloutView->clear();

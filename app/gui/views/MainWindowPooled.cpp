@@ -1,5 +1,5 @@
 // Long sequences in the main window (issue 11): a project whose full trace would not fit, or
-// whose Tq·Tk·heads passes pooledCellThreshold(), is shown by PooledHeatmapView instead of
+// whose Tq·Tk·heads passes the budget's pooledCells, is shown by PooledHeatmapView instead of
 // the tabs of full views, and a notice says so and why. Nothing is refused for its length.
 
 #include "app/gui/document/MemoryBudget.h"
@@ -44,6 +44,15 @@ void MainWindow::createPooledView(QVBoxLayout *central)
     });
 }
 
+void MainWindow::setMemoryBudget(const MemoryBudget &budget)
+{
+    m_budget = budget;
+    if (m_document)
+        m_document->setMemoryBudget(budget);
+    m_compute->setMemoryBudget(budget);
+    m_attentionJobs->setMemoryBudget(budget);
+}
+
 bool MainWindow::showPooledIfNeeded()
 {
     if (!m_pooled || !m_document || m_attention) {
@@ -51,13 +60,13 @@ bool MainWindow::showPooledIfNeeded()
         return false;
     }
     const ProblemSize size = problemSize(m_document->problem());
-    if (!needsPooledView(size)) {
+    if (!needsPooledView(size, m_budget)) {
         setPooledMode(false);
         return false;
     }
     setPooledMode(true);
     const std::int64_t bins = std::min<std::int64_t>(kPooledViewBins, std::max(size.tq, size.tk));
-    const std::int64_t pooledNeed = editBytes(size), budget = memoryBudgetBytes();
+    const std::int64_t pooledNeed = editBytes(size, m_budget), budget = m_budget.bytes();
     if (pooledNeed > budget) {
         // The one refusal left: even pooled it does not fit. Nothing is computed.
         m_pooled->setSource(nullptr);
