@@ -551,6 +551,41 @@
     </message>
 </context>
 <context>
+    <name>attnscope::AttentionViews</name>
+    <message>
+        <source>Heads</source>
+        <translation>所有头</translation>
+    </message>
+    <message>
+        <source>Head view</source>
+        <translation>头视图</translation>
+    </message>
+    <message>
+        <source>Mean over heads</source>
+        <translation>各头平均</translation>
+    </message>
+    <message>
+        <source>Step by step</source>
+        <translation>逐步计算</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Head statistics</source>
+        <translation>头统计</translation>
+    </message>
+    <message>
+        <source>Rollout</source>
+        <translation>注意力展开</translation>
+    </message>
+    <message>
+        <source>Head, pooled</source>
+        <translation>头（池化）</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::Autosaver</name>
     <message>
         <source>Cannot create %1</source>
@@ -1819,22 +1854,6 @@
         <translation>正在计算…</translation>
     </message>
     <message>
-        <source>Heads</source>
-        <translation>所有头</translation>
-    </message>
-    <message>
-        <source>Head view</source>
-        <translation>头视图</translation>
-    </message>
-    <message>
-        <source>Mean over heads</source>
-        <translation>各头平均</translation>
-    </message>
-    <message>
-        <source>Step by step</source>
-        <translation>逐步计算</translation>
-    </message>
-    <message>
         <source>Model</source>
         <translation>模型</translation>
     </message>
@@ -2127,14 +2146,6 @@
         <translation>%1（只读）— AttnScope</translation>
     </message>
     <message>
-        <source>Head statistics</source>
-        <translation>头统计</translation>
-    </message>
-    <message>
-        <source>Rollout</source>
-        <translation>注意力展开</translation>
-    </message>
-    <message>
         <source>Layer </source>
         <translation>层 </translation>
     </message>
@@ -2233,10 +2244,6 @@
     <message>
         <source>Model: %1 (%2, %3 layers, %4 heads)</source>
         <translation>模型：%1（%2，%3 层，%4 个头）</translation>
-    </message>
-    <message>
-        <source>Head, pooled</source>
-        <translation>头（池化）</translation>
     </message>
     <message>
         <source>Long attention file: heads open pooled (tab Head, pooled); the mouse wheel zooms to exact values.</source>

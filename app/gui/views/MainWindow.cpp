@@ -53,6 +53,7 @@ MainWindow::MainWindow(QWidget *parent)
     setAcceptDrops(true);
     setWindowIcon(QIcon(QStringLiteral(":/icons/attnscope.svg")));
     m_attentionJobs = new AttentionController(this);
+    m_views = new AttentionViews(m_attentionJobs);
     createViews();
     createDocks();
     createActions();
@@ -109,22 +110,6 @@ QString MainWindow::statusText() const
 
 void MainWindow::createViews()
 {
-    m_tabs = new QTabWidget;
-    m_grid = new HeadsGridView;
-    m_headView = new HeatmapView;
-    m_meanView = new HeatmapView;
-    m_meanView->setHead(-1);
-    m_lines = new HeadLinesView;
-    m_teaching = new TeachingView;
-    auto *split = new QSplitter(Qt::Horizontal);
-    split->addWidget(m_grid);
-    split->addWidget(m_headView);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
-    m_tabs->addTab(split, tr("Heads"));
-    m_tabs->addTab(m_lines, tr("Head view"));
-    m_tabs->addTab(m_meanView, tr("Mean over heads"));
-    m_tabs->addTab(m_teaching, tr("Step by step"));
     // Over the views: says why they show an earlier result when a computation failed.
     m_staleBanner = plainLabel();
     m_staleBanner->setObjectName(QStringLiteral("staleBanner"));
@@ -133,11 +118,11 @@ void MainWindow::createViews()
     m_staleBanner->setStyleSheet(
         QStringLiteral("QLabel { background: #fff4e5; color: #7a3e00; border: 1px solid #e0a060; padding: 6px; }"));
     m_staleBanner->hide();
-    auto *greyed = new QGraphicsColorizeEffect(m_tabs);
+    auto *greyed = new QGraphicsColorizeEffect(m_views->tabs());
     greyed->setColor(QColor(0x80, 0x80, 0x80));
     greyed->setStrength(0.85);
     greyed->setEnabled(false);
-    m_tabs->setGraphicsEffect(greyed);
+    m_views->tabs()->setGraphicsEffect(greyed);
     auto *central = new QWidget;
     auto *centralLayout = new QVBoxLayout(central);
     centralLayout->setContentsMargins(0, 0, 0, 0);
@@ -157,28 +142,18 @@ void MainWindow::createViews()
     centralLayout->addLayout(bannerRow);
     m_batchBar = new BatchBar; // shown only for a batched project
     centralLayout->addWidget(m_batchBar);
-    centralLayout->addWidget(m_tabs, 1);
+    centralLayout->addWidget(m_views, 1);
     createPooledView(centralLayout);
     setCentralWidget(central);
-
-    connect(m_grid, &HeadsGridView::headActivated, this, &MainWindow::setCurrentHead);
-    auto select = [this](int head, int query, int key) {
-        if (head >= 0)
-            m_teaching->setHead(head);
-        m_teaching->setSelection(query, key);
-        m_headView->setSelectedCell(QPoint(key, query));
-    };
-    connect(m_headView, &HeatmapView::cellSelected, this, select);
-    connect(m_meanView, &HeatmapView::cellSelected, this, select);
-    createAttentionViews();
+    connect(m_views, &AttentionViews::headActivated, this, &MainWindow::setCurrentHead);
+    connect(m_views, &AttentionViews::setHeadActivated, this, &MainWindow::activateHead);
+    connect(m_views, &AttentionViews::setViewsUpdated, this, &MainWindow::attentionViewsUpdated);
+    createAttentionJobs();
 }
 
 void MainWindow::setCurrentHead(int head)
 {
-    m_grid->setCurrentHead(head);
-    m_headView->setHead(head);
-    m_lines->setHead(head);
-    m_teaching->setHead(head);
+    m_views->setCurrentHead(head);
 }
 
 void MainWindow::createDocks()
@@ -294,7 +269,7 @@ void MainWindow::createActions()
             m_logForPooled = false; // the user's choice from now on
     });
     connect(m_valuesBox, &QCheckBox::toggled, this, &MainWindow::applyViewSettings);
-    connect(m_overlayBox, &QCheckBox::toggled, m_lines, &HeadLinesView::setOverlay);
+    connect(m_overlayBox, &QCheckBox::toggled, m_views, &AttentionViews::setOverlay);
 
     m_viewMenu = menuBar()->addMenu(tr("&View"));
     for (QDockWidget *d : findChildren<QDockWidget *>())
@@ -414,22 +389,11 @@ void MainWindow::applyViewSettings()
     s.scope = ScaleScope(m_scopeBox->currentData().toInt());
     s.colorScale = ColorScaleKind(m_colorScaleBox->currentData().toInt());
     s.showValues = m_valuesBox->isChecked();
-    m_grid->setSettings(s);
-    m_headView->setSettings(s);
-    HeatmapViewSettings mean = s;
-    mean.quantity = HeatmapQuantity::Weights; // the mean of signed scores says little
-    m_meanView->setSettings(mean);
-    m_rolloutView->setColorMap(s.colorMap);
+    m_views->setSettings(s);
     m_pooled->setColorMap(s.colorMap);
     m_pooled->setColorScale(s.colorScale);
     m_pooled->setScope(s.scope);
     m_pooled->setQuantity(s.quantity); // only weights are pooled: the view says so for others
-    if (m_filePooled) {
-        m_filePooled->setColorMap(s.colorMap);
-        m_filePooled->setColorScale(s.colorScale);
-        m_filePooled->setScope(s.scope);
-    }
-    requestThumbnails();
 }
 
 void MainWindow::setDocument(Document *document, bool behindReadOnly)
@@ -519,7 +483,7 @@ void MainWindow::setStale(bool stale, const QString &reason, const QString &head
 {
     m_stale = stale;
     m_staleReason = stale ? reason : QString();
-    m_tabs->graphicsEffect()->setEnabled(stale);
+    m_views->tabs()->graphicsEffect()->setEnabled(stale);
     m_staleBanner->setVisible(stale);
     m_reopenButton->hide();
     if (stale)
@@ -542,7 +506,7 @@ void MainWindow::showResult(ComputedTracePtr result)
     }
     ShownAttention shown = ShownAttention::ofTensors(result);
     shown.mergeWords = m_mergeWordsAction->isChecked();
-    setViewsAttention(shown);
+    m_views->setAttention(shown);
     refreshAttentionViews(false);
     m_timeLabel->setText(tr("computed in %1 ms").arg(result->milliseconds, 0, 'f', 2));
     // After a runtime fallback the backend that ran is not the one chosen: say so.
@@ -553,19 +517,6 @@ void MainWindow::showResult(ComputedTracePtr result)
     }
     emit resultShown(result);
     emit attentionShown();
-}
-
-void MainWindow::setViewsAttention(const ShownAttention &shown)
-{
-    m_shown = shown;
-    m_grid->setAttention(shown);
-    m_headView->setAttention(shown);
-    m_meanView->setAttention(shown);
-    m_lines->setAttention(shown);
-    m_teaching->setAttention(shown);
-    const int heads = shown.heads();
-    if (heads > 0 && m_grid->currentHead() >= heads)
-        setCurrentHead(heads - 1);
 }
 
 void MainWindow::updateTitle()

@@ -5,7 +5,7 @@
 #include "app/gui/document/Document.h"
 #include "app/gui/document/MemoryBudget.h"
 #include "app/gui/document/ModelController.h"
-#include "app/gui/views/HeatmapView.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/render/FigureExporter.h"
 
 #include <QMainWindow>
@@ -119,9 +119,9 @@ public:
     QLineEdit *modelTextEdit() const { return m_modelText; }
     ModelController *modelJobs() const { return m_modelJobs; }
     AttentionController *attentionController() const { return m_attentionJobs; }
-    ModelView *modelView() const { return m_modelView; }
-    StatsTable *statsTable() const { return m_statsTable; }
-    RolloutView *rolloutView() const { return m_rolloutView; }
+    ModelView *modelView() const { return m_views->modelView(); }
+    StatsTable *statsTable() const { return m_views->statsTable(); }
+    RolloutView *rolloutView() const { return m_views->rolloutView(); }
     QSpinBox *layerSelector() const { return m_layerSpin; }
     QAction *mergeWordsAction() const { return m_mergeWordsAction; }
     int currentLayer() const { return m_layer; }
@@ -131,11 +131,11 @@ public:
     // What the views show now (ShownAttention): the set the model view, the statistics and the
     // rollout describe, and the layer the heads, the enlarged head, the mean and the head view
     // draw (a project's trace; a file's or a model run's layer once read: attentionShown()).
-    const ShownAttention &shownAttention() const { return m_shown; }
+    const ShownAttention &shownAttention() const { return m_views->attention(); }
     // A long attention file (isLongAttention): its heads open in this pooled view (the "Head,
     // pooled" tab) instead of the heads grid, read block by block from the mapped file.
     bool isLongAttentionShown() const { return m_longAttention; }
-    PooledHeatmapView *attentionPooledView() const { return m_filePooled; }
+    PooledHeatmapView *attentionPooledView() const { return m_views->filePooled(); }
 
     // Long sequences (MainWindowPooled.cpp): a project too large for full traces
     // (needsPooledView) is shown pooled instead of the tabs, with a notice saying why.
@@ -148,16 +148,17 @@ public:
     bool isPooledMode() const { return m_pooledMode; }
     QLabel *pooledNotice() const { return m_pooledNotice; }
 
-    HeadsGridView *headsGrid() const { return m_grid; }
-    HeatmapView *headView() const { return m_headView; }
-    HeatmapView *meanView() const { return m_meanView; }
-    HeadLinesView *headLinesView() const { return m_lines; }
-    TeachingView *teachingView() const { return m_teaching; }
+    AttentionViews *views() const { return m_views; }
+    HeadsGridView *headsGrid() const { return m_views->grid(); }
+    HeatmapView *headView() const { return m_views->headView(); }
+    HeatmapView *meanView() const { return m_views->meanView(); }
+    HeadLinesView *headLinesView() const { return m_views->lines(); }
+    TeachingView *teachingView() const { return m_views->teaching(); }
     BatchBar *batchBar() const { return m_batchBar; }
     MaskEditor *maskEditor() const { return m_mask; }
     ModelPanel *modelPanel() const { return m_model; }
     MatrixEditor *matrixEditor(MatrixId id) const;
-    QTabWidget *viewTabs() const { return m_tabs; }
+    QTabWidget *viewTabs() const { return m_views->tabs(); }
     void setCurrentHead(int head);
     void setColorMap(ColorMapKind kind);
 
@@ -212,7 +213,6 @@ private:
     void computeFailed(const QString &message, ErrorKind kind);
     // headline: what the banner says above the reason (default: a computation failed).
     void setStale(bool stale, const QString &reason = {}, const QString &headline = {});
-    void setViewsAttention(const ShownAttention &shown);
     // What a job over the set is asked with: the views' set, merged into words or not as the
     // View menu says now.
     ShownAttention requestedAttention() const;
@@ -221,14 +221,12 @@ private:
     void setPooledMode(bool pooled);
 
     // Imported attention (MainWindowAttention.cpp).
-    void createAttentionViews();
+    void createAttentionJobs();
     void createAttentionActions(QToolBar *bar);
     void showAttention(LoadedAttentionPtr attention);
     void leaveAttentionMode();
     void setEditingEnabled(bool enabled);
     void refreshAttentionViews(bool layerToo);
-    void requestThumbnails();
-    bool attentionTabInFront() const;
     void setLongAttentionMode(bool on);
     void showLongAttentionLayer(); // the current layer in m_filePooled
     // The attention file shown changed on disk (the script that wrote it ran again): its views
@@ -261,14 +259,13 @@ private:
     MemoryBudget m_budget;
     quint64 m_documentGeneration = 0; // the current document's first computation (setDocument)
     ComputedTracePtr m_result;        // the project's newest result
-    ShownAttention m_shown;
     QUndoGroup *m_undoGroup;
     QString m_lastError;
     Autosaver *m_autosaver = nullptr;
     bool m_stale = false;
     QString m_staleReason;
 
-    QTabWidget *m_tabs = nullptr;
+    AttentionViews *m_views = nullptr;
     QLabel *m_staleBanner = nullptr;
     QPushButton *m_reopenButton = nullptr;       // beside the banner when the file changed on disk
     QFileSystemWatcher *m_fileWatcher = nullptr; // the attention file shown
@@ -280,11 +277,6 @@ private:
     // 0..1 a long head is one dark colour); given back when it leaves, unless the user chose.
     bool m_logForPooled = false;
     bool m_settingScale = false;
-    HeadsGridView *m_grid = nullptr;
-    HeatmapView *m_headView = nullptr;
-    HeatmapView *m_meanView = nullptr;
-    HeadLinesView *m_lines = nullptr;
-    TeachingView *m_teaching = nullptr;
     BatchBar *m_batchBar = nullptr;
     MaskEditor *m_mask = nullptr;
     ModelPanel *m_model = nullptr;
@@ -306,15 +298,10 @@ private:
 
     AttentionController *m_attentionJobs = nullptr;
     LoadedAttentionPtr m_attention;
-    ModelView *m_modelView = nullptr;
-    StatsTable *m_statsTable = nullptr;
-    RolloutView *m_rolloutView = nullptr;
     QSpinBox *m_layerSpin = nullptr;
     QAction *m_layerAction = nullptr;
     QAction *m_mergeWordsAction = nullptr;
     int m_layer = 0;
-    bool m_attentionViewsDirty = true;
-    PooledHeatmapView *m_filePooled = nullptr;
     bool m_longAttention = false;
     ModelController *m_modelJobs = nullptr;
     QString m_modelSummary; // "Model: NAME (GPT-2, L layers, H heads)", before where it ran
@@ -323,8 +310,7 @@ private:
     QString m_modelDir;
     QLineEdit *m_modelText = nullptr;
     QAction *m_openHeadAction = nullptr;
-    std::map<QString, bool> m_dockVisible;       // before a read-only document hid them
-    std::pair<int, int> m_thumbnailLook{-1, -1}; // colour map and scope the thumbnails have
+    std::map<QString, bool> m_dockVisible; // before a read-only document hid them
 
     ElidedLabel *m_backendLabel = nullptr;
     QLabel *m_timeLabel = nullptr;

@@ -30,33 +30,14 @@
 
 namespace attnscope {
 
-void MainWindow::createAttentionViews()
+void MainWindow::createAttentionJobs()
 {
-    m_modelView = new ModelView;
-    m_statsTable = new StatsTable;
-    m_rolloutView = new RolloutView;
-    m_tabs->addTab(m_modelView, tr("Model"));
-    m_tabs->addTab(m_statsTable, tr("Head statistics"));
-    m_tabs->addTab(m_rolloutView, tr("Rollout"));
-    m_filePooled = new PooledHeatmapView;
-    m_filePooled->setObjectName(QStringLiteral("attentionPooledView"));
-    m_tabs->addTab(m_filePooled, tr("Head, pooled"));
-    m_tabs->setTabVisible(m_tabs->indexOf(m_filePooled), false);
-    connect(m_attentionJobs, &AttentionController::thumbnailProgress, m_modelView, &ModelView::setProgress);
-    connect(m_modelView, &ModelView::headActivated, this, &MainWindow::activateHead);
-    connect(m_statsTable, &StatsTable::headActivated, this, &MainWindow::activateHead);
-    // A project's model view, statistics and rollout are made when one of them is in front.
-    connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
-        if (m_attentionViewsDirty && attentionTabInFront())
-            refreshAttentionViews(false);
-    });
-
     // A shown file rewritten on disk: said as soon as the file system tells, and by any job
     // (layer, thumbnails, statistics, rollout, pooled tiles) that read it meanwhile.
     m_fileWatcher = new QFileSystemWatcher(this);
     connect(m_fileWatcher, &QFileSystemWatcher::fileChanged, this, [this] { checkAttentionSource(); });
     connect(m_attentionJobs, &AttentionController::sourceChanged, this, &MainWindow::showAttentionSourceChanged);
-    connect(m_filePooled->jobs(), &PooledJobs::failed, this, [this](const QString &, ErrorKind kind) {
+    connect(m_views->filePooled()->jobs(), &PooledJobs::failed, this, [this](const QString &, ErrorKind kind) {
         if (kind == ErrorKind::Io)
             checkAttentionSource();
     });
@@ -75,25 +56,9 @@ void MainWindow::createAttentionViews()
     connect(m_attentionJobs, &AttentionController::layerReady, this, [this](const ShownAttention &shown) {
         if (!m_attention || shown.layer != m_layer)
             return;
-        setViewsAttention(shown);
+        m_views->setAttention(shown);
         emit attentionShown();
     });
-    connect(m_attentionJobs, &AttentionController::thumbnailsReady, this,
-            [this](AttentionController::ThumbnailsPtr thumbs) {
-                m_modelView->setThumbnails(std::move(thumbs));
-                emit attentionViewsUpdated();
-            });
-    connect(m_attentionJobs, &AttentionController::statisticsReady, this,
-            [this](AttentionController::StatisticsPtr stats) {
-                m_statsTable->setStatistics(std::move(stats));
-                emit attentionViewsUpdated();
-            });
-    connect(m_attentionJobs, &AttentionController::rolloutReady, this,
-            [this](AttentionController::RolloutPtr rollout, const QStringList &q, const QStringList &k,
-                   const QString &error) {
-                m_rolloutView->setRollout(std::move(rollout), q, k, requestedAttention().set.layers(), error);
-                emit attentionViewsUpdated();
-            });
 }
 
 void MainWindow::createAttentionActions(QToolBar *bar)
@@ -168,10 +133,8 @@ void MainWindow::showAttention(LoadedAttentionPtr attention)
     m_layerAction->setVisible(set.layers() > 1);
     m_mergeWordsAction->setEnabled(!set.queryWordOf.empty() && !set.keyWordOf.empty());
     setLongAttentionMode(isLongAttention(set, m_budget));
-    m_modelView->clear();
-    m_statsTable->setStatistics(nullptr);
-    m_rolloutView->clear();
-    m_modelView->setCurrent(0, std::min(m_grid->currentHead(), set.heads() - 1));
+    m_views->clearSetViews();
+    modelView()->setCurrent(0, std::min(m_views->currentHead(), set.heads() - 1));
     setStale(false);
     m_timeLabel->setText(tr("%1 layers, %2 heads, %3 \u00d7 %4 tokens")
                              .arg(set.layers())
@@ -237,11 +200,7 @@ void MainWindow::leaveAttentionMode()
     m_layer = 0;
     m_layerAction->setVisible(false);
     m_mergeWordsAction->setEnabled(false);
-    m_modelView->clear();
-    m_statsTable->setStatistics(nullptr);
-    m_rolloutView->clear();
-    m_attentionViewsDirty = true;
-    m_thumbnailLook = {-1, -1};
+    m_views->clearSetViews();
     setEditingEnabled(true);
 }
 
@@ -263,13 +222,7 @@ void MainWindow::setEditingEnabled(bool enabled)
     if (!enabled)
         m_quantityBox->setCurrentIndex(m_quantityBox->findData(int(HeatmapQuantity::Weights)));
     m_quantityBox->setEnabled(enabled);
-    m_tabs->setTabVisible(m_tabs->indexOf(m_teaching), enabled);
-}
-
-bool MainWindow::attentionTabInFront() const
-{
-    QWidget *front = m_tabs->currentWidget();
-    return front == m_modelView || front == m_statsTable || front == m_rolloutView;
+    m_views->setStepsShown(enabled);
 }
 
 void MainWindow::refreshAttentionViews(bool layerToo)
@@ -280,34 +233,7 @@ void MainWindow::refreshAttentionViews(bool layerToo)
         else
             m_attentionJobs->requestLayer(requestedAttention(), m_layer);
     }
-    // A project's are made only when looked at: an edit's compute must not pay for them.
-    if (!m_attention && !attentionTabInFront()) {
-        m_attentionViewsDirty = true;
-        return;
-    }
-    m_attentionViewsDirty = false;
-    const ShownAttention source = requestedAttention();
-    if (source.set.isEmpty())
-        return;
-    m_thumbnailLook = {-1, -1};
-    requestThumbnails();
-    m_attentionJobs->requestStatistics(source.set);
-    m_attentionJobs->requestRollout(source);
-}
-
-void MainWindow::requestThumbnails()
-{
-    if (!m_attentionJobs || m_attentionViewsDirty)
-        return;
-    const int colorMap = m_colorMapBox->currentData().toInt();
-    const int scope = m_scopeBox->currentData().toInt();
-    if (m_thumbnailLook == std::pair{colorMap, scope})
-        return; // toggling values or the overlay changes nothing here
-    const ShownAttention source = requestedAttention();
-    if (source.set.isEmpty())
-        return;
-    m_thumbnailLook = {colorMap, scope};
-    m_attentionJobs->requestThumbnails(source, ColorMapKind(colorMap), ScaleScope(scope));
+    m_views->refreshSetViews(requestedAttention(), m_attention != nullptr);
 }
 
 void MainWindow::setCurrentLayer(int layer)
@@ -318,7 +244,7 @@ void MainWindow::setCurrentLayer(int layer)
         const QSignalBlocker block(m_layerSpin);
         m_layerSpin->setValue(layer);
     }
-    m_modelView->setCurrent(layer, m_grid->currentHead());
+    m_views->setCurrentLayer(layer);
     if (layer == m_layer)
         return;
     m_layer = layer;
@@ -332,13 +258,8 @@ void MainWindow::activateHead(int layer, int head)
 {
     setCurrentLayer(layer);
     setCurrentHead(head);
-    m_modelView->setCurrent(m_layer, head);
-    if (m_longAttention) {
-        m_filePooled->setHead(head);
-        m_tabs->setCurrentWidget(m_filePooled);
-        return;
-    }
-    m_tabs->setCurrentIndex(0); // the heads grid with the enlarged head
+    modelView()->setCurrent(m_layer, head);
+    m_views->showHead(head);
 }
 
 } // namespace attnscope

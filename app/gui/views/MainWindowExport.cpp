@@ -50,21 +50,21 @@ FigureOptions MainWindow::currentFigureOptions() const
     FigureOptions o;
     // The view in front: the heads tab exports its enlarged head; the model and rollout tabs
     // the attention set's figures.
-    const QWidget *page = m_tabs->currentWidget();
-    if (page == m_modelView)
+    const QWidget *page = viewTabs()->currentWidget();
+    if (page == modelView())
         o.view = FigureView::Model;
-    else if (page == m_rolloutView)
+    else if (page == rolloutView())
         o.view = FigureView::Rollout;
-    else if (page == m_lines)
+    else if (page == headLinesView())
         o.view = FigureView::HeadView;
-    else if (page == m_meanView)
+    else if (page == meanView())
         o.view = FigureView::Mean;
-    else if (page == m_teaching)
+    else if (page == teachingView())
         o.view = FigureView::Teaching;
     else
         o.view = FigureView::Head;
-    o.head = m_grid->currentHead();
-    const HeatmapViewSettings &s = m_headView->settings();
+    o.head = m_views->currentHead();
+    const HeatmapViewSettings &s = headView()->settings();
     o.colorMap = s.colorMap;
     o.quantity = s.quantity;
     o.scale = s.scope;
@@ -73,7 +73,7 @@ FigureOptions MainWindow::currentFigureOptions() const
     o.overlayHeads = m_overlayBox->isChecked();
     o.layer = m_layer;
     o.mergeWords = m_mergeWordsAction && m_mergeWordsAction->isChecked();
-    if (const auto cell = m_headView->selectedCell()) {
+    if (const auto cell = headView()->selectedCell()) {
         o.query = cell->y();
         o.key = cell->x();
     }
@@ -98,8 +98,8 @@ PooledHeatmapView *MainWindow::pooledInFront() const
 {
     if (m_pooledMode)
         return m_pooled;
-    if (m_filePooled && m_tabs->currentWidget() == m_filePooled)
-        return m_filePooled;
+    if (viewTabs()->currentWidget() == attentionPooledView())
+        return attentionPooledView();
     return nullptr;
 }
 
@@ -136,11 +136,11 @@ ExportFigureDialog *MainWindow::showExportFigureDialog()
         dialog->open();
         return dialog;
     }
-    if (m_shown.heads() == 0) {
+    if (shownAttention().heads() == 0) {
         showError(tr("Nothing to export yet: the project is still being computed."));
         return nullptr;
     }
-    auto *dialog = new ExportFigureDialog(m_shown, currentFigureOptions(), this);
+    auto *dialog = new ExportFigureDialog(shownAttention(), currentFigureOptions(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setPath(suggestedExportPath(ExportFigureDialog::rememberedSuffix()));
     connect(dialog, &QDialog::accepted, this,
@@ -157,13 +157,13 @@ ExportDataDialog *MainWindow::showExportDataDialog()
                      "compute PROJECT --out DIR --pool N."));
         return nullptr;
     }
-    if (m_shown.heads() == 0) {
+    if (shownAttention().heads() == 0) {
         showError(tr("Nothing to export yet: the project is still being computed."));
         return nullptr;
     }
-    auto *dialog = new ExportDataDialog(m_shown, this);
+    auto *dialog = new ExportDataDialog(shownAttention(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->setHead(m_grid->currentHead());
+    dialog->setHead(m_views->currentHead());
     dialog->setPath(suggestedExportPath(QStringLiteral("npz")));
     connect(dialog, &QDialog::accepted, this,
             [this, dialog] { m_messageLabel->showMessage(tr("Exported %1").arg(dialog->path()), 5000); });
@@ -190,10 +190,10 @@ bool MainWindow::copyFigure()
         options.title = figure.title; // names the file's layer, which a one-layer set cannot
         image =
             FigureExporter(std::move(figure.set), figure.name, std::move(figure.allowed)).image(options, size, &error);
-    } else if (m_shown.heads() == 0) {
+    } else if (shownAttention().heads() == 0) {
         return false;
     } else {
-        image = FigureExporter(m_shown).image(options, size, &error);
+        image = FigureExporter(shownAttention()).image(options, size, &error);
     }
     if (image.isNull()) {
         showError(error);

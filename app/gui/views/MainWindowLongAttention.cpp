@@ -17,20 +17,12 @@ namespace attnscope {
 
 void MainWindow::setLongAttentionMode(bool on)
 {
-    if (!m_filePooled)
-        return;
     m_longAttention = on;
-    // The tabs that copy a layer's maps in full: the heads grid, the head view, the mean.
-    for (int i = 0; i < 3; ++i)
-        m_tabs->setTabVisible(i, !on);
-    m_tabs->setTabVisible(m_tabs->indexOf(m_filePooled), on);
+    m_views->setLong(on);
     if (on) {
         // Merging words copies every map as doubles: not for files this long.
         m_mergeWordsAction->setChecked(false);
         m_mergeWordsAction->setEnabled(false);
-        m_filePooled->setColorMap(ColorMapKind(m_colorMapBox->currentData().toInt()));
-    } else {
-        m_filePooled->setSource(nullptr);
     }
 }
 
@@ -39,7 +31,7 @@ void MainWindow::showLongAttentionLayer()
     if (!m_attention || !m_longAttention)
         return;
     const AttentionSet &set = m_attention->set;
-    m_filePooled->setSource(std::make_shared<const AttentionFileTiles>(set, m_layer));
+    attentionPooledView()->setSource(std::make_shared<const AttentionFileTiles>(set, m_layer));
     m_noticeLabel->setText(tr("Long attention file: heads open pooled (tab Head, pooled); the mouse wheel zooms "
                               "to exact values."));
     m_noticeLabel->show();

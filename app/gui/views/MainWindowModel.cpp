@@ -61,7 +61,7 @@ void MainWindow::createModelViews(QMenu *file)
     m_openHeadAction->setObjectName(QStringLiteral("openHeadInEditor"));
     m_openHeadAction->setEnabled(false);
     connect(m_openHeadAction, &QAction::triggered, this,
-            [this] { openHeadInEditor(m_modelView->currentLayer(), m_modelView->currentHead()); });
+            [this] { openHeadInEditor(modelView()->currentLayer(), modelView()->currentHead()); });
     // Inserted after File > Open…: the second action of the menu.
     const QList<QAction *> actions = file->actions();
     file->insertAction(actions.size() > 2 ? actions.at(2) : nullptr, openModelAction);
@@ -71,19 +71,20 @@ void MainWindow::createModelViews(QMenu *file)
 
     // The model view's context menu opens the head under the mouse; the heads grid's the
     // current head of the current layer.
-    m_modelView->viewport()->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_modelView->viewport(), &QWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
-        const auto [layer, head] = m_modelView->tileAt(pos);
+    modelView()->viewport()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(modelView()->viewport(), &QWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
+        const auto [layer, head] = modelView()->tileAt(pos);
         if (layer < 0)
             return;
-        m_modelView->setCurrent(layer, head);
+        modelView()->setCurrent(layer, head);
         QMenu menu;
         menu.addAction(m_openHeadAction);
-        menu.exec(m_modelView->viewport()->mapToGlobal(pos));
+        menu.exec(modelView()->viewport()->mapToGlobal(pos));
     });
-    m_grid->setContextMenuPolicy(Qt::ActionsContextMenu);
-    m_grid->addAction(m_openHeadAction);
-    connect(m_grid, &HeadsGridView::headActivated, this, [this](int head) { m_modelView->setCurrent(m_layer, head); });
+    headsGrid()->setContextMenuPolicy(Qt::ActionsContextMenu);
+    headsGrid()->addAction(m_openHeadAction);
+    connect(headsGrid(), &HeadsGridView::headActivated, this,
+            [this](int head) { modelView()->setCurrent(m_layer, head); });
 
     connect(m_modelJobs, &ModelController::loaded, this, [this](const ModelPtr &, const QString &dir) {
         m_modelDir = dir;
@@ -187,7 +188,7 @@ void MainWindow::showModelRun(ModelPtr model, ModelRunPtr run, const AttentionSe
         // Another sentence: the same layer and head stay in view.
         m_attention = loaded;
         m_layer = std::min(m_layer, set.layers() - 1);
-        m_modelView->clear();
+        modelView()->clear();
         m_timeLabel->setText(tr("%1 layers, %2 heads, %3 \u00d7 %4 tokens")
                                  .arg(set.layers())
                                  .arg(set.heads())

@@ -30,7 +30,7 @@ void MainWindow::createPooledView(QVBoxLayout *central)
     m_pooledNotice->hide();
     m_pooled = new PooledHeatmapView;
     m_pooled->hide();
-    central->insertWidget(central->indexOf(m_tabs), m_pooledNotice);
+    central->insertWidget(central->indexOf(m_views), m_pooledNotice);
     central->addWidget(m_pooled, 1);
     m_pooled->setColorMap(ColorMapKind(m_colorMapBox ? m_colorMapBox->currentData().toInt() : 0));
     connect(m_pooled->jobs(), &PooledJobs::failed, this, [this](const QString &message, ErrorKind kind) {
@@ -122,7 +122,7 @@ void MainWindow::setPooledMode(bool pooled)
         if (maskDock && m_maskDockWasVisible)
             maskDock->show();
     }
-    m_tabs->setVisible(!pooled);
+    m_views->setVisible(!pooled);
     m_pooledNotice->setVisible(pooled);
     m_pooled->setVisible(pooled);
 }
