@@ -3,7 +3,6 @@
 #include "core/analysis/Pooling.h"
 #include "core/io/MemoryLimits.h"
 
-#include <QCoreApplication>
 #include <QElapsedTimer>
 
 namespace attnscope {
@@ -39,10 +38,7 @@ AttentionFileTiles::computeTile(const PooledBlock &block, const std::atomic<bool
     auto pooled = poolSetBlock(m_set, 0, m_layer, SetBlock{block.q0, block.q1, block.k0, block.k1}, options);
     if (!pooled) {
         if (pooled.error().kind == ErrorKind::OutOfMemory)
-            return Error{QCoreApplication::translate("attnscope::PooledJobs",
-                                                     "out of memory while computing the pooled attention")
-                             .toStdString(),
-                         ErrorKind::OutOfMemory};
+            return outOfMemory();
         return pooled.error();
     }
     auto tile = std::make_shared<PooledTile>();

@@ -18,6 +18,14 @@ ProjectTiles::ProjectTiles(std::shared_ptr<const Project> project, std::shared_p
     m_shape.keyLabels = m_project->keyLabels();
 }
 
+Error PooledTileSource::outOfMemory()
+{
+    return Error{
+        QCoreApplication::translate("attnscope::PooledJobs", "out of memory while computing the pooled attention")
+            .toStdString(),
+        ErrorKind::OutOfMemory};
+}
+
 Result<std::shared_ptr<PooledTile>> ProjectTiles::computeTile(const PooledBlock &block, const std::atomic<bool> *cancel,
                                                               PoolProgress *progress) const
 {
@@ -49,10 +57,7 @@ Result<std::shared_ptr<PooledTile>> ProjectTiles::computeTile(const PooledBlock 
         tile->milliseconds = double(timer.nsecsElapsed()) / 1e6;
         return tile;
     } catch (const std::bad_alloc &) {
-        return Error{
-            QCoreApplication::translate("attnscope::PooledJobs", "out of memory while computing the pooled attention")
-                .toStdString(),
-            ErrorKind::OutOfMemory};
+        return outOfMemory();
     } catch (const std::exception &e) {
         return Error{std::string("computation failed: ") + e.what(), ErrorKind::Internal};
     }

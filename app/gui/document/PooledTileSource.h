@@ -36,6 +36,9 @@ public:
                                                             PoolProgress *progress) const = 0;
 
 protected:
+    // What a tile that ran out of memory reports, whichever source computed it.
+    static Error outOfMemory();
+
     PooledShape m_shape;
 };
 

@@ -16,9 +16,8 @@ namespace attnscope {
 
 AttentionViews::AttentionViews(AttentionController *jobs, QWidget *parent)
     : QWidget(parent), m_jobs(jobs), m_tabs(new QTabWidget), m_grid(new HeadsGridView), m_headView(new HeatmapView),
-      m_meanView(new HeatmapView), m_lines(new HeadLinesView), m_teaching(new TeachingView),
-      m_modelView(new ModelView), m_statsTable(new StatsTable), m_rolloutView(new RolloutView),
-      m_filePooled(new PooledHeatmapView)
+      m_meanView(new HeatmapView), m_lines(new HeadLinesView), m_teaching(new TeachingView), m_modelView(new ModelView),
+      m_statsTable(new StatsTable), m_rolloutView(new RolloutView), m_filePooled(new PooledHeatmapView)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);

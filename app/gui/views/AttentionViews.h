@@ -66,7 +66,7 @@ public:
     PooledHeatmapView *filePooled() const { return m_filePooled; }
 
 signals:
-    void headActivated(int head);            // in the heads grid
+    void headActivated(int head);               // in the heads grid
     void setHeadActivated(int layer, int head); // in the model view or the statistics
     // The model view, the statistics or the rollout received new contents.
     void setViewsUpdated();
