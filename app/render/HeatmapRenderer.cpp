@@ -19,11 +19,13 @@ namespace attnscope {
 
 namespace {
 
-QStringList labelsOf(const QStringList &tokens, Eigen::Index n)
+template <typename Labels>
+QStringList labelsOf(const Labels &tokens, Eigen::Index n)
 {
     QStringList out;
+    out.reserve(qsizetype(n));
     for (Eigen::Index i = 0; i < n; ++i)
-        out << (i < tokens.size() ? displayText(tokens[qsizetype(i)]) : QString::number(i));
+        out << (std::size_t(i) < std::size_t(tokens.size()) ? displayText(tokens[std::size_t(i)]) : QString::number(i));
     return out;
 }
 
@@ -101,8 +103,13 @@ HeatmapData HeatmapData::of(const ShownAttention &shown, int head, HeatmapQuanti
         d.allowed = nullptr; // merged into words: the mask is the tokens'
     else
         d.emptyRows = shown.emptyRows();
-    d.rowLabels = labelsOf(shown.queryLabels(), d.values->rows());
-    d.columnLabels = labelsOf(shown.keyLabels(), d.values->cols());
+    if (shown.merges()) {
+        d.rowLabels = labelsOf(shown.queryLabels(), d.values->rows());
+        d.columnLabels = labelsOf(shown.keyLabels(), d.values->cols());
+    } else { // straight from the set's labels: a heads grid makes these once per head
+        d.rowLabels = labelsOf(shown.set.queryTokens, d.values->rows());
+        d.columnLabels = labelsOf(shown.set.keyTokens, d.values->cols());
+    }
     d.signedValues = scores;
     d.maskFill = shown.maskFill();
     d.nonFinite = (!d.values->array().isFinite()).count();
