@@ -2321,6 +2321,10 @@
         <source>%1 on %2 — %3</source>
         <translation>%1，运行于 %2 — %3</translation>
     </message>
+    <message>
+        <source>New &amp;Window</source>
+        <translation>新建窗口(&amp;W)</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>

@@ -7,13 +7,16 @@
 #include "../common/TestUtil.h"
 #include "../common/WindowTestUtil.h"
 
+#include <QAction>
 #include <QDir>
 #include <QDockWidget>
 #include <QLabel>
+#include <QPointer>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -32,6 +35,7 @@ private slots:
     void firstWindowShowsEveryDockOn1600x1000();
     void secondWindowRestoresGeometryAndDocks();
     void longStatusNoticesElideWithFullTextInToolTip();
+    void newWindowHoldsASourceOfItsOwn();
 };
 
 void TestWindowLayout::initTestCase()
@@ -186,4 +190,49 @@ void TestWindowLayout::longStatusNoticesElideWithFullTextInToolTip()
 }
 
 ATTNSCOPE_TEST_MAIN_1600X1000(TestWindowLayout)
+// File > New Window: a second window with its own document, which can show an attention file
+// while the first keeps its project (and its undo), and which goes when closed, alone.
+void TestWindowLayout::newWindowHoldsASourceOfItsOwn()
+{
+    auto first = test::openTutorialWindow();
+    QVERIFY(first);
+    QVERIFY(first->computeController()->waitForIdle());
+    QTRY_VERIFY(first->currentResult());
+    Document *document = first->document();
+    const std::string title = document->project().title;
+    QAction *action = first->findChild<QAction *>(QStringLiteral("newWindowAction"));
+    QVERIFY(action);
+    QCOMPARE(action->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_N));
+    const QList<QWidget *> before = QApplication::topLevelWidgets();
+    action->trigger();
+    MainWindow *second = nullptr;
+    for (QWidget *w : QApplication::topLevelWidgets())
+        if (auto *m = qobject_cast<MainWindow *>(w); m && m != first.get() && !before.contains(w))
+            second = m;
+    QVERIFY(second);
+    QPointer<MainWindow> guard(second);
+    QVERIFY(second->isVisible());
+    QVERIFY(second->testAttribute(Qt::WA_DeleteOnClose));
+    QVERIFY(second->document() != document);
+    QVERIFY(second->pos() != first->pos());
+
+    QSignalSpy opened(second, &MainWindow::attentionOpened);
+    QVERIFY(second->openFile(QStringLiteral(ATTNSCOPE_SOURCE_DIR "/tests/fixtures/attention/lhtt_f32.npy")));
+    QVERIFY2(opened.wait(20000), qPrintable(second->lastError()));
+    QTRY_VERIFY_WITH_TIMEOUT(second->shownAttention().heads() == 4, 20000);
+    QVERIFY(second->isReadOnly());
+    // The first window's project is untouched and still edited there.
+    QVERIFY(!first->isReadOnly());
+    QCOMPARE(first->document(), document);
+    QCOMPARE(document->project().title, title);
+    QVERIFY(first->currentResult());
+    QCOMPARE(first->shownAttention().set.layers(), 1);
+    QVERIFY(!second->shownAttention().tensors);
+
+    second->close();
+    QTRY_VERIFY(!guard); // deleted on close
+    QVERIFY(first->isVisible());
+    QCOMPARE(first->document(), document);
+}
+
 #include "tst_windowlayout.moc"

@@ -22,6 +22,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QGraphicsColorizeEffect>
 #include <QHBoxLayout>
 #include <QIcon>
@@ -156,6 +157,17 @@ void MainWindow::setCurrentHead(int head)
     m_views->setCurrentHead(head);
 }
 
+MainWindow *MainWindow::openNewWindow()
+{
+    auto *window = new MainWindow;
+    window->setAttribute(Qt::WA_DeleteOnClose);
+    // Beside this one rather than exactly over it (both restore the remembered geometry).
+    const int step = 2 * QFontMetrics(font()).height();
+    window->move(pos() + QPoint(step, step));
+    window->show();
+    return window;
+}
+
 void MainWindow::createDocks()
 {
     auto dock = [this](const QString &title, const QString &name, QWidget *w, Qt::DockWidgetArea area) {
@@ -206,6 +218,9 @@ void MainWindow::createActions()
             newDocument();
     });
     newAction->setShortcut(QKeySequence::New);
+    QAction *newWindow = file->addAction(tr("New &Window"), this, &MainWindow::openNewWindow);
+    newWindow->setObjectName(QStringLiteral("newWindowAction"));
+    newWindow->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_N));
     file->addAction(tr("&Open\u2026"), this, &MainWindow::open)->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);

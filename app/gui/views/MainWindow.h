@@ -67,6 +67,11 @@ public:
     // Opens a built-in example (":/examples/NAME.attnscope.json") as an untitled document.
     bool openExample(const QString &resourcePath);
     void newDocument();
+    // File > New Window: another window with a new project of its own, so that several sources
+    // (a project being edited, an attention file, a model run) are open side by side. Windows
+    // rather than tabs: each keeps the docks and toolbars its source needs, and two can be put
+    // on two screens or side by side to compare. It deletes itself when closed.
+    MainWindow *openNewWindow();
     bool saveTo(const QString &path);
     // One sentence on what a save did with a `{"npy": ...}` reference (Document::lastSaveNotes()).
     static QString referenceNoteText(const ReferenceNote &note);
