@@ -122,15 +122,8 @@ void FigureRenderer::finishTileRanges()
         d.rangeMax = m > 0.0 ? m : 1.0;
     }
     // The grid has one colour bar: one scale over every tile's values.
-    if (m_options.view == FigureView::Model && m_options.scale != ScaleScope::PerHead &&
-        m_options.colorScale != ColorScaleKind::Linear) {
-        std::vector<const HeatmapData *> all;
-        for (const HeatmapData &d : m_data)
-            all.push_back(&d);
-        const auto scale = std::make_shared<const ColorScale>(ColorScale::build(m_options.colorScale, all));
-        for (HeatmapData &d : m_data)
-            d.scale = scale;
-    }
+    if (m_options.view == FigureView::Model && m_options.scale != ScaleScope::PerHead)
+        shareOneScale();
 }
 
 HeatmapOptions FigureRenderer::setHeatmapOptions(bool tile) const

@@ -106,19 +106,24 @@ void FigureRenderer::buildLayer()
         for (int h = 0; h < m_layer.heads(); ++h)
             add(h, m_options.quantity);
         m_columns = chooseColumns();
-        if (sharedColorBar() && m_options.colorScale != ColorScaleKind::Linear) {
-            // One colour bar for every tile: one scale over all their values.
-            std::vector<const HeatmapData *> all;
-            for (const HeatmapData &d : m_data)
-                all.push_back(&d);
-            const auto scale = std::make_shared<const ColorScale>(ColorScale::build(m_options.colorScale, all));
-            for (HeatmapData &d : m_data)
-                d.scale = scale;
-        }
+        if (sharedColorBar())
+            shareOneScale();
         break;
     default:
         break;
     }
+}
+
+void FigureRenderer::shareOneScale()
+{
+    if (m_options.colorScale == ColorScaleKind::Linear)
+        return; // a linear scale is its range, which the tiles share already
+    std::vector<const HeatmapData *> all;
+    for (const HeatmapData &d : m_data)
+        all.push_back(&d);
+    const auto scale = std::make_shared<const ColorScale>(ColorScale::build(m_options.colorScale, all));
+    for (HeatmapData &d : m_data)
+        d.scale = scale;
 }
 
 QFont FigureRenderer::font(double scale) const

@@ -145,6 +145,8 @@ private:
     void paintSetFigure(QPainter &painter, const QRectF &target) const;
     void addTile(const MatrixF &values, int layer, int head);
     void finishTileRanges();
+    // A grid with one colour bar: one log or percentile scale over every tile's values.
+    void shareOneScale();
     HeatmapOptions setHeatmapOptions(bool tile) const;
     GridLayout gridLayout(const QRectF &target) const;
     void paintGridTitles(QPainter &painter, const GridLayout &l) const;
