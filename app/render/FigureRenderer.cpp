@@ -81,9 +81,12 @@ void FigureRenderer::buildLayer()
     // now, merged into words when asked.
     m_layer = m_shown;
     m_layer.mergeWords = m_options.mergeWords;
-    if (!m_shown.tensors || m_layer.merges()) {
+    m_layer.layer = m_options.layer;
+    // The layer the views read already (same layer, same merging) is drawn as it is.
+    const bool readAlready =
+        m_shown.maps && m_shown.maps->layer == m_options.layer && m_shown.merges() == m_layer.merges();
+    if ((!m_shown.tensors || m_layer.merges()) && !readAlready) {
         m_layer.tensors = nullptr;
-        m_layer.layer = m_options.layer;
         m_layer.maps = readLayer(m_layer, m_options.layer, nullptr);
     }
     const auto add = [this](int head, HeatmapQuantity quantity) {

@@ -48,6 +48,14 @@ NonFiniteReport findNonFinite(const AttentionTrace &t)
     return report;
 }
 
+NonFiniteReport findNonFinite(const std::vector<MatrixF> &perHead, const char *name)
+{
+    NonFiniteReport report;
+    for (size_t h = 0; h < perHead.size(); ++h)
+        scan(perHead[h], name, int(h), report);
+    return report;
+}
+
 Status checkFinite(const AttentionTrace &trace)
 {
     const NonFiniteReport r = findNonFinite(trace);

@@ -22,6 +22,8 @@ struct NonFiniteReport {
 };
 
 NonFiniteReport findNonFinite(const AttentionTrace &trace);
+// The same over one per-head tensor named `name` (a set's layer of weights, which has no trace).
+NonFiniteReport findNonFinite(const std::vector<MatrixF> &perHead, const char *name);
 
 // Ok, or an Error of kind NonFinite naming the first tensor, head and cell at fault and the
 // number of values affected, for the CLI (non-zero exit) and the GUI (a warning).

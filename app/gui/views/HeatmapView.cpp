@@ -70,13 +70,8 @@ void HeatmapView::updateNotes()
         m_nonFinite = {};
     } else if (m_scanned.lock() != layer) {
         m_scanned = layer;
-        if (m_shown.tensors) {
-            m_nonFinite = findNonFinite(m_shown.tensors->trace);
-        } else {
-            AttentionTrace weights; // a set's layer: its weights are all there is to scan
-            weights.weights = m_shown.maps->weights;
-            m_nonFinite = findNonFinite(weights);
-        }
+        m_nonFinite =
+            m_shown.tensors ? findNonFinite(m_shown.tensors->trace) : findNonFinite(m_shown.maps->weights, "weights");
     }
     const NonFiniteReport &bad = m_nonFinite;
     if (bad.any()) {
