@@ -593,6 +593,49 @@
     </message>
 </context>
 <context>
+    <name>attnscope::BackendMenu</name>
+    <message>
+        <source>&amp;Backend</source>
+        <translation>后端(&amp;B)</translation>
+    </message>
+    <message>
+        <source>&amp;Automatic (GPU if available)</source>
+        <translation>自动（有 GPU 时使用 GPU）(&amp;A)</translation>
+    </message>
+    <message>
+        <source>&amp;CPU (Eigen)</source>
+        <translation>&amp;CPU（Eigen）</translation>
+    </message>
+    <message>
+        <source>&amp;Vulkan</source>
+        <translation>&amp;Vulkan</translation>
+    </message>
+    <message>
+        <source>Vulkan &amp;device</source>
+        <translation>Vulkan 设备(&amp;D)</translation>
+    </message>
+    <message>
+        <source>CPU: %1</source>
+        <translation>CPU：%1</translation>
+    </message>
+    <message>
+        <source>Vulkan %1: %2</source>
+        <translation>Vulkan %1：%2</translation>
+    </message>
+    <message>
+        <source>No Vulkan device: %1</source>
+        <translation>没有 Vulkan 设备：%1</translation>
+    </message>
+    <message>
+        <source>Automatic uses Vulkan %1</source>
+        <translation>自动模式使用 Vulkan %1</translation>
+    </message>
+    <message>
+        <source>Automatic uses the CPU: %1</source>
+        <translation>自动模式使用 CPU：%1</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::BatchBar</name>
     <message>
         <source>Sequence </source>
@@ -1663,6 +1706,68 @@
     </message>
 </context>
 <context>
+    <name>attnscope::FigureActions</name>
+    <message>
+        <source>Export &amp;Figure…</source>
+        <translation>导出图像(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Export &amp;Data…</source>
+        <translation>导出数据(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>Copy &amp;Figure</source>
+        <translation>复制图像(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Copy the view shown as an image</source>
+        <translation>将当前视图复制为图像</translation>
+    </message>
+    <message>
+        <source>Nothing to export yet: the pooled view is still being computed.</source>
+        <translation>暂无可导出的内容：池化视图仍在计算中。</translation>
+    </message>
+    <message>
+        <source>Nothing to export yet: the project is still being computed.</source>
+        <translation>暂无可导出的内容：项目仍在计算中。</translation>
+    </message>
+    <message>
+        <source>Exported %1</source>
+        <translation>已导出 %1</translation>
+    </message>
+    <message>
+        <source>Export Data writes the full tensors, and this attention is too long to hold them; it is shown pooled. To write pooled weights, row entropies and the output, use attnscope-cli compute PROJECT --out DIR --pool N.</source>
+        <translation>“导出数据”写出完整张量，而此注意力过长，无法完整保存，因此以池化方式显示。如需写出池化权重、行熵和输出，请使用 attnscope-cli compute PROJECT --out DIR --pool N。</translation>
+    </message>
+    <message>
+        <source>Figure copied (%1 × %2 px)</source>
+        <translation>图像已复制（%1 × %2 像素）</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::FileSource</name>
+    <message>
+        <source>Reading %1…</source>
+        <translation>正在读取 %1…</translation>
+    </message>
+    <message>
+        <source>Attention file: %1, %2</source>
+        <translation>注意力文件：%1，%2</translation>
+    </message>
+    <message>
+        <source>The views show the file as it was read: it changed on disk since.</source>
+        <translation>视图显示的是读取时的文件：此后它已在磁盘上被修改。</translation>
+    </message>
+    <message>
+        <source>Reopen</source>
+        <translation>重新打开</translation>
+    </message>
+    <message>
+        <source>Read the file again as it is on disk now.</source>
+        <translation>按磁盘上现在的内容重新读取该文件。</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::HeadStatsModel</name>
     <message>
         <source>Mean over query rows of the entropy of the row (natural log): low is focused.</source>
@@ -1846,42 +1951,6 @@
 <context>
     <name>attnscope::MainWindow</name>
     <message>
-        <source>Backend: %1 — %2</source>
-        <translation>后端：%1 — %2</translation>
-    </message>
-    <message>
-        <source>computing…</source>
-        <translation>正在计算…</translation>
-    </message>
-    <message>
-        <source>Model</source>
-        <translation>模型</translation>
-    </message>
-    <message>
-        <source>Mask</source>
-        <translation>掩码</translation>
-    </message>
-    <message>
-        <source>Query tokens</source>
-        <translation>查询词元</translation>
-    </message>
-    <message>
-        <source>Key/value tokens</source>
-        <translation>键/值词元</translation>
-    </message>
-    <message>
-        <source>Inputs</source>
-        <translation>输入</translation>
-    </message>
-    <message>
-        <source>Weights</source>
-        <translation>权重</translation>
-    </message>
-    <message>
-        <source>History</source>
-        <translation>历史</translation>
-    </message>
-    <message>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
@@ -1902,14 +1971,6 @@
         <translation>示例(&amp;E)</translation>
     </message>
     <message>
-        <source>&amp;Save</source>
-        <translation>保存(&amp;S)</translation>
-    </message>
-    <message>
-        <source>Save &amp;As…</source>
-        <translation>另存为(&amp;A)…</translation>
-    </message>
-    <message>
         <source>&amp;Edit</source>
         <translation>编辑(&amp;E)</translation>
     </message>
@@ -1926,256 +1987,16 @@
         <translation>重做(&amp;R)</translation>
     </message>
     <message>
-        <source>View</source>
-        <translation>视图</translation>
-    </message>
-    <message>
-        <source>Weights (softmax)</source>
-        <translation>权重（softmax）</translation>
-    </message>
-    <message>
-        <source>Scores (scaled, before mask)</source>
-        <translation>分数（已缩放，掩码前）</translation>
-    </message>
-    <message>
-        <source>Scale 0..1</source>
-        <translation>色阶 0..1</translation>
-    </message>
-    <message>
-        <source>Shared scale</source>
-        <translation>共用色阶</translation>
-    </message>
-    <message>
-        <source>Per-head scale</source>
-        <translation>每头色阶</translation>
-    </message>
-    <message>
-        <source>Values</source>
-        <translation>数值</translation>
-    </message>
-    <message>
-        <source>Overlay heads</source>
-        <translation>叠加各头</translation>
-    </message>
-    <message>
-        <source> Colours </source>
-        <translation> 颜色 </translation>
-    </message>
-    <message>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
-    </message>
-    <message>
-        <source>&amp;Backend</source>
-        <translation>后端(&amp;B)</translation>
-    </message>
-    <message>
-        <source>&amp;Automatic (GPU if available)</source>
-        <translation>自动（有 GPU 时使用 GPU）(&amp;A)</translation>
-    </message>
-    <message>
-        <source>&amp;CPU (Eigen)</source>
-        <translation>&amp;CPU（Eigen）</translation>
-    </message>
-    <message>
-        <source>&amp;Vulkan</source>
-        <translation>&amp;Vulkan</translation>
-    </message>
-    <message>
-        <source>Vulkan &amp;device</source>
-        <translation>Vulkan 设备(&amp;D)</translation>
-    </message>
-    <message>
-        <source>CPU: %1</source>
-        <translation>CPU：%1</translation>
-    </message>
-    <message>
-        <source>Vulkan %1: %2</source>
-        <translation>Vulkan %1：%2</translation>
-    </message>
-    <message>
-        <source>No Vulkan device: %1</source>
-        <translation>没有 Vulkan 设备：%1</translation>
-    </message>
-    <message>
-        <source>Automatic uses Vulkan %1</source>
-        <translation>自动模式使用 Vulkan %1</translation>
-    </message>
-    <message>
-        <source>Automatic uses the CPU: %1</source>
-        <translation>自动模式使用 CPU：%1</translation>
     </message>
     <message>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <source>Backend: starting…</source>
-        <translation>后端：正在启动…</translation>
-    </message>
-    <message>
-        <source>The GPU stopped answering (device lost). Choose Backend &gt; CPU or Automatic to go on.</source>
-        <translation>GPU 停止响应（设备丢失）。请选择“后端 &gt; CPU”或“自动”以继续。</translation>
-    </message>
-    <message>
-        <source>Memory ran out. Make the project smaller (fewer tokens, heads or dimensions), or choose Backend &gt; CPU if the GPU&apos;s memory ran out.</source>
-        <translation>内存不足。请缩小项目（减少词元、头数或维度）；如果是 GPU 内存不足，请选择“后端 &gt; CPU”。</translation>
-    </message>
-    <message>
-        <source>This device cannot run it. Choose Backend &gt; CPU or Automatic.</source>
-        <translation>此设备无法运行该计算。请选择“后端 &gt; CPU”或“自动”。</translation>
-    </message>
-    <message>
-        <source>The numbers overflowed float32: use smaller values or a smaller scale.</source>
-        <translation>数值超出了 float32 范围：请使用更小的数值或缩放因子。</translation>
-    </message>
-    <message>
-        <source>compute failed</source>
-        <translation>计算失败</translation>
-    </message>
-    <message>
-        <source>The views show an earlier result: computing the project as it is now failed.</source>
-        <translation>视图显示的是之前的结果：按项目当前状态计算失败了。</translation>
-    </message>
-    <message>
-        <source>computed in %1 ms</source>
-        <translation>计算用时 %1 毫秒</translation>
-    </message>
-    <message>
-        <source>%1[*] — AttnScope</source>
-        <translation>%1[*] — AttnScope</translation>
-    </message>
-    <message>
-        <source>Export &amp;Figure…</source>
-        <translation>导出图像(&amp;F)…</translation>
-    </message>
-    <message>
-        <source>Export &amp;Data…</source>
-        <translation>导出数据(&amp;D)…</translation>
-    </message>
-    <message>
-        <source>Copy &amp;Figure</source>
-        <translation>复制图像(&amp;F)</translation>
-    </message>
-    <message>
-        <source>Copy the view shown as an image</source>
-        <translation>将当前视图复制为图像</translation>
-    </message>
-    <message>
-        <source>figure</source>
-        <translation>figure</translation>
-    </message>
-    <message>
-        <source>Nothing to export yet: the project is still being computed.</source>
-        <translation>暂无可导出的内容：项目仍在计算中。</translation>
-    </message>
-    <message>
-        <source>Exported %1</source>
-        <translation>已导出 %1</translation>
-    </message>
-    <message>
-        <source>Figure copied (%1 × %2 px)</source>
-        <translation>图像已复制（%1 × %2 像素）</translation>
-    </message>
-    <message>
-        <source>AttnScope projects (*.attnscope.json *.json);;All files (*)</source>
-        <translation>AttnScope 项目 (*.attnscope.json *.json);;所有文件 (*)</translation>
-    </message>
-    <message>
-        <source>New project</source>
-        <translation>新项目</translation>
-    </message>
-    <message>
-        <source>Opened %1</source>
-        <translation>已打开 %1</translation>
-    </message>
-    <message>
-        <source>Saved %1</source>
-        <translation>已保存 %1</translation>
-    </message>
-    <message>
-        <source>AttnScope</source>
-        <translation>AttnScope</translation>
-    </message>
-    <message>
-        <source>“%1” has unsaved changes. Save them?</source>
-        <translation>“%1”有未保存的更改。要保存吗？</translation>
-    </message>
-    <message>
-        <source>untitled</source>
-        <translation>未命名</translation>
-    </message>
-    <message>
-        <source>Save project</source>
-        <translation>保存项目</translation>
-    </message>
-    <message>
         <source>(none)</source>
         <translation>（无）</translation>
-    </message>
-    <message>
-        <source>an untitled project</source>
-        <translation>一个未命名项目</translation>
-    </message>
-    <message>
-        <source>Recover unsaved changes</source>
-        <translation>恢复未保存的更改</translation>
-    </message>
-    <message>
-        <source>AttnScope did not close normally. Unsaved changes to %1 from %2 were kept.</source>
-        <translation>AttnScope 上次没有正常关闭。%1 在 %2 的未保存更改已被保留。</translation>
-    </message>
-    <message>
-        <source>Recover opens them as a modified document; Discard deletes them.</source>
-        <translation>“恢复”会将它们作为已修改的文档打开；“丢弃”会删除它们。</translation>
-    </message>
-    <message>
-        <source>&amp;Recover</source>
-        <translation>恢复(&amp;R)</translation>
-    </message>
-    <message>
-        <source>&amp;Discard</source>
-        <translation>丢弃(&amp;D)</translation>
-    </message>
-    <message>
-        <source>Recovered unsaved changes to %1</source>
-        <translation>已恢复 %1 的未保存更改</translation>
-    </message>
-    <message>
-        <source>%1 (read-only) — AttnScope</source>
-        <translation>%1（只读）— AttnScope</translation>
-    </message>
-    <message>
-        <source>Layer </source>
-        <translation>层 </translation>
-    </message>
-    <message>
-        <source>The layer the heads, the enlarged head, the mean and the head view show.</source>
-        <translation>各头、放大的头、平均值和头视图所显示的层。</translation>
-    </message>
-    <message>
-        <source>&amp;Merge Sub-word Tokens into Words</source>
-        <translation>将子词词元合并为词(&amp;M)</translation>
-    </message>
-    <message>
-        <source>Show attention between words: a word&apos;s pieces are summed as keys and averaged as queries.</source>
-        <translation>显示词与词之间的注意力：一个词的各片段作为键时求和，作为查询时取平均。</translation>
-    </message>
-    <message>
-        <source>Reading %1…</source>
-        <translation>正在读取 %1…</translation>
-    </message>
-    <message>
-        <source>%1 layers, %2 heads, %3 × %4 tokens</source>
-        <translation>%1 层，%2 个头，%3 × %4 个词元</translation>
-    </message>
-    <message>
-        <source>Attention file: %1, %2</source>
-        <translation>注意力文件：%1，%2</translation>
-    </message>
-    <message>
-        <source>Opened %1 (read-only)</source>
-        <translation>已打开 %1（只读）</translation>
     </message>
     <message>
         <source>Projects and attention files (*.attnscope.json *.json *.npy *.npz *.safetensors);;AttnScope projects (*.attnscope.json *.json);;Attention files (*.npy *.npz *.safetensors);;All files (*)</source>
@@ -2184,14 +2005,6 @@
     <message>
         <source>Open project or attention file</source>
         <translation>打开项目或注意力文件</translation>
-    </message>
-    <message>
-        <source>How values map to colours: log and percentile show the structure of long heads.</source>
-        <translation>数值如何映射为颜色：对数和百分位刻度能显示长序列注意力头的结构。</translation>
-    </message>
-    <message>
-        <source>Type a sentence…</source>
-        <translation>输入一个句子…</translation>
     </message>
     <message>
         <source>Open &amp;Model…</source>
@@ -2210,116 +2023,12 @@
         <translation>%1 不是文件夹。</translation>
     </message>
     <message>
-        <source>Loading the model in %1…</source>
-        <translation>正在加载 %1 中的模型…</translation>
-    </message>
-    <message>
-        <source>%1 layer %2 head %3</source>
-        <translation>%1 第 %2 层 第 %3 头</translation>
-    </message>
-    <message>
-        <source>The project is too large for this machine&apos;s memory: make it smaller, or compute it pooled (attnscope-cli compute --pool 1024).</source>
-        <translation>项目太大，本机内存容纳不下：请缩小项目，或以池化方式计算（attnscope-cli compute --pool 1024）。</translation>
-    </message>
-    <message>
-        <source>Even the pooled view does not fit: use fewer tokens or fewer heads.</source>
-        <translation>连池化视图也容纳不下：请减少词元或注意力头的数量。</translation>
-    </message>
-    <message>
-        <source>pooled view</source>
-        <translation>池化视图</translation>
-    </message>
-    <message>
-        <source>This project needs %1 for full attention and %2 even pooled; this machine allows %3. Use fewer tokens or heads, or compute it pooled with fewer bins (attnscope-cli compute --pool 256).</source>
-        <translation>完整注意力需要 %1 内存，即使池化也需要 %2；本机只允许 %3。请减少词元或注意力头的数量，或用更少的分箱以池化方式计算（attnscope-cli compute --pool 256）。</translation>
-    </message>
-    <message>
         <source>Example model: tiny GPT-2</source>
         <translation>示例模型：小型 GPT-2</translation>
     </message>
     <message>
         <source>The example model is not installed: no folder holds it (looked in %1).</source>
         <translation>示例模型未安装：没有文件夹包含它（查找过 %1）。</translation>
-    </message>
-    <message>
-        <source>Model: %1 (%2, %3 layers, %4 heads)</source>
-        <translation>模型：%1（%2，%3 层，%4 个头）</translation>
-    </message>
-    <message>
-        <source>Long attention file: heads open pooled (tab Head, pooled); the mouse wheel zooms to exact values.</source>
-        <translation>长注意力文件：各头以池化方式显示（“头（池化）”标签页）；用鼠标滚轮放大可看到精确值。</translation>
-    </message>
-    <message>
-        <source>Computing %p%</source>
-        <translation>正在计算 %p%</translation>
-    </message>
-    <message>
-        <source>Nothing to export yet: the pooled view is still being computed.</source>
-        <translation>暂无可导出的内容：池化视图仍在计算中。</translation>
-    </message>
-    <message>
-        <source>Export Data writes the full tensors, and this attention is too long to hold them; it is shown pooled. To write pooled weights, row entropies and the output, use attnscope-cli compute PROJECT --out DIR --pool N.</source>
-        <translation>“导出数据”写出完整张量，而此注意力过长，无法完整保存，因此以池化方式显示。如需写出池化权重、行熵和输出，请使用 attnscope-cli compute PROJECT --out DIR --pool N。</translation>
-    </message>
-    <message>
-        <source>%1, layer %2</source>
-        <translation>%1，第 %2 层</translation>
-    </message>
-    <message>
-        <source>This project needs %1 for full attention; showing pooled attention (%2×%2) instead. Zoom with the mouse wheel or + and - to see any block exactly; drag or use the arrow keys to pan, and Home (or a double-click) shows the whole.</source>
-        <translation>此项目的完整注意力需要 %1；改为显示池化注意力（%2×%2）。用鼠标滚轮或 + 和 - 放大，可精确查看任意区块；拖动或用方向键平移，按 Home 键（或双击）显示全部。</translation>
-    </message>
-    <message>
-        <source>Reopen</source>
-        <translation>重新打开</translation>
-    </message>
-    <message>
-        <source>Read the file again as it is on disk now.</source>
-        <translation>按磁盘上现在的内容重新读取该文件。</translation>
-    </message>
-    <message>
-        <source>The views show the file as it was read: it changed on disk since.</source>
-        <translation>视图显示的是读取时的文件：此后它已在磁盘上被修改。</translation>
-    </message>
-    <message>
-        <source>The views show the text run before: running the model on the text as it is now failed.</source>
-        <translation>视图显示的是之前运行的文本：用现在的文本运行模型失败了。</translation>
-    </message>
-    <message>
-        <source>Saved %1; some matrices are written in it now instead of as their .npy files:</source>
-        <translation>已保存 %1；其中一些矩阵现在直接写入项目，而不再引用其 .npy 文件：</translation>
-    </message>
-    <message>
-        <source>%1: %2 changed on disk since it was opened; the values shown are saved in the project instead.</source>
-        <translation>%1：%2 在打开后已在磁盘上被修改；改为将所显示的数值保存在项目中。</translation>
-    </message>
-    <message>
-        <source>%1: %2 could not be read again (%3); the values shown are saved in the project instead.</source>
-        <translation>%1：无法再次读取 %2（%3）；改为将所显示的数值保存在项目中。</translation>
-    </message>
-    <message>
-        <source>%1 was copied beside it as %2.</source>
-        <translation>%1 已作为 %2 复制到其旁边。</translation>
-    </message>
-    <message>
-        <source>%1: %2 could not be copied beside the project (%3); its values are saved in the project instead.</source>
-        <translation>%1：无法将 %2 复制到项目旁边（%3）；改为将其数值保存在项目中。</translation>
-    </message>
-    <message>
-        <source>AttnScope did not close normally, and a copy of unsaved changes it kept cannot be read: %1</source>
-        <translation>AttnScope 未正常关闭，且其保留的未保存更改副本无法读取：%1</translation>
-    </message>
-    <message>
-        <source>Keep leaves it in %1 for later; Discard deletes it.</source>
-        <translation>“保留”将其留在 %1 以便以后处理；“丢弃”将其删除。</translation>
-    </message>
-    <message>
-        <source>&amp;Keep</source>
-        <translation>保留(&amp;K)</translation>
-    </message>
-    <message>
-        <source>%1 on %2 — %3</source>
-        <translation>%1，运行于 %2 — %3</translation>
     </message>
     <message>
         <source>New &amp;Window</source>
@@ -2606,6 +2315,33 @@ Hatched: masked by the causal or padding part.</source>
     </message>
 </context>
 <context>
+    <name>attnscope::ModelRunSource</name>
+    <message>
+        <source>Type a sentence…</source>
+        <translation>输入一个句子…</translation>
+    </message>
+    <message>
+        <source>%1 on %2 — %3</source>
+        <translation>%1，运行于 %2 — %3</translation>
+    </message>
+    <message>
+        <source>The views show the text run before: running the model on the text as it is now failed.</source>
+        <translation>视图显示的是之前运行的文本：用现在的文本运行模型失败了。</translation>
+    </message>
+    <message>
+        <source>Loading the model in %1…</source>
+        <translation>正在加载 %1 中的模型…</translation>
+    </message>
+    <message>
+        <source>Model: %1 (%2, %3 layers, %4 heads)</source>
+        <translation>模型：%1（%2，%3 层，%4 个头）</translation>
+    </message>
+    <message>
+        <source>%1 layer %2 head %3</source>
+        <translation>%1 第 %2 层 第 %3 头</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::ModelView</name>
     <message>
         <source>Layer %1</source>
@@ -2735,6 +2471,201 @@ Hatched: masked by the causal or padding part.</source>
     </message>
 </context>
 <context>
+    <name>attnscope::ProjectSource</name>
+    <message>
+        <source>New project</source>
+        <translation>新项目</translation>
+    </message>
+    <message>
+        <source>Opened %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>AttnScope</source>
+        <translation>AttnScope</translation>
+    </message>
+    <message>
+        <source>Saved %1; some matrices are written in it now instead of as their .npy files:</source>
+        <translation>已保存 %1；其中一些矩阵现在直接写入项目，而不再引用其 .npy 文件：</translation>
+    </message>
+    <message>
+        <source>%1: %2 changed on disk since it was opened; the values shown are saved in the project instead.</source>
+        <translation>%1：%2 在打开后已在磁盘上被修改；改为将所显示的数值保存在项目中。</translation>
+    </message>
+    <message>
+        <source>%1: %2 could not be read again (%3); the values shown are saved in the project instead.</source>
+        <translation>%1：无法再次读取 %2（%3）；改为将所显示的数值保存在项目中。</translation>
+    </message>
+    <message>
+        <source>%1 was copied beside it as %2.</source>
+        <translation>%1 已作为 %2 复制到其旁边。</translation>
+    </message>
+    <message>
+        <source>%1: %2 could not be copied beside the project (%3); its values are saved in the project instead.</source>
+        <translation>%1：无法将 %2 复制到项目旁边（%3）；改为将其数值保存在项目中。</translation>
+    </message>
+    <message>
+        <source>“%1” has unsaved changes. Save them?</source>
+        <translation>“%1”有未保存的更改。要保存吗？</translation>
+    </message>
+    <message>
+        <source>untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>Save project</source>
+        <translation>保存项目</translation>
+    </message>
+    <message>
+        <source>AttnScope projects (*.attnscope.json *.json);;All files (*)</source>
+        <translation>AttnScope 项目 (*.attnscope.json *.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Recover unsaved changes</source>
+        <translation>恢复未保存的更改</translation>
+    </message>
+    <message>
+        <source>AttnScope did not close normally, and a copy of unsaved changes it kept cannot be read: %1</source>
+        <translation>AttnScope 未正常关闭，且其保留的未保存更改副本无法读取：%1</translation>
+    </message>
+    <message>
+        <source>Keep leaves it in %1 for later; Discard deletes it.</source>
+        <translation>“保留”将其留在 %1 以便以后处理；“丢弃”将其删除。</translation>
+    </message>
+    <message>
+        <source>&amp;Keep</source>
+        <translation>保留(&amp;K)</translation>
+    </message>
+    <message>
+        <source>&amp;Discard</source>
+        <translation>丢弃(&amp;D)</translation>
+    </message>
+    <message>
+        <source>an untitled project</source>
+        <translation>一个未命名项目</translation>
+    </message>
+    <message>
+        <source>AttnScope did not close normally. Unsaved changes to %1 from %2 were kept.</source>
+        <translation>AttnScope 上次没有正常关闭。%1 在 %2 的未保存更改已被保留。</translation>
+    </message>
+    <message>
+        <source>Recover opens them as a modified document; Discard deletes them.</source>
+        <translation>“恢复”会将它们作为已修改的文档打开；“丢弃”会删除它们。</translation>
+    </message>
+    <message>
+        <source>&amp;Recover</source>
+        <translation>恢复(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Recovered unsaved changes to %1</source>
+        <translation>已恢复 %1 的未保存更改</translation>
+    </message>
+    <message>
+        <source>Even the pooled view does not fit: use fewer tokens or fewer heads.</source>
+        <translation>连池化视图也容纳不下：请减少词元或注意力头的数量。</translation>
+    </message>
+    <message>
+        <source>This project needs %1 for full attention and %2 even pooled; this machine allows %3. Use fewer tokens or heads, or compute it pooled with fewer bins (attnscope-cli compute --pool 256).</source>
+        <translation>完整注意力需要 %1 内存，即使池化也需要 %2；本机只允许 %3。请减少词元或注意力头的数量，或用更少的分箱以池化方式计算（attnscope-cli compute --pool 256）。</translation>
+    </message>
+    <message>
+        <source>This project needs %1 for full attention; showing pooled attention (%2×%2) instead. Zoom with the mouse wheel or + and - to see any block exactly; drag or use the arrow keys to pan, and Home (or a double-click) shows the whole.</source>
+        <translation>此项目的完整注意力需要 %1；改为显示池化注意力（%2×%2）。用鼠标滚轮或 + 和 - 放大，可精确查看任意区块；拖动或用方向键平移，按 Home 键（或双击）显示全部。</translation>
+    </message>
+    <message>
+        <source>pooled view</source>
+        <translation>池化视图</translation>
+    </message>
+    <message>
+        <source>Backend: %1 — %2</source>
+        <translation>后端：%1 — %2</translation>
+    </message>
+    <message>
+        <source>computing…</source>
+        <translation>正在计算…</translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation>保存(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save &amp;As…</source>
+        <translation>另存为(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Mask</source>
+        <translation>掩码</translation>
+    </message>
+    <message>
+        <source>Query tokens</source>
+        <translation>查询词元</translation>
+    </message>
+    <message>
+        <source>Key/value tokens</source>
+        <translation>键/值词元</translation>
+    </message>
+    <message>
+        <source>Inputs</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>History</source>
+        <translation>历史</translation>
+    </message>
+    <message>
+        <source>%1[*] — AttnScope</source>
+        <translation>%1[*] — AttnScope</translation>
+    </message>
+    <message>
+        <source>figure</source>
+        <translation>figure</translation>
+    </message>
+    <message>
+        <source>The GPU stopped answering (device lost). Choose Backend &gt; CPU or Automatic to go on.</source>
+        <translation>GPU 停止响应（设备丢失）。请选择“后端 &gt; CPU”或“自动”以继续。</translation>
+    </message>
+    <message>
+        <source>Memory ran out. Make the project smaller (fewer tokens, heads or dimensions), or choose Backend &gt; CPU if the GPU&apos;s memory ran out.</source>
+        <translation>内存不足。请缩小项目（减少词元、头数或维度）；如果是 GPU 内存不足，请选择“后端 &gt; CPU”。</translation>
+    </message>
+    <message>
+        <source>The project is too large for this machine&apos;s memory: make it smaller, or compute it pooled (attnscope-cli compute --pool 1024).</source>
+        <translation>项目太大，本机内存容纳不下：请缩小项目，或以池化方式计算（attnscope-cli compute --pool 1024）。</translation>
+    </message>
+    <message>
+        <source>This device cannot run it. Choose Backend &gt; CPU or Automatic.</source>
+        <translation>此设备无法运行该计算。请选择“后端 &gt; CPU”或“自动”。</translation>
+    </message>
+    <message>
+        <source>The numbers overflowed float32: use smaller values or a smaller scale.</source>
+        <translation>数值超出了 float32 范围：请使用更小的数值或缩放因子。</translation>
+    </message>
+    <message>
+        <source>compute failed</source>
+        <translation>计算失败</translation>
+    </message>
+    <message>
+        <source>The views show an earlier result: computing the project as it is now failed.</source>
+        <translation>视图显示的是之前的结果：按项目当前状态计算失败了。</translation>
+    </message>
+    <message>
+        <source>computed in %1 ms</source>
+        <translation>计算用时 %1 毫秒</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::RolloutView</name>
     <message>
         <source>Attention rollout of one layer</source>
@@ -2750,10 +2681,115 @@ Hatched: masked by the causal or padding part.</source>
     </message>
 </context>
 <context>
+    <name>attnscope::SetSource</name>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>&amp;Merge Sub-word Tokens into Words</source>
+        <translation>将子词词元合并为词(&amp;M)</translation>
+    </message>
+    <message>
+        <source>Layer </source>
+        <translation>层 </translation>
+    </message>
+    <message>
+        <source>The layer the heads, the enlarged head, the mean and the head view show.</source>
+        <translation>各头、放大的头、平均值和头视图所显示的层。</translation>
+    </message>
+    <message>
+        <source>Show attention between words: a word&apos;s pieces are summed as keys and averaged as queries.</source>
+        <translation>显示词与词之间的注意力：一个词的各片段作为键时求和，作为查询时取平均。</translation>
+    </message>
+    <message>
+        <source>Opened %1 (read-only)</source>
+        <translation>已打开 %1（只读）</translation>
+    </message>
+    <message>
+        <source>%1 layers, %2 heads, %3 × %4 tokens</source>
+        <translation>%1 层，%2 个头，%3 × %4 个词元</translation>
+    </message>
+    <message>
+        <source>%1 (read-only) — AttnScope</source>
+        <translation>%1（只读）— AttnScope</translation>
+    </message>
+    <message>
+        <source>figure</source>
+        <translation>figure</translation>
+    </message>
+    <message>
+        <source>%1, layer %2</source>
+        <translation>%1，第 %2 层</translation>
+    </message>
+    <message>
+        <source>Long attention file: heads open pooled (tab Head, pooled); the mouse wheel zooms to exact values.</source>
+        <translation>长注意力文件：各头以池化方式显示（“头（池化）”标签页）；用鼠标滚轮放大可看到精确值。</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::TeachingView</name>
     <message>
         <source>&lt;p&gt;Computing…&lt;/p&gt;</source>
         <translation>&lt;p&gt;正在计算…&lt;/p&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ViewToolBar</name>
+    <message>
+        <source>View</source>
+        <translation>视图</translation>
+    </message>
+    <message>
+        <source>Values</source>
+        <translation>数值</translation>
+    </message>
+    <message>
+        <source>Overlay heads</source>
+        <translation>叠加各头</translation>
+    </message>
+    <message>
+        <source>Weights (softmax)</source>
+        <translation>权重（softmax）</translation>
+    </message>
+    <message>
+        <source>Scores (scaled, before mask)</source>
+        <translation>分数（已缩放，掩码前）</translation>
+    </message>
+    <message>
+        <source>Scale 0..1</source>
+        <translation>色阶 0..1</translation>
+    </message>
+    <message>
+        <source>Shared scale</source>
+        <translation>共用色阶</translation>
+    </message>
+    <message>
+        <source>Per-head scale</source>
+        <translation>每头色阶</translation>
+    </message>
+    <message>
+        <source>How values map to colours: log and percentile show the structure of long heads.</source>
+        <translation>数值如何映射为颜色：对数和百分位刻度能显示长序列注意力头的结构。</translation>
+    </message>
+    <message>
+        <source> Colours </source>
+        <translation> 颜色 </translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::WindowStatus</name>
+    <message>
+        <source>Backend: starting…</source>
+        <translation>后端：正在启动…</translation>
+    </message>
+    <message>
+        <source>Computing %p%</source>
+        <translation>正在计算 %p%</translation>
+    </message>
+    <message>
+        <source>AttnScope</source>
+        <translation>AttnScope</translation>
     </message>
 </context>
 <context>

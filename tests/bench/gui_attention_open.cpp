@@ -9,6 +9,8 @@
 //
 //   gui_attention_open [layers heads tokens]     (QT_QPA_PLATFORM=offscreen or under xvfb-run)
 
+#include "app/gui/sources/SetSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/PooledHeatmapView.h"
@@ -152,7 +154,7 @@ int main(int argc, char **argv)
     MainWindow w;
     w.resize(1440, 900);
     w.show();
-    w.viewTabs()->setCurrentWidget(w.modelView());
+    w.views()->tabs()->setCurrentWidget(w.views()->modelView());
     w.computeController()->waitForIdle(60000);
     QElapsedTimer settle;
     settle.start();
@@ -172,25 +174,25 @@ int main(int argc, char **argv)
     });
     auto check = [&] {
         const double now = double(total.nsecsElapsed()) / 1e6;
-        if (filledMs < 0 && w.modelView()->isFilled() && w.statsTable()->isFilled()) {
-            w.modelView()->viewport()->repaint(); // the tiles as the user sees them
+        if (filledMs < 0 && w.views()->modelView()->isFilled() && w.views()->statsTable()->isFilled()) {
+            w.views()->modelView()->viewport()->repaint(); // the tiles as the user sees them
             filledMs = double(total.nsecsElapsed()) / 1e6;
             stallUntilFilled = stall;
             longestUntilFilled = app.longest;
         }
-        if (rolloutMs < 0 && w.rolloutView()->isFilled())
+        if (rolloutMs < 0 && w.views()->rolloutView()->isFilled())
             rolloutMs = now;
-        if (layerMs < 0 && w.shownAttention().heads() == heads && w.isReadOnly())
+        if (layerMs < 0 && w.shownAttention().heads() == heads && w.setSource())
             layerMs = now;
         // A long file shows its heads pooled: the first whole-map tile stands for the layer.
-        if (layerMs < 0 && w.isLongAttentionShown() && w.attentionPooledView()->visibleTile())
+        if (layerMs < 0 && w.setSource() && w.setSource()->isLong() && w.views()->filePooled()->visibleTile())
             layerMs = now;
         if (filledMs >= 0 && rolloutMs >= 0 && layerMs >= 0)
             app.quit();
     };
-    QObject::connect(&w, &MainWindow::attentionViewsUpdated, check);
+    QObject::connect(w.views(), &AttentionViews::setViewsUpdated, check);
     QObject::connect(&w, &MainWindow::attentionShown, check);
-    QObject::connect(w.attentionPooledView(), &PooledHeatmapView::visibleTileReady, check);
+    QObject::connect(w.views()->filePooled(), &PooledHeatmapView::visibleTileReady, check);
     QObject::connect(&w, &MainWindow::openFailed, [&](const QString &, const QString &message) {
         std::fprintf(stderr, "open failed: %s\n", qPrintable(message));
         app.exit(1);
@@ -205,15 +207,15 @@ int main(int argc, char **argv)
     heartbeat.stop();
     const double hwmMiB = double(statusKb("VmHWM:")) / 1024.0;
     std::printf("attention file %d x %d x %d x %d float16, %.1f MiB (%s)\n", layers, heads, tokens, tokens, fileMiB,
-                w.attention() && w.attention()->file->mapped ? "mapped" : "copied");
-    std::printf("open -> heads of layer 1 shown (%s): %8.1f ms\n", w.isLongAttentionShown() ? "pooled" : "grid  ",
+                w.setSource() && w.setSource()->attention()->file->mapped ? "mapped" : "copied");
+    std::printf("open -> heads of layer 1 shown (%s): %8.1f ms\n", w.setSource()->isLong() ? "pooled" : "grid  ",
                 layerMs);
     std::printf("open -> model view and statistics filled:   %8.1f ms   longest GUI stall %6.1f ms\n", filledMs,
                 stallUntilFilled);
     std::printf("open -> rollout filled:                     %8.1f ms   longest GUI stall %6.1f ms\n", rolloutMs,
                 stall);
-    if (!w.rolloutView()->error().isEmpty())
-        std::printf("rollout refused: %s\n", qPrintable(w.rolloutView()->error()));
+    if (!w.views()->rolloutView()->error().isEmpty())
+        std::printf("rollout refused: %s\n", qPrintable(w.views()->rolloutView()->error()));
     std::printf("longest single GUI-thread event: %.1f ms until filled, %.1f ms until the rollout (event %s)\n",
                 longestUntilFilled, app.longest, qPrintable(app.longestWhat));
     std::printf("resident memory: %.1f MiB before the open, peak %.1f MiB (%.2f x the file; %.2f x counting only "

@@ -8,6 +8,7 @@
 //   gui_edit_to_repaint [iterations]      (QT_QPA_PLATFORM=offscreen or under xvfb-run)
 
 #include "app/engine/ProcessSetup.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/MainWindow.h"
 #include "core/attention/RandomProblem.h"
 
@@ -86,8 +87,8 @@ void run(const Size &size, int iterations, const QString &dir)
         w.document()->setValue(MatrixId::Xq, it % size.tokens, 0, float(it) * 0.01f + 0.5f);
         loop.exec();
         // The visible views paint synchronously.
-        w.headsGrid()->repaint();
-        w.headView()->repaint();
+        w.views()->grid()->repaint();
+        w.views()->headView()->repaint();
         const double ms = double(timer.nsecsElapsed()) / 1e6;
         heartbeat.stop();
         QObject::disconnect(c);
@@ -98,8 +99,8 @@ void run(const Size &size, int iterations, const QString &dir)
     // Paint alone, for the record.
     QElapsedTimer paint;
     paint.start();
-    w.headsGrid()->repaint();
-    w.headView()->repaint();
+    w.views()->grid()->repaint();
+    w.views()->headView()->repaint();
     const double paintMs = double(paint.nsecsElapsed()) / 1e6;
     std::printf(
         "%-10s T=%-5d d=%-4d H=%-3d  edit-to-repaint median %8.2f ms (min %8.2f, max %8.2f)  compute median %8.2f ms  "

@@ -5,6 +5,7 @@
 // repaint (instead of sleeping), and a main() that gives the offscreen platform a 1600×1000
 // screen.
 
+#include "app/gui/sources/ProjectSource.h"
 #include "app/gui/views/MainWindow.h"
 #include "core/formats/ProjectFile.h"
 

@@ -6,6 +6,8 @@
 
 #include "app/engine/BackendChoice.h"
 #include "app/gui/document/MemoryBudget.h"
+#include "app/gui/sources/ProjectSource.h"
+#include "app/gui/views/BackendMenu.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/PooledHeatmapView.h"
 #include "core/attention/CpuBackend.h"
@@ -60,14 +62,14 @@ void TestBackendMenu::listsEveryVulkanDeviceByItsWholeName()
     MainWindow w;
     QMenu *menu = nullptr;
     for (QMenu *m : w.menuBar()->findChildren<QMenu *>())
-        if (m->title() == MainWindow::tr("Vulkan &device"))
+        if (m->title() == BackendMenu::tr("Vulkan &device"))
             menu = m;
     QVERIFY(menu);
     emit menu->aboutToShow();
 
     for (const vk::DeviceInfo &d : *devices) {
         const QString expected =
-            MainWindow::tr("Vulkan %1: %2").arg(QString::number(d.index), QString::fromStdString(d.label()));
+            BackendMenu::tr("Vulkan %1: %2").arg(QString::number(d.index), QString::fromStdString(d.label()));
         QAction *entry = nullptr;
         for (QAction *a : menu->actions())
             if (a->text() == expected)
@@ -131,10 +133,10 @@ bool TestBackendMenu::chooseVulkan(MainWindow &w)
     if (!devices.ok() || devices->empty())
         return false;
     for (QMenu *m : w.menuBar()->findChildren<QMenu *>())
-        if (m->title() == MainWindow::tr("Vulkan &device")) {
+        if (m->title() == BackendMenu::tr("Vulkan &device")) {
             emit m->aboutToShow();
             const QString text =
-                MainWindow::tr("Vulkan %1: %2")
+                BackendMenu::tr("Vulkan %1: %2")
                     .arg(QString::number(devices->front().index), QString::fromStdString(devices->front().label()));
             for (QAction *a : m->actions())
                 if (a->text() == text) {
@@ -170,10 +172,11 @@ void TestBackendMenu::pooledViewFromTheWindowRunsOnVulkan()
     budget.pooledCells = 1000; // 96 x 96 x 2 cells is "long" here
     w.setMemoryBudget(budget);
     QVERIFY(w.openFile(path));
-    QVERIFY(w.isPooledMode());
-    QVERIFY(
-        QTest::qWaitFor([&] { return w.pooledView()->visibleTile() && !w.pooledView()->jobs()->isBusy(); }, 120000));
-    const PooledTilePtr tile = w.pooledView()->visibleTile();
+    QVERIFY(w.project()->isPooled());
+    QVERIFY(QTest::qWaitFor(
+        [&] { return w.project()->pooledView()->visibleTile() && !w.project()->pooledView()->jobs()->isBusy(); },
+        120000));
+    const PooledTilePtr tile = w.project()->pooledView()->visibleTile();
     QVERIFY(tile && tile->mean.size() > 0);
 
     BackendHost::Lease lease = w.computeController()->backendHost()->lease();

@@ -5,12 +5,17 @@
 
 #include "../common/TestUtil.h"
 
+#include "app/gui/sources/ProjectSource.h"
+#include "app/gui/sources/SetSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/ExportDataDialog.h"
 #include "app/gui/views/ExportFigureDialog.h"
+#include "app/gui/views/FigureActions.h"
 #include "app/gui/views/HeadLinesView.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/RolloutView.h"
+#include "app/gui/views/StaleBanner.h"
 #include "app/gui/views/StatsTable.h"
 #include "app/gui/views/TeachingView.h"
 #include "core/analysis/AttentionStats.h"
@@ -69,8 +74,9 @@ bool openAndWait(MainWindow &w, const QString &path)
     w.attentionController()->waitForIdle();
     return QTest::qWaitFor(
         [&] {
-            return w.modelView()->isFilled() && w.statsTable()->isFilled() && w.rolloutView()->isFilled() &&
-                   w.shownAttention().heads() == w.attention()->set.heads();
+            return w.views()->modelView()->isFilled() && w.views()->statsTable()->isFilled() &&
+                   w.views()->rolloutView()->isFilled() &&
+                   w.shownAttention().heads() == w.setSource()->attention()->set.heads();
         },
         20000);
 }
@@ -151,23 +157,23 @@ void TestAttentionViews::openingShowsLayersTimesHeadsTiles()
     w.resize(1200, 800);
     w.show();
     QVERIFY(openAndWait(w, path));
-    QCOMPARE(w.modelView()->layers(), layers);
-    QCOMPARE(w.modelView()->heads(), heads);
-    QCOMPARE(int(w.modelView()->thumbnails()->images.size()), layers * heads);
-    QCOMPARE(w.headsGrid()->heads(), heads);
-    QCOMPARE(w.statsTable()->model()->rowCount(), layers * heads);
-    QVERIFY(w.isReadOnly());
+    QCOMPARE(w.views()->modelView()->layers(), layers);
+    QCOMPARE(w.views()->modelView()->heads(), heads);
+    QCOMPARE(int(w.views()->modelView()->thumbnails()->images.size()), layers * heads);
+    QCOMPARE(w.views()->grid()->heads(), heads);
+    QCOMPARE(w.views()->statsTable()->model()->rowCount(), layers * heads);
+    QVERIFY(w.setSource());
     QVERIFY(w.windowTitle().contains(QFileInfo(path).fileName()));
     QVERIFY(w.windowTitle().contains(QLatin1String("read-only")));
-    QVERIFY(w.layerSelector()->isVisibleTo(&w) == (layers > 1));
+    QVERIFY(w.setSource()->layerSelector()->isVisibleTo(&w) == (layers > 1));
     // Read-only: no editors, no saving.
     for (QDockWidget *d : w.findChildren<QDockWidget *>())
         QVERIFY2(!d->isVisible(), qPrintable(d->objectName()));
-    QVERIFY(!w.saveTo(m_dir.filePath(QStringLiteral("x.attnscope.json"))));
+    QVERIFY(!w.project()->saveTo(m_dir.filePath(QStringLiteral("x.attnscope.json"))));
     QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("x.attnscope.json"))));
     // The tiles are readable and the model view scrolls rather than shrinking them.
-    w.viewTabs()->setCurrentWidget(w.modelView());
-    QVERIFY(w.modelView()->tileSize() >= ModelView::kMinTileSize);
+    w.views()->tabs()->setCurrentWidget(w.views()->modelView());
+    QVERIFY(w.views()->modelView()->tileSize() >= ModelView::kMinTileSize);
 }
 
 void TestAttentionViews::badFileLeavesDocumentUnchanged_data()
@@ -213,7 +219,7 @@ void TestAttentionViews::badFileLeavesDocumentUnchanged()
     QCOMPARE(w.windowTitle(), title);
     QCOMPARE(w.currentResult(), result);
     QCOMPARE(w.document(), doc);
-    QVERIFY(!w.isReadOnly());
+    QVERIFY(!w.setSource());
     QVERIFY2(w.lastError().contains(problem), qPrintable(w.lastError()));
     QVERIFY(!w.lastError().contains(QLatin1Char('\n')));
     auto *box = w.findChild<QMessageBox *>(QStringLiteral("errorBox"));
@@ -226,7 +232,7 @@ void TestAttentionViews::badFileLeavesAttentionDocumentUnchanged()
     MainWindow w;
     w.show();
     QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f16.npy")));
-    const LoadedAttentionPtr before = w.attention();
+    const LoadedAttentionPtr before = w.setSource()->attention();
     const QString title = w.windowTitle();
     const QString truncated = m_dir.filePath(QStringLiteral("short.npy"));
     QFile t(truncated);
@@ -236,9 +242,9 @@ void TestAttentionViews::badFileLeavesAttentionDocumentUnchanged()
     QSignalSpy failed(&w, &MainWindow::openFailed);
     QVERIFY(w.openFile(truncated));
     QVERIFY(failed.wait(20000));
-    QCOMPARE(w.attention(), before);
+    QCOMPARE(w.setSource()->attention(), before);
     QCOMPARE(w.windowTitle(), title);
-    QVERIFY(w.modelView()->isFilled());
+    QVERIFY(w.views()->modelView()->isFilled());
 }
 
 void TestAttentionViews::clickingTileSelectsLayerAndHead()
@@ -248,20 +254,20 @@ void TestAttentionViews::clickingTileSelectsLayerAndHead()
     w.resize(1200, 800);
     w.show();
     QVERIFY(openAndWait(w, path));
-    w.viewTabs()->setCurrentWidget(w.modelView());
+    w.views()->tabs()->setCurrentWidget(w.views()->modelView());
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    ModelView *view = w.modelView();
+    ModelView *view = w.views()->modelView();
     const QRect tile = view->tileRect(2, 1);
     QSignalSpy shown(&w, &MainWindow::attentionShown);
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, tile.center());
-    QCOMPARE(w.currentLayer(), 2);
-    QCOMPARE(w.headView()->head(), 1);
-    QCOMPARE(w.viewTabs()->currentIndex(), 0);
+    QCOMPARE(w.setSource()->layer(), 2);
+    QCOMPARE(w.views()->headView()->head(), 1);
+    QCOMPARE(w.views()->tabs()->currentIndex(), 0);
     QVERIFY(shown.wait(20000));
     auto set = readAttentionFile(path.toStdString());
     QVERIFY(set.ok());
-    QVERIFY(sameMatrix(*w.headView()->data().values, set->map(0, 2, 1), 0.0));
-    QCOMPARE(w.layerSelector()->value(), 2); // shown numbered from 0, as the CLI and the JSON
+    QVERIFY(sameMatrix(*w.views()->headView()->data().values, set->map(0, 2, 1), 0.0));
+    QCOMPARE(w.setSource()->layerSelector()->value(), 2); // shown numbered from 0, as the CLI and the JSON
 }
 
 void TestAttentionViews::layerSelectorDrivesHeatmaps()
@@ -273,14 +279,14 @@ void TestAttentionViews::layerSelectorDrivesHeatmaps()
     auto set = readAttentionFile(path.toStdString());
     QVERIFY(set.ok());
     QSignalSpy shown(&w, &MainWindow::attentionShown);
-    w.layerSelector()->setValue(1); // layers count from 0 everywhere
+    w.setSource()->layerSelector()->setValue(1); // layers count from 0 everywhere
     QVERIFY(shown.wait(20000));
-    QCOMPARE(w.currentLayer(), 1);
+    QCOMPARE(w.setSource()->layer(), 1);
     QCOMPARE(w.shownAttention().layer, 1);
     QVERIFY(!w.currentResult()); // a file: no project's result
     for (int h = 0; h < set->heads(); ++h)
         QVERIFY(sameMatrix((*w.shownAttention().weights())[size_t(h)], set->map(0, 1, h), 0.0));
-    QCOMPARE(w.modelView()->currentLayer(), 1);
+    QCOMPARE(w.views()->modelView()->currentLayer(), 1);
 }
 
 void TestAttentionViews::statisticsEqualCoreAndNumPy()
@@ -293,7 +299,7 @@ void TestAttentionViews::statisticsEqualCoreAndNumPy()
     auto set = readAttentionFile(path.toStdString());
     QVERIFY(set.ok());
     const std::vector<HeadStats> core = headStatistics(*set);
-    const HeadStatsModel *model = w.statsTable()->statsModel();
+    const HeadStatsModel *model = w.views()->statsTable()->statsModel();
     QCOMPARE(model->rowCount(), int(expected.size()));
     const char *keys[] = {"entropy", "distance", "confidence", "first", "self", "previous"};
     for (int r = 0; r < model->rowCount(); ++r) {
@@ -320,7 +326,7 @@ void TestAttentionViews::sortingByEntropyOrdersRows()
     MainWindow w;
     w.show();
     QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
-    StatsTable *table = w.statsTable();
+    StatsTable *table = w.views()->statsTable();
     const QJsonArray expected = expectedJson(QStringLiteral("lhtt_f32.npy")).value(QLatin1String("stats")).toArray();
     double lowest = 1e300, highest = -1e300;
     for (const QJsonValue &v : expected) {
@@ -348,8 +354,8 @@ void TestAttentionViews::clickingStatsRowSelectsLayerAndHead()
     w.resize(1200, 800);
     w.show();
     QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
-    w.viewTabs()->setCurrentWidget(w.statsTable());
-    StatsTable *table = w.statsTable();
+    w.views()->tabs()->setCurrentWidget(w.views()->statsTable());
+    StatsTable *table = w.views()->statsTable();
     table->sortByColumn(HeadStatsModel::Entropy, Qt::DescendingOrder);
     const int row = 3;
     // The table shows the layer and head indices themselves (counting from 0, as the JSON).
@@ -358,9 +364,9 @@ void TestAttentionViews::clickingStatsRowSelectsLayerAndHead()
     QVERIFY(layer >= 0 && head >= 0);
     const QRect cell = table->visualRect(table->model()->index(row, HeadStatsModel::Entropy));
     QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
-    QCOMPARE(w.currentLayer(), layer);
-    QCOMPARE(w.headView()->head(), head);
-    QCOMPARE(w.headsGrid()->currentHead(), head);
+    QCOMPARE(w.setSource()->layer(), layer);
+    QCOMPARE(w.views()->headView()->head(), head);
+    QCOMPARE(w.views()->grid()->currentHead(), head);
 }
 
 void TestAttentionViews::rolloutMatchesNumPy()
@@ -370,7 +376,7 @@ void TestAttentionViews::rolloutMatchesNumPy()
     QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
     auto expected = readNpyFile((kFixtures + QStringLiteral("expected_lhtt_f32_rollout.npy")).toStdString());
     QVERIFY(expected.ok());
-    const HeatmapData &d = w.rolloutView()->data();
+    const HeatmapData &d = w.views()->rolloutView()->data();
     QVERIFY(d.values);
     QCOMPARE(int(d.rows()), int(expected->shape[0]));
     QCOMPARE(int(d.cols()), int(expected->shape[1]));
@@ -386,27 +392,28 @@ void TestAttentionViews::mergingWordsShowsWords()
     MainWindow w;
     w.show();
     QVERIFY(openAndWait(w, path));
-    QVERIFY(w.mergeWordsAction()->isEnabled());
+    QVERIFY(w.setSource()->mergeWordsAction()->isEnabled());
     auto expected = readNpyFile((kFixtures + QStringLiteral("expected_lhtt_f32_merged_l0h0.npy")).toStdString());
     QVERIFY(expected.ok());
     QSignalSpy shown(&w, &MainWindow::attentionShown);
-    w.setCurrentLayer(0);
-    w.setCurrentHead(0);
-    w.mergeWordsAction()->setChecked(true);
+    w.setSource()->setLayer(0);
+    w.views()->setCurrentHead(0);
+    w.setSource()->mergeWordsAction()->setChecked(true);
     QVERIFY(shown.wait(20000));
-    const HeatmapData &d = w.headView()->data();
+    const HeatmapData &d = w.views()->headView()->data();
     QCOMPARE(int(d.rows()), int(expected->shape[0]));
     for (Eigen::Index i = 0; i < d.rows(); ++i)
         for (Eigen::Index j = 0; j < d.cols(); ++j)
             QVERIFY(std::abs(double((*d.values)(i, j)) - expected->data[size_t(i * d.cols() + j)]) < 1e-5);
     QVERIFY(d.rowLabels.contains(QStringLiteral("transformer")));
-    QTRY_COMPARE(w.rolloutView()->data().rows(), d.rows());
+    QTRY_COMPARE(w.views()->rolloutView()->data().rows(), d.rows());
     // The thumbnails of the tokens are there already: wait for those of the words (a race before).
-    QTRY_VERIFY(w.modelView()->isFilled() && w.modelView()->thumbnails()->images.front().height() == int(d.rows()));
+    QTRY_VERIFY(w.views()->modelView()->isFilled() &&
+                w.views()->modelView()->thumbnails()->images.front().height() == int(d.rows()));
     // Off again: the tokens come back.
-    w.mergeWordsAction()->setChecked(false);
+    w.setSource()->mergeWordsAction()->setChecked(false);
     QVERIFY(shown.wait(20000));
-    QVERIFY(w.headView()->data().rowLabels.contains(QStringLiteral("##er")));
+    QVERIFY(w.views()->headView()->data().rowLabels.contains(QStringLiteral("##er")));
 }
 
 void TestAttentionViews::projectShowsItsOneLayer()
@@ -417,13 +424,15 @@ void TestAttentionViews::projectShowsItsOneLayer()
     QVERIFY(w.computeController()->waitForIdle());
     QTRY_VERIFY(w.currentResult());
     const int heads = w.currentResult()->trace.heads();
-    w.viewTabs()->setCurrentWidget(w.modelView());
-    QTRY_VERIFY_WITH_TIMEOUT(w.modelView()->isFilled(), 20000);
-    QCOMPARE(w.modelView()->layers(), 1);
-    QCOMPARE(w.modelView()->heads(), heads);
-    QVERIFY(!w.layerSelector()->isVisibleTo(&w));
-    w.viewTabs()->setCurrentWidget(w.statsTable());
-    QTRY_COMPARE(w.statsTable()->model()->rowCount(), heads);
+    w.views()->tabs()->setCurrentWidget(w.views()->modelView());
+    QTRY_VERIFY_WITH_TIMEOUT(w.views()->modelView()->isFilled(), 20000);
+    QCOMPARE(w.views()->modelView()->layers(), 1);
+    QCOMPARE(w.views()->modelView()->heads(), heads);
+    QVERIFY(!w.setSource()); // no layers to choose: no layer selector
+    const auto *layers = w.findChild<QSpinBox *>(QStringLiteral("layerSelector"));
+    QVERIFY(!layers || !layers->isVisibleTo(&w));
+    w.views()->tabs()->setCurrentWidget(w.views()->statsTable());
+    QTRY_COMPARE(w.views()->statsTable()->model()->rowCount(), heads);
 }
 
 void TestAttentionViews::openingProjectLeavesReadOnlyMode()
@@ -435,7 +444,7 @@ void TestAttentionViews::openingProjectLeavesReadOnlyMode()
     QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
     QVERIFY(!inputs->isVisible());
     QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
-    QVERIFY(!w.isReadOnly());
+    QVERIFY(!w.setSource());
     QVERIFY(inputs->isVisible());
     QVERIFY(!w.windowTitle().contains(QLatin1String("read-only")));
     QVERIFY(w.computeController()->waitForIdle());
@@ -448,27 +457,28 @@ void TestAttentionViews::readOnlyDocumentExportsAndDescribesCells()
     w.resize(1200, 800);
     w.show();
     QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
-    w.viewTabs()->setCurrentIndex(0);
-    w.setCurrentHead(2);
+    w.views()->tabs()->setCurrentIndex(0);
+    w.views()->setCurrentHead(2);
     // Weights only: the hover text gives the weight (there are no scores to explain it with).
-    const float weight = (*w.headView()->data().values)(3, 1);
-    const QString text = w.headView()->cellDescription(3, 1);
+    const float weight = (*w.views()->headView()->data().values)(3, 1);
+    const QString text = w.views()->headView()->cellDescription(3, 1);
     QVERIFY2(text.contains(QString::number(double(weight), 'g', 5)), qPrintable(text));
     // Every view of the layer paints weights-only data (no scores, no intermediate tensors).
-    for (QWidget *page : {static_cast<QWidget *>(w.headLinesView()), static_cast<QWidget *>(w.meanView()),
-                          static_cast<QWidget *>(w.modelView()), static_cast<QWidget *>(w.rolloutView()),
-                          static_cast<QWidget *>(w.statsTable())}) {
-        w.viewTabs()->setCurrentWidget(page);
+    for (QWidget *page :
+         {static_cast<QWidget *>(w.views()->lines()), static_cast<QWidget *>(w.views()->meanView()),
+          static_cast<QWidget *>(w.views()->modelView()), static_cast<QWidget *>(w.views()->rolloutView()),
+          static_cast<QWidget *>(w.views()->statsTable())}) {
+        w.views()->tabs()->setCurrentWidget(page);
         QVERIFY(!page->grab().isNull());
     }
-    QVERIFY(w.viewTabs()->isTabVisible(0));
-    QVERIFY(!w.viewTabs()->isTabVisible(w.viewTabs()->indexOf(w.teachingView())));
-    w.viewTabs()->setCurrentIndex(0);
-    QVERIFY(w.copyFigure());
+    QVERIFY(w.views()->tabs()->isTabVisible(0));
+    QVERIFY(!w.views()->tabs()->isTabVisible(w.views()->tabs()->indexOf(w.views()->teaching())));
+    w.views()->tabs()->setCurrentIndex(0);
+    QVERIFY(w.figures()->copyFigure());
     const QImage copied = QGuiApplication::clipboard()->image();
     QVERIFY(!copied.isNull());
     // The figure dialog offers what a weights-only document has, and writes it.
-    ExportFigureDialog *figure = w.showExportFigureDialog();
+    ExportFigureDialog *figure = w.figures()->showFigureDialog();
     QVERIFY(figure);
     auto *view = figure->findChildren<QComboBox *>().value(0);
     QVERIFY(view);
@@ -483,7 +493,7 @@ void TestAttentionViews::readOnlyDocumentExportsAndDescribesCells()
     QVERIFY(!written.isNull());
     figure->close();
     // The data dialog writes the weights of the layer shown.
-    ExportDataDialog *data = w.showExportDataDialog();
+    ExportDataDialog *data = w.figures()->showDataDialog();
     QVERIFY(data);
     data->setTensor(QStringLiteral("weights"));
     data->setHead(2);
@@ -527,14 +537,14 @@ void TestAttentionViews::thumbnailsAreColouredLikeHeatmaps()
             scope = box;
     QVERIFY(scope);
     for (ScaleScope s : {ScaleScope::Absolute, ScaleScope::PerHead, ScaleScope::Shared}) {
-        QSignalSpy updated(&w, &MainWindow::attentionViewsUpdated);
-        const auto before = w.modelView()->thumbnails();
+        QSignalSpy updated(w.views(), &AttentionViews::setViewsUpdated);
+        const auto before = w.views()->modelView()->thumbnails();
         scope->setCurrentIndex(scope->findData(int(s)));
         if (s != ScaleScope::Absolute)
-            QTRY_VERIFY_WITH_TIMEOUT(w.modelView()->thumbnails() != before, 20000);
+            QTRY_VERIFY_WITH_TIMEOUT(w.views()->modelView()->thumbnails() != before, 20000);
         const double top = s == ScaleScope::Absolute ? 1.0 : s == ScaleScope::PerHead ? mapMax : allMax;
         // 11 tokens: one pixel per cell.
-        const QImage &image = w.modelView()->thumbnails()->images[size_t(layer * set->heads() + head)];
+        const QImage &image = w.views()->modelView()->thumbnails()->images[size_t(layer * set->heads() + head)];
         QCOMPARE(image.size(), QSize(11, 11));
         for (int i = 0; i < 11; ++i)
             for (int j = 0; j < 11; ++j)
@@ -555,7 +565,7 @@ void TestAttentionViews::projectOpenedWhileReadingWins()
     // Every job's answer, the read's included, has come back to the GUI thread and been handled.
     QTRY_VERIFY(!w.attentionController()->isBusy());
     QCOMPARE(opened.count(), 0);
-    QVERIFY(!w.isReadOnly());
+    QVERIFY(!w.setSource());
     QCOMPARE(w.windowTitle(), title);
 }
 
@@ -584,15 +594,15 @@ void TestAttentionViews::colourScaleChoiceReachesViewsAndFigures()
     QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
     auto *box = w.findChild<QComboBox *>(QStringLiteral("viewColorScale"));
     QVERIFY(box);
-    QCOMPARE(w.headView()->options().colorScale, ColorScaleKind::Linear);
-    const QImage linear = w.headView()->grab().toImage();
+    QCOMPARE(w.views()->headView()->options().colorScale, ColorScaleKind::Linear);
+    const QImage linear = w.views()->headView()->grab().toImage();
     box->setCurrentIndex(box->findData(int(ColorScaleKind::Log)));
-    QCOMPARE(w.headView()->settings().colorScale, ColorScaleKind::Log);
-    QCOMPARE(w.headView()->options().colorScale, ColorScaleKind::Log);
-    QCOMPARE(w.currentFigureOptions().colorScale, ColorScaleKind::Log);
-    QVERIFY(w.headView()->grab().toImage() != linear);
+    QCOMPARE(w.views()->headView()->settings().colorScale, ColorScaleKind::Log);
+    QCOMPARE(w.views()->headView()->options().colorScale, ColorScaleKind::Log);
+    QCOMPARE(w.figures()->currentOptions().colorScale, ColorScaleKind::Log);
+    QVERIFY(w.views()->headView()->grab().toImage() != linear);
     box->setCurrentIndex(box->findData(int(ColorScaleKind::Percentile)));
-    QCOMPARE(w.headView()->options().colorScale, ColorScaleKind::Percentile);
+    QCOMPARE(w.views()->headView()->options().colorScale, ColorScaleKind::Percentile);
 }
 
 // The head view: hovering a key shows the lines into it (hovering a query, those out of it); in
@@ -603,8 +613,8 @@ void TestAttentionViews::headViewHoversEitherSideAndTogglesHeads()
     w.resize(1200, 800);
     w.show();
     QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
-    HeadLinesView *view = w.headLinesView();
-    w.viewTabs()->setCurrentWidget(view);
+    HeadLinesView *view = w.views()->lines();
+    w.views()->tabs()->setCurrentWidget(view);
     QTRY_VERIFY(w.shownAttention().weights());
     auto move = [&](QPointF at) {
         QMouseEvent e(QEvent::MouseMove, at, view->mapToGlobal(at), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
@@ -659,19 +669,19 @@ void TestAttentionViews::fileRewrittenWhileShownIsReportedNotFatal()
     w.resize(1200, 800);
     w.show();
     QVERIFY(openAndWait(w, path));
-    QVERIFY(!w.resultIsStale());
+    QVERIFY(!w.banner()->isStale());
 
     const int fd = ::open(QFile::encodeName(path).constData(), O_WRONLY | O_TRUNC);
     QVERIFY(fd >= 0);
     QCOMPARE_EQ(::write(fd, whole.constData(), 128), ssize_t(128)); // the header, then the writer is slow
     ::close(fd);
     // Every view reads the file again: another layer, the statistics, the rollout.
-    w.layerSelector()->setValue(1);
-    w.viewTabs()->setCurrentWidget(w.statsTable());
-    w.viewTabs()->setCurrentWidget(w.rolloutView());
-    QTRY_VERIFY_WITH_TIMEOUT(w.resultIsStale(), 20000);
-    QVERIFY2(w.staleReason().contains(QStringLiteral("the file changed on disk; reopen it")),
-             qPrintable(w.staleReason()));
+    w.setSource()->layerSelector()->setValue(1);
+    w.views()->tabs()->setCurrentWidget(w.views()->statsTable());
+    w.views()->tabs()->setCurrentWidget(w.views()->rolloutView());
+    QTRY_VERIFY_WITH_TIMEOUT(w.banner()->isStale(), 20000);
+    QVERIFY2(w.banner()->reason().contains(QStringLiteral("the file changed on disk; reopen it")),
+             qPrintable(w.banner()->reason()));
     w.attentionController()->waitForIdle();
     QCoreApplication::processEvents();
     auto *reopen = w.findChild<QPushButton *>(QStringLiteral("reopenButton"));
@@ -688,9 +698,9 @@ void TestAttentionViews::fileRewrittenWhileShownIsReportedNotFatal()
     QSignalSpy opened(&w, &MainWindow::attentionOpened);
     QTest::mouseClick(reopen, Qt::LeftButton);
     QVERIFY(opened.wait(20000));
-    QVERIFY(!w.resultIsStale());
+    QVERIFY(!w.banner()->isStale());
     QVERIFY(!reopen->isVisible());
-    QVERIFY(w.attention()->set.checkSource().ok());
+    QVERIFY(w.setSource()->attention()->set.checkSource().ok());
 }
 
 void TestAttentionViews::fifoGivenAsAttentionFileIsRefusedAndTheWindowCloses()
@@ -706,7 +716,7 @@ void TestAttentionViews::fifoGivenAsAttentionFileIsRefusedAndTheWindowCloses()
     QVERIFY(w->openFile(fifo));
     QVERIFY(failed.wait(20000));
     QVERIFY2(w->lastError().contains(QStringLiteral("not a regular file")), qPrintable(w->lastError()));
-    QVERIFY(!w->attention());
+    QVERIFY(!w->setSource());
     w.reset(); // returns: no worker is left waiting on the FIFO
 }
 

@@ -4,6 +4,8 @@
 // saving writes the whole batch whichever sequence is shown. A 2-D project has no bar.
 
 #include "app/gui/document/ProjectEdit.h"
+#include "app/gui/sources/ProjectSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/BatchBar.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/TeachingView.h"
@@ -52,7 +54,7 @@ void TestBatchBar::batchOpensWithNoticeAndSequenceSelector()
     const QString path = test::sourcePath(kFixture);
     QVERIFY(w.openFile(path));
     QVERIFY(settle(w));
-    BatchBar *bar = w.batchBar();
+    BatchBar *bar = w.project()->batchBar();
     QVERIFY(bar->isVisible());
     QVERIFY2(bar->noticeText().contains(QStringLiteral("batch of 2 sequences")), qPrintable(bar->noticeText()));
     QCOMPARE(bar->sequenceBox()->maximum(), 1);
@@ -75,15 +77,15 @@ void TestBatchBar::batchOpensWithNoticeAndSequenceSelector()
     QVERIFY(bar->noticeText().contains(QStringLiteral("sequence 1 is shown")));
 
     // The step view opens with the tutorials' 4-D shapes.
-    w.viewTabs()->setCurrentWidget(w.teachingView());
-    const QString html = w.teachingView()->html();
+    w.views()->tabs()->setCurrentWidget(w.views()->teaching());
+    const QString html = w.views()->teaching()->html();
     QVERIFY2(html.contains(QStringLiteral("[2, 2, 3, 4] [B, H, Tq, dK]")), qPrintable(html.left(600)));
     QVERIFY(html.contains(QStringLiteral("[2, 2, 3, 3] [B, H, Tq, Tk]")));
 
     // Saving while sequence 1 is shown writes the same batch the file held.
     QTemporaryDir dir;
     const QString saved = dir.filePath(QStringLiteral("saved.attnscope.json"));
-    QVERIFY(w.saveTo(saved));
+    QVERIFY(w.project()->saveTo(saved));
     auto reread = readProjectFile(saved.toStdString());
     QVERIFY2(reread.ok(), reread.ok() ? "" : reread.message().c_str());
     QCOMPARE(serializeProject(*reread), serializeProject(*file));
@@ -99,9 +101,9 @@ void TestBatchBar::unbatchedProjectHasNoBar()
     w.show();
     QVERIFY(w.openFile(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json")));
     QVERIFY(settle(w));
-    QVERIFY(!w.batchBar()->isVisible());
-    w.viewTabs()->setCurrentWidget(w.teachingView());
-    QVERIFY(!w.teachingView()->html().contains(QStringLiteral("[B, H, Tq, dK]")));
+    QVERIFY(!w.project()->batchBar()->isVisible());
+    w.views()->tabs()->setCurrentWidget(w.views()->teaching());
+    QVERIFY(!w.views()->teaching()->html().contains(QStringLiteral("[B, H, Tq, dK]")));
 }
 
 // Edits of the key side keep a separate value input usable: one value row per key, Wv's rows

@@ -3,6 +3,7 @@
 // and scrolls the panel, Ctrl+Z right after a spin box edit, the scale editor's undo steps,
 // numbers a table cell refuses, and sizes refused with a message.
 
+#include "app/gui/sources/ProjectSource.h"
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/MatrixModel.h"
@@ -33,7 +34,7 @@ namespace {
 // The editor panel's fields by name: spin boxes and combo boxes.
 QWidget *field(MainWindow &w, const QString &name)
 {
-    ModelPanel *p = w.modelPanel();
+    ModelPanel *p = w.project()->modelPanel();
     if (name == QLatin1String("heads"))
         return p->headsBox();
     if (name == QLatin1String("headDimQK"))
@@ -127,7 +128,7 @@ void TestEditorPanels::wheelOverUnfocusedFieldChangesNothing()
     QVERIFY(w);
     QWidget *f = field(*w, name);
     QVERIFY(f);
-    w->matrixEditor(MatrixId::Wq)->table()->setFocus();
+    w->project()->matrixEditor(MatrixId::Wq)->table()->setFocus();
     QVERIFY(!f->hasFocus());
     const std::string before = serializeProject(w->document()->project());
     const int steps = w->document()->undoStack()->count();
@@ -144,7 +145,7 @@ void TestEditorPanels::wheelOverFocusedSpinBoxStillSteps()
 {
     auto w = test::openTutorialWindow();
     QVERIFY(w);
-    QSpinBox *heads = w->modelPanel()->headsBox();
+    QSpinBox *heads = w->project()->modelPanel()->headsBox();
     heads->setFocus();
     QVERIFY(heads->hasFocus());
     const int value = heads->value();
@@ -164,9 +165,9 @@ void TestEditorPanels::wheelOverUnfocusedFieldScrollsThePanel()
     QVERIFY(modelDock && scroll);
     w->resizeDocks({modelDock}, {160}, Qt::Vertical);
     QTRY_VERIFY(scroll->verticalScrollBar()->maximum() > 0);
-    QSpinBox *heads = w->modelPanel()->headsBox();
+    QSpinBox *heads = w->project()->modelPanel()->headsBox();
     scroll->ensureWidgetVisible(heads);
-    w->matrixEditor(MatrixId::Wq)->table()->setFocus();
+    w->project()->matrixEditor(MatrixId::Wq)->table()->setFocus();
     const int value = heads->value(), scrolled = scroll->verticalScrollBar()->value();
     const std::string before = serializeProject(w->document()->project());
     // As the platform delivers it: spontaneous, to the widget under the pointer (the spin box's
@@ -236,7 +237,7 @@ void TestEditorPanels::scaleEditorUndoStepsPerField()
     const auto window = test::openTutorialWindow();
     QVERIFY(window);
     MainWindow &w = *window;
-    ModelPanel *panel = w.modelPanel();
+    ModelPanel *panel = w.project()->modelPanel();
     QUndoStack *stack = w.document()->undoStack();
     QComboBox *mode = panel->scaleBox();
     auto choose = [mode](ScaleMode m) {
@@ -278,7 +279,7 @@ void TestEditorPanels::cellRefusesNumbersBeyondFloat()
     const auto window = test::openTutorialWindow();
     QVERIFY(window);
     MainWindow &w = *window;
-    MatrixModel *model = w.matrixEditor(MatrixId::Wq)->model();
+    MatrixModel *model = w.project()->matrixEditor(MatrixId::Wq)->model();
     QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     const float before = w.document()->problem().weights.q(0, 0);
     QVERIFY(!model->setData(model->index(0, 0), text));
@@ -288,7 +289,7 @@ void TestEditorPanels::cellRefusesNumbersBeyondFloat()
     QVERIFY(model->setData(model->index(0, 0), QStringLiteral("3.4e38")));
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("big.attnscope.json"));
-    QVERIFY(w.saveTo(path));
+    QVERIFY(w.project()->saveTo(path));
     auto reread = Document::readProject(path);
     QVERIFY2(reread.ok(), reread ? "" : reread.message().c_str());
     QCOMPARE(reread->problem.weights.q(0, 0), 3.4e38f);
@@ -304,7 +305,7 @@ void TestEditorPanels::sizeBeyondMemoryRefusedWithMessage()
     QVERIFY(w.computeController()->waitForIdle(30000));
     const MatrixF q = w.document()->problem().weights.q, k = w.document()->problem().weights.k;
     const int steps = w.document()->undoStack()->count();
-    QSpinBox *dq = w.modelPanel()->inputDimBox();
+    QSpinBox *dq = w.project()->modelPanel()->inputDimBox();
     typeInto(dq, QStringLiteral("65536")); // W_Q and W_K would be 64 GiB each
     QCOMPARE(w.document()->undoStack()->count(), steps);
     QCOMPARE(w.document()->problem().dq(), 4);

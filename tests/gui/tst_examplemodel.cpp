@@ -5,6 +5,9 @@
 // checked against its own config.json and tokenizer.
 
 #include "app/gui/document/ExampleModel.h"
+#include "app/gui/sources/ModelRunSource.h"
+#include "app/gui/sources/SetSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "core/attention/CpuBackend.h"
@@ -64,20 +67,20 @@ void TestExampleModel::opensFromTheExamplesMenu()
     QSignalSpy shown(&w, &MainWindow::modelRunShown);
     action->trigger();
     QVERIFY(shown.wait(60000));
-    QVERIFY(w.isReadOnly());
+    QVERIFY(w.setSource());
     QVERIFY(w.windowTitle().startsWith(QStringLiteral("tiny-gpt2")));
     const std::string text = "The cat sat on the mat. The cat sat";
-    w.modelTextEdit()->setText(QString::fromStdString(text));
+    w.modelSource()->textEdit()->setText(QString::fromStdString(text));
     QVERIFY(shown.wait(60000));
-    QCOMPARE(w.modelRun()->ids, model->encode(text)->ids);
+    QCOMPARE(w.modelSource()->run()->ids, model->encode(text)->ids);
     auto *view = w.findChild<ModelView *>(QStringLiteral("modelView"));
     QVERIFY(view);
-    w.viewTabs()->setCurrentWidget(view);
+    w.views()->tabs()->setCurrentWidget(view);
     QTRY_VERIFY_WITH_TIMEOUT(view->isFilled(), 60000);
     QCOMPARE(view->layers(), model->config().layers);
     QCOMPARE(view->heads(), model->config().heads);
-    QCOMPARE(w.attention()->set.layers(), model->config().layers);
-    QCOMPARE(w.attention()->set.heads(), model->config().heads);
+    QCOMPARE(w.setSource()->attention()->set.layers(), model->config().layers);
+    QCOMPARE(w.setSource()->attention()->set.heads(), model->config().heads);
 }
 
 // resources/models/tiny-gpt2/README.md names a previous-token head (layer 0, head 3) and

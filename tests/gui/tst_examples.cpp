@@ -3,6 +3,8 @@
 // resources first), seed 000's and seed 004's giving the tutorials' PyTorch results, a saved
 // example still finding its .npy files, and step view headings naming the biases exactly.
 
+#include "app/gui/sources/ProjectSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/Examples.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/TeachingView.h"
@@ -190,7 +192,7 @@ void TestExamples::savedExampleFindsItsNpyFiles()
     QVERIFY(w.openExample(QStringLiteral(":/examples/tutorial5-shapes/mha-three-inputs.attnscope.json")));
     QTemporaryDir dir;
     const QString saved = dir.filePath(QStringLiteral("mine.attnscope.json"));
-    QVERIFY(w.saveTo(saved));
+    QVERIFY(w.project()->saveTo(saved));
     QFile f(saved);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QVERIFY(f.readAll().contains("\"npy\"")); // the weights stay references, not 64 x 64 inline
@@ -221,15 +223,15 @@ void TestExamples::headingsSayWhatIsComputed()
     // Seed 000: no bias on Q, K, V; a bias on the output projection.
     QVERIFY(w.openExample(QStringLiteral(":/examples/tutorial1-multihead-cross/mha-batch-padding.attnscope.json")));
     QVERIFY(settle(w));
-    w.viewTabs()->setCurrentWidget(w.teachingView());
-    QString html = w.teachingView()->html();
+    w.views()->tabs()->setCurrentWidget(w.views()->teaching());
+    QString html = w.views()->teaching()->html();
     for (const char *f : {"Q = X\u00b7W_Q,", "K = X\u00b7W_K,", "V = X\u00b7W_V<", "output = context\u00b7W_O + b_O"})
         QVERIFY2(html.contains(QString::fromUtf8(f)), f);
     QVERIFY(!html.contains(QStringLiteral("b_Q")) && !html.contains(QStringLiteral("b_V")));
     // Seed 003: biases everywhere.
     QVERIFY(w.openExample(QStringLiteral(":/examples/tutorial4-single-vs-multi/multi-head.attnscope.json")));
     QVERIFY(settle(w));
-    html = w.teachingView()->html();
+    html = w.views()->teaching()->html();
     for (const char *f :
          {"Q = X\u00b7W_Q + b_Q", "K = X\u00b7W_K + b_K", "V = X\u00b7W_V + b_V", "output = context\u00b7W_O + b_O"})
         QVERIFY2(html.contains(QString::fromUtf8(f)), f);

@@ -2,8 +2,10 @@
 // and file, Copy Figure on the clipboard, and Export Data compared with the files
 // `attnscope-cli compute` writes for the same project.
 
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/ExportDataDialog.h"
 #include "app/gui/views/ExportFigureDialog.h"
+#include "app/gui/views/FigureActions.h"
 #include "app/gui/views/MainWindow.h"
 #include "core/formats/Npy.h"
 
@@ -93,7 +95,7 @@ void TestExport::cleanup()
 
 void TestExport::figureDialogPreviewFollowsOptions()
 {
-    ExportFigureDialog *d = m_window->showExportFigureDialog();
+    ExportFigureDialog *d = m_window->figures()->showFigureDialog();
     QVERIFY(d);
     QVERIFY(d->isVisible());
     QVERIFY(d->previewCount() >= 1);
@@ -147,7 +149,7 @@ void TestExport::figureDialogPreviewFollowsOptions()
 
 void TestExport::figureDialogWritesTheFile()
 {
-    ExportFigureDialog *d = m_window->showExportFigureDialog();
+    ExportFigureDialog *d = m_window->figures()->showFigureDialog();
     QVERIFY(d);
     QSignalSpy accepted(d, &QDialog::accepted);
     const QString path = m_tmp.filePath(QStringLiteral("dialog-figure.svg"));
@@ -168,7 +170,7 @@ void TestExport::figureDialogWritesTheFile()
     QVERIFY(texts.join(QLatin1Char(' ')).contains(QStringLiteral("attention mask")));
 
     // PNG at a chosen size and DPI.
-    ExportFigureDialog *p = m_window->showExportFigureDialog();
+    ExportFigureDialog *p = m_window->figures()->showFigureDialog();
     const QString png = m_tmp.filePath(QStringLiteral("dialog-figure.png"));
     p->setPath(png);
     p->findChild<QSpinBox *>(QStringLiteral("dpi"))->setValue(300);
@@ -183,7 +185,7 @@ void TestExport::figureDialogWritesTheFile()
 
 void TestExport::figureDialogRefusesABadName()
 {
-    ExportFigureDialog *d = m_window->showExportFigureDialog();
+    ExportFigureDialog *d = m_window->figures()->showFigureDialog();
     const QString path = m_tmp.filePath(QStringLiteral("figure.gif"));
     d->setPath(path);
     d->findChild<QPushButton *>(QStringLiteral("exportButton"))->click();
@@ -200,7 +202,7 @@ void TestExport::copyFigurePutsAnImageOnTheClipboard()
 {
     QApplication::clipboard()->clear();
     QVERIFY(QApplication::clipboard()->image().isNull());
-    QAction *copy = m_window->copyFigureAction();
+    QAction *copy = m_window->figures()->copyAction();
     QCOMPARE(copy->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
     copy->trigger();
     const QImage image = QApplication::clipboard()->image();
@@ -209,13 +211,13 @@ void TestExport::copyFigurePutsAnImageOnTheClipboard()
     const ComputedTracePtr r = m_window->currentResult();
     FigureSize size;
     size.dpi = 144;
-    const QImage expected = FigureExporter(r->project, r->trace).image(m_window->currentFigureOptions(), size);
+    const QImage expected = FigureExporter(r->project, r->trace).image(m_window->figures()->currentOptions(), size);
     QCOMPARE(image.size(), expected.size());
     QCOMPARE(image.convertToFormat(QImage::Format_RGB32), expected.convertToFormat(QImage::Format_RGB32));
 
     // The shortcut, on the head view tab: a different figure.
-    m_window->viewTabs()->setCurrentIndex(1);
-    QCOMPARE(m_window->currentFigureOptions().view, FigureView::HeadView);
+    m_window->views()->tabs()->setCurrentIndex(1);
+    QCOMPARE(m_window->figures()->currentOptions().view, FigureView::HeadView);
     QTest::keyClick(m_window.get(), Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
     QTRY_VERIFY(QApplication::clipboard()->image().size() != image.size());
 }
@@ -235,7 +237,7 @@ void TestExport::dataExportEqualsCliCompute()
     const QString guiDir = m_tmp.filePath(QStringLiteral("gui"));
     QVERIFY(QDir().mkpath(guiDir));
     for (const char *name : {"q", "k", "v", "scores", "weights", "context", "output"}) {
-        ExportDataDialog *d = m_window->showExportDataDialog();
+        ExportDataDialog *d = m_window->figures()->showDataDialog();
         QVERIFY(d);
         QSignalSpy accepted(d, &QDialog::accepted);
         const QString path = QDir(guiDir).filePath(QLatin1String(name) + QStringLiteral(".npy"));
@@ -277,7 +279,7 @@ void TestExport::dataExportBundlesAndCsv()
     QVERIFY(j.readAll().contains("\"weights\""));
 
     // CSV of head 2's weights: token-labelled, one row per query.
-    ExportDataDialog *d = m_window->showExportDataDialog();
+    ExportDataDialog *d = m_window->figures()->showDataDialog();
     const QString csv = m_tmp.filePath(QStringLiteral("weights-head2.csv"));
     d->setTensor(QStringLiteral("weights"));
     d->setHead(1);
@@ -300,7 +302,7 @@ void TestExport::dataExportBundlesAndCsv()
 
 void TestExport::figureDialogRemembersTheLastChoice()
 {
-    ExportFigureDialog *d = m_window->showExportFigureDialog();
+    ExportFigureDialog *d = m_window->figures()->showFigureDialog();
     QVERIFY(d);
     QCOMPARE(d->options().view, FigureView::Head);
     auto *view = d->findChild<QComboBox *>(QStringLiteral("view"));
@@ -315,7 +317,7 @@ void TestExport::figureDialogRemembersTheLastChoice()
     d->accept();
 
     // Opened again in this session: the view and options chosen last.
-    ExportFigureDialog *again = m_window->showExportFigureDialog();
+    ExportFigureDialog *again = m_window->figures()->showFigureDialog();
     QVERIFY(again);
     QCOMPARE(again->options().view, FigureView::Heads);
     QCOMPARE(again->options().colorMap, ColorMapKind::Cividis);
@@ -331,7 +333,7 @@ void TestExport::figureDialogRemembersTheLastChoice()
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
     QVERIFY(m_window->openExample(QStringLiteral(":/examples/%1.attnscope.json").arg(kMultihead)));
     QVERIFY(settle(*m_window));
-    ExportFigureDialog *next = m_window->showExportFigureDialog();
+    ExportFigureDialog *next = m_window->figures()->showFigureDialog();
     QVERIFY(next);
     QCOMPARE(next->options().view, FigureView::Heads);
     QCOMPARE(next->options().colorMap, ColorMapKind::Cividis);

@@ -3,7 +3,10 @@
 // --view model|rollout` writes for the same file (an independent process reading the file
 // itself), or, for a project, what the library's set renderer paints for its one layer.
 
+#include "app/gui/sources/SetSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/ExportFigureDialog.h"
+#include "app/gui/views/FigureActions.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/RolloutView.h"
@@ -39,8 +42,8 @@ bool openAndWait(MainWindow &w, const QString &path)
     w.attentionController()->waitForIdle();
     return QTest::qWaitFor(
         [&] {
-            return w.modelView()->isFilled() && w.rolloutView()->isFilled() &&
-                   w.shownAttention().heads() == w.attention()->set.heads();
+            return w.views()->modelView()->isFilled() && w.views()->rolloutView()->isFilled() &&
+                   w.shownAttention().heads() == w.setSource()->attention()->set.heads();
         },
         20000);
 }
@@ -121,14 +124,15 @@ void TestExportSet::setExportEqualsCliRender()
     w.show();
     QVERIFY(openAndWait(w, file));
     if (merge) {
-        w.mergeWordsAction()->setChecked(true);
+        w.setSource()->mergeWordsAction()->setChecked(true);
         w.attentionController()->waitForIdle();
-        QTRY_VERIFY_WITH_TIMEOUT(w.modelView()->isFilled(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.views()->modelView()->isFilled(), 20000);
     }
-    w.viewTabs()->setCurrentWidget(tab == QLatin1String("model") ? static_cast<QWidget *>(w.modelView())
-                                                                 : static_cast<QWidget *>(w.rolloutView()));
+    w.views()->tabs()->setCurrentWidget(tab == QLatin1String("model")
+                                            ? static_cast<QWidget *>(w.views()->modelView())
+                                            : static_cast<QWidget *>(w.views()->rolloutView()));
 
-    ExportFigureDialog *d = w.showExportFigureDialog();
+    ExportFigureDialog *d = w.figures()->showFigureDialog();
     QVERIFY(d);
     QCOMPARE(FigureOptions::viewKey(d->options().view), view); // opens on the tab in front
     QCOMPARE(d->options().mergeWords, merge);
@@ -167,7 +171,7 @@ void TestExportSet::setExportEqualsCliRender()
 
     // Copy Figure follows the same choice: the set's figure at 144 DPI, not the current head.
     QApplication::clipboard()->clear();
-    QVERIFY(w.copyFigure());
+    QVERIFY(w.figures()->copyFigure());
     QTRY_VERIFY(!QApplication::clipboard()->image().isNull());
     const QImage copied = QApplication::clipboard()->image();
     const QImage expectedCopy = render({QStringLiteral("--dpi"), QStringLiteral("144")});
@@ -182,8 +186,8 @@ void TestExportSet::headsTabStillExportsTheHead()
     MainWindow w;
     w.show();
     QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
-    w.viewTabs()->setCurrentIndex(0);
-    ExportFigureDialog *d = w.showExportFigureDialog();
+    w.views()->tabs()->setCurrentIndex(0);
+    ExportFigureDialog *d = w.figures()->showFigureDialog();
     QVERIFY(d);
     QCOMPARE(d->options().view, FigureView::Head);
     auto *view = d->findChild<QComboBox *>(QStringLiteral("view"));
@@ -201,10 +205,10 @@ void TestExportSet::projectModelExportIsItsOneLayer()
     QVERIFY(w.computeController()->waitForIdle(20000));
     QTRY_VERIFY(w.currentResult() && w.currentResult()->trace.heads() > 1);
     const ComputedTracePtr result = w.currentResult();
-    w.viewTabs()->setCurrentWidget(w.modelView());
-    QTRY_VERIFY_WITH_TIMEOUT(w.modelView()->isFilled(), 20000);
+    w.views()->tabs()->setCurrentWidget(w.views()->modelView());
+    QTRY_VERIFY_WITH_TIMEOUT(w.views()->modelView()->isFilled(), 20000);
 
-    ExportFigureDialog *d = w.showExportFigureDialog();
+    ExportFigureDialog *d = w.figures()->showFigureDialog();
     QVERIFY(d);
     QCOMPARE(d->options().view, FigureView::Model);
     const QString png = m_out.filePath(QStringLiteral("project-model.png"));

@@ -4,7 +4,10 @@
 // draws and exports; the numbers shown are checked against the data each one names.
 #include "../common/CliRunner.h"
 #include "../render/FigureTestUtil.h"
+#include "app/gui/sources/SetSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/ExportFigureDialog.h"
+#include "app/gui/views/FigureActions.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/RolloutView.h"
@@ -127,16 +130,16 @@ void TestHeadNumbering::projectHeadTwoIsCliHeadTwo()
     QSignalSpy shown(&w, &MainWindow::resultShown);
     QVERIFY(w.openFile(project));
     QTRY_VERIFY_WITH_TIMEOUT(w.currentResult() && w.currentResult()->trace.heads() == 3, 20000);
-    w.setCurrentHead(2);
+    w.views()->setCurrentHead(2);
     // The window's title of head index 2.
-    QCOMPARE(w.headView()->head(), 2);
-    QCOMPARE(w.headView()->data().title, QStringLiteral("Head 2"));
-    const MatrixF shownMap = *w.headView()->data().values;
+    QCOMPARE(w.views()->headView()->head(), 2);
+    QCOMPARE(w.views()->headView()->data().title, QStringLiteral("Head 2"));
+    const MatrixF shownMap = *w.views()->headView()->data().values;
     QVERIFY(shownMap.isApprox(w.currentResult()->trace.weights[2]));
     QVERIFY(!shownMap.isApprox(w.currentResult()->trace.weights[1]));
 
     // The figure the window exports for it says head 2.
-    ExportFigureDialog *figure = w.showExportFigureDialog();
+    ExportFigureDialog *figure = w.figures()->showFigureDialog();
     QVERIFY(figure);
     chooseHeadView(figure);
     QCOMPARE(figure->options().head, 2);
@@ -175,18 +178,18 @@ void TestHeadNumbering::attentionFileLayerOneHeadTwoIsCliLayerOneHeadTwo()
     QVERIFY(opened.wait(20000));
     QSignalSpy shown(&w, &MainWindow::attentionShown);
     // The toolbar's layer selector shows the layer index itself.
-    w.layerSelector()->setValue(1);
-    QCOMPARE(w.layerSelector()->text(), QStringLiteral("Layer 1"));
+    w.setSource()->layerSelector()->setValue(1);
+    QCOMPARE(w.setSource()->layerSelector()->text(), QStringLiteral("Layer 1"));
     QVERIFY(shown.wait(20000));
-    QCOMPARE(w.currentLayer(), 1);
-    w.setCurrentHead(2);
-    QCOMPARE(w.headView()->data().title, QStringLiteral("Head 2"));
-    const MatrixF shownMap = *w.headView()->data().values;
+    QCOMPARE(w.setSource()->layer(), 1);
+    w.views()->setCurrentHead(2);
+    QCOMPARE(w.views()->headView()->data().title, QStringLiteral("Head 2"));
+    const MatrixF shownMap = *w.views()->headView()->data().values;
     QVERIFY(shownMap.isApprox(set->map(0, 1, 2)));
 
     // The statistics table's row "layer 1, head 2" is the JSON's {"layer": 1, "head": 2}.
-    QTRY_VERIFY_WITH_TIMEOUT(w.statsTable()->isFilled(), 20000);
-    const HeadStatsModel *model = w.statsTable()->statsModel();
+    QTRY_VERIFY_WITH_TIMEOUT(w.views()->statsTable()->isFilled(), 20000);
+    const HeadStatsModel *model = w.views()->statsTable()->statsModel();
     int row = -1;
     for (int r = 0; r < model->rowCount(); ++r)
         if (model->index(r, HeadStatsModel::Layer).data().toInt() == 1 &&
@@ -211,7 +214,7 @@ void TestHeadNumbering::attentionFileLayerOneHeadTwoIsCliLayerOneHeadTwo()
     QVERIFY(found);
 
     // The window's figure of the head and the CLI's --layer 1 --head 2 figure carry one title.
-    ExportFigureDialog *figure = w.showExportFigureDialog();
+    ExportFigureDialog *figure = w.figures()->showFigureDialog();
     QVERIFY(figure);
     chooseHeadView(figure);
     QCOMPARE(figure->options().head, 2);

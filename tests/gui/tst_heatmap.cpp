@@ -3,6 +3,7 @@
 // scale read from the worker's ranges.
 
 #include "app/gui/document/Document.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/HeatmapView.h"
 #include "app/gui/views/MainWindow.h"
 #include "core/attention/CpuBackend.h"
@@ -523,19 +524,19 @@ void TestHeatmap::sharedScaleReadsTheWorkersRanges()
     const ComputedTracePtr r = w.currentResult();
     QCOMPARE(int(r->ranges.maxWeight.size()), 3);
     for (HeatmapQuantity quantity : {HeatmapQuantity::Weights, HeatmapQuantity::Scores}) {
-        HeatmapViewSettings s = w.headView()->settings();
+        HeatmapViewSettings s = w.views()->headView()->settings();
         s.quantity = quantity;
         s.scope = ScaleScope::Shared;
-        w.headView()->setSettings(s);
-        const HeatmapData &shown = w.headView()->data();
+        w.views()->headView()->setSettings(s);
+        const HeatmapData &shown = w.views()->headView()->data();
         // The same range as a pass over every head here would give.
         const HeatmapData here =
-            HeatmapData::of(ShownAttention::ofTensors(r), w.headView()->head(), quantity, ScaleScope::Shared);
+            HeatmapData::of(ShownAttention::ofTensors(r), w.views()->headView()->head(), quantity, ScaleScope::Shared);
         QCOMPARE(shown.rangeMin, here.rangeMin);
         QCOMPARE(shown.rangeMax, here.rangeMax);
     }
     // The mean over heads is the worker's, not recomputed on the GUI thread.
-    QCOMPARE(w.meanView()->data().values, r->ranges.meanWeights.get());
+    QCOMPARE(w.views()->meanView()->data().values, r->ranges.meanWeights.get());
 }
 
 QTEST_MAIN(TestHeatmap)

@@ -6,6 +6,8 @@
 // and item-view tooltip of the application is checked for text from the file shown as HTML.
 
 #include "app/gui/document/Autosave.h"
+#include "app/gui/sources/SetSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/HeatmapView.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/PlainText.h"
@@ -197,7 +199,7 @@ void TestHostileText::tokenLabelsInHoverTextsAreEscaped()
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY(w.openFile(fixture(QStringLiteral("html-labels.attnscope.json"))));
     QVERIFY(w.computeController()->waitForIdle(20000));
-    HeatmapView *v = w.headView();
+    HeatmapView *v = w.views()->headView();
     QTRY_VERIFY(v->data().values && v->cellRect(1, 0).width() > 4);
     // Query 1 is "<img src=/dev/zero>", key 0 "<b>bold</b>".
     const QString description = v->cellDescription(1, 0);
@@ -267,15 +269,15 @@ void TestHostileText::attentionFileLabelsAreShownAsWritten()
     QSignalSpy opened(&w, &MainWindow::attentionOpened);
     QVERIFY(w.openFile(npy));
     QVERIFY2(opened.wait(20000), qPrintable(w.lastError()));
-    QTRY_VERIFY(w.attention() && w.shownAttention().heads() == w.attention()->set.heads());
-    for (int i = 0; i < w.viewTabs()->count(); ++i) {
-        if (!w.viewTabs()->isTabVisible(i))
+    QTRY_VERIFY(w.setSource() && w.shownAttention().heads() == w.setSource()->attention()->set.heads());
+    for (int i = 0; i < w.views()->tabs()->count(); ++i) {
+        if (!w.views()->tabs()->isTabVisible(i))
             continue; // the step-by-step view of a project only
-        w.viewTabs()->setCurrentIndex(i);
+        w.views()->tabs()->setCurrentIndex(i);
         QCoreApplication::processEvents();
     }
-    w.viewTabs()->setCurrentIndex(0);
-    HeatmapView *v = w.headView();
+    w.views()->tabs()->setCurrentIndex(0);
+    HeatmapView *v = w.views()->headView();
     QTRY_VERIFY(v->isVisible() && v->cellRect(1, 0).width() > 4);
     const QPoint at = v->cellRect(1, 0).center().toPoint();
     QMouseEvent move(QEvent::MouseMove, at, v->mapToGlobal(at), Qt::NoButton, Qt::NoButton, Qt::NoModifier);

@@ -8,7 +8,10 @@
 #include "app/gui/document/AttentionJobs.h"
 #include "app/gui/document/LongAttention.h"
 #include "app/gui/document/MemoryBudget.h"
+#include "app/gui/sources/SetSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/ExportFigureDialog.h"
+#include "app/gui/views/FigureActions.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/PooledHeatmapView.h"
@@ -243,18 +246,22 @@ void TestLongAttention::opensWithoutFullCopies()
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    w.viewTabs()->setCurrentWidget(w.modelView());
+    w.views()->tabs()->setCurrentWidget(w.views()->modelView());
     g_largest = 0;
     g_counting = true;
     QSignalSpy opened(&w, &MainWindow::attentionOpened);
     QVERIFY(w.openFile(m_path));
     QVERIFY(opened.wait(30000));
-    QVERIFY(w.attention()->file && w.attention()->file->mapped);
-    QVERIFY(w.isLongAttentionShown());
+    QVERIFY(w.setSource()->attention()->file && w.setSource()->attention()->file->mapped);
+    QVERIFY(w.setSource()->isLong());
     QVERIFY(QTest::qWaitFor(
-        [&] { return w.modelView()->isFilled() && w.statsTable()->isFilled() && w.rolloutView()->isFilled(); }, 60000));
+        [&] {
+            return w.views()->modelView()->isFilled() && w.views()->statsTable()->isFilled() &&
+                   w.views()->rolloutView()->isFilled();
+        },
+        60000));
     QVERIFY(w.attentionController()->waitForIdle(120000));
-    QVERIFY(waitForVisibleTile(w.attentionPooledView()));
+    QVERIFY(waitForVisibleTile(w.views()->filePooled()));
     // Every view painted what it holds, while the allocations are still counted.
     QVERIFY(test::waitForRepaint(&w));
     g_counting = false;
@@ -263,18 +270,18 @@ void TestLongAttention::opensWithoutFullCopies()
                             .arg(g_largest.load())
                             .arg(kMapFloatBytes)));
     // The tabs that would copy the layer in full are hidden; the pooled head is offered.
-    QTabWidget *tabs = w.viewTabs();
+    QTabWidget *tabs = w.views()->tabs();
     QVERIFY(!tabs->isTabVisible(0));
-    QVERIFY(tabs->isTabVisible(tabs->indexOf(w.attentionPooledView())));
-    QVERIFY(!w.mergeWordsAction()->isEnabled());
-    w.modelView()->viewport()->repaint();
+    QVERIFY(tabs->isTabVisible(tabs->indexOf(w.views()->filePooled())));
+    QVERIFY(!w.setSource()->mergeWordsAction()->isEnabled());
+    w.views()->modelView()->viewport()->repaint();
     QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/long-attention-model.png")));
 }
 
 void TestLongAttention::thumbnailsAreMaxPooledMaps()
 {
     QVERIFY(m_window);
-    const auto thumbs = m_window->modelView()->thumbnails();
+    const auto thumbs = m_window->views()->modelView()->thumbnails();
     QVERIFY(thumbs);
     QCOMPARE(thumbs->layers, 1);
     QCOMPARE(thumbs->heads, kHeads);
@@ -306,7 +313,7 @@ void TestLongAttention::thumbnailsAreMaxPooledMaps()
 void TestLongAttention::statisticsStreamFromTheFile()
 {
     QVERIFY(m_window);
-    HeadStatsModel *model = m_window->statsTable()->statsModel();
+    HeadStatsModel *model = m_window->views()->statsTable()->statsModel();
     QCOMPARE(model->rowCount(), kHeads);
     const auto stats = model->statistics();
     QVERIFY(stats && stats->size() == std::size_t(kHeads));
@@ -321,10 +328,10 @@ void TestLongAttention::headOpensPooledWholeMap()
 {
     QVERIFY(m_window);
     MainWindow &w = *m_window;
-    const QRect tile = w.modelView()->tileRect(0, 1);
-    QTest::mouseClick(w.modelView()->viewport(), Qt::LeftButton, {}, tile.center());
-    PooledHeatmapView *view = w.attentionPooledView();
-    QCOMPARE(w.viewTabs()->currentWidget(), view);
+    const QRect tile = w.views()->modelView()->tileRect(0, 1);
+    QTest::mouseClick(w.views()->modelView()->viewport(), Qt::LeftButton, {}, tile.center());
+    PooledHeatmapView *view = w.views()->filePooled();
+    QCOMPARE(w.views()->tabs()->currentWidget(), view);
     QCOMPARE(view->head(), 1);
     const PooledTilePtr whole = waitForVisibleTile(view);
     QVERIFY(whole);
@@ -342,7 +349,7 @@ void TestLongAttention::headOpensPooledWholeMap()
 void TestLongAttention::zoomedBlockIsExact()
 {
     QVERIFY(m_window);
-    PooledHeatmapView *view = m_window->attentionPooledView();
+    PooledHeatmapView *view = m_window->views()->filePooled();
     g_largest = 0;
     g_counting = true;
     view->setViewRect(QRectF(990, 1000, 40, 40));
@@ -368,7 +375,7 @@ void TestLongAttention::zoomedBlockIsExact()
     QVERIFY(view->grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/long-attention-zoom.png")));
 
     // With the pooled tab in front, Export Figure draws this block of the file.
-    ExportFigureDialog *dialog = m_window->showExportFigureDialog();
+    ExportFigureDialog *dialog = m_window->figures()->showFigureDialog();
     QVERIFY2(dialog, qPrintable(m_window->lastError()));
     QCOMPARE(dialog->options().view, FigureView::Head);
     QCOMPARE(dialog->options().head, 0);
@@ -389,7 +396,7 @@ void TestLongAttention::zoomedBlockIsExact()
 void TestLongAttention::wheelZoomsIn()
 {
     QVERIFY(m_window);
-    PooledHeatmapView *view = m_window->attentionPooledView();
+    PooledHeatmapView *view = m_window->views()->filePooled();
     view->setViewRect(QRectF(0, 0, kTokens, kTokens));
     QVERIFY(waitForVisibleTile(view));
     const QPointF pos = view->plotRect().center();
@@ -416,7 +423,7 @@ void TestLongAttention::wheelZoomsIn()
 void TestLongAttention::rolloutRefusedNamingItsNeed()
 {
     QVERIFY(m_window);
-    const QString error = m_window->rolloutView()->error();
+    const QString error = m_window->views()->rolloutView()->error();
     QVERIFY2(error.contains(QStringLiteral("512 MiB")) && error.contains(QString::number(kTokens)), qPrintable(error));
 }
 

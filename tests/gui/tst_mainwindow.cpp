@@ -3,13 +3,18 @@
 
 #include "app/gui/document/Autosave.h"
 #include "app/gui/document/MemoryBudget.h"
+#include "app/gui/sources/ProjectSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/HeadLinesView.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/MaskEditor.h"
 #include "app/gui/views/MatrixModel.h"
+#include "app/gui/views/StaleBanner.h"
 #include "app/gui/views/TeachingView.h"
+#include "app/gui/views/ViewToolBar.h"
+#include "app/gui/views/WindowStatus.h"
 #include "core/attention/CpuBackend.h"
 #include "core/formats/Npy.h"
 
@@ -60,7 +65,7 @@ bool settle(MainWindow &w)
 // The colour of cell (query, key) as the enlarged heatmap widget paints it.
 QColor shownColor(MainWindow &w, int query, int key)
 {
-    HeatmapView *v = w.headView();
+    HeatmapView *v = w.views()->headView();
     const QImage image = v->grab().toImage();
     const QPointF corner = v->cellRect(query, key).topLeft() + QPointF(3, 3);
     return QColor(image.pixel(corner.toPoint()));
@@ -68,9 +73,9 @@ QColor shownColor(MainWindow &w, int query, int key)
 
 QColor expectedColor(MainWindow &w, float weight)
 {
-    const HeatmapData &d = w.headView()->data();
+    const HeatmapData &d = w.views()->headView()->data();
     return QColor::fromRgb(
-        ColorMap(w.headView()->settings().colorMap).at((weight - d.rangeMin) / (d.rangeMax - d.rangeMin)));
+        ColorMap(w.views()->headView()->settings().colorMap).at((weight - d.rangeMin) / (d.rangeMax - d.rangeMin)));
 }
 
 // Weights recomputed from the document itself, independent of the window's pipeline.
@@ -191,7 +196,7 @@ void TestMainWindow::init()
 void TestMainWindow::editCellInTable()
 {
     MainWindow &w = *m_window;
-    QTableView *table = w.matrixEditor(MatrixId::Wq)->table();
+    QTableView *table = w.project()->matrixEditor(MatrixId::Wq)->table();
     table->parentWidget()->parentWidget()->setFocus();
     const QModelIndex idx = table->model()->index(0, 0);
     const MatrixF before = w.currentResult()->trace.weights[0];
@@ -215,19 +220,19 @@ void TestMainWindow::editCellInTable()
 void TestMainWindow::changeHeadsWithSpinBox()
 {
     MainWindow &w = *m_window;
-    QSpinBox *heads = w.modelPanel()->headsBox();
+    QSpinBox *heads = w.project()->modelPanel()->headsBox();
     heads->setFocus();
     typeInto(heads, QStringLiteral("3"));
     QCOMPARE(w.document()->problem().spec.heads, 3);
     QCOMPARE(w.document()->problem().weights.q.cols(), 9);
     QVERIFY(settle(w));
-    QCOMPARE(w.headsGrid()->heads(), 3);
+    QCOMPARE(w.views()->grid()->heads(), 3);
     QCOMPARE(w.currentResult()->trace.heads(), 3);
     // Click the third head in the grid: the enlarged view shows it.
-    QTest::mouseClick(w.headsGrid(), Qt::LeftButton, {}, w.headsGrid()->tileRect(2).center().toPoint());
-    QCOMPARE(w.headView()->head(), 2);
+    QTest::mouseClick(w.views()->grid(), Qt::LeftButton, {}, w.views()->grid()->tileRect(2).center().toPoint());
+    QCOMPARE(w.views()->headView()->head(), 2);
     const MatrixF expected = weightsOf(w.document()->project(), 2);
-    QVERIFY(w.headView()->data().values->isApprox(expected));
+    QVERIFY(w.views()->headView()->data().values->isApprox(expected));
     QCOMPARE(shownColor(w, 1, 0), expectedColor(w, expected(1, 0)));
     // Head 1 is unchanged by adding heads.
     QVERIFY(w.currentResult()->trace.weights[0].isApprox(weightsOf(*Document::readProject(kTutorial), 0)));
@@ -236,7 +241,7 @@ void TestMainWindow::changeHeadsWithSpinBox()
 void TestMainWindow::toggleMaskCell()
 {
     MainWindow &w = *m_window;
-    MaskGrid *grid = w.maskEditor()->grid();
+    MaskGrid *grid = w.project()->maskEditor()->grid();
     QTest::mouseClick(grid, Qt::LeftButton, {}, grid->cellRect(0, 2).center().toPoint());
     QVERIFY(w.document()->problem().mask.allowed);
     QCOMPARE(int((*w.document()->problem().mask.allowed)(0, 2)), 0);
@@ -257,8 +262,9 @@ void TestMainWindow::toggleMaskCell()
     QVERIFY(w.currentResult()->trace.emptyRows[1]);
     QCOMPARE(w.currentResult()->trace.weights[0].row(1).sum(), 0.0f);
     // Presets through the editor.
-    w.maskEditor()->presetBox()->setCurrentIndex(w.maskEditor()->presetBox()->findData(int(MaskPreset::None)));
-    w.maskEditor()->applyPreset();
+    w.project()->maskEditor()->presetBox()->setCurrentIndex(
+        w.project()->maskEditor()->presetBox()->findData(int(MaskPreset::None)));
+    w.project()->maskEditor()->applyPreset();
     QVERIFY(!w.document()->problem().mask.allowed);
     QVERIFY(settle(w));
     QVERIFY(!w.currentResult()->trace.emptyRows[1]);
@@ -296,7 +302,7 @@ void TestMainWindow::openSaveRoundTrip()
     QVERIFY(w.document()->setTokenLabel(TokenSide::Query, 0, QStringLiteral("<bos>")));
     QVERIFY(w.isWindowModified());
     const QString path = dir.filePath(QStringLiteral("round.attnscope.json"));
-    QVERIFY(w.saveTo(path));
+    QVERIFY(w.project()->saveTo(path));
     QVERIFY(!w.isWindowModified());
     QVERIFY(w.windowTitle().contains(QStringLiteral("round.attnscope.json")));
     QVERIFY(settle(w));
@@ -311,7 +317,7 @@ void TestMainWindow::openSaveRoundTrip()
     QCOMPARE(serializeProject(other.document()->project()), serializeProject(saved));
     QCOMPARE(other.document()->filePath(), QFileInfo(path).absoluteFilePath());
     QVERIFY(other.currentResult()->trace.weights[1] == shown);
-    QCOMPARE(other.headsGrid()->heads(), saved.problem.spec.heads);
+    QCOMPARE(other.views()->grid()->heads(), saved.problem.spec.heads);
     QCOMPARE(QSettings().value(QStringLiteral("files/recent")).toStringList().value(0),
              QFileInfo(path).absoluteFilePath());
 }
@@ -417,7 +423,7 @@ void TestMainWindow::saveSaysWhichReferencesItCouldNotKeep()
     QVERIFY(w.openFile(path));
     const MatrixF shown = w.document()->problem().xq;
 
-    QVERIFY(w.saveTo(dir.filePath(QStringLiteral("b/copy.attnscope.json"))));
+    QVERIFY(w.project()->saveTo(dir.filePath(QStringLiteral("b/copy.attnscope.json"))));
     const auto *message = w.findChild<ElidedLabel *>(QStringLiteral("statusMessage"));
     QVERIFY(message);
     QVERIFY2(message->text().contains(QStringLiteral("x.npy was copied beside it as x.npy.")),
@@ -433,7 +439,7 @@ void TestMainWindow::saveSaysWhichReferencesItCouldNotKeep()
         const std::string bytes = npyBytes({3, 4}, other);
         npy.write(bytes.data(), qint64(bytes.size()));
     }
-    QVERIFY(w.saveTo(path));
+    QVERIFY(w.project()->saveTo(path));
     auto *box = w.findChild<QMessageBox *>(QStringLiteral("saveNotesBox"));
     QVERIFY(box);
     QVERIFY2(box->informativeText().contains(QStringLiteral("query.x: x.npy changed on disk since it was opened")),
@@ -450,8 +456,8 @@ void TestMainWindow::tokenEditsAndModels()
     std::vector<std::unique_ptr<QAbstractItemModelTester>> testers;
     for (MatrixId id : kAllMatrices)
         testers.push_back(std::make_unique<QAbstractItemModelTester>(
-            w.matrixEditor(id)->model(), QAbstractItemModelTester::FailureReportingMode::QtTest));
-    MatrixEditor *xq = w.matrixEditor(MatrixId::Xq);
+            w.project()->matrixEditor(id)->model(), QAbstractItemModelTester::FailureReportingMode::QtTest));
+    MatrixEditor *xq = w.project()->matrixEditor(MatrixId::Xq);
     MatrixModel *model = xq->model();
     QVERIFY(model->setData(model->index(1, 0), QStringLiteral("Robots")));
     QCOMPARE(w.document()->project().queryTokens[1], std::string("Robots"));
@@ -461,52 +467,52 @@ void TestMainWindow::tokenEditsAndModels()
     QCOMPARE(w.document()->problem().tq(), 4);
     QCOMPARE(model->rowCount(), 4);
     QVERIFY(settle(w));
-    QCOMPARE(w.headView()->data().rows(), 4);
-    QCOMPARE(w.headView()->data().rowLabels.value(2), QStringLiteral("Robots"));
+    QCOMPARE(w.views()->headView()->data().rows(), 4);
+    QCOMPARE(w.views()->headView()->data().rowLabels.value(2), QStringLiteral("Robots"));
     w.document()->setMode(AttentionMode::Cross);
-    QCOMPARE(w.matrixEditor(MatrixId::Xkv)->model()->rowCount(), 4);
-    w.matrixEditor(MatrixId::Xkv)->removeToken();
+    QCOMPARE(w.project()->matrixEditor(MatrixId::Xkv)->model()->rowCount(), 4);
+    w.project()->matrixEditor(MatrixId::Xkv)->removeToken();
     QVERIFY(settle(w));
-    QCOMPARE(w.headView()->data().cols(), 3);
-    QCOMPARE(w.headView()->data().rows(), 4);
-    w.matrixEditor(MatrixId::Wo)->findChild<QCheckBox *>()->click();
+    QCOMPARE(w.views()->headView()->data().cols(), 3);
+    QCOMPARE(w.views()->headView()->data().rows(), 4);
+    w.project()->matrixEditor(MatrixId::Wo)->findChild<QCheckBox *>()->click();
     QVERIFY(w.document()->problem().weights.o);
-    QVERIFY(w.matrixEditor(MatrixId::Wo)->model()->rowCount() > 0);
+    QVERIFY(w.project()->matrixEditor(MatrixId::Wo)->model()->rowCount() > 0);
     w.document()->undoStack()->setIndex(0);
     QVERIFY(settle(w));
-    QCOMPARE(w.headView()->data().rows(), 3);
+    QCOMPARE(w.views()->headView()->data().rows(), 3);
 }
 
 void TestMainWindow::selectingACellExplainsIt()
 {
     MainWindow &w = *m_window;
-    HeatmapView *v = w.headView();
+    HeatmapView *v = w.views()->headView();
     QTest::mouseClick(v, Qt::LeftButton, {}, v->cellRect(0, 1).center().toPoint());
-    const QString html = w.teachingView()->html();
+    const QString html = w.views()->teaching()->html();
     const auto &t = w.currentResult()->trace;
     QVERIFY(html.contains(QStringLiteral("Thinking")));
     QVERIFY2(html.contains(QString::number(double(t.weights[0](0, 1)), 'g', 4)), qPrintable(html.right(2000)));
     QVERIFY(html.contains(QStringLiteral("3 \u00d7 3"))); // shapes printed
     // Scores: the dot product of q_0 and k_1 is printed.
     QVERIFY(html.contains(QString::number(double(t.scores[0](0, 1)), 'g', 4)));
-    w.headLinesView()->setOverlay(true);
-    QVERIFY(!w.headLinesView()->grab().toImage().isNull());
+    w.views()->lines()->setOverlay(true);
+    QVERIFY(!w.views()->lines()->grab().toImage().isNull());
 }
 
 void TestMainWindow::settingsRemembered()
 {
-    m_window->setColorMap(ColorMapKind::Magma);
+    m_window->viewBar()->setColorMap(ColorMapKind::Magma);
     QVERIFY(m_window->close());
     MainWindow next;
-    QCOMPARE(next.headView()->settings().colorMap, ColorMapKind::Magma);
+    QCOMPARE(next.views()->headView()->settings().colorMap, ColorMapKind::Magma);
     QVERIFY(next.openExample(kTutorial));
     next.resize(900, 700);
     next.show();
     QVERIFY(QTest::qWaitForWindowExposed(&next));
     QVERIFY(settle(next));
     const float w01 = next.currentResult()->trace.weights[0](0, 1);
-    const QImage image = next.headView()->grab().toImage();
-    const QPointF corner = next.headView()->cellRect(0, 1).topLeft() + QPointF(3, 3);
+    const QImage image = next.views()->headView()->grab().toImage();
+    const QPointF corner = next.views()->headView()->cellRect(0, 1).topLeft() + QPointF(3, 3);
     QCOMPARE(QColor(image.pixel(corner.toPoint())), QColor::fromRgb(ColorMap(ColorMapKind::Magma).at(w01)));
 }
 
@@ -590,7 +596,7 @@ void TestMainWindow::dropOpensProject()
     QApplication::sendEvent(&w, &drop);
     QCOMPARE(w.document()->filePath(), QFileInfo(path).absoluteFilePath());
     QVERIFY(settle(w));
-    QCOMPARE(w.headsGrid()->heads(), 2);
+    QCOMPARE(w.views()->grid()->heads(), 2);
     QVERIFY(w.windowTitle().startsWith(QStringLiteral("dropped.attnscope.json")));
 }
 
@@ -615,15 +621,15 @@ void TestMainWindow::saveAsShortcutWhereverTheFocusIs()
     auto w = test::openTutorialWindow();
     QVERIFY(w);
     if (focus == QLatin1String("heatmap")) {
-        w->headView()->setFocus();
+        w->views()->headView()->setFocus();
     } else if (focus == QLatin1String("cell")) {
-        QTableView *table = w->matrixEditor(MatrixId::Wq)->table();
+        QTableView *table = w->project()->matrixEditor(MatrixId::Wq)->table();
         const QModelIndex cell = table->model()->index(0, 0);
         table->setCurrentIndex(cell);
         table->edit(cell);
         QTRY_VERIFY(QApplication::focusWidget() && QApplication::focusWidget()->parentWidget() == table->viewport());
     } else {
-        QSpinBox *heads = w->modelPanel()->headsBox();
+        QSpinBox *heads = w->project()->modelPanel()->headsBox();
         heads->setFocus();
         if (focus == QLatin1String("spinEdited"))
             QTest::keyClick(heads, Qt::Key_Up);
@@ -642,7 +648,7 @@ void TestMainWindow::failedComputeMarksViewsStale()
 {
     MainWindow &w = *m_window;
     QCOMPARE(w.currentResult()->trace.heads(), 1);
-    QVERIFY(!w.resultIsStale());
+    QVERIFY(!w.banner()->isStale());
     QSignalSpy failed(w.computeController(), &ComputeController::failed);
     QVERIFY(w.document()->setHeads(3));
     // Before the computation starts, the worker's budget becomes too small for it.
@@ -652,16 +658,17 @@ void TestMainWindow::failedComputeMarksViewsStale()
     QVERIFY(failed.wait(10000));
     // The views still hold the 1-head result, but they say it is not the document's.
     QCOMPARE(w.currentResult()->trace.heads(), 1);
-    QVERIFY(w.resultIsStale());
-    QVERIFY(w.viewTabs()->graphicsEffect() && w.viewTabs()->graphicsEffect()->isEnabled());
-    QVERIFY2(w.staleReason().contains(QStringLiteral("memory")), qPrintable(w.staleReason()));
-    QVERIFY2(w.statusText().contains(w.staleReason().section(QLatin1Char('\n'), 0, 0)), qPrintable(w.statusText()));
+    QVERIFY(w.banner()->isStale());
+    QVERIFY(w.views()->tabs()->graphicsEffect() && w.views()->tabs()->graphicsEffect()->isEnabled());
+    QVERIFY2(w.banner()->reason().contains(QStringLiteral("memory")), qPrintable(w.banner()->reason()));
+    QVERIFY2(w.statusText().contains(w.banner()->reason().section(QLatin1Char('\n'), 0, 0)),
+             qPrintable(w.statusText()));
     // The next computation that succeeds clears it.
     w.setMemoryBudget(MemoryBudget());
     QVERIFY(w.document()->setHeads(2));
     QVERIFY(settle(w));
-    QVERIFY(!w.resultIsStale());
-    QVERIFY(!w.viewTabs()->graphicsEffect() || !w.viewTabs()->graphicsEffect()->isEnabled());
+    QVERIFY(!w.banner()->isStale());
+    QVERIFY(!w.views()->tabs()->graphicsEffect() || !w.views()->tabs()->graphicsEffect()->isEnabled());
     QCOMPARE(w.currentResult()->trace.heads(), 2);
 }
 
@@ -682,21 +689,21 @@ void TestMainWindow::deviceLostOnVulkanMarksViewsStale()
     QTRY_VERIFY_WITH_TIMEOUT(failed.count() > 0, 30000);
     QVERIFY(w.computeController()->waitForIdle());
     QCOMPARE(w.currentResult()->trace.heads(), 1);
-    QVERIFY(w.resultIsStale());
-    QVERIFY(w.staleReason().contains(QStringLiteral("vkWaitForFences")));
+    QVERIFY(w.banner()->isStale());
+    QVERIFY(w.banner()->reason().contains(QStringLiteral("vkWaitForFences")));
     const auto kind = failed.last().at(2).value<ErrorKind>();
     if (kind == ErrorKind::DeviceLost)
-        QVERIFY2(w.staleReason().contains(QStringLiteral("CPU")), qPrintable(w.staleReason()));
+        QVERIFY2(w.banner()->reason().contains(QStringLiteral("CPU")), qPrintable(w.banner()->reason()));
 }
 
 void TestMainWindow::failureAdviceFollowsTheKind()
 {
     // A lost device suggests the CPU (or Automatic); memory failures suggest a smaller project.
-    QVERIFY(MainWindow::failureAdvice(ErrorKind::DeviceLost).contains(QStringLiteral("CPU")));
-    QVERIFY(MainWindow::failureAdvice(ErrorKind::DeviceLost).contains(QStringLiteral("Automatic")));
-    QVERIFY(MainWindow::failureAdvice(ErrorKind::OutOfMemory).contains(QStringLiteral("smaller")));
-    QVERIFY(MainWindow::failureAdvice(ErrorKind::TooLarge).contains(QStringLiteral("smaller")));
-    QVERIFY(MainWindow::failureAdvice(ErrorKind::InvalidInput).isEmpty()); // the message says it all
+    QVERIFY(ProjectSource::failureAdvice(ErrorKind::DeviceLost).contains(QStringLiteral("CPU")));
+    QVERIFY(ProjectSource::failureAdvice(ErrorKind::DeviceLost).contains(QStringLiteral("Automatic")));
+    QVERIFY(ProjectSource::failureAdvice(ErrorKind::OutOfMemory).contains(QStringLiteral("smaller")));
+    QVERIFY(ProjectSource::failureAdvice(ErrorKind::TooLarge).contains(QStringLiteral("smaller")));
+    QVERIFY(ProjectSource::failureAdvice(ErrorKind::InvalidInput).isEmpty()); // the message says it all
 }
 
 void TestMainWindow::longComputeShowsProgress()
@@ -708,13 +715,13 @@ void TestMainWindow::longComputeShowsProgress()
     const std::unique_ptr<QSemaphore, void (*)(QSemaphore *)> opener(gate.get(),
                                                                      [](QSemaphore *g) { g->release(100); });
     w.computeController()->setBackend(std::make_shared<HalfwayBackend>(gate));
-    QProgressBar *bar = w.computeProgressBar();
+    QProgressBar *bar = w.status()->progressBar();
     QVERIFY(!bar->isVisible());
     QVERIFY(w.document()->setHeads(2));
     QTRY_VERIFY(w.computeController()->isBusy());
     QVERIFY(!bar->isVisible()); // not at once
     QTRY_VERIFY_WITH_TIMEOUT(bar->isVisible(), 10000);
-    QVERIFY(w.computeController()->runningMilliseconds() >= MainWindow::kProgressAfterMs);
+    QVERIFY(w.computeController()->runningMilliseconds() >= ProjectSource::kProgressAfterMs);
     QCOMPARE(bar->value(), 50);
     QVERIFY2(bar->text().contains(QStringLiteral("50")), qPrintable(bar->text()));
     QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));

@@ -7,8 +7,13 @@
 // and File > Examples' example model entry. Expected tokens and attentions come from core
 // (TransformerModel, checked against transformers in tst_models).
 
+#include "app/gui/sources/ModelRunSource.h"
+#include "app/gui/sources/ProjectSource.h"
+#include "app/gui/sources/SetSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
+#include "app/gui/views/StaleBanner.h"
 #include "core/attention/CpuBackend.h"
 
 #include "../common/TestUtil.h"
@@ -214,7 +219,7 @@ static bool openAndType(MainWindow &w, const QString &text, const QString &folde
     if (!shown.wait(30000))
         return false;
     shown.clear();
-    w.modelTextEdit()->setText(text);
+    w.modelSource()->textEdit()->setText(text);
     return shown.wait(30000);
 }
 
@@ -223,19 +228,19 @@ void TestModelGui::typedTextShowsEveryLayerAndHead()
     MainWindow w;
     w.show();
     QVERIFY(openAndType(w, QStringLiteral("Hello world, attention")));
-    QVERIFY(w.isReadOnly());
-    QVERIFY(w.modelTextEdit()->isVisible());
-    QCOMPARE(w.modelTextEdit()->placeholderText(), QStringLiteral("Type a sentence…"));
+    QVERIFY(w.setSource());
+    QVERIFY(w.modelSource()->textEdit()->isVisible());
+    QCOMPARE(w.modelSource()->textEdit()->placeholderText(), QStringLiteral("Type a sentence…"));
     QVERIFY(w.windowTitle().startsWith(QStringLiteral("gpt2-f32")));
     auto model = TransformerModel::load(gpt2().toStdString());
     QVERIFY(model);
-    const auto &set = w.attention()->set;
+    const auto &set = w.setSource()->attention()->set;
     QCOMPARE(set.layers(), model->config().layers);
     QCOMPARE(set.heads(), model->config().heads);
     QCOMPARE(set.queryTokens, shownTokens("Hello world, attention"));
     auto *view = w.findChild<ModelView *>(QStringLiteral("modelView"));
     QVERIFY(view);
-    w.viewTabs()->setCurrentWidget(view);
+    w.views()->tabs()->setCurrentWidget(view);
     QTRY_VERIFY_WITH_TIMEOUT(view->isFilled(), 30000);
     QCOMPARE(view->layers(), model->config().layers);
     QCOMPARE(view->heads(), model->config().heads);
@@ -247,13 +252,13 @@ void TestModelGui::newerTextSupersedesOlder()
     QVERIFY(openAndType(w, QStringLiteral("a")));
     QSignalSpy shown(&w, &MainWindow::modelRunShown);
     // Typed quickly: only the last text may be shown, and never an older one after it.
-    w.modelTextEdit()->setText(QStringLiteral("first text that is older"));
-    w.modelTextEdit()->setText(QStringLiteral("second"));
+    w.modelSource()->textEdit()->setText(QStringLiteral("first text that is older"));
+    w.modelSource()->textEdit()->setText(QStringLiteral("second"));
     QVERIFY(shown.wait(30000));
-    QVERIFY(w.modelJobs()->waitForIdle());
+    QVERIFY(w.modelSource()->jobs()->waitForIdle());
     QCoreApplication::sendPostedEvents(); // every answer the worker posted has been handled
-    QCOMPARE(w.attention()->set.queryTokens, shownTokens("second"));
-    QCOMPARE(w.modelRun()->ids.size(), shownTokens("second").size());
+    QCOMPARE(w.setSource()->attention()->set.queryTokens, shownTokens("second"));
+    QCOMPARE(w.modelSource()->run()->ids.size(), shownTokens("second").size());
     for (const auto &args : shown) {
         auto run = args.at(0).value<ModelRunPtr>();
         QCOMPARE(run->ids.size(), shownTokens("second").size());
@@ -264,7 +269,7 @@ void TestModelGui::badFolderLeavesDocumentUnchanged()
 {
     MainWindow w;
     QVERIFY(openAndType(w, QStringLiteral("The model stays")));
-    const auto before = w.attention();
+    const auto before = w.setSource()->attention();
     const QString title = w.windowTitle();
     QSignalSpy failed(&w, &MainWindow::openFailed);
     // A folder that is not a model (no config.json), and a path that is no folder.
@@ -272,18 +277,18 @@ void TestModelGui::badFolderLeavesDocumentUnchanged()
     QVERIFY(failed.wait(30000));
     QVERIFY(!w.lastError().isEmpty());
     QVERIFY(!w.openModel(test::sourcePath(QStringLiteral("tests/fixtures/no-such-folder"))));
-    QCOMPARE(w.attention(), before);
+    QCOMPARE(w.setSource()->attention(), before);
     QCOMPARE(w.windowTitle(), title);
     // Text longer than the positions: one line in the status bar, the shown run stays.
     QSignalSpy shown(&w, &MainWindow::modelRunShown);
     QString longText;
     for (int i = 0; i < 200; ++i)
         longText += QStringLiteral(" word");
-    w.modelTextEdit()->setText(longText);
-    QVERIFY(w.modelJobs()->waitForIdle());
+    w.modelSource()->textEdit()->setText(longText);
+    QVERIFY(w.modelSource()->jobs()->waitForIdle());
     QCoreApplication::sendPostedEvents(); // every answer the worker posted has been handled
     QCOMPARE(shown.count(), 0);
-    QCOMPARE(w.attention(), before);
+    QCOMPARE(w.setSource()->attention(), before);
     QVERIFY(w.lastError().contains(QStringLiteral("position"), Qt::CaseInsensitive));
 }
 
@@ -295,23 +300,23 @@ void TestModelGui::textBeyondThePositionsGreysTheViews()
     w.resize(1200, 800);
     w.show();
     QVERIFY(openAndType(w, QStringLiteral("A short text")));
-    QVERIFY(!w.resultIsStale());
+    QVERIFY(!w.banner()->isStale());
     QString longText;
     for (int i = 0; i < 300; ++i)
         longText += QStringLiteral(" word");
-    QSignalSpy failed(w.modelJobs(), &ModelController::runFailed);
-    w.modelTextEdit()->setText(longText);
+    QSignalSpy failed(w.modelSource()->jobs(), &ModelController::runFailed);
+    w.modelSource()->textEdit()->setText(longText);
     QVERIFY(failed.wait(30000));
-    QVERIFY(w.resultIsStale());
-    QVERIFY2(w.staleReason().contains(QStringLiteral("position")), qPrintable(w.staleReason()));
+    QVERIFY(w.banner()->isStale());
+    QVERIFY2(w.banner()->reason().contains(QStringLiteral("position")), qPrintable(w.banner()->reason()));
     auto *banner = w.findChild<QLabel *>(QStringLiteral("staleBanner"));
     QVERIFY(banner && banner->isVisible());
     QVERIFY(banner->text().contains(QStringLiteral("text run before")));
     // A text that fits runs and clears the banner.
     QSignalSpy shown(&w, &MainWindow::modelRunShown);
-    w.modelTextEdit()->setText(QStringLiteral("A short text again"));
+    w.modelSource()->textEdit()->setText(QStringLiteral("A short text again"));
     QVERIFY(shown.wait(30000));
-    QVERIFY(!w.resultIsStale());
+    QVERIFY(!w.banner()->isStale());
     QVERIFY(!banner->isVisible());
 }
 
@@ -335,23 +340,23 @@ void TestModelGui::modelFileLeadingOutOfItsFolderIsRefused()
     QVERIFY2(w.lastError().contains(QStringLiteral("vocab.json: refused: the file leads out of the model folder")),
              qPrintable(w.lastError()));
     QVERIFY(!w.lastError().contains(QStringLiteral("SECRET")));
-    QVERIFY(!w.attention());
+    QVERIFY(!w.setSource());
 }
 
 void TestModelGui::openHeadInEditorGivesTheModelsAttention()
 {
     MainWindow w;
     QVERIFY(openAndType(w, QStringLiteral("Heads attend to tokens")));
-    const ModelRunPtr run = w.modelRun();
+    const ModelRunPtr run = w.modelSource()->run();
     QVERIFY(run && run->layers >= 2 && run->heads >= 2);
     const int layer = 1, head = 1;
     auto *action = w.findChild<QAction *>(QStringLiteral("openHeadInEditor"));
     QVERIFY(action && action->isEnabled());
-    w.setCurrentLayer(layer);
+    w.setSource()->setLayer(layer);
     w.findChild<ModelView *>(QStringLiteral("modelView"))->setCurrent(layer, head);
     QSignalSpy computed(&w, &MainWindow::resultShown);
     action->trigger();
-    QVERIFY(!w.isReadOnly());
+    QVERIFY(!w.setSource());
     QVERIFY(computed.wait(30000));
     const auto result = w.currentResult();
     QCOMPARE(QString::fromStdString(result->project.title), QStringLiteral("gpt2-f32 layer 1 head 1"));
@@ -377,23 +382,23 @@ void TestModelGui::textTypedWhileAnotherModelLoadsRunsOnTheNewModel()
     // never be shown (it used to replace the BERT's first run, leaving the GPT-2 on screen).
     MainWindow w;
     QVERIFY(openAndType(w, QStringLiteral("first model")));
-    const TransformerWeights *first = w.modelRun()->weights.get();
-    QSignalSpy loaded(w.modelJobs(), &ModelController::loaded);
+    const TransformerWeights *first = w.modelSource()->run()->weights.get();
+    QSignalSpy loaded(w.modelSource()->jobs(), &ModelController::loaded);
     QSignalSpy shown(&w, &MainWindow::modelRunShown);
     QVERIFY(w.openModel(test::sourcePath(QStringLiteral("tests/fixtures/models/bert-f32"))));
     QVERIFY(loaded.wait(30000));
     const ModelPtr second = loaded.at(0).at(0).value<ModelPtr>();
     QVERIFY(second && &second->weights() != first);
-    w.modelTextEdit()->setText(QStringLiteral("typed while loading"));
-    QVERIFY(w.modelJobs()->waitForIdle());
+    w.modelSource()->textEdit()->setText(QStringLiteral("typed while loading"));
+    QVERIFY(w.modelSource()->jobs()->waitForIdle());
     QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 30000);
-    QVERIFY(w.modelJobs()->waitForIdle());
+    QVERIFY(w.modelSource()->jobs()->waitForIdle());
     QCoreApplication::sendPostedEvents(); // every answer the worker posted has been handled
     for (const auto &args : shown)
         QCOMPARE(args.at(0).value<ModelRunPtr>()->weights.get(), &second->weights());
-    QCOMPARE(w.modelRun()->weights.get(), &second->weights());
+    QCOMPARE(w.modelSource()->run()->weights.get(), &second->weights());
     QVERIFY(w.windowTitle().startsWith(QStringLiteral("bert-f32")));
-    QCOMPARE(w.modelRun()->tokens, second->encode("typed while loading")->tokens);
+    QCOMPARE(w.modelSource()->run()->tokens, second->encode("typed while loading")->tokens);
 }
 
 void TestModelGui::supersededLongRunFinishesWithTheNewestText()
@@ -466,7 +471,7 @@ void TestModelGui::statusBarNamesTheModel()
     QVERIFY2(w.statusText().startsWith(onBackend) && w.statusText().contains(QStringLiteral(" | ")),
              qPrintable(w.statusText()));
     // Another sentence keeps it.
-    w.modelTextEdit()->setText(QStringLiteral("the cat"));
+    w.modelSource()->textEdit()->setText(QStringLiteral("the cat"));
     QVERIFY(shown.wait(30000));
     QVERIFY2(w.statusText().startsWith(onBackend) && w.statusText().contains(QStringLiteral(" | ")),
              qPrintable(w.statusText()));
@@ -489,17 +494,17 @@ void TestModelGui::bertShowsClsSepAndOpensEachHead()
     QCOMPARE(encoding->tokens.front(), std::string("[CLS]"));
     QCOMPARE(encoding->tokens.back(), std::string("[SEP]"));
     QVERIFY(std::find(encoding->tokens.begin(), encoding->tokens.end(), "##ing") != encoding->tokens.end());
-    QCOMPARE(w.attention()->set.queryTokens, encoding->tokens);
-    QCOMPARE(w.attention()->set.keyTokens, encoding->tokens);
-    QCOMPARE(w.modelRun()->ids, encoding->ids);
+    QCOMPARE(w.setSource()->attention()->set.queryTokens, encoding->tokens);
+    QCOMPARE(w.setSource()->attention()->set.keyTokens, encoding->tokens);
+    QCOMPARE(w.modelSource()->run()->ids, encoding->ids);
     auto *view = w.findChild<ModelView *>(QStringLiteral("modelView"));
     QVERIFY(view);
-    w.viewTabs()->setCurrentWidget(view);
+    w.views()->tabs()->setCurrentWidget(view);
     QTRY_VERIFY_WITH_TIMEOUT(view->isFilled(), 30000);
     QCOMPARE(view->layers(), model->config().layers);
     QCOMPARE(view->heads(), model->config().heads);
 
-    const ModelRunPtr run = w.modelRun();
+    const ModelRunPtr run = w.modelSource()->run();
     auto *action = w.findChild<QAction *>(QStringLiteral("openHeadInEditor"));
     QVERIFY(action);
     for (int layer = 0; layer < run->layers; ++layer)
@@ -510,14 +515,14 @@ void TestModelGui::bertShowsClsSepAndOpensEachHead()
                 QSignalSpy shown(&w, &MainWindow::modelRunShown);
                 QVERIFY(w.openModel(folder));
                 QVERIFY(shown.wait(30000));
-                QCOMPARE(w.modelRun()->attentions, run->attentions);
+                QCOMPARE(w.modelSource()->run()->attentions, run->attentions);
             }
             QVERIFY(action->isEnabled());
-            w.setCurrentLayer(layer);
+            w.setSource()->setLayer(layer);
             view->setCurrent(layer, head);
             QSignalSpy computed(&w, &MainWindow::resultShown);
             action->trigger();
-            QVERIFY(!w.isReadOnly());
+            QVERIFY(!w.setSource());
             QVERIFY(computed.wait(30000));
             const auto result = w.currentResult();
             QCOMPARE(result->project.queryTokens, encoding->tokens);
@@ -569,10 +574,10 @@ void TestModelGui::openingAModelAsksToSaveChanges()
     trigger->trigger();
     QCOMPARE(modals.size(), 1);
     QVERIFY2(modals.first().contains(QStringLiteral("unsaved")), qPrintable(modals.first()));
-    QVERIFY(w.modelJobs()->waitForIdle());
-    QCoreApplication::sendPostedEvents(); // every answer the worker posted has been handled
+    QVERIFY(!w.modelSource()); // nothing is being loaded
+    QCoreApplication::sendPostedEvents();
     QCOMPARE(shown.count(), 0);
-    QVERIFY(!w.isReadOnly());
+    QVERIFY(!w.setSource());
     QCOMPARE(w.document()->problem().weights.q(0, 0), 7.0f);
 }
 
@@ -616,9 +621,9 @@ void TestModelGui::exampleModelEntry()
     QVERIFY(shown.wait(30000));
     auto model = TransformerModel::load(folder.toStdString());
     QVERIFY(model);
-    QVERIFY(w.isReadOnly());
-    QCOMPARE(w.attention()->set.layers(), model->config().layers);
-    QCOMPARE(w.attention()->set.heads(), model->config().heads);
+    QVERIFY(w.setSource());
+    QCOMPARE(w.setSource()->attention()->set.layers(), model->config().layers);
+    QCOMPARE(w.setSource()->attention()->set.heads(), model->config().heads);
     QVERIFY(w.windowTitle().startsWith(QFileInfo(folder).fileName()));
 }
 

@@ -9,8 +9,11 @@
 #include "app/gui/document/MemoryBudget.h"
 #include "app/gui/document/PooledJobs.h"
 #include "app/gui/document/PooledTileSource.h"
+#include "app/gui/sources/ProjectSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/ElidedLabel.h"
 #include "app/gui/views/ExportFigureDialog.h"
+#include "app/gui/views/FigureActions.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/PooledHeatmapView.h"
 #include "core/attention/RandomProblem.h"
@@ -225,17 +228,19 @@ void TestPooledView::aboveThresholdOpensPooledAndZoomIsExact()
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
     QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
-    QVERIFY(w.isPooledMode());
-    QVERIFY(w.pooledView()->isVisible());
-    QVERIFY(!w.viewTabs()->isVisible());
-    QVERIFY(w.pooledNotice()->isVisible());
-    QVERIFY2(w.pooledNotice()->text().contains(QStringLiteral("pooled")), qPrintable(w.pooledNotice()->text()));
-    QVERIFY2(w.pooledNotice()->text().contains(QStringLiteral("MiB")), qPrintable(w.pooledNotice()->text()));
+    QVERIFY(w.project()->isPooled());
+    QVERIFY(w.project()->pooledView()->isVisible());
+    QVERIFY(!w.views()->tabs()->isVisible());
+    QVERIFY(w.project()->pooledNotice()->isVisible());
+    QVERIFY2(w.project()->pooledNotice()->text().contains(QStringLiteral("pooled")),
+             qPrintable(w.project()->pooledNotice()->text()));
+    QVERIFY2(w.project()->pooledNotice()->text().contains(QStringLiteral("MiB")),
+             qPrintable(w.project()->pooledNotice()->text()));
     // No full computation of it was started (the start-up example's may still finish).
     QVERIFY(w.computeController()->waitForIdle(30000));
     QVERIFY(!w.currentResult() || w.currentResult()->project.problem.tq() != 3000);
 
-    PooledHeatmapView *view = w.pooledView();
+    PooledHeatmapView *view = w.project()->pooledView();
     view->setHead(0);
     const PooledTilePtr whole = waitForVisibleTile(view, 60000);
     QVERIFY(whole);
@@ -281,8 +286,8 @@ void TestPooledView::aboveThresholdOpensPooledAndZoomIsExact()
     // next computation is a full one again and the tabs come back.
     w.setMemoryBudget(pooledPast(std::int64_t(1) << 40));
     QVERIFY(w.document()->setHeads(1));
-    QVERIFY(!w.isPooledMode());
-    QVERIFY(w.viewTabs()->isVisible());
+    QVERIFY(!w.project()->isPooled());
+    QVERIFY(w.views()->tabs()->isVisible());
     QVERIFY(w.computeController()->waitForIdle(60000));
     QVERIFY(w.currentResult());
     QCOMPARE(w.currentResult()->trace.heads(), 1);
@@ -339,8 +344,8 @@ void TestPooledView::tooLargeEvenPooledIsRefusedWithTheBytes()
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
-    QVERIFY(w.isPooledMode());
-    QVERIFY(w.pooledView()->jobs()->source());
+    QVERIFY(w.project()->isPooled());
+    QVERIFY(w.project()->pooledView()->jobs()->source());
     const ProblemSize size = problemSize(w.document()->problem());
     // Room for the project's copies, not for the pooled computation.
     const std::int64_t budget = projectBytes(size) * 5 + (std::int64_t(64) << 10);
@@ -350,9 +355,9 @@ void TestPooledView::tooLargeEvenPooledIsRefusedWithTheBytes()
     w.setMemoryBudget(tight);
     QVERIFY(w.document()->setMaskFill(MaskFill::NegLarge)); // an edit that keeps the size
     w.setMemoryBudget(pooledPast(std::int64_t(1) << 20));
-    QVERIFY(w.isPooledMode());
-    QVERIFY(!w.pooledView()->jobs()->source()); // nothing is computed
-    const QString notice = w.pooledNotice()->text();
+    QVERIFY(w.project()->isPooled());
+    QVERIFY(!w.project()->pooledView()->jobs()->source()); // nothing is computed
+    const QString notice = w.project()->pooledNotice()->text();
     QVERIFY2(notice.contains(QStringLiteral("even pooled")) && notice.contains(QStringLiteral("MiB")) &&
                  notice.contains(QStringLiteral("allows")),
              qPrintable(notice));
@@ -409,9 +414,10 @@ void TestPooledView::screenshots16k()
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
-    QVERIFY(w.isPooledMode());
-    QVERIFY2(w.pooledNotice()->text().contains(QStringLiteral("GiB")), qPrintable(w.pooledNotice()->text()));
-    PooledHeatmapView *view = w.pooledView();
+    QVERIFY(w.project()->isPooled());
+    QVERIFY2(w.project()->pooledNotice()->text().contains(QStringLiteral("GiB")),
+             qPrintable(w.project()->pooledNotice()->text()));
+    PooledHeatmapView *view = w.project()->pooledView();
     // The whole problem takes seconds: the progress bar shows while it runs.
     QTRY_VERIFY_WITH_TIMEOUT(view->progressBar()->isVisible() || view->visibleTile(), 30000);
     qInfo("progress bar shown: %s", view->progressBar()->isVisible() ? "yes" : "no (computed first)");
@@ -488,8 +494,8 @@ void TestPooledView::hoverNamesRangesAndValue()
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
-    QVERIFY(w.isPooledMode());
-    PooledHeatmapView *view = w.pooledView();
+    QVERIFY(w.project()->isPooled());
+    PooledHeatmapView *view = w.project()->pooledView();
     QCOMPARE(view->head(), -1);
     const PooledTilePtr whole = waitForVisibleTile(view, 60000);
     QVERIFY(whole);
@@ -576,17 +582,17 @@ void TestPooledView::longProjectOpensOnLogScale()
     const QString tutorial = QStringLiteral(":/examples/self-attention-tutorial.attnscope.json");
 
     QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
-    QVERIFY(w.isPooledMode());
+    QVERIFY(w.project()->isPooled());
     QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Log);
-    QCOMPARE(w.pooledView()->colorScaleKind(), ColorScaleKind::Log);
+    QCOMPARE(w.project()->pooledView()->colorScaleKind(), ColorScaleKind::Log);
     QVERIFY(w.openExample(tutorial));
-    QVERIFY(!w.isPooledMode());
+    QVERIFY(!w.project()->isPooled());
     QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Linear);
 
     // Chosen by the user: percentile stays through a long project and back.
     scaleBox->setCurrentIndex(scaleBox->findData(int(ColorScaleKind::Percentile)));
     QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
-    QVERIFY(w.isPooledMode());
+    QVERIFY(w.project()->isPooled());
     QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Percentile);
     QVERIFY(w.openExample(tutorial));
     QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Percentile);
@@ -596,7 +602,7 @@ void TestPooledView::longProjectOpensOnLogScale()
     QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
     QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Log);
     scaleBox->setCurrentIndex(scaleBox->findData(int(ColorScaleKind::Linear)));
-    QCOMPARE(w.pooledView()->colorScaleKind(), ColorScaleKind::Linear);
+    QCOMPARE(w.project()->pooledView()->colorScaleKind(), ColorScaleKind::Linear);
     QVERIFY(w.openExample(tutorial));
     QCOMPARE(ColorScaleKind(scaleBox->currentData().toInt()), ColorScaleKind::Linear);
     w.document()->undoStack()->setClean();
@@ -620,13 +626,13 @@ void TestPooledView::exportFigureDrawsThePooledView()
     QVERIFY(w.computeController()->waitForIdle(30000));
     QVERIFY(w.currentResult()); // the example's full result stays in the window
     QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
-    QVERIFY(w.isPooledMode());
-    PooledHeatmapView *view = w.pooledView();
+    QVERIFY(w.project()->isPooled());
+    PooledHeatmapView *view = w.project()->pooledView();
     view->setHead(1);
     const PooledTilePtr whole = waitForVisibleTile(view, 60000);
     QVERIFY(whole);
 
-    ExportFigureDialog *dialog = w.showExportFigureDialog();
+    ExportFigureDialog *dialog = w.figures()->showFigureDialog();
     QVERIFY2(dialog, qPrintable(w.lastError()));
     QVERIFY(dialog->hasFigure());
     const FigureOptions options = dialog->options();
@@ -662,7 +668,7 @@ void TestPooledView::exportFigureDrawsThePooledView()
     QVERIFY(!png.isNull());
     QVERIFY(dialog->grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-export-dialog.png")));
     dialog->close();
-    QVERIFY(w.copyFigure());
+    QVERIFY(w.figures()->copyFigure());
 
     // Zoomed to an exact block: token labels, and the figure follows the view.
     view->setViewRect(QRectF(1000, 1500, 16, 16));
@@ -696,7 +702,7 @@ void TestPooledView::exportFigureDrawsThePooledView()
     QCOMPARE(mean.view, FigureView::Mean);
     QVERIFY(mean.set.map(0, 0, 0) == exact->mean);
 
-    QVERIFY(!w.showExportDataDialog());
+    QVERIFY(!w.figures()->showDataDialog());
     QVERIFY2(w.lastError().contains(QStringLiteral("--pool")), qPrintable(w.lastError()));
     w.document()->undoStack()->setClean();
 }
@@ -715,7 +721,7 @@ void TestPooledView::keyboardZoomsPansAndResets()
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
-    PooledHeatmapView *view = w.pooledView();
+    PooledHeatmapView *view = w.project()->pooledView();
     const QRectF whole(0, 0, 3000, 3000);
     QCOMPARE(view->viewRect(), whole);
     view->setFocus();
@@ -751,8 +757,8 @@ void TestPooledView::toolbarColorScaleAndQuantityApply()
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
-    QVERIFY(w.isPooledMode());
-    PooledHeatmapView *view = w.pooledView();
+    QVERIFY(w.project()->isPooled());
+    PooledHeatmapView *view = w.project()->pooledView();
     view->setHead(0);
     const PooledTilePtr whole = waitForVisibleTile(view, 60000);
     QVERIFY(whole);

@@ -2,6 +2,8 @@
 // opened, every main view is captured from the screen into the build tree, and a heatmap
 // cell's on-screen pixel is compared with the colour map.
 
+#include "app/gui/sources/SetSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/RolloutView.h"
@@ -102,17 +104,17 @@ void TestScreenshots::examples()
     const QStringList tabs = {QStringLiteral("heads"),    QStringLiteral("headview"), QStringLiteral("mean"),
                               QStringLiteral("teaching"), QStringLiteral("model"),    QStringLiteral("stats"),
                               QStringLiteral("rollout")};
-    for (int i = 0; i < w.viewTabs()->count(); ++i) {
-        w.viewTabs()->setCurrentIndex(i);
-        QVERIFY(test::waitForRepaint(w.viewTabs()->currentWidget())); // on the X server before the grab
+    for (int i = 0; i < w.views()->tabs()->count(); ++i) {
+        w.views()->tabs()->setCurrentIndex(i);
+        QVERIFY(test::waitForRepaint(w.views()->tabs()->currentWidget())); // on the X server before the grab
         const QPixmap shot = w.screen()->grabWindow(w.winId());
         QVERIFY(!shot.isNull());
         const QString file = QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/") + base + QLatin1Char('-') + tabs.value(i) +
                              QStringLiteral(".png");
         QVERIFY(shot.save(file));
-        if (i == 0 && w.headView()->cellRect(0, 0).width() >= 8) {
+        if (i == 0 && w.views()->headView()->cellRect(0, 0).width() >= 8) {
             // The on-screen colour of cell (last query, key 0) of the enlarged head.
-            HeatmapView *v = w.headView();
+            HeatmapView *v = w.views()->headView();
             const int q = int(v->data().rows()) - 1;
             const QPointF local = v->cellRect(q, 0).topLeft() + QPointF(3, 3);
             const QPoint inWindow = v->mapTo(&w, local.toPoint());
@@ -198,26 +200,27 @@ void TestScreenshots::attentionFile()
     QSignalSpy opened(&w, &MainWindow::attentionOpened);
     QVERIFY(w.openFile(path));
     QVERIFY(opened.wait(20000));
-    QTRY_VERIFY_WITH_TIMEOUT(w.modelView()->isFilled() && w.statsTable()->isFilled() && w.rolloutView()->isFilled(),
+    QTRY_VERIFY_WITH_TIMEOUT(w.views()->modelView()->isFilled() && w.views()->statsTable()->isFilled() &&
+                                 w.views()->rolloutView()->isFilled(),
                              20000);
     auto grab = [&](QWidget *page, const QString &name) {
-        w.viewTabs()->setCurrentWidget(page);
+        w.views()->tabs()->setCurrentWidget(page);
         QVERIFY(test::waitForRepaint(page));
         const QPixmap shot = w.screen()->grabWindow(w.winId());
         QVERIFY(!shot.isNull());
         QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/attention-") + name + QStringLiteral(".png")));
     };
-    grab(w.modelView(), QStringLiteral("model"));
-    w.statsTable()->sortByColumn(HeadStatsModel::Entropy, Qt::AscendingOrder);
-    grab(w.statsTable(), QStringLiteral("stats"));
-    grab(w.rolloutView(), QStringLiteral("rollout"));
+    grab(w.views()->modelView(), QStringLiteral("model"));
+    w.views()->statsTable()->sortByColumn(HeadStatsModel::Entropy, Qt::AscendingOrder);
+    grab(w.views()->statsTable(), QStringLiteral("stats"));
+    grab(w.views()->rolloutView(), QStringLiteral("rollout"));
     w.activateHead(2, 3);
-    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().weights() && w.headView()->data().values, 20000);
-    grab(w.headsGrid()->parentWidget(), QStringLiteral("heads-layer2")); // layer index 2, as shown
-    QSignalSpy updated(&w, &MainWindow::attentionViewsUpdated);
-    w.mergeWordsAction()->setChecked(true);
-    QTRY_VERIFY_WITH_TIMEOUT(w.rolloutView()->data().rows() < t, 20000);
-    grab(w.rolloutView(), QStringLiteral("rollout-words"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().weights() && w.views()->headView()->data().values, 20000);
+    grab(w.views()->grid()->parentWidget(), QStringLiteral("heads-layer2")); // layer index 2, as shown
+    QSignalSpy updated(w.views(), &AttentionViews::setViewsUpdated);
+    w.setSource()->mergeWordsAction()->setChecked(true);
+    QTRY_VERIFY_WITH_TIMEOUT(w.views()->rolloutView()->data().rows() < t, 20000);
+    grab(w.views()->rolloutView(), QStringLiteral("rollout-words"));
 }
 
 QTEST_MAIN(TestScreenshots)

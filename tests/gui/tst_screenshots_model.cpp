@@ -4,6 +4,8 @@
 // forward in the test. The built-in example model (resources/models/tiny-gpt2) is used when the
 // tree holds it, and then it must have an induction head; else the random-weight fixture GPT-2.
 
+#include "app/gui/sources/ModelRunSource.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "core/attention/CpuBackend.h"
@@ -111,10 +113,10 @@ void TestScreenshotsModel::modelAndHead()
     QSignalSpy shown(&w, &MainWindow::modelRunShown);
     QVERIFY(w.openModel(dir));
     QVERIFY(shown.wait(60000));
-    w.modelTextEdit()->setText(QString::fromUtf8(kText));
+    w.modelSource()->textEdit()->setText(QString::fromUtf8(kText));
     QVERIFY2(shown.wait(60000), qPrintable(w.lastError()));
     auto *view = w.findChild<ModelView *>(QStringLiteral("modelView"));
-    w.viewTabs()->setCurrentWidget(view);
+    w.views()->tabs()->setCurrentWidget(view);
     QTRY_VERIFY_WITH_TIMEOUT(view->isFilled(), 30000);
     QVERIFY(test::waitForRepaint(&w));
     QPixmap shot = w.screen()->grabWindow(w.winId());
@@ -132,7 +134,7 @@ void TestScreenshotsModel::modelAndHead()
     QSignalSpy computed(&w, &MainWindow::resultShown);
     w.findChild<QAction *>(QStringLiteral("openHeadInEditor"))->trigger();
     QVERIFY(computed.wait(30000));
-    w.viewTabs()->setCurrentIndex(0);
+    w.views()->tabs()->setCurrentIndex(0);
     QVERIFY(test::waitForRepaint(&w));
     shot = w.screen()->grabWindow(w.winId());
     QVERIFY(!shot.isNull());

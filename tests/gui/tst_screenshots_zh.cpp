@@ -5,7 +5,9 @@
 // titles is written as PNG, SVG and PDF beside them.
 
 #include "app/engine/BackendChoice.h"
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/ExportFigureDialog.h"
+#include "app/gui/views/FigureActions.h"
 #include "app/gui/views/Language.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/TeachingView.h"
@@ -118,18 +120,18 @@ void TestScreenshotsZh::mainWindowMenuAndStepView()
     view->hide();
 
     // The step view with a cell explained.
-    w.viewTabs()->setCurrentWidget(w.teachingView());
-    w.teachingView()->setSelection(0, 1);
+    w.views()->tabs()->setCurrentWidget(w.views()->teaching());
+    w.views()->teaching()->setSelection(0, 1);
     QVERIFY(test::waitForRepaint(&w));
-    QVERIFY(w.teachingView()->html().contains(QStringLiteral("\u9010\u6b65\u8ba1\u7b97"))); // 逐步计算
+    QVERIFY(w.views()->teaching()->html().contains(QStringLiteral("\u9010\u6b65\u8ba1\u7b97"))); // 逐步计算
     QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("step-view.png"))));
     // Its end: why the selected cell has its weight.
-    w.teachingView()->verticalScrollBar()->setValue(w.teachingView()->verticalScrollBar()->maximum());
+    w.views()->teaching()->verticalScrollBar()->setValue(w.views()->teaching()->verticalScrollBar()->maximum());
     QVERIFY(test::waitForRepaint(&w));
     QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("step-view-explanation.png"))));
 
     // The export dialog: the longest labels side by side with their controls.
-    QDialog *exportDialog = w.showExportFigureDialog();
+    QDialog *exportDialog = w.figures()->showFigureDialog();
     QVERIFY(exportDialog);
     QVERIFY(QTest::qWaitForWindowExposed(exportDialog));
     QVERIFY(test::waitForRepaint(exportDialog));

@@ -4,6 +4,7 @@
 // inputs computed here with plain loops. Larger or multi-head projects say why it is hidden.
 // Screenshots in English and Chinese are kept in the build tree.
 
+#include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/Language.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/TeachingView.h"
@@ -136,8 +137,8 @@ void TestWeightedValues::workedExampleShowsTheTutorialsTensor()
     example->trigger();
     QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
     QVERIFY(settle(w));
-    w.viewTabs()->setCurrentWidget(w.teachingView());
-    const QString html = w.teachingView()->html();
+    w.views()->tabs()->setCurrentWidget(w.views()->teaching());
+    const QString html = w.views()->teaching()->html();
     const qsizetype step = html.indexOf(QStringLiteral("weighted values[j, i, :] = softmax[i, j] \u00b7 V[j]"));
     QVERIFY2(step >= 0, qPrintable(html.right(2000)));
     QVERIFY(html.indexOf(QStringLiteral("[Tk, Tq, dV] = [3, 3, 3]"), step) > step);
@@ -183,7 +184,7 @@ void TestWeightedValues::workedExampleShowsTheTutorialsTensor()
     QVERIFY(html.indexOf(QStringLiteral("dim=0"), step) > step);
     QVERIFY(html.indexOf(QStringLiteral("is the head output of step 8"), step) > step);
 
-    w.teachingView()->scrollToAnchor(QStringLiteral("weighted-values"));
+    w.views()->teaching()->scrollToAnchor(QStringLiteral("weighted-values"));
     QVERIFY(w.grab().toImage().save(shotDir() + QStringLiteral("/weighted-values.png")));
 }
 
@@ -228,8 +229,8 @@ void TestWeightedValues::hiddenWithAReason()
         QVERIFY2(w.openExample(example), qPrintable(w.lastError()));
     }
     QVERIFY(settle(w));
-    w.viewTabs()->setCurrentWidget(w.teachingView());
-    const QString html = w.teachingView()->html();
+    w.views()->tabs()->setCurrentWidget(w.views()->teaching());
+    const QString html = w.views()->teaching()->html();
     QVERIFY2(html.contains(reason), qPrintable(html.right(1500)));
     QVERIFY(!html.contains(QStringLiteral("weighted values[j, i, :]")));
     QVERIFY(!html.contains(QStringLiteral("<pre")));
@@ -243,8 +244,8 @@ void TestWeightedValues::chineseStepView()
     w.show();
     QVERIFY2(w.openExample(kWorkedExample), qPrintable(w.lastError()));
     QVERIFY(settle(w));
-    w.viewTabs()->setCurrentWidget(w.teachingView());
-    const QString html = w.teachingView()->html();
+    w.views()->tabs()->setCurrentWidget(w.views()->teaching());
+    const QString html = w.views()->teaching()->html();
     // The heading is translated; the formula and PyTorch's print stay as they are.
     const qsizetype step = html.indexOf(QStringLiteral("weighted_values"));
     QVERIFY2(step >= 0, qPrintable(html.right(1500)));
@@ -252,7 +253,7 @@ void TestWeightedValues::chineseStepView()
     QVERIFY(!html.contains(QStringLiteral("The tutorial's way")));
     QString tensorText;
     QCOMPARE(preNumbers(html, step, 0, &tensorText).size(), 27);
-    w.teachingView()->scrollToAnchor(QStringLiteral("weighted-values"));
+    w.views()->teaching()->scrollToAnchor(QStringLiteral("weighted-values"));
     QVERIFY(w.grab().toImage().save(shotDir() + QStringLiteral("/zh_CN-weighted-values.png")));
 }
 

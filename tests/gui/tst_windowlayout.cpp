@@ -2,6 +2,8 @@
 // the size and docks remembered for the next one, and status notices that neither overflow nor
 // overlap. Screenshots are kept in the build tree.
 
+#include "app/gui/sources/ProjectSource.h"
+#include "app/gui/sources/SetSource.h"
 #include "app/gui/views/MainWindow.h"
 
 #include "../common/TestUtil.h"
@@ -183,7 +185,7 @@ void TestWindowLayout::longStatusNoticesElideWithFullTextInToolTip()
     emit w->computeController()->failed(error, 0, ErrorKind::DeviceLost);
     problem = check(error);
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
-    problem = check(MainWindow::failureAdvice(ErrorKind::DeviceLost));
+    problem = check(ProjectSource::failureAdvice(ErrorKind::DeviceLost));
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
     QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
     QVERIFY(w->grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/status-notices-1000.png")));
@@ -220,9 +222,9 @@ void TestWindowLayout::newWindowHoldsASourceOfItsOwn()
     QVERIFY(second->openFile(QStringLiteral(ATTNSCOPE_SOURCE_DIR "/tests/fixtures/attention/lhtt_f32.npy")));
     QVERIFY2(opened.wait(20000), qPrintable(second->lastError()));
     QTRY_VERIFY_WITH_TIMEOUT(second->shownAttention().heads() == 4, 20000);
-    QVERIFY(second->isReadOnly());
+    QVERIFY(second->setSource());
     // The first window's project is untouched and still edited there.
-    QVERIFY(!first->isReadOnly());
+    QVERIFY(!first->setSource());
     QCOMPARE(first->document(), document);
     QCOMPARE(document->project().title, title);
     QVERIFY(first->currentResult());

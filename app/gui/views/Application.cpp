@@ -3,6 +3,7 @@
 #include "app/engine/ProcessSetup.h"
 #include "app/gui/views/Language.h"
 #include "app/gui/views/MainWindow.h"
+#include "core/formats/AttentionFile.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

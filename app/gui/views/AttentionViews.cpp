@@ -8,6 +8,7 @@
 #include "app/gui/views/StatsTable.h"
 #include "app/gui/views/TeachingView.h"
 
+#include <QMenu>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -39,7 +40,11 @@ AttentionViews::AttentionViews(AttentionController *jobs, QWidget *parent)
     m_tabs->addTab(m_filePooled, tr("Head, pooled"));
     m_tabs->setTabVisible(m_tabs->indexOf(m_filePooled), false);
 
-    connect(m_grid, &HeadsGridView::headActivated, this, &AttentionViews::headActivated);
+    connect(m_grid, &HeadsGridView::headActivated, this, [this](int head) {
+        setCurrentHead(head);
+        m_modelView->setCurrent(m_shown.layer, head);
+        emit headActivated(head);
+    });
     auto select = [this](int head, int query, int key) {
         if (head >= 0)
             m_teaching->setHead(head);
@@ -163,6 +168,22 @@ void AttentionViews::requestThumbnails()
         return; // toggling values or the overlay changes nothing here
     m_thumbnailLook = look;
     m_jobs->requestThumbnails(m_setSource, m_settings.colorMap, m_settings.scope);
+}
+
+void AttentionViews::addHeadAction(QAction *action)
+{
+    m_modelView->viewport()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_modelView->viewport(), &QWidget::customContextMenuRequested, this, [this, action](const QPoint &pos) {
+        const auto [layer, head] = m_modelView->tileAt(pos);
+        if (layer < 0)
+            return;
+        m_modelView->setCurrent(layer, head);
+        QMenu menu;
+        menu.addAction(action);
+        menu.exec(m_modelView->viewport()->mapToGlobal(pos));
+    });
+    m_grid->setContextMenuPolicy(Qt::ActionsContextMenu);
+    m_grid->addAction(action);
 }
 
 void AttentionViews::setLong(bool on)

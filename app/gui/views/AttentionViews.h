@@ -7,6 +7,7 @@
 
 #include <utility>
 
+class QAction;
 class QTabWidget;
 
 namespace attnscope {
@@ -53,6 +54,9 @@ public:
     // The heads grid with the enlarged head in front, or a long file's pooled head.
     void showHead(int head);
     bool setViewInFront() const; // the model view, the statistics or the rollout
+    // An action on one head (Open This Head in the Editor): in the heads grid's context menu (the
+    // current head) and the model view's (the head under the mouse, made current first).
+    void addHeadAction(QAction *action);
 
     QTabWidget *tabs() const { return m_tabs; }
     HeadsGridView *grid() const { return m_grid; }
@@ -66,7 +70,7 @@ public:
     PooledHeatmapView *filePooled() const { return m_filePooled; }
 
 signals:
-    void headActivated(int head);               // in the heads grid
+    void headActivated(int head);               // in the heads grid (made current here)
     void setHeadActivated(int layer, int head); // in the model view or the statistics
     // The model view, the statistics or the rollout received new contents.
     void setViewsUpdated();

@@ -1,0 +1,122 @@
+#include "app/gui/sources/ModelRunSource.h"
+
+#include "app/gui/views/StaleBanner.h"
+#include "app/gui/views/WindowStatus.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QLineEdit>
+#include <QVBoxLayout>
+
+namespace attnscope {
+
+namespace {
+// What a freshly opened model reads before anything is typed.
+const char *const kFirstSentence = "The cat sat on the mat.";
+} // namespace
+
+ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
+    : SetSource(host, parent), m_jobs(new ModelController(this)), m_text(new QLineEdit)
+{
+    m_jobs->setBackendHost(host.backend); // runs on the backend the user chose
+    m_text->setObjectName(QStringLiteral("modelText"));
+    m_text->setPlaceholderText(tr("Type a sentence…"));
+    m_text->setClearButtonEnabled(true);
+    m_text->setText(host.typedText);
+    m_text->hide();
+    host.central->insertWidget(0, m_text);
+    connect(m_text, &QLineEdit::textChanged, this, [this](const QString &text) {
+        // On the latest model loaded, which may not be shown yet (its first run is in flight).
+        m_host.typedText = text;
+        if (m_model)
+            m_jobs->run(text);
+    });
+    connect(m_jobs, &ModelController::loaded, this, [this](const ModelPtr &, const QString &dir) {
+        m_loadedDir = dir;
+        // What is shown changes only when the first run succeeds (showRun).
+        m_jobs->run(m_text->text().isEmpty() ? QString::fromUtf8(kFirstSentence) : m_text->text());
+    });
+    connect(m_jobs, &ModelController::loadFailed, this, &Source::failed);
+    connect(m_jobs, &ModelController::runReady, this, &ModelRunSource::showRun);
+    // After runReady: the label names the model (showRun), then where its attention ran.
+    connect(m_jobs, &ModelController::ranOn, this, [this](const QString &backend, const QString &device) {
+        if (inFront())
+            m_host.status->setBackend(tr("%1 on %2 — %3").arg(m_summary, backend, device));
+    });
+    connect(m_jobs, &ModelController::runFailed, this, [this](const QString &message) {
+        m_host.status->setLastError(message);
+        m_host.status->message(message);
+        // The views still show the text run before, which is no longer what the box holds:
+        // greyed under a banner that says why (the text gives more tokens than the positions).
+        if (inFront())
+            m_host.banner->setStale(
+                tr("The views show the text run before: running the model on the text as it is now failed."),
+                message);
+    });
+}
+
+ModelRunSource::~ModelRunSource()
+{
+    m_jobs->close();
+    delete m_text;
+}
+
+void ModelRunSource::load(const QString &dir)
+{
+    m_jobs->load(dir);
+    m_host.status->message(tr("Loading the model in %1…").arg(QDir(dir).dirName()));
+}
+
+void ModelRunSource::setInFront(bool front)
+{
+    SetSource::setInFront(front);
+    m_text->setVisible(front);
+}
+
+void ModelRunSource::showRun(const ModelPtr &model, ModelRunPtr run, const AttentionSet &set)
+{
+    const bool first = !attention(), sameModel = !first && m_model == model;
+    auto loaded = std::make_shared<LoadedAttention>();
+    loaded->path = sameModel ? attention()->path : QDir(m_loadedDir).absolutePath();
+    loaded->set = set;
+    m_run = std::move(run);
+    if (!sameModel) {
+        m_model = model;
+        // Which model, of what kind and shape, in place of a file's container and type.
+        const ModelConfig &config = model->config();
+        m_summary = tr("Model: %1 (%2, %3 layers, %4 heads)")
+                        .arg(QFileInfo(loaded->path).fileName(),
+                             config.type == ModelType::Gpt2 ? QStringLiteral("GPT-2") : QStringLiteral("BERT"))
+                        .arg(config.layers)
+                        .arg(config.heads);
+        if (m_text->text().isEmpty()) {
+            const QSignalBlocker block(m_text);
+            m_text->setText(QString::fromUtf8(kFirstSentence));
+            m_host.typedText = m_text->text();
+        }
+    }
+    setAttention(std::move(loaded), sameModel);
+    if (first) {
+        emit ready(); // the window brings it to the front
+    } else if (!sameModel && inFront()) {
+        // Another model in this window: its label and title.
+        m_host.status->setBackend(m_summary);
+        announce();
+        emit titleChanged();
+    }
+    emit runShown(m_run);
+}
+
+std::optional<Project> ModelRunSource::headProject(int layer, int head) const
+{
+    if (!m_run || layer < 0 || layer >= m_run->layers || head < 0 || head >= m_run->heads)
+        return std::nullopt;
+    Project project;
+    project.title =
+        tr("%1 layer %2 head %3").arg(QFileInfo(attention()->path).fileName()).arg(layer).arg(head).toStdString();
+    project.problem = headProblem(*m_run, layer, head);
+    project.queryTokens = attention()->set.queryTokens;
+    return project;
+}
+
+} // namespace attnscope
