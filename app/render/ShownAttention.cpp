@@ -29,6 +29,8 @@ ShownAttention ShownAttention::ofTensors(std::shared_ptr<const LayerTensors> ten
         out.set = AttentionSet::fromTrace(tensors->trace, tensors);
         // Labels that do not match the trace's sizes (none given) leave the set's empty.
         (void)out.set.setTokens(p.queryTokens, p.keyLabels());
+        const AttentionSpec &spec = p.problem.spec;
+        out.set.layerFacts = {{spec.heads, spec.heads, 0, spec.scale()}};
     }
     out.tensors = std::move(tensors);
     return out;

@@ -88,6 +88,11 @@ AttentionSet AttentionSet::fromTrace(const AttentionTrace &trace, std::shared_pt
     return set;
 }
 
+LayerFacts AttentionSet::facts(int layer) const
+{
+    return layer >= 0 && std::size_t(layer) < layerFacts.size() ? layerFacts[std::size_t(layer)] : LayerFacts{};
+}
+
 std::int64_t AttentionSet::valueBytes() const
 {
     const std::int64_t element = m_storage == AttentionStorage::Float16 ? 2 : 4;

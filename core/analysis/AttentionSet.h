@@ -24,6 +24,19 @@ enum class AttentionStorage { Float16, Float32 };
 // The maps live in memory the set does not necessarily own (a trace, a mapped file): a
 // shared keep-alive handle holds that memory for as long as any copy of the set exists, so
 // copies are cheap and safe to hand to a worker thread. Immutable once made.
+// What is known of how one layer's attention was made: its query heads, the key/value heads they
+// share (as many as the query heads where nothing is shared), a sliding window in tokens (0: none)
+// and the factor on q·k. Zero where the source does not say (an attention file holds maps only).
+struct LayerFacts {
+    int queryHeads = 0;
+    int kvHeads = 0;
+    std::int64_t window = 0;
+    double scale = 0.0;
+
+    bool isKnown() const { return queryHeads > 0; }
+    bool operator==(const LayerFacts &) const = default;
+};
+
 class AttentionSet
 {
 public:
@@ -70,6 +83,11 @@ public:
     // starting at 0), empty when unknown.
     std::vector<std::string> queryTokens, keyTokens;
     std::vector<int> queryWordOf, keyWordOf;
+
+    // One entry per layer where the source knows how its attention was made (a project, a model
+    // run); empty otherwise. facts() answers for any layer (all zero when unknown).
+    std::vector<LayerFacts> layerFacts;
+    LayerFacts facts(int layer) const;
 
     // Sets the labels, checking their counts ("tokens: expected 12 labels (one per query), found 11").
     Status setTokens(std::vector<std::string> queries, std::vector<std::string> keys);

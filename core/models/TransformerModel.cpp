@@ -330,6 +330,8 @@ Result<AttentionSet> attentionSetFromRun(std::shared_ptr<const ModelRun> run)
         return set.error();
     if (Status s = set->setTokens(run->tokens, run->tokens); !s)
         return s.error();
+    for (int l = 0; l < run->layers; ++l)
+        set->layerFacts.push_back({run->heads, run->heads, 0, run->scales[std::size_t(l)]});
     return set;
 }
 

@@ -2359,6 +2359,26 @@ Hatched: masked by the causal or padding part.</source>
         <source>Computing the thumbnails… %1%</source>
         <translation>正在计算缩略图… %1%</translation>
     </message>
+    <message>
+        <source>Layer %1, head %2</source>
+        <translation>第 %1 层，头 %2</translation>
+    </message>
+    <message>
+        <source>%1 query heads sharing %2 key/value heads</source>
+        <translation>%1 个查询头共享 %2 个键/值头</translation>
+    </message>
+    <message>
+        <source>%1 heads, each with its own keys and values</source>
+        <translation>%1 个头，每个头有自己的键和值</translation>
+    </message>
+    <message>
+        <source>sliding window of %1 tokens</source>
+        <translation>%1 个词元的滑动窗口</translation>
+    </message>
+    <message>
+        <source>scores scaled by %1</source>
+        <translation>分数乘以 %1</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::PooledHeatmapView</name>

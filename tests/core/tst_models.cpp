@@ -187,6 +187,19 @@ void TestModels::setFromRun()
     QCOMPARE(set->queries(), std::int64_t(5));
     QCOMPARE(set->queryTokens, (std::vector<std::string>{"[CLS]", "the", "cat", "sat", "[SEP]"}));
     QCOMPARE(set->at(0, 1, 1, 2, 3), (*run)->attention(1, 1)(2, 3));
+    // How each layer attends, as the run says: every head its own keys and values, no window,
+    // BERT's 1/sqrt(head size).
+    QCOMPARE(set->layerFacts.size(), std::size_t(2));
+    const double headSize = double(model->config().width) / model->config().heads;
+    for (int l = 0; l < 2; ++l) {
+        const LayerFacts f = set->facts(l);
+        QCOMPARE(f.queryHeads, 2);
+        QCOMPARE(f.kvHeads, 2);
+        QCOMPARE(f.window, std::int64_t(0));
+        QCOMPARE(f.scale, (*run)->scales[std::size_t(l)]);
+        QVERIFY(std::abs(f.scale - 1.0 / std::sqrt(headSize)) < 1e-12);
+    }
+    QVERIFY(!set->facts(2).isKnown()); // past the last layer: nothing known
 }
 
 namespace {

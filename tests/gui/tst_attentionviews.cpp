@@ -162,6 +162,8 @@ void TestAttentionViews::openingShowsLayersTimesHeadsTiles()
     QCOMPARE(int(w.views()->modelView()->thumbnails()->images.size()), layers * heads);
     QCOMPARE(w.views()->grid()->heads(), heads);
     QCOMPARE(w.views()->statsTable()->model()->rowCount(), layers * heads);
+    // A file holds maps only: its tooltips say which tile, and nothing it does not know.
+    QCOMPARE(w.views()->modelView()->tileToolTip(layers - 1, 0), QStringLiteral("Layer %1, head 0").arg(layers - 1));
     QVERIFY(w.setSource());
     QVERIFY(w.windowTitle().contains(QFileInfo(path).fileName()));
     QVERIFY(w.windowTitle().contains(QLatin1String("read-only")));
@@ -431,6 +433,11 @@ void TestAttentionViews::projectShowsItsOneLayer()
     QVERIFY(!w.setSource()); // no layers to choose: no layer selector
     const auto *layers = w.findChild<QSpinBox *>(QStringLiteral("layerSelector"));
     QVERIFY(!layers || !layers->isVisibleTo(&w));
+    // The project says how its layer attends: its heads and its scale.
+    const double scale = w.document()->problem().spec.scale();
+    const QString tip = w.views()->modelView()->tileToolTip(0, 0);
+    QVERIFY2(tip.contains(QStringLiteral("%1 heads, each with its own keys and values").arg(heads)), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("scores scaled by %1").arg(scale, 0, 'g', 6)), qPrintable(tip));
     w.views()->tabs()->setCurrentWidget(w.views()->statsTable());
     QTRY_COMPARE(w.views()->statsTable()->model()->rowCount(), heads);
 }

@@ -244,6 +244,16 @@ void TestModelGui::typedTextShowsEveryLayerAndHead()
     QTRY_VERIFY_WITH_TIMEOUT(view->isFilled(), 30000);
     QCOMPARE(view->layers(), model->config().layers);
     QCOMPARE(view->heads(), model->config().heads);
+    // Each tile's tooltip says how its layer attends: the run's heads and scale.
+    const int last = model->config().layers - 1;
+    const QString tip = view->tileToolTip(last, 1);
+    QVERIFY2(tip.startsWith(QStringLiteral("Layer %1, head 1").arg(last)), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("%1 heads, each with its own keys and values").arg(model->config().heads)),
+             qPrintable(tip));
+    QVERIFY2(
+        tip.contains(
+            QStringLiteral("scores scaled by %1").arg(w.modelSource()->run()->scales[std::size_t(last)], 0, 'g', 6)),
+        qPrintable(tip));
 }
 
 void TestModelGui::newerTextSupersedesOlder()

@@ -50,8 +50,7 @@ ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
         // greyed under a banner that says why (the text gives more tokens than the positions).
         if (inFront())
             m_host.banner->setStale(
-                tr("The views show the text run before: running the model on the text as it is now failed."),
-                message);
+                tr("The views show the text run before: running the model on the text as it is now failed."), message);
     });
 }
 

@@ -145,8 +145,9 @@ bool ProjectSource::saveAs()
     QString suggested = m_document->filePath();
     if (suggested.isEmpty())
         suggested = QDir(m_host.lastDir).filePath(tr("untitled") + QStringLiteral(".attnscope.json"));
-    const QString path = QFileDialog::getSaveFileName(m_host.window, tr("Save project"), suggested,
-                                                      tr("AttnScope projects (*.attnscope.json *.json);;All files (*)"));
+    const QString path =
+        QFileDialog::getSaveFileName(m_host.window, tr("Save project"), suggested,
+                                     tr("AttnScope projects (*.attnscope.json *.json);;All files (*)"));
     return !path.isEmpty() && saveTo(path);
 }
 

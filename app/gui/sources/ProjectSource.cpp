@@ -299,8 +299,7 @@ void ProjectSource::computeFailed(const QString &message, ErrorKind kind)
     m_host.status->setTime(tr("compute failed"));
     // Said once, in the notice (its tooltip holds the advice too), not again beside it.
     m_host.status->setNotice(reason.section(QLatin1Char('\n'), 0, 0), reason);
-    m_host.banner->setStale(tr("The views show an earlier result: computing the project as it is now failed."),
-                            reason);
+    m_host.banner->setStale(tr("The views show an earlier result: computing the project as it is now failed."), reason);
 }
 
 void ProjectSource::showResult(ComputedTracePtr result)

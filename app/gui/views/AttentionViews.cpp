@@ -137,6 +137,7 @@ bool AttentionViews::setViewInFront() const
 void AttentionViews::refreshSetViews(const ShownAttention &source, bool always)
 {
     m_setSource = source;
+    m_modelView->setLayerFacts(source.set.layerFacts);
     if (!always && !setViewInFront()) {
         m_setViewsDirty = true;
         return;

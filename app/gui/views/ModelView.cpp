@@ -1,8 +1,10 @@
 #include "app/gui/views/ModelView.h"
 
+#include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
+#include <QToolTip>
 
 #include <algorithm>
 
@@ -190,6 +192,36 @@ bool ModelView::event(QEvent *event)
             return true;
     }
     return QAbstractScrollArea::event(event);
+}
+
+QString ModelView::tileToolTip(int layer, int head) const
+{
+    QString text = tr("Layer %1, head %2").arg(layer).arg(head);
+    const LayerFacts f = layer >= 0 && std::size_t(layer) < m_facts.size() ? m_facts[std::size_t(layer)] : LayerFacts{};
+    if (!f.isKnown())
+        return text;
+    text += QLatin1Char('\n') + (f.kvHeads > 0 && f.kvHeads < f.queryHeads
+                                     ? tr("%1 query heads sharing %2 key/value heads").arg(f.queryHeads).arg(f.kvHeads)
+                                     : tr("%1 heads, each with its own keys and values").arg(f.queryHeads));
+    if (f.window > 0)
+        text += QLatin1Char('\n') + tr("sliding window of %1 tokens").arg(f.window);
+    if (f.scale > 0.0)
+        text += QLatin1Char('\n') + tr("scores scaled by %1").arg(f.scale, 0, 'g', 6);
+    return text;
+}
+
+bool ModelView::viewportEvent(QEvent *event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        const auto *help = static_cast<QHelpEvent *>(event);
+        const auto [layer, head] = tileAt(help->pos());
+        if (layer >= 0)
+            QToolTip::showText(help->globalPos(), tileToolTip(layer, head), viewport());
+        else
+            QToolTip::hideText();
+        return true;
+    }
+    return QAbstractScrollArea::viewportEvent(event);
 }
 
 void ModelView::mousePressEvent(QMouseEvent *event)

@@ -32,6 +32,11 @@ public:
     // Whether tiles are shown (the benchmark and tests wait for it).
     bool isFilled() const { return m_thumbs && !m_thumbs->images.empty(); }
 
+    // What each layer's tooltip says of how its attention was made (the set's layerFacts).
+    void setLayerFacts(std::vector<LayerFacts> facts) { m_facts = std::move(facts); }
+    // The tooltip of a tile: its layer and head, and the layer's facts where they are known.
+    QString tileToolTip(int layer, int head) const;
+
     void setCurrent(int layer, int head);
     int currentLayer() const { return m_layer; }
     int currentHead() const { return m_head; }
@@ -49,11 +54,13 @@ signals:
 protected:
     void paintEvent(QPaintEvent *event) override;
     bool event(QEvent *event) override;
+    bool viewportEvent(QEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
     void scrollContentsBy(int dx, int dy) override;
 
 private:
+    std::vector<LayerFacts> m_facts;
     int rowHeaderWidth() const;
     int columnHeaderHeight() const;
     void updateScrollRange();

@@ -28,7 +28,8 @@ ViewToolBar::ViewToolBar(QWidget *parent)
         m_colorScale->addItem(ColorScale::displayName(k), int(k));
     m_values->setChecked(true);
     addWidget(plainLabel(tr(" Colours ")));
-    for (QWidget *w : std::initializer_list<QWidget *>{m_colorMap, m_quantity, m_scope, m_colorScale, m_values, m_overlay})
+    for (QWidget *w :
+         std::initializer_list<QWidget *>{m_colorMap, m_quantity, m_scope, m_colorScale, m_values, m_overlay})
         addWidget(w);
     for (QComboBox *box : {m_colorMap, m_quantity, m_scope, m_colorScale})
         connect(box, &QComboBox::currentIndexChanged, this, &ViewToolBar::settingsChanged);
