@@ -41,7 +41,7 @@ FigureRenderer::FigureRenderer(ShownAttention shown, const FigureOptions &option
         return;
     }
     const int layers = set.layers(), heads = set.heads();
-    if (m_shown.tensors) {
+    if (m_shown.tensors && layers == 1) {
         // A project's one layer: a head out of range is the nearest (the GUI's selection).
         m_options.head = std::clamp(m_options.head, 0, heads - 1);
         m_options.layer = 0;
@@ -65,7 +65,7 @@ FigureRenderer::FigureRenderer(ShownAttention shown, const FigureOptions &option
         m_problem = tr("words cannot be merged: the input has no token labels");
         return;
     }
-    if (!m_shown.tensors && (view == FigureView::Teaching || view == FigureView::Mask)) {
+    if (!m_shown.tensorsOf(m_options.layer) && (view == FigureView::Teaching || view == FigureView::Mask)) {
         m_problem = tr("the %1 view needs a project").arg(FigureOptions::viewKey(view));
         return;
     }
@@ -85,7 +85,7 @@ void FigureRenderer::buildLayer()
     // The layer the views read already (same layer, same merging) is drawn as it is.
     const bool readAlready =
         m_shown.maps && m_shown.maps->layer == m_options.layer && m_shown.merges() == m_layer.merges();
-    if ((!m_shown.tensors || m_layer.merges()) && !readAlready) {
+    if ((!m_shown.tensorsOf(m_options.layer) || m_layer.merges()) && !readAlready) {
         m_layer.tensors = nullptr;
         m_layer.maps = readLayer(m_layer, m_options.layer, nullptr);
     }
@@ -142,7 +142,8 @@ QString FigureRenderer::title() const
     if (m_options.title)
         return displayText(*m_options.title);
     const QString name = m_shown.title.isEmpty() ? QStringLiteral("AttnScope") : displayText(m_shown.title);
-    const QString t = isSetFigure() || !m_shown.tensors ? setTitle(name) : layerTitle(name);
+    const bool project = m_shown.tensors && m_shown.set.layers() == 1; // a layer that goes unsaid
+    const QString t = isSetFigure() || !project ? setTitle(name) : layerTitle(name);
     return m_options.mergeWords ? tr("%1 (words)").arg(t) : t;
 }
 
@@ -417,9 +418,10 @@ MaskRenderOptions FigureRenderer::maskOptions() const
 
 MaskLayout FigureRenderer::maskLayout(const QRectF &target) const
 {
-    if (!m_shown.tensors)
+    const LayerTensors *tensors = m_layer.shownTensors();
+    if (!tensors)
         return {};
-    return MaskRenderer(m_shown.tensors->project, maskOptions()).layout(bodyRect(target));
+    return MaskRenderer(tensors->project, maskOptions()).layout(bodyRect(target));
 }
 
 QSizeF FigureRenderer::naturalSize() const
@@ -462,9 +464,8 @@ QSizeF FigureRenderer::naturalSize() const
         break;
     }
     case FigureView::Teaching:
-        if (m_shown.tensors && m_shown.tensors->trace.heads() > 0) {
-            body = TeachingRenderer(m_shown.tensors->project, m_shown.tensors->trace, m_options.head, m_options.query,
-                                    m_options.key)
+        if (const LayerTensors *t = m_layer.shownTensors(); t && t->trace.heads() > 0) {
+            body = TeachingRenderer(t->project, t->trace, m_options.head, m_options.query, m_options.key)
                        .naturalSize(font(), kTeachingWidth - 2 * fm.height() * 0.3);
             // Wide tables are scaled down to the page width when painted.
             const double w = kTeachingWidth - 2 * fm.height() * 0.3;
@@ -473,9 +474,10 @@ QSizeF FigureRenderer::naturalSize() const
         }
         break;
     case FigureView::Mask: {
-        if (!m_shown.tensors)
+        const LayerTensors *t = m_layer.shownTensors();
+        if (!t)
             break;
-        const MaskRenderer renderer(m_shown.tensors->project, maskOptions());
+        const MaskRenderer renderer(t->project, maskOptions());
         const double cell = std::min(kMaskGrid / double(std::max<Eigen::Index>({tq, tk, 1})), kMaskCell);
         const QRectF guess(0, 0, cell * double(tk) + 300, cell * double(tq) + 300);
         const MaskLayout l = renderer.layout(guess);
@@ -582,14 +584,13 @@ void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
         }
         break;
     case FigureView::Teaching:
-        if (m_shown.tensors && m_shown.tensors->trace.heads() > 0)
-            TeachingRenderer(m_shown.tensors->project, m_shown.tensors->trace, m_options.head, m_options.query,
-                             m_options.key)
+        if (const LayerTensors *t = m_layer.shownTensors(); t && t->trace.heads() > 0)
+            TeachingRenderer(t->project, t->trace, m_options.head, m_options.query, m_options.key)
                 .paint(painter, body, font());
         break;
     case FigureView::Mask:
-        if (m_shown.tensors)
-            MaskRenderer(m_shown.tensors->project, maskOptions()).paint(painter, body);
+        if (const LayerTensors *t = m_layer.shownTensors())
+            MaskRenderer(t->project, maskOptions()).paint(painter, body);
         break;
     case FigureView::Model: // paintSetFigure()
     case FigureView::Rollout:

@@ -66,22 +66,28 @@ MatrixD ShownAttention::shownMap(int layer, int head) const
     return merges() ? attnscope::mergeWords(m, set.queryWordOf, set.keyWordOf) : m;
 }
 
+const LayerTensors *ShownAttention::tensorsOf(int l) const
+{
+    return tensors && tensors->layer == l ? tensors.get() : nullptr;
+}
+
 const std::vector<MatrixF> *ShownAttention::weights() const
 {
-    if (tensors)
-        return &tensors->trace.weights;
+    if (const LayerTensors *t = shownTensors())
+        return &t->trace.weights;
     return maps && maps->layer == layer ? &maps->weights : nullptr;
 }
 
 const std::vector<MatrixF> *ShownAttention::scores() const
 {
-    return tensors && !tensors->trace.scores.empty() ? &tensors->trace.scores : nullptr;
+    const LayerTensors *t = shownTensors();
+    return t && !t->trace.scores.empty() ? &t->trace.scores : nullptr;
 }
 
 const TraceRanges *ShownAttention::ranges() const
 {
-    if (tensors)
-        return &tensors->ranges;
+    if (const LayerTensors *t = shownTensors())
+        return &t->ranges;
     return maps && maps->layer == layer ? &maps->ranges : nullptr;
 }
 
@@ -93,17 +99,20 @@ int ShownAttention::heads() const
 
 const MaskMatrix *ShownAttention::allowed() const
 {
-    return tensors && tensors->trace.allowed.size() ? &tensors->trace.allowed : nullptr;
+    const LayerTensors *t = shownTensors();
+    return t && t->trace.allowed.size() ? &t->trace.allowed : nullptr;
 }
 
 std::vector<bool> ShownAttention::emptyRows() const
 {
-    return tensors ? tensors->trace.emptyRows : std::vector<bool>();
+    const LayerTensors *t = shownTensors();
+    return t ? t->trace.emptyRows : std::vector<bool>();
 }
 
 MaskFill ShownAttention::maskFill() const
 {
-    return tensors ? tensors->project.problem.spec.maskFill : MaskFill::NegInf;
+    const LayerTensors *t = shownTensors();
+    return t ? t->project.problem.spec.maskFill : MaskFill::NegInf;
 }
 
 Eigen::Index ShownAttention::shownQueries() const

@@ -22,6 +22,17 @@ struct LayerTensors {
     Project project;
     AttentionTrace trace;
     TraceRanges ranges;
+    int layer = 0; // the set's layer they are of (a project's: its one layer)
+};
+
+// A source that can compute a layer's intermediate tensors again (a model run keeps each layer's
+// attention input beside the model's weights): the layer as a project, which a worker computes
+// as it computes a project's. Immutable, shared with workers.
+class TensorProvider
+{
+public:
+    virtual ~TensorProvider() = default;
+    virtual Project layerProject(int layer) const = 0;
 };
 
 // One layer's weights as the views draw them, read once from the set on a worker: float32
@@ -36,14 +47,21 @@ struct LayerMaps {
 // (sample, layer, head), the layer in front, whether sub-word tokens are merged into words, and
 // what the source has beyond the weights. A project brings its tensors (its set is the trace's
 // one layer); a file or a model run brings the weights only, read into `maps` for the layer in
-// front. Copies are cheap (shared maps) and safe to hand to a worker.
+// front. A model run can compute its layer's tensors again (`provider`): the layer in front then
+// brings them too, as a project's does. Copies are cheap (shared maps) and safe to hand to a worker.
 struct ShownAttention {
     AttentionSet set;
     QString title;
     bool mergeWords = false;
-    int layer = 0;                               // of set, 0-based; sample 0 is shown
-    std::shared_ptr<const LayerTensors> tensors; // a project's; null otherwise
-    std::shared_ptr<const LayerMaps> maps;       // the layer's weights where there are no tensors
+    int layer = 0;                                  // of set, 0-based; sample 0 is shown
+    std::shared_ptr<const LayerTensors> tensors;    // a project's, or a provider's for one layer
+    std::shared_ptr<const LayerMaps> maps;          // the layer's weights where there are no tensors
+    std::shared_ptr<const TensorProvider> provider; // computes a layer's tensors; null: none
+
+    // The tensors of that layer, where there are some (a project's one layer; a provider's layer
+    // once computed); shownTensors() those of the layer in front.
+    const LayerTensors *tensorsOf(int layer) const;
+    const LayerTensors *shownTensors() const { return tensorsOf(layer); }
 
     // A project's computation as a one-layer set: its weights (not copied), its labels, its tensors.
     static ShownAttention ofTensors(std::shared_ptr<const LayerTensors> tensors);

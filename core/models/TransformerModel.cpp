@@ -302,22 +302,34 @@ Eigen::Map<const MatrixF> ModelRun::attention(int layer, int head) const
                                      length);
 }
 
-AttentionProblem headProblem(const ModelRun &run, int layer, int head)
+AttentionProblem layerProblem(const ModelRun &run, int layer)
 {
-    const AttentionWeights &a = run.weights->layers[std::size_t(layer)].attention;
-    const Eigen::Index dk = a.q.cols() / run.heads, first = Eigen::Index(head) * dk;
     AttentionProblem p;
-    p.spec.heads = 1;
-    p.spec.headDimQK = p.spec.headDimV = int(dk);
+    p.spec.mode = AttentionMode::Self;
+    p.spec.heads = run.heads;
+    p.spec.headDimQK = p.spec.headDimV = int(run.weights->layers[std::size_t(layer)].attention.q.cols() / run.heads);
     setScale(p.spec, run.scales[std::size_t(layer)]);
+    p.spec.maskFill = MaskFill::NegInf;
     p.mask.causal = run.type == ModelType::Gpt2;
     p.xq = run.attentionInputs[std::size_t(layer)];
-    p.weights.q = a.q.middleCols(first, dk);
-    p.weights.k = a.k.middleCols(first, dk);
-    p.weights.v = a.v.middleCols(first, dk);
-    p.weights.qBias = a.qBias->segment(first, dk);
-    p.weights.kBias = a.kBias->segment(first, dk);
-    p.weights.vBias = a.vBias->segment(first, dk);
+    p.weights = run.weights->layers[std::size_t(layer)].attention;
+    return p;
+}
+
+AttentionProblem headProblem(const ModelRun &run, int layer, int head)
+{
+    AttentionProblem p = layerProblem(run, layer);
+    const Eigen::Index dk = p.spec.headDimQK, first = Eigen::Index(head) * dk;
+    p.spec.heads = 1;
+    AttentionWeights &w = p.weights;
+    w.q = MatrixF(w.q.middleCols(first, dk));
+    w.k = MatrixF(w.k.middleCols(first, dk));
+    w.v = MatrixF(w.v.middleCols(first, dk));
+    w.qBias = VectorF(w.qBias->segment(first, dk));
+    w.kBias = VectorF(w.kBias->segment(first, dk));
+    w.vBias = VectorF(w.vBias->segment(first, dk));
+    w.o.reset(); // the head's context is what the editor shows: W_O mixes every head
+    w.oBias.reset();
     return p;
 }
 

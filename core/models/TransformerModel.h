@@ -115,6 +115,11 @@ private:
     std::optional<Tokenizer> m_tokenizer;
 };
 
+// Layer l of a run as the problem forward() computed: its attention input, every head, W_O, the
+// scale and (GPT-2) the causal mask. Computing it on the same backend gives the run's attentions
+// of that layer again, with every intermediate tensor (Q, K, V, scores, context, output).
+AttentionProblem layerProblem(const ModelRun &run, int layer);
+
 // Head h of layer l of a run as a project's problem of its own (one head, no W_O, the causal
 // mask for GPT-2): computing it gives attention(l, h) again. For "open this head in the editor".
 AttentionProblem headProblem(const ModelRun &run, int layer, int head);

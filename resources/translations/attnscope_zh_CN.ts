@@ -2340,6 +2340,10 @@ Hatched: masked by the causal or padding part.</source>
         <source>%1 layer %2 head %3</source>
         <translation>%1 第 %2 层 第 %3 头</translation>
     </message>
+    <message>
+        <source>%1, layer %2</source>
+        <translation>%1，第 %2 层</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::ModelView</name>

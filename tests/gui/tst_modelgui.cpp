@@ -14,6 +14,7 @@
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/StaleBanner.h"
+#include "app/gui/views/TeachingView.h"
 #include "core/attention/CpuBackend.h"
 
 #include "../common/TestUtil.h"
@@ -30,6 +31,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -194,6 +196,7 @@ private slots:
     void supersededLongRunFinishesWithTheNewestText();
     void statusBarNamesTheModel_data();
     void statusBarNamesTheModel();
+    void modelRunStepsThroughItsLayer();
     void bertShowsClsSepAndOpensEachHead();
     void openingAModelAsksToSaveChanges_data();
     void openingAModelAsksToSaveChanges();
@@ -254,6 +257,65 @@ void TestModelGui::typedTextShowsEveryLayerAndHead()
         tip.contains(
             QStringLiteral("scores scaled by %1").arg(w.modelSource()->run()->scales[std::size_t(last)], 0, 'g', 6)),
         qPrintable(tip));
+}
+
+void TestModelGui::modelRunStepsThroughItsLayer()
+{
+    // A model run computes the layer in front again, as a project: the step view and the scores
+    // are there for a real model, and its weights are the run's, bit for bit (same engine, same
+    // inputs). Merged words and a budget too small for the layer's tensors read the weights only.
+    MainWindow w;
+    w.show();
+    QVERIFY(openAndType(w, QStringLiteral("The cat sat on the mat because it was tired")));
+    const ModelRunPtr run = w.modelSource()->run();
+    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().shownTensors(), 30000);
+    QTabWidget *tabs = w.views()->tabs();
+    QVERIFY(tabs->isTabVisible(tabs->indexOf(w.views()->teaching())));
+    const int last = run->layers - 1;
+    w.setSource()->setLayer(last);
+    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().shownTensors() && w.shownAttention().layer == last, 30000);
+    const LayerTensors *tensors = w.shownAttention().shownTensors();
+    QCOMPARE(tensors->trace.heads(), run->heads);
+    for (int h = 0; h < run->heads; ++h)
+        QVERIFY2(tensors->trace.weights[std::size_t(h)] == MatrixF(run->attention(last, h)),
+                 qPrintable(QString::number(h)));
+    // The scores, from the run's own input and weights by hand: (x W_Q + b_Q)_h · (x W_K + b_K)_h × scale.
+    const AttentionWeights &a = run->weights->layers[std::size_t(last)].attention;
+    const MatrixF &x = run->attentionInputs[std::size_t(last)];
+    const Eigen::Index dk = a.q.cols() / run->heads, h = run->heads - 1, i = run->length - 1, j = 1;
+    double dot = 0.0;
+    for (Eigen::Index c = h * dk; c < (h + 1) * dk; ++c) {
+        double q = (*a.qBias)(c), k = (*a.kBias)(c);
+        for (Eigen::Index d = 0; d < x.cols(); ++d) {
+            q += double(x(i, d)) * a.q(d, c);
+            k += double(x(j, d)) * a.k(d, c);
+        }
+        dot += q * k;
+    }
+    const double expected = dot * run->scales[std::size_t(last)];
+    const double score = tensors->trace.scores[std::size_t(h)](i, j);
+    QVERIFY2(std::abs(score - expected) < 1e-4 * std::max(1.0, std::abs(expected)),
+             qPrintable(QStringLiteral("%1 vs %2").arg(score).arg(expected)));
+    QVERIFY(w.shownAttention().scores());
+    tabs->setCurrentWidget(w.views()->teaching());
+    QTRY_VERIFY(w.views()->teaching()->html().contains(QStringLiteral("W_Q")));
+
+    // Words merged: the weights of words, no tensors (a project's are per token).
+    w.setSource()->mergeWordsAction()->setChecked(true);
+    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().merges() && w.shownAttention().heads() > 0, 30000);
+    QVERIFY(!w.shownAttention().shownTensors());
+    w.setSource()->mergeWordsAction()->setChecked(false);
+    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().shownTensors(), 30000);
+
+    // A budget below the layer's tensors: its weights alone, read from the run.
+    MemoryBudget small;
+    small.fixedBytes = std::int64_t(run->heads) * run->length * run->length; // not even one float map per head
+    w.setMemoryBudget(small);
+    w.setSource()->setLayer(0);
+    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().layer == 0 && w.shownAttention().heads() > 0, 30000);
+    QVERIFY(!w.shownAttention().shownTensors());
+    QVERIFY(!w.shownAttention().scores());
+    QCOMPARE((*w.shownAttention().weights())[0], MatrixF(run->attention(0, 0)));
 }
 
 void TestModelGui::newerTextSupersedesOlder()

@@ -8,6 +8,7 @@
 #include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
+#include "app/gui/views/TeachingView.h"
 #include "core/attention/CpuBackend.h"
 #include "core/models/TransformerModel.h"
 
@@ -130,6 +131,14 @@ void TestScreenshotsModel::modelAndHead()
     QVERIFY(test::waitForRepaint(&w));
     shot = w.screen()->grabWindow(w.winId());
     QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/model-induction-head.png")));
+
+    // The same head step by step: the layer computed again gives the model's own Q, K and scores.
+    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().shownTensors() && w.shownAttention().layer == induction.layer, 30000);
+    w.views()->tabs()->setCurrentWidget(w.views()->teaching());
+    QVERIFY(w.views()->teaching()->html().contains(QStringLiteral("W_Q")));
+    QVERIFY(test::waitForRepaint(&w));
+    shot = w.screen()->grabWindow(w.winId());
+    QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/model-step-view.png")));
 
     QSignalSpy computed(&w, &MainWindow::resultShown);
     w.findChild<QAction *>(QStringLiteral("openHeadInEditor"))->trigger();

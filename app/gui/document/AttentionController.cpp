@@ -1,6 +1,7 @@
 #include "app/gui/document/AttentionController.h"
 
 #include "app/render/ErrorText.h"
+#include "core/attention/Validation.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -90,16 +91,49 @@ void AttentionController::open(const QString &path)
 
 void AttentionController::requestLayer(const ShownAttention &source, int layer)
 {
-    start(Layer, [this, source, layer](const std::atomic<bool> &cancel) -> std::function<void()> {
-        ShownAttention shown = source;
-        shown.maps = readLayer(source, layer, &cancel);
-        if (!shown.maps)
-            return {};
-        shown.layer = shown.maps->layer;
-        if (auto changed = changedSource(this, source.set))
-            return changed;
-        return [this, shown] { emit layerReady(shown); };
-    });
+    start(Layer,
+          [this, source, layer, host = m_host,
+           budget = m_budget](const std::atomic<bool> &cancel) -> std::function<void()> {
+              ShownAttention shown = source;
+              shown.layer = std::clamp(layer, 0, std::max(1, source.set.layers()) - 1);
+              shown.tensors = computeTensors(host.get(), source, shown.layer, budget, cancel);
+              if (!shown.tensors) {
+                  shown.maps = readLayer(source, layer, &cancel);
+                  if (!shown.maps)
+                      return {};
+              }
+              if (auto changed = changedSource(this, source.set))
+                  return changed;
+              return [this, shown] { emit layerReady(shown); };
+          });
+}
+
+std::shared_ptr<const LayerTensors> AttentionController::computeTensors(BackendHost *host, const ShownAttention &source,
+                                                                        int layer, const MemoryBudget &budget,
+                                                                        const std::atomic<bool> &cancel)
+{
+    if (!host || !source.provider || source.merges() || source.set.isEmpty())
+        return nullptr;
+    try {
+        auto tensors = std::make_shared<LayerTensors>();
+        tensors->project = source.provider->layerProject(layer);
+        tensors->layer = layer;
+        if (traceBytes(tensors->project.problem) > budget.bytes() || cancel.load(std::memory_order_relaxed))
+            return nullptr;
+        BackendHost::Lease lease = host->lease();
+        if (!lease.backend)
+            return nullptr;
+        lease.backend->setComputeControl({&cancel, nullptr});
+        auto trace = lease.backend->compute(tensors->project.problem);
+        lease.backend->setComputeControl({}); // a fallback's notice stays, for the project's computation to say
+        if (!trace || cancel.load(std::memory_order_relaxed))
+            return nullptr;
+        tensors->trace = std::move(*trace);
+        tensors->ranges = TraceRanges::of(tensors->trace);
+        return tensors;
+    } catch (const std::bad_alloc &) {
+        return nullptr; // the weights alone are read instead
+    }
 }
 
 void AttentionController::requestThumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope)

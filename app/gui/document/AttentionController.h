@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/gui/document/AttentionJobs.h"
+#include "app/gui/document/BackendHost.h"
 #include "app/gui/document/ComputeController.h" // ErrorKind as a signal argument
 #include "app/gui/document/JobRunner.h"
 
@@ -26,7 +27,14 @@ public:
     ~AttentionController() override; // cancels what runs; waits for it a bounded time (JobLane)
 
     void open(const QString &path);
+    // Reads `layer` of the set for the views (layerReady). Where the source can compute the layer's
+    // tensors again (source.provider) and they fit the memory budget, they are computed on the
+    // backend host and come with it (a model run's scores, Q, K, V for the step view); otherwise,
+    // and whenever words are merged, the weights alone are read.
     void requestLayer(const ShownAttention &source, int layer);
+    // Where a provider's layers are computed: the backend the user chose (none: the layer's weights
+    // are read and no tensors computed).
+    void setBackendHost(std::shared_ptr<BackendHost> host) { m_host = std::move(host); }
     void requestThumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope);
     void requestStatistics(const AttentionSet &set);
     void requestRollout(const ShownAttention &source);
@@ -78,7 +86,14 @@ private:
     // Static: it runs on a worker, where the controller may be gone.
     static std::function<void()> changedSource(AttentionController *self, const AttentionSet &set);
 
+    // A provider's layer computed again on the host's backend; null when it is not (too large,
+    // cancelled, or the backend failed: the weights are read instead).
+    static std::shared_ptr<const LayerTensors> computeTensors(BackendHost *host, const ShownAttention &source,
+                                                              int layer, const MemoryBudget &budget,
+                                                              const std::atomic<bool> &cancel);
+
     MemoryBudget m_budget;
+    std::shared_ptr<BackendHost> m_host;
     JobLane m_lanes[KindCount] = {JobLane(this), JobLane(this), JobLane(this), JobLane(this), JobLane(this)};
     static_assert(KindCount == 5, "one lane per kind of job");
 };

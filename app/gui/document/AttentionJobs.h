@@ -26,7 +26,8 @@ namespace attnscope {
 struct LoadedAttention {
     QString path;
     AttentionSet set;
-    std::optional<AttentionFileInfo> file; // empty for a model run
+    std::optional<AttentionFileInfo> file;          // empty for a model run
+    std::shared_ptr<const TensorProvider> provider; // a model run's: computes a layer's tensors again
     bool isModelRun() const { return !file.has_value(); }
 };
 using LoadedAttentionPtr = std::shared_ptr<const LoadedAttention>;

@@ -11,8 +11,35 @@
 namespace attnscope {
 
 namespace {
+
 // What a freshly opened model reads before anything is typed.
 const char *const kFirstSentence = "The cat sat on the mat.";
+
+// A run's layer as a project: its attention input, every head, W_O, the scale and the mask, with
+// the tokens as the views label them. Computing it gives the run's weights of that layer again,
+// with the scores, Q, K, V and context the step view shows.
+class RunTensors : public TensorProvider
+{
+public:
+    RunTensors(ModelRunPtr run, std::vector<std::string> tokens, QString name)
+        : m_run(std::move(run)), m_tokens(std::move(tokens)), m_name(std::move(name))
+    {
+    }
+    Project layerProject(int layer) const override
+    {
+        Project p;
+        p.title = ModelRunSource::tr("%1, layer %2").arg(m_name).arg(layer).toStdString();
+        p.problem = layerProblem(*m_run, layer);
+        p.queryTokens = m_tokens;
+        return p;
+    }
+
+private:
+    ModelRunPtr m_run;
+    std::vector<std::string> m_tokens;
+    QString m_name;
+};
+
 } // namespace
 
 ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
@@ -78,6 +105,7 @@ void ModelRunSource::showRun(const ModelPtr &model, ModelRunPtr run, const Atten
     auto loaded = std::make_shared<LoadedAttention>();
     loaded->path = sameModel ? attention()->path : QDir(m_loadedDir).absolutePath();
     loaded->set = set;
+    loaded->provider = std::make_shared<RunTensors>(run, set.queryTokens, QFileInfo(loaded->path).fileName());
     m_run = std::move(run);
     if (!sameModel) {
         m_model = model;

@@ -100,8 +100,11 @@ void SetSource::setInFront(bool front)
         m_layerBar->hide();
         return;
     }
-    m_host.views->setStepsShown(false); // weights only: no scores, no tensors to step through
-    m_host.viewBar->setWeightsOnly(true);
+    // A file holds weights only: no scores, no tensors to step through. A model run computes
+    // them again for the layer in front.
+    const bool tensors = m_attention && m_attention->provider;
+    m_host.views->setStepsShown(tensors);
+    m_host.viewBar->setWeightsOnly(!tensors);
     m_host.status->setBackend(origin());
     if (!m_attention)
         return;
@@ -143,6 +146,7 @@ ShownAttention SetSource::requested() const
     source.title = QFileInfo(m_attention->path).fileName();
     source.layer = m_layer;
     source.mergeWords = m_mergeWords->isChecked();
+    source.provider = m_attention->provider;
     return source;
 }
 

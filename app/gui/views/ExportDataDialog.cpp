@@ -36,9 +36,9 @@ bool writeTraceData(const TraceLabels &labels, const AttentionTrace &trace, cons
 
 ExportDataDialog::ExportDataDialog(const ShownAttention &shown, QWidget *parent) : QDialog(parent)
 {
-    if (shown.tensors) {
-        m_trace = std::shared_ptr<const AttentionTrace>(shown.tensors, &shown.tensors->trace);
-        m_labels = TraceLabels::of(shown.tensors->project);
+    if (const LayerTensors *tensors = shown.shownTensors()) {
+        m_trace = std::shared_ptr<const AttentionTrace>(shown.tensors, &tensors->trace);
+        m_labels = TraceLabels::of(tensors->project);
     } else if (const auto *weights = shown.weights()) {
         auto trace = std::make_shared<AttentionTrace>(); // the weights are all a set has
         trace->weights = *weights;
@@ -61,7 +61,7 @@ ExportDataDialog::ExportDataDialog(const ShownAttention &shown, QWidget *parent)
                 shape << QString::number(d);
                 values *= d;
             }
-            if (!shown.tensors && values == 0)
+            if (!shown.shownTensors() && values == 0)
                 continue; // a set's layer has its weights only
             m_tensor->addItem(QStringLiteral("%1 [%2]").arg(QString::fromStdString(name), shape.join(QLatin1Char(','))),
                               QString::fromStdString(name));

@@ -30,7 +30,7 @@ ExportFigureDialog::ExportFigureDialog(ShownAttention shown, const FigureOptions
 
     m_view = new QComboBox;
     for (FigureView v : FigureOptions::allViews() + QList{FigureView::Model, FigureView::Rollout})
-        if (m_shown.tensors || FigureOptions::setViews().contains(v))
+        if (m_shown.shownTensors() || FigureOptions::setViews().contains(v))
             m_view->addItem(FigureOptions::viewName(v), int(v));
     m_view->setCurrentIndex(m_view->findData(int(initial.view)));
     m_head = new QSpinBox;

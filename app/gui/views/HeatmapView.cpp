@@ -64,14 +64,14 @@ void HeatmapView::updateNotes()
     // The banner: an overflow made the result NaN or Inf somewhere.
     // Scanned once per result (every tensor of a large trace is megabytes), not per repaint.
     // (A weak pointer, not an address: a new result may be allocated where a freed one was.)
+    const LayerTensors *tensors = m_shown.shownTensors();
     const std::shared_ptr<const void> layer =
-        m_shown.tensors ? std::shared_ptr<const void>(m_shown.tensors) : std::shared_ptr<const void>(m_shown.maps);
+        tensors ? std::shared_ptr<const void>(m_shown.tensors) : std::shared_ptr<const void>(m_shown.maps);
     if (!layer) {
         m_nonFinite = {};
     } else if (m_scanned.lock() != layer) {
         m_scanned = layer;
-        m_nonFinite =
-            m_shown.tensors ? findNonFinite(m_shown.tensors->trace) : findNonFinite(m_shown.maps->weights, "weights");
+        m_nonFinite = tensors ? findNonFinite(tensors->trace) : findNonFinite(m_shown.maps->weights, "weights");
     }
     const NonFiniteReport &bad = m_nonFinite;
     if (bad.any()) {
@@ -199,11 +199,12 @@ QString HeatmapView::cellDescription(int query, int key) const
     if (m_head < 0 || m_head >= m_shown.heads()) {
         return text + QLatin1Char('\n') + tr("mean weight over heads: %1").arg(number((*m_data.values)(query, key)));
     }
-    if (!m_shown.tensors || !m_shown.scores()) // a file or a model run: weights only
+    const LayerTensors *tensors = m_shown.shownTensors();
+    if (!tensors || !m_shown.scores()) // a file (or a model run's layer not computed again): weights only
         return text + QLatin1Char('\n') +
                tr("weight = %1").arg(number((*m_shown.weights())[size_t(m_head)](query, key)));
-    const AttentionTrace &t = m_shown.tensors->trace;
-    const AttentionProblem &p = m_shown.tensors->project.problem;
+    const AttentionTrace &t = tensors->trace;
+    const AttentionProblem &p = tensors->project.problem;
     const double scale = p.spec.scale();
     const double score = t.scores[size_t(m_head)](query, key);
     const double weight = t.weights[size_t(m_head)](query, key);

@@ -52,6 +52,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     createCentral();
     m_project = new ProjectSource(m_host, this);
     m_host.backend = m_project->compute()->backendHost(); // every source computes where the user chose
+    m_host.jobs->setBackendHost(m_host.backend);
     connect(m_project, &Source::ready, this, [this] { host(m_project); });
     connect(m_project, &Source::shown, this, &MainWindow::attentionShown);
     connect(m_project, &Source::titleChanged, this, &MainWindow::updateTitle);

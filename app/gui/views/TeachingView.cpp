@@ -56,7 +56,7 @@ void TeachingView::rebuild()
 void TeachingView::build()
 {
     m_dirty = false;
-    const LayerTensors *tensors = m_shown.tensors.get();
+    const LayerTensors *tensors = m_shown.shownTensors();
     if (!tensors || tensors->trace.heads() == 0) {
         m_html = tr("<p>Computing\u2026</p>");
         setHtml(m_html);
