@@ -4,12 +4,17 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <mutex>
 
 namespace attnscope::vk {
 
 namespace {
+
+std::string &loaderPath()
+{
+    static std::string path = "libvulkan.so.1";
+    return path;
+}
 
 struct Loaded {
     GlobalFunctions functions;
@@ -19,8 +24,7 @@ struct Loaded {
 Loaded openLoader()
 {
     Loaded loaded;
-    const char *overridePath = std::getenv("ATTNSCOPE_VULKAN_LOADER");
-    const std::string path = overridePath && *overridePath ? overridePath : "libvulkan.so.1";
+    const std::string path = loaderPath();
     // Never closed: the loader's own atexit handlers and the drivers outlive any one backend.
     void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
@@ -49,6 +53,11 @@ Loaded openLoader()
 }
 
 } // namespace
+
+void setLoaderPath(std::string path)
+{
+    loaderPath() = std::move(path);
+}
 
 Result<const GlobalFunctions *> loadVulkan()
 {

@@ -93,9 +93,13 @@ struct DeviceFunctions {
 #undef ATTNSCOPE_VK_DECLARE
 
 // Opens the Vulkan loader once per process (later calls return the same table, or the
-// same error). The library is libvulkan.so.1 unless ATTNSCOPE_VULKAN_LOADER names another
-// path; tests point it at a missing file to exercise the "no loader" fallback for real.
+// same error): libvulkan.so.1, or what setLoaderPath() named; tests point it at a missing file
+// to exercise the "no loader" fallback for real.
 Result<const GlobalFunctions *> loadVulkan();
+// The library loadVulkan() opens: libvulkan.so.1, unless a test driver names another (a file that
+// is not there, a library that is no loader) before the process's first Vulkan use. The product
+// never does: its binaries read no such setting.
+void setLoaderPath(std::string path);
 
 // Fill a table in declaration order and stop at the first entry the loader or driver lacks,
 // leaving that one and the rest null: whoever owns the handle must check every pointer it

@@ -57,6 +57,15 @@ inline CliRun runCliWithVulkanFault(const QString &fault, const QStringList &arg
     env.insert(QStringLiteral("ATTNSCOPE_TEST_VULKAN_FAULT"), fault);
     return runProgram(QStringLiteral(ATTNSCOPE_CLI_FAULTS), args, 240000, env);
 }
+
+// The same driver opening `loader` as the Vulkan loader instead of libvulkan.so.1 (a missing
+// file, a library that is no loader).
+inline CliRun runCliWithVulkanLoader(const QString &loader, const QStringList &args,
+                                     QProcessEnvironment env = QProcessEnvironment::systemEnvironment())
+{
+    env.insert(QStringLiteral("ATTNSCOPE_TEST_VULKAN_LOADER"), loader);
+    return runProgram(QStringLiteral(ATTNSCOPE_CLI_FAULTS), args, 240000, env);
+}
 #endif
 
 } // namespace attnscope::test

@@ -34,11 +34,10 @@ QProcessEnvironment withoutDriver()
     return env;
 }
 
-QProcessEnvironment withoutLoader()
+// attnscope-cli's test driver with no Vulkan loader to open.
+Run runWithoutLoader(const QStringList &args)
 {
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("ATTNSCOPE_VULKAN_LOADER", "/nonexistent/libvulkan.so.1");
-    return env;
+    return attnscope::test::runCliWithVulkanLoader(QStringLiteral("/nonexistent/libvulkan.so.1"), args);
 }
 
 const char *const kTensors[] = {"q", "k", "v", "scores", "weights", "context", "output"};
@@ -75,6 +74,7 @@ private slots:
     void computeMatchesCpu();
     void noDriver();
     void noLoader();
+    void productTakesNoLoaderFromItsEnvironment();
     void corruptDriverManifestIsNamed_data();
     void corruptDriverManifestIsNamed();
     void loaderThatIsNoVulkanLoader();
@@ -154,19 +154,31 @@ void TestVulkanCli::noLoader()
 {
     QTemporaryDir dir;
     const Run forced =
-        runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "vulkan"}, withoutLoader());
+        runWithoutLoader({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "vulkan"});
     QVERIFY2(forced.code != 0, qPrintable(forced.out));
     QVERIFY2(forced.err.contains("no Vulkan loader"), qPrintable(forced.err));
 
     const Run fallback =
-        runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "auto"}, withoutLoader());
+        runWithoutLoader({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "auto"});
     QVERIFY2(fallback.code == 0, qPrintable(fallback.err));
     QVERIFY2(fallback.out.contains("backend: cpu"), qPrintable(fallback.out));
     QVERIFY2(fallback.out.contains("note: no Vulkan loader"), qPrintable(fallback.out));
 
-    const Run devices = runCli({"devices"}, withoutLoader());
+    const Run devices = runWithoutLoader({"devices"});
     QCOMPARE(devices.code, 0);
     QVERIFY2(devices.out.contains("vulkan: none (no Vulkan loader"), qPrintable(devices.out));
+}
+
+void TestVulkanCli::productTakesNoLoaderFromItsEnvironment()
+{
+    // The installed program has no test hook: a variable naming another loader changes nothing.
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char *name : {"ATTNSCOPE_VULKAN_LOADER", "ATTNSCOPE_TEST_VULKAN_LOADER"})
+        env.insert(QString::fromLatin1(name), QStringLiteral("/nonexistent/libvulkan.so.1"));
+    const Run devices = runCli({"devices"}, env);
+    QCOMPARE(devices.code, 0);
+    QVERIFY2(!devices.out.contains("no Vulkan loader"), qPrintable(devices.out));
+    QVERIFY2(devices.out.contains("vulkan 0:"), qPrintable(devices.out));
 }
 
 void TestVulkanCli::corruptDriverManifestIsNamed_data()
@@ -216,18 +228,19 @@ void TestVulkanCli::loaderThatIsNoVulkanLoader()
 {
     // A real library that opens fine but is no Vulkan loader: nothing may crash on the way
     // out, `--backend vulkan` fails clearly, auto and `devices` carry on with the CPU.
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("ATTNSCOPE_VULKAN_LOADER", "libz.so.1");
+    const auto run = [](const QStringList &args) {
+        return attnscope::test::runCliWithVulkanLoader(QStringLiteral("libz.so.1"), args);
+    };
     QTemporaryDir dir;
-    const Run forced = runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "vulkan"}, env);
+    const Run forced = run({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "vulkan"});
     QVERIFY2(forced.code > 0, qPrintable(forced.out + forced.err));
     QVERIFY2(forced.err.contains("no Vulkan loader: libz.so.1 has no vkGetInstanceProcAddr"), qPrintable(forced.err));
 
-    const Run fallback = runCli({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "auto"}, env);
+    const Run fallback = run({"compute", example("padding-mask"), "--out", dir.path(), "--backend", "auto"});
     QVERIFY2(fallback.code == 0, qPrintable(fallback.err));
     QVERIFY2(fallback.out.contains("backend: cpu"), qPrintable(fallback.out));
 
-    const Run devices = runCli({"devices"}, env);
+    const Run devices = run({"devices"});
     QCOMPARE(devices.code, 0);
     QVERIFY2(devices.out.contains("vulkan: none (no Vulkan loader: libz.so.1"), qPrintable(devices.out));
     QVERIFY2(devices.out.contains("auto: cpu"), qPrintable(devices.out));

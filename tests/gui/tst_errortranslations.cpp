@@ -7,6 +7,7 @@
 #include "app/gui/views/Language.h"
 #include "app/render/ErrorText.h"
 #include "core/formats/AttentionFile.h"
+#include "gpu/VulkanApi.h"
 
 #include <QFile>
 #include <QRegularExpression>
@@ -230,16 +231,15 @@ void TestErrorTranslations::attentionFileErrorsTranslate()
     QVERIFY2(!hasEnglishProse(text), qPrintable(text));
 }
 
-// No Vulkan loader at all (ATTNSCOPE_VULKAN_LOADER naming a file that is not there; the loader
-// is opened once per process, and nothing else here uses Vulkan): Auto's notice is translated
+// No Vulkan loader at all (vk::setLoaderPath naming a file that is not there; the loader is
+// opened once per process, and nothing else here uses Vulkan): Auto's notice is translated
 // around dlerror()'s own text, which stays as it is.
 void TestErrorTranslations::missingVulkanLoaderTranslates()
 {
     QTemporaryDir dir;
     const QByteArray loader = dir.filePath(QStringLiteral("no-libvulkan.so.1")).toUtf8();
-    qputenv("ATTNSCOPE_VULKAN_LOADER", loader);
+    vk::setLoaderPath(loader.toStdString());
     auto selection = createBackend(BackendRequest::Auto, BackendOptions{});
-    qunsetenv("ATTNSCOPE_VULKAN_LOADER");
     QVERIFY(selection.ok());
     const Error &error = selection->noticeError;
     QCOMPARE(QString::fromStdString(error.code), QStringLiteral("backend.usingCpu"));
