@@ -17,6 +17,8 @@
 #include "app/gui/views/PooledHeatmapView.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
+#include "app/gui/views/TeachingView.h"
+#include "app/gui/views/WindowStatus.h"
 
 #include "../common/WindowTestUtil.h"
 
@@ -209,6 +211,7 @@ private slots:
     void rolloutRefusedNamingItsNeed();
     void thumbnailsPoolTheContractsBlocks();
     void meanOverHeadsIsTheMaxOfTheMean();
+    void aProjectAfterwardsLeavesTheFilesState();
     void cleanupTestCase();
 
 private:
@@ -480,6 +483,24 @@ void TestLongAttention::meanOverHeadsIsTheMaxOfTheMean()
     QCOMPARE((*tile)->heads[0](0, 0), 1.0f);
     QCOMPARE((*tile)->heads[1](0, 0), 1.0f);
     QCOMPARE((*tile)->heads[1](1, 1), 0.25f);
+}
+
+// The file's state goes with it: the status bar's "long attention file" notice, the pooled tab and
+// the hidden full-copy tabs were left over a project opened next (the notice until the next failure).
+void TestLongAttention::aProjectAfterwardsLeavesTheFilesState()
+{
+    MainWindow &w = *m_window;
+    QVERIFY(w.setSource() && w.setSource()->isLong());
+    QVERIFY2(w.status()->notice().contains(QStringLiteral("Long attention file")), qPrintable(w.status()->notice()));
+    QVERIFY(w.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json")));
+    QVERIFY(w.computeController()->waitForIdle());
+    QTRY_VERIFY(w.currentResult());
+    QVERIFY(!w.setSource());
+    QVERIFY2(w.status()->notice().isEmpty(), qPrintable(w.status()->notice()));
+    QTabWidget *tabs = w.views()->tabs();
+    QVERIFY(tabs->isTabVisible(0));
+    QVERIFY(!tabs->isTabVisible(tabs->indexOf(w.views()->filePooled())));
+    QVERIFY(tabs->isTabVisible(tabs->indexOf(w.views()->teaching())));
 }
 
 QTEST_MAIN(TestLongAttention)

@@ -165,7 +165,8 @@ void MainWindow::host(Source *source)
             if (m_source != m_project)
                 m_source->deleteLater();
         }
-        m_host.banner->clear();
+        m_host.banner->clear(); // what the banner and the notice said was the other source's
+        m_host.status->setNotice({});
         m_source = source;
         source->setInFront(true);
     }
