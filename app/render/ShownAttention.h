@@ -41,6 +41,7 @@ struct LayerMaps {
     int layer = 0;
     std::vector<MatrixF> weights; // [H], each Tq by Tk (words by words when merged)
     TraceRanges ranges;
+    QString noTensors; // why a source with a TensorProvider has the weights alone here
 };
 
 // What every view, figure and export shows (design.md, "Layers"): an attention set indexed by

@@ -549,6 +549,22 @@
         <source>Not enough memory for this attention file.</source>
         <translation>内存不足，无法处理此注意力文件。</translation>
     </message>
+    <message>
+        <source>The steps are those of tokens, and words are merged: turn off View &gt; Merge Sub-word Tokens into Words to see them.</source>
+        <translation>分步计算针对的是词元，而现在词已合并：关闭“视图 &gt; 将子词词元合并为词”即可查看。</translation>
+    </message>
+    <message>
+        <source>The steps of this layer need %1 for its tensors; the memory budget allows %2.</source>
+        <translation>这一层的分步计算需要 %1 存放张量；内存预算只允许 %2。</translation>
+    </message>
+    <message>
+        <source>The steps of this layer cannot be computed: %1</source>
+        <translation>无法计算这一层的分步过程：%1</translation>
+    </message>
+    <message>
+        <source>Memory ran out computing the steps of this layer.</source>
+        <translation>计算这一层的分步过程时内存不足。</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::AttentionViews</name>

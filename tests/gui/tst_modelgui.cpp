@@ -304,6 +304,8 @@ void TestModelGui::modelRunStepsThroughItsLayer()
     w.setSource()->mergeWordsAction()->setChecked(true);
     QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().merges() && w.shownAttention().heads() > 0, 30000);
     QVERIFY(!w.shownAttention().shownTensors());
+    QTRY_VERIFY2(w.views()->teaching()->html().contains(QStringLiteral("words are merged")),
+                 qPrintable(w.views()->teaching()->html())); // not "Computing…" for ever
     w.setSource()->mergeWordsAction()->setChecked(false);
     QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().shownTensors(), 30000);
 
@@ -315,6 +317,8 @@ void TestModelGui::modelRunStepsThroughItsLayer()
     QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().layer == 0 && w.shownAttention().heads() > 0, 30000);
     QVERIFY(!w.shownAttention().shownTensors());
     QVERIFY(!w.shownAttention().scores());
+    QTRY_VERIFY2(w.views()->teaching()->html().contains(QStringLiteral("the memory budget allows")),
+                 qPrintable(w.views()->teaching()->html()));
     QCOMPARE((*w.shownAttention().weights())[0], MatrixF(run->attention(0, 0)));
 }
 

@@ -2,6 +2,7 @@
 
 #include "app/render/ErrorText.h"
 #include "core/attention/Validation.h"
+#include "core/io/MemoryLimits.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -96,11 +97,14 @@ void AttentionController::requestLayer(const ShownAttention &source, int layer)
            budget = m_budget](const std::atomic<bool> &cancel) -> std::function<void()> {
               ShownAttention shown = source;
               shown.layer = std::clamp(layer, 0, std::max(1, source.set.layers()) - 1);
-              shown.tensors = computeTensors(host.get(), source, shown.layer, budget, cancel);
+              QString why;
+              shown.tensors = computeTensors(host.get(), source, shown.layer, budget, cancel, &why);
               if (!shown.tensors) {
-                  shown.maps = readLayer(source, layer, &cancel);
-                  if (!shown.maps)
+                  auto maps = readLayer(source, layer, &cancel);
+                  if (!maps)
                       return {};
+                  std::const_pointer_cast<LayerMaps>(maps)->noTensors = why;
+                  shown.maps = std::move(maps);
               }
               if (auto changed = changedSource(this, source.set))
                   return changed;
@@ -110,29 +114,47 @@ void AttentionController::requestLayer(const ShownAttention &source, int layer)
 
 std::shared_ptr<const LayerTensors> AttentionController::computeTensors(BackendHost *host, const ShownAttention &source,
                                                                         int layer, const MemoryBudget &budget,
-                                                                        const std::atomic<bool> &cancel)
+                                                                        const std::atomic<bool> &cancel, QString *why)
 {
-    if (!host || !source.provider || source.merges() || source.set.isEmpty())
+    if (!source.provider || source.set.isEmpty())
         return nullptr;
+    if (source.merges()) {
+        *why = tr("The steps are those of tokens, and words are merged: turn off View > Merge Sub-word Tokens "
+                  "into Words to see them.");
+        return nullptr;
+    }
+    const std::int64_t allowed = budget.bytes();
     try {
         auto tensors = std::make_shared<LayerTensors>();
         tensors->project = source.provider->layerProject(layer);
         tensors->layer = layer;
-        if (traceBytes(tensors->project.problem) > budget.bytes() || cancel.load(std::memory_order_relaxed))
+        if (const std::int64_t need = traceBytes(tensors->project.problem); need > allowed) {
+            *why = tr("The steps of this layer need %1 for its tensors; the memory budget allows %2.")
+                       .arg(QString::fromStdString(formatBytes(need)), QString::fromStdString(formatBytes(allowed)));
+            return nullptr;
+        }
+        if (!host)
             return nullptr;
         BackendHost::Lease lease = host->lease();
-        if (!lease.backend)
+        if (!lease.backend) {
+            *why = tr("The steps of this layer cannot be computed: %1").arg(errorText(lease.error));
             return nullptr;
+        }
         lease.backend->setComputeControl({&cancel, nullptr});
         auto trace = lease.backend->compute(tensors->project.problem);
         lease.backend->setComputeControl({}); // a fallback's notice stays, for the project's computation to say
-        if (!trace || cancel.load(std::memory_order_relaxed))
+        if (cancel.load(std::memory_order_relaxed))
             return nullptr;
+        if (!trace) {
+            *why = tr("The steps of this layer cannot be computed: %1").arg(errorText(trace.error()));
+            return nullptr;
+        }
         tensors->trace = std::move(*trace);
         tensors->ranges = TraceRanges::of(tensors->trace);
         return tensors;
     } catch (const std::bad_alloc &) {
-        return nullptr; // the weights alone are read instead
+        *why = tr("Memory ran out computing the steps of this layer.");
+        return nullptr;
     }
 }
 

@@ -86,11 +86,12 @@ private:
     // Static: it runs on a worker, where the controller may be gone.
     static std::function<void()> changedSource(AttentionController *self, const AttentionSet &set);
 
-    // A provider's layer computed again on the host's backend; null when it is not (too large,
-    // cancelled, or the backend failed: the weights are read instead).
+    // A provider's layer computed again on the host's backend; null when it is not (words merged,
+    // too large, cancelled, or the backend failed: the weights are read instead), `why` then saying
+    // so where the source has a provider.
     static std::shared_ptr<const LayerTensors> computeTensors(BackendHost *host, const ShownAttention &source,
                                                               int layer, const MemoryBudget &budget,
-                                                              const std::atomic<bool> &cancel);
+                                                              const std::atomic<bool> &cancel, QString *why);
 
     MemoryBudget m_budget;
     std::shared_ptr<BackendHost> m_host;

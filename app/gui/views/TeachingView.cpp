@@ -58,7 +58,10 @@ void TeachingView::build()
     m_dirty = false;
     const LayerTensors *tensors = m_shown.shownTensors();
     if (!tensors || tensors->trace.heads() == 0) {
-        m_html = tr("<p>Computing\u2026</p>");
+        // A source that computes tensors again may have the weights alone, and says why.
+        const LayerMaps *maps = m_shown.maps && m_shown.maps->layer == m_shown.layer ? m_shown.maps.get() : nullptr;
+        m_html = maps && !maps->noTensors.isEmpty() ? QStringLiteral("<p>%1</p>").arg(maps->noTensors.toHtmlEscaped())
+                                                    : tr("<p>Computing\u2026</p>");
         setHtml(m_html);
         return;
     }
