@@ -47,7 +47,7 @@ constexpr std::array kTemplates = {
     // Attention rollout's cost (core/analysis/AttentionStats.cpp).
     ErrorTemplate{"rollout.memory",
                   "rollout: needs %1 of memory (four %2 x %2 matrices of doubles); this machine allows %3"},
-    ErrorTemplate{"rollout.operations", "rollout: %1 products of %2 x %2 matrices (one per layer) need about %3 "
+    ErrorTemplate{"rollout.operations", "rollout: multiplying the %2 x %2 matrices of %1 layers needs about %3 "
                                         "operations, more than the %4 allowed (minutes of work)"},
     // Opening files (core/io/FileIo.cpp, core/io/MappedFile.cpp).
     ErrorTemplate{"file.open", "%1: cannot open the file"},

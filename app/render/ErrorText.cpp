@@ -72,7 +72,7 @@ const Entry kEntries[] = {
      QT_TRANSLATE_NOOP("attnscope::CoreError",
                        "rollout: needs %1 of memory (four %2 x %2 matrices of doubles); this machine allows %3")},
     {"rollout.operations",
-     QT_TRANSLATE_NOOP("attnscope::CoreError", "rollout: %1 products of %2 x %2 matrices (one per layer) need about "
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "rollout: multiplying the %2 x %2 matrices of %1 layers needs about "
                                                "%3 operations, more than the %4 allowed (minutes of work)")},
     {"file.open", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: cannot open the file")},
     {"file.open.reason", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: cannot open the file (%2)")},

@@ -87,8 +87,9 @@ std::int64_t rolloutBytes(std::int64_t tokens)
 
 double rolloutOperations(std::int64_t tokens, int layers)
 {
+    // The first layer's matrix is the rollout of one layer: each further layer costs one product.
     const double t = double(tokens);
-    return 2.0 * t * t * t * double(layers);
+    return 2.0 * t * t * t * double(std::max(0, layers - 1));
 }
 
 Status checkRolloutCost(std::int64_t tokens, int layers, std::int64_t budget)
@@ -119,6 +120,8 @@ Result<MatrixD> attentionRollout(const AttentionSet &set, int sample, const Roll
     constexpr Eigen::Index kBlock = 256;
     MatrixD rollout = MatrixD::Identity(t, t), next(t, t);
     for (int l = 0; l < set.layers(); ++l) {
+        if (limits.cancel && limits.cancel->load(std::memory_order_relaxed))
+            return Error{"cancelled", ErrorKind::Cancelled};
         MatrixD a = meanOverHeads(set, sample, l);
         for (Eigen::Index i = 0; i < t; ++i) {
             double *row = a.data() + i * t; // row-major: row i is contiguous
@@ -130,6 +133,10 @@ Result<MatrixD> attentionRollout(const AttentionSet &set, int sample, const Roll
             if (sum > 0.0)
                 for (Eigen::Index j = 0; j < t; ++j)
                     row[j] /= sum;
+        }
+        if (l == 0) {
+            rollout.swap(a); // A'_1: one layer needs no product
+            continue;
         }
         for (Eigen::Index i = 0; i < t; i += kBlock) {
             if (limits.cancel && limits.cancel->load(std::memory_order_relaxed))

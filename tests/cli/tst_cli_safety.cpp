@@ -562,12 +562,12 @@ void TestCliSafety::rolloutBeyondItsCostIsRefusedBeforeAllocating_data()
     // 16384 tokens: four T x T doubles are 8 GiB, more than the 4 GiB allowed.
     const QString memory = "rollout: needs 8\\.0 GiB of memory \\(four 16384 x 16384 matrices of doubles\\); this "
                            "machine allows [0-9.]+ [MG]iB";
-    // 30 layers of 4096 tokens: 512 MiB, but 4.1e12 operations (T = 8192 ran for minutes).
-    const QString operations = "rollout: 30 products of 4096 x 4096 matrices \\(one per layer\\) need about "
+    // 31 layers of 4096 tokens: 512 MiB, but 30 products, 4.1e12 operations (T = 8192 ran for minutes).
+    const QString operations = "rollout: multiplying the 4096 x 4096 matrices of 31 layers needs about "
                                "4\\.1e\\+12 operations, more than the 4\\.0e\\+12 allowed \\(minutes of work\\)";
     QTest::newRow("export, memory") << "export" << 1 << 16384 << "4G" << memory;
     QTest::newRow("render, memory") << "render" << 1 << 16384 << "4G" << memory;
-    QTest::newRow("export, operations") << "export" << 30 << 4096 << "" << operations;
+    QTest::newRow("export, operations") << "export" << 31 << 4096 << "" << operations;
 }
 
 void TestCliSafety::rolloutBeyondItsCostIsRefusedBeforeAllocating()

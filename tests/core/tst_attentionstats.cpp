@@ -117,6 +117,7 @@ private slots:
     void rolloutNeedsSquareMaps();
     void rolloutBeyondItsCostRefusedNamingItsNeed();
     void rolloutStopsWhenCancelled();
+    void rolloutOfOneLayerNeedsNoProduct();
 };
 
 void TestAttentionStats::statisticsMatchNumPy_data()
@@ -283,7 +284,8 @@ void TestAttentionStats::rolloutNeedsSquareMaps()
 void TestAttentionStats::rolloutBeyondItsCostRefusedNamingItsNeed()
 {
     // The one check the GUI and `export --tensor rollout` share (the CLI had none): memory
-    // (four T x T doubles) and operations (2·T³ per layer), each naming what it would need.
+    // (four T x T doubles) and operations (2·T³ per layer after the first), each naming what it
+    // would need.
     const Status memory = checkRolloutCost(20000, 1, std::int64_t(4) << 30);
     QVERIFY(!memory.ok());
     QCOMPARE(memory.kind(), ErrorKind::TooLarge);
@@ -295,7 +297,7 @@ void TestAttentionStats::rolloutBeyondItsCostRefusedNamingItsNeed()
     QVERIFY(!operations.ok());
     QCOMPARE(operations.kind(), ErrorKind::TooLarge);
     QCOMPARE(QString::fromStdString(operations.message()),
-             QString("rollout: 24 products of 8192 x 8192 matrices (one per layer) need about 2.6e+13 operations, "
+             QString("rollout: multiplying the 8192 x 8192 matrices of 24 layers needs about 2.5e+13 operations, "
                      "more than the 4.0e+12 allowed (minutes of work)"));
     QVERIFY(checkRolloutCost(2048, 24, std::int64_t(1) << 40).ok());
     // attentionRollout itself refuses before allocating, against the budget it is given.
@@ -303,6 +305,25 @@ void TestAttentionStats::rolloutBeyondItsCostRefusedNamingItsNeed()
     auto refused = attentionRollout(set, 0, RolloutLimits{1024, nullptr});
     QVERIFY(!refused.ok());
     QCOMPARE(refused.error().kind, ErrorKind::TooLarge);
+}
+
+void TestAttentionStats::rolloutOfOneLayerNeedsNoProduct()
+{
+    // One layer's rollout is its own A' = (A + I) / 2, rows renormalised: no product, so no
+    // refusal about products (a 16k-token one-layer file was refused for "1 products").
+    QVERIFY(checkRolloutCost(16384, 1, std::int64_t(1) << 40).ok());
+    QCOMPARE(rolloutOperations(16384, 1), 0.0);
+    QVERIFY(!checkRolloutCost(16384, 2, std::int64_t(1) << 40).ok());
+    const AttentionSet set = loadSet("htt_f32.npy"); // one layer
+    QCOMPARE(set.layers(), 1);
+    auto rollout = attentionRollout(set);
+    QVERIFY2(rollout.ok(), rollout.ok() ? "" : rollout.message().c_str());
+    const MatrixD mean = meanOverHeads(set, 0, 0);
+    for (Eigen::Index i = 0; i < mean.rows(); ++i) {
+        const double sum = 0.5 * mean.row(i).sum() + 0.5;
+        for (Eigen::Index j = 0; j < mean.cols(); ++j)
+            QCOMPARE((*rollout)(i, j), (0.5 * mean(i, j) + (i == j ? 0.5 : 0.0)) / sum);
+    }
 }
 
 void TestAttentionStats::rolloutStopsWhenCancelled()
