@@ -9,6 +9,7 @@
 #include "app/render/FigureExporter.h"
 #include "core/attention/TraceCheck.h"
 #include "core/formats/AttentionFile.h"
+#include "core/formats/BatchedProject.h"
 #include "core/formats/ProjectFile.h"
 
 #include <QCommandLineParser>
@@ -34,6 +35,8 @@ const char *const kRenderUsage = R"(  render INPUT [INPUT...] --out FILE.(png|sv
         --head N                  head of head/headview/teaching (0-based; layers
                                   and heads count from 0 everywhere: the window,
                                   figures, the CLI and the JSON)
+        --sequence N              sequence of a batched project (0-based; default
+                                  0, said on stdout when the project is a batch)
         --quantity weights|scores --colormap viridis|magma|cividis|grey|diverging
         --color-scale linear|log|percentile       (default linear)
         --merge-words             word-level maps from sub-word token labels
@@ -89,6 +92,7 @@ public:
             {"view", "head, heads, mean, headview, teaching or mask.", "view", "head"},
             {"head", "Head (0-based).", "n", "0"},
             {"layer", "Layer (0-based).", "n", "0"},
+            {"sequence", "Sequence of a batch (0-based).", "n", "0"},
             {"color-scale", "linear, log or percentile.", "scale", "linear"},
             {"merge-words", "Word-level maps from sub-word token labels."},
             {"quantity", "weights or scores.", "q", "weights"},
@@ -289,6 +293,9 @@ private:
         if (auto f = number(parser, "layer", 0, 1 << 20, m_options.layer))
             return f;
         m_layerGiven = parser.isSet("layer");
+        if (auto f = number(parser, "sequence", 0, 1 << 20, m_sequence))
+            return f;
+        m_sequenceGiven = parser.isSet("sequence");
         if (auto f = number(parser, "dpi", FigureSize::kMinDpi, FigureSize::kMaxDpi, m_size.dpi))
             return f;
         if (parser.isSet("width"))
@@ -323,12 +330,19 @@ private:
                 auto set = readAttentionFile(path.toStdString());
                 if (!set)
                     return Failure{QString::fromStdString(set.message())};
+                if (m_sequenceGiven && m_sequence > 0)
+                    return Failure{QStringLiteral("--sequence %1: %2 is an attention file, not a batched project")
+                                       .arg(m_sequence)
+                                       .arg(path),
+                                   kUsage};
                 jobs.push_back({path, {}, {}, std::move(*set)});
                 continue;
             }
             auto project = readProjectFile(path.toStdString());
             if (!project)
                 return Failure{QString::fromStdString(project.message())};
+            if (auto refused = showSequence(path, *project, out))
+                return refused;
             jobs.push_back({path, std::move(*project), {}, std::nullopt});
             projects = true;
         }
@@ -360,6 +374,29 @@ private:
         }
         out.flush();
         m_jobs = std::move(jobs);
+        return std::nullopt;
+    }
+
+    // The sequence of a batch the figure shows: --sequence N, or the first, said on stdout. A
+    // sequence the project does not have is refused.
+    std::optional<Failure> showSequence(const QString &path, Project &project, QTextStream &out) const
+    {
+        const int count = BatchedProject(project).sequenceCount();
+        if (m_sequence >= count)
+            return Failure{count == 1 ? QStringLiteral("--sequence %1: %2 is not a batch (one sequence, numbered 0)")
+                                            .arg(m_sequence)
+                                            .arg(path)
+                                      : QStringLiteral("--sequence %1: %2 has %3 sequences, numbered 0 to %4")
+                                            .arg(m_sequence)
+                                            .arg(path)
+                                            .arg(count)
+                                            .arg(count - 1),
+                           kUsage};
+        if (count > 1 && !m_sequenceGiven)
+            out << "note: " << path << " is a batch of " << count
+                << " sequences; drawing sequence 0 (--sequence N draws another)\n";
+        if (m_sequence > 0)
+            project = withSequenceShown(std::move(project), m_sequence);
         return std::nullopt;
     }
 
@@ -398,6 +435,8 @@ private:
     bool m_batch = false;
     bool m_headGiven = false;
     bool m_layerGiven = false;
+    int m_sequence = 0;
+    bool m_sequenceGiven = false;
     bool m_viewGiven = false;
     QList<FigureFormat> m_formats;
     FigureOptions m_options;

@@ -10,6 +10,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QImage>
 #include <QObject>
 #include <QTemporaryDir>
 #include <QTest>
@@ -31,6 +32,7 @@ private slots:
     void malformedBatchIsRefusedNamingTheField();
     void poolRunsEverySequence_data();
     void poolRunsEverySequence();
+    void renderDrawsTheSequenceAsked();
 };
 
 void TestCliBatch::computeReproducesTutorialClasses_data()
@@ -77,6 +79,40 @@ void TestCliBatch::malformedBatchIsRefusedNamingTheField()
     QCOMPARE(r.err.trimmed(),
              "attnscope-cli: " + path + ": mask.keyPadding: expected 2 rows (one per sequence), found 3");
     QVERIFY(!QFile::exists(tmp.filePath("out")));
+}
+
+void TestCliBatch::renderDrawsTheSequenceAsked()
+{
+    // render drew sequence 0 of a batch without saying so, and had no way to draw another.
+    const QString batch = test::sourcePath("tests/fixtures/tutorial/seed000_mha_batch_padding/project.attnscope.json");
+    QTemporaryDir tmp;
+    const QString first = tmp.filePath("first.png"), second = tmp.filePath("second.png");
+    const auto plain = runCli({"render", batch, "--view", "mask", "--out", first, "--backend", "cpu"});
+    QVERIFY2(plain.code == 0, qPrintable(plain.err));
+    QVERIFY2(plain.out.contains("is a batch of 2 sequences; drawing sequence 0 (--sequence N draws another)"),
+             qPrintable(plain.out));
+    const auto asked =
+        runCli({"render", batch, "--view", "mask", "--sequence", "1", "--out", second, "--backend", "cpu"});
+    QVERIFY2(asked.code == 0, qPrintable(asked.err));
+    QVERIFY2(!asked.out.contains("drawing sequence 0"), qPrintable(asked.out));
+    const QImage a(first), b(second);
+    QVERIFY(!a.isNull() && !b.isNull());
+    QVERIFY(a != b); // the two sequences pad different keys
+    // The same sequence asked by number draws the same figure as the default.
+    const QString again = tmp.filePath("again.png");
+    QCOMPARE(runCli({"render", batch, "--view", "mask", "--sequence", "0", "--out", again, "--backend", "cpu"}).code,
+             0);
+    QCOMPARE(QImage(again), a);
+
+    const auto beyond = runCli({"render", batch, "--sequence", "2", "--out", tmp.filePath("x.png")});
+    QCOMPARE(beyond.code, 2);
+    QCOMPARE(beyond.err.trimmed(),
+             QStringLiteral("attnscope-cli: --sequence 2: %1 has 2 sequences, numbered 0 to 1").arg(batch));
+    const auto single =
+        runCli({"render", test::example("self-attention-tutorial"), "--sequence", "1", "--out", tmp.filePath("y.png")});
+    QCOMPARE(single.code, 2);
+    QVERIFY2(single.err.contains("is not a batch (one sequence, numbered 0)"), qPrintable(single.err));
+    QVERIFY(!QFile::exists(tmp.filePath("x.png")) && !QFile::exists(tmp.filePath("y.png")));
 }
 
 void TestCliBatch::poolRunsEverySequence_data()
