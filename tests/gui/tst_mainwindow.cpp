@@ -149,6 +149,7 @@ private slots:
     void editCellInTable();
     void changeHeadsWithSpinBox();
     void toggleMaskCell();
+    void maskPresetShowsTheDocumentsMask();
     void undoRedoShortcuts();
     void openSaveRoundTrip();
     void malformedFileRefusedDocumentUntouched();
@@ -268,6 +269,37 @@ void TestMainWindow::toggleMaskCell()
     QVERIFY(!w.document()->problem().mask.allowed);
     QVERIFY(settle(w));
     QVERIFY(!w.currentResult()->trace.emptyRows[1]);
+}
+
+void TestMainWindow::maskPresetShowsTheDocumentsMask()
+{
+    // The preset box kept the previous document's choice: after a sliding window was applied,
+    // a project with no mask opened with "Sliding window" shown, as if it had one.
+    MainWindow w;
+    QComboBox *box = w.project()->maskEditor()->presetBox();
+    const auto shown = [box] { return MaskPreset(box->currentData().toInt()); };
+    QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
+    QCOMPARE(shown(), MaskPreset::Causal);
+    auto *width = w.project()->maskEditor()->findChild<QSpinBox *>();
+    QVERIFY(width);
+    width->setValue(3);
+    box->setCurrentIndex(box->findData(int(MaskPreset::SlidingWindow)));
+    w.project()->maskEditor()->applyPreset();
+    QCOMPARE(shown(), MaskPreset::SlidingWindow);
+    QVERIFY(w.openExample(kTutorial)); // no mask at all
+    QCOMPARE(shown(), MaskPreset::None);
+    width->setValue(7);
+    QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
+    QCOMPARE(shown(), MaskPreset::Causal);
+    // A sliding window is recognised with its width; undoing it shows what is left.
+    box->setCurrentIndex(box->findData(int(MaskPreset::SlidingWindow)));
+    width->setValue(2);
+    w.project()->maskEditor()->applyPreset();
+    w.document()->undoStack()->undo();
+    QCOMPARE(shown(), MaskPreset::Causal);
+    w.document()->undoStack()->redo();
+    QCOMPARE(shown(), MaskPreset::SlidingWindow);
+    QCOMPARE(width->value(), 2);
 }
 
 void TestMainWindow::undoRedoShortcuts()

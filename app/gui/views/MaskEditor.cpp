@@ -134,8 +134,39 @@ void MaskEditor::setDocument(Document *document)
     m_document = document;
     m_grid->setDocument(document);
     if (m_document)
-        connect(m_document, &Document::changed, this, &MaskEditor::updateSummary);
+        connect(m_document, &Document::changed, this, [this](Document::Changes what) {
+            updateSummary();
+            if (what & (Document::MaskChanged | Document::ShapeChanged))
+                showDocumentPreset();
+        });
     updateSummary();
+    showDocumentPreset();
+}
+
+void MaskEditor::showDocumentPreset()
+{
+    if (!m_document)
+        return;
+    const MaskSpec &mask = m_document->problem().mask;
+    MaskPreset preset = mask.causal ? MaskPreset::Causal : MaskPreset::None;
+    if (!mask.keyPadding.empty())
+        preset = MaskPreset::PaddingFromTokens;
+    if (mask.allowed && mask.allowed->size() > 0) {
+        // A band |i - j| < w is a sliding window of width w; any other matrix is custom cells.
+        const MaskMatrix &m = *mask.allowed;
+        Eigen::Index width = 0;
+        for (Eigen::Index j = 0; j < m.cols() && m(0, j); ++j)
+            width = j + 1;
+        bool band = width > 0;
+        for (Eigen::Index i = 0; band && i < m.rows(); ++i)
+            for (Eigen::Index j = 0; band && j < m.cols(); ++j)
+                band = (m(i, j) != 0) == (std::abs(i - j) < width);
+        if (band) {
+            preset = MaskPreset::SlidingWindow;
+            m_window->setValue(int(width));
+        }
+    }
+    m_preset->setCurrentIndex(m_preset->findData(int(preset)));
 }
 
 void MaskEditor::applyPreset()

@@ -61,6 +61,10 @@ public:
 
 private:
     void updateSummary();
+    // The preset box shows the document's mask: its sliding window (with its width), else key
+    // padding, else causal, else none. Set on each new document and each mask change, so that it
+    // never shows another document's choice.
+    void showDocumentPreset();
 
     QPointer<Document> m_document;
     MaskGrid *m_grid;
