@@ -57,6 +57,7 @@ private slots:
     void dataExportEqualsCliCompute();
     void dataExportBundlesAndCsv();
     void figureDialogRemembersTheLastChoice();
+    void exportsProposeAFolderThatExists();
 
 private:
     std::unique_ptr<MainWindow> m_window;
@@ -339,6 +340,33 @@ void TestExport::figureDialogRemembersTheLastChoice()
     QCOMPARE(next->options().colorMap, ColorMapKind::Cividis);
     QCOMPARE(next->figureSize().dpi, 300);
     next->reject();
+}
+
+void TestExport::exportsProposeAFolderThatExists()
+{
+    // The first export proposed ~/Documents, which need not exist (the export then failed), and
+    // an export did not move the next proposal to its folder.
+    QSettings().setValue(QStringLiteral("files/lastDir"), m_tmp.filePath(QStringLiteral("gone/away")));
+    MainWindow w;
+    QVERIFY(w.openExample(QStringLiteral(":/examples/%1.attnscope.json").arg(kMultihead)));
+    QVERIFY(w.computeController()->waitForIdle());
+    QTRY_VERIFY(w.currentResult());
+    ExportFigureDialog *d = w.figures()->showFigureDialog();
+    QVERIFY(d);
+    const QFileInfo proposed(d->path());
+    QVERIFY2(proposed.absoluteDir().exists(), qPrintable(d->path()));
+    QVERIFY2(QFileInfo(proposed.absolutePath()).isWritable(), qPrintable(d->path()));
+    const QString folder = m_tmp.filePath(QStringLiteral("slides"));
+    QVERIFY(QDir().mkpath(folder));
+    QSignalSpy accepted(d, &QDialog::accepted);
+    d->setPath(QDir(folder).filePath(QStringLiteral("heads.png")));
+    d->findChild<QPushButton *>(QStringLiteral("exportButton"))->click();
+    QTRY_COMPARE(accepted.count(), 1);
+    ExportDataDialog *data = w.figures()->showDataDialog();
+    QVERIFY(data);
+    QCOMPARE(QFileInfo(data->path()).absolutePath(), QFileInfo(folder).absoluteFilePath());
+    data->reject();
+    QSettings().remove(QStringLiteral("files/lastDir"));
 }
 
 QTEST_MAIN(TestExport)

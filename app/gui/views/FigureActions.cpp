@@ -15,9 +15,11 @@
 #include <QAction>
 #include <QClipboard>
 #include <QDir>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QMainWindow>
 #include <QMenu>
+#include <QStandardPaths>
 #include <QTabWidget>
 
 namespace attnscope {
@@ -84,7 +86,24 @@ FigureOptions FigureActions::currentOptions() const
 
 QString FigureActions::suggestedPath(const QString &suffix) const
 {
-    return QDir(m_host.lastDir).filePath(m_front()->exportStem() + QLatin1Char('.') + suffix);
+    // The last folder used, if it is still there and writable (~/Documents need not exist; the
+    // installed examples' folder is read-only); else Documents, else home.
+    QString dir = QDir::homePath();
+    for (const QString &candidate :
+         {m_host.lastDir, QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)}) {
+        const QFileInfo info(candidate);
+        if (!candidate.isEmpty() && info.isDir() && info.isWritable()) {
+            dir = info.absoluteFilePath();
+            break;
+        }
+    }
+    return QDir(dir).filePath(m_front()->exportStem() + QLatin1Char('.') + suffix);
+}
+
+void FigureActions::exported(const QString &path)
+{
+    m_host.lastDir = QFileInfo(path).absolutePath(); // the next export proposes the same folder
+    m_host.status->message(tr("Exported %1").arg(path), 5000);
 }
 
 ExportFigureDialog *FigureActions::showFigureDialog()
@@ -116,8 +135,7 @@ ExportFigureDialog *FigureActions::showFigureDialog()
     }
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setPath(suggestedPath(ExportFigureDialog::rememberedSuffix()));
-    connect(dialog, &QDialog::accepted, this,
-            [this, dialog] { m_host.status->message(tr("Exported %1").arg(dialog->path()), 5000); });
+    connect(dialog, &QDialog::accepted, this, [this, dialog] { exported(dialog->path()); });
     dialog->open();
     return dialog;
 }
@@ -138,8 +156,7 @@ ExportDataDialog *FigureActions::showDataDialog()
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setHead(m_host.views->currentHead());
     dialog->setPath(suggestedPath(QStringLiteral("npz")));
-    connect(dialog, &QDialog::accepted, this,
-            [this, dialog] { m_host.status->message(tr("Exported %1").arg(dialog->path()), 5000); });
+    connect(dialog, &QDialog::accepted, this, [this, dialog] { exported(dialog->path()); });
     dialog->open();
     return dialog;
 }

@@ -37,6 +37,7 @@ public:
 
 private:
     QString suggestedPath(const QString &suffix) const;
+    void exported(const QString &path);
 
     SourceHost &m_host;
     std::function<Source *()> m_front;
