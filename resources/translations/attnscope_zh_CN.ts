@@ -1246,10 +1246,6 @@
         <translation>注意力展开：需要 %1 内存（四个 %2 × %2 的双精度矩阵）；本机允许 %3</translation>
     </message>
     <message>
-        <source>rollout: %1 products of %2 x %2 matrices (one per layer) need about %3 operations, more than the %4 allowed (minutes of work)</source>
-        <translation>注意力展开：%1 次 %2 × %2 矩阵乘法（每层一次）约需 %3 次运算，超过允许的 %4 次（需要数分钟）</translation>
-    </message>
-    <message>
         <source>kvHeads: not supported by this version of AttnScope (grouped key/value heads)</source>
         <translation>kvHeads：此版本的 AttnScope 尚不支持（分组键/值头）</translation>
     </message>
@@ -1268,6 +1264,10 @@
     <message>
         <source>mask.window: not supported by this version of AttnScope (a sliding window)</source>
         <translation>mask.window：此版本的 AttnScope 尚不支持（滑动窗口）</translation>
+    </message>
+    <message>
+        <source>rollout: multiplying the %2 x %2 matrices of %1 layers needs about %3 operations, more than the %4 allowed (minutes of work)</source>
+        <translation>注意力展开：将 %1 层的 %2 × %2 矩阵相乘约需 %3 次运算，超过允许的 %4 次（需要数分钟）</translation>
     </message>
 </context>
 <context>
@@ -2703,6 +2703,10 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>computed in %1 ms</source>
         <translation>计算用时 %1 毫秒</translation>
+    </message>
+    <message>
+        <source>Backend: starting…</source>
+        <translation>后端：正在启动…</translation>
     </message>
 </context>
 <context>

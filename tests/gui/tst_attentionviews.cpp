@@ -18,6 +18,7 @@
 #include "app/gui/views/StaleBanner.h"
 #include "app/gui/views/StatsTable.h"
 #include "app/gui/views/TeachingView.h"
+#include "app/gui/views/WindowStatus.h"
 #include "core/analysis/AttentionStats.h"
 #include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
@@ -114,6 +115,7 @@ private slots:
     void mergingWordsShowsWords();
     void projectShowsItsOneLayer();
     void openingProjectLeavesReadOnlyMode();
+    void aPooledProjectAfterAFileNamesItsBackend();
     void readOnlyDocumentExportsAndDescribesCells();
     void thumbnailsAreColouredLikeHeatmaps();
     void projectOpenedWhileReadingWins();
@@ -440,6 +442,21 @@ void TestAttentionViews::projectShowsItsOneLayer()
     QVERIFY2(tip.contains(QStringLiteral("scores scaled by %1").arg(scale, 0, 'g', 6)), qPrintable(tip));
     w.views()->tabs()->setCurrentWidget(w.views()->statsTable());
     QTRY_COMPARE(w.views()->statsTable()->model()->rowCount(), heads);
+}
+
+void TestAttentionViews::aPooledProjectAfterAFileNamesItsBackend()
+{
+    // The status bar kept "Attention file: npy, float32" over a project opened next when no
+    // result replaced it (a project shown pooled computes none).
+    MainWindow w;
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    QVERIFY2(w.status()->backend().startsWith(QStringLiteral("Attention file")), qPrintable(w.status()->backend()));
+    MemoryBudget budget;
+    budget.pooledCells = 1; // every project is shown pooled
+    w.setMemoryBudget(budget);
+    QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
+    QVERIFY(w.project()->isPooled());
+    QVERIFY2(w.status()->backend().startsWith(QStringLiteral("Backend:")), qPrintable(w.status()->backend()));
 }
 
 void TestAttentionViews::openingProjectLeavesReadOnlyMode()

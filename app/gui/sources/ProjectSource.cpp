@@ -45,8 +45,11 @@ ProjectSource::ProjectSource(SourceHost &host, QObject *parent)
     connect(m_compute, &ComputeController::backendChanged, this,
             [this](const QString &name, const QString &device, const QString &notice) {
                 // Another source's label stays (the backend probe ends late).
-                if (!name.isEmpty() && m_front)
-                    m_host.status->setBackend(tr("Backend: %1 \u2014 %2").arg(name, device));
+                if (name.isEmpty())
+                    return;
+                m_backendText = tr("Backend: %1 \u2014 %2").arg(name, device);
+                if (m_front)
+                    m_host.status->setBackend(m_backendText);
                 m_host.status->setNotice(notice);
             });
     m_progressTimer->setInterval(100);
@@ -193,6 +196,9 @@ void ProjectSource::setInFront(bool front)
     m_save->setEnabled(front);
     m_saveAs->setEnabled(front);
     if (front) {
+        // The label another source left ("Attention file: npz, float16") goes, even when no
+        // result follows (a project shown pooled).
+        m_host.status->setBackend(m_backendText.isEmpty() ? tr("Backend: starting\u2026") : m_backendText);
         m_host.views->setStepsShown(true);
         m_host.viewBar->setWeightsOnly(false);
         m_host.views->clearSetViews();
@@ -316,7 +322,8 @@ void ProjectSource::showResult(ComputedTracePtr result)
     m_host.views->refreshSetViews(attention, false);
     m_host.status->setTime(tr("computed in %1 ms").arg(result->milliseconds, 0, 'f', 2));
     // After a runtime fallback the backend that ran is not the one chosen: say so.
-    m_host.status->setBackend(tr("Backend: %1 \u2014 %2").arg(result->backendName, result->deviceName));
+    m_backendText = tr("Backend: %1 \u2014 %2").arg(result->backendName, result->deviceName);
+    m_host.status->setBackend(m_backendText);
     if (!result->notice.isEmpty())
         m_host.status->setNotice(result->notice);
     emit resultShown(result);

@@ -116,6 +116,7 @@ private:
     QUndoGroup *m_undoGroup;
     Autosaver *m_autosaver;
     bool m_front = false;
+    QString m_backendText;            // what the status bar says of the project's backend, kept while behind
     quint64 m_documentGeneration = 0; // the current document's first computation
     ComputedTracePtr m_result;
     QTimer *m_progressTimer;
