@@ -20,6 +20,12 @@ QString tokenAt(const QStringList &tokens, Eigen::Index i)
     return i < tokens.size() ? displayText(tokens[qsizetype(i)]) : QString::number(i);
 }
 
+// A label shown among every step-th: with its position when some are left out.
+QString thinnedLabel(const QString &token, Eigen::Index index, int step)
+{
+    return step > 1 ? QStringLiteral("%1 %2").arg(index).arg(token) : token;
+}
+
 } // namespace
 
 HeadViewRenderer::HeadViewRenderer(const ShownAttention &shown, const HeadViewOptions &options)
@@ -169,7 +175,8 @@ void HeadViewRenderer::paint(QPainter &p, const QRectF &target) const
             }
         }
     }
-    // Labels: every n-th where rows are lower than the text.
+    // Labels: every n-th where rows are lower than the text, then with their positions ("40 cat"):
+    // a column of every tenth word would read as if consecutive.
     const double qh = rowHeight(target, tq), kh = rowHeight(target, tk);
     const int qStep = HeatmapRenderer::roundStep(int(std::ceil(fm.height() * 0.9 / std::max(qh, 1e-3))));
     const int kStep = HeatmapRenderer::roundStep(int(std::ceil(fm.height() * 0.9 / std::max(kh, 1e-3))));
@@ -180,14 +187,15 @@ void HeadViewRenderer::paint(QPainter &p, const QRectF &target) const
         const QPointF a = queryAnchor(target, int(i));
         const double h = qh * qStep;
         p.drawText(QRectF(x0, a.y() - h / 2, a.x() - x0 - 4, h), Qt::AlignRight | Qt::AlignVCenter,
-                   fm.elidedText(tokenAt(m_queryLabels, i), Qt::ElideRight, a.x() - x0 - 8));
+                   fm.elidedText(thinnedLabel(tokenAt(m_queryLabels, i), i, qStep), Qt::ElideRight, a.x() - x0 - 8));
     }
     for (Eigen::Index j = 0; j < tk; j += kStep) {
         p.setPen(j == hoverKey ? QColor(0x00, 0x72, 0xb2) : QColor(Qt::black));
         const QPointF a = keyAnchor(target, int(j));
         const double h = kh * kStep;
-        p.drawText(QRectF(a.x() + 4, a.y() - h / 2, target.right() - a.x() - 4, h), Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(tokenAt(m_keyLabels, j), Qt::ElideRight, target.right() - a.x() - 8));
+        p.drawText(
+            QRectF(a.x() + 4, a.y() - h / 2, target.right() - a.x() - 4, h), Qt::AlignLeft | Qt::AlignVCenter,
+            fm.elidedText(thinnedLabel(tokenAt(m_keyLabels, j), j, kStep), Qt::ElideRight, target.right() - a.x() - 8));
     }
     const double legendY = target.bottom() - fm.height() * 1.2;
     if (overlay) {

@@ -73,6 +73,7 @@ private slots:
     void sizeOptions();
     void transparentBackground();
     void largeHeadVectorExportsStaySmall();
+    void thinnedHeadViewLabelsSayTheirPositions();
     void errorsAreClearAndWriteNothing();
 };
 
@@ -359,6 +360,42 @@ void TestFigures::transparentBackground()
     o.transparent = false;
     const QImage w = FigureExporter(c.project, c.trace).image(o, {});
     QCOMPARE(QColor(w.pixel(1, 1)), QColor(Qt::white));
+}
+
+void TestFigures::thinnedHeadViewLabelsSayTheirPositions()
+{
+    // At 512 tokens the head view labels every n-th token: a column of every tenth word read as
+    // if the words were consecutive. Thinned labels now say their positions ("40 cat").
+    RandomProblemOptions ro;
+    ro.tokens = 512;
+    ro.modelDim = 8;
+    ro.heads = 1;
+    Project project = randomProject(ro);
+    const char *const words[] = {"the", "cat", "sat", "on", "mat"};
+    project.queryTokens.clear();
+    for (int i = 0; i < ro.tokens; ++i)
+        project.queryTokens.push_back(words[i % 5]);
+    auto trace = CpuBackend().compute(project.problem);
+    QVERIFY(trace);
+    FigureOptions o;
+    o.view = FigureView::HeadView;
+    const QString path = kFigureDir + QStringLiteral("/headview-512.svg");
+    QString error;
+    QVERIFY2(FigureExporter(project, *trace).write(path, o, {}, &error), qPrintable(error));
+    const auto svg = test::readSvg(path);
+    QVERIFY2(svg.valid, qPrintable(svg.error));
+    const QRegularExpression positioned(QStringLiteral("^(\\d+) (the|cat|sat|on|mat)$"));
+    int shown = 0;
+    for (const QString &t : svg.texts) {
+        const auto m = positioned.match(t);
+        if (!m.hasMatch())
+            continue;
+        ++shown;
+        QCOMPARE(m.captured(2), QString::fromLatin1(words[m.captured(1).toInt() % 5])); // the word at that position
+    }
+    QVERIFY2(shown >= 2 * 8 && shown < 2 * ro.tokens, qPrintable(QString::number(shown)));
+    for (const char *word : words)
+        QVERIFY2(!svg.texts.contains(QString::fromLatin1(word)), word); // none without its position
 }
 
 void TestFigures::largeHeadVectorExportsStaySmall()
