@@ -2333,10 +2333,6 @@ Hatched: masked by the causal or padding part.</source>
 <context>
     <name>attnscope::ModelRunSource</name>
     <message>
-        <source>Type a sentence…</source>
-        <translation>输入一个句子…</translation>
-    </message>
-    <message>
         <source>%1 on %2 — %3</source>
         <translation>%1，运行于 %2 — %3</translation>
     </message>
@@ -2359,6 +2355,22 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>%1, layer %2</source>
         <translation>%1，第 %2 层</translation>
+    </message>
+    <message>
+        <source>Type any text: the model reads it as you type, in any language</source>
+        <translation>输入任意文字：模型随输入即时阅读，任何语言都可以</translation>
+    </message>
+    <message>
+        <source>The text the model runs on. Every layer and head shows its attention over these tokens; write a sentence twice to see heads that copy what came before.</source>
+        <translation>模型运行所用的文字。每一层、每个头都会显示它在这些词元上的注意力；把一句话写两遍，可以看到复制前文的头。</translation>
+    </message>
+    <message>
+        <source>Text the model reads:</source>
+        <translation>模型阅读的文字：</translation>
+    </message>
+    <message>
+        <source>Worth a look: layer 0 head 3 (the previous token), layer 1 head 0 (induction: write the sentence twice)</source>
+        <translation>值得一看：第 0 层头 3（前一个词元），第 1 层头 0（归纳头：把句子写两遍）</translation>
     </message>
 </context>
 <context>

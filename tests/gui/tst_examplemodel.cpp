@@ -16,6 +16,7 @@
 
 #include <QAction>
 #include <QDir>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSettings>
 #include <QSignalSpy>
@@ -69,6 +70,12 @@ void TestExampleModel::opensFromTheExamplesMenu()
     QVERIFY(shown.wait(60000));
     QVERIFY(w.setSource());
     QVERIFY(w.windowTitle().startsWith(QStringLiteral("tiny-gpt2")));
+    // The box says what it is for, and the heads worth a look are named beside it (its README's).
+    QVERIFY(w.modelSource()->textEdit()->isVisible());
+    QVERIFY(w.modelSource()->textEdit()->placeholderText().contains(QStringLiteral("the model reads it")));
+    QVERIFY(w.modelSource()->hintLabel()->isVisible());
+    QVERIFY2(w.modelSource()->hintLabel()->text().contains(QStringLiteral("layer 1 head 0")),
+             qPrintable(w.modelSource()->hintLabel()->text()));
     const std::string text = "The cat sat on the mat. The cat sat";
     w.modelSource()->textEdit()->setText(QString::fromStdString(text));
     QVERIFY(shown.wait(60000));

@@ -233,7 +233,10 @@ void TestModelGui::typedTextShowsEveryLayerAndHead()
     QVERIFY(openAndType(w, QStringLiteral("Hello world, attention")));
     QVERIFY(w.setSource());
     QVERIFY(w.modelSource()->textEdit()->isVisible());
-    QCOMPARE(w.modelSource()->textEdit()->placeholderText(), QStringLiteral("Type a sentence…"));
+    QCOMPARE(w.modelSource()->textEdit()->placeholderText(),
+             QStringLiteral("Type any text: the model reads it as you type, in any language"));
+    // A model AttnScope does not know has no hint of heads to look at.
+    QVERIFY(!w.modelSource()->hintLabel()->isVisibleTo(&w));
     QVERIFY(w.windowTitle().startsWith(QStringLiteral("gpt2-f32")));
     auto model = TransformerModel::load(gpt2().toStdString());
     QVERIFY(model);

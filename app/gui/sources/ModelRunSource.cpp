@@ -1,10 +1,14 @@
 #include "app/gui/sources/ModelRunSource.h"
 
+#include "app/gui/document/ExampleModel.h"
+#include "app/gui/views/PlainText.h"
 #include "app/gui/views/StaleBanner.h"
 #include "app/gui/views/WindowStatus.h"
 
 #include <QDir>
 #include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QVBoxLayout>
 
@@ -43,15 +47,27 @@ private:
 } // namespace
 
 ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
-    : SetSource(host, parent), m_jobs(new ModelController(this)), m_text(new QLineEdit)
+    : SetSource(host, parent), m_jobs(new ModelController(this)), m_textRow(new QWidget), m_text(new QLineEdit),
+      m_hint(plainLabel())
 {
     m_jobs->setBackendHost(host.backend); // runs on the backend the user chose
     m_text->setObjectName(QStringLiteral("modelText"));
-    m_text->setPlaceholderText(tr("Type a sentence…"));
+    m_text->setPlaceholderText(tr("Type any text: the model reads it as you type, in any language"));
+    m_text->setToolTip(tr("The text the model runs on. Every layer and head shows its attention over these "
+                          "tokens; write a sentence twice to see heads that copy what came before."));
     m_text->setClearButtonEnabled(true);
     m_text->setText(host.typedText);
-    m_text->hide();
-    host.central->insertWidget(0, m_text);
+    auto *label = plainLabel(tr("Text the model reads:"));
+    label->setBuddy(m_text);
+    m_hint->setObjectName(QStringLiteral("modelHint"));
+    m_hint->setStyleSheet(QStringLiteral("color: #555"));
+    auto *row = new QHBoxLayout(m_textRow);
+    row->setContentsMargins(4, 2, 4, 2);
+    row->addWidget(label);
+    row->addWidget(m_text, 1);
+    row->addWidget(m_hint);
+    m_textRow->hide();
+    host.central->insertWidget(0, m_textRow);
     connect(m_text, &QLineEdit::textChanged, this, [this](const QString &text) {
         // On the latest model loaded, which may not be shown yet (its first run is in flight).
         m_host.typedText = text;
@@ -84,7 +100,7 @@ ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
 ModelRunSource::~ModelRunSource()
 {
     m_jobs->close();
-    delete m_text;
+    delete m_textRow;
 }
 
 void ModelRunSource::load(const QString &dir)
@@ -96,7 +112,7 @@ void ModelRunSource::load(const QString &dir)
 void ModelRunSource::setInFront(bool front)
 {
     SetSource::setInFront(front);
-    m_text->setVisible(front);
+    m_textRow->setVisible(front);
 }
 
 void ModelRunSource::showRun(const ModelPtr &model, ModelRunPtr run, const AttentionSet &set)
@@ -116,6 +132,13 @@ void ModelRunSource::showRun(const ModelPtr &model, ModelRunPtr run, const Atten
                              config.type == ModelType::Gpt2 ? QStringLiteral("GPT-2") : QStringLiteral("BERT"))
                         .arg(config.layers)
                         .arg(config.heads);
+        // The built-in example's README says which heads learnt something: said beside the box.
+        const bool example = !exampleModelDir().isEmpty() && QFileInfo(exampleModelDir()).canonicalFilePath() ==
+                                                                 QFileInfo(loaded->path).canonicalFilePath();
+        m_hint->setText(example ? tr("Worth a look: layer 0 head 3 (the previous token), layer 1 head 0 (induction: "
+                                     "write the sentence twice)")
+                                : QString());
+        m_hint->setVisible(example);
         if (m_text->text().isEmpty()) {
             const QSignalBlocker block(m_text);
             m_text->setText(QString::fromUtf8(kFirstSentence));

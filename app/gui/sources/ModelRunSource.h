@@ -3,6 +3,9 @@
 #include "app/gui/document/ModelController.h"
 #include "app/gui/sources/SetSource.h"
 
+#include <QPointer>
+
+class QLabel;
 class QLineEdit;
 
 namespace attnscope {
@@ -24,6 +27,9 @@ public:
     ModelController *jobs() const { return m_jobs; }
     ModelRunPtr run() const { return m_run; }
     QLineEdit *textEdit() const { return m_text; }
+    // Beside the text box: the heads worth a look, where the model is one AttnScope knows (the
+    // built-in example); empty otherwise.
+    QLabel *hintLabel() const { return m_hint; }
 
     void setInFront(bool front) override;
     bool hasHeadProjects() const override { return true; }
@@ -39,7 +45,9 @@ private:
     void showRun(const ModelPtr &model, ModelRunPtr run, const AttentionSet &set);
 
     ModelController *m_jobs;
+    QPointer<QWidget> m_textRow; // "Text:", the box and the hint (in the window's layout, which may go first)
     QLineEdit *m_text;
+    QLabel *m_hint;
     ModelPtr m_model; // the model whose run is shown
     ModelRunPtr m_run;
     QString m_loadedDir; // the folder of the model loaded last

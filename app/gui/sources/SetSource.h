@@ -3,6 +3,8 @@
 #include "app/gui/document/AttentionJobs.h"
 #include "app/gui/sources/Source.h"
 
+#include <QPointer>
+
 class QAction;
 class QSpinBox;
 class QToolBar;
@@ -56,7 +58,7 @@ private:
     int m_layer = 0;
     bool m_long = false;
     bool m_front = false;
-    QToolBar *m_layerBar;
+    QPointer<QToolBar> m_layerBar; // the window's child, which may go first
     QSpinBox *m_layerSpin;
     QAction *m_mergeWords;
 };
