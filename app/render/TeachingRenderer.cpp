@@ -206,7 +206,10 @@ QString TeachingRenderer::html() const
         s += tr("<p>Select a cell in a heatmap to have it explained below.</p>");
     s += tr("<h3>1. Inputs</h3>");
     s += matrixTable(tr("X (query input)"), p.xq, tr("Tq \u00d7 d_q"), i);
-    if (p.spec.mode == AttentionMode::Cross)
+    // With a value input of its own, the other one feeds the keys alone: named for what it does.
+    if (p.hasSeparateValue())
+        s += matrixTable(tr("X_kv (key input)"), p.xkv, tr("Tk \u00d7 d_kv"), j);
+    else if (p.spec.mode == AttentionMode::Cross)
         s += matrixTable(tr("X (key/value input)"), p.xkv, tr("Tk \u00d7 d_kv"), j);
     if (p.hasSeparateValue())
         s += matrixTable(tr("X_v (value input)"), *p.xv, tr("Tk × d_v"), j);

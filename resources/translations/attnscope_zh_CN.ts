@@ -495,6 +495,10 @@
         <source>&lt;p&gt;This sum is the head output of step 8 (largest difference %1).&lt;/p&gt;</source>
         <translation>&lt;p&gt;这个和就是第 8 步中该头的输出（最大差值 %1）。&lt;/p&gt;</translation>
     </message>
+    <message>
+        <source>X_kv (key input)</source>
+        <translation>X_kv（键输入）</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::AboutDialog</name>

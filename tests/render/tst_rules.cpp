@@ -167,12 +167,16 @@ void TestRules::headingsNameTheSeparateValueInput()
     }
     QVERIFY(!html.contains(QString::fromUtf8("V = X_kv")));
     QVERIFY2(html.contains(QStringLiteral("X_v (value input)")), qPrintable(html.left(2000)));
+    // The key input feeds the keys alone then: it is not called "key/value" beside X_v.
+    QVERIFY2(html.contains(QStringLiteral("X_kv (key input)")), qPrintable(html.left(2000)));
+    QVERIFY2(!html.contains(QStringLiteral("key/value input")), qPrintable(html.left(2000)));
     // Without a separate value input V comes from the key input.
     auto same = c.project;
     same.problem.xv.reset();
     const QString plain = TeachingRenderer(same, *CpuBackend().compute(same.problem), 0, 0, 0).html();
     QVERIFY(plain.contains(QString::fromUtf8("V = X_kv\u00b7W_V + b_V")));
     QVERIFY(!plain.contains(QStringLiteral("X_v (value input)")));
+    QVERIFY(plain.contains(QStringLiteral("X (key/value input)")));
 }
 
 void TestRules::pluralsAgree()
