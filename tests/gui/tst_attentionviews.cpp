@@ -19,6 +19,8 @@
 #include "app/gui/views/StatsTable.h"
 #include "app/gui/views/TeachingView.h"
 #include "app/gui/views/WindowStatus.h"
+#include "app/render/ColorScale.h"
+#include "app/render/HeatmapRenderer.h"
 #include "core/analysis/AttentionStats.h"
 #include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
@@ -388,6 +390,14 @@ void TestAttentionViews::rolloutMatchesNumPy()
         for (Eigen::Index j = 0; j < d.cols(); ++j)
             QVERIFY(std::abs(double((*d.values)(i, j)) - expected->data[size_t(i * d.cols() + j)]) < 1e-5);
     QCOMPARE(d.rowLabels.value(0), QStringLiteral("[CLS]"));
+    // It follows the toolbar's colour scale, which it ignored.
+    auto *colorScale = w.findChild<QComboBox *>(QStringLiteral("viewColorScale"));
+    QVERIFY(colorScale);
+    w.views()->tabs()->setCurrentWidget(w.views()->rolloutView());
+    const QImage linear = w.views()->rolloutView()->grab().toImage();
+    colorScale->setCurrentIndex(colorScale->findData(int(ColorScaleKind::Log)));
+    QCOMPARE(w.views()->rolloutView()->colorScale(), ColorScaleKind::Log);
+    QVERIFY(w.views()->rolloutView()->grab().toImage() != linear);
 }
 
 void TestAttentionViews::mergingWordsShowsWords()
@@ -574,6 +584,28 @@ void TestAttentionViews::thumbnailsAreColouredLikeHeatmaps()
             for (int j = 0; j < 11; ++j)
                 QCOMPARE(QColor(image.pixel(j, i)).name(), QColor(viridis.at(double(m(i, j)) / top)).name());
     }
+    // The toolbar's log and percentile scales colour the thumbnails too (they stayed linear, so a
+    // sink's small rest and a long head's tail looked empty): as the heatmap colours that map.
+    auto *colorScale = w.findChild<QComboBox *>(QStringLiteral("viewColorScale"));
+    QVERIFY(colorScale);
+    scope->setCurrentIndex(scope->findData(int(ScaleScope::Absolute)));
+    for (ColorScaleKind kind : {ColorScaleKind::Log, ColorScaleKind::Percentile}) {
+        const auto before = w.views()->modelView()->thumbnails();
+        colorScale->setCurrentIndex(colorScale->findData(int(kind)));
+        QTRY_VERIFY_WITH_TIMEOUT(w.views()->modelView()->thumbnails() != before, 20000);
+        HeatmapData d;
+        d.values = &m;
+        const ColorScale scale = ColorScale::build(kind, {&d});
+        const QImage &image = w.views()->modelView()->thumbnails()->images[size_t(layer * set->heads() + head)];
+        int changed = 0;
+        for (int i = 0; i < 11; ++i)
+            for (int j = 0; j < 11; ++j) {
+                QCOMPARE(QColor(image.pixel(j, i)).name(), QColor(viridis.at(scale.position(m(i, j)))).name());
+                changed += image.pixel(j, i) != viridis.at(double(m(i, j)));
+            }
+        QVERIFY2(changed > 11, qPrintable(QString::number(changed))); // not the linear picture again
+    }
+    colorScale->setCurrentIndex(colorScale->findData(int(ColorScaleKind::Linear)));
 }
 
 void TestAttentionViews::projectOpenedWhileReadingWins()

@@ -444,7 +444,8 @@ void TestLongAttention::thumbnailsPoolTheContractsBlocks()
     ShownAttention source;
     source.set = *set;
     const std::atomic<bool> cancel{false};
-    const auto thumbs = AttentionJobs::thumbnails(source, ColorMapKind::Viridis, ScaleScope::Absolute, cancel);
+    const auto thumbs =
+        AttentionJobs::thumbnails(source, ColorMapKind::Viridis, ScaleScope::Absolute, ColorScaleKind::Linear, cancel);
     QCOMPARE(int(thumbs.pooled.size()), 1);
     const MatrixF &p = thumbs.pooled[0];
     QCOMPARE(int(p.rows()), AttentionJobs::kThumbnailSize);

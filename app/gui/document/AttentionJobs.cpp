@@ -1,6 +1,8 @@
 #include "app/gui/document/AttentionJobs.h"
 
 #include "app/gui/document/MemoryBudget.h"
+#include "app/render/ColorScale.h"
+#include "app/render/HeatmapRenderer.h"
 #include "core/analysis/Pooling.h"
 
 #include <algorithm>
@@ -65,7 +67,7 @@ Pooled pool(const ShownAttention &source, int layer, int head, int size, RowProg
 
 namespace AttentionJobs {
 
-Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope,
+Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope, ColorScaleKind colorScale,
                       const std::atomic<bool> &cancel, const std::function<void(int)> &percent)
 {
     Thumbnails out;
@@ -75,13 +77,20 @@ Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, Scale
     out.layers = set.layers();
     out.heads = set.heads();
     const ColorMap map(colorMap);
-    auto paint = [&](const Pooled &p, double top) {
+    // A map as the heatmap renderer sees it: its cells over [0, top].
+    const auto asData = [](const Pooled &p, double top) {
+        HeatmapData d;
+        d.values = &p.cells;
+        d.rangeMax = top > 0.0 ? top : 1.0;
+        return d;
+    };
+    auto paint = [&](const Pooled &p, const ColorScale &scale) {
         QImage image(int(p.cells.cols()), int(p.cells.rows()), QImage::Format_RGB32);
         for (int i = 0; i < image.height(); ++i) {
             auto *line = reinterpret_cast<QRgb *>(image.scanLine(i));
             for (int j = 0; j < image.width(); ++j) {
                 const float v = p.cells(i, j);
-                line[j] = std::isfinite(v) ? map.at(double(v) / top) : qRgb(255, 0, 255);
+                line[j] = std::isfinite(v) ? map.at(scale.position(double(v))) : qRgb(255, 0, 255);
             }
         }
         out.images.push_back(std::move(image));
@@ -102,11 +111,22 @@ Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, Scale
                 sharedMax = std::max(sharedMax, p.max);
                 pooled.push_back(std::move(p));
             } else {
-                paint(p, scope == ScaleScope::PerHead && p.max > 0.0f ? double(p.max) : 1.0);
+                const HeatmapData d = asData(p, scope == ScaleScope::PerHead ? double(p.max) : 1.0);
+                paint(p, ColorScale::build(colorScale, {&d}));
             }
         }
+    if (pooled.empty())
+        return out;
+    std::vector<HeatmapData> all;
+    all.reserve(pooled.size());
     for (const Pooled &p : pooled)
-        paint(p, sharedMax > 0.0f ? double(sharedMax) : 1.0);
+        all.push_back(asData(p, double(sharedMax)));
+    std::vector<const HeatmapData *> maps;
+    for (const HeatmapData &d : all)
+        maps.push_back(&d);
+    const ColorScale shared = ColorScale::build(colorScale, maps);
+    for (const Pooled &p : pooled)
+        paint(p, shared);
     return out;
 }
 

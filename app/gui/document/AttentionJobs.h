@@ -42,11 +42,13 @@ struct Thumbnails {
     std::vector<MatrixF> pooled; // the max-pooled weights each image shows, same order
 };
 inline constexpr int kThumbnailSize = 128;
-// Every map downsampled (max-pooled blocks, as the heatmap renderer pools) and coloured as the
-// heatmaps are: over [0, 1], over [0, the largest weight of all maps] or over each map's own.
-// Rows are read one at a time from the set (a mapped file stays mapped); `percent`, when
-// given, hears how far the work is each time the whole percentage changes.
-Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope,
+// Every map downsampled (max-pooled blocks, as the heatmap renderer pools: a strong column
+// survives) and coloured as the heatmaps are: over [0, 1], over [0, the largest weight of all
+// maps] or over each map's own, on the colour scale asked (linear, log or percentile; one scale
+// for every map when the scope is shared). Rows are read one at a time from the set (a mapped file
+// stays mapped); `percent`, when given, hears how far the work is each time the whole percentage
+// changes.
+Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope, ColorScaleKind colorScale,
                       const std::atomic<bool> &cancel, const std::function<void(int percent)> &percent = {});
 
 // Statistics of every head of sample 0, of the maps as stored (never merged: the numbers are

@@ -117,6 +117,7 @@ void AttentionViews::setSettings(const HeatmapViewSettings &s)
     mean.quantity = HeatmapQuantity::Weights; // the mean of signed scores says little
     m_meanView->setSettings(mean);
     m_rolloutView->setColorMap(s.colorMap);
+    m_rolloutView->setColorScale(s.colorScale);
     m_filePooled->setColorMap(s.colorMap);
     m_filePooled->setColorScale(s.colorScale);
     m_filePooled->setScope(s.scope);
@@ -145,7 +146,7 @@ void AttentionViews::refreshSetViews(const ShownAttention &source, bool always)
     m_setViewsDirty = false;
     if (source.set.isEmpty())
         return;
-    m_thumbnailLook = {-1, -1};
+    m_thumbnailLook = {-1, -1, -1};
     requestThumbnails();
     m_jobs->requestStatistics(source.set);
     m_jobs->requestRollout(source);
@@ -157,18 +158,18 @@ void AttentionViews::clearSetViews()
     m_statsTable->setStatistics(nullptr);
     m_rolloutView->clear();
     m_setViewsDirty = true;
-    m_thumbnailLook = {-1, -1};
+    m_thumbnailLook = {-1, -1, -1};
 }
 
 void AttentionViews::requestThumbnails()
 {
     if (m_setViewsDirty || m_setSource.set.isEmpty())
         return;
-    const std::pair look{int(m_settings.colorMap), int(m_settings.scope)};
+    const std::tuple look{int(m_settings.colorMap), int(m_settings.scope), int(m_settings.colorScale)};
     if (m_thumbnailLook == look)
         return; // toggling values or the overlay changes nothing here
     m_thumbnailLook = look;
-    m_jobs->requestThumbnails(m_setSource, m_settings.colorMap, m_settings.scope);
+    m_jobs->requestThumbnails(m_setSource, m_settings.colorMap, m_settings.scope, m_settings.colorScale);
 }
 
 void AttentionViews::addHeadAction(QAction *action)

@@ -5,6 +5,7 @@
 
 #include <QWidget>
 
+#include <tuple>
 #include <utility>
 
 class QAction;
@@ -83,7 +84,7 @@ private:
     ShownAttention m_setSource; // what the set-wide views describe, or are to describe
     HeatmapViewSettings m_settings;
     bool m_setViewsDirty = true;
-    std::pair<int, int> m_thumbnailLook{-1, -1}; // colour map and scope the thumbnails have
+    std::tuple<int, int, int> m_thumbnailLook{-1, -1, -1}; // colour map, scope and scale the thumbnails have
     QTabWidget *m_tabs;
     HeadsGridView *m_grid;
     HeatmapView *m_headView;

@@ -43,6 +43,15 @@ void RolloutView::setColorMap(ColorMapKind kind)
     update();
 }
 
+void RolloutView::setColorScale(ColorScaleKind kind)
+{
+    if (kind == m_colorScale)
+        return;
+    m_colorScale = kind;
+    m_data.scale.reset(); // built again for the new kind when next painted
+    update();
+}
+
 void RolloutView::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
@@ -55,6 +64,7 @@ void RolloutView::paintEvent(QPaintEvent *)
     }
     HeatmapOptions o;
     o.colorMap = m_colorMap;
+    o.colorScale = m_colorScale;
     o.font = font();
     o.showValues = false;
     o.axisTitles = true;

@@ -20,6 +20,9 @@ public:
                     const QStringList &keyLabels, int layers, const QString &error);
     void clear();
     void setColorMap(ColorMapKind kind);
+    // The toolbar's scale: linear, log or percentile over the rollout's values.
+    void setColorScale(ColorScaleKind kind);
+    ColorScaleKind colorScale() const { return m_colorScale; }
     const HeatmapData &data() const { return m_data; }
     QString error() const { return m_error; }
     bool isFilled() const { return m_data.values != nullptr || !m_error.isEmpty(); }
@@ -33,6 +36,7 @@ private:
     HeatmapData m_data;
     QString m_error;
     ColorMapKind m_colorMap = ColorMapKind::Viridis;
+    ColorScaleKind m_colorScale = ColorScaleKind::Linear;
 };
 
 } // namespace attnscope
