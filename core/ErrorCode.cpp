@@ -49,6 +49,13 @@ constexpr std::array kTemplates = {
                   "rollout: needs %1 of memory (four %2 x %2 matrices of doubles); this machine allows %3"},
     ErrorTemplate{"rollout.operations", "rollout: multiplying the %2 x %2 matrices of %1 layers needs about %3 "
                                         "operations, more than the %4 allowed (minutes of work)"},
+    // Pasted blocks of numbers (core/formats/NumberBlock.cpp).
+    ErrorTemplate{"paste.notNumber", "line %1, number %2: \"%3\" is not a number"},
+    ErrorTemplate{"paste.float32", "line %1, number %2: %3 is beyond float32 (±3.4e38)"},
+    ErrorTemplate{"paste.ragged", "line %1 has %2 numbers, line 1 has %3"},
+    ErrorTemplate{"paste.raggedOne", "line %1 has 1 number, line 1 has %2"},
+    ErrorTemplate{"paste.empty", "no numbers"},
+    ErrorTemplate{"paste.tooMany", "more than %1 numbers: too many to paste"},
     // Opening files (core/io/FileIo.cpp, core/io/MappedFile.cpp).
     ErrorTemplate{"file.open", "%1: cannot open the file"},
     ErrorTemplate{"file.open.reason", "%1: cannot open the file (%2)"},

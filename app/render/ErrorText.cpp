@@ -74,6 +74,12 @@ const Entry kEntries[] = {
     {"rollout.operations",
      QT_TRANSLATE_NOOP("attnscope::CoreError", "rollout: multiplying the %2 x %2 matrices of %1 layers needs about "
                                                "%3 operations, more than the %4 allowed (minutes of work)")},
+    {"paste.notNumber", QT_TRANSLATE_NOOP("attnscope::CoreError", "line %1, number %2: \"%3\" is not a number")},
+    {"paste.float32", QT_TRANSLATE_NOOP("attnscope::CoreError", "line %1, number %2: %3 is beyond float32 (±3.4e38)")},
+    {"paste.ragged", QT_TRANSLATE_NOOP("attnscope::CoreError", "line %1 has %2 numbers, line 1 has %3")},
+    {"paste.raggedOne", QT_TRANSLATE_NOOP("attnscope::CoreError", "line %1 has 1 number, line 1 has %2")},
+    {"paste.empty", QT_TRANSLATE_NOOP("attnscope::CoreError", "no numbers")},
+    {"paste.tooMany", QT_TRANSLATE_NOOP("attnscope::CoreError", "more than %1 numbers: too many to paste")},
     {"file.open", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: cannot open the file")},
     {"file.open.reason", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: cannot open the file (%2)")},
     {"file.open.colon", QT_TRANSLATE_NOOP("attnscope::CoreError", "%1: cannot open the file: %2")},

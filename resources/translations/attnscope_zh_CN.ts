@@ -1273,6 +1273,30 @@
         <source>rollout: multiplying the %2 x %2 matrices of %1 layers needs about %3 operations, more than the %4 allowed (minutes of work)</source>
         <translation>注意力展开：将 %1 层的 %2 × %2 矩阵相乘约需 %3 次运算，超过允许的 %4 次（需要数分钟）</translation>
     </message>
+    <message>
+        <source>line %1, number %2: &quot;%3&quot; is not a number</source>
+        <translation>第 %1 行第 %2 个数：“%3”不是数字</translation>
+    </message>
+    <message>
+        <source>line %1 has %2 numbers, line 1 has %3</source>
+        <translation>第 %1 行有 %2 个数，第 1 行有 %3 个</translation>
+    </message>
+    <message>
+        <source>line %1 has 1 number, line 1 has %2</source>
+        <translation>第 %1 行有 1 个数，第 1 行有 %2 个</translation>
+    </message>
+    <message>
+        <source>no numbers</source>
+        <translation>没有数字</translation>
+    </message>
+    <message>
+        <source>more than %1 numbers: too many to paste</source>
+        <translation>超过 %1 个数：太多，无法粘贴</translation>
+    </message>
+    <message>
+        <source>line %1, number %2: %3 is beyond float32 (±3.4e38)</source>
+        <translation>第 %1 行第 %2 个数：%3 超出 float32 范围（±3.4e38）</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::CoreErrorTerm</name>
@@ -1506,6 +1530,18 @@
     <message>
         <source>%1: the change would need about %2 of memory (%3 for the project and its undo copies, %4 for its intermediate tensors); this machine allows %5. Nothing was changed.</source>
         <translation>%1：此更改需要约 %2 内存（项目及其撤销副本 %3，中间张量 %4）；本机允许 %5。未做任何更改。</translation>
+    </message>
+    <message>
+        <source>The pasted block is %1 × %2; %3 from [%4, %5] has room for %6 × %7.</source>
+        <translation>粘贴的块为 %1 × %2；%3 从 [%4, %5] 起只容得下 %6 × %7。</translation>
+    </message>
+    <message>
+        <source>Paste into %1</source>
+        <translation>粘贴到 %1</translation>
+    </message>
+    <message>
+        <source>Paste into %1: %2</source>
+        <translation>粘贴到 %1：%2</translation>
     </message>
 </context>
 <context>

@@ -12,8 +12,11 @@
 #include "../common/WindowTestUtil.h"
 
 #include <QAbstractItemModelTester>
+#include <QClipboard>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QGuiApplication>
+#include <QItemSelectionModel>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -96,6 +99,7 @@ private slots:
     void cellRefusesNumbersBeyondFloat_data();
     void cellRefusesNumbersBeyondFloat();
     void sizeBeyondMemoryRefusedWithMessage();
+    void pasteCopyAndTabInATable();
 };
 
 void TestEditorPanels::initTestCase()
@@ -314,6 +318,75 @@ void TestEditorPanels::sizeBeyondMemoryRefusedWithMessage()
     QCOMPARE(dq->value(), 4); // the editor shows the document again
     QVERIFY2(w.lastError().contains(QStringLiteral("GiB")) && w.lastError().contains(QStringLiteral("65536")),
              qPrintable(w.lastError()));
+    QVERIFY(w.computeController()->waitForIdle(30000));
+}
+
+void TestEditorPanels::pasteCopyAndTabInATable()
+{
+    // Ctrl+V put one number into one cell (the table's own editor), Ctrl+C copied one cell, and
+    // Tab at a row's end went into the next row's token name.
+    const auto window = test::openTutorialWindow();
+    QVERIFY(window);
+    MainWindow &w = *window;
+    MatrixEditor *editor = w.project()->matrixEditor(MatrixId::Xq);
+    QTableView *table = editor->table();
+    QAbstractItemModel *model = editor->model();
+    QUndoStack *undo = w.document()->undoStack();
+    const MatrixF before = w.document()->problem().xq;
+    QCOMPARE(before.rows(), 3);
+    QCOMPARE(before.cols(), 4);
+    table->setFocus();
+    const auto select = [&](int row, int column) {
+        table->selectionModel()->setCurrentIndex(model->index(row, column), QItemSelectionModel::ClearAndSelect);
+    };
+    // A tutorial's list, pasted at row 1's first number (view column 1: column 0 is the token).
+    const int steps = undo->count();
+    QGuiApplication::clipboard()->setText(QStringLiteral("[[5, 6], [7, 8]]"));
+    select(1, 1);
+    QTest::keySequence(table, QKeySequence::Paste);
+    QCOMPARE(undo->count(), steps + 1); // one undo step
+    const MatrixF &x = w.document()->problem().xq;
+    QCOMPARE(x(1, 0), 5.0f);
+    QCOMPARE(x(1, 1), 6.0f);
+    QCOMPARE(x(2, 0), 7.0f);
+    QCOMPARE(x(2, 1), 8.0f);
+    QVERIFY(x.row(0) == before.row(0));
+    QCOMPARE(x(1, 2), before(1, 2));
+    undo->undo();
+    QVERIFY(w.document()->problem().xq == before);
+    // One number fills the selection; Ctrl+C copies it back out as tab-separated lines.
+    QGuiApplication::clipboard()->setText(QStringLiteral("0.5"));
+    table->setCurrentIndex(model->index(0, 2));
+    table->selectionModel()->select(QItemSelection(model->index(0, 2), model->index(1, 3)),
+                                    QItemSelectionModel::ClearAndSelect);
+    QTest::keySequence(table, QKeySequence::Paste);
+    QCOMPARE(undo->count(), steps + 1);
+    QVERIFY(w.document()->problem().xq.block(0, 1, 2, 2).isConstant(0.5f));
+    QGuiApplication::clipboard()->clear();
+    QTest::keySequence(table, QKeySequence::Copy);
+    QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("0.5\t0.5\n0.5\t0.5\n"));
+    // Too large a block, or text that is no block of numbers: refused in one line, nothing changed.
+    const MatrixF kept = w.document()->problem().xq;
+    QGuiApplication::clipboard()->setText(QStringLiteral("1 2 3 4 5"));
+    select(2, 1);
+    QTest::keySequence(table, QKeySequence::Paste);
+    QVERIFY2(w.lastError().contains(QStringLiteral("1 \u00d7 5")) &&
+                 w.lastError().contains(QStringLiteral("room for 1 \u00d7 4")),
+             qPrintable(w.lastError()));
+    QGuiApplication::clipboard()->setText(QStringLiteral("1 2\n3"));
+    QTest::keySequence(table, QKeySequence::Paste);
+    QCOMPARE(w.lastError(), QStringLiteral("Paste into X (query): line 2 has 1 number, line 1 has 2"));
+    QVERIFY(w.document()->problem().xq == kept);
+    QCOMPARE(undo->count(), steps + 1);
+    // Tab at a row's end: the next row's first number, never its token; Shift+Tab back.
+    select(0, 4);
+    QTest::keyClick(table, Qt::Key_Tab);
+    QCOMPARE(table->currentIndex(), model->index(1, 1));
+    QTest::keyClick(table, Qt::Key_Backtab, Qt::ShiftModifier);
+    QCOMPARE(table->currentIndex(), model->index(0, 4));
+    QTest::keyClick(table, Qt::Key_Tab);
+    QTest::keyClick(table, Qt::Key_Tab);
+    QCOMPARE(table->currentIndex(), model->index(1, 2));
     QVERIFY(w.computeController()->waitForIdle(30000));
 }
 

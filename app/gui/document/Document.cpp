@@ -2,6 +2,7 @@
 
 #include "app/gui/document/DocumentCommands.h"
 #include "app/gui/document/MemoryBudget.h"
+#include "app/render/ErrorText.h"
 #include "core/ErrorCode.h"
 #include "core/io/FileIo.h"
 #include "core/io/MemoryLimits.h"
@@ -161,6 +162,43 @@ bool Document::setValue(MatrixId id, int row, int col, float value, int mergeKey
         [id, row, col](Document *d, const QVariant &v) { d->applyValue(id, row, col, v.toFloat()); },
         tr("Edit %1[%2, %3]").arg(matrixName(id)).arg(row).arg(col), mergeKey != 0));
     return true;
+}
+
+bool Document::pasteBlock(MatrixId id, int row, int col, const NumberBlock &block, int fillRows, int fillCols)
+{
+    if (!matrixExists(m_project, id) || row < 0 || col < 0 || block.rows <= 0 || block.cols <= 0)
+        return false;
+    const bool fill = block.rows == 1 && block.cols == 1;
+    const int rows = fill ? std::max(fillRows, 1) : block.rows, cols = fill ? std::max(fillCols, 1) : block.cols;
+    const Eigen::Index haveRows = matrixRows(m_project, id), haveCols = matrixCols(m_project, id);
+    if (row + rows > haveRows || col + cols > haveCols)
+        return refuse(tr("The pasted block is %1 \u00d7 %2; %3 from [%4, %5] has room for %6 \u00d7 %7.")
+                          .arg(rows)
+                          .arg(cols)
+                          .arg(matrixName(id))
+                          .arg(row)
+                          .arg(col)
+                          .arg(haveRows - row)
+                          .arg(haveCols - col));
+    Project after = m_project;
+    bool changed = false;
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+            const float v = float(fill ? block.at(0, 0) : block.at(r, c));
+            changed = changed || matrixValue(after, id, row + r, col + c) != v;
+            setMatrixValue(after, id, row + r, col + c, v);
+        }
+    if (!changed)
+        return false;
+    return pushSnapshot(std::move(after), ValuesChanged, tr("Paste into %1").arg(matrixName(id)));
+}
+
+bool Document::pasteText(MatrixId id, int row, int col, const QString &text, int fillRows, int fillCols)
+{
+    const auto block = parseNumberBlock(text.toStdString());
+    if (!block)
+        return refuse(tr("Paste into %1: %2").arg(matrixName(id), errorText(block.error())));
+    return pasteBlock(id, row, col, *block, fillRows, fillCols);
 }
 
 bool Document::setTokenLabel(TokenSide side, int row, const QString &label)

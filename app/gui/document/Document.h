@@ -3,6 +3,7 @@
 #include "app/gui/document/MemoryBudget.h"
 #include "app/gui/document/ProjectEdit.h"
 #include "core/Result.h"
+#include "core/formats/NumberBlock.h"
 #include "core/formats/ProjectReferences.h"
 
 #include <QObject>
@@ -81,6 +82,13 @@ public:
     // stroke); edits of different fields never merge. A value that is not a finite float,
     // or a size memoryBudget() cannot hold, is refused: editRefused() says why.
     bool setValue(MatrixId id, int row, int col, float value, int mergeKey = 0);
+    // Pastes a block of numbers with its top-left cell at (row, col), as one undo step; a single
+    // number fills fillRows × fillCols cells from there (a selection). A block that runs past the
+    // matrix is refused, naming both sizes.
+    bool pasteBlock(MatrixId id, int row, int col, const NumberBlock &block, int fillRows = 1, int fillCols = 1);
+    // The same from pasted text (parseNumberBlock); text that is no block of numbers is refused
+    // with the parser's line ("Paste into X_q: line 2 has 3 numbers, line 1 has 4").
+    bool pasteText(MatrixId id, int row, int col, const QString &text, int fillRows = 1, int fillCols = 1);
     bool setTokenLabel(TokenSide side, int row, const QString &label);
     bool insertToken(TokenSide side, int row, const QString &label);
     bool removeToken(TokenSide side, int row);

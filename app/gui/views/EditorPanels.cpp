@@ -3,11 +3,14 @@
 #include "app/gui/views/MatrixModel.h"
 
 #include <QCheckBox>
+#include <QClipboard>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalBlocker>
@@ -61,8 +64,40 @@ QSpinBox *sizeBox(int max)
 
 } // namespace
 
+namespace {
+
+// Tab and Shift+Tab (and Tab out of an edited cell) go through the numbers row by row: at a row's
+// end to the next row's first number, never into the token column, and not past the last cell.
+class NumberTable : public QTableView
+{
+public:
+    QModelIndex moveCursor(CursorAction action, Qt::KeyboardModifiers modifiers) override
+    {
+        const auto *matrix = qobject_cast<const MatrixModel *>(model());
+        const QModelIndex at = currentIndex();
+        if (!matrix || !at.isValid() || (action != MoveNext && action != MovePrevious))
+            return QTableView::moveCursor(action, modifiers);
+        const int first = matrix->hasTokenColumn() ? 1 : 0, last = matrix->columnCount() - 1;
+        int row = at.row(), column = std::max(at.column(), first) + (action == MoveNext ? 1 : -1);
+        if (column > last) {
+            if (row + 1 >= matrix->rowCount())
+                return at;
+            column = first;
+            ++row;
+        } else if (column < first) {
+            if (row == 0)
+                return at;
+            column = last;
+            --row;
+        }
+        return matrix->index(row, column);
+    }
+};
+
+} // namespace
+
 MatrixEditor::MatrixEditor(MatrixId id, QWidget *parent)
-    : QWidget(parent), m_id(id), m_model(new MatrixModel(id, this)), m_table(new QTableView), m_shape(new QLabel),
+    : QWidget(parent), m_id(id), m_model(new MatrixModel(id, this)), m_table(new NumberTable), m_shape(new QLabel),
       m_reinit(new QPushButton(tr("Re-initialise")))
 {
     m_shape->setTextFormat(Qt::RichText); // the matrix's name in bold, and numbers
@@ -70,6 +105,7 @@ MatrixEditor::MatrixEditor(MatrixId id, QWidget *parent)
     m_table->horizontalHeader()->setDefaultSectionSize(70);
     m_table->verticalHeader()->setDefaultSectionSize(22);
     m_table->setObjectName(QStringLiteral("table_") + matrixName(id));
+    m_table->installEventFilter(this);
     auto *bar = new QHBoxLayout;
     bar->addWidget(m_shape, 1);
     if (isOptional(id)) {
@@ -101,6 +137,57 @@ MatrixEditor::MatrixEditor(MatrixId id, QWidget *parent)
         if (m_model->hasTokenColumn())
             m_table->resizeColumnToContents(0);
     });
+}
+
+QRect MatrixEditor::selectedCells() const
+{
+    QRect box;
+    QModelIndexList cells =
+        m_table->selectionModel() ? m_table->selectionModel()->selectedIndexes() : QModelIndexList{};
+    if (cells.isEmpty() && m_table->currentIndex().isValid())
+        cells << m_table->currentIndex();
+    for (const QModelIndex &i : cells) {
+        const int col = m_model->matrixColumn(i.column());
+        if (col >= 0)
+            box |= QRect(col, i.row(), 1, 1);
+    }
+    return box;
+}
+
+bool MatrixEditor::paste()
+{
+    const QRect box = selectedCells();
+    if (!m_document || box.isEmpty())
+        return false;
+    return m_document->pasteText(m_id, box.top(), box.left(), QGuiApplication::clipboard()->text(), box.height(),
+                                 box.width());
+}
+
+void MatrixEditor::copy()
+{
+    const QRect box = selectedCells();
+    if (!m_document || box.isEmpty())
+        return;
+    QStringList lines;
+    for (int r = box.top(); r <= box.bottom(); ++r) {
+        QStringList cells;
+        for (int c = box.left(); c <= box.right(); ++c)
+            cells << QString::number(double(matrixValue(m_document->project(), m_id, r, c)), 'g', 9);
+        lines << cells.join(QLatin1Char('\t'));
+    }
+    QGuiApplication::clipboard()->setText(lines.join(QLatin1Char('\n')) + QLatin1Char('\n'));
+}
+
+bool MatrixEditor::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_table && event->type() == QEvent::KeyPress) {
+        auto *key = static_cast<QKeyEvent *>(event);
+        if (key->matches(QKeySequence::Paste))
+            return paste(), true;
+        if (key->matches(QKeySequence::Copy))
+            return copy(), true;
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void MatrixEditor::setDocument(Document *document)

@@ -33,9 +33,20 @@ public:
     void insertToken();
     void removeToken();
     void reinitialise();
+    // Ctrl+V: a block of numbers from the clipboard (a spreadsheet's cells, NumPy's print, a
+    // Python list) into the selected cells, as one undo step; one number fills the selection.
+    // Ctrl+C: the selected numbers as tab-separated lines. Tab and Shift+Tab move through the
+    // numbers row by row, never into the token column.
+    bool paste();
+    void copy();
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void updateState();
+    // The selected number cells' bounding box in matrix coordinates; empty when none.
+    QRect selectedCells() const;
 
     MatrixId m_id;
     QPointer<Document> m_document;
