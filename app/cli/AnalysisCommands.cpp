@@ -3,6 +3,7 @@
 #include "app/cli/CliSupport.h"
 #include "app/engine/BackendChoice.h"
 #include "core/analysis/AttentionStats.h"
+#include "core/analysis/RowSums.h"
 #include "core/attention/TraceCheck.h"
 #include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
@@ -22,9 +23,12 @@
 namespace attnscope {
 
 const char *const kStatsUsage = R"(  stats INPUT [--text TEXT] --out FILE.(json|csv) [--backend auto|cpu|vulkan]
+              [--softmax]
       Per (layer, head) statistics of an attention file, a project's heads or a
       model folder run on TEXT: entropy, distance, confidence, first, self,
-      previous (0-based indices).
+      previous (0-based indices). An attention file's rows are checked: where
+      they are not softmax rows, a line on stderr names their sums, and
+      --softmax applies softmax to a file of scores.
 )";
 
 namespace {
@@ -43,10 +47,52 @@ std::string number(double v)
 
 } // namespace
 
+QCommandLineOption softmaxOption()
+{
+    return {"softmax", "Apply softmax to the rows of an attention file of scores (pre-softmax values)."};
+}
+
+Status checkSoftmaxOption(const std::string &path, bool softmax)
+{
+    if (softmax && !isAttentionFilePath(path))
+        return Error{"--softmax is for attention files (.npy, .npz, .safetensors) of scores; " +
+                     printableText(path, 200) + " is not one"};
+    return Ok{};
+}
+
+Result<AttentionSet> readCheckedAttentionFile(const std::string &path, bool softmax, std::string &note)
+{
+    AttentionFileInfo info;
+    auto set = readAttentionFile(path, &info);
+    if (!set)
+        return set.error();
+    const RowSumCheck &rows = info.rows;
+    const std::string name = printableText(path, 200);
+    if (softmax) {
+        if (rows.isAttention())
+            return Error{"--softmax: " + name + " holds attention weights already (" + rows.summary() +
+                             "); leave out --softmax",
+                         ErrorKind::InvalidInput};
+        auto soft = softmaxRows(*set);
+        if (!soft)
+            return soft.error();
+        note = name + ": softmax applied to every row (" + rows.summary() + ")";
+        return soft;
+    }
+    if (!rows.isAttention())
+        note = name + ": " + rows.summary() +
+               "; these look like scores before softmax, not attention weights (--softmax applies it)";
+    else if (!rows.isExact())
+        note = name + ": " + rows.summary();
+    return set;
+}
+
 Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBackend &backend,
-                                          const std::optional<std::string> &text)
+                                          const std::optional<std::string> &text, bool softmax)
 {
     std::error_code ec;
+    if (Status s = checkSoftmaxOption(path, softmax); !s)
+        return s.error();
     if (std::filesystem::is_directory(path, ec)) {
         if (!text)
             return Error{printableText(path, 200) + ": a model folder needs --text TEXT (the text the model reads)"};
@@ -62,15 +108,16 @@ Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBack
         auto set = attentionSetFromRun(*run);
         if (!set)
             return set.error();
-        return AttentionInput{std::move(*set), "model"};
+        return AttentionInput{std::move(*set), "model", {}};
     }
     if (text)
         return Error{"--text is for a model folder; " + printableText(path, 200) + " is not a folder"};
     if (isAttentionFilePath(path)) {
-        auto set = readAttentionFile(path);
+        std::string note;
+        auto set = readCheckedAttentionFile(path, softmax, note);
         if (!set)
             return set.error();
-        return AttentionInput{std::move(*set), "attention file"};
+        return AttentionInput{std::move(*set), "attention file", std::move(note)};
     }
     auto project = readProjectFile(path);
     if (!project)
@@ -84,7 +131,7 @@ Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBack
     AttentionSet set = AttentionSet::fromTrace(*owned, owned);
     if (Status s = set.setTokens(project->queryTokens, project->keyLabels()); !s)
         return s.error();
-    return AttentionInput{std::move(set), "project"};
+    return AttentionInput{std::move(set), "project", {}};
 }
 
 std::string statsJson(const AttentionSet &set)
@@ -271,6 +318,7 @@ int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err,
     parser.addOption({"out", "Output file (.json or .csv).", "FILE"});
     parser.addOption({"backend", "auto, cpu or vulkan (projects and models).", "NAME", "auto"});
     parser.addOption({"text", "The text a model folder reads.", "TEXT"});
+    parser.addOption(softmaxOption());
     if (auto exit = cli::parseOnePositional(parser, args, "stats", "INPUT", kStatsUsage, out, err))
         return *exit;
     if (!parser.isSet("out"))
@@ -297,9 +345,13 @@ int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err,
     AtomicFileWriter file(output);
     if (Status s = file.open(); !s)
         return fail(s.message(), kFailed);
-    auto loaded = loadAttentionInput(input, *selection->backend, text);
+    if (Status s = checkSoftmaxOption(input, parser.isSet("softmax")); !s)
+        return fail(s.message(), kUsage);
+    auto loaded = loadAttentionInput(input, *selection->backend, text, parser.isSet("softmax"));
     if (!loaded)
         return fail(loaded.message(), kFailed);
+    if (!loaded->note.empty())
+        err << QString::fromStdString(loaded->note) << "\n";
     const std::string written = suffix == "json" ? statsJson(loaded->set) : statsCsv(loaded->set);
     if (Status s = loaded->set.checkSource(); !s)
         return fail(s.message(), kFailed);

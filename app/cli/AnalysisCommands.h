@@ -22,9 +22,23 @@ class AttentionBackend;
 struct AttentionInput {
     AttentionSet set;
     std::string kind; // "attention file", "project" or "model"
+    std::string note; // for stderr: what the rows of an attention file were found to be (empty: softmax rows)
 };
+// `softmax` (--softmax) applies softmax to the rows of an attention file of scores; it is refused
+// for anything else, and for a file whose rows already are attention.
 Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBackend &backend,
-                                          const std::optional<std::string> &text = std::nullopt);
+                                          const std::optional<std::string> &text = std::nullopt, bool softmax = false);
+
+// An attention file read and its rows checked (checkRowSums): `note` says, for stderr, what was
+// found where not every row sums to 1 ("FILE: row sums -3.1 to 8.4: 24 of 24 rows above 1 ...;
+// these look like scores before softmax, not attention weights (--softmax applies it)"). With
+// `softmax`, a file of scores becomes its softmax and the note says so; a file of attention is
+// refused then (InvalidInput), so that softmax is never applied twice.
+Result<AttentionSet> readCheckedAttentionFile(const std::string &path, bool softmax, std::string &note);
+// --softmax refused for an input that is not an attention file.
+Status checkSoftmaxOption(const std::string &path, bool softmax);
+// The option every command reading attention files takes.
+QCommandLineOption softmaxOption();
 
 // `attnscope-cli stats INPUT --out FILE.(json|csv) [--backend ...]`: per (layer, head) entropy,
 // distance, confidence, first, self and previous (design.md), 0-based. Backends start from

@@ -45,12 +45,13 @@ Commands:
       every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
       context output mask.
   export INPUT [--text TEXT] --tensor weights|rollout|mean [--layer L] [--head H] --out FILE.npy
+              [--softmax]
       Attention maps of an attention file (.npy, .npz, .safetensors), a
       project, or a model folder run on TEXT, as float32: weights [L,H,Tq,Tk]
       (all), [H,Tq,Tk] (--layer) or [Tq,Tk] (--layer and --head); mean: one
       layer's mean over heads [Tq,Tk]; rollout: attention rollout over all
       layers [T,T]. Layers and heads count from 0 everywhere: the window,
-      figures, the CLI and the JSON.
+      figures, the CLI and the JSON. --softmax: as for stats.
 %1%2%3  tokenize MODEL_DIR --text TEXT
       Print the ids and tokens of TEXT as the model folder's tokenizer (GPT-2
       or BERT) gives them, as JSON: {"ids": [...], "tokens": [...]}.
@@ -176,9 +177,14 @@ int Command::exportAttention(const QCommandLineParser &parser, const QString &ou
     std::optional<std::string> text;
     if (parser.isSet("text"))
         text = parser.value("text").toStdString();
-    auto input = loadAttentionInput(parser.positionalArguments()[0].toStdString(), *selection->backend, text);
+    const std::string path = parser.positionalArguments()[0].toStdString();
+    if (Status s = checkSoftmaxOption(path, parser.isSet("softmax")); !s)
+        return fail(s.message(), kUsage);
+    auto input = loadAttentionInput(path, *selection->backend, text, parser.isSet("softmax"));
     if (!input)
         return fail(input.message());
+    if (!input->note.empty())
+        m_err << QString::fromStdString(input->note) << "\n";
     if (Status s = checkAttentionTensor(input->set, tensor.toStdString(), layer, head); !s)
         return fail(s.message(), kUsage);
     if (auto exit = checkBeforeWriting("export", {out, {out}}))
@@ -199,6 +205,7 @@ int Command::exportData(const QStringList &args)
     parser.addOption({"layer", "Layer of an attention file's maps (0-based).", "n"});
     parser.addOption(backendOption());
     parser.addOption({"text", "The text a model folder reads.", "TEXT"});
+    parser.addOption(softmaxOption());
     if (!parse(parser, args, 1))
         return m_exit;
     if (!parser.isSet("out"))
@@ -218,7 +225,7 @@ int Command::exportData(const QStringList &args)
     const QString tensor = parser.value("tensor");
     const QString input = parser.positionalArguments()[0];
     if (tensor == "rollout" || tensor == "mean" || parser.isSet("layer") || parser.isSet("text") ||
-        QFileInfo(input).isDir() || isAttentionFilePath(input.toStdString()))
+        parser.isSet("softmax") || QFileInfo(input).isDir() || isAttentionFilePath(input.toStdString()))
         return exportAttention(parser, out);
     auto run = computeProject(parser);
     if (!run)

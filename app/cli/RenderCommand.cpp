@@ -1,5 +1,6 @@
 #include "app/cli/RenderCommand.h"
 
+#include "app/cli/AnalysisCommands.h"
 #include "app/cli/CliSupport.h"
 
 #include "core/io/FileIo.h"
@@ -46,6 +47,9 @@ const char *const kRenderUsage = R"(  render INPUT [INPUT...] --out FILE.(png|sv
         --title TEXT ("" for none)
         --font-size PT (default 10)               --background white|transparent
         --backend auto|cpu|vulkan
+        --softmax                 softmax over the rows of an attention file of
+                                  scores (a file whose rows are not attention is
+                                  said on stderr, with its row sums)
 )";
 
 namespace {
@@ -111,6 +115,7 @@ public:
             {"background", "white or transparent.", "bg", "white"},
             {"backend", "auto, cpu or vulkan (default auto).", "name", "auto"},
         });
+        parser.addOption(softmaxOption());
         if (!parser.parse(args))
             return fail(err, {parser.errorText(), kUsage});
         if (parser.isSet("help")) {
@@ -119,7 +124,7 @@ public:
         }
         if (auto f = parseOptions(parser))
             return fail(err, *f);
-        if (auto f = computeAll(parser, out))
+        if (auto f = computeAll(parser, out, err))
             return fail(err, *f);
         if (auto f = checkHeads())
             return fail(err, *f);
@@ -320,16 +325,23 @@ private:
         return std::nullopt;
     }
 
-    std::optional<Failure> computeAll(const QCommandLineParser &, QTextStream &out)
+    std::optional<Failure> computeAll(const QCommandLineParser &parser, QTextStream &out, QTextStream &err)
     {
         // Every input is read and computed before the first figure is written.
         std::vector<Job> jobs;
         bool projects = false;
+        const bool softmax = parser.isSet("softmax");
+        for (const QString &path : m_projects)
+            if (Status s = checkSoftmaxOption(path.toStdString(), softmax); !s)
+                return Failure{QString::fromStdString(s.message()), kUsage};
         for (const QString &path : m_projects) {
             if (isAttentionFilePath(path.toStdString())) {
-                auto set = readAttentionFile(path.toStdString());
+                std::string note;
+                auto set = readCheckedAttentionFile(path.toStdString(), softmax, note);
                 if (!set)
                     return Failure{QString::fromStdString(set.message())};
+                if (!note.empty())
+                    err << QString::fromStdString(note) << "\n";
                 if (m_sequenceGiven && m_sequence > 0)
                     return Failure{QStringLiteral("--sequence %1: %2 is an attention file, not a batched project")
                                        .arg(m_sequence)

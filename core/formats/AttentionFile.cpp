@@ -353,10 +353,13 @@ Result<Parsed> parseBytes(std::string_view bytes, const std::shared_ptr<const vo
         info->shape = raw->shape;
         info->mapped = raw->mapped && (raw->dtype == "float16" || raw->dtype == "float32");
     }
+    const std::string dtype = raw->dtype;
     auto set = toSet(std::move(*raw));
     if (!set)
         return set.error();
     parsed.set = std::move(*set);
+    if (info)
+        info->rows = checkRowSums(parsed.set, rowSumTolerance(dtype, parsed.set.keys()));
     return parsed;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/Result.h"
 #include "core/analysis/AttentionSet.h"
+#include "core/analysis/RowSums.h"
 
 #include <cstdint>
 #include <memory>
@@ -18,6 +19,9 @@ struct AttentionFileInfo {
     std::vector<std::int64_t> shape; // as stored: [L,H,Tq,Tk], [H,Tq,Tk] or [Tq,Tk]
     bool mapped = false;             // values read straight from the mapped file (no copy)
     std::string tokensFrom;          // the sidecar or "__metadata__", empty when unlabelled
+    // Whether the values are attention (every row a softmax's, within what dtype allows): a file of
+    // scores opens too, and whoever shows it says so and offers softmaxRows().
+    RowSumCheck rows;
 };
 
 // Reads attention weights (design.md, "Contract: real models and imported attention"):
@@ -28,7 +32,8 @@ struct AttentionFileInfo {
 // Token labels come from NAME.tokens.json ({"tokens": [...], "keyTokens": [...]}) beside the
 // file or, in safetensors, from the `__metadata__` entries `tokens` / `keyTokens` (JSON lists
 // as strings). A corrupt, truncated or inconsistent file is refused with one line naming the
-// problem (the offset, the shape, the dtype, the value): never a crash.
+// problem (the offset, the shape, the dtype, the value): never a crash. Every row is read once
+// more to fill `info->rows` (checkRowSums with rowSumTolerance of the stored dtype).
 Result<AttentionSet> readAttentionFile(const std::string &path, AttentionFileInfo *info = nullptr);
 
 // The same from bytes in memory that keepAlive keeps valid (no sidecar; labels only from

@@ -55,6 +55,9 @@ private slots:
     void rolloutOfAProjectIsThatOfItsWeights();
     void errors_data();
     void errors();
+    void scoresAreSaidOnStderr();
+    void softmaxMakesScoresAttention();
+    void maskedAndSinkRowsAreSaidNotRefused();
 
 private:
     QTemporaryDir m_dir;
@@ -205,6 +208,15 @@ void TestStats::errors_data()
     QFile::remove(project);
     QFile::copy(test::sourcePath("resources/examples/multihead-causal.attnscope.json"), project);
     QTest::newRow("output is the input") << QStringList{"stats", project, "--out", project} << 2 << "is the input file";
+    QTest::newRow("--softmax on attention")
+        << QStringList{"stats", f16, "--softmax", "--out", m_dir.filePath("s.json")} << 1
+        << "holds attention weights already (row sums 1 to 1: every row sums to 1); leave out --softmax";
+    QTest::newRow("--softmax on a project")
+        << QStringList{"stats", project, "--softmax", "--out", m_dir.filePath("s.json")} << 2
+        << "--softmax is for attention files";
+    QTest::newRow("render --softmax on a project")
+        << QStringList{"render", project, "--softmax", "--out", m_dir.filePath("s.png")} << 2
+        << "--softmax is for attention files";
 }
 
 void TestStats::errors()
@@ -218,6 +230,61 @@ void TestStats::errors()
     QVERIFY2(run.err.contains(message), qPrintable(run.err));
     QCOMPARE(run.err.count('\n'), 1);
     QCOMPARE(readAll(args.value(1)), before); // the input is untouched
+}
+
+void TestStats::scoresAreSaidOnStderr()
+{
+    // Scores before softmax: every command that reads the file says so in one stderr line that
+    // names the row sums, and still does what it was asked.
+    const QString scores = fixture("scores_lhtt_f32.npy");
+    const QList<QStringList> commands = {
+        {"stats", scores, "--out", m_dir.filePath("scores.json")},
+        {"export", scores, "--tensor", "weights", "--out", m_dir.filePath("scores.npy")},
+        {"render", scores, "--view", "heads", "--out", m_dir.filePath("scores.png")},
+    };
+    for (const QStringList &args : commands) {
+        const auto run = test::runCli(args);
+        QVERIFY2(run.code == 0, qPrintable(run.err));
+        QCOMPARE(run.err.count('\n'), 1);
+        QVERIFY2(run.err.startsWith(scores + ": row sums -"), qPrintable(run.err));
+        QVERIFY2(
+            run.err.contains("these look like scores before softmax, not attention weights (--softmax applies it)"),
+            qPrintable(run.err));
+    }
+    // Softmax rows give no line at all.
+    const auto clean = test::runCli({"stats", fixture("lhtt_f16.npy"), "--out", m_dir.filePath("clean.json")});
+    QVERIFY2(clean.code == 0, qPrintable(clean.err));
+    QCOMPARE(clean.err, QString());
+}
+
+void TestStats::softmaxMakesScoresAttention()
+{
+    const QString out = m_dir.filePath("soft.npy");
+    const auto run =
+        test::runCli({"export", fixture("scores_lhtt_f32.npy"), "--softmax", "--tensor", "weights", "--out", out});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    QVERIFY2(run.err.contains("softmax applied to every row"), qPrintable(run.err));
+    auto got = readNpyFile(out.toStdString());
+    auto expected = readNpyFile(fixture("expected_scores_lhtt_f32_softmax.npy").toStdString());
+    QVERIFY(got.ok() && expected.ok());
+    QCOMPARE(got->shape, expected->shape);
+    for (std::size_t n = 0; n < got->data.size(); ++n)
+        QVERIFY2(std::abs(got->data[n] - expected->data[n]) < 1e-6, qPrintable(QString::number(n)));
+    // The statistics of the softmaxed file are those of attention: entropy is never negative.
+    const QString stats = m_dir.filePath("soft.json");
+    QCOMPARE(test::runCli({"stats", fixture("scores_lhtt_f32.npy"), "--softmax", "--out", stats}).code, 0);
+    for (const QJsonValue &row : readJson(stats).value("stats").toArray())
+        QVERIFY(row.toObject().value("entropy").toDouble() >= 0);
+}
+
+void TestStats::maskedAndSinkRowsAreSaidNotRefused()
+{
+    const auto run = test::runCli({"stats", fixture("sinks_htt_f16.npy"), "--out", m_dir.filePath("sinks.json")});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    QCOMPARE(run.err.count('\n'), 1);
+    QVERIFY2(run.err.contains("1 of 10 rows all zero (masked), 5 of 10 rows below 1 (a sink kept out)"),
+             qPrintable(run.err));
+    QVERIFY2(!run.err.contains("scores"), qPrintable(run.err));
 }
 
 QTEST_GUILESS_MAIN(TestStats)

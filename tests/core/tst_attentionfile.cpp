@@ -5,6 +5,7 @@
 #include "../common/TestUtil.h"
 
 #include "core/formats/AttentionFile.h"
+#include "core/formats/Npy.h"
 #include "core/formats/Safetensors.h"
 
 #include <QFile>
@@ -54,6 +55,10 @@ private slots:
     void zip64RecordOfAFileUnder56Bytes();
     void zip64ArchivesAreRead_data();
     void zip64ArchivesAreRead();
+    void softmaxRowsAreAttention_data();
+    void softmaxRowsAreAttention();
+    void maskedAndSinkRowsAreAttention();
+    void scoresAreFoundAndSoftmaxApplies();
 
 private:
     QString write(const QString &name, const QByteArray &bytes)
@@ -301,6 +306,80 @@ void TestAttentionFile::zip64ArchivesAreRead()
     for (int j = 0; j < 5; ++j)
         rowSum += set->at(0, 1, 1, 4, j);
     QVERIFY(std::abs(rowSum - 1.0) < 1e-5);
+}
+
+void TestAttentionFile::softmaxRowsAreAttention_data()
+{
+    QTest::addColumn<QString>("file");
+    // NumPy's softmax rows, rounded to each dtype: float16 and bfloat16 rows sum to 1 only within
+    // their precision, and must still count as summing to 1.
+    for (const char *file : {"lhtt_f16.npy", "lhtt_bf16_st.safetensors", "lhtt_f32.npy", "lhtt_f64.npy",
+                             "lhtt_deflated.npz", "cross_htt_f32.npy"})
+        QTest::newRow(file) << file;
+}
+
+void TestAttentionFile::softmaxRowsAreAttention()
+{
+    QFETCH(QString, file);
+    AttentionFileInfo info;
+    auto set = readAttentionFile(test::sourcePathStd("tests/fixtures/attention/" + file), &info);
+    QVERIFY2(set.ok(), set.ok() ? "" : set.message().c_str());
+    const RowSumCheck &rows = info.rows;
+    QCOMPARE(rows.rows, std::int64_t(set->layers()) * set->heads() * set->queries());
+    QVERIFY2(rows.isExact(), rows.summary().c_str());
+    QVERIFY(rows.isAttention());
+    QCOMPARE(QString::fromStdString(rows.summary()).section(':', 1).trimmed(), QStringLiteral("every row sums to 1"));
+}
+
+void TestAttentionFile::maskedAndSinkRowsAreAttention()
+{
+    // Head 0's rows are scaled to 0.7 (a sink kept out), head 1's row 0 is all zero (masked).
+    AttentionFileInfo info;
+    auto set = readAttentionFile(test::sourcePathStd("tests/fixtures/attention/sinks_htt_f16.npy"), &info);
+    QVERIFY2(set.ok(), set.ok() ? "" : set.message().c_str());
+    const RowSumCheck &rows = info.rows;
+    QCOMPARE(rows.rows, std::int64_t(10));
+    QCOMPARE(rows.below, std::int64_t(5));
+    QCOMPARE(rows.zeros, std::int64_t(1));
+    QCOMPARE(rows.ones, std::int64_t(4));
+    QVERIFY(rows.isAttention());
+    QVERIFY(!rows.isExact());
+    QCOMPARE(rows.minSum, 0.0);
+    QVERIFY(std::abs(rows.maxSum - 1.0) < rows.tolerance);
+    const std::string summary = rows.summary();
+    QVERIFY2(summary.find("1 of 10 rows all zero (masked)") != std::string::npos, summary.c_str());
+    QVERIFY2(summary.find("5 of 10 rows below 1") != std::string::npos, summary.c_str());
+}
+
+void TestAttentionFile::scoresAreFoundAndSoftmaxApplies()
+{
+    AttentionFileInfo info;
+    auto set = readAttentionFile(test::sourcePathStd("tests/fixtures/attention/scores_lhtt_f32.npy"), &info);
+    QVERIFY2(set.ok(), set.ok() ? "" : set.message().c_str());
+    const RowSumCheck &rows = info.rows;
+    QVERIFY(!rows.isAttention());
+    QVERIFY(rows.negative > 0);
+    QCOMPARE(rows.rows, std::int64_t(24));
+    QVERIFY(rows.minValue < 0);
+    QVERIFY(rows.maxSum > 1.5);
+    QVERIFY2(rows.summary().rfind("row sums ", 0) == 0, rows.summary().c_str());
+    QVERIFY2(rows.summary().find(" rows with negative values") != std::string::npos, rows.summary().c_str());
+
+    // Softmax over each row, against NumPy's in float64 of the same stored values.
+    auto soft = softmaxRows(*set);
+    QVERIFY2(soft.ok(), soft.ok() ? "" : soft.message().c_str());
+    QVERIFY(checkRowSums(*soft, 1e-6).isExact());
+    auto expected = readNpyFile(test::sourcePathStd("tests/fixtures/attention/expected_scores_lhtt_f32_softmax.npy"));
+    QVERIFY2(expected.ok(), expected.ok() ? "" : expected.message().c_str());
+    QCOMPARE(expected->data.size(), std::size_t(2 * 2 * 6 * 6));
+    double worst = 0;
+    std::size_t n = 0;
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < 2; ++h)
+            for (int i = 0; i < 6; ++i)
+                for (int j = 0; j < 6; ++j)
+                    worst = std::max(worst, std::abs(double(soft->at(0, l, h, i, j)) - expected->data[n++]));
+    QVERIFY2(worst < 1e-6, qPrintable(QString::number(worst)));
 }
 
 QTEST_GUILESS_MAIN(TestAttentionFile)

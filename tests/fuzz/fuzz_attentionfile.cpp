@@ -84,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     using namespace attnscope;
     readAsZip64Body(data, size);
     auto bytes = std::make_shared<const std::string>(reinterpret_cast<const char *>(data), size);
-    auto set = parseAttentionBytes(*bytes, bytes);
+    AttentionFileInfo info;
+    auto set = parseAttentionBytes(*bytes, bytes, &info);
     if (!set) {
         requireOneLine(set.message());
         return 0;
@@ -106,6 +107,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         std::fprintf(stderr, "fuzz_attentionfile: %lld value bytes from a %zu-byte input\n",
                      (long long)set->valueBytes(), size);
         std::abort();
+    }
+    // Every row is counted once, and the row check's summary is one line.
+    const RowSumCheck &rows = info.rows;
+    if (rows.rows != std::int64_t(set->layers()) * set->heads() * set->queries() ||
+        rows.ones + rows.zeros + rows.below > rows.rows || rows.above > rows.rows || rows.negative > rows.rows) {
+        std::fprintf(stderr, "fuzz_attentionfile: row counts do not add up\n");
+        std::abort();
+    }
+    requireOneLine(rows.summary());
+    // Softmax of any finite rows is attention: every row sums to 1.
+    if (set->valueBytes() <= (1 << 20)) {
+        auto soft = softmaxRows(*set);
+        if (!soft) {
+            requireOneLine(soft.message());
+        } else if (!checkRowSums(*soft, 1e-3).isExact()) {
+            std::fprintf(stderr, "fuzz_attentionfile: softmax rows do not sum to 1\n");
+            std::abort();
+        }
     }
     return sum == 12345.0f ? 1 : 0;
 }

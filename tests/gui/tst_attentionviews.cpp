@@ -125,6 +125,8 @@ private slots:
     void colourScaleChoiceReachesViewsAndFigures();
     void headViewHoversEitherSideAndTogglesHeads();
     void fileRewrittenWhileShownIsReportedNotFatal();
+    void scoresFileIsSaidAndSoftmaxApplies();
+    void maskedAndSinkRowsAreNoticedNotRefused();
     void fifoGivenAsAttentionFileIsRefusedAndTheWindowCloses();
 
 private:
@@ -757,6 +759,60 @@ void TestAttentionViews::fileRewrittenWhileShownIsReportedNotFatal()
     QVERIFY(!w.banner()->isStale());
     QVERIFY(!reopen->isVisible());
     QVERIFY(w.setSource()->attention()->set.checkSource().ok());
+}
+
+void TestAttentionViews::scoresFileIsSaidAndSoftmaxApplies()
+{
+    // Scores before softmax used to open silently: entropy -32, confidence 5.08. Now the views
+    // grey under a banner naming the row sums, and Apply Softmax shows the file's softmax.
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("scores_lhtt_f32.npy")));
+    QVERIFY(w.banner()->isStale());
+    QVERIFY2(w.banner()->reason().startsWith(QStringLiteral("Row sums -14 to 20.4: 11 of 24 rows sum above 1; "
+                                                            "23 rows have negative values")),
+             qPrintable(w.banner()->reason()));
+    QVERIFY2(w.status()->notice().startsWith(QStringLiteral("Not attention weights")), qPrintable(w.status()->text()));
+    auto *apply = w.findChild<QPushButton *>(QStringLiteral("reopenButton"));
+    QVERIFY(apply && apply->isVisible());
+    QCOMPARE(apply->text(), QStringLiteral("Apply Softmax"));
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/attention-file-scores.png")));
+
+    QSignalSpy opened(&w, &MainWindow::attentionOpened);
+    QTest::mouseClick(apply, Qt::LeftButton);
+    QVERIFY(opened.wait(20000));
+    QVERIFY(!w.banner()->isStale());
+    QVERIFY(w.setSource()->attention()->softmaxApplied);
+    QVERIFY2(w.status()->backend().endsWith(QStringLiteral("softmax applied")), qPrintable(w.status()->backend()));
+    QVERIFY2(w.status()->notice().startsWith(QStringLiteral("Softmax applied to every row")),
+             qPrintable(w.status()->notice()));
+    // What is shown is NumPy's softmax of the stored scores.
+    auto expected = readNpyFile((kFixtures + QStringLiteral("expected_scores_lhtt_f32_softmax.npy")).toStdString());
+    QVERIFY(expected.ok());
+    const AttentionSet &set = w.setSource()->attention()->set;
+    QCOMPARE(set.layers(), 2);
+    for (std::size_t n = 0; n < expected->data.size(); ++n)
+        QVERIFY(std::abs(double(set.at(0, int(n / 72), int(n / 36 % 2), std::int64_t(n / 6 % 6), std::int64_t(n % 6))) -
+                         expected->data[n]) < 1e-6);
+    QTRY_VERIFY_WITH_TIMEOUT(w.views()->statsTable()->isFilled(), 20000);
+}
+
+void TestAttentionViews::maskedAndSinkRowsAreNoticedNotRefused()
+{
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("sinks_htt_f16.npy")));
+    QVERIFY(!w.banner()->isStale());
+    QVERIFY2(w.status()->notice().contains(QStringLiteral("1 of 10 rows are all zero (masked queries)")),
+             qPrintable(w.status()->notice()));
+    QVERIFY2(w.status()->notice().contains(QStringLiteral("5 of 10 rows sum below 1")),
+             qPrintable(w.status()->notice()));
+    // Softmax rows say nothing.
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f16.npy")));
+    QCOMPARE(w.status()->notice(), QString());
 }
 
 void TestAttentionViews::fifoGivenAsAttentionFileIsRefusedAndTheWindowCloses()

@@ -1,6 +1,7 @@
 #include "app/gui/document/AttentionController.h"
 
 #include "app/render/ErrorText.h"
+#include "core/analysis/RowSums.h"
 #include "core/attention/Validation.h"
 #include "core/io/MemoryLimits.h"
 
@@ -86,6 +87,22 @@ void AttentionController::open(const QString &path)
             return [this, path, message, kind] { emit openFailed(path, message, kind); };
         }
         loaded->set = std::move(*set);
+        return [this, loaded = LoadedAttentionPtr(std::move(loaded))] { emit opened(loaded); };
+    });
+}
+
+void AttentionController::applySoftmax(LoadedAttentionPtr scores)
+{
+    start(Open, [this, scores](const std::atomic<bool> &) -> std::function<void()> {
+        auto soft = softmaxRows(scores->set);
+        if (!soft) {
+            const QString message = errorText(soft.error());
+            const ErrorKind kind = soft.error().kind;
+            return [this, path = scores->path, message, kind] { emit openFailed(path, message, kind); };
+        }
+        auto loaded = std::make_shared<LoadedAttention>(*scores);
+        loaded->set = std::move(*soft);
+        loaded->softmaxApplied = true;
         return [this, loaded = LoadedAttentionPtr(std::move(loaded))] { emit opened(loaded); };
     });
 }

@@ -27,6 +27,9 @@ public:
     ~AttentionController() override; // cancels what runs; waits for it a bounded time (JobLane)
 
     void open(const QString &path);
+    // The scores of an opened file as attention (softmaxRows), said as opened() with the same path
+    // and file, or openFailed() (memory).
+    void applySoftmax(LoadedAttentionPtr scores);
     // Reads `layer` of the set for the views (layerReady). Where the source can compute the layer's
     // tensors again (source.provider) and they fit the memory budget, they are computed on the
     // backend host and come with it (a model run's scores, Q, K, V for the step view); otherwise,

@@ -44,12 +44,14 @@ ProjectSource::ProjectSource(SourceHost &host, QObject *parent)
             [this](const QString &message, quint64, ErrorKind kind) { computeFailed(message, kind); });
     connect(m_compute, &ComputeController::backendChanged, this,
             [this](const QString &name, const QString &device, const QString &notice) {
-                // Another source's label stays (the backend probe ends late).
+                // Another source's label and notice stay (the backend probe ends late): the
+                // project's result says its backend's notice again when it comes to the front.
                 if (name.isEmpty())
                     return;
                 m_backendText = tr("Backend: %1 \u2014 %2").arg(name, device);
-                if (m_front)
-                    m_host.status->setBackend(m_backendText);
+                if (!m_front)
+                    return;
+                m_host.status->setBackend(m_backendText);
                 m_host.status->setNotice(notice);
             });
     m_progressTimer->setInterval(100);
