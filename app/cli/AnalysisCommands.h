@@ -4,6 +4,7 @@
 #include "core/Result.h"
 #include "core/Tensor.h"
 #include "core/analysis/AttentionSet.h"
+#include "core/formats/AttentionExport.h"
 
 #include <QCommandLineParser>
 #include <QStringList>
@@ -46,29 +47,8 @@ QCommandLineOption softmaxOption();
 int runStatsCommand(const QStringList &args, QTextStream &out, QTextStream &err,
                     const BackendOptions &backendOptions = {});
 
-// The statistics as design.md's JSON ({"layers", "heads", "stats": [...]}) and as CSV (one row
-// per head, a header row; an empty cell where a statistic does not apply).
-std::string statsJson(const AttentionSet &set);
-std::string statsCsv(const AttentionSet &set);
-
-// A double matrix as a float32 .npy file [rows, cols], whole or not at all.
-Status writeMatrixNpy(const MatrixD &m, const std::string &path);
-
-// `export INPUT --tensor weights|rollout|mean [--layer L] [--head H] --out FILE.npy` of an
-// attention set, as float32 .npy, whole or not at all. Layers and heads are 0-based.
-//   weights: [L,H,Tq,Tk] (no layer, no head), [H,Tq,Tk] (a layer) or [Tq,Tk] (layer and head;
-//            the layer may be left out when there is one);
-//   mean:    one layer's mean over heads [Tq,Tk]; rollout: over every layer [T,T].
-// A layer or head out of range, or one the tensor has no use for, is an InvalidInput error that
-// names the valid range. On success: what was written ("weights of layer 0, head 2 [11, 11]").
 // --layer and --head as given (unset: nullopt), each a whole number from 0.
 Status parseLayerAndHead(const QCommandLineParser &parser, std::optional<int> &layer, std::optional<int> &head);
-// The request alone (the tensor's name, the layer and head): what a user typed wrong. Sets
-// `layer` to 0 where the tensor needs one and the set has one layer.
-Status checkAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> &layer,
-                            std::optional<int> head);
-Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> layer,
-                                         std::optional<int> head, const std::string &path);
 
 extern const char *const kStatsUsage;
 

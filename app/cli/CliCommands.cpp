@@ -44,14 +44,16 @@ Commands:
       Write tensors of the computation as data: one tensor (CSV: one head) or
       every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
       context output mask.
-  export INPUT [--text TEXT] --tensor weights|rollout|mean [--layer L] [--head H] --out FILE.npy
-              [--softmax]
+  export INPUT [--text TEXT] --tensor weights|rollout|mean|stats [--layer L] [--head H]
+              --out FILE.(npy|csv|json) [--softmax]
       Attention maps of an attention file (.npy, .npz, .safetensors), a
-      project, or a model folder run on TEXT, as float32: weights [L,H,Tq,Tk]
-      (all), [H,Tq,Tk] (--layer) or [Tq,Tk] (--layer and --head); mean: one
-      layer's mean over heads [Tq,Tk]; rollout: attention rollout over all
-      layers [T,T]. Layers and heads count from 0 everywhere: the window,
-      figures, the CLI and the JSON. --softmax: as for stats.
+      project, or a model folder run on TEXT, as float32 .npy: weights
+      [L,H,Tq,Tk] (all), [H,Tq,Tk] (--layer) or [Tq,Tk] (--layer and --head);
+      mean: one layer's mean over heads [Tq,Tk]; rollout: attention rollout
+      over all layers [T,T]. One matrix (a head, the mean, the rollout) may
+      be .csv, token-labelled; stats (every head's statistics) is .csv or
+      .json. Layers and heads count from 0 everywhere: the window, figures,
+      the CLI and the JSON. --softmax: as for stats.
 %1%2%3  tokenize MODEL_DIR --text TEXT
       Print the ids and tokens of TEXT as the model folder's tokenizer (GPT-2
       or BERT) gives them, as JSON: {"ids": [...], "tokens": [...]}.
@@ -165,9 +167,6 @@ QCommandLineOption Command::backendOption()
 int Command::exportAttention(const QCommandLineParser &parser, const QString &out)
 {
     const QString tensor = parser.value("tensor");
-    if (dataFormatFromPath(out.toStdString()) != DataFormat::Npy)
-        return fail(QStringLiteral("export: --tensor %1 is written as .npy, found %2").arg(shown(tensor), shown(out)),
-                    kUsage);
     std::optional<int> layer, head;
     if (Status s = parseLayerAndHead(parser, layer, head); !s)
         return fail(s.message(), kUsage);
@@ -185,7 +184,7 @@ int Command::exportAttention(const QCommandLineParser &parser, const QString &ou
         return fail(input.message());
     if (!input->note.empty())
         m_err << QString::fromStdString(input->note) << "\n";
-    if (Status s = checkAttentionTensor(input->set, tensor.toStdString(), layer, head); !s)
+    if (Status s = checkAttentionExport(input->set, tensor.toStdString(), layer, head, out.toStdString()); !s)
         return fail(s.message(), kUsage);
     if (auto exit = checkBeforeWriting("export", {out, {out}}))
         return *exit;
@@ -224,7 +223,7 @@ int Command::exportData(const QStringList &args)
             kUsage);
     const QString tensor = parser.value("tensor");
     const QString input = parser.positionalArguments()[0];
-    if (tensor == "rollout" || tensor == "mean" || parser.isSet("layer") || parser.isSet("text") ||
+    if (tensor == "rollout" || tensor == "mean" || tensor == "stats" || parser.isSet("layer") || parser.isSet("text") ||
         parser.isSet("softmax") || QFileInfo(input).isDir() || isAttentionFilePath(input.toStdString()))
         return exportAttention(parser, out);
     auto run = computeProject(parser);

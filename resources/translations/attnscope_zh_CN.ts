@@ -1605,6 +1605,78 @@
         <source>%1: the data could not be written.</source>
         <translation>%1：无法写入数据。</translation>
     </message>
+    <message>
+        <source>weights.npy, or one matrix or the statistics: .csv</source>
+        <translation>weights.npy，或单个矩阵、统计量：.csv</translation>
+    </message>
+    <message>
+        <source>NumPy array (*.npy);;CSV (*.csv);;JSON, statistics (*.json)</source>
+        <translation>NumPy 数组 (*.npy);;CSV (*.csv);;JSON，统计量 (*.json)</translation>
+    </message>
+    <message>
+        <source>Data:</source>
+        <translation>数据：</translation>
+    </message>
+    <message>
+        <source>Layer:</source>
+        <translation>层：</translation>
+    </message>
+    <message>
+        <source>Head:</source>
+        <translation>头：</translation>
+    </message>
+    <message>
+        <source>Weights of every layer %1</source>
+        <translation>所有层的权重 %1</translation>
+    </message>
+    <message>
+        <source>Weights of one layer %1</source>
+        <translation>某一层的权重 %1</translation>
+    </message>
+    <message>
+        <source>Weights of one head %1</source>
+        <translation>某一个头的权重 %1</translation>
+    </message>
+    <message>
+        <source>Mean over the heads of one layer %1</source>
+        <translation>某一层各头的平均 %1</translation>
+    </message>
+    <message>
+        <source>Rollout over every layer %1</source>
+        <translation>所有层的注意力展开（rollout）%1</translation>
+    </message>
+    <message>
+        <source>Statistics of every head (%1 rows)</source>
+        <translation>每个头的统计量（%1 行）</translation>
+    </message>
+    <message>
+        <source>Layer %1: %2</source>
+        <translation>第 %1 层：%2</translation>
+    </message>
+    <message>
+        <source>The suffix picks the format: .csv and .npy write the tensor chosen, .npz and .json every tensor of layer %1.</source>
+        <translation>文件后缀决定格式：.csv 和 .npy 写入所选张量，.npz 和 .json 写入第 %1 层的全部张量。</translation>
+    </message>
+    <message>
+        <source>Written as: %1.</source>
+        <translation>写出格式：%1。</translation>
+    </message>
+    <message>
+        <source>, .</source>
+        <translation>、.</translation>
+    </message>
+    <message>
+        <source>%1: %2 is written as %3.</source>
+        <translation>%1：“%2”只能写成 %3。</translation>
+    </message>
+    <message>
+        <source> or .</source>
+        <translation> 或 .</translation>
+    </message>
+    <message>
+        <source>Choose a file name ending in .%1.</source>
+        <translation>请选择以 .%1 结尾的文件名。</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::ExportFigureDialog</name>
@@ -1821,6 +1893,66 @@
     <message>
         <source>Read the file again as it is on disk now.</source>
         <translation>按磁盘上现在的内容重新读取该文件。</translation>
+    </message>
+    <message>
+        <source>Applying softmax to the rows of %1…</source>
+        <translation>正在对 %1 的每一行应用 softmax…</translation>
+    </message>
+    <message>
+        <source>Row sums %1 to %2</source>
+        <translation>行和为 %1 到 %2</translation>
+    </message>
+    <message>
+        <source>Softmax applied to every row of the file (its %1).</source>
+        <translation>已对文件的每一行应用 softmax（原文件%1）。</translation>
+    </message>
+    <message>
+        <source>%1 of %2 rows sum above 1</source>
+        <translation>%2 行中有 %1 行之和大于 1</translation>
+    </message>
+    <message>
+        <source>%1 rows have negative values (down to %2)</source>
+        <translation>%1 行含有负值（最小为 %2）</translation>
+    </message>
+    <message>
+        <source>%1: %2. These look like scores before softmax; entropy, confidence and rollout mean nothing on them.</source>
+        <translation>%1：%2。这些看起来是 softmax 之前的分数；对它们计算熵、置信度和注意力展开没有意义。</translation>
+    </message>
+    <message>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
+    <message>
+        <source>Not attention weights: %1</source>
+        <translation>不是注意力权重：%1</translation>
+    </message>
+    <message>
+        <source>This file does not hold attention weights: its rows are not softmax rows.</source>
+        <translation>此文件中不是注意力权重：它的各行不是 softmax 的结果。</translation>
+    </message>
+    <message>
+        <source>Apply Softmax</source>
+        <translation>应用 Softmax</translation>
+    </message>
+    <message>
+        <source>Show softmax over each row of the file (the file itself is not changed).</source>
+        <translation>显示对文件每一行做 softmax 的结果（文件本身不会被修改）。</translation>
+    </message>
+    <message>
+        <source>%1 of %2 rows are all zero (masked queries)</source>
+        <translation>%2 行中有 %1 行全为零（被掩码的查询）</translation>
+    </message>
+    <message>
+        <source>%1 of %2 rows sum below 1 (weight kept out of the map, as by a sink)</source>
+        <translation>%2 行中有 %1 行之和小于 1（部分权重不在图中，例如被汇聚词元（sink）占去）</translation>
+    </message>
+    <message>
+        <source>%1: %2.</source>
+        <translation>%1：%2。</translation>
+    </message>
+    <message>
+        <source>%1, softmax applied</source>
+        <translation>%1，已应用 softmax</translation>
     </message>
 </context>
 <context>

@@ -45,6 +45,7 @@ private slots:
     void meanOfAProjectIsThatOfItsWeights();
     void errorsWriteNothing_data();
     void errorsWriteNothing();
+    void oneMatrixAsCsvAndStatsAsAFile();
 
 private:
     QTemporaryDir m_dir;
@@ -157,7 +158,7 @@ void TestAttentionExport::errorsWriteNothing_data()
     QTest::newRow("rollout with layer") << QStringList{f, "--tensor", "rollout", "--layer", "0"} << 2
                                         << "leave out --layer and --head";
     QTest::newRow("not a map tensor") << QStringList{f, "--tensor", "q"} << 2
-                                      << "expected weights, rollout or mean for attention maps";
+                                      << "expected weights, rollout, mean or stats for attention maps";
     QTest::newRow("one-layer file, head out of range")
         << QStringList{fixture("htt_f32.npy"), "--tensor", "weights", "--head", "4"} << 2
         << "--head 4: the input has 4 head(s), numbered 0 to 3";
@@ -183,6 +184,51 @@ void TestAttentionExport::errorsWriteNothing()
     QVERIFY(QFile::remove(out));
     QVERIFY(test::runCli(QStringList{"export"} + args + QStringList{"--out", out}).code == code);
     QVERIFY(!QFile::exists(out));
+}
+
+void TestAttentionExport::oneMatrixAsCsvAndStatsAsAFile()
+{
+    // One head as token-labelled CSV: the file's own values, its tokens on both axes.
+    const QString csv = m_dir.filePath(QStringLiteral("l2h3.csv"));
+    auto run = test::runCli(
+        {"export", fixture("lhtt_f32.npy"), "--tensor", "weights", "--layer", "2", "--head", "3", "--out", csv});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 12);
+    QCOMPARE(lines[0].split(',').value(3), QStringLiteral("transform"));
+    for (int i = 0; i < 11; ++i) {
+        const QStringList cells = lines[i + 1].split(',');
+        QCOMPARE(cells.size(), 12);
+        for (int j = 0; j < 11; ++j)
+            QCOMPARE(cells[j + 1].toFloat(), float(m_all.data[std::size_t((2 * 4 + 3) * 121 + i * 11 + j)]));
+    }
+    // The rollout as CSV: NumPy's rollout of the same file.
+    const QString rollout = m_dir.filePath(QStringLiteral("rollout.csv"));
+    run = test::runCli({"export", fixture("lhtt_f32.npy"), "--tensor", "rollout", "--out", rollout});
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    auto expected = readNpyFile(fixture("expected_lhtt_f32_rollout.npy").toStdString());
+    QVERIFY(expected.ok());
+    QFile r(rollout);
+    QVERIFY(r.open(QIODevice::ReadOnly));
+    const QStringList rows = QString::fromUtf8(r.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(rows.size(), 12);
+    for (int i = 0; i < 11; ++i)
+        for (int j = 0; j < 11; ++j)
+            QVERIFY(std::abs(rows[i + 1].split(',')[j + 1].toDouble() - expected->data[std::size_t(i * 11 + j)]) <
+                    1e-6);
+    // The statistics through export are what `stats` writes.
+    for (const char *suffix : {"json", "csv"}) {
+        const QString viaExport = m_dir.filePath(QStringLiteral("export-stats.") + suffix);
+        const QString viaStats = m_dir.filePath(QStringLiteral("stats-stats.") + suffix);
+        run = test::runCli({"export", fixture("lhtt_f32.npy"), "--tensor", "stats", "--out", viaExport});
+        QVERIFY2(run.code == 0, qPrintable(run.err));
+        run = test::runCli({"stats", fixture("lhtt_f32.npy"), "--out", viaStats});
+        QVERIFY2(run.code == 0, qPrintable(run.err));
+        QCOMPARE(test::readAll(viaExport), test::readAll(viaStats));
+        QVERIFY(!test::readAll(viaExport).isEmpty());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestAttentionExport)

@@ -197,8 +197,15 @@ void TestStats::errors_data()
     const QString f16 = fixture("lhtt_f16.npy");
     QTest::newRow("no --out") << QStringList{"stats", f16} << 2 << "--out FILE.json or FILE.csv is required";
     QTest::newRow("wrong suffix") << QStringList{"stats", f16, "--out", "x.txt"} << 2 << "expected a .json or .csv";
-    QTest::newRow("rollout as csv") << QStringList{"export", f16, "--tensor", "rollout", "--out", "r.csv"} << 2
-                                    << "--tensor rollout is written as .npy";
+    QTest::newRow("rollout as json") << QStringList{"export", f16, "--tensor", "rollout", "--out", "r.json"} << 2
+                                     << "--tensor rollout is written as .npy or .csv, found \"r.json\"";
+    QTest::newRow("all weights as csv") << QStringList{"export", f16, "--tensor", "weights", "--out", "w.csv"} << 2
+                                        << "(.csv holds one matrix: give --layer and --head)";
+    QTest::newRow("stats as npy") << QStringList{"export", f16, "--tensor", "stats", "--out", "s.npy"} << 2
+                                  << "--tensor stats is written as .csv or .json";
+    QTest::newRow("stats of one layer") << QStringList{"export",  f16, "--tensor", "stats",
+                                                       "--layer", "1", "--out",    "s.csv"}
+                                        << 2 << "--tensor stats covers every layer and head";
     QTest::newRow("rollout of cross-attention")
         << QStringList{"export", fixture("cross_htt_f32.npy"), "--tensor", "rollout", "--out", m_dir.filePath("c.npy")}
         << 1 << "rollout: needs square attention maps";
@@ -236,7 +243,7 @@ void TestStats::scoresAreSaidOnStderr()
 {
     // Scores before softmax: every command that reads the file says so in one stderr line that
     // names the row sums, and still does what it was asked.
-    const QString scores = fixture("scores_lhtt_f32.npy");
+    const QString scores = fixture("rows/scores_lhtt_f32.npy");
     const QList<QStringList> commands = {
         {"stats", scores, "--out", m_dir.filePath("scores.json")},
         {"export", scores, "--tensor", "weights", "--out", m_dir.filePath("scores.npy")},
@@ -261,25 +268,25 @@ void TestStats::softmaxMakesScoresAttention()
 {
     const QString out = m_dir.filePath("soft.npy");
     const auto run =
-        test::runCli({"export", fixture("scores_lhtt_f32.npy"), "--softmax", "--tensor", "weights", "--out", out});
+        test::runCli({"export", fixture("rows/scores_lhtt_f32.npy"), "--softmax", "--tensor", "weights", "--out", out});
     QVERIFY2(run.code == 0, qPrintable(run.err));
     QVERIFY2(run.err.contains("softmax applied to every row"), qPrintable(run.err));
     auto got = readNpyFile(out.toStdString());
-    auto expected = readNpyFile(fixture("expected_scores_lhtt_f32_softmax.npy").toStdString());
+    auto expected = readNpyFile(fixture("rows/expected_scores_lhtt_f32_softmax.npy").toStdString());
     QVERIFY(got.ok() && expected.ok());
     QCOMPARE(got->shape, expected->shape);
     for (std::size_t n = 0; n < got->data.size(); ++n)
         QVERIFY2(std::abs(got->data[n] - expected->data[n]) < 1e-6, qPrintable(QString::number(n)));
     // The statistics of the softmaxed file are those of attention: entropy is never negative.
     const QString stats = m_dir.filePath("soft.json");
-    QCOMPARE(test::runCli({"stats", fixture("scores_lhtt_f32.npy"), "--softmax", "--out", stats}).code, 0);
+    QCOMPARE(test::runCli({"stats", fixture("rows/scores_lhtt_f32.npy"), "--softmax", "--out", stats}).code, 0);
     for (const QJsonValue &row : readJson(stats).value("stats").toArray())
         QVERIFY(row.toObject().value("entropy").toDouble() >= 0);
 }
 
 void TestStats::maskedAndSinkRowsAreSaidNotRefused()
 {
-    const auto run = test::runCli({"stats", fixture("sinks_htt_f16.npy"), "--out", m_dir.filePath("sinks.json")});
+    const auto run = test::runCli({"stats", fixture("rows/sinks_htt_f16.npy"), "--out", m_dir.filePath("sinks.json")});
     QVERIFY2(run.code == 0, qPrintable(run.err));
     QCOMPARE(run.err.count('\n'), 1);
     QVERIFY2(run.err.contains("1 of 10 rows all zero (masked), 5 of 10 rows below 1 (a sink kept out)"),

@@ -335,7 +335,7 @@ void TestAttentionFile::maskedAndSinkRowsAreAttention()
 {
     // Head 0's rows are scaled to 0.7 (a sink kept out), head 1's row 0 is all zero (masked).
     AttentionFileInfo info;
-    auto set = readAttentionFile(test::sourcePathStd("tests/fixtures/attention/sinks_htt_f16.npy"), &info);
+    auto set = readAttentionFile(test::sourcePathStd("tests/fixtures/attention/rows/sinks_htt_f16.npy"), &info);
     QVERIFY2(set.ok(), set.ok() ? "" : set.message().c_str());
     const RowSumCheck &rows = info.rows;
     QCOMPARE(rows.rows, std::int64_t(10));
@@ -354,7 +354,7 @@ void TestAttentionFile::maskedAndSinkRowsAreAttention()
 void TestAttentionFile::scoresAreFoundAndSoftmaxApplies()
 {
     AttentionFileInfo info;
-    auto set = readAttentionFile(test::sourcePathStd("tests/fixtures/attention/scores_lhtt_f32.npy"), &info);
+    auto set = readAttentionFile(test::sourcePathStd("tests/fixtures/attention/rows/scores_lhtt_f32.npy"), &info);
     QVERIFY2(set.ok(), set.ok() ? "" : set.message().c_str());
     const RowSumCheck &rows = info.rows;
     QVERIFY(!rows.isAttention());
@@ -369,7 +369,8 @@ void TestAttentionFile::scoresAreFoundAndSoftmaxApplies()
     auto soft = softmaxRows(*set);
     QVERIFY2(soft.ok(), soft.ok() ? "" : soft.message().c_str());
     QVERIFY(checkRowSums(*soft, 1e-6).isExact());
-    auto expected = readNpyFile(test::sourcePathStd("tests/fixtures/attention/expected_scores_lhtt_f32_softmax.npy"));
+    auto expected =
+        readNpyFile(test::sourcePathStd("tests/fixtures/attention/rows/expected_scores_lhtt_f32_softmax.npy"));
     QVERIFY2(expected.ok(), expected.ok() ? "" : expected.message().c_str());
     QCOMPARE(expected->data.size(), std::size_t(2 * 2 * 6 * 6));
     double worst = 0;

@@ -126,6 +126,7 @@ private slots:
     void headViewHoversEitherSideAndTogglesHeads();
     void fileRewrittenWhileShownIsReportedNotFatal();
     void scoresFileIsSaidAndSoftmaxApplies();
+    void exportDataOffersWhatTheFileHas();
     void maskedAndSinkRowsAreNoticedNotRefused();
     void fifoGivenAsAttentionFileIsRefusedAndTheWindowCloses();
 
@@ -531,7 +532,8 @@ void TestAttentionViews::readOnlyDocumentExportsAndDescribesCells()
     // The data dialog writes the weights of the layer shown.
     ExportDataDialog *data = w.figures()->showDataDialog();
     QVERIFY(data);
-    data->setTensor(QStringLiteral("weights"));
+    data->setTensor(QStringLiteral("weights-layer"));
+    QCOMPARE(data->layer(), 0);
     data->setHead(2);
     const QString npy = m_dir.filePath(QStringLiteral("head.npy"));
     data->setPath(npy);
@@ -768,7 +770,7 @@ void TestAttentionViews::scoresFileIsSaidAndSoftmaxApplies()
     MainWindow w;
     w.resize(1200, 800);
     w.show();
-    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("scores_lhtt_f32.npy")));
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("rows/scores_lhtt_f32.npy")));
     QVERIFY(w.banner()->isStale());
     QVERIFY2(w.banner()->reason().startsWith(QStringLiteral("Row sums -14 to 20.4: 11 of 24 rows sum above 1; "
                                                             "23 rows have negative values")),
@@ -789,7 +791,8 @@ void TestAttentionViews::scoresFileIsSaidAndSoftmaxApplies()
     QVERIFY2(w.status()->notice().startsWith(QStringLiteral("Softmax applied to every row")),
              qPrintable(w.status()->notice()));
     // What is shown is NumPy's softmax of the stored scores.
-    auto expected = readNpyFile((kFixtures + QStringLiteral("expected_scores_lhtt_f32_softmax.npy")).toStdString());
+    auto expected =
+        readNpyFile((kFixtures + QStringLiteral("rows/expected_scores_lhtt_f32_softmax.npy")).toStdString());
     QVERIFY(expected.ok());
     const AttentionSet &set = w.setSource()->attention()->set;
     QCOMPARE(set.layers(), 2);
@@ -799,12 +802,87 @@ void TestAttentionViews::scoresFileIsSaidAndSoftmaxApplies()
     QTRY_VERIFY_WITH_TIMEOUT(w.views()->statsTable()->isFilled(), 20000);
 }
 
+void TestAttentionViews::exportDataOffersWhatTheFileHas()
+{
+    // Export Data on a file proposed "New project.npz" and wrote the layer shown plus eight empty
+    // arrays. It offers what the file has, and writes exactly that.
+    const QString path = kFixtures + QStringLiteral("lhtt_f32.npy");
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, path));
+    w.setSource()->layerSelector()->setValue(1);
+    QTRY_COMPARE(w.views()->attention().layer, 1);
+    ExportDataDialog *data = w.figures()->showDataDialog();
+    QVERIFY(data);
+    QCOMPARE(QFileInfo(data->path()).fileName(), QStringLiteral("lhtt_f32.npy"));
+    auto *what = data->findChild<QComboBox *>(QStringLiteral("tensor"));
+    QStringList keys;
+    for (int i = 0; i < what->count(); ++i)
+        keys << what->itemData(i).toString();
+    QCOMPARE(keys, (QStringList{"weights-all", "weights-layer", "weights-head", "mean", "rollout", "stats"}));
+    QCOMPARE(data->layer(), 1); // the layer shown
+
+    auto file = readNpyFile(path.toStdString());
+    QVERIFY(file.ok());
+    const auto exported = [&](const QString &key, const QString &name) -> std::optional<NpyArray> {
+        data->setTensor(key);
+        data->setPath(m_dir.filePath(name));
+        if (!data->exportData()) {
+            qWarning("%s", qPrintable(data->lastError()));
+            return std::nullopt;
+        }
+        auto read = readNpyFile(m_dir.filePath(name).toStdString());
+        return read ? std::optional<NpyArray>(*read) : std::nullopt;
+    };
+    auto all = exported(QStringLiteral("weights-all"), QStringLiteral("all.npy"));
+    QVERIFY(all);
+    QCOMPARE(all->shape, file->shape);
+    QCOMPARE(all->data, file->data);
+    data->setLayer(2);
+    auto layer = exported(QStringLiteral("weights-layer"), QStringLiteral("layer.npy"));
+    QVERIFY(layer);
+    QCOMPARE(layer->shape, (std::vector<std::int64_t>{4, 11, 11}));
+    QCOMPARE(layer->data[0], file->data[2 * 4 * 121]);
+    data->setHead(3);
+    auto head = exported(QStringLiteral("weights-head"), QStringLiteral("head.npy"));
+    QVERIFY(head);
+    QCOMPARE(head->shape, (std::vector<std::int64_t>{11, 11}));
+    QCOMPARE(head->data[5], file->data[(2 * 4 + 3) * 121 + 5]);
+    auto mean = exported(QStringLiteral("mean"), QStringLiteral("mean.npy"));
+    QVERIFY(mean);
+    double want = 0;
+    for (int h = 0; h < 4; ++h)
+        want += file->data[std::size_t((2 * 4 + h) * 121 + 12)] / 4;
+    QVERIFY(std::abs(mean->data[12] - want) < 1e-6);
+    auto rollout = exported(QStringLiteral("rollout"), QStringLiteral("rollout.npy"));
+    QVERIFY(rollout);
+    auto expected = readNpyFile((kFixtures + QStringLiteral("expected_lhtt_f32_rollout.npy")).toStdString());
+    QVERIFY(expected.ok());
+    for (std::size_t n = 0; n < expected->data.size(); ++n)
+        QVERIFY(std::abs(rollout->data[n] - expected->data[n]) < 1e-6);
+    // The statistics: one row per head of every layer.
+    data->setTensor(QStringLiteral("stats"));
+    data->setPath(m_dir.filePath(QStringLiteral("stats.csv")));
+    QVERIFY2(data->exportData(), qPrintable(data->lastError()));
+    QFile stats(m_dir.filePath(QStringLiteral("stats.csv")));
+    QVERIFY(stats.open(QIODevice::ReadOnly));
+    QCOMPARE(stats.readAll().count('\n'), 1 + 3 * 4);
+    // A suffix that does not hold the choice is refused by name, and nothing is written.
+    data->setTensor(QStringLiteral("weights-all"));
+    data->setPath(m_dir.filePath(QStringLiteral("all.csv")));
+    QVERIFY(!data->exportData());
+    QVERIFY2(data->lastError().endsWith(QStringLiteral("is written as .npy.")), qPrintable(data->lastError()));
+    QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("all.csv"))));
+    data->close();
+}
+
 void TestAttentionViews::maskedAndSinkRowsAreNoticedNotRefused()
 {
     MainWindow w;
     w.resize(1200, 800);
     w.show();
-    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("sinks_htt_f16.npy")));
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("rows/sinks_htt_f16.npy")));
     QVERIFY(!w.banner()->isStale());
     QVERIFY2(w.status()->notice().contains(QStringLiteral("1 of 10 rows are all zero (masked queries)")),
              qPrintable(w.status()->notice()));

@@ -155,7 +155,7 @@ ExportDataDialog *FigureActions::showDataDialog()
     auto *dialog = new ExportDataDialog(m_host.views->attention(), m_host.window);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setHead(m_host.views->currentHead());
-    dialog->setPath(suggestedPath(QStringLiteral("npz")));
+    dialog->setPath(suggestedPath(dialog->defaultSuffix()));
     connect(dialog, &QDialog::accepted, this, [this, dialog] { exported(dialog->path()); });
     dialog->open();
     return dialog;

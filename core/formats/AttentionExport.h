@@ -1,0 +1,43 @@
+#pragma once
+
+// What an attention set is exported as, by `attnscope-cli export` and `stats` and by File >
+// Export Data on an attention file or a model run: the maps of every layer, of one layer or one
+// head, one layer's mean over heads, the rollout, or the statistics of every head.
+
+#include "core/Result.h"
+#include "core/Tensor.h"
+#include "core/analysis/AttentionSet.h"
+
+#include <optional>
+#include <string>
+
+namespace attnscope {
+
+// The statistics as design.md's JSON ({"layers", "heads", "stats": [...]}) and as CSV (one row
+// per head, a header row; an empty cell where a statistic does not apply).
+std::string statsJson(const AttentionSet &set);
+std::string statsCsv(const AttentionSet &set);
+
+// A double matrix as a float32 .npy file [rows, cols], whole or not at all.
+Status writeMatrixNpy(const MatrixD &m, const std::string &path);
+
+// The request alone (the tensor's name, the layer and head): what a user typed wrong. Sets
+// `layer` to 0 where the tensor needs one and the set has one layer. Tensors:
+//   weights: [L,H,Tq,Tk] (no layer, no head), [H,Tq,Tk] (a layer) or [Tq,Tk] (layer and head;
+//            the layer may be left out when there is one);
+//   mean:    one layer's mean over heads [Tq,Tk]; rollout: over every layer [T,T];
+//   stats:   the statistics of every head (statsJson, statsCsv).
+// A layer or head out of range, or one the tensor has no use for, is an InvalidInput error that
+// names the valid range. Layers and heads are 0-based.
+Status checkAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> &layer,
+                            std::optional<int> head);
+// The same, and whether `path`'s suffix suits what is written: .npy for maps (float32), .csv for
+// one matrix (one head, the mean, the rollout; token-labelled), .csv or .json for the statistics.
+Status checkAttentionExport(const AttentionSet &set, const std::string &tensor, std::optional<int> &layer,
+                            std::optional<int> head, const std::string &path);
+// Writes what checkAttentionExport allows, whole or not at all. On success: what was written
+// ("weights of layer 0, head 2 [11, 11]").
+Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> layer,
+                                         std::optional<int> head, const std::string &path);
+
+} // namespace attnscope
