@@ -71,8 +71,8 @@ void FigureRenderer::addTile(const MatrixF &values, int layer, int head)
     const bool pool = m_options.view == FigureView::Model && std::max(values.rows(), values.cols()) > kMaxTileSide;
     if (m_options.mergeWords) {
         *owned = mergeWords(values.cast<double>(), set.queryWordOf, set.keyWordOf).cast<float>();
-        d.rowLabels = labelsOf(mergedWordLabels(set.queryTokens, set.queryWordOf), owned->rows());
-        d.columnLabels = labelsOf(mergedWordLabels(set.keyTokens, set.keyWordOf), owned->cols());
+        d.rowLabels = labelsOf(set.queryWordLabels(), owned->rows());
+        d.columnLabels = labelsOf(set.keyWordLabels(), owned->cols());
     } else if (pool) {
         // core's pooling: cell a covers rows [floor(a*T/N), floor((a+1)*T/N)), as everywhere.
         *owned = poolMatrix(values, kMaxTileSide, PoolMode::Max);

@@ -52,12 +52,12 @@ bool ShownAttention::merges() const
 
 QStringList ShownAttention::queryLabels() const
 {
-    return toLabels(merges() ? mergedWordLabels(set.queryTokens, set.queryWordOf) : set.queryTokens);
+    return toLabels(merges() ? set.queryWordLabels() : set.queryTokens);
 }
 
 QStringList ShownAttention::keyLabels() const
 {
-    return toLabels(merges() ? mergedWordLabels(set.keyTokens, set.keyWordOf) : set.keyTokens);
+    return toLabels(merges() ? set.keyWordLabels() : set.keyTokens);
 }
 
 MatrixD ShownAttention::shownMap(int layer, int head) const

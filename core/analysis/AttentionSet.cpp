@@ -1,10 +1,14 @@
 #include "core/analysis/AttentionSet.h"
 
+#include "core/analysis/AttentionStats.h"
+#include "core/tokenizers/ByteLevelText.h"
+
 #include <Eigen/Core>
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <tuple>
 
 namespace attnscope {
 
@@ -158,11 +162,29 @@ Status AttentionSet::setTokens(std::vector<std::string> queries, std::vector<std
     if (!keys.empty() && std::int64_t(keys.size()) != m_tk)
         return Error{"keyTokens: expected " + std::to_string(m_tk) + " labels (one per key), found " +
                      std::to_string(keys.size())};
-    queryTokens = std::move(queries);
-    keyTokens = std::move(keys);
-    queryWordOf = wordsFromTokens(queryTokens);
-    keyWordOf = wordsFromTokens(keyTokens);
+    for (auto [labels, wordOf, words, given] : {std::tuple{&queryTokens, &queryWordOf, &queryWords, &queries},
+                                                std::tuple{&keyTokens, &keyWordOf, &keyWords, &keys}}) {
+        if (auto pieces = byteLevelPieces(*given)) {
+            *labels = std::move(pieces->labels);
+            *wordOf = std::move(pieces->wordOf);
+            *words = std::move(pieces->words);
+        } else {
+            *labels = std::move(*given);
+            *wordOf = wordsFromTokens(*labels);
+            words->clear();
+        }
+    }
     return Ok{};
+}
+
+std::vector<std::string> AttentionSet::queryWordLabels() const
+{
+    return queryWords.empty() ? mergedWordLabels(queryTokens, queryWordOf) : queryWords;
+}
+
+std::vector<std::string> AttentionSet::keyWordLabels() const
+{
+    return keyWords.empty() ? mergedWordLabels(keyTokens, keyWordOf) : keyWords;
 }
 
 std::vector<int> wordsFromTokens(const std::vector<std::string> &tokens)

@@ -80,16 +80,24 @@ public:
 
     // Token labels (Tq and Tk entries; empty when the source had none) and optional word
     // boundaries: wordOf[i] is the index of the word token i belongs to (non-decreasing,
-    // starting at 0), empty when unknown.
+    // starting at 0), empty when unknown. queryWords / keyWords: the words' own text where the
+    // labels alone cannot give it (byte-level pieces of one character); empty otherwise.
     std::vector<std::string> queryTokens, keyTokens;
     std::vector<int> queryWordOf, keyWordOf;
+    std::vector<std::string> queryWords, keyWords;
+    // The label of each word (mergedWordLabels, or the words' own text where the set has it).
+    std::vector<std::string> queryWordLabels() const;
+    std::vector<std::string> keyWordLabels() const;
 
     // One entry per layer where the source knows how its attention was made (a project, a model
     // run); empty otherwise. facts() answers for any layer (all zero when unknown).
     std::vector<LayerFacts> layerFacts;
     LayerFacts facts(int layer) const;
 
-    // Sets the labels, checking their counts ("tokens: expected 12 labels (one per query), found 11").
+    // Sets the labels, checking their counts ("tokens: expected 12 labels (one per query), found 11"),
+    // and the words they form (wordsFromTokens). Byte-level BPE spellings ("Ġworld", "æĪ") are
+    // shown as the text they decode to, and their words taken from that text
+    // (core/tokenizers/ByteLevelText.h): a label reads "␣world", "我…".
     Status setTokens(std::vector<std::string> queries, std::vector<std::string> keys);
 
     // The mapped file the values are read from, when they are read straight from one (an

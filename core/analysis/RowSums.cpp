@@ -123,6 +123,8 @@ Result<AttentionSet> softmaxRows(const AttentionSet &set)
     result->keyTokens = set.keyTokens;
     result->queryWordOf = set.queryWordOf;
     result->keyWordOf = set.keyWordOf;
+    result->queryWords = set.queryWords;
+    result->keyWords = set.keyWords;
     result->layerFacts = set.layerFacts;
     return result;
 }

@@ -1,5 +1,7 @@
 #include "core/tokenizers/ByteLevelBpe.h"
 
+#include "core/tokenizers/ByteLevelText.h"
+
 #include "core/io/JsonDocument.h"
 #include "core/io/UserText.h"
 #include "core/tokenizers/Tokenizer.h"
@@ -33,20 +35,6 @@ CharKind charKind(const Utf8Char &c)
     default:
         return CharKind::Other;
     }
-}
-
-// GPT-2's printable stand-in for each byte: the printable Latin-1 bytes stand for themselves,
-// the others (controls, space, soft hyphen...) for U+0100 onwards in byte order.
-char32_t byteToUnicode(unsigned b)
-{
-    const auto printable = [](unsigned v) { return (v >= 0x21 && v <= 0x7e) || (v >= 0xa1 && v <= 0xac) || v >= 0xae; };
-    if (printable(b))
-        return b;
-    char32_t n = 0;
-    for (unsigned v = 0; v < b; ++v)
-        if (!printable(v))
-            ++n;
-    return 0x100 + n;
 }
 
 // The length of the contraction ('s 't 're 've 'm 'll 'd) at text[at], or 0.

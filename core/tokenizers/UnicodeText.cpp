@@ -35,6 +35,13 @@ UnicodeClass unicodeClass(char32_t c)
     return static_cast<UnicodeClass>(*(it - 1) & 7u);
 }
 
+bool isChineseCharacter(char32_t c)
+{
+    return (c >= 0x4e00 && c <= 0x9fff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x20000 && c <= 0x2a6df) ||
+           (c >= 0x2a700 && c <= 0x2b73f) || (c >= 0x2b740 && c <= 0x2b81f) || (c >= 0x2b820 && c <= 0x2ceaf) ||
+           (c >= 0xf900 && c <= 0xfaff) || (c >= 0x2f800 && c <= 0x2fa1f);
+}
+
 bool isWhiteSpace(char32_t c)
 {
     return (c >= 0x09 && c <= 0x0d) || c == 0x20 || c == 0x85 || c == 0xa0 || c == 0x1680 ||

@@ -30,6 +30,10 @@ UnicodeClass unicodeClass(char32_t c);
 // U+0009..000D, U+0020, U+0085, U+00A0, U+1680, U+2000..200A, U+2028, U+2029, U+202F, U+205F, U+3000.
 bool isWhiteSpace(char32_t c);
 
+// transformers' _is_chinese_char: the CJK Unified Ideographs blocks and their extensions and
+// compatibility blocks. Hiragana, Katakana and Hangul are not in them: they form words.
+bool isChineseCharacter(char32_t c);
+
 // One decoded code point of UTF-8 text and the bytes it came from. Bytes that are not valid
 // UTF-8 (a stray continuation byte, an overlong form, a surrogate, a cut-off sequence) come
 // one at a time as U+FFFD with valid = false, so no input is refused and none is lost.

@@ -7,15 +7,6 @@ namespace attnscope {
 
 namespace {
 
-// transformers' _is_chinese_char: the CJK Unified Ideographs blocks and their extensions and
-// compatibility blocks. Hiragana, Katakana and Hangul are not in them: they form words.
-bool isChineseCharacter(char32_t c)
-{
-    return (c >= 0x4e00 && c <= 0x9fff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x20000 && c <= 0x2a6df) ||
-           (c >= 0x2a700 && c <= 0x2b73f) || (c >= 0x2b740 && c <= 0x2b81f) || (c >= 0x2b820 && c <= 0x2ceaf) ||
-           (c >= 0xf900 && c <= 0xfaff) || (c >= 0x2f800 && c <= 0x2fa1f);
-}
-
 // BERT counts every ASCII symbol as punctuation ("$", "+", "^"...), not only Unicode's P*.
 bool isPunctuation(char32_t c)
 {

@@ -6,6 +6,7 @@
 
 #include "core/io/JsonDocument.h"
 #include "core/tokenizers/ByteLevelBpe.h"
+#include "core/tokenizers/ByteLevelText.h"
 #include "core/tokenizers/Tokenizer.h"
 #include "core/tokenizers/UnicodeText.h"
 
@@ -13,6 +14,8 @@
 
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
 
 #include <map>
 #include <random>
@@ -133,6 +136,104 @@ private:
     }
 
 private slots:
+    void byteLevelTokensReadAsText_data()
+    {
+        QTest::addColumn<QString>("text");
+        // Chinese through GPT-2's byte-level BPE: 3 bytes a character, many characters cut
+        // between tokens (the raw spellings read "æĪ ĳ").
+        QTest::newRow("Chinese") << QStringLiteral("我爱自然语言处理。注意力机制很有趣！");
+        QTest::newRow("mixed") << QStringLiteral("Attention is 注意力, isn't it?");
+        QTest::newRow("Japanese kana form words") << QStringLiteral("こんにちは世界");
+        QTest::newRow("emoji and accents") << QStringLiteral("café 🙂 naïve");
+    }
+
+    void byteLevelTokensReadAsText()
+    {
+        QFETCH(QString, text);
+        const Encoding encoding = gpt2().encode(text.toStdString());
+        const auto pieces = byteLevelPieces(encoding.tokens);
+        QVERIFY(pieces);
+        QCOMPARE(pieces->labels.size(), encoding.tokens.size());
+        // The words, joined, give the text back: every cut character whole, no byte lost.
+        QString joined;
+        for (std::size_t w = 0; w < pieces->words.size(); ++w) {
+            QString word = QString::fromStdString(pieces->words[w]);
+            QVERIFY2(!word.contains(QChar(0x2026)) && !word.contains(QChar(0xfffd)), qPrintable(word));
+            joined += word;
+        }
+        QString compact = text;
+        compact.remove(QLatin1Char(' '));
+        QCOMPARE(joined, compact);
+        // Each label is its token's text: "…" marks where a character is cut, and the character
+        // named is the one the bytes belong to.
+        std::u32string reread;
+        for (std::size_t i = 0; i < pieces->labels.size(); ++i) {
+            std::u32string label = QString::fromStdString(pieces->labels[i]).toStdU32String();
+            std::replace(label.begin(), label.end(), U'\u2423', U' ');
+            const bool cutBefore = !label.empty() && label.front() == U'\u2026';
+            if (cutBefore)
+                label.erase(0, 1);
+            if (label.size() > 1 && label.back() == U'\u2026')
+                label.pop_back();
+            // The cut character, once: it closes the character the token before began.
+            if (cutBefore) {
+                QVERIFY(!label.empty() && !reread.empty());
+                QCOMPARE(label.front(), reread.back());
+                label.erase(0, 1);
+            }
+            reread += label;
+        }
+        QCOMPARE(QString::fromStdU32String(reread), text);
+        // Chinese characters are words of their own; kana run together; Latin words keep their pieces.
+        std::vector<std::string> expectedWords;
+        for (const QString &part : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            QString word;
+            const auto flush = [&] {
+                if (!word.isEmpty())
+                    expectedWords.push_back(word.toStdString());
+                word.clear();
+            };
+            for (int k = 0; k < part.size(); ++k) {
+                const QChar c = part[k];
+                const bool cjk = c.unicode() >= 0x4e00 && c.unicode() <= 0x9fff;
+                const bool punct = c.isPunct() && c != QLatin1Char('\'');
+                if (cjk || punct) {
+                    flush();
+                    expectedWords.push_back(QString(c).toStdString());
+                } else {
+                    word += c;
+                }
+            }
+            flush();
+        }
+        if (QByteArray(QTest::currentDataTag()) != "mixed") // "isn't": GPT-2 cuts "'t" off as a piece
+            QCOMPARE(pieces->words, expectedWords);
+        // More tokens than characters where characters are cut.
+        if (QByteArray(QTest::currentDataTag()) == "Chinese")
+            QVERIFY(encoding.tokens.size() > std::size_t(text.size()));
+    }
+
+    void byteLevelSpellingsAreRecognised()
+    {
+        // Plain ASCII reads the same either way; WordPiece, SentencePiece and Latin-1 text are
+        // not byte-level spellings.
+        QVERIFY(!byteLevelPieces({"Hello", "world"}));
+        QVERIFY(!byteLevelPieces({"[CLS]", "play", "##ing", "[SEP]"}));
+        QVERIFY(!byteLevelPieces({"\xE2\x96\x81"
+                                  "the",
+                                  "\xE2\x96\x81"
+                                  "cat"}));
+        QVERIFY(!byteLevelPieces({"caf\xC3\xA9"})); // "café" in a WordPiece vocabulary: é alone is no UTF-8
+        const auto gpt2Words = byteLevelPieces(
+            {"<|endoftext|>", "Hello", "\xC4\xA0wor", "ld", ",", "\xC4\xA0it", "'s", "\xC4\xA0me", "\xC4\x8A"});
+        QVERIFY(gpt2Words);
+        QCOMPARE(gpt2Words->wordOf, (std::vector<int>{0, 1, 2, 2, 3, 4, 4, 5, 6}));
+        QCOMPARE(gpt2Words->words,
+                 (std::vector<std::string>{"<|endoftext|>", "Hello", "world", ",", "it's", "me", "\xE2\x86\xB5"}));
+        QCOMPARE(gpt2Words->labels[2], std::string("\xE2\x90\xA3wor")); // ␣wor
+        QCOMPARE(gpt2Words->labels[8], std::string("\xE2\x86\xB5"));    // ↵
+    }
+
     void gpt2MatchesJavaScriptEncoder_data()
     {
         QTest::addColumn<QByteArray>("text");

@@ -203,6 +203,7 @@ private slots:
     void exampleModelEntry_data();
     void exampleModelEntry();
     void headOpenedOverAnotherNeverShowsItsResult();
+    void chineseTextReadsAsCharactersAndMerges();
 };
 
 void TestModelGui::initTestCase()
@@ -224,6 +225,44 @@ static bool openAndType(MainWindow &w, const QString &text, const QString &folde
     shown.clear();
     w.modelSource()->textEdit()->setText(text);
     return shown.wait(30000);
+}
+
+void TestModelGui::chineseTextReadsAsCharactersAndMerges()
+{
+    // Chinese through GPT-2 showed raw byte symbols ("æĪ ĳ"), 46 tokens for 22 characters, and
+    // merging words did nothing. Each piece now reads as the text it decodes to, a cut
+    // character marked "…", and merging joins the pieces into characters.
+    const QString text = QStringLiteral("我爱自然语言处理。注意力机制很有趣");
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    // The example model: GPT-2's own vocabulary (the fixture's 349 tokens cut every byte apart).
+    QVERIFY(openAndType(w, text, test::sourcePath(QStringLiteral("resources/models/tiny-gpt2"))));
+    const AttentionSet &set = w.setSource()->attention()->set;
+    QVERIFY(set.queries() > text.size()); // characters are cut between tokens
+    QCOMPARE(QString::fromStdString(set.queryTokens[0]), QStringLiteral("我\u2026"));
+    QCOMPARE(QString::fromStdString(set.queryTokens[1]), QStringLiteral("\u2026我"));
+    for (const std::string &label : set.queryTokens)
+        for (const QChar c : QString::fromStdString(label))
+            QVERIFY2(c.unicode() < 0x80 || c.unicode() > 0x24f, qPrintable(QString::fromStdString(label)));
+    QAction *merge = w.setSource()->mergeWordsAction();
+    QVERIFY(merge->isEnabled());
+    merge->setChecked(true);
+    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().merges() && w.views()->headView()->data().values &&
+                                 w.views()->headView()->data().values->rows() == text.size(),
+                             30000);
+    QStringList characters;
+    for (const QChar c : text)
+        characters << QString(c);
+    QCOMPARE(w.shownAttention().queryLabels(), characters);
+    w.views()->tabs()->setCurrentIndex(0);
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/model-chinese-merged.png")));
+    merge->setChecked(false);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.shownAttention().merges() && w.views()->headView()->data().values &&
+                                 w.views()->headView()->data().values->rows() == set.queries(),
+                             30000);
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/model-chinese-pieces.png")));
 }
 
 void TestModelGui::typedTextShowsEveryLayerAndHead()

@@ -57,16 +57,8 @@ void ModelController::load(const QString &dir)
 
 Result<AttentionSet> ModelController::viewSet(ModelRunPtr run)
 {
-    auto set = attentionSetFromRun(std::move(run));
-    if (!set)
-        return set;
-    static const std::string marker = "\xC4\xA0";    // "Ġ"
-    static const std::string shown = "\xE2\x90\xA3"; // "␣"
-    for (auto *labels : {&set->queryTokens, &set->keyTokens})
-        for (std::string &t : *labels)
-            if (t.rfind(marker, 0) == 0)
-                t = shown + t.substr(marker.size());
-    return set;
+    // The labels are shown as text (AttentionSet::setTokens): "␣world", and "我…" for a cut character.
+    return attentionSetFromRun(std::move(run));
 }
 
 void ModelController::cancel()

@@ -47,8 +47,8 @@ public:
     void close();
     bool waitForIdle(int timeoutMs = 60000);
 
-    // The set the views show for a run: the run's attentions with its tokens as labels, GPT-2's
-    // word marker "Ġ" shown as "␣" (word boundaries are taken before the marker is replaced).
+    // The set the views show for a run: the run's attentions with its tokens as labels, shown as
+    // the text they decode to (GPT-2's "Ġworld" as "␣world"; AttentionSet::setTokens).
     static Result<AttentionSet> viewSet(ModelRunPtr run);
 
 signals:
