@@ -2309,6 +2309,10 @@ Hatched: masked by the causal or padding part.</source>
         <source>X (key/value)</source>
         <translation>X（键/值）</translation>
     </message>
+    <message>
+        <source>X (value)</source>
+        <translation>X（值）</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MatrixEditor</name>
@@ -2383,6 +2387,14 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>&lt;b&gt;%1&lt;/b&gt;: not used</source>
         <translation>&lt;b&gt;%1&lt;/b&gt;：未使用</translation>
+    </message>
+    <message>
+        <source>Tk × d_v: the values&apos; own input; W_V reads it</source>
+        <translation>Tk × d_v：值的独立输入；W_V 读取它</translation>
+    </message>
+    <message>
+        <source>No separate value input: the values come from the key input. Check Use to give them their own.</source>
+        <translation>没有独立的值输入：值来自键输入。勾选“使用”即可为值提供独立输入。</translation>
     </message>
 </context>
 <context>
@@ -2891,6 +2903,10 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>Backend: starting…</source>
         <translation>后端：正在启动…</translation>
+    </message>
+    <message>
+        <source>Value input</source>
+        <translation>值输入</translation>
     </message>
 </context>
 <context>

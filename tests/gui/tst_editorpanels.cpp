@@ -7,13 +7,16 @@
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/MatrixModel.h"
+#include "core/attention/Validation.h"
 
 #include "../common/TestUtil.h"
 #include "../common/WindowTestUtil.h"
 
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QGuiApplication>
 #include <QItemSelectionModel>
@@ -23,6 +26,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -100,6 +104,7 @@ private slots:
     void cellRefusesNumbersBeyondFloat();
     void sizeBeyondMemoryRefusedWithMessage();
     void pasteCopyAndTabInATable();
+    void valueInputIsSeenAndEdited();
 };
 
 void TestEditorPanels::initTestCase()
@@ -319,6 +324,68 @@ void TestEditorPanels::sizeBeyondMemoryRefusedWithMessage()
     QVERIFY2(w.lastError().contains(QStringLiteral("GiB")) && w.lastError().contains(QStringLiteral("65536")),
              qPrintable(w.lastError()));
     QVERIFY(w.computeController()->waitForIdle(30000));
+}
+
+void TestEditorPanels::valueInputIsSeenAndEdited()
+{
+    // Tutorial 5's three inputs: the value input X_v could be neither seen nor edited.
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.openExample(QStringLiteral(":/examples/tutorial5-shapes/mha-three-inputs.attnscope.json")));
+    QVERIFY(w.computeController()->waitForIdle());
+    QTRY_VERIFY(w.currentResult());
+    const AttentionProblem &problem = w.document()->problem();
+    QVERIFY(problem.hasSeparateValue());
+    MatrixEditor *editor = w.project()->matrixEditor(MatrixId::Xv);
+    QVERIFY(editor);
+    auto *tabs = qobject_cast<QTabWidget *>(editor->parentWidget()->parentWidget());
+    QVERIFY(tabs);
+    QCOMPARE(tabs->tabText(tabs->indexOf(editor)), QStringLiteral("Value input"));
+    QAbstractItemModel *model = editor->model();
+    QAbstractItemModelTester tester(model);
+    QCOMPARE(model->rowCount(), int(problem.xv->rows()));
+    QCOMPARE(model->columnCount(), int(problem.xv->cols()) + 1); // the key tokens first
+    QCOMPARE(model->data(model->index(1, 0)).toString(), QString::fromStdString(w.document()->project().keyTokens[1]));
+    QCOMPARE(model->data(model->index(1, 2), Qt::EditRole).toFloat(), (*problem.xv)(1, 1));
+    tabs->setCurrentWidget(editor);
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/inputs-value-input.png")));
+
+    // An edit is one undo step, and the values the heads mix are computed from it.
+    const int steps = w.document()->undoStack()->count();
+    QVERIFY(model->setData(model->index(1, 2), QStringLiteral("7.5")));
+    QCOMPARE((*w.document()->problem().xv)(1, 1), 7.5f);
+    QCOMPARE(w.document()->undoStack()->count(), steps + 1);
+    QVERIFY(w.computeController()->waitForIdle());
+    QTRY_VERIFY(w.currentResult() && (*w.currentResult()->project.problem.xv)(1, 1) == 7.5f);
+    const AttentionProblem &computed = w.currentResult()->project.problem;
+    MatrixF values = *computed.xv * computed.weights.v;
+    if (computed.weights.vBias)
+        values.rowwise() += *computed.weights.vBias;
+    const int dV = computed.spec.headDimV;
+    const auto &v = w.currentResult()->trace.v; // one Tk x dV block per head
+    QCOMPARE(int(v.size()), computed.spec.heads);
+    for (int h = 0; h < computed.spec.heads; ++h) {
+        const MatrixF expected = values.middleCols(h * dV, dV);
+        QVERIFY(v[std::size_t(h)].rows() == expected.rows() && v[std::size_t(h)].cols() == dV);
+        QVERIFY((v[std::size_t(h)] - expected).cwiseAbs().maxCoeff() < 1e-4f);
+    }
+    w.document()->undoStack()->undo();
+    QVERIFY((*w.document()->problem().xv)(1, 1) != 7.5f);
+
+    // Use off: the values come from the key input again (W_V follows its width); on: X_v is back.
+    auto *use = editor->findChild<QCheckBox *>();
+    QVERIFY(use && use->isEnabled() && use->isChecked());
+    use->click();
+    QVERIFY(!w.document()->problem().xv);
+    QCOMPARE(w.document()->problem().weights.v.rows(), w.document()->problem().xkv.cols());
+    QCOMPARE(model->rowCount(), 0);
+    QVERIFY(validateProblem(w.document()->problem()).ok());
+    use->click();
+    QVERIFY(w.document()->problem().hasSeparateValue());
+    QCOMPARE(*w.document()->problem().xv, w.document()->problem().xkv);
+    QVERIFY(validateProblem(w.document()->problem()).ok());
 }
 
 void TestEditorPanels::pasteCopyAndTabInATable()

@@ -45,6 +45,8 @@ MatrixF *denseOf(Project &p, MatrixId id)
         return &pr.xq;
     case MatrixId::Xkv:
         return pr.spec.mode == AttentionMode::Cross ? &pr.xkv : &pr.xq;
+    case MatrixId::Xv:
+        return pr.hasSeparateValue() ? &*pr.xv : nullptr;
     case MatrixId::Wq:
         return &pr.weights.q;
     case MatrixId::Wk:
@@ -129,6 +131,8 @@ QString matrixName(MatrixId id)
         return QCoreApplication::translate("attnscope::Matrix", "X (query)");
     case MatrixId::Xkv:
         return QCoreApplication::translate("attnscope::Matrix", "X (key/value)");
+    case MatrixId::Xv:
+        return QCoreApplication::translate("attnscope::Matrix", "X (value)");
     case MatrixId::Wq:
         return QStringLiteral("W_Q");
     case MatrixId::Wk:
@@ -446,6 +450,18 @@ Project setMatrixPresent(Project p, MatrixId id, bool present, const InitOptions
     AttentionWeights &w = pr.weights;
     if (matrixExists(p, id) == present)
         return p;
+    if (id == MatrixId::Xv) {
+        if (pr.spec.mode != AttentionMode::Cross)
+            return p; // self-attention takes its values from the query input
+        if (present) {
+            pr.xv = pr.xkv; // the values start as the keys: nothing but the new matrix changes
+        } else {
+            // W_V's rows follow the key input's width again.
+            w.v = resized(w.v, MatrixId::Wv, pr.xkv.cols(), w.v.cols(), init);
+            pr.xv.reset();
+        }
+        return p;
+    }
     if (id == MatrixId::Wo) {
         if (present) {
             w.o = fillBlock(pr.vWidth(), pr.vWidth(), pr.vWidth(), pr.vWidth(), init,

@@ -11,12 +11,14 @@
 namespace attnscope {
 
 // Every editable matrix of a project. Biases are shown and edited as 1 by n matrices.
-enum class MatrixId { Xq, Xkv, Wq, Wk, Wv, Wo, BiasQ, BiasK, BiasV, BiasO };
-inline constexpr MatrixId kAllMatrices[] = {MatrixId::Xq,    MatrixId::Xkv,  MatrixId::Wq,    MatrixId::Wk,
-                                            MatrixId::Wv,    MatrixId::Wo,   MatrixId::BiasQ, MatrixId::BiasK,
-                                            MatrixId::BiasV, MatrixId::BiasO};
+// Xv: a cross-attention problem's separate value input (tutorial 5's three inputs), Tk rows; last,
+// so that the fill seeds derived from the others stay as they were.
+enum class MatrixId { Xq, Xkv, Wq, Wk, Wv, Wo, BiasQ, BiasK, BiasV, BiasO, Xv };
+inline constexpr MatrixId kAllMatrices[] = {MatrixId::Xq,    MatrixId::Xkv,   MatrixId::Xv,   MatrixId::Wq,
+                                            MatrixId::Wk,    MatrixId::Wv,    MatrixId::Wo,   MatrixId::BiasQ,
+                                            MatrixId::BiasK, MatrixId::BiasV, MatrixId::BiasO};
 
-// Which token list: the queries (rows of Xq) or the keys/values (rows of Xkv, cross mode).
+// Which token list: the queries (rows of Xq) or the keys/values (rows of Xkv and Xv, cross mode).
 enum class TokenSide { Query, Key };
 
 // How the values filled into a grown or re-initialised matrix are drawn.

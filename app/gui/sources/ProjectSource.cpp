@@ -117,10 +117,11 @@ void ProjectSource::createDocks()
     for (MatrixId id : kAllMatrices) {
         auto *editor = new MatrixEditor(id);
         m_editors[id] = editor;
-        const bool input = id == MatrixId::Xq || id == MatrixId::Xkv;
+        const bool input = id == MatrixId::Xq || id == MatrixId::Xkv || id == MatrixId::Xv;
         (input ? inputs : weights)
             ->addTab(editor, id == MatrixId::Xq    ? tr("Query tokens")
                              : id == MatrixId::Xkv ? tr("Key/value tokens")
+                             : id == MatrixId::Xv  ? tr("Value input")
                                                    : matrixName(id));
     }
     auto *inputDock = dock(tr("Inputs"), QStringLiteral("InputsDock"), inputs, Qt::BottomDockWidgetArea);

@@ -25,7 +25,7 @@ namespace {
 bool isOptional(MatrixId id)
 {
     return id == MatrixId::Wo || id == MatrixId::BiasQ || id == MatrixId::BiasK || id == MatrixId::BiasV ||
-           id == MatrixId::BiasO;
+           id == MatrixId::BiasO || id == MatrixId::Xv;
 }
 
 QString shapeMeaning(MatrixId id)
@@ -35,6 +35,8 @@ QString shapeMeaning(MatrixId id)
         return MatrixEditor::tr("Tq \u00d7 d_q");
     case MatrixId::Xkv:
         return MatrixEditor::tr("Tk \u00d7 d_kv");
+    case MatrixId::Xv:
+        return MatrixEditor::tr("Tk \u00d7 d_v: the values' own input; W_V reads it");
     case MatrixId::Wq:
         return MatrixEditor::tr("d_q \u00d7 H·dK");
     case MatrixId::Wk:
@@ -202,7 +204,7 @@ void MatrixEditor::insertToken()
     if (!m_document)
         return;
     const int row = m_table->currentIndex().isValid() ? m_table->currentIndex().row() + 1 : m_model->rowCount();
-    m_document->insertToken(m_id == MatrixId::Xkv ? TokenSide::Key : TokenSide::Query, row, tr("new"));
+    m_document->insertToken(m_model->side(), row, tr("new"));
     m_table->setCurrentIndex(m_model->index(row, 0));
 }
 
@@ -211,7 +213,7 @@ void MatrixEditor::removeToken()
     if (!m_document)
         return;
     const int row = m_table->currentIndex().isValid() ? m_table->currentIndex().row() : m_model->rowCount() - 1;
-    m_document->removeToken(m_id == MatrixId::Xkv ? TokenSide::Key : TokenSide::Query, row);
+    m_document->removeToken(m_model->side(), row);
 }
 
 void MatrixEditor::reinitialise()
@@ -233,11 +235,17 @@ void MatrixEditor::updateState()
                              .arg(shapeMeaning(m_id)));
     else if (m_id == MatrixId::Xkv)
         m_shape->setText(tr("Self-attention: keys and values come from the query input."));
+    else if (m_id == MatrixId::Xv)
+        m_shape->setText(m_document->problem().spec.mode == AttentionMode::Cross
+                             ? tr("No separate value input: the values come from the key input. Check Use to "
+                                  "give them their own.")
+                             : tr("Self-attention: keys and values come from the query input."));
     else
         m_shape->setText(tr("<b>%1</b>: not used").arg(matrixName(m_id)));
     if (m_present) {
         m_present->setChecked(exists);
-        m_present->setEnabled(m_document && (m_id != MatrixId::BiasO || m_document->problem().weights.o));
+        m_present->setEnabled(m_document && (m_id != MatrixId::BiasO || m_document->problem().weights.o) &&
+                              (m_id != MatrixId::Xv || m_document->problem().spec.mode == AttentionMode::Cross));
     }
     m_reinit->setEnabled(exists);
     if (m_insert) {

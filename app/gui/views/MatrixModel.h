@@ -21,7 +21,9 @@ public:
     void setDocument(Document *document);
     Document *document() const { return m_document; }
     MatrixId matrix() const { return m_id; }
-    bool hasTokenColumn() const { return m_id == MatrixId::Xq || m_id == MatrixId::Xkv; }
+    bool hasTokenColumn() const { return m_id == MatrixId::Xq || m_id == MatrixId::Xkv || m_id == MatrixId::Xv; }
+    // Whose tokens label the rows: the keys' for the key and value inputs.
+    TokenSide side() const { return m_id == MatrixId::Xkv || m_id == MatrixId::Xv ? TokenSide::Key : TokenSide::Query; }
     // The matrix row and column of an index (column -1: the token label).
     int matrixColumn(int column) const { return hasTokenColumn() ? column - 1 : column; }
 
@@ -34,7 +36,6 @@ public:
 
 private:
     void documentChanged(Document::Changes what);
-    TokenSide side() const { return m_id == MatrixId::Xkv ? TokenSide::Key : TokenSide::Query; }
 
     MatrixId m_id;
     QPointer<Document> m_document;
