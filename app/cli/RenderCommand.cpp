@@ -8,15 +8,18 @@
 
 #include "app/engine/BackendChoice.h"
 #include "app/render/FigureExporter.h"
+#include "app/render/Translations.h"
 #include "core/attention/TraceCheck.h"
 #include "core/formats/AttentionFile.h"
 #include "core/formats/BatchedProject.h"
 #include "core/formats/ProjectFile.h"
 
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QSet>
+#include <QTranslator>
 
 #include <map>
 
@@ -46,6 +49,8 @@ const char *const kRenderUsage = R"(  render INPUT [INPUT...] --out FILE.(png|sv
         --no-colorbar --no-labels --no-values     --no-axis-titles (no "query"/"key")
         --title TEXT ("" for none)
         --font-size PT (default 10)               --background white|transparent
+        --language en|zh_CN       the figure's words: titles, axes, legends
+                                  (default en, whatever LANG says)
         --backend auto|cpu|vulkan
         --softmax                 softmax over the rows of an attention file of
                                   scores (a file whose rows are not attention is
@@ -113,6 +118,7 @@ public:
             {"title", "Figure title (empty: none).", "text"},
             {"font-size", "Font size in points.", "pt", "10"},
             {"background", "white or transparent.", "bg", "white"},
+            {"language", "en or zh_CN: the figure's own words.", "code", "en"},
             {"backend", "auto, cpu or vulkan (default auto).", "name", "auto"},
         });
         parser.addOption(softmaxOption());
@@ -288,6 +294,17 @@ private:
             m_options.scale = ScaleScope::PerHead;
         else
             return badChoice("scale", scale, QStringLiteral("absolute, shared or per-head"));
+        // The figure's own words (titles, axes, legends) in the language asked; English by default,
+        // whatever LANG says, so that a script draws the same figure everywhere.
+        const QString language = parser.value("language");
+        if (!interfaceLanguages().contains(language))
+            return badChoice("language", language, interfaceLanguages().join(QStringLiteral(" or ")));
+        if (language != QLatin1String("en")) {
+            QTranslator *catalogue = loadCatalogue(QLocale(language), QCoreApplication::instance());
+            if (!catalogue)
+                return Failure{QStringLiteral("--language %1: the catalogue is missing from this build").arg(language)};
+            QCoreApplication::installTranslator(catalogue);
+        }
         const QString background = parser.value("background");
         if (background != QLatin1String("white") && background != QLatin1String("transparent"))
             return badChoice("background", background, QStringLiteral("white or transparent"));

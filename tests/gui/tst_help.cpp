@@ -6,12 +6,18 @@
 #include "app/gui/views/MainWindow.h"
 
 #include <QAction>
+#include <QFile>
+#include <QImage>
 #include <QMenuBar>
+#include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
+
+#include <cmath>
 
 using namespace attnscope;
 
@@ -26,6 +32,8 @@ private slots:
     void shortcutsDialogListsEveryRow();
     void guideIsBundledWithItsImages();
     void aboutNamesVersionQtAndBackend();
+    void eachGuideHasFiguresInItsLanguage();
+    void guideFiguresAreCurrent();
 };
 
 void TestHelp::initTestCase()
@@ -122,6 +130,75 @@ void TestHelp::guideIsBundledWithItsImages()
     }
     QVERIFY2(images >= 2, qPrintable(html.left(400)));
     delete d;
+}
+
+namespace {
+
+QStringList imagesOf(const QString &page)
+{
+    QFile f(QStringLiteral(ATTNSCOPE_SOURCE_DIR "/resources/guide/") + page);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    static const QRegularExpression img(QStringLiteral("<img src=\"([^\"]+)\""));
+    QStringList out;
+    for (auto it = img.globalMatch(QString::fromUtf8(f.readAll())); it.hasNext();)
+        out << it.next().captured(1);
+    return out;
+}
+
+// Mean absolute difference of two images' channels, 0 to 255; -1 when their sizes differ.
+double meanDifference(const QImage &a, const QImage &b)
+{
+    if (a.size() != b.size())
+        return -1;
+    const QImage x = a.convertToFormat(QImage::Format_RGBA8888), y = b.convertToFormat(QImage::Format_RGBA8888);
+    double sum = 0;
+    for (int row = 0; row < x.height(); ++row) {
+        const uchar *p = x.constScanLine(row), *q = y.constScanLine(row);
+        for (int i = 0; i < x.width() * 4; ++i)
+            sum += std::abs(int(p[i]) - int(q[i]));
+    }
+    return sum / (double(x.width()) * x.height() * 4);
+}
+
+} // namespace
+
+void TestHelp::eachGuideHasFiguresInItsLanguage()
+{
+    // The Chinese guide showed the English pictures ("Head 1 / Head 2"): each page has its own.
+    const QStringList english = imagesOf(QStringLiteral("guide.html"));
+    const QStringList chinese = imagesOf(QStringLiteral("guide_zh.html"));
+    QCOMPARE(english, (QStringList{"head.png", "heads.png", "mask.png"}));
+    QCOMPARE(chinese, (QStringList{"head_zh.png", "heads_zh.png", "mask_zh.png"}));
+}
+
+void TestHelp::guideFiguresAreCurrent()
+{
+    // The figures are drawn again by the script that made them: the committed ones must be what
+    // the renderer draws today (the old ones numbered heads from 1), in their language.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QProcess script;
+    script.start(QStringLiteral("bash"), {QStringLiteral(ATTNSCOPE_SOURCE_DIR "/scripts/make-guide-figures.sh"),
+                                          QStringLiteral(ATTNSCOPE_CLI), dir.path()});
+    QVERIFY(script.waitForFinished(120000));
+    QVERIFY2(script.exitCode() == 0, script.readAllStandardError().constData());
+    for (const char *name : {"head", "heads", "mask"})
+        for (const char *suffix : {"", "_zh"}) {
+            const QString file = QString::fromLatin1(name) + QLatin1String(suffix) + QStringLiteral(".png");
+            const QImage drawn(dir.filePath(file));
+            const QImage committed(QStringLiteral(ATTNSCOPE_SOURCE_DIR "/resources/guide/") + file);
+            QVERIFY2(!drawn.isNull() && !committed.isNull(), qPrintable(file));
+            const double difference = meanDifference(drawn, committed);
+            QVERIFY2(difference >= 0 && difference < 1.0,
+                     qPrintable(QStringLiteral("%1 is stale (mean difference %2): run scripts/make-guide-figures.sh")
+                                    .arg(file)
+                                    .arg(difference)));
+        }
+    // The languages differ: the Chinese figures are not the English ones.
+    const double languages = meanDifference(QImage(dir.filePath(QStringLiteral("heads.png"))),
+                                            QImage(dir.filePath(QStringLiteral("heads_zh.png"))));
+    QVERIFY(languages != 0);
 }
 
 void TestHelp::aboutNamesVersionQtAndBackend()

@@ -1,5 +1,7 @@
 #include "app/gui/views/Language.h"
 
+#include "app/render/Translations.h"
+
 #include "app/gui/views/PlainText.h"
 
 #include <QActionGroup>
@@ -59,13 +61,9 @@ bool installTranslators(const QLocale &locale)
 {
     // QLocale() is what the guide (guide_LANG.html) and number formats follow.
     QLocale::setDefault(locale);
-    // QTranslator::load(QLocale) tries the locale's UI languages in order (zh_Hans_CN, zh_CN,
-    // zh, ...), so a system locale of zh_CN.UTF-8 or zh_SG finds attnscope_zh_CN.qm.
-    auto *app = new QTranslator(QCoreApplication::instance());
-    const bool found = app->load(locale, QStringLiteral("attnscope"), QStringLiteral("_"), QStringLiteral(":/i18n"));
-    replaceTranslator(g_appTranslator, found ? app : nullptr);
-    if (!found)
-        delete app;
+    QTranslator *app = loadCatalogue(locale, QCoreApplication::instance());
+    const bool found = app != nullptr;
+    replaceTranslator(g_appTranslator, app);
     // Qt's own strings (OK, Cancel, the file dialog) follow the same language, but only where
     // AttnScope has it too: a half-translated window is worse than an English one.
     auto *qt = new QTranslator(QCoreApplication::instance());
