@@ -299,6 +299,7 @@ private:
         const QString language = parser.value("language");
         if (!interfaceLanguages().contains(language))
             return badChoice("language", language, interfaceLanguages().join(QStringLiteral(" or ")));
+        QLocale::setDefault(QLocale(language)); // which half of a bilingual title a default title takes
         if (language != QLatin1String("en")) {
             QTranslator *catalogue = loadCatalogue(QLocale(language), QCoreApplication::instance());
             if (!catalogue)

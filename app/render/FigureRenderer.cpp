@@ -6,6 +6,7 @@
 #include "app/render/TeachingRenderer.h"
 
 #include <QFontMetricsF>
+#include <QLocale>
 #include <QPainter>
 
 #include <algorithm>
@@ -137,72 +138,107 @@ QFont FigureRenderer::font(double scale) const
     return f;
 }
 
+namespace {
+
+bool hasChinese(const QString &text)
+{
+    for (const QChar c : text)
+        if (c.unicode() >= 0x3400 && c.unicode() <= 0x9fff)
+            return true;
+    return false;
+}
+
+} // namespace
+
+QString shortFigureName(const QString &title)
+{
+    // A bilingual title ("自注意力计算实例（单头） — Self-attention worked example (one head)"): the
+    // part in the interface's language.
+    QString name = title.trimmed();
+    const QStringList parts = name.split(QStringLiteral(" \u2014 "));
+    if (parts.size() == 2 && hasChinese(parts[0]) != hasChinese(parts[1])) {
+        const bool chinese = QLocale().language() == QLocale::Chinese;
+        name = hasChinese(parts[0]) == chinese ? parts[0] : parts[1];
+    }
+    // Its head only: up to a colon or a parenthesis.
+    for (const QString &cut :
+         {QStringLiteral(": "), QStringLiteral("\uff1a"), QStringLiteral(" ("), QStringLiteral("\uff08")}) {
+        const int at = name.indexOf(cut);
+        if (at > 0)
+            name = name.left(at);
+    }
+    name = name.trimmed();
+    return name.size() <= kShortFigureName ? name : QString();
+}
+
 QString FigureRenderer::title() const
 {
     if (m_options.title)
         return displayText(*m_options.title);
-    const QString name = m_shown.title.isEmpty() ? QStringLiteral("AttnScope") : displayText(m_shown.title);
+    // Short, for a slide: the view and head, after the source's name where that is short.
+    const QString name = m_shown.title.isEmpty() ? QString() : shortFigureName(displayText(m_shown.title));
     const bool project = m_shown.tensors && m_shown.set.layers() == 1; // a layer that goes unsaid
-    const QString t = isSetFigure() || !project ? setTitle(name) : layerTitle(name);
+    QString view = isSetFigure() || !project ? setTitle() : layerTitle();
+    QString t;
+    if (name.isEmpty()) {
+        if (!view.isEmpty())
+            view[0] = view[0].toUpper();
+        t = view.isEmpty() ? QStringLiteral("AttnScope") : view;
+    } else {
+        t = view.isEmpty() ? name : tr("%1 \u2014 %2").arg(name, view);
+    }
     return m_options.mergeWords ? tr("%1 (words)").arg(t) : t;
 }
 
 // A project's figure: its one layer goes unsaid, the quantity is said.
-QString FigureRenderer::layerTitle(const QString &project) const
+QString FigureRenderer::layerTitle() const
 {
     const int h = m_options.head, H = m_shown.set.heads();
     const QString what = m_options.quantity == HeatmapQuantity::Scores ? tr("scaled scores") : tr("weights");
     switch (m_options.view) {
     case FigureView::Head:
-        return tr("%1 \u2014 head %2 (%3)").arg(project).arg(h).arg(what);
+        return tr("head %1 (%2)").arg(h).arg(what);
     case FigureView::Heads:
-        return H == 1 ? tr("%1 \u2014 1 head (%2)").arg(project, what)
-                      : tr("%1 \u2014 %2 heads (%3)").arg(project).arg(H).arg(what);
+        return H == 1 ? tr("1 head (%1)").arg(what) : tr("%1 heads (%2)").arg(H).arg(what);
     case FigureView::Mean:
-        return H == 1 ? tr("%1 \u2014 mean weights over 1 head").arg(project)
-                      : tr("%1 \u2014 mean weights over %2 heads").arg(project).arg(H);
+        return H == 1 ? tr("mean weights over 1 head") : tr("mean weights over %1 heads").arg(H);
     case FigureView::HeadView:
-        return m_options.overlayHeads ? tr("%1 \u2014 head view, all heads").arg(project)
-                                      : tr("%1 \u2014 head view, head %2").arg(project).arg(h);
+        return m_options.overlayHeads ? tr("head view, all heads") : tr("head view, head %1").arg(h);
     case FigureView::Teaching:
-        return tr("%1 \u2014 head %2 step by step").arg(project).arg(h);
+        return tr("head %1 step by step").arg(h);
     case FigureView::Mask:
-        return tr("%1 \u2014 attention mask (%2 \u00d7 %3)")
-            .arg(project)
-            .arg(m_shown.set.queries())
-            .arg(m_shown.set.keys());
+        return tr("attention mask (%1 \u00d7 %2)").arg(m_shown.set.queries()).arg(m_shown.set.keys());
     case FigureView::Model:
     case FigureView::Rollout:
         break;
     }
-    return project;
+    return {};
 }
 
 // A set's figure (a file, a model run, a project's Model and Rollout): its layer is said.
-QString FigureRenderer::setTitle(const QString &name) const
+QString FigureRenderer::setTitle() const
 {
     const int layer = m_options.layer, head = m_options.head, layers = m_shown.set.layers();
     switch (m_options.view) {
     case FigureView::Model:
-        return layers == 1 ? tr("%1 \u2014 1 layer \u00d7 %2 heads").arg(name).arg(m_shown.set.heads())
-                           : tr("%1 \u2014 %2 layers \u00d7 %3 heads").arg(name).arg(layers).arg(m_shown.set.heads());
+        return layers == 1 ? tr("1 layer \u00d7 %1 heads").arg(m_shown.set.heads())
+                           : tr("%1 layers \u00d7 %2 heads").arg(layers).arg(m_shown.set.heads());
     case FigureView::Rollout:
-        return layers == 1 ? tr("%1 \u2014 attention rollout over 1 layer").arg(name)
-                           : tr("%1 \u2014 attention rollout over %2 layers").arg(name).arg(layers);
+        return layers == 1 ? tr("attention rollout over 1 layer") : tr("attention rollout over %1 layers").arg(layers);
     case FigureView::Head:
-        return tr("%1 \u2014 layer %2, head %3").arg(name).arg(layer).arg(head);
+        return tr("layer %1, head %2").arg(layer).arg(head);
     case FigureView::Heads:
-        return tr("%1 \u2014 layer %2, every head").arg(name).arg(layer);
+        return tr("layer %1, every head").arg(layer);
     case FigureView::Mean:
-        return tr("%1 \u2014 layer %2, mean over heads").arg(name).arg(layer);
+        return tr("layer %1, mean over heads").arg(layer);
     case FigureView::HeadView:
-        return m_options.overlayHeads ? tr("%1 \u2014 layer %2, head view, all heads").arg(name).arg(layer)
-                                      : tr("%1 \u2014 layer %2, head view, head %3").arg(name).arg(layer).arg(head);
+        return m_options.overlayHeads ? tr("layer %1, head view, all heads").arg(layer)
+                                      : tr("layer %1, head view, head %2").arg(layer).arg(head);
     case FigureView::Teaching:
     case FigureView::Mask:
         break;
     }
-    return name;
+    return {};
 }
 
 QString FigureRenderer::description() const
@@ -345,6 +381,10 @@ QSizeF FigureRenderer::heatmapNaturalSize(const HeatmapData &data, const Heatmap
                                           double maxCell, const QSizeF &maxSize)
 {
     const double n = double(std::max(data.rows(), data.cols()));
+    // Cells hold their values where values are shown: a larger font makes larger cells.
+    if (o.showValues)
+        maxCell = std::max(maxCell, QFontMetricsF(o.font).horizontalAdvance(QStringLiteral("0.00")) +
+                                        QFontMetricsF(o.font).height() * 0.5);
     double cell = std::min(gridSide / std::max(n, 1.0), maxCell);
     QSizeF size(240, 160);
     // Lay out in generous room and keep what is not grid (labels, title, colour bar); where
@@ -360,7 +400,18 @@ QSizeF FigureRenderer::heatmapNaturalSize(const HeatmapData &data, const Heatmap
         const double axis = l.rowAxisTitle.isEmpty() ? 0.0 : l.rowAxisTitle.width();
         const double slack = l.grid.left() - rowLabels - axis - areaLeft; // centred: as much on the right
         const double extraW = guess.width() - l.grid.width() - 2 * slack;
-        const double extraH = l.grid.top() - guess.top() + pad + 1;
+        double extraH = l.grid.top() - guess.top() + pad + 1;
+        // The generous guess has cells wide enough for the column labels to lie across them; at
+        // `cell` they may not, and then they stand up and need their length, not a line.
+        if (o.showLabels && !l.rotatedColumnLabels && !l.columnLabels.isEmpty()) {
+            const QFontMetricsF fm(o.font);
+            double longest = 0.0;
+            for (qsizetype j = 0; j < std::min<qsizetype>(data.columnLabels.size(), 2048); ++j)
+                longest = std::max(longest, fm.horizontalAdvance(data.columnLabels[j]));
+            const double standing = longest + pad + std::max(2.0, fm.height() * 0.25) + 2;
+            if (longest + pad > cell)
+                extraH += std::max(0.0, standing - l.columnLabels.height());
+        }
         size = QSizeF(cell * double(data.cols()) + extraW + 1, cell * double(data.rows()) + extraH);
         const double fit = std::min((maxSize.width() - extraW - 1) / double(data.cols()),
                                     (maxSize.height() - extraH) / double(data.rows()));
@@ -488,8 +539,18 @@ QSizeF FigureRenderer::naturalSize() const
                                              fm.horizontalAdvance(tr("masked by causal/padding")) +
                                              fm.horizontalAdvance(tr("no allowed key")) + fm.height() * 8
                                        : 0.0;
+        // The guess's cells may hold the key labels across; at `cell` they may stand up instead.
+        double labelsTop = l.grid.top() - guess.top();
+        if (l.labels && !l.rotatedColumnLabels) {
+            double keyWidth = 0.0;
+            const QStringList keys = m_layer.keyLabels();
+            for (qsizetype j = 0; j < std::min<qsizetype>(keys.size(), 2048); ++j)
+                keyWidth = std::max(keyWidth, fm.horizontalAdvance(keys[j]));
+            if (keyWidth + 2 > cell)
+                labelsTop = std::max(labelsTop, keyWidth + 6);
+        }
         body = QSizeF(std::max(cell * double(tk) + (l.grid.left() - guess.left()) + 6, legendWidth),
-                      cell * double(tq) + (l.grid.top() - guess.top()) + 4 + legend);
+                      cell * double(tq) + labelsTop + 4 + legend);
         break;
     }
     case FigureView::Model: // setNaturalSize()

@@ -34,7 +34,7 @@ enum class FigureView {
 
 struct FigureOptions {
     FigureView view = FigureView::Head;
-    int head = 0;  // Head, HeadView, Teaching (0-based; titles count from 1)
+    int head = 0;  // Head, HeadView, Teaching (0-based, in titles too)
     int layer = 0; // the layer of Head, Heads, Mean and HeadView (0-based; a project has one)
     HeatmapQuantity quantity = HeatmapQuantity::Weights;
     ColorMapKind colorMap = ColorMapKind::Viridis;
@@ -45,7 +45,7 @@ struct FigureOptions {
     bool values = true;
     bool axisTitles = true;       // "query" beside the rows, "key" above the columns
     bool overlayHeads = false;    // HeadView: every head in its own colour
-    std::optional<QString> title; // none: the default title; empty: no title
+    std::optional<QString> title; // none: the default title (short: shortFigureName); empty: no title
     int fontSize = 10;            // points
     bool transparent = false;     // else a white background
     int query = 0, key = 0;       // Teaching: the cell explained
@@ -85,6 +85,13 @@ struct FigureHeatmap {
 // Layers and heads count from 0, in options and titles. Sample 0 is shown. Model tiles of maps
 // longer than kMaxTileSide are max-pooled to that many cells per side (core's partition). A
 // project's mask is drawn wherever its maps are (not merged into words, not a rollout).
+// The name a default title starts with, short enough for a slide: of a bilingual title
+// ("中文 — English") the part in the interface's language (QLocale()), cut at its first colon or
+// parenthesis; empty when still longer than kShortFigureName characters (the title then names the
+// view and head alone: "Head 2 (weights)").
+inline constexpr int kShortFigureName = 40;
+QString shortFigureName(const QString &title);
+
 class FigureRenderer
 {
     Q_DECLARE_TR_FUNCTIONS(FigureRenderer)
@@ -138,8 +145,8 @@ private:
     bool isSetFigure() const;
     void buildLayer(); // every other view: one layer
     void buildSet();
-    QString layerTitle(const QString &name) const;
-    QString setTitle(const QString &name) const;
+    QString layerTitle() const; // the view part of a title ("head 2 (weights)")
+    QString setTitle() const;   // ("layer 3, head 2")
     QSizeF setNaturalSize() const;
     std::vector<FigureHeatmap> setHeatmaps(const QRectF &target) const;
     void paintSetFigure(QPainter &painter, const QRectF &target) const;

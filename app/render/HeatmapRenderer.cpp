@@ -276,10 +276,15 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &target) const
             colLabelWidth = std::max(colLabelWidth, fm.horizontalAdvance(m_data.columnLabels[i]));
         // Room for the empty-row flag; thinned labels (small figure tiles) may take a little
         // more of the width, so that "t20" is read rather than elided to "…".
-        rowLabelWidth = std::min(rowLabelWidth + 2 * pad + fm.height() * 0.6 + 2, area.width() * (thin ? 0.4 : 0.3));
+        // Labels take at most a share of the side, or what the cells leave when they keep room for
+        // a line of text each (a few tokens at 16 pt: "Machines" whole, not "Mac…").
+        const double share = thin ? 0.4 : 0.3, cellRoom = fm.height() * 1.6;
+        rowLabelWidth = std::min(rowLabelWidth + 2 * pad + fm.height() * 0.6 + 2,
+                                 std::max(area.width() * share, area.width() - double(cols) * cellRoom));
         // Thinned labels stand on ticks: room for them too.
         const double tickRoom = thin ? std::max(2.0, fm.height() * 0.25) + 2 : 0.0;
-        colLabelWidth = std::min(colLabelWidth + pad + tickRoom, area.height() * (thin ? 0.4 : 0.3));
+        colLabelWidth = std::min(colLabelWidth + pad + tickRoom,
+                                 std::max(area.height() * share, area.height() - double(rows) * cellRoom));
     }
     // Square cells; column labels run vertically where they do not fit across a cell.
     double colLabelHeight = m_options.showLabels ? fm.height() + pad : 0.0;

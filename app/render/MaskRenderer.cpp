@@ -60,7 +60,8 @@ MaskLayout MaskRenderer::layout(const QRectF &target) const
             g.labelWidth = std::max(g.labelWidth, fm.horizontalAdvance(label(m_project.queryTokens, i)));
         for (Eigen::Index j = 0; j < p.tk(); j += g.labelStep)
             keyWidth = std::max(keyWidth, fm.horizontalAdvance(label(m_project.keyLabels(), j)));
-        g.labelWidth = std::min(g.labelWidth + 8, area.width() * 0.3);
+        g.labelWidth =
+            std::min(g.labelWidth + 8, std::max(area.width() * 0.3, area.width() - double(tk) * fm.height() * 1.6));
     }
     double top = g.labels ? fm.height() + 4 : 2.0;
     auto cellSize = [&] {
@@ -70,7 +71,8 @@ MaskLayout MaskRenderer::layout(const QRectF &target) const
     // Key labels wider than their cells run upwards instead of being cut to "…".
     if (g.labels && keyWidth + 2 > g.cell * g.labelStep) {
         g.rotatedColumnLabels = true;
-        top = std::min(keyWidth + 6, area.height() * 0.3);
+        // At most a share of the height, or what the rows leave when each keeps a line of text.
+        top = std::min(keyWidth + 6, std::max(area.height() * 0.3, area.height() - double(tq) * fm.height() * 1.6));
         g.cell = cellSize();
     }
     g.cell = std::max(g.cell, 0.01); // below a pixel per cell the grid is drawn as an image

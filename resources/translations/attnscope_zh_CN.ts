@@ -67,42 +67,6 @@
         <translation>权重</translation>
     </message>
     <message>
-        <source>%1 — head %2 (%3)</source>
-        <translation>%1 — 头 %2（%3）</translation>
-    </message>
-    <message>
-        <source>%1 — 1 head (%2)</source>
-        <translation>%1 — 1 个头（%2）</translation>
-    </message>
-    <message>
-        <source>%1 — %2 heads (%3)</source>
-        <translation>%1 — %2 个头（%3）</translation>
-    </message>
-    <message>
-        <source>%1 — mean weights over 1 head</source>
-        <translation>%1 — 1 个头的平均权重</translation>
-    </message>
-    <message>
-        <source>%1 — mean weights over %2 heads</source>
-        <translation>%1 — %2 个头的平均权重</translation>
-    </message>
-    <message>
-        <source>%1 — head view, all heads</source>
-        <translation>%1 — 头视图，所有头</translation>
-    </message>
-    <message>
-        <source>%1 — head view, head %2</source>
-        <translation>%1 — 头视图，头 %2</translation>
-    </message>
-    <message>
-        <source>%1 — head %2 step by step</source>
-        <translation>%1 — 头 %2 逐步计算</translation>
-    </message>
-    <message>
-        <source>%1 — attention mask (%2 × %3)</source>
-        <translation>%1 — 注意力掩码（%2 × %3）</translation>
-    </message>
-    <message>
         <source>AttnScope figure: %1</source>
         <translation>AttnScope 图：%1</translation>
     </message>
@@ -175,40 +139,80 @@
         <translation>%1（按词）</translation>
     </message>
     <message>
-        <source>%1 — 1 layer × %2 heads</source>
-        <translation>%1 — 1 层 × %2 个头</translation>
+        <source>%1 — %2</source>
+        <translation>%1 — %2</translation>
     </message>
     <message>
-        <source>%1 — %2 layers × %3 heads</source>
-        <translation>%1 — %2 层 × %3 个头</translation>
+        <source>head %1 (%2)</source>
+        <translation>头 %1（%2）</translation>
     </message>
     <message>
-        <source>%1 — attention rollout over 1 layer</source>
-        <translation>%1 — 1 层的注意力展开</translation>
+        <source>1 head (%1)</source>
+        <translation>1 个头（%1）</translation>
     </message>
     <message>
-        <source>%1 — attention rollout over %2 layers</source>
-        <translation>%1 — %2 层的注意力展开</translation>
+        <source>%1 heads (%2)</source>
+        <translation>%1 个头（%2）</translation>
     </message>
     <message>
-        <source>%1 — layer %2, head %3</source>
-        <translation>%1 — 第 %2 层，头 %3</translation>
+        <source>mean weights over 1 head</source>
+        <translation>1 个头的平均权重</translation>
     </message>
     <message>
-        <source>%1 — layer %2, every head</source>
-        <translation>%1 — 第 %2 层，全部头</translation>
+        <source>mean weights over %1 heads</source>
+        <translation>%1 个头的平均权重</translation>
     </message>
     <message>
-        <source>%1 — layer %2, mean over heads</source>
-        <translation>%1 — 第 %2 层，各头平均</translation>
+        <source>head view, all heads</source>
+        <translation>头视图，所有头</translation>
     </message>
     <message>
-        <source>%1 — layer %2, head view, all heads</source>
-        <translation>%1 — 第 %2 层，头视图，所有头</translation>
+        <source>head view, head %1</source>
+        <translation>头视图，头 %1</translation>
     </message>
     <message>
-        <source>%1 — layer %2, head view, head %3</source>
-        <translation>%1 — 第 %2 层，头视图，头 %3</translation>
+        <source>head %1 step by step</source>
+        <translation>头 %1 逐步计算</translation>
+    </message>
+    <message>
+        <source>attention mask (%1 × %2)</source>
+        <translation>注意力掩码（%1 × %2）</translation>
+    </message>
+    <message>
+        <source>1 layer × %1 heads</source>
+        <translation>1 层 × %1 个头</translation>
+    </message>
+    <message>
+        <source>%1 layers × %2 heads</source>
+        <translation>%1 层 × %2 个头</translation>
+    </message>
+    <message>
+        <source>attention rollout over 1 layer</source>
+        <translation>1 层的注意力展开</translation>
+    </message>
+    <message>
+        <source>attention rollout over %1 layers</source>
+        <translation>%1 层的注意力展开</translation>
+    </message>
+    <message>
+        <source>layer %1, head %2</source>
+        <translation>第 %1 层，头 %2</translation>
+    </message>
+    <message>
+        <source>layer %1, every head</source>
+        <translation>第 %1 层，全部头</translation>
+    </message>
+    <message>
+        <source>layer %1, mean over heads</source>
+        <translation>第 %1 层，各头平均</translation>
+    </message>
+    <message>
+        <source>layer %1, head view, all heads</source>
+        <translation>第 %1 层，头视图，所有头</translation>
+    </message>
+    <message>
+        <source>layer %1, head view, head %2</source>
+        <translation>第 %1 层，头视图，头 %2</translation>
     </message>
 </context>
 <context>
