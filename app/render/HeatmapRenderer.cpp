@@ -202,6 +202,42 @@ QRgb HeatmapRenderer::colorFor(double value) const
     return m_map.at(scale().position(value));
 }
 
+HeatmapData HeatmapData::block(const QRect &range, ColorScaleKind kind) const
+{
+    const QRect r = range.intersected(QRect(0, 0, int(cols()), int(rows())));
+    const ColorScaleKind k = kind == ColorScaleKind::Log && signedValues ? ColorScaleKind::Linear : kind;
+    if (values && (!scale || scale->kind() != k))
+        scale = std::make_shared<const ColorScale>(ColorScale::build(k, {this}));
+    HeatmapData b;
+    b.title = title;
+    b.signedValues = signedValues;
+    b.rangeMin = rangeMin;
+    b.rangeMax = rangeMax;
+    b.maskFill = maskFill;
+    b.scale = scale;
+    if (!values || r.isEmpty())
+        return b;
+    auto owned = std::make_shared<MatrixF>(values->block(r.y(), r.x(), r.height(), r.width()));
+    b.values = owned.get();
+    b.owned = owned;
+    std::shared_ptr<const MaskMatrix> mask;
+    if (allowed) {
+        mask = std::make_shared<const MaskMatrix>(allowed->block(r.y(), r.x(), r.height(), r.width()));
+        b.allowed = mask.get();
+        b.keepAlive = mask;
+    }
+    for (int i = r.y(); i <= r.bottom(); ++i)
+        b.emptyRows.push_back(isEmptyRow(i));
+    b.rowLabels = rowLabels.mid(r.y(), r.height());
+    b.columnLabels = columnLabels.mid(r.x(), r.width());
+    for (Eigen::Index i = 0; i < b.values->size(); ++i)
+        if (!std::isfinite(b.values->data()[i])) {
+            ++b.nonFinite;
+            b.nanCount += std::isnan(b.values->data()[i]) ? 1 : 0;
+        }
+    return b;
+}
+
 const ColorScale &HeatmapRenderer::scale() const
 {
     // Scores have no log scale: the data's cached scale is the linear one then.

@@ -9,6 +9,7 @@
 
 #include <QFont>
 #include <QPoint>
+#include <QRect>
 #include <QRectF>
 #include <QStringList>
 
@@ -61,6 +62,12 @@ struct HeatmapData {
     // Whether a cell is painted as masked (grey): a masked weight the rules make 0. A masked
     // cell of an empty row under -1e9 holds 1/Tk and is painted by its value.
     bool showsAsMasked(Eigen::Index r, Eigen::Index c) const;
+
+    // The block `range` of this map (x: first key, y: first query; width keys, height queries,
+    // clipped to the map) as a map of its own, with its labels, coloured as the whole map is:
+    // the whole map's colour scale for `kind` is built here where it is missing and shared. A
+    // zoomed view paints it.
+    HeatmapData block(const QRect &range, ColorScaleKind kind) const;
 
     std::shared_ptr<const MatrixF> owned;  // storage for derived values
     std::shared_ptr<const void> keepAlive; // the shown layer `values` and `allowed` point into

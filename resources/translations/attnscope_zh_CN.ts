@@ -2065,10 +2065,6 @@
         <translation>头 %2 的 %1</translation>
     </message>
     <message>
-        <source>Values hidden: cells are smaller than %1 px. Enlarge the view to read them, or hover a cell for its numbers.</source>
-        <translation>数值已隐藏：单元格小于 %1 像素。放大视图即可阅读，或将鼠标悬停在单元格上查看数值。</translation>
-    </message>
-    <message>
         <source>Query %1 &quot;%2&quot; → key %3 &quot;%4&quot;</source>
         <translation>查询 %1“%2”→ 键 %3“%4”</translation>
     </message>
@@ -2119,6 +2115,10 @@
     <message>
         <source>The result is not finite: %1 NaN values (magenta cells) and %2 infinite values, +Inf or -Inf (cyan cells); the first in %3. The inputs are finite, so the arithmetic overflowed float32: make the inputs, weights or scale smaller.</source>
         <translation>结果不是有限值：%1 个 NaN 值（洋红色单元格）和 %2 个无穷大值，即 +Inf 或 -Inf（青色单元格）；第一个位于 %3。输入是有限的，所以是运算超出了 float32 范围：请减小输入、权重或缩放因子。</translation>
+    </message>
+    <message>
+        <source>Values hidden: cells are smaller than %1 px. Zoom in with the wheel or enlarge the view to read them, or hover a cell for its numbers.</source>
+        <translation>数值已隐藏：单元格小于 %1 像素。用滚轮放大或把视图调大即可读出数值，也可以把鼠标悬停在单元格上查看。</translation>
     </message>
 </context>
 <context>

@@ -12,6 +12,7 @@
 #include "../common/TestUtil.h"
 #include "../common/WindowTestUtil.h"
 
+#include <QApplication>
 #include <QDir>
 #include <QImage>
 #include <QLabel>
@@ -21,6 +22,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <QWheelEvent>
 
 #include <cmath>
 
@@ -91,6 +93,7 @@ private slots:
     void hiddenValuesAreAnnounced();
     void nanAndInfinityShownDistinctly();
     void sharedScaleReadsTheWorkersRanges();
+    void zoomedHeadHasLabelsAndKeysMoveTheCell();
 };
 
 void TestHeatmap::initTestCase()
@@ -537,6 +540,86 @@ void TestHeatmap::sharedScaleReadsTheWorkersRanges()
     }
     // The mean over heads is the worker's, not recomputed on the GUI thread.
     QCOMPARE(w.views()->meanView()->data().values, r->ranges.meanWeights.get());
+}
+
+void TestHeatmap::zoomedHeadHasLabelsAndKeysMoveTheCell()
+{
+    // A 512-token head could not be zoomed (only the pooled view could): its labels never showed.
+    const int t = 512;
+    std::vector<float> values(std::size_t(t) * t);
+    for (int i = 0; i < t; ++i)
+        for (int j = 0; j < t; ++j)
+            values[std::size_t(i) * t + j] = j <= i ? 1.0f / float(i + 1) : 0.0f;
+    auto set = AttentionSet::fromFloats(values, 1, 1, 1, t, t);
+    QVERIFY(set.ok());
+    std::vector<std::string> labels;
+    for (int i = 0; i < t; ++i)
+        labels.push_back(QStringLiteral("t%1").arg(i).toStdString());
+    QVERIFY(set->setTokens(labels, labels).ok());
+    ShownAttention shown;
+    shown.set = *set;
+    shown.maps = readLayer(shown, 0, nullptr);
+    QVERIFY(shown.weights());
+    HeatmapView view;
+    view.resize(900, 760);
+    view.setAttention(shown);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const auto layoutOf = [&] { return HeatmapRenderer(view.data(), view.options()).layout(view.heatmapRect()); };
+    QVERIFY(layoutOf().rowLabels.isEmpty() || layoutOf().rowLabelStep > 1); // 512 rows: too small for each
+    QCOMPARE(view.visibleCells(), QRect(0, 0, t, t));
+
+    // The wheel zooms around the cell under the cursor; the block in view then has its labels.
+    const QPointF at = view.cellRect(300, 200).center();
+    for (int notch = 0; notch < 14; ++notch) {
+        QWheelEvent wheel(at, view.mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+        QApplication::sendEvent(&view, &wheel);
+    }
+    QVERIFY(view.isZoomed());
+    const QRect visible = view.visibleCells();
+    QVERIFY2(visible.width() <= 40 && visible.contains(200, 300), qPrintable(QStringLiteral("%1 %2 %3 %4")
+                                                                                 .arg(visible.x())
+                                                                                 .arg(visible.y())
+                                                                                 .arg(visible.width())
+                                                                                 .arg(visible.height())));
+    QCOMPARE(view.cellAt(view.cellRect(300, 200).center()), std::optional<QPoint>(QPoint(200, 300)));
+    // The cell under the cursor stays near it (the label bands that appear move the grid a little).
+    const auto under = view.cellAt(at);
+    QVERIFY(under && std::abs(under->x() - 200) <= 6 && std::abs(under->y() - 300) <= 6);
+    // The labels of the block in view, every one: t200 among them.
+    const HeatmapLayout zoomed =
+        HeatmapRenderer(view.data().block(visible, ColorScaleKind::Linear), view.options()).layout(view.heatmapRect());
+    QVERIFY(!zoomed.rowLabels.isEmpty());
+    QCOMPARE(zoomed.rowLabelStep, 1);
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(view.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/heatmap-512-zoomed.png")));
+
+    // A click selects; the arrow keys move the selection, panning to keep it in view.
+    QTest::mouseClick(&view, Qt::LeftButton, {}, view.cellRect(300, 200).center().toPoint());
+    QCOMPARE(view.selectedCell(), std::optional<QPoint>(QPoint(200, 300)));
+    QSignalSpy selected(&view, &HeatmapView::cellSelected);
+    QTest::keyClick(&view, Qt::Key_Right);
+    QCOMPARE(view.selectedCell(), std::optional<QPoint>(QPoint(201, 300)));
+    QCOMPARE(selected.count(), 1);
+    const int steps = visible.bottom() - 300 + 3;
+    for (int k = 0; k < steps; ++k)
+        QTest::keyClick(&view, Qt::Key_Down);
+    QCOMPARE(view.selectedCell(), std::optional<QPoint>(QPoint(201, 300 + steps)));
+    QVERIFY(view.visibleCells().contains(201, 300 + steps)); // panned
+    QTest::keyClick(&view, Qt::Key_Up);
+    QCOMPARE(view.selectedCell()->y(), 300 + steps - 1);
+
+    // A drag pans; Home shows the whole map again.
+    const QRect before = view.visibleCells();
+    const QPoint from = view.heatmapRect().center().toPoint();
+    QTest::mousePress(&view, Qt::LeftButton, {}, from);
+    QTest::mouseMove(&view, from + QPoint(120, 0));
+    QTest::mouseRelease(&view, Qt::LeftButton, {}, from + QPoint(120, 0));
+    QVERIFY2(view.visibleCells().x() < before.x(), qPrintable(QString::number(view.visibleCells().x())));
+    QTest::keyClick(&view, Qt::Key_Home);
+    QVERIFY(!view.isZoomed());
+    QCOMPARE(view.visibleCells(), QRect(0, 0, t, t));
 }
 
 QTEST_MAIN(TestHeatmap)

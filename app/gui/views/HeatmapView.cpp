@@ -4,11 +4,13 @@
 #include "core/attention/AttentionRules.h"
 #include "core/attention/TraceCheck.h"
 
+#include <QKeyEvent>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
 #include <QToolTip>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
@@ -34,7 +36,7 @@ HeatmapView::HeatmapView(QWidget *parent)
 {
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
-    setFocusPolicy(Qt::ClickFocus);
+    setFocusPolicy(Qt::StrongFocus); // the arrow keys move the selected cell
     m_warning->setObjectName(QStringLiteral("nonFiniteWarning"));
     m_warning->setWordWrap(true);
     m_warning->setMargin(4);
@@ -94,10 +96,10 @@ void HeatmapView::updateNotes()
         QRectF area(rect());
         if (!m_warning->isHidden())
             area.setTop(m_warning->geometry().bottom() + 1);
-        const HeatmapLayout l = HeatmapRenderer(m_data, options()).layout(area);
+        const HeatmapLayout l = HeatmapRenderer(shownData(), options()).layout(area);
         if (l.valuesHidden) {
-            m_valuesNote->setText(tr("Values hidden: cells are smaller than %1 px. Enlarge the view to read "
-                                     "them, or hover a cell for its numbers.")
+            m_valuesNote->setText(tr("Values hidden: cells are smaller than %1 px. Zoom in with the wheel or "
+                                     "enlarge the view to read them, or hover a cell for its numbers.")
                                       .arg(int(std::ceil(l.valueCellSize))));
             const int h = m_valuesNote->heightForWidth(w - 8);
             m_valuesNote->setGeometry(4, height() - h - 2, w - 8, h);
@@ -145,8 +147,13 @@ void HeatmapView::setSelectedCell(std::optional<QPoint> cell)
 void HeatmapView::rebuild()
 {
     m_dirty = true;
+    m_blockDirty = true;
     if (m_selected && (m_selected->y() >= m_shown.shownQueries() || m_selected->x() >= m_shown.shownKeys()))
         m_selected.reset();
+    // Another map of the same size keeps the block in view (another head, another scale).
+    if (m_zoom && (m_zoom->right() > double(m_shown.shownKeys()) + 1e-9 ||
+                   m_zoom->bottom() > double(m_shown.shownQueries()) + 1e-9))
+        m_zoom.reset();
     updateNotes();
     update();
 }
@@ -171,22 +178,110 @@ HeatmapOptions HeatmapView::options() const
     o.colorScale = m_settings.colorScale;
     o.showValues = m_settings.showValues;
     o.font = font();
-    o.highlight = m_selected;
+    const QRect visible = visibleCells();
+    if (m_selected && visible.contains(*m_selected))
+        o.highlight = *m_selected - visible.topLeft();
     o.axisTitles = true;
     return o;
+}
+
+QRect HeatmapView::visibleCells() const
+{
+    const int rows = int(m_shown.shownQueries()), cols = int(m_shown.shownKeys());
+    if (!m_zoom)
+        return QRect(0, 0, cols, rows);
+    const int w = std::clamp(int(std::lround(m_zoom->width())), 1, std::max(cols, 1));
+    const int h = std::clamp(int(std::lround(m_zoom->height())), 1, std::max(rows, 1));
+    const int x = std::clamp(int(std::lround(m_zoom->x())), 0, std::max(cols - w, 0));
+    const int y = std::clamp(int(std::lround(m_zoom->y())), 0, std::max(rows - h, 0));
+    return QRect(x, y, w, h);
+}
+
+const HeatmapData &HeatmapView::shownData() const
+{
+    data();
+    if (!m_zoom || !m_data.values)
+        return m_data;
+    const QRect visible = visibleCells();
+    if (m_blockDirty || visible != m_blockOf) {
+        m_block = m_data.block(visible, m_settings.colorScale);
+        m_blockOf = visible;
+        m_blockDirty = false;
+    }
+    return m_block;
+}
+
+void HeatmapView::setZoom(std::optional<QRectF> zoom)
+{
+    const double rows = double(m_shown.shownQueries()), cols = double(m_shown.shownKeys());
+    if (zoom) {
+        // Inside the map, and never smaller than kMinZoomCells (or the map) a side.
+        QRectF z = *zoom;
+        z.setWidth(std::clamp(z.width(), std::min(double(kMinZoomCells), cols), cols));
+        z.setHeight(std::clamp(z.height(), std::min(double(kMinZoomCells), rows), rows));
+        z.moveLeft(std::clamp(z.left(), 0.0, cols - z.width()));
+        z.moveTop(std::clamp(z.top(), 0.0, rows - z.height()));
+        if (z.width() >= cols - 1e-9 && z.height() >= rows - 1e-9)
+            zoom.reset(); // the whole map
+        else
+            zoom = z;
+    }
+    m_zoom = zoom;
+    updateNotes();
+    update();
+}
+
+void HeatmapView::zoomBy(double factor, QPointF aroundCell)
+{
+    const double rows = double(m_shown.shownQueries()), cols = double(m_shown.shownKeys());
+    if (rows <= 0 || cols <= 0 || factor <= 0)
+        return;
+    const QRectF current = m_zoom.value_or(QRectF(0, 0, cols, rows));
+    const QSizeF size(current.width() / factor, current.height() / factor);
+    // The cell under the cursor stays where it is.
+    const QPointF rel((aroundCell.x() - current.left()) / current.width(),
+                      (aroundCell.y() - current.top()) / current.height());
+    setZoom(QRectF(QPointF(aroundCell.x() - rel.x() * size.width(), aroundCell.y() - rel.y() * size.height()), size));
+}
+
+void HeatmapView::resetZoom()
+{
+    setZoom(std::nullopt);
+}
+
+void HeatmapView::ensureCellVisible(QPoint cell)
+{
+    if (!m_zoom)
+        return;
+    QRectF z = *m_zoom;
+    const QRect v = visibleCells();
+    if (cell.x() < v.left())
+        z.moveLeft(cell.x());
+    else if (cell.x() > v.right())
+        z.moveLeft(cell.x() + 1 - z.width());
+    if (cell.y() < v.top())
+        z.moveTop(cell.y());
+    else if (cell.y() > v.bottom())
+        z.moveTop(cell.y() + 1 - z.height());
+    setZoom(z);
 }
 
 std::optional<QPoint> HeatmapView::cellAt(const QPointF &pos) const
 {
     if (!data().values)
         return std::nullopt;
-    return HeatmapRenderer(data(), options()).cellAt(heatmapRect(), pos);
+    const auto cell = HeatmapRenderer(shownData(), options()).cellAt(heatmapRect(), pos);
+    if (!cell)
+        return std::nullopt;
+    return *cell + visibleCells().topLeft();
 }
 
 QRectF HeatmapView::cellRect(int query, int key) const
 {
-    const HeatmapLayout l = HeatmapRenderer(data(), options()).layout(heatmapRect());
-    return QRectF(l.grid.left() + key * l.cellWidth, l.grid.top() + query * l.cellHeight, l.cellWidth, l.cellHeight);
+    const HeatmapLayout l = HeatmapRenderer(shownData(), options()).layout(heatmapRect());
+    const QPoint origin = visibleCells().topLeft();
+    return QRectF(l.grid.left() + (key - origin.x()) * l.cellWidth, l.grid.top() + (query - origin.y()) * l.cellHeight,
+                  l.cellWidth, l.cellHeight);
 }
 
 QString HeatmapView::cellDescription(int query, int key) const
@@ -255,11 +350,21 @@ void HeatmapView::paintEvent(QPaintEvent *)
         p.drawText(rect(), Qt::AlignCenter, m_shown.weights() ? tr("No heads") : tr("Computing\u2026"));
         return;
     }
-    HeatmapRenderer(m_data, options()).paint(p, heatmapRect());
+    HeatmapRenderer(shownData(), options()).paint(p, heatmapRect());
 }
 
 void HeatmapView::mouseMoveEvent(QMouseEvent *event)
 {
+    if (m_panFrom && (event->buttons() & Qt::LeftButton)) {
+        const QPointF moved = event->position() - m_pressAt;
+        const HeatmapLayout l = HeatmapRenderer(shownData(), options()).layout(heatmapRect());
+        if (moved.manhattanLength() > 4 && l.cellWidth > 0) {
+            setZoom(m_panFrom->translated(-moved.x() / l.cellWidth, -moved.y() / l.cellHeight));
+            setCursor(Qt::ClosedHandCursor);
+            QToolTip::hideText();
+            return;
+        }
+    }
     const auto cell = cellAt(event->position());
     if (cell)
         QToolTip::showText(event->globalPosition().toPoint(), plainToolTip(cellDescription(cell->y(), cell->x())),
@@ -270,11 +375,90 @@ void HeatmapView::mouseMoveEvent(QMouseEvent *event)
 
 void HeatmapView::mousePressEvent(QMouseEvent *event)
 {
+    m_pressAt = event->position();
+    m_panFrom = m_zoom;
     const auto cell = cellAt(event->position());
     if (!cell)
         return;
     setSelectedCell(cell);
     emit cellSelected(m_head, cell->y(), cell->x());
+}
+
+void HeatmapView::mouseReleaseEvent(QMouseEvent *event)
+{
+    m_panFrom.reset();
+    unsetCursor();
+    QWidget::mouseReleaseEvent(event);
+}
+
+void HeatmapView::mouseDoubleClickEvent(QMouseEvent *event)
+{
+    resetZoom();
+    event->accept();
+}
+
+void HeatmapView::wheelEvent(QWheelEvent *event)
+{
+    if (!data().values || event->angleDelta().y() == 0) {
+        event->ignore();
+        return;
+    }
+    // The fractional cell under the cursor, kept where it is.
+    const HeatmapLayout l = HeatmapRenderer(shownData(), options()).layout(heatmapRect());
+    const QRect v = visibleCells();
+    QPointF around(v.center().x() + 0.5, v.center().y() + 0.5);
+    if (l.cellWidth > 0 && l.grid.contains(event->position()))
+        around = QPointF(v.left() + (event->position().x() - l.grid.left()) / l.cellWidth,
+                         v.top() + (event->position().y() - l.grid.top()) / l.cellHeight);
+    zoomBy(std::pow(1.25, event->angleDelta().y() / 120.0), around);
+    event->accept();
+}
+
+void HeatmapView::keyPressEvent(QKeyEvent *event)
+{
+    const int rows = int(m_shown.shownQueries()), cols = int(m_shown.shownKeys());
+    if (rows <= 0 || cols <= 0) {
+        QWidget::keyPressEvent(event);
+        return;
+    }
+    const QRect v = visibleCells();
+    const QPointF centre = m_selected ? QPointF(m_selected->x() + 0.5, m_selected->y() + 0.5)
+                                      : QPointF(v.center().x() + 0.5, v.center().y() + 0.5);
+    QPoint move;
+    switch (event->key()) {
+    case Qt::Key_Left:
+        move = {-1, 0};
+        break;
+    case Qt::Key_Right:
+        move = {1, 0};
+        break;
+    case Qt::Key_Up:
+        move = {0, -1};
+        break;
+    case Qt::Key_Down:
+        move = {0, 1};
+        break;
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomBy(1.5, centre);
+        return;
+    case Qt::Key_Minus:
+        zoomBy(1 / 1.5, centre);
+        return;
+    case Qt::Key_Home:
+        resetZoom();
+        return;
+    default:
+        QWidget::keyPressEvent(event);
+        return;
+    }
+    // The arrows move the selected cell (the first in view when none is), as a click would.
+    const QPoint cell = m_selected ? QPoint(std::clamp(m_selected->x() + move.x(), 0, cols - 1),
+                                            std::clamp(m_selected->y() + move.y(), 0, rows - 1))
+                                   : v.topLeft();
+    ensureCellVisible(cell);
+    setSelectedCell(cell);
+    emit cellSelected(m_head, cell.y(), cell.x());
 }
 
 HeadsGridView::HeadsGridView(QWidget *parent) : QAbstractScrollArea(parent)

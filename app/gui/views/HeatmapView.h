@@ -21,8 +21,10 @@ struct HeatmapViewSettings {
 };
 
 // One head (or the mean over heads, head = -1), enlarged: hover shows the query, key, q·k,
-// scaled score and weight of a cell; a click selects the cell. A banner warns when the result
-// is not finite (an overflow), and a note says so when cells are too small for their values.
+// scaled score and weight of a cell; a click selects the cell and the arrow keys move it. The
+// wheel zooms around the cursor (+ and - too), a drag pans, Home or a double-click shows the whole
+// map again: zoomed in, a block of a 512-token map has its token labels. A banner warns when the
+// result is not finite (an overflow), and a note says so when cells are too small for their values.
 class HeatmapView : public QWidget
 {
     Q_OBJECT
@@ -49,6 +51,13 @@ public:
     QString cellDescription(int query, int key) const;
     // Where the heatmap is painted: the widget less the banner and the note when shown.
     QRectF heatmapRect() const;
+    // The block of the map in view (x: first key, y: first query), the whole map unless zoomed.
+    QRect visibleCells() const;
+    bool isZoomed() const { return m_zoom.has_value(); }
+    // Zooms by `factor` (> 1: in) around a cell; 1/factor out. Never below kMinZoomCells a side.
+    void zoomBy(double factor, QPointF aroundCell);
+    void resetZoom();
+    static constexpr int kMinZoomCells = 4;
 
     QSize sizeHint() const override { return {480, 400}; }
     QSize minimumSizeHint() const override { return {120, 100}; }
@@ -60,11 +69,20 @@ protected:
     void paintEvent(QPaintEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
+    void mouseDoubleClickEvent(QMouseEvent *event) override;
+    void wheelEvent(QWheelEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
     void showEvent(QShowEvent *event) override;
 
 private:
     void rebuild();
+    // The map as painted: data(), or its zoomed block.
+    const HeatmapData &shownData() const;
+    void setZoom(std::optional<QRectF> zoom);
+    // Pans so that a cell is in view.
+    void ensureCellVisible(QPoint cell);
     // Shows or hides the non-finite banner and the hidden-values note, and places them.
     void updateNotes();
 
@@ -79,6 +97,13 @@ private:
     HeatmapViewSettings m_settings;
     int m_head = 0;
     std::optional<QPoint> m_selected;
+    // Zoomed: the block in view, in cells (fractional while zooming, whole when shown).
+    std::optional<QRectF> m_zoom;
+    mutable HeatmapData m_block;
+    mutable QRect m_blockOf;
+    mutable bool m_blockDirty = true;
+    QPointF m_pressAt;
+    std::optional<QRectF> m_panFrom; // the zoom when a drag began
 };
 
 // All heads at a glance: one small heatmap per head with its title; a click on a head
