@@ -2711,6 +2711,17 @@ Hatched: masked by the causal or padding part.</source>
     </message>
 </context>
 <context>
+    <name>attnscope::PresentationMode</name>
+    <message>
+        <source>&amp;Presentation Mode</source>
+        <translation>演示模式(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Full screen with larger text, for a projector (F11 or Esc to leave)</source>
+        <translation>全屏并放大文字，适合投影（按 F11 或 Esc 退出）</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::ProjectSource</name>
     <message>
         <source>New project</source>

@@ -1,8 +1,7 @@
 #include "app/gui/views/Language.h"
 
-#include "app/render/Translations.h"
-
 #include "app/gui/views/PlainText.h"
+#include "app/render/Translations.h"
 
 #include <QActionGroup>
 #include <QCoreApplication>

@@ -14,6 +14,7 @@
 #include "app/gui/views/Language.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/PlainText.h"
+#include "app/gui/views/PresentationMode.h"
 #include "app/gui/views/RecentFiles.h"
 #include "app/gui/views/StaleBanner.h"
 #include "app/gui/views/ViewToolBar.h"
@@ -146,6 +147,8 @@ void MainWindow::createMenus()
         m_host.viewMenu->addAction(d->toggleViewAction());
     m_host.viewMenu->addAction(m_host.viewBar->toggleViewAction());
     m_host.viewMenuSlot = m_host.viewMenu->addSeparator();
+    m_presentation = new PresentationMode(this);
+    m_host.viewMenu->addAction(m_presentation->action());
     m_host.viewMenu->addMenu(createLanguageMenu(this));
 
     m_backendMenu = new BackendMenu(m_project->compute(), menuBar());

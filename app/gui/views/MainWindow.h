@@ -15,6 +15,7 @@ class AttentionViews;
 class BackendMenu;
 class FigureActions;
 class ModelRunSource;
+class PresentationMode;
 class ProjectSource;
 class SetSource;
 class StaleBanner;
@@ -68,6 +69,7 @@ public:
     StaleBanner *banner() const { return m_host.banner; }
     ViewToolBar *viewBar() const { return m_host.viewBar; }
     FigureActions *figures() const { return m_figures; }
+    PresentationMode *presentation() const { return m_presentation; } // View > Presentation Mode
     QString lastError() const;
     QString statusText() const;
     // What the views show now (ShownAttention): a project's trace, or a file's or a run's layer.
@@ -116,6 +118,7 @@ private:
     BackendMenu *m_backendMenu = nullptr;
     FigureActions *m_figures = nullptr;
     QAction *m_openHead = nullptr;
+    PresentationMode *m_presentation = nullptr;
 };
 
 } // namespace attnscope

@@ -165,10 +165,16 @@ void placeForFirstRun(QMainWindow *window, QDockWidget *dock, QDockWidget *neigh
     const QRect available = screen->availableGeometry();
     // Room for the window manager's frame and title bar.
     const QSize room = (available.size() - QSize(40, 70)).expandedTo(QSize(640, 480));
-    // Wide enough for the editor docks beside the heatmaps, and no wider than a laptop needs.
-    const QSize size = QSize(1480, 920).expandedTo(window->minimumSizeHint()).boundedTo(room);
+    // Wide enough for the editor docks beside the heatmaps, and no wider than a laptop needs; on a
+    // small screen (a 1080p projector at 2x: 960 x 540) never less than the window's minimum, and
+    // never past the screen's edges.
+    const QSize size =
+        QSize(1480, 920).boundedTo(room).expandedTo(window->minimumSizeHint()).boundedTo(available.size());
     window->resize(size);
-    window->move(available.center() - QPoint(size.width() / 2, size.height() / 2));
+    const QPoint centred = available.center() - QPoint(size.width() / 2, size.height() / 2);
+    window->move(
+        std::clamp(centred.x(), available.left(), std::max(available.left(), available.right() + 1 - size.width())),
+        std::clamp(centred.y(), available.top(), std::max(available.top(), available.bottom() + 1 - size.height())));
 }
 
 } // namespace attnscope
