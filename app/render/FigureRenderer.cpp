@@ -516,8 +516,10 @@ QSizeF FigureRenderer::naturalSize() const
     }
     case FigureView::Teaching:
         if (const LayerTensors *t = m_layer.shownTensors(); t && t->trace.heads() > 0) {
-            body = TeachingRenderer(t->project, t->trace, m_options.head, m_options.query, m_options.key)
-                       .naturalSize(font(), kTeachingWidth - 2 * fm.height() * 0.3);
+            TeachingRenderer teaching(t->project, t->trace, m_options.head, m_options.query, m_options.key);
+            // A readable figure: the tensors of a step side by side where the page has room.
+            teaching.setRoom((kTeachingWidth - 2 * fm.height() * 0.3) / fm.averageCharWidth());
+            body = teaching.naturalSize(font(), kTeachingWidth - 2 * fm.height() * 0.3);
             // Wide tables are scaled down to the page width when painted.
             const double w = kTeachingWidth - 2 * fm.height() * 0.3;
             if (body.width() > w)
@@ -645,9 +647,12 @@ void FigureRenderer::paint(QPainter &painter, const QRectF &target) const
         }
         break;
     case FigureView::Teaching:
-        if (const LayerTensors *t = m_layer.shownTensors(); t && t->trace.heads() > 0)
-            TeachingRenderer(t->project, t->trace, m_options.head, m_options.query, m_options.key)
-                .paint(painter, body, font());
+        if (const LayerTensors *t = m_layer.shownTensors(); t && t->trace.heads() > 0) {
+            TeachingRenderer teaching(t->project, t->trace, m_options.head, m_options.query, m_options.key);
+            teaching.setRoom((kTeachingWidth - 2 * QFontMetricsF(font()).height() * 0.3) /
+                             QFontMetricsF(font()).averageCharWidth());
+            teaching.paint(painter, body, font());
+        }
         break;
     case FigureView::Mask:
         if (const LayerTensors *t = m_layer.shownTensors())

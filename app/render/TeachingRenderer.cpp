@@ -52,7 +52,8 @@ QString tokenAt(const std::vector<std::string> &tokens, Eigen::Index i)
 // A matrix as an HTML table with its name and shape; `cell(r, c)` gives the text, `mark(r, c)`
 // highlights a cell (the selected one).
 template <typename Cell, typename Mark>
-QString table(const QString &name, Eigen::Index rows, Eigen::Index cols, Cell cell, Mark mark, const QString &note = {})
+QString table(const QString &name, Eigen::Index rows, Eigen::Index cols, Cell cell, Mark mark, const QString &note = {},
+              bool links = false)
 {
     QString s = QStringLiteral("<p><b>%1</b> &nbsp;<span style='color:#555'>%2</span>%3</p>")
                     .arg(name)
@@ -67,7 +68,12 @@ QString table(const QString &name, Eigen::Index rows, Eigen::Index cols, Cell ce
             // nowrap: a narrow view scrolls a wide table rather than breaking a number apart.
             s += (mark(r, c) ? QStringLiteral("<td align='right' bgcolor='#ffe08a' style='white-space:nowrap'>")
                              : QStringLiteral("<td align='right' style='white-space:nowrap'>")) +
-                 cell(r, c) + QStringLiteral("</td>");
+                 (links ? QStringLiteral("<a href='cell:%1,%2' style='color:black; text-decoration:none'>%3</a>")
+                              .arg(r)
+                              .arg(c)
+                              .arg(cell(r, c))
+                        : cell(r, c)) +
+                 QStringLiteral("</td>");
         if (shownCols < cols)
             s += QStringLiteral("<td>\u2026</td>");
         s += QStringLiteral("</tr>");
@@ -80,11 +86,32 @@ QString table(const QString &name, Eigen::Index rows, Eigen::Index cols, Cell ce
 }
 
 template <typename M>
-QString matrixTable(const QString &name, const M &m, const QString &note = {}, int markRow = -1, int markCol = -1)
+QString matrixTable(const QString &name, const M &m, const QString &note = {}, int markRow = -1, int markCol = -1,
+                    bool links = false)
 {
     return table(
         name, m.rows(), m.cols(), [&](Eigen::Index r, Eigen::Index c) { return num(double(m(r, c))); },
-        [&](Eigen::Index r, Eigen::Index c) { return r == markRow && (markCol < 0 || c == markCol); }, note);
+        [&](Eigen::Index r, Eigen::Index c) { return r == markRow && (markCol < 0 || c == markCol); }, note, links);
+}
+
+// Tables of one step side by side where they fit in `room` characters (a number is about 7, a
+// table's border and name a few more); else one under the other.
+QString sideBySide(const QList<QPair<QString, Eigen::Index>> &tables, double room)
+{
+    double width = 0.0;
+    for (const auto &[html, cols] : tables)
+        width += double(std::min<Eigen::Index>(cols, TeachingRenderer::kMaxShown) + 1) * 7.0 + 4.0;
+    QString s;
+    if (room <= 0.0 || tables.size() < 2 || width > room) {
+        for (const auto &[html, cols] : tables)
+            s += html;
+        return s;
+    }
+    s += QStringLiteral("<table cellspacing='0' cellpadding='0'><tr>");
+    for (qsizetype k = 0; k < tables.size(); ++k)
+        s += QStringLiteral("<td valign='top' style='padding-right:%1px'>").arg(k + 1 < tables.size() ? 18 : 0) +
+             tables[k].first + QStringLiteral("</td>");
+    return s + QStringLiteral("</tr></table>");
 }
 
 } // namespace
@@ -203,7 +230,8 @@ QString TeachingRenderer::html() const
     s += H == 1 ? tr("<h2>Head 0 (the only head), step by step</h2>")
                 : tr("<h2>Head %1 of heads 0 to %2, step by step</h2>").arg(h).arg(H - 1);
     if (m_interactive)
-        s += tr("<p>Select a cell in a heatmap to have it explained below.</p>");
+        s += tr("<p>Select a cell in a heatmap, or click a number of a query-by-key table below, to have it "
+                "explained at the end.</p>");
     s += tr("<h3>1. Inputs</h3>");
     s += matrixTable(tr("X (query input)"), p.xq, tr("Tq \u00d7 d_q"), i);
     // With a value input of its own, the other one feeds the keys alone: named for what it does.
@@ -226,32 +254,46 @@ QString TeachingRenderer::html() const
              .arg((h + 1) * dK - 1)
              .arg(h * dV)
              .arg((h + 1) * dV - 1);
-    s += matrixTable(tr("Q_h"), t.q[size_t(h)], tr("Tq \u00d7 dK"), i);
-    s += matrixTable(tr("K_h"), t.k[size_t(h)], tr("Tk \u00d7 dK"), j);
-    s += matrixTable(tr("V_h"), t.v[size_t(h)], tr("Tk \u00d7 dV"));
+    s += sideBySide({{matrixTable(tr("Q_h"), t.q[size_t(h)], tr("Tq \u00d7 dK"), i), dK},
+                     {matrixTable(tr("K_h"), t.k[size_t(h)], tr("Tk \u00d7 dK"), j), dK},
+                     {matrixTable(tr("V_h"), t.v[size_t(h)], tr("Tk \u00d7 dV")), dV}},
+                    m_room);
     const double scale = p.spec.scale();
     const MatrixF &scores = t.scores[size_t(h)];
-    s += QStringLiteral("<h3>4. Q_h\u00b7K_h\u1d40</h3>");
-    s += table(
+    const bool links = m_interactive;
+    const QString qk = table(
         tr("Q_h\u00b7K_h\u1d40"), scores.rows(), scores.cols(),
         [&](Eigen::Index r, Eigen::Index c) { return num(double(scores(r, c)) / scale); },
-        [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"));
-    s += tr("<h3>5. Scaled by %1</h3>").arg(num(scale));
-    s += matrixTable(tr("scores"), scores, tr("Tq \u00d7 Tk"), i, j);
+        [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"), links);
+    const QString scaled = matrixTable(tr("scores"), scores, tr("Tq \u00d7 Tk"), i, j, links);
     const QString fill = QString::fromLatin1(maskFillText(p.spec.maskFill));
-    s += tr("<h3>6. Masked (forbidden cells become %1)</h3>").arg(fill);
-    s += table(
+    const QString masked = table(
         tr("masked scores"), scores.rows(), scores.cols(),
         [&](Eigen::Index r, Eigen::Index c) {
             return (!t.allowed.size() || t.allowed(r, c)) ? num(scores(r, c)) : fill;
         },
-        [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"));
+        [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"), links);
+    const QString weights = matrixTable(tr("weights"), t.weights[size_t(h)],
+                                        everyRowSumsToOne(p.spec.maskFill, t.emptyRows)
+                                            ? tr("Tq \u00d7 Tk, rows sum to 1")
+                                            : tr("Tq \u00d7 Tk, rows sum to 1; rows with no allowed key are 0"),
+                                        i, j, links);
+    const Eigen::Index tk = scores.cols();
+    // Side by side, the steps' titles go above the row of tables; one under the other, each
+    // table under its own title.
+    const bool together =
+        sideBySide({{qk, tk}, {scaled, tk}, {masked, tk}}, m_room).startsWith(QLatin1String("<table"));
+    if (together) {
+        s += tr("<h3>4–6. Q_h\u00b7K_h\u1d40, scaled by %1, masked (forbidden cells become %2)</h3>")
+                 .arg(num(scale), fill);
+        s += sideBySide({{qk, tk}, {scaled, tk}, {masked, tk}}, m_room);
+    } else {
+        s += QStringLiteral("<h3>4. Q_h\u00b7K_h\u1d40</h3>") + qk;
+        s += tr("<h3>5. Scaled by %1</h3>").arg(num(scale)) + scaled;
+        s += tr("<h3>6. Masked (forbidden cells become %1)</h3>").arg(fill) + masked;
+    }
     s += tr("<h3>7. Softmax over each row</h3>");
-    s += matrixTable(tr("weights"), t.weights[size_t(h)],
-                     everyRowSumsToOne(p.spec.maskFill, t.emptyRows)
-                         ? tr("Tq \u00d7 Tk, rows sum to 1")
-                         : tr("Tq \u00d7 Tk, rows sum to 1; rows with no allowed key are 0"),
-                     i, j);
+    s += weights;
     s += tr("<h3>8. Weights\u00b7V_h</h3>");
     s += matrixTable(tr("head output"), t.headOutputs[size_t(h)], tr("Tq \u00d7 dV"), i);
     // The step view only: the tutorial's 3-D tensor would make a figure a page longer.
@@ -270,6 +312,18 @@ QString TeachingRenderer::html() const
     }
     s += QStringLiteral("<hr/>") + explanation();
     return s;
+}
+
+std::optional<QPoint> TeachingRenderer::cellOfLink(const QString &link)
+{
+    if (!link.startsWith(QLatin1String("cell:")))
+        return std::nullopt;
+    const QStringList parts = link.mid(5).split(QLatin1Char(','));
+    bool okQuery = false, okKey = false;
+    const int query = parts.value(0).toInt(&okQuery), key = parts.value(1).toInt(&okKey);
+    if (parts.size() != 2 || !okQuery || !okKey || query < 0 || key < 0)
+        return std::nullopt;
+    return QPoint(key, query);
 }
 
 std::unique_ptr<QTextDocument> TeachingRenderer::document(const QFont &font, double width) const

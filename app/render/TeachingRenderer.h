@@ -5,10 +5,12 @@
 
 #include <QCoreApplication>
 #include <QFont>
+#include <QPoint>
 #include <QRectF>
 #include <QString>
 
 #include <memory>
+#include <optional>
 
 class QPainter;
 class QTextDocument;
@@ -25,11 +27,17 @@ class TeachingRenderer
 
 public:
     // head, query and key are clamped to the trace. interactive (the step view): add the "select
-    // a cell" hint and the tutorial's 3-D weighted values tensor (WeightedValuesStep).
+    // a cell" hint and the tutorial's 3-D weighted values tensor (WeightedValuesStep), and make
+    // each cell of the Tq x Tk tables a link "cell:QUERY,KEY" that selects that cell.
     TeachingRenderer(const Project &project, const AttentionTrace &trace, int head, int query, int key,
                      bool interactive = false);
 
     QString html() const;
+    // The room a line has, in characters (0: one table a line). Where the tensors of one step fit
+    // in it (Q_h, K_h, V_h; the scores, masked and weights), they are laid side by side.
+    void setRoom(double characters) { m_room = characters; }
+    // The cell a link of html() selects ("cell:2,5": query 2, key 5), or nothing.
+    static std::optional<QPoint> cellOfLink(const QString &link);
     int head() const { return m_head; }
     int query() const { return m_query; }
     int key() const { return m_key; }
@@ -51,6 +59,7 @@ private:
     int m_query = 0;
     int m_key = 0;
     bool m_interactive = false;
+    double m_room = 0.0;
 };
 
 } // namespace attnscope

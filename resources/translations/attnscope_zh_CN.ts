@@ -304,10 +304,6 @@
         <translation>&lt;p&gt;正在计算…&lt;/p&gt;</translation>
     </message>
     <message>
-        <source>&lt;p&gt;Select a cell in a heatmap to have it explained below.&lt;/p&gt;</source>
-        <translation>&lt;p&gt;在热力图中选择一个单元格，下面会解释它的计算过程。&lt;/p&gt;</translation>
-    </message>
-    <message>
         <source>X (query input)</source>
         <translation>X（查询输入）</translation>
     </message>
@@ -502,6 +498,14 @@
     <message>
         <source>X_kv (key input)</source>
         <translation>X_kv（键输入）</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Select a cell in a heatmap, or click a number of a query-by-key table below, to have it explained at the end.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;在热力图中选择一个单元格，或点击下面查询×键表格中的一个数，末尾会解释它的计算过程。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;4–6. Q_h·K_hᵀ, scaled by %1, masked (forbidden cells become %2)&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;4–6. Q_h·K_hᵀ，乘以缩放因子 %1，应用掩码（被禁止的位置变为 %2）&lt;/h3&gt;</translation>
     </message>
 </context>
 <context>

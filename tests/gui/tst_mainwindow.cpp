@@ -43,6 +43,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextCursor>
 #include <QTimer>
 #include <QUndoStack>
 
@@ -157,6 +158,7 @@ private slots:
     void saveSaysWhichReferencesItCouldNotKeep();
     void tokenEditsAndModels();
     void selectingACellExplainsIt();
+    void stepViewSideBySideAndClickableCells();
     void settingsRemembered();
     void unsavedChangesPrompt();
     void unreadableRecoveryCopyIsOfferedWithItsError();
@@ -529,6 +531,60 @@ void TestMainWindow::selectingACellExplainsIt()
     QVERIFY(html.contains(QString::number(double(t.scores[0](0, 1)), 'g', 4)));
     w.views()->lines()->setOverlay(true);
     QVERIFY(!w.views()->lines()->grab().toImage().isNull());
+}
+
+void TestMainWindow::stepViewSideBySideAndClickableCells()
+{
+    // The step view stacked every tensor one under the other, and its numbers could not be
+    // clicked: the cell to explain had to be picked in a heatmap.
+    MainWindow &w = *m_window;
+    w.resize(1500, 900);
+    TeachingView *teaching = w.views()->teaching();
+    w.views()->tabs()->setCurrentWidget(teaching);
+    QTRY_VERIFY(teaching->isVisible());
+    QCoreApplication::processEvents();
+    QVERIFY2(teaching->room() > 70, qPrintable(QString::number(teaching->room())));
+    const QString sideBySide = QStringLiteral("<table cellspacing='0' cellpadding='0'><tr><td valign='top'");
+    QVERIFY2(teaching->html().contains(sideBySide), qPrintable(teaching->html().left(1500)));
+    // A narrow view: one under the other again.
+    teaching->setMinimumWidth(0);
+    w.resize(700, 900);
+    QTRY_VERIFY(teaching->room() < 40 || !teaching->html().contains(sideBySide));
+
+    w.resize(1500, 900);
+    QTRY_VERIFY(teaching->html().contains(sideBySide));
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    // A click on the cell (1, 2) of a Tq x Tk table: explained, and selected in the heatmap.
+    QCoreApplication::processEvents();
+    const auto findAnchor = [&] {
+        QTextCursor cursor(teaching->document());
+        while (!cursor.atEnd()) {
+            cursor.movePosition(QTextCursor::NextCharacter);
+            if (cursor.charFormat().anchorHref() == QLatin1String("cell:1,2"))
+                return cursor;
+        }
+        return QTextCursor();
+    };
+    QTextCursor cursor = findAnchor();
+    QVERIFY(!cursor.isNull());
+    teaching->setTextCursor(cursor);
+    teaching->ensureCursorVisible();
+    QCoreApplication::processEvents();
+    cursor = findAnchor();
+    QSignalSpy clicked(teaching, &TeachingView::cellClicked);
+    // The middle of the number before the cursor: the anchor under the mouse.
+    QPoint at = teaching->cursorRect(cursor).center();
+    for (int dx = 0; dx < 40 && teaching->anchorAt(at) != QLatin1String("cell:1,2"); ++dx)
+        at -= QPoint(1, 0);
+    QCOMPARE(teaching->anchorAt(at), QStringLiteral("cell:1,2"));
+    QTest::mouseClick(teaching->viewport(), Qt::LeftButton, {}, at);
+    QCOMPARE(clicked.count(), 1);
+    QCOMPARE(clicked.first().value(0).toInt(), 1);
+    QCOMPARE(clicked.first().value(1).toInt(), 2);
+    QCOMPARE(w.views()->headView()->selectedCell(), std::optional<QPoint>(QPoint(2, 1)));
+    QVERIFY2(teaching->html().contains(QStringLiteral("query 1")), qPrintable(teaching->html().right(800)));
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/step-view-side-by-side.png")));
 }
 
 void TestMainWindow::settingsRemembered()

@@ -53,6 +53,11 @@ AttentionViews::AttentionViews(AttentionController *jobs, QWidget *parent)
     };
     connect(m_headView, &HeatmapView::cellSelected, this, select);
     connect(m_meanView, &HeatmapView::cellSelected, this, select);
+    // A cell clicked in the step view's tables is explained there, and selected in the heatmaps.
+    connect(m_teaching, &TeachingView::cellClicked, this, [this](int query, int key) {
+        m_headView->setSelectedCell(QPoint(key, query));
+        m_meanView->setSelectedCell(QPoint(key, query));
+    });
     connect(m_modelView, &ModelView::headActivated, this, &AttentionViews::setHeadActivated);
     connect(m_statsTable, &StatsTable::headActivated, this, &AttentionViews::setHeadActivated);
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] {

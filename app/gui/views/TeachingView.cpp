@@ -2,7 +2,12 @@
 
 #include "app/gui/views/BatchBar.h"
 
+#include <QFontMetricsF>
 #include <QScrollBar>
+#include <QUrl>
+
+#include <algorithm>
+#include <cmath>
 
 namespace attnscope {
 
@@ -11,6 +16,26 @@ TeachingView::TeachingView(QWidget *parent) : QTextBrowser(parent)
     setOpenLinks(false);
     // Between words only: never inside a number (table cells do not wrap at all).
     setWordWrapMode(QTextOption::WordWrap);
+    connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl &url) {
+        const auto cell = TeachingRenderer::cellOfLink(url.toString());
+        if (!cell)
+            return;
+        setSelection(cell->y(), cell->x());
+        emit cellClicked(cell->y(), cell->x());
+    });
+}
+
+double TeachingView::room() const
+{
+    return viewport()->width() / std::max(1.0, QFontMetricsF(font()).averageCharWidth());
+}
+
+void TeachingView::resizeEvent(QResizeEvent *event)
+{
+    QTextBrowser::resizeEvent(event);
+    // Wider or narrower by more than a number: the tables may stand side by side now, or not.
+    if (std::abs(room() - m_builtRoom) > 7.0)
+        rebuild();
 }
 
 void TeachingView::setAttention(ShownAttention shown)
@@ -65,7 +90,9 @@ void TeachingView::build()
         setHtml(m_html);
         return;
     }
-    const TeachingRenderer renderer(tensors->project, tensors->trace, m_head, m_query, m_key, true);
+    TeachingRenderer renderer(tensors->project, tensors->trace, m_head, m_query, m_key, true);
+    m_builtRoom = room();
+    renderer.setRoom(m_builtRoom);
     m_head = renderer.head();
     m_query = renderer.query();
     m_key = renderer.key();

@@ -8,7 +8,8 @@
 namespace attnscope {
 
 // The computation step by step for one head (TeachingRenderer's HTML); a selected (query, key)
-// cell is explained with its numbers.
+// cell is explained with its numbers. The tensors of a step stand side by side where the view is
+// wide enough, and a click on a cell of a Tq x Tk table selects that cell (cellClicked).
 class TeachingView : public QTextBrowser
 {
     Q_OBJECT
@@ -24,9 +25,15 @@ public:
     QString html();
     // At most this many rows/columns of a matrix are printed; the rest is elided.
     static constexpr int kMaxShown = TeachingRenderer::kMaxShown;
+    // The room the view gives a line, in characters (TeachingRenderer::setRoom).
+    double room() const;
+
+signals:
+    void cellClicked(int query, int key);
 
 protected:
     void showEvent(QShowEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
     // Builds the HTML now when visible, else on the next show: a hidden view costs nothing.
@@ -39,6 +46,7 @@ private:
     int m_key = 0;
     QString m_html;
     bool m_dirty = false;
+    double m_builtRoom = 0.0;
 };
 
 } // namespace attnscope
