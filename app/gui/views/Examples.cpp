@@ -1,6 +1,7 @@
 #include "app/gui/views/Examples.h"
 
 #include "app/gui/document/Document.h"
+#include "app/render/FigureRenderer.h"
 #include "core/io/FileIo.h"
 
 #include <QCoreApplication>
@@ -10,6 +11,7 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLocale>
 #include <QStandardPaths>
 
 #include <algorithm>
@@ -49,6 +51,24 @@ QString folderOf(const QString &resourcePath)
 }
 
 } // namespace
+
+QString exampleMenuText(const QString &title)
+{
+    if (const QString name = shortFigureName(title); !name.isEmpty())
+        return name;
+    // The language half of a bilingual title, cut.
+    QString half = title;
+    const QStringList parts = title.split(QStringLiteral(" \u2014 "));
+    if (parts.size() == 2) {
+        const bool chinese = QLocale().language() == QLocale::Chinese;
+        const auto hasHan = [](const QString &t) {
+            return std::any_of(t.begin(), t.end(),
+                               [](QChar c) { return c.unicode() >= 0x3400 && c.unicode() <= 0x9fff; });
+        };
+        half = hasHan(parts[0]) == chinese ? parts[0] : parts[1];
+    }
+    return half.size() <= kExampleMenuText ? half : half.left(kExampleMenuText - 1).trimmed() + QChar(0x2026);
+}
 
 QList<ExampleEntry> builtInExamples()
 {

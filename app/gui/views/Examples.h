@@ -16,6 +16,13 @@ struct ExampleEntry {
     QString group; // empty for a loose example; else the project's "tutorial" (its submenu), else the folder
 };
 
+// What File > Examples names an example or a tutorial's submenu by: short enough for any screen
+// (the titles run to 140 characters, in two languages), the half of "中文 — English" in the
+// interface's language up to its first colon or parenthesis (shortFigureName), else that half cut
+// to kExampleMenuText characters with "…". The whole title is the entry's tooltip.
+inline constexpr int kExampleMenuText = 48;
+QString exampleMenuText(const QString &title);
+
 // Every example, loose ones first, then by folder and file name. Reads only the titles (no
 // matrices, no .npy files), so filling the menu stays cheap.
 QList<ExampleEntry> builtInExamples();

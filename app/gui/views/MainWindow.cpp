@@ -383,8 +383,9 @@ void MainWindow::fillExamplesMenu(QMenu *menu)
                       : QDir::toNativeSeparators(dir)));
     menu->setToolTipsVisible(true);
     menu->addSeparator();
-    // Loose examples next; each tutorial's in a submenu titled "中文 — English" by its files
-    // (the titles are data, in both languages at once, so they are not translated).
+    // Loose examples next; each tutorial's in a submenu. The titles are data, "中文 — English" in
+    // both languages at once: the menu names each by its half in the interface's language, short
+    // (exampleMenuText), and the tooltip holds the whole title.
     QMap<QString, QMenu *> groups;
     for (const ExampleEntry &e : builtInExamples()) {
         QMenu *into = menu;
@@ -392,17 +393,20 @@ void MainWindow::fillExamplesMenu(QMenu *menu)
             if (!groups.contains(e.group)) {
                 if (groups.isEmpty())
                     menu->addSeparator();
-                groups.insert(e.group, menu->addMenu(e.group));
+                QMenu *group = menu->addMenu(exampleMenuText(e.group));
+                group->menuAction()->setToolTip(e.group);
+                group->setToolTipsVisible(true);
+                groups.insert(e.group, group);
             }
             into = groups.value(e.group);
         }
         const QString path = e.path;
-        into->addAction(e.title, this,
-                        [this, path] {
-                            if (maybeSave())
-                                openExample(path);
-                        })
-            ->setData(path);
+        QAction *action = into->addAction(exampleMenuText(e.title), this, [this, path] {
+            if (maybeSave())
+                openExample(path);
+        });
+        action->setData(path);
+        action->setToolTip(e.title);
     }
 }
 
