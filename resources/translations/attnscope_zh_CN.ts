@@ -1685,6 +1685,10 @@
         <source>Choose a file name ending in .%1.</source>
         <translation>请选择以 .%1 结尾的文件名。</translation>
     </message>
+    <message>
+        <source>%1 is the attention file shown; choose another name.</source>
+        <translation>%1 是正在显示的注意力文件；请另选一个文件名。</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::ExportFigureDialog</name>

@@ -815,7 +815,9 @@ void TestAttentionViews::exportDataOffersWhatTheFileHas()
     QTRY_COMPARE(w.views()->attention().layer, 1);
     ExportDataDialog *data = w.figures()->showDataDialog();
     QVERIFY(data);
-    QCOMPARE(QFileInfo(data->path()).fileName(), QStringLiteral("lhtt_f32.npy"));
+    // The file's own name, but never the file itself (nor another file that is there).
+    QCOMPARE(QFileInfo(data->path()).completeBaseName().left(8), QStringLiteral("lhtt_f32"));
+    QVERIFY2(!QFileInfo::exists(data->path()), qPrintable(data->path()));
     auto *what = data->findChild<QComboBox *>(QStringLiteral("tensor"));
     QStringList keys;
     for (int i = 0; i < what->count(); ++i)
@@ -868,6 +870,13 @@ void TestAttentionViews::exportDataOffersWhatTheFileHas()
     QFile stats(m_dir.filePath(QStringLiteral("stats.csv")));
     QVERIFY(stats.open(QIODevice::ReadOnly));
     QCOMPARE(stats.readAll().count('\n'), 1 + 3 * 4);
+    // The file shown is refused as the output: it is read from while shown.
+    data->setTensor(QStringLiteral("weights-all"));
+    data->setPath(path);
+    const QByteArray before = test::readAll(path);
+    QVERIFY(!data->exportData());
+    QVERIFY2(data->lastError().contains(QStringLiteral("is the attention file shown")), qPrintable(data->lastError()));
+    QCOMPARE(test::readAll(path), before);
     // A suffix that does not hold the choice is refused by name, and nothing is written.
     data->setTensor(QStringLiteral("weights-all"));
     data->setPath(m_dir.filePath(QStringLiteral("all.csv")));

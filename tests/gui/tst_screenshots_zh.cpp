@@ -5,25 +5,36 @@
 // titles is written as PNG, SVG and PDF beside them.
 
 #include "app/engine/BackendChoice.h"
+#include "app/gui/sources/ModelRunSource.h"
+#include "app/gui/sources/SetSource.h"
 #include "app/gui/views/AttentionViews.h"
+#include "app/gui/views/ExportDataDialog.h"
 #include "app/gui/views/ExportFigureDialog.h"
 #include "app/gui/views/FigureActions.h"
+#include "app/gui/views/HeatmapView.h"
 #include "app/gui/views/Language.h"
 #include "app/gui/views/MainWindow.h"
+#include "app/gui/views/ModelView.h"
+#include "app/gui/views/PresentationMode.h"
+#include "app/gui/views/StaleBanner.h"
 #include "app/gui/views/TeachingView.h"
+#include "app/gui/views/ViewToolBar.h"
 #include "app/render/FigureExporter.h"
 #include "core/formats/ProjectFile.h"
 
 #include "../common/WindowTestUtil.h"
 
+#include <QComboBox>
 #include <QDir>
 #include <QGuiApplication>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
 #include <QScrollBar>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -61,6 +72,7 @@ private slots:
     void mainWindowMenuAndStepView();
     void errorDialog();
     void figureWithChineseTokens();
+    void lessonViewsInChinese();
 
 private:
     QTemporaryDir m_dir;
@@ -187,6 +199,73 @@ void TestScreenshotsZh::figureWithChineseTokens()
     const QString text = QString::fromUtf8(svg.readAll());
     QVERIFY(text.contains(QStringLiteral(">\u67e5<")) && text.contains(QStringLiteral(">\u8be2<"))); // 查询, upright
     QVERIFY(text.contains(QStringLiteral("\u673a\u5668")));                                          // 机器
+}
+
+void TestScreenshotsZh::lessonViewsInChinese()
+{
+    // The views a lesson uses, in the Chinese interface: a file of scores under its banner, the
+    // example model's Chinese pieces merged into characters, the model view on the log scale,
+    // presentation mode, Export Data on a file, a zoomed head, a slide figure.
+    MainWindow w;
+    w.resize(1440, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy opened(&w, &MainWindow::attentionOpened);
+    QVERIFY(w.openFile(QStringLiteral(ATTNSCOPE_SOURCE_DIR "/tests/fixtures/attention/rows/scores_lhtt_f32.npy")));
+    QVERIFY(opened.wait(20000));
+    QVERIFY(w.banner()->isStale());
+    QVERIFY2(w.banner()->reason().contains(QStringLiteral("softmax")), qPrintable(w.banner()->reason()));
+    QVERIFY(test::waitForRepaint(&w));
+    QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("scores-banner.png"))));
+    ExportDataDialog *data = w.figures()->showDataDialog();
+    QVERIFY(data);
+    QVERIFY(QTest::qWaitForWindowExposed(data));
+    QVERIFY(test::waitForRepaint(data));
+    QVERIFY(grabAround(data).save(shotPath(QStringLiteral("export-data-file.png"))));
+    data->close();
+
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    QVERIFY(w.openModel(QStringLiteral(ATTNSCOPE_SOURCE_DIR "/resources/models/tiny-gpt2")));
+    QVERIFY(shown.wait(30000));
+    shown.clear();
+    w.modelSource()->textEdit()->setText(QStringLiteral("我爱自然语言处理。注意力机制很有趣"));
+    QVERIFY(shown.wait(30000));
+    w.setSource()->mergeWordsAction()->setChecked(true);
+    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().merges() && w.views()->headView()->data().values &&
+                                 w.views()->headView()->data().rows() == 17,
+                             30000);
+    w.views()->tabs()->setCurrentIndex(0);
+    QVERIFY(test::waitForRepaint(&w));
+    QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("model-chinese-merged.png"))));
+    auto *colorScale = w.findChild<QComboBox *>(QStringLiteral("viewColorScale"));
+    QVERIFY(colorScale);
+    colorScale->setCurrentIndex(colorScale->findData(int(ColorScaleKind::Log)));
+    w.views()->tabs()->setCurrentWidget(w.views()->modelView());
+    QTRY_VERIFY_WITH_TIMEOUT(w.views()->modelView()->isFilled(), 30000);
+    QVERIFY(test::waitForRepaint(&w));
+    QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("model-view-log.png"))));
+
+    w.views()->tabs()->setCurrentIndex(0);
+    w.presentation()->setOn(true);
+    QTRY_VERIFY(w.windowState() & Qt::WindowFullScreen);
+    QVERIFY(test::waitForRepaint(&w));
+    QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("presentation-mode.png"))));
+    w.presentation()->setOn(false);
+
+    // The head, zoomed: its block's labels.
+    HeatmapView *head = w.views()->headView();
+    head->zoomBy(2.0, QPointF(4, 4));
+    QVERIFY(head->isZoomed());
+    QVERIFY(test::waitForRepaint(head));
+    QVERIFY(head->grab().save(shotPath(QStringLiteral("head-zoomed.png"))));
+
+    // A slide figure at 16 pt, its words in Chinese.
+    FigureOptions options = w.figures()->currentOptions();
+    options.fontSize = 16;
+    FigureExporter exporter(w.shownAttention());
+    QString error;
+    QVERIFY2(exporter.write(shotPath(QStringLiteral("slide-figure.png")), options, FigureSize{}, &error),
+             qPrintable(error));
 }
 
 QTEST_MAIN(TestScreenshotsZh)

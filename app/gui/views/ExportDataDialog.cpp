@@ -6,6 +6,7 @@
 #include "core/formats/TensorExport.h"
 #include "core/formats/TraceDataExport.h"
 #include "core/formats/TraceExport.h"
+#include "core/io/FileIo.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -255,6 +256,11 @@ bool ExportDataDialog::exportSetData()
         m_lastError =
             tr("%1: %2 is written as %3.")
                 .arg(path(), m_tensor->currentText(), QStringLiteral(".") + suffixesOf(what).join(tr(" or .")));
+        return false;
+    }
+    // Writing over the file shown would pull the values from under the views (it is mapped).
+    if (const auto &source = m_set->sourceFile(); source && sameFile(source->path(), path().toStdString())) {
+        m_lastError = tr("%1 is the attention file shown; choose another name.").arg(path());
         return false;
     }
     std::string name = "weights";

@@ -97,7 +97,12 @@ QString FigureActions::suggestedPath(const QString &suffix) const
             break;
         }
     }
-    return QDir(dir).filePath(m_front()->exportStem() + QLatin1Char('.') + suffix);
+    // Never a file that is there already (an attention file's own name as .npy is that file).
+    const QString stem = QDir(dir).filePath(m_front()->exportStem());
+    QString path = stem + QLatin1Char('.') + suffix;
+    for (int n = 2; QFileInfo::exists(path) && n < 1000; ++n)
+        path = QStringLiteral("%1-%2.%3").arg(stem).arg(n).arg(suffix);
+    return path;
 }
 
 void FigureActions::exported(const QString &path)
