@@ -26,6 +26,7 @@
 #include "core/formats/Npy.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QClipboard>
 #include <QComboBox>
 #include <QDir>
@@ -47,6 +48,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QWheelEvent>
 
 #include <cmath>
 
@@ -127,6 +129,7 @@ private slots:
     void fileRewrittenWhileShownIsReportedNotFatal();
     void scoresFileIsSaidAndSoftmaxApplies();
     void exportDataOffersWhatTheFileHas();
+    void rolloutZoomsLikeTheHead();
     void maskedAndSinkRowsAreNoticedNotRefused();
     void fifoGivenAsAttentionFileIsRefusedAndTheWindowCloses();
 
@@ -884,6 +887,32 @@ void TestAttentionViews::exportDataOffersWhatTheFileHas()
     QVERIFY2(data->lastError().endsWith(QStringLiteral("is written as .npy.")), qPrintable(data->lastError()));
     QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("all.csv"))));
     data->close();
+}
+
+void TestAttentionViews::rolloutZoomsLikeTheHead()
+{
+    // Every heatmap zooms: the rollout could not.
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    RolloutView *rollout = w.views()->rolloutView();
+    w.views()->tabs()->setCurrentWidget(rollout);
+    QTRY_VERIFY(rollout->isVisible() && rollout->data().values);
+    QCOMPARE(rollout->visibleCells(), QRect(0, 0, 11, 11));
+    const QPointF at = rollout->layout().grid.center();
+    for (int notch = 0; notch < 4; ++notch) {
+        QWheelEvent wheel(at, rollout->mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+        QApplication::sendEvent(rollout, &wheel);
+    }
+    QVERIFY(rollout->isZoomed());
+    const QRect zoomed = rollout->visibleCells();
+    QVERIFY(zoomed.width() < 11 && zoomed.width() >= HeatmapZoom::kMinCells);
+    // The block's labels are the tokens of the block.
+    QCOMPARE(rollout->layout().rowLabels.isEmpty(), false);
+    QTest::keyClick(rollout, Qt::Key_Home);
+    QVERIFY(!rollout->isZoomed());
 }
 
 void TestAttentionViews::maskedAndSinkRowsAreNoticedNotRefused()

@@ -147,13 +147,9 @@ void HeatmapView::setSelectedCell(std::optional<QPoint> cell)
 void HeatmapView::rebuild()
 {
     m_dirty = true;
-    m_blockDirty = true;
     if (m_selected && (m_selected->y() >= m_shown.shownQueries() || m_selected->x() >= m_shown.shownKeys()))
         m_selected.reset();
-    // Another map of the same size keeps the block in view (another head, another scale).
-    if (m_zoom && (m_zoom->right() > double(m_shown.shownKeys()) + 1e-9 ||
-                   m_zoom->bottom() > double(m_shown.shownQueries()) + 1e-9))
-        m_zoom.reset();
+    m_zoom.setMapSize(int(m_shown.shownQueries()), int(m_shown.shownKeys()));
     updateNotes();
     update();
 }
@@ -187,83 +183,30 @@ HeatmapOptions HeatmapView::options() const
 
 QRect HeatmapView::visibleCells() const
 {
-    const int rows = int(m_shown.shownQueries()), cols = int(m_shown.shownKeys());
-    if (!m_zoom)
-        return QRect(0, 0, cols, rows);
-    const int w = std::clamp(int(std::lround(m_zoom->width())), 1, std::max(cols, 1));
-    const int h = std::clamp(int(std::lround(m_zoom->height())), 1, std::max(rows, 1));
-    const int x = std::clamp(int(std::lround(m_zoom->x())), 0, std::max(cols - w, 0));
-    const int y = std::clamp(int(std::lround(m_zoom->y())), 0, std::max(rows - h, 0));
-    return QRect(x, y, w, h);
+    return m_zoom.visible();
 }
 
 const HeatmapData &HeatmapView::shownData() const
 {
-    data();
-    if (!m_zoom || !m_data.values)
-        return m_data;
-    const QRect visible = visibleCells();
-    if (m_blockDirty || visible != m_blockOf) {
-        m_block = m_data.block(visible, m_settings.colorScale);
-        m_blockOf = visible;
-        m_blockDirty = false;
-    }
-    return m_block;
+    return m_zoom.shown(data(), m_settings.colorScale);
 }
 
-void HeatmapView::setZoom(std::optional<QRectF> zoom)
+void HeatmapView::zoomChanged()
 {
-    const double rows = double(m_shown.shownQueries()), cols = double(m_shown.shownKeys());
-    if (zoom) {
-        // Inside the map, and never smaller than kMinZoomCells (or the map) a side.
-        QRectF z = *zoom;
-        z.setWidth(std::clamp(z.width(), std::min(double(kMinZoomCells), cols), cols));
-        z.setHeight(std::clamp(z.height(), std::min(double(kMinZoomCells), rows), rows));
-        z.moveLeft(std::clamp(z.left(), 0.0, cols - z.width()));
-        z.moveTop(std::clamp(z.top(), 0.0, rows - z.height()));
-        if (z.width() >= cols - 1e-9 && z.height() >= rows - 1e-9)
-            zoom.reset(); // the whole map
-        else
-            zoom = z;
-    }
-    m_zoom = zoom;
     updateNotes();
     update();
 }
 
 void HeatmapView::zoomBy(double factor, QPointF aroundCell)
 {
-    const double rows = double(m_shown.shownQueries()), cols = double(m_shown.shownKeys());
-    if (rows <= 0 || cols <= 0 || factor <= 0)
-        return;
-    const QRectF current = m_zoom.value_or(QRectF(0, 0, cols, rows));
-    const QSizeF size(current.width() / factor, current.height() / factor);
-    // The cell under the cursor stays where it is.
-    const QPointF rel((aroundCell.x() - current.left()) / current.width(),
-                      (aroundCell.y() - current.top()) / current.height());
-    setZoom(QRectF(QPointF(aroundCell.x() - rel.x() * size.width(), aroundCell.y() - rel.y() * size.height()), size));
+    m_zoom.zoomBy(factor, aroundCell);
+    zoomChanged();
 }
 
 void HeatmapView::resetZoom()
 {
-    setZoom(std::nullopt);
-}
-
-void HeatmapView::ensureCellVisible(QPoint cell)
-{
-    if (!m_zoom)
-        return;
-    QRectF z = *m_zoom;
-    const QRect v = visibleCells();
-    if (cell.x() < v.left())
-        z.moveLeft(cell.x());
-    else if (cell.x() > v.right())
-        z.moveLeft(cell.x() + 1 - z.width());
-    if (cell.y() < v.top())
-        z.moveTop(cell.y());
-    else if (cell.y() > v.bottom())
-        z.moveTop(cell.y() + 1 - z.height());
-    setZoom(z);
+    m_zoom.reset();
+    zoomChanged();
 }
 
 std::optional<QPoint> HeatmapView::cellAt(const QPointF &pos) const
@@ -355,11 +298,12 @@ void HeatmapView::paintEvent(QPaintEvent *)
 
 void HeatmapView::mouseMoveEvent(QMouseEvent *event)
 {
-    if (m_panFrom && (event->buttons() & Qt::LeftButton)) {
+    if (m_zoom.isDragging() && (event->buttons() & Qt::LeftButton)) {
         const QPointF moved = event->position() - m_pressAt;
         const HeatmapLayout l = HeatmapRenderer(shownData(), options()).layout(heatmapRect());
         if (moved.manhattanLength() > 4 && l.cellWidth > 0) {
-            setZoom(m_panFrom->translated(-moved.x() / l.cellWidth, -moved.y() / l.cellHeight));
+            m_zoom.moveBy(QPointF(moved.x() / l.cellWidth, moved.y() / l.cellHeight));
+            zoomChanged();
             setCursor(Qt::ClosedHandCursor);
             QToolTip::hideText();
             return;
@@ -376,7 +320,8 @@ void HeatmapView::mouseMoveEvent(QMouseEvent *event)
 void HeatmapView::mousePressEvent(QMouseEvent *event)
 {
     m_pressAt = event->position();
-    m_panFrom = m_zoom;
+    if (m_zoom.isZoomed())
+        m_zoom.beginDrag();
     const auto cell = cellAt(event->position());
     if (!cell)
         return;
@@ -386,7 +331,7 @@ void HeatmapView::mousePressEvent(QMouseEvent *event)
 
 void HeatmapView::mouseReleaseEvent(QMouseEvent *event)
 {
-    m_panFrom.reset();
+    m_zoom.endDrag();
     unsetCursor();
     QWidget::mouseReleaseEvent(event);
 }
@@ -405,12 +350,7 @@ void HeatmapView::wheelEvent(QWheelEvent *event)
     }
     // The fractional cell under the cursor, kept where it is.
     const HeatmapLayout l = HeatmapRenderer(shownData(), options()).layout(heatmapRect());
-    const QRect v = visibleCells();
-    QPointF around(v.center().x() + 0.5, v.center().y() + 0.5);
-    if (l.cellWidth > 0 && l.grid.contains(event->position()))
-        around = QPointF(v.left() + (event->position().x() - l.grid.left()) / l.cellWidth,
-                         v.top() + (event->position().y() - l.grid.top()) / l.cellHeight);
-    zoomBy(std::pow(1.25, event->angleDelta().y() / 120.0), around);
+    zoomBy(std::pow(1.25, event->angleDelta().y() / 120.0), m_zoom.cellAt(l, event->position()));
     event->accept();
 }
 
@@ -456,7 +396,8 @@ void HeatmapView::keyPressEvent(QKeyEvent *event)
     const QPoint cell = m_selected ? QPoint(std::clamp(m_selected->x() + move.x(), 0, cols - 1),
                                             std::clamp(m_selected->y() + move.y(), 0, rows - 1))
                                    : v.topLeft();
-    ensureCellVisible(cell);
+    m_zoom.ensureVisible(cell);
+    zoomChanged();
     setSelectedCell(cell);
     emit cellSelected(m_head, cell.y(), cell.x());
 }

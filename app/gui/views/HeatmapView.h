@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/gui/views/HeatmapZoom.h"
 #include "app/render/HeatmapRenderer.h"
 #include "app/render/ShownAttention.h"
 #include "core/attention/TraceCheck.h"
@@ -53,11 +54,10 @@ public:
     QRectF heatmapRect() const;
     // The block of the map in view (x: first key, y: first query), the whole map unless zoomed.
     QRect visibleCells() const;
-    bool isZoomed() const { return m_zoom.has_value(); }
-    // Zooms by `factor` (> 1: in) around a cell; 1/factor out. Never below kMinZoomCells a side.
+    bool isZoomed() const { return m_zoom.isZoomed(); }
+    // Zooms by `factor` (> 1: in) around a cell; 1/factor out (HeatmapZoom).
     void zoomBy(double factor, QPointF aroundCell);
     void resetZoom();
-    static constexpr int kMinZoomCells = 4;
 
     QSize sizeHint() const override { return {480, 400}; }
     QSize minimumSizeHint() const override { return {120, 100}; }
@@ -80,9 +80,7 @@ private:
     void rebuild();
     // The map as painted: data(), or its zoomed block.
     const HeatmapData &shownData() const;
-    void setZoom(std::optional<QRectF> zoom);
-    // Pans so that a cell is in view.
-    void ensureCellVisible(QPoint cell);
+    void zoomChanged();
     // Shows or hides the non-finite banner and the hidden-values note, and places them.
     void updateNotes();
 
@@ -97,13 +95,8 @@ private:
     HeatmapViewSettings m_settings;
     int m_head = 0;
     std::optional<QPoint> m_selected;
-    // Zoomed: the block in view, in cells (fractional while zooming, whole when shown).
-    std::optional<QRectF> m_zoom;
-    mutable HeatmapData m_block;
-    mutable QRect m_blockOf;
-    mutable bool m_blockDirty = true;
+    HeatmapZoom m_zoom;
     QPointF m_pressAt;
-    std::optional<QRectF> m_panFrom; // the zoom when a drag began
 };
 
 // All heads at a glance: one small heatmap per head with its title; a click on a head
