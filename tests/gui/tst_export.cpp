@@ -58,6 +58,7 @@ private slots:
     void dataExportBundlesAndCsv();
     void figureDialogRemembersTheLastChoice();
     void exportsProposeAFolderThatExists();
+    void eachViewHasItsOwnSize();
 
 private:
     std::unique_ptr<MainWindow> m_window;
@@ -340,6 +341,38 @@ void TestExport::figureDialogRemembersTheLastChoice()
     QCOMPARE(next->options().colorMap, ColorMapKind::Cividis);
     QCOMPARE(next->figureSize().dpi, 300);
     next->reject();
+}
+
+void TestExport::eachViewHasItsOwnSize()
+{
+    // One width and height served every view: a size set for the grid of heads squeezed the
+    // step view into it.
+    ExportFigureDialog *d = m_window->figures()->showFigureDialog();
+    QVERIFY(d);
+    auto *view = d->findChild<QComboBox *>(QStringLiteral("view"));
+    auto *width = d->findChild<QSpinBox *>(QStringLiteral("width"));
+    auto *height = d->findChild<QSpinBox *>(QStringLiteral("height"));
+    QVERIFY(view && width && height);
+    view->setCurrentIndex(view->findData(int(FigureView::Heads)));
+    width->setValue(1400);
+    height->setValue(700);
+    view->setCurrentIndex(view->findData(int(FigureView::Teaching)));
+    QCOMPARE(width->value(), 0); // auto: the step view's natural size
+    QCOMPARE(height->value(), 0);
+    QCOMPARE(d->figureSize().width, 0);
+    width->setValue(900);
+    view->setCurrentIndex(view->findData(int(FigureView::Heads)));
+    QCOMPARE(width->value(), 1400);
+    QCOMPARE(height->value(), 700);
+    d->accept();
+    // Remembered per view for the next export.
+    ExportFigureDialog *again = m_window->figures()->showFigureDialog();
+    auto *againView = again->findChild<QComboBox *>(QStringLiteral("view"));
+    QCOMPARE(again->options().view, FigureView::Heads);
+    QCOMPARE(again->figureSize().width, 1400);
+    againView->setCurrentIndex(againView->findData(int(FigureView::Teaching)));
+    QCOMPARE(again->figureSize().width, 900);
+    again->reject();
 }
 
 void TestExport::exportsProposeAFolderThatExists()

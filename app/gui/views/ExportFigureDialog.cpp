@@ -13,6 +13,7 @@
 #include <QPainter>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -178,6 +179,8 @@ ExportFigureDialog::ExportFigureDialog(ShownAttention shown, const FigureOptions
     if (initial.view == FigureView::Model || initial.view == FigureView::Rollout)
         if (const int i = m_view->findData(int(initial.view)); i >= 0)
             m_view->setCurrentIndex(i);
+    showSizeOf(m_view->currentData().toInt());
+    connect(m_view, &QComboBox::currentIndexChanged, this, [this] { showSizeOf(m_view->currentData().toInt()); });
     for (QCheckBox *c : {m_colorBar, m_labels, m_values, m_axisTitles, m_overlay, m_showTitle})
         connect(c, &QCheckBox::toggled, this, &ExportFigureDialog::schedulePreview);
     for (QSpinBox *s : {m_head, m_fontSize, m_dpi, m_width, m_height})
@@ -353,9 +356,25 @@ void ExportFigureDialog::restoreChoices()
          {std::pair{m_colorBar, "colorBar"}, std::pair{m_labels, "labels"}, std::pair{m_values, "values"},
           std::pair{m_axisTitles, "axisTitles"}, std::pair{m_overlay, "overlay"}, std::pair{m_showTitle, "showTitle"}})
         box->setChecked(settings.value(QLatin1String(key), box->isChecked()).toBool());
-    for (auto [spin, key] : {std::pair{m_fontSize, "fontSize"}, std::pair{m_dpi, "dpi"}, std::pair{m_width, "width"},
-                             std::pair{m_height, "height"}})
+    for (auto [spin, key] : {std::pair{m_fontSize, "fontSize"}, std::pair{m_dpi, "dpi"}})
         spin->setValue(settings.value(QLatin1String(key), spin->value()).toInt());
+    for (FigureView v : FigureOptions::allViews()) {
+        const QString key = QStringLiteral("size/") + FigureOptions::viewKey(v);
+        if (settings.contains(key))
+            m_sizes.insert(int(v), settings.value(key).toSize());
+    }
+}
+
+void ExportFigureDialog::showSizeOf(int view)
+{
+    if (m_sizeView >= 0)
+        m_sizes.insert(m_sizeView, QSize(m_width->value(), m_height->value()));
+    m_sizeView = view;
+    const QSize size = m_sizes.value(view, QSize(0, 0));
+    const QSignalBlocker blockWidth(m_width), blockHeight(m_height);
+    m_width->setValue(size.width());
+    m_height->setValue(size.height());
+    schedulePreview();
 }
 
 void ExportFigureDialog::saveChoices() const
@@ -372,9 +391,13 @@ void ExportFigureDialog::saveChoices() const
          {std::pair{m_colorBar, "colorBar"}, std::pair{m_labels, "labels"}, std::pair{m_values, "values"},
           std::pair{m_axisTitles, "axisTitles"}, std::pair{m_overlay, "overlay"}, std::pair{m_showTitle, "showTitle"}})
         settings.setValue(QLatin1String(key), box->isChecked());
-    for (auto [spin, key] : {std::pair{m_fontSize, "fontSize"}, std::pair{m_dpi, "dpi"}, std::pair{m_width, "width"},
-                             std::pair{m_height, "height"}})
+    for (auto [spin, key] : {std::pair{m_fontSize, "fontSize"}, std::pair{m_dpi, "dpi"}})
         settings.setValue(QLatin1String(key), spin->value());
+    QHash<int, QSize> sizes = m_sizes;
+    sizes.insert(m_sizeView, QSize(m_width->value(), m_height->value()));
+    for (auto it = sizes.cbegin(); it != sizes.cend(); ++it)
+        if (it.key() >= 0)
+            settings.setValue(QStringLiteral("size/") + FigureOptions::viewKey(FigureView(it.key())), it.value());
     if (const auto format = figureFormatFromSuffix(path()))
         settings.setValue(QStringLiteral("suffix"), figureFormatSuffix(*format));
 }

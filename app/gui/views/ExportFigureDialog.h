@@ -3,7 +3,9 @@
 #include "app/render/FigureExporter.h"
 
 #include <QDialog>
+#include <QHash>
 #include <QImage>
+#include <QSize>
 
 class QCheckBox;
 class QComboBox;
@@ -63,6 +65,9 @@ private:
     void updateEnabled();
     void restoreChoices();
     void saveChoices() const;
+    // Each view has its own size (a grid of heads is not shaped like the step view): the spin
+    // boxes show the size of the view chosen, "auto" (its natural size) until one is set.
+    void showSizeOf(int view);
 
     ShownAttention m_shown;
     std::shared_ptr<const MaskMatrix> m_blockAllowed; // a pooled block's
@@ -85,6 +90,8 @@ private:
     QSpinBox *m_dpi;
     QSpinBox *m_width;
     QSpinBox *m_height;
+    QHash<int, QSize> m_sizes; // by FigureView: the width and height set (0: auto)
+    int m_sizeView = -1;       // the view whose size the spin boxes show
     QComboBox *m_background;
     QLineEdit *m_path;
     QLabel *m_preview;
