@@ -88,22 +88,32 @@ inline bool waitForRepaint(QWidget *widget, int timeoutMs = 10000)
     return QTest::qWaitFor([&] { return painted.count() > 0; }, timeoutMs);
 }
 
-// The offscreen platform's screen is 800×600 unless told otherwise: this gives it a 1600×1000
-// one (the first-run size is promised for it). Under Xvfb the server's screen is used.
-// Returns false when the configuration cannot be written.
-inline bool useOffscreen1600x1000Screen(const QTemporaryDir &dir)
+// The offscreen platform's screen is 800×600 unless told otherwise: this gives it one of
+// width × height logical pixels at device pixel ratio `dpr`. Under Xvfb the server's screen is
+// used. Returns false when the configuration cannot be written.
+inline bool useOffscreenScreen(const QTemporaryDir &dir, int width, int height, double dpr = 1.0)
 {
     const QByteArray platform = qgetenv("QT_QPA_PLATFORM");
     if (!platform.isEmpty() && platform != "offscreen")
         return true;
     QFile config(dir.filePath(QStringLiteral("screen.json")));
-    if (!config.open(QIODevice::WriteOnly) ||
-        config.write(R"({"screens": [{"name": "test", "x": 0, "y": 0, "width": 1600, "height": 1000,
-                                      "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})") < 0)
+    const QByteArray json = QStringLiteral(R"({"screens": [{"name": "test", "x": 0, "y": 0, "width": %1, "height": %2,
+                                      "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": %3}]})")
+                                .arg(width)
+                                .arg(height)
+                                .arg(dpr)
+                                .toUtf8();
+    if (!config.open(QIODevice::WriteOnly) || config.write(json) < 0)
         return false;
     config.close();
     qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + config.fileName().toLocal8Bit());
     return true;
+}
+
+// The 1600×1000 screen the first-run size is promised for.
+inline bool useOffscreen1600x1000Screen(const QTemporaryDir &dir)
+{
+    return useOffscreenScreen(dir, 1600, 1000);
 }
 
 } // namespace attnscope::test

@@ -112,16 +112,8 @@ void TestProjector::presentationModeIsFullScreenWithLargerText()
 int main(int argc, char *argv[])
 {
     QTemporaryDir screenDir;
-    const QByteArray platform = qgetenv("QT_QPA_PLATFORM");
-    if (platform.isEmpty() || platform == "offscreen") {
-        QFile config(screenDir.filePath(QStringLiteral("screen.json")));
-        if (!config.open(QIODevice::WriteOnly) ||
-            config.write(R"({"screens": [{"name": "projector", "x": 0, "y": 0, "width": 960, "height": 540,
-                                          "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 2}]})") < 0)
-            return 2;
-        config.close();
-        qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + config.fileName().toLocal8Bit());
-    }
+    if (!test::useOffscreenScreen(screenDir, 960, 540, 2.0))
+        return 2;
     QApplication app(argc, argv);
     TestProjector test;
     QTEST_SET_MAIN_SOURCE_PATH
