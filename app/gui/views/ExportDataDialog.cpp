@@ -65,7 +65,7 @@ ExportDataDialog::ExportDataDialog(const ShownAttention &shown, QWidget *parent)
     setWindowTitle(tr("Export Data"));
     setObjectName(QStringLiteral("ExportDataDialog"));
     m_tensor = new QComboBox;
-    m_layer = new QSpinBox;
+    m_layer = new QSpinBox(this); // a project's dialog keeps it hidden, out of the form
     m_head = new QSpinBox;
     if (m_set)
         addSetItems();
