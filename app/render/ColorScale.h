@@ -36,6 +36,11 @@ public:
     // map shares the first one's range (rangeMin, rangeMax). Signed maps (scores) have no log
     // scale: Log gives Linear for them.
     static ColorScale build(ColorScaleKind kind, const std::vector<const HeatmapData *> &maps);
+    // The kind a map gets when `kind` is asked: Linear for Log on signed values.
+    static ColorScaleKind effectiveKind(ColorScaleKind kind, bool signedValues)
+    {
+        return kind == ColorScaleKind::Log && signedValues ? ColorScaleKind::Linear : kind;
+    }
 
     ColorScaleKind kind() const { return m_kind; }
     // Where a finite value sits, in [0, 1]. Log: values at or below the floor (zero included)

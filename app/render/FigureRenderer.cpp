@@ -150,16 +150,19 @@ bool hasChinese(const QString &text)
 
 } // namespace
 
+QString titleInLanguage(const QString &title)
+{
+    const QString whole = title.trimmed();
+    const QStringList parts = whole.split(QStringLiteral(" \u2014 "));
+    if (parts.size() != 2 || hasChinese(parts[0]) == hasChinese(parts[1]))
+        return whole;
+    const bool chinese = QLocale().language() == QLocale::Chinese;
+    return hasChinese(parts[0]) == chinese ? parts[0] : parts[1];
+}
+
 QString shortFigureName(const QString &title)
 {
-    // A bilingual title ("自注意力计算实例（单头） — Self-attention worked example (one head)"): the
-    // part in the interface's language.
-    QString name = title.trimmed();
-    const QStringList parts = name.split(QStringLiteral(" \u2014 "));
-    if (parts.size() == 2 && hasChinese(parts[0]) != hasChinese(parts[1])) {
-        const bool chinese = QLocale().language() == QLocale::Chinese;
-        name = hasChinese(parts[0]) == chinese ? parts[0] : parts[1];
-    }
+    QString name = titleInLanguage(title);
     // Its head only: up to a colon or a parenthesis.
     for (const QString &cut :
          {QStringLiteral(": "), QStringLiteral("\uff1a"), QStringLiteral(" ("), QStringLiteral("\uff08")}) {

@@ -91,6 +91,9 @@ struct FigureHeatmap {
 // view and head alone: "Head 2 (weights)").
 inline constexpr int kShortFigureName = 40;
 QString shortFigureName(const QString &title);
+// Of a bilingual title ("自注意力计算实例 — Self-attention worked example"), the half in the
+// interface's language (QLocale()); any other title whole.
+QString titleInLanguage(const QString &title);
 
 class FigureRenderer
 {

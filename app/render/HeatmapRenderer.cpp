@@ -205,7 +205,7 @@ QRgb HeatmapRenderer::colorFor(double value) const
 HeatmapData HeatmapData::block(const QRect &range, ColorScaleKind kind) const
 {
     const QRect r = range.intersected(QRect(0, 0, int(cols()), int(rows())));
-    const ColorScaleKind k = kind == ColorScaleKind::Log && signedValues ? ColorScaleKind::Linear : kind;
+    const ColorScaleKind k = ColorScale::effectiveKind(kind, signedValues);
     if (values && (!scale || scale->kind() != k))
         scale = std::make_shared<const ColorScale>(ColorScale::build(k, {this}));
     HeatmapData b;
@@ -241,9 +241,7 @@ HeatmapData HeatmapData::block(const QRect &range, ColorScaleKind kind) const
 const ColorScale &HeatmapRenderer::scale() const
 {
     // Scores have no log scale: the data's cached scale is the linear one then.
-    const ColorScaleKind kind = m_options.colorScale == ColorScaleKind::Log && m_data.signedValues
-                                    ? ColorScaleKind::Linear
-                                    : m_options.colorScale;
+    const ColorScaleKind kind = ColorScale::effectiveKind(m_options.colorScale, m_data.signedValues);
     if (!m_data.scale || m_data.scale->kind() != kind)
         m_data.scale = std::make_shared<const ColorScale>(ColorScale::build(kind, {&m_data}));
     return *m_data.scale;

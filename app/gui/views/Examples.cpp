@@ -11,10 +11,7 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QLocale>
 #include <QStandardPaths>
-
-#include <algorithm>
 
 namespace attnscope {
 
@@ -57,16 +54,7 @@ QString exampleMenuText(const QString &title)
     if (const QString name = shortFigureName(title); !name.isEmpty())
         return name;
     // The language half of a bilingual title, cut.
-    QString half = title;
-    const QStringList parts = title.split(QStringLiteral(" \u2014 "));
-    if (parts.size() == 2) {
-        const bool chinese = QLocale().language() == QLocale::Chinese;
-        const auto hasHan = [](const QString &t) {
-            return std::any_of(t.begin(), t.end(),
-                               [](QChar c) { return c.unicode() >= 0x3400 && c.unicode() <= 0x9fff; });
-        };
-        half = hasHan(parts[0]) == chinese ? parts[0] : parts[1];
-    }
+    const QString half = titleInLanguage(title);
     return half.size() <= kExampleMenuText ? half : half.left(kExampleMenuText - 1).trimmed() + QChar(0x2026);
 }
 
