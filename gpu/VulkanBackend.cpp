@@ -84,6 +84,16 @@ GemmTiling tilingFor(const DeviceInfo &info)
     return t;
 }
 
+// Interim: the shaders do not have design.md's modern attention yet.
+Status checkModernAttention(const AttentionProblem &p)
+{
+    if (p.spec.keyValueHeads() != p.spec.heads || p.spec.rope || p.spec.softcap || p.weights.sinks || p.mask.window > 0)
+        return Error{"Vulkan: grouped key/value heads, RoPE, sliding windows, soft-capping and sinks are computed "
+                     "on the CPU engine",
+                     ErrorKind::Unsupported};
+    return Ok{};
+}
+
 } // namespace
 
 struct VulkanBackend::State {
@@ -498,6 +508,8 @@ Result<AttentionTrace> VulkanBackend::compute(const AttentionProblem &p)
 {
     if (Status s = validateProblem(p); !s)
         return s.error();
+    if (Status s = checkModernAttention(p); !s)
+        return s.error();
     State &st = *m_state;
     if (st.lost)
         return prefixedError("Vulkan (" + deviceName() + "): ",
@@ -550,6 +562,8 @@ Result<PooledResult> VulkanBackend::computePooled(const AttentionProblem &p, con
         return Error{"pool: expected a bin count of at least 1, found " + std::to_string(options.bins)};
     // Every check but the full trace's size, which this path never holds.
     if (Status s = validateProblem(p, ProblemLimits{}); !s)
+        return s.error();
+    if (Status s = checkModernAttention(p); !s)
         return s.error();
     State &st = *m_state;
     // The shaders pool any block (the GUI's zoom) of any head and the head mean; without the

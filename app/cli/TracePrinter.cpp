@@ -1,6 +1,7 @@
 #include "app/cli/TracePrinter.h"
 
 #include "core/attention/AttentionRules.h"
+#include "core/attention/HeadLayout.h"
 
 #include <algorithm>
 #include <cmath>
@@ -69,25 +70,69 @@ void printPipeline(QTextStream &out, const Project &project, const AttentionTrac
     const auto &kLabels = project.keyLabels();
     const bool cross = p.spec.mode == AttentionMode::Cross;
     out << (project.title.empty() ? QStringLiteral("(untitled)") : QString::fromStdString(project.title)) << "\n";
+    const HeadLayout layout = HeadLayout::of(p.spec);
     out << (cross ? "cross" : "self") << "-attention, " << p.spec.heads << (p.spec.heads == 1 ? " head" : " heads")
         << ", dK = " << p.spec.headDimQK << ", dV = " << p.spec.headDimV << ", scale = " << p.spec.scale() << "\n";
+    if (layout.grouped())
+        out << layout.kvHeads << (layout.kvHeads == 1 ? " key/value head" : " key/value heads") << ": each read by "
+            << layout.groupSize() << " query heads" << (layout.kvHeads == 1 ? " (multi-query)" : " (grouped-query)")
+            << "\n";
+    if (p.spec.rope)
+        out << "RoPE: base " << p.spec.rope->base << ", dimension i turns with i + " << p.spec.headDimQK / 2
+            << " by position * base^(-2i/" << p.spec.headDimQK << ")\n";
+    if (p.mask.window > 0)
+        out << "sliding window: " << p.mask.window << " keys (key j allowed for query i when j > i - " << p.mask.window
+            << ")\n";
+    if (p.spec.softcap)
+        out << "soft-cap: scores become " << *p.spec.softcap << "*tanh(scores/" << *p.spec.softcap << ")\n";
 
     section(out, QStringLiteral("Xq (query input)"), p.xq, qLabels, precision);
     if (cross)
         section(out, QStringLiteral("Xkv (key/value input)"), p.xkv, kLabels, precision);
     if (p.hasSeparateValue())
         section(out, QStringLiteral("Xv (value input)"), *p.xv, kLabels, precision);
+    const bool rope = !t.qBeforeRope.empty();
     for (int h = 0; h < t.heads(); ++h) {
         const size_t i = size_t(h);
+        const int g = layout.kvHeadOf(h);
         const QString head = t.heads() > 1 ? QStringLiteral(" (head %1)").arg(h) : QString();
+        const QString kvHead = layout.grouped() ? QStringLiteral(" (key/value head %1, read by heads %2-%3)")
+                                                      .arg(g)
+                                                      .arg(layout.firstQueryHead(g))
+                                                      .arg(layout.firstQueryHead(g) + layout.groupSize() - 1)
+                                                : head;
         const AttentionMode mode = p.spec.mode;
-        section(out, formula(Projection::Query, mode, bool(p.weights.qBias)) + head, t.q[i], qLabels, precision);
-        section(out, formula(Projection::Key, mode, bool(p.weights.kBias)) + head, t.k[i], kLabels, precision);
-        section(out, formula(Projection::Value, mode, bool(p.weights.vBias), p.hasSeparateValue()) + head, t.v[i],
-                kLabels, precision);
-        section(out, QStringLiteral("scores = Q·Kᵀ · %1%2").arg(p.spec.scale()).arg(head), t.scores[i], qLabels,
-                precision);
-        section(out, QStringLiteral("weights = softmax(masked scores)") + head, t.weights[i], qLabels, precision);
+        const QString q = formula(Projection::Query, mode, bool(p.weights.qBias));
+        if (rope) {
+            section(out, q + QStringLiteral(" (before RoPE)") + head, t.qBeforeRope[i], qLabels, precision);
+            section(out, QStringLiteral("Q = RoPE(Q)") + head, t.q[i], qLabels, precision);
+        } else {
+            section(out, q + head, t.q[i], qLabels, precision);
+        }
+        // A key/value head is printed with the first query head that reads it.
+        if (h == layout.firstQueryHead(g)) {
+            const QString k = formula(Projection::Key, mode, bool(p.weights.kBias));
+            if (rope) {
+                section(out, k + QStringLiteral(" (before RoPE)") + kvHead, t.kBeforeRope[size_t(g)], kLabels,
+                        precision);
+                section(out, QStringLiteral("K = RoPE(K)") + kvHead, t.k[size_t(g)], kLabels, precision);
+            } else {
+                section(out, k + kvHead, t.k[size_t(g)], kLabels, precision);
+            }
+            section(out, formula(Projection::Value, mode, bool(p.weights.vBias), p.hasSeparateValue()) + kvHead,
+                    t.v[size_t(g)], kLabels, precision);
+        } else {
+            out << "\nK, V" << head << ": those of key/value head " << g << " (above)\n";
+        }
+        const QString scores =
+            p.spec.softcap ? QStringLiteral("scores = %1*tanh(Q·Kᵀ · %2 / %1)").arg(*p.spec.softcap).arg(p.spec.scale())
+                           : QStringLiteral("scores = Q·Kᵀ · %1").arg(p.spec.scale());
+        section(out, scores + head, t.scores[i], qLabels, precision);
+        const QString weights =
+            p.weights.sinks ? QStringLiteral("weights = softmax(masked scores, sink %1), the sink's share dropped")
+                                  .arg(double((*p.weights.sinks)[Eigen::Index(h)]))
+                            : QStringLiteral("weights = softmax(masked scores)");
+        section(out, weights + head, t.weights[i], qLabels, precision);
         section(out, QStringLiteral("head output = weights·V") + head, t.headOutputs[i], qLabels, precision);
     }
     if (!(t.allowed.array() != 0).all()) {

@@ -2,6 +2,7 @@
 
 #include "core/Tensor.h"
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -23,6 +24,18 @@ enum class MaskFill { NegInf, NegLarge };
 
 inline constexpr double kNegLargeFill = -1e9;
 
+inline constexpr double kDefaultRopeBase = 10000.0;
+
+// Rotary position embeddings (design.md, "Modern attention"): after the projections, each
+// head's q and k are rotated by their position, dimension i paired with i + dK/2.
+struct RopeSpec {
+    double base = kDefaultRopeBase; // theta_i = base^(-2i/dK)
+    // One non-negative position per query (key) row; empty: 0, 1, ..., T-1. Given positions
+    // are also what the causal mask and the window compare.
+    std::vector<std::int64_t> queryPositions;
+    std::vector<std::int64_t> keyPositions;
+};
+
 // The shape of the computation: everything but the numbers.
 struct AttentionSpec {
     AttentionMode mode = AttentionMode::Self;
@@ -32,21 +45,31 @@ struct AttentionSpec {
     ScaleMode scaleMode = ScaleMode::InvSqrtDk;
     double scaleValue = 1.0; // used only with ScaleMode::Custom
     MaskFill maskFill = MaskFill::NegInf;
+    // Key/value heads G (grouped-query attention; 1 is multi-query); 0: as many as `heads`.
+    // Ask core/attention/HeadLayout.h which columns a head reads, never h*dK.
+    int kvHeads = 0;
+    std::optional<RopeSpec> rope;
+    std::optional<double> softcap; // c > 0: scores become c*tanh(scores/c) before the mask
 
     // The factor applied to Q_h·K_hᵀ.
     double scale() const;
+    // G: kvHeads, or heads where it is 0.
+    int keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
 };
 
 // Projection weights; they multiply on the right (Q = Xq·Wq + bq).
 struct AttentionWeights {
     MatrixF q;                    // d_q  by heads*headDimQK
-    MatrixF k;                    // d_kv by heads*headDimQK
-    MatrixF v;                    // d_v_in (the value input's width) by heads*headDimV
+    MatrixF k;                    // d_kv by kvHeads*headDimQK
+    MatrixF v;                    // d_v_in (the value input's width) by kvHeads*headDimV
     std::optional<MatrixF> o;     // heads*headDimV by d_out; absent: output = context
     std::optional<VectorF> qBias; // heads*headDimQK
-    std::optional<VectorF> kBias; // heads*headDimQK
-    std::optional<VectorF> vBias; // heads*headDimV
+    std::optional<VectorF> kBias; // kvHeads*headDimQK
+    std::optional<VectorF> vBias; // kvHeads*headDimV
     std::optional<VectorF> oBias; // d_out (only with o)
+    // One sink logit per query head: it joins each row's softmax (never scaled, capped or
+    // masked) and is then dropped, so a row's weights sum to less than 1.
+    std::optional<VectorF> sinks;
 };
 
 // The parts of the "allowed" mask; the effective mask is their AND.
@@ -54,6 +77,7 @@ struct MaskSpec {
     bool causal = false;               // key j allowed for query i only if j <= i
     std::vector<bool> keyPadding;      // empty or Tk entries; true = real token
     std::optional<MaskMatrix> allowed; // Tq by Tk custom matrix, 1 = allowed
+    std::int64_t window = 0;           // sliding window W >= 1: key j allowed only if j > i - W; 0: none
 };
 
 // One complete attention computation: spec, inputs, weights and mask.
@@ -79,8 +103,11 @@ struct AttentionProblem {
     Eigen::Index dq() const { return xq.cols(); }
     Eigen::Index dkv() const { return keyInput().cols(); }
     Eigen::Index dvIn() const { return valueInput().cols(); }
+    // Widths of Q (heads*dK), of the context (heads*dV), and of K and V (kvHeads*dK, kvHeads*dV).
     Eigen::Index qkWidth() const { return Eigen::Index(spec.heads) * spec.headDimQK; }
     Eigen::Index vWidth() const { return Eigen::Index(spec.heads) * spec.headDimV; }
+    Eigen::Index kWidth() const { return Eigen::Index(spec.keyValueHeads()) * spec.headDimQK; }
+    Eigen::Index kvVWidth() const { return Eigen::Index(spec.keyValueHeads()) * spec.headDimV; }
     Eigen::Index dOut() const { return weights.o ? weights.o->cols() : vWidth(); }
 };
 

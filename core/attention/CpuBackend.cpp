@@ -1,7 +1,9 @@
 #include "core/attention/CpuBackend.h"
 
 #include "core/attention/CpuThreads.h"
+#include "core/attention/HeadLayout.h"
 #include "core/attention/Mask.h"
+#include "core/attention/Rope.h"
 #include "core/attention/Validation.h"
 
 #include <omp.h>
@@ -67,8 +69,9 @@ std::vector<RowSpan> rowSpans(const MaskMatrix &allowed)
 
 // Returns whether masked entries got a non-zero weight (only under -1e9 fill, in practice
 // only for rows with no allowed key), so weights·V must read every key for this row.
+// sink (may be null): one more logit that joins the softmax and whose share is dropped.
 bool softmaxRow(const float *scores, const std::uint8_t *allowed, const RowSpan &span, Eigen::Index n, MaskFill fill,
-                float *out)
+                const float *sink, float *out)
 {
     const bool negLarge = fill == MaskFill::NegLarge;
     const Eigen::Index allowedCount =
@@ -77,9 +80,18 @@ bool softmaxRow(const float *scores, const std::uint8_t *allowed, const RowSpan 
     Eigen::Map<ArrayF> o(out, n);
     if (allowedCount == 0) {
         // -inf: nothing to attend to gives a zero row. -1e9: every logit equals the fill,
-        // so the ordinary softmax is uniform.
-        o.setConstant(negLarge ? 1.0f / float(n) : 0.0f);
-        return negLarge;
+        // so the ordinary softmax is uniform, less the sink's share where there is one.
+        if (!negLarge) {
+            o.setZero();
+            return false;
+        }
+        if (!sink) {
+            o.setConstant(1.0f / float(n));
+            return true;
+        }
+        const float m = std::max(float(kNegLargeFill), *sink), term = std::exp(float(kNegLargeFill) - m);
+        o.setConstant(term / (float(n) * term + std::exp(*sink - m)));
+        return term != 0.0f;
     }
     const Eigen::Index len = span.hi - span.lo;
     Eigen::Map<const ArrayF> s(scores + span.lo, len);
@@ -92,6 +104,8 @@ bool softmaxRow(const float *scores, const std::uint8_t *allowed, const RowSpan 
             if (allowed[span.lo + j])
                 maxLogit = std::max(maxLogit, s[j]);
     }
+    if (sink)
+        maxLogit = std::max(maxLogit, *sink);
     const bool anyMasked = allowedCount < n;
     // Masked logits under -1e9 take part in the max and the sum like any other logit.
     float maskedTerm = 0.0f;
@@ -103,26 +117,49 @@ bool softmaxRow(const float *scores, const std::uint8_t *allowed, const RowSpan 
     o.head(span.lo).setConstant(maskedTerm);
     o.tail(n - span.hi).setConstant(maskedTerm);
     auto body = o.segment(span.lo, len);
-    if (span.dense) {
-        body = (s - maxLogit).exp();
-    } else {
-        body = (s - maxLogit).exp();
+    body = (s - maxLogit).exp();
+    if (!span.dense)
         for (Eigen::Index j = 0; j < len; ++j)
             if (!allowed[span.lo + j])
                 body[j] = maskedTerm;
-    }
     // Masked entries inside the span are already part of body.
-    const float sum = body.sum() + maskedTerm * float(n - len);
+    const float sum = body.sum() + maskedTerm * float(n - len) + (sink ? std::exp(*sink - maxLogit) : 0.0f);
     o *= 1.0f / sum;
     return maskedTerm != 0.0f;
 }
 
 } // namespace
 
-void maskedSoftmaxRow(const float *scores, const std::uint8_t *allowed, Eigen::Index n, MaskFill fill, float *out)
+void maskedSoftmaxRow(const float *scores, const std::uint8_t *allowed, Eigen::Index n, MaskFill fill, float *out,
+                      const float *sink)
 {
     MaskMatrix row = Eigen::Map<const MaskMatrix>(allowed, 1, n);
-    (void)softmaxRow(scores, allowed, rowSpans(row).front(), n, fill, out);
+    (void)softmaxRow(scores, allowed, rowSpans(row).front(), n, fill, sink, out);
+}
+
+void applySoftcap(float cap, Eigen::Ref<MatrixF> scores)
+{
+    scores = (scores.array() * (1.0f / cap)).tanh() * cap;
+}
+
+void projectAndRotate(const AttentionProblem &p, MatrixF &q, MatrixF &k, MatrixF &v, std::vector<MatrixF> *qBefore,
+                      std::vector<MatrixF> *kBefore)
+{
+    const HeadLayout layout = HeadLayout::of(p.spec);
+    q = project(p.xq, p.weights.q, p.weights.qBias);
+    k = project(p.keyInput(), p.weights.k, p.weights.kBias);
+    v = project(p.valueInput(), p.weights.v, p.weights.vBias);
+    if (!p.spec.rope)
+        return;
+    const int dk = layout.headDimQK;
+    if (qBefore)
+        for (int h = 0; h < layout.heads; ++h)
+            qBefore->push_back(q.middleCols(layout.queryColumn(h), dk));
+    if (kBefore)
+        for (int g = 0; g < layout.kvHeads; ++g)
+            kBefore->push_back(k.middleCols(layout.keyColumn(g), dk));
+    applyRope(q, ropeTable(queryPositions(p), p.spec.rope->base, dk), layout.heads, dk);
+    applyRope(k, ropeTable(keyPositions(p), p.spec.rope->base, dk), layout.kvHeads, dk);
 }
 
 CpuBackend::CpuBackend(int threads) : m_threads(threads > 0 ? threads : omp_get_max_threads()) {}
@@ -139,7 +176,8 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     if (Status s = validateProblem(p); !s)
         return s.error();
 
-    const int heads = p.spec.heads, dk = p.spec.headDimQK, dv = p.spec.headDimV;
+    const HeadLayout layout = HeadLayout::of(p.spec);
+    const int heads = layout.heads, kvHeads = layout.kvHeads, dk = layout.headDimQK, dv = layout.headDimV;
     const Eigen::Index tq = p.tq(), tk = p.tk();
     // Teaching-size problems finish in microseconds; waking a second thread costs more than
     // it saves, and far more when the other core is busy (a typing user, a compile).
@@ -160,18 +198,20 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     const std::vector<RowSpan> spans = rowSpans(t.allowed);
 
     {
-        const MatrixF q = project(p.xq, p.weights.q, p.weights.qBias);
-        const MatrixF k = project(p.keyInput(), p.weights.k, p.weights.kBias);
-        const MatrixF v = project(p.valueInput(), p.weights.v, p.weights.vBias);
+        MatrixF q, k, v;
+        projectAndRotate(p, q, k, v, &t.qBeforeRope, &t.kBeforeRope);
         t.q.resize(size_t(heads));
-        t.k.resize(size_t(heads));
-        t.v.resize(size_t(heads));
-        for (int h = 0; h < heads; ++h) {
-            t.q[size_t(h)] = q.middleCols(h * dk, dk);
-            t.k[size_t(h)] = k.middleCols(h * dk, dk);
-            t.v[size_t(h)] = v.middleCols(h * dv, dv);
+        t.k.resize(size_t(kvHeads));
+        t.v.resize(size_t(kvHeads));
+        for (int h = 0; h < heads; ++h)
+            t.q[size_t(h)] = q.middleCols(layout.queryColumn(h), dk);
+        for (int g = 0; g < kvHeads; ++g) {
+            t.k[size_t(g)] = k.middleCols(layout.keyColumn(g), dk);
+            t.v[size_t(g)] = v.middleCols(layout.valueColumn(g), dv);
         }
     }
+    const std::optional<float> softcap =
+        p.spec.softcap ? std::optional<float>(float(*p.spec.softcap)) : std::optional<float>();
 
     t.scores.resize(size_t(heads));
     t.weights.resize(size_t(heads));
@@ -192,18 +232,21 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
         // An OpenMP loop cannot be left early: once cancelled, the remaining tasks return at once.
         if (cancelled())
             continue;
-        const size_t h = size_t(task / blocks);
+        const size_t h = size_t(task / blocks), g = size_t(layout.kvHeadOf(int(h)));
         const Eigen::Index r0 = (task % blocks) * blockRows;
         const Eigen::Index rows = std::min(blockRows, tq - r0);
         auto scores = t.scores[h].middleRows(r0, rows);
         auto weights = t.weights[h].middleRows(r0, rows);
-        scores.noalias() = (scale * t.q[h].middleRows(r0, rows)) * t.k[h].transpose();
+        scores.noalias() = (scale * t.q[h].middleRows(r0, rows)) * t.k[g].transpose();
+        if (softcap)
+            applySoftcap(*softcap, scores);
+        const float *sink = p.weights.sinks ? &(*p.weights.sinks)[Eigen::Index(h)] : nullptr;
 
         Eigen::Index c0 = tk, c1 = 0;
         for (Eigen::Index i = r0; i < r0 + rows; ++i) {
             const RowSpan &span = spans[size_t(i)];
             const bool touchesAll =
-                softmaxRow(&t.scores[h](i, 0), &t.allowed(i, 0), span, tk, fill, &t.weights[h](i, 0));
+                softmaxRow(&t.scores[h](i, 0), &t.allowed(i, 0), span, tk, fill, sink, &t.weights[h](i, 0));
             if (touchesAll) {
                 c0 = 0;
                 c1 = tk;
@@ -214,7 +257,7 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
         }
         auto out = t.headOutputs[h].middleRows(r0, rows);
         if (c1 > c0)
-            out.noalias() = weights.middleCols(c0, c1 - c0) * t.v[h].middleRows(c0, c1 - c0);
+            out.noalias() = weights.middleCols(c0, c1 - c0) * t.v[g].middleRows(c0, c1 - c0);
         else
             out.setZero();
         reportProgress(double(tasksDone.fetch_add(1, std::memory_order_relaxed) + 1) / double(tasks));
@@ -223,9 +266,9 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     if (cancelled())
         return cancelledError;
 
-    t.context.resize(tq, p.vWidth());
+    t.context.resize(tq, layout.contextWidth());
     for (int h = 0; h < heads; ++h)
-        t.context.middleCols(h * dv, dv) = t.headOutputs[size_t(h)];
+        t.context.middleCols(layout.contextColumn(h), dv) = t.headOutputs[size_t(h)];
     if (p.weights.o)
         t.output = project(t.context, *p.weights.o, p.weights.oBias);
     else

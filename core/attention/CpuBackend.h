@@ -25,7 +25,15 @@ private:
 };
 
 // The float softmax the CPU engine uses, exposed for tests: one row of n scaled scores,
-// the allowed flags, and the fill. Writes n weights.
-void maskedSoftmaxRow(const float *scores, const std::uint8_t *allowed, Eigen::Index n, MaskFill fill, float *out);
+// the allowed flags, the fill and the head's sink logit (may be null). Writes n weights.
+void maskedSoftmaxRow(const float *scores, const std::uint8_t *allowed, Eigen::Index n, MaskFill fill, float *out,
+                      const float *sink = nullptr);
+
+// The float steps every CPU path shares (the full and the pooled engines, the model forward):
+// c*tanh(s/c) over a block of scores, and the projections Q, K, V with RoPE applied where the
+// problem has it (the vectors before rotation kept per head where asked: q [H], k [G]).
+void applySoftcap(float cap, Eigen::Ref<MatrixF> scores);
+void projectAndRotate(const AttentionProblem &problem, MatrixF &q, MatrixF &k, MatrixF &v,
+                      std::vector<MatrixF> *qBefore = nullptr, std::vector<MatrixF> *kBefore = nullptr);
 
 } // namespace attnscope

@@ -1,19 +1,116 @@
 #include "core/attention/Mask.h"
 
+#include <algorithm>
+#include <numeric>
+
 namespace attnscope {
+
+namespace {
+
+std::vector<std::int64_t> indices(Eigen::Index count)
+{
+    std::vector<std::int64_t> out(static_cast<size_t>(count));
+    std::iota(out.begin(), out.end(), std::int64_t(0));
+    return out;
+}
+
+const std::vector<std::int64_t> *givenKeyPositions(const AttentionProblem &p)
+{
+    if (!p.spec.rope)
+        return nullptr;
+    if (!p.spec.rope->keyPositions.empty())
+        return &p.spec.rope->keyPositions;
+    if (p.spec.mode == AttentionMode::Self && !p.spec.rope->queryPositions.empty())
+        return &p.spec.rope->queryPositions;
+    return nullptr;
+}
+
+bool isIota(const std::vector<std::int64_t> &v)
+{
+    for (size_t i = 0; i < v.size(); ++i)
+        if (v[i] != std::int64_t(i))
+            return false;
+    return true;
+}
+
+} // namespace
+
+std::vector<std::int64_t> queryPositions(const AttentionProblem &p)
+{
+    if (p.spec.rope && !p.spec.rope->queryPositions.empty())
+        return p.spec.rope->queryPositions;
+    return indices(p.tq());
+}
+
+std::vector<std::int64_t> keyPositions(const AttentionProblem &p)
+{
+    if (const auto *given = givenKeyPositions(p))
+        return *given;
+    return indices(p.tk());
+}
+
+bool positionsAreIndices(const AttentionProblem &p)
+{
+    if (!p.spec.rope)
+        return true;
+    const auto *keys = givenKeyPositions(p);
+    return isIota(p.spec.rope->queryPositions) && (!keys || isIota(*keys));
+}
+
+StructuralMask::StructuralMask(const AttentionProblem &p)
+    : m_causal(p.mask.causal), m_window(p.mask.window), m_custom(p.mask.allowed ? &*p.mask.allowed : nullptr)
+{
+    if (!positionsAreIndices(p)) {
+        m_qp = queryPositions(p);
+        m_kp = keyPositions(p);
+    }
+    m_padded.assign(size_t(p.tk()), 0);
+    m_paddedBefore.assign(size_t(p.tk()) + 1, 0);
+    for (Eigen::Index j = 0; j < p.tk(); ++j) {
+        m_padded[size_t(j)] = !p.mask.keyPadding.empty() && !p.mask.keyPadding[size_t(j)];
+        m_paddedBefore[size_t(j) + 1] = m_paddedBefore[size_t(j)] + m_padded[size_t(j)];
+    }
+}
+
+bool StructuralMask::tileMasked(Eigen::Index r0, Eigen::Index r1, Eigen::Index c0, Eigen::Index c1) const
+{
+    if (m_causal || m_window > 0) {
+        std::int64_t minQ = r0, maxQ = r1 - 1, minK = c0, maxK = c1 - 1;
+        if (!byIndex()) {
+            const auto [qLo, qHi] = std::minmax_element(m_qp.begin() + r0, m_qp.begin() + r1);
+            const auto [kLo, kHi] = std::minmax_element(m_kp.begin() + c0, m_kp.begin() + c1);
+            minQ = *qLo, maxQ = *qHi, minK = *kLo, maxK = *kHi;
+        }
+        if (m_causal && minK > maxQ)
+            return true;
+        if (m_window > 0 && maxK <= minQ - m_window)
+            return true;
+    }
+    if (m_paddedBefore[size_t(c1)] - m_paddedBefore[size_t(c0)] == c1 - c0)
+        return true;
+    if (m_custom)
+        return (m_custom->block(r0, c0, r1 - r0, c1 - c0).array() == 0).all();
+    return false;
+}
+
+void StructuralMask::apply(Eigen::Index i, Eigen::Index c0, Eigen::Index n, float fill, float *logits) const
+{
+    const bool anyPadding = m_paddedBefore[size_t(c0 + n)] != m_paddedBefore[size_t(c0)];
+    if (!m_custom && !anyPadding && byIndex() && (!m_causal || c0 + n - 1 <= i) && (m_window <= 0 || c0 > i - m_window))
+        return; // the common case: every key of the tile is allowed
+    for (Eigen::Index j = 0; j < n; ++j)
+        if (!allowed(i, c0 + j))
+            logits[j] = fill;
+}
 
 MaskMatrix effectiveMask(const AttentionProblem &p)
 {
     const Eigen::Index tq = p.tq(), tk = p.tk();
-    MaskMatrix allowed = p.mask.allowed ? *p.mask.allowed : MaskMatrix::Ones(tq, tk);
-    if (p.mask.causal)
-        for (Eigen::Index i = 0; i < tq; ++i)
-            for (Eigen::Index j = i + 1; j < tk; ++j)
-                allowed(i, j) = 0;
-    if (!p.mask.keyPadding.empty())
+    const StructuralMask mask(p);
+    MaskMatrix allowed(tq, tk);
+    for (Eigen::Index i = 0; i < tq; ++i)
         for (Eigen::Index j = 0; j < tk; ++j)
-            if (!p.mask.keyPadding[size_t(j)])
-                allowed.col(j).setZero();
+            allowed(i, j) = mask.allowed(i, j) ? 1 : 0;
     return allowed;
 }
 

@@ -1,7 +1,11 @@
 #include "core/attention/PooledAttention.h"
 
+#include "core/attention/CpuBackend.h"
 #include "core/attention/CpuThreads.h"
+#include "core/attention/HeadLayout.h"
+#include "core/attention/Mask.h"
 #include "core/attention/ReferenceAttention.h"
+#include "core/attention/Rope.h"
 #include "core/attention/Validation.h"
 #include "core/io/MemoryLimits.h"
 
@@ -33,53 +37,6 @@ MatrixF project(const MatrixF &x, const MatrixF &w, const std::optional<VectorF>
         y.rowwise() += *bias;
     return y;
 }
-
-// The mask of design.md, evaluated where it is needed instead of stored as Tq x Tk.
-class StructuralMask
-{
-public:
-    explicit StructuralMask(const AttentionProblem &p)
-        : m_causal(p.mask.causal), m_custom(p.mask.allowed ? &*p.mask.allowed : nullptr)
-    {
-        // paddedBefore[j]: padded keys among [0, j), so a tile's padding is counted in O(1).
-        m_padded.assign(size_t(p.tk()), 0);
-        m_paddedBefore.assign(size_t(p.tk()) + 1, 0);
-        for (Eigen::Index j = 0; j < p.tk(); ++j) {
-            m_padded[size_t(j)] = !p.mask.keyPadding.empty() && !p.mask.keyPadding[size_t(j)];
-            m_paddedBefore[size_t(j) + 1] = m_paddedBefore[size_t(j)] + m_padded[size_t(j)];
-        }
-    }
-
-    // True when no row of [r0, r1) may see any key of [c0, c1).
-    bool tileMasked(Eigen::Index r0, Eigen::Index r1, Eigen::Index c0, Eigen::Index c1) const
-    {
-        if (m_causal && c0 > r1 - 1)
-            return true;
-        if (m_paddedBefore[size_t(c1)] - m_paddedBefore[size_t(c0)] == c1 - c0)
-            return true;
-        if (m_custom)
-            return (m_custom->block(r0, c0, r1 - r0, c1 - c0).array() == 0).all();
-        return false;
-    }
-
-    // Replaces the masked logits of row i (keys [c0, c0 + n)) by `fill`.
-    void apply(Eigen::Index i, Eigen::Index c0, Eigen::Index n, float fill, float *logits) const
-    {
-        const bool anyPadding = m_paddedBefore[size_t(c0 + n)] != m_paddedBefore[size_t(c0)];
-        if (!m_custom && !anyPadding && (!m_causal || c0 + n - 1 <= i))
-            return; // the common case: every key of the tile is allowed
-        const std::uint8_t *custom = m_custom ? &(*m_custom)(i, c0) : nullptr;
-        for (Eigen::Index j = 0; j < n; ++j)
-            if ((m_causal && c0 + j > i) || m_padded[size_t(c0 + j)] || (custom && !custom[j]))
-                logits[j] = fill;
-    }
-
-private:
-    bool m_causal;
-    const MaskMatrix *m_custom;
-    std::vector<std::uint8_t> m_padded;
-    std::vector<Eigen::Index> m_paddedBefore;
-};
 
 struct Bins {
     std::int64_t count = 0, bins = 0;
@@ -150,7 +107,8 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
     if (Status s = checkFitsInMemory(pooledBytes(p, options), "the pooled computation"); !s)
         return s.error();
 
-    const int heads = p.spec.heads, dk = p.spec.headDimQK, dv = p.spec.headDimV;
+    const HeadLayout layout = HeadLayout::of(p.spec);
+    const int heads = layout.heads, dk = layout.headDimQK, dv = layout.headDimV;
     const Eigen::Index rowsIn = q1 - q0, keysIn = k1 - k0;
     const bool allKeys = k0 == 0 && k1 == tk;
     const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
@@ -163,10 +121,18 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
 
     // Row r of q is query q0 + r; the mask and the bins take absolute indices.
     MatrixF q = project(p.xq.middleRows(q0, rowsIn), p.weights.q, p.weights.qBias);
+    MatrixF k = project(p.keyInput(), p.weights.k, p.weights.kBias);
+    if (p.spec.rope) { // RoPE in the projection stage, as in the full engine
+        const std::vector<std::int64_t> all = queryPositions(p);
+        const std::vector<std::int64_t> rows(all.begin() + q0, all.begin() + q1);
+        applyRope(q, ropeTable(rows, p.spec.rope->base, dk), heads, dk);
+        applyRope(k, ropeTable(keyPositions(p), p.spec.rope->base, dk), layout.kvHeads, dk);
+    }
     q *= float(p.spec.scale());
-    const MatrixF k = project(p.keyInput(), p.weights.k, p.weights.kBias);
     const MatrixF v = allKeys ? project(p.valueInput(), p.weights.v, p.weights.vBias) : MatrixF();
     const StructuralMask mask(p);
+    const std::optional<float> softcap =
+        p.spec.softcap ? std::optional<float>(float(*p.spec.softcap)) : std::optional<float>();
     const Bins rowBins(rowsIn, options.bins), keyBins(keysIn, options.bins);
     const Eigen::Index nq = rowBins.bins, nk = keyBins.bins;
     // A task is one head of a query block, or every head of it when the head mean is pooled
@@ -219,8 +185,10 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
             const Eigen::Index r0 = q0 + b0, r1 = r0 + rows; // absolute query rows
             auto scoreTile = [&](int h, Eigen::Index c0, Eigen::Index cols) {
                 auto tile = s.topLeftCorner(rows, cols);
-                tile.noalias() = q.middleCols(h * dk, dk).middleRows(b0, rows) *
-                                 k.middleCols(h * dk, dk).middleRows(c0, cols).transpose();
+                tile.noalias() = q.middleCols(layout.queryColumn(h), dk).middleRows(b0, rows) *
+                                 k.middleCols(layout.keyColumnOfHead(h), dk).middleRows(c0, cols).transpose();
+                if (softcap)
+                    applySoftcap(*softcap, tile);
                 for (Eigen::Index r = 0; r < rows; ++r)
                     mask.apply(r0 + r, c0, cols, fill, &s(r, 0));
             };
@@ -252,6 +220,7 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                     }
                 }
                 // Keys of skipped tiles are masked for every row: under -1e9 they are logits of -1e9.
+                // A sink joins every row's normaliser as one more logit, never masked.
                 bool maskedWeighNothing = true;
                 for (Eigen::Index r = 0; r < rows; ++r) {
                     double &m = gMax[r], &z = gSum[r];
@@ -261,6 +230,14 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                             m = kNegLargeFill;
                         }
                         z += double(skippedKeys) * std::exp(double(float(kNegLargeFill) - float(m)));
+                    }
+                    if (p.weights.sinks) {
+                        const double sink = double((*p.weights.sinks)[h0 + g]);
+                        if (sink > m) {
+                            z = z > 0 ? z * std::exp(m - sink) : 0.0;
+                            m = sink;
+                        }
+                        z += std::exp(sink - m);
                     }
                     const size_t i = size_t(g) * n + size_t(r);
                     invZ[i] = z > 0 ? float(1.0 / z) : 0.0f;
@@ -319,7 +296,8 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                     }
                     if (allKeys)
                         out.middleCols(Eigen::Index(g) * dv, dv).topRows(rows).noalias() +=
-                            s.topLeftCorner(rows, cols) * v.middleCols(h * dv, dv).middleRows(c0, cols);
+                            s.topLeftCorner(rows, cols) *
+                            v.middleCols(layout.valueColumnOfHead(h), dv).middleRows(c0, cols);
                     if (options.headMean)
                         sum.topLeftCorner(rows, cols) += s.topLeftCorner(rows, cols);
                 }
@@ -331,7 +309,8 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                 continue;
             if (allKeys)
                 for (int g = 0; g < groupHeads; ++g) {
-                    context.block(b0, (h0 + g) * dv, rows, dv) = out.middleCols(Eigen::Index(g) * dv, dv).topRows(rows);
+                    context.block(b0, layout.contextColumn(h0 + g), rows, dv) =
+                        out.middleCols(Eigen::Index(g) * dv, dv).topRows(rows);
                     for (Eigen::Index r = 0; r < rows; ++r)
                         result.entropy(h0 + g, b0 + r) = float(entropy[size_t(g) * n + size_t(r)]);
                 }

@@ -96,6 +96,7 @@ std::int64_t traceBytes(std::int64_t h, std::int64_t tq, std::int64_t tk, std::i
 
 std::int64_t traceBytes(const AttentionProblem &p)
 {
+    // Counted as if every head had its own keys and values: an upper bound under grouping.
     return traceBytes(p.spec.heads, p.tq(), p.tk(), p.spec.headDimQK, p.spec.headDimV, p.dOut());
 }
 
@@ -145,12 +146,43 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
         ATTNSCOPE_CHECK(checkRange("value.x (dimensions)", p.xv->cols(), limits.maxModelDim));
     }
 
-    const Eigen::Index qkWidth = p.qkWidth(), vWidth = p.vWidth();
+    // Modern attention (design.md): each field checked alone, by name.
+    if (spec.kvHeads != 0 && (spec.kvHeads < 1 || spec.kvHeads > spec.heads || spec.heads % spec.kvHeads != 0))
+        return codedError("validation.kvHeads", {std::to_string(spec.heads), std::to_string(spec.kvHeads)});
+    const bool grouped = spec.keyValueHeads() != spec.heads;
+    if (spec.rope) {
+        if (spec.headDimQK % 2 != 0)
+            return codedError("validation.rope.odd", {std::to_string(spec.headDimQK)});
+        if (!std::isfinite(spec.rope->base) || spec.rope->base <= 0)
+            return codedError("validation.rope.base", {numberText(spec.rope->base)});
+        const std::pair<const char *, const std::vector<std::int64_t> *> positions[] = {
+            {"rope.queryPositions", &spec.rope->queryPositions}, {"rope.keyPositions", &spec.rope->keyPositions}};
+        for (const auto &[field, given] : positions) {
+            if (given->empty())
+                continue;
+            const Eigen::Index rows = given == &spec.rope->queryPositions ? p.tq() : p.tk();
+            if (Eigen::Index(given->size()) != rows)
+                return codedError("validation.positions", {field, std::to_string(rows), std::to_string(given->size())});
+            for (size_t i = 0; i < given->size(); ++i)
+                if ((*given)[i] < 0)
+                    return codedError("validation.position", {std::string(field) + "[" + std::to_string(i) + "]",
+                                                              std::to_string((*given)[i])});
+        }
+    }
+    if (spec.softcap && (!std::isfinite(*spec.softcap) || *spec.softcap <= 0 ||
+                         *spec.softcap > double(std::numeric_limits<float>::max())))
+        return codedError("validation.softcap", {numberText(*spec.softcap)});
+    if (p.mask.window < 0)
+        return codedError("validation.window", {std::to_string(p.mask.window)});
+
+    const Eigen::Index qkWidth = p.qkWidth(), vWidth = p.vWidth(), kWidth = p.kWidth(), kvVWidth = p.kvVWidth();
     const auto &w = p.weights;
     ATTNSCOPE_CHECK(checkShape("weights.q", w.q, p.dq(), qkWidth, "d_q x heads*headDimQK"));
-    ATTNSCOPE_CHECK(checkShape("weights.k", w.k, p.dkv(), qkWidth, "d_kv x heads*headDimQK"));
-    ATTNSCOPE_CHECK(checkShape("weights.v", w.v, p.dvIn(), vWidth,
-                               p.hasSeparateValue() ? "d_v_in x heads*headDimV" : "d_kv x heads*headDimV"));
+    ATTNSCOPE_CHECK(
+        checkShape("weights.k", w.k, p.dkv(), kWidth, grouped ? "d_kv x kvHeads*headDimQK" : "d_kv x heads*headDimQK"));
+    const char *vMeaning = p.hasSeparateValue() ? (grouped ? "d_v_in x kvHeads*headDimV" : "d_v_in x heads*headDimV")
+                                                : (grouped ? "d_kv x kvHeads*headDimV" : "d_kv x heads*headDimV");
+    ATTNSCOPE_CHECK(checkShape("weights.v", w.v, p.dvIn(), kvVWidth, vMeaning));
     if (w.o) {
         if (w.o->rows() != vWidth || w.o->cols() < 1)
             return shapeError("weights.o", vWidth, std::max<Eigen::Index>(w.o->cols(), 1), "heads*headDimV x d_out",
@@ -160,9 +192,10 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
         return codedError("validation.oBias", {});
     }
     ATTNSCOPE_CHECK(checkVector("weights.qBias", w.qBias, qkWidth, "heads*headDimQK"));
-    ATTNSCOPE_CHECK(checkVector("weights.kBias", w.kBias, qkWidth, "heads*headDimQK"));
-    ATTNSCOPE_CHECK(checkVector("weights.vBias", w.vBias, vWidth, "heads*headDimV"));
+    ATTNSCOPE_CHECK(checkVector("weights.kBias", w.kBias, kWidth, grouped ? "kvHeads*headDimQK" : "heads*headDimQK"));
+    ATTNSCOPE_CHECK(checkVector("weights.vBias", w.vBias, kvVWidth, grouped ? "kvHeads*headDimV" : "heads*headDimV"));
     ATTNSCOPE_CHECK(checkVector("weights.oBias", w.oBias, p.dOut(), "d_out"));
+    ATTNSCOPE_CHECK(checkVector("sinks", w.sinks, spec.heads, "one per query head"));
 
     const auto &m = p.mask;
     if (!m.keyPadding.empty() && Eigen::Index(m.keyPadding.size()) != p.tk())

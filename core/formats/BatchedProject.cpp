@@ -1,7 +1,7 @@
 #include "core/formats/BatchedProject.h"
 
 #include "core/ErrorCode.h"
-
+#include "core/attention/RandomProblem.h"
 #include "core/formats/ProjectReader.h"
 #include "core/io/MemoryLimits.h"
 
@@ -175,10 +175,13 @@ bool readSide(Reader &in, const json &root, const std::string &key, bool withTok
     if (!withTokens)
         return true;
     const std::string field = key + ".tokens";
-    if (!side.contains("tokens"))
-        return in.fail(codedError("project.missing", {field, "one label per row of the matrix x"}));
-    const json &t = side["tokens"];
     const Eigen::Index rows = out.x.front().rows();
+    if (!side.contains("tokens") || side["tokens"].is_null()) {
+        // A tutorial's rand(64, 10, 512) has no words: rows are labelled t0, t1, ...
+        out.tokens.push_back(numberedTokens(rows));
+        return true;
+    }
+    const json &t = side["tokens"];
     out.tokensPerSequence = out.batched && t.is_array() && !t.empty() && t[0].is_array();
     if (!out.tokensPerSequence) {
         out.tokens.emplace_back();

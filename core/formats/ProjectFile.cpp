@@ -154,6 +154,38 @@ std::string compactNumberArrays(const std::string &text)
     return out;
 }
 
+// kvHeads, rope, softcap and sinks (design.md, "Modern attention"); each absent when unused.
+void writeModernAttention(const AttentionProblem &p, json &root)
+{
+    const AttentionSpec &spec = p.spec;
+    if (spec.kvHeads > 0 && spec.kvHeads != spec.heads)
+        root["kvHeads"] = spec.kvHeads;
+    else
+        root.erase("kvHeads");
+    if (spec.rope) {
+        json rope = root.contains("rope") && root["rope"].is_object() ? root["rope"] : json::object();
+        rope["base"] = spec.rope->base;
+        for (const auto &[key, positions] : {std::pair{"queryPositions", &spec.rope->queryPositions},
+                                             std::pair{"keyPositions", &spec.rope->keyPositions}}) {
+            if (positions->empty())
+                rope.erase(key);
+            else
+                rope[key] = *positions;
+        }
+        root["rope"] = std::move(rope);
+    } else {
+        root.erase("rope");
+    }
+    if (spec.softcap)
+        root["softcap"] = *spec.softcap;
+    else
+        root.erase("softcap");
+    if (p.weights.sinks)
+        root["sinks"] = vectorValue(p.weights.sinks);
+    else
+        root.erase("sinks");
+}
+
 } // namespace
 
 namespace {
@@ -199,27 +231,6 @@ Result<Project> parseDocument(json &root, const ProjectReadOptions &options)
         !in.readInt(root, "headDimQK", limits.maxHeadDim, spec.headDimQK) ||
         !in.readInt(root, "headDimV", limits.maxHeadDim, spec.headDimV))
         return *in.error;
-
-    // design.md's modern attention: this version cannot compute these, so a file that sets one is
-    // refused by name rather than computed as if it were absent. kvHeads equal to heads is plain
-    // multi-head attention.
-    {
-        const bool grouped = root.contains("kvHeads") && !root["kvHeads"].is_null() &&
-                             !(root["kvHeads"].is_number_integer() && root["kvHeads"].get<long long>() == spec.heads);
-        // Each refusal has its own code: the explanation is translated with the sentence.
-        const std::pair<const char *, const char *> unsupported[] = {
-            {"kvHeads", "project.unsupported.kvHeads"},
-            {"rope", "project.unsupported.rope"},
-            {"softcap", "project.unsupported.softcap"},
-            {"sinks", "project.unsupported.sinks"},
-        };
-        for (const auto &[field, code] : unsupported)
-            if (root.contains(field) && !root[field].is_null() && (std::string_view(field) != "kvHeads" || grouped))
-                return codedError(code, {});
-        if (root.contains("mask") && root["mask"].is_object() && root["mask"].contains("window") &&
-            !root["mask"]["window"].is_null())
-            return codedError("project.unsupported.window", {});
-    }
 
     if (root.contains("scale") && !root["scale"].is_null()) {
         const json &s = root["scale"];
@@ -273,7 +284,7 @@ Result<Project> parseDocument(json &root, const ProjectReadOptions &options)
         !in.readVector(w, "oBias", "weights.oBias", p.weights.oBias))
         return *in.error;
 
-    if (!in.readMask(root, p.mask) || !readProjectInputs(in, root, project))
+    if (!in.readMask(root, p.mask) || !in.readModernAttention(root, p) || !readProjectInputs(in, root, project))
         return *in.error;
 
     const ProblemLimits checks = options.checkTraceSize ? ProblemLimits::forThisMachine() : ProblemLimits{};
@@ -370,6 +381,7 @@ std::string serializeProject(const Project &project, const ReferenceWriter &writ
         break;
     }
     root["maskFill"] = spec.maskFill == MaskFill::NegLarge ? "-1e9" : "-inf";
+    writeModernAttention(p, root);
 
     writeProjectInputs(project, root, reference);
 
@@ -396,6 +408,10 @@ std::string serializeProject(const Project &project, const ReferenceWriter &writ
     if (!mask.is_object())
         mask = json::object();
     mask["causal"] = p.mask.causal;
+    if (p.mask.window > 0)
+        mask["window"] = p.mask.window;
+    else
+        mask.erase("window");
     if (!p.mask.keyPadding.empty())
         mask["keyPadding"] = p.mask.keyPadding;
     else

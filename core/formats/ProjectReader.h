@@ -277,10 +277,92 @@ public:
                 return false;
             mask.allowed = values.cast<std::uint8_t>();
         }
+        if (m.contains("window") && !m["window"].is_null()) {
+            const json &w = m["window"];
+            if (!isWholeNumber(w))
+                return fail(expected("mask.window", "a whole number of at least 1", w));
+            if (w.get<double>() < 1)
+                return fail(codedError("validation.window", {w.dump()}));
+            if (w.get<double>() > double(std::int64_t(1) << 40))
+                return fail(
+                    codedError("value.tooLarge", {"mask.window", w.dump(), std::to_string(std::int64_t(1) << 40)}));
+            mask.window = std::int64_t(w.get<double>());
+        }
         return true;
     }
 
+    // The optional fields of design.md's "Modern attention": kvHeads, rope, softcap and sinks
+    // (mask.window is read with the mask). Their values are checked by validateProblem.
+    bool readModernAttention(const json &root, AttentionProblem &p)
+    {
+        AttentionSpec &spec = p.spec;
+        if (root.contains("kvHeads") && !root["kvHeads"].is_null()) {
+            const json &g = root["kvHeads"];
+            if (!isWholeNumber(g))
+                return fail(expected("kvHeads", "a whole number that divides heads", g));
+            const double d = g.get<double>();
+            if (d < 1 || d > spec.heads || std::fmod(double(spec.heads), d) != 0)
+                return fail(codedError("validation.kvHeads", {std::to_string(spec.heads), g.dump()}));
+            spec.kvHeads = int(d) == spec.heads ? 0 : int(d);
+        }
+        if (root.contains("rope") && !root["rope"].is_null()) {
+            const json &r = root["rope"];
+            if (!r.is_object())
+                return fail(expected("rope", "an object such as {\"base\": 10000}", r));
+            RopeSpec rope;
+            if (r.contains("base") && !r["base"].is_null()) {
+                if (!r["base"].is_number())
+                    return fail(expected("rope.base", "a number above 0", r["base"]));
+                rope.base = r["base"].get<double>();
+                if (!std::isfinite(rope.base) || rope.base <= 0)
+                    return fail(codedError("validation.rope.base", {r["base"].dump()}));
+            }
+            if (!readPositions(r, "queryPositions", rope.queryPositions) ||
+                !readPositions(r, "keyPositions", rope.keyPositions))
+                return false;
+            spec.rope = std::move(rope);
+        }
+        if (root.contains("softcap") && !root["softcap"].is_null()) {
+            const json &c = root["softcap"];
+            if (!c.is_number())
+                return fail(expected("softcap", "a number above 0", c));
+            if (!(c.get<double>() > 0))
+                return fail(codedError("validation.softcap", {c.dump()}));
+            float cap = 0;
+            if (!readNumber(c, "softcap", cap))
+                return false;
+            spec.softcap = c.get<double>();
+        }
+        return readVector(root, "sinks", "sinks", p.weights.sinks);
+    }
+
 private:
+    static bool isWholeNumber(const json &v)
+    {
+        return v.is_number_integer() || v.is_number_unsigned() ||
+               (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                std::floor(v.get<double>()) == v.get<double>());
+    }
+
+    bool readPositions(const json &rope, const char *key, std::vector<std::int64_t> &out)
+    {
+        if (!rope.contains(key) || rope[key].is_null())
+            return true;
+        const std::string field = std::string("rope.") + key;
+        const json &a = rope[key];
+        if (!a.is_array())
+            return fail(expected(field, "an array of positions (whole numbers of 0 or more)", a));
+        for (size_t i = 0; i < a.size(); ++i) {
+            const std::string at = field + "[" + std::to_string(i) + "]";
+            if (!isWholeNumber(a[i]))
+                return fail(expected(at, "a whole number of 0 or more", a[i]));
+            if (a[i].get<double>() < 0 || a[i].get<double>() > double(std::int64_t(1) << 40))
+                return fail(codedError("validation.position", {at, a[i].dump()}));
+            out.push_back(std::int64_t(a[i].get<double>()));
+        }
+        return true;
+    }
+
     bool readMatrixOfFlags(const json &a, MatrixF &values)
     {
         // Booleans are accepted as well as 0/1, then the matrix reads like any other.

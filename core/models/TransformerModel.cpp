@@ -1,5 +1,6 @@
 #include "core/models/TransformerModel.h"
 
+#include "core/attention/HeadLayout.h"
 #include "core/attention/Validation.h"
 #include "core/formats/Safetensors.h"
 #include "core/io/FolderConfinement.h"
@@ -318,19 +319,8 @@ AttentionProblem layerProblem(const ModelRun &run, int layer)
 
 AttentionProblem headProblem(const ModelRun &run, int layer, int head)
 {
-    AttentionProblem p = layerProblem(run, layer);
-    const Eigen::Index dk = p.spec.headDimQK, first = Eigen::Index(head) * dk;
-    p.spec.heads = 1;
-    AttentionWeights &w = p.weights;
-    w.q = MatrixF(w.q.middleCols(first, dk));
-    w.k = MatrixF(w.k.middleCols(first, dk));
-    w.v = MatrixF(w.v.middleCols(first, dk));
-    w.qBias = VectorF(w.qBias->segment(first, dk));
-    w.kBias = VectorF(w.kBias->segment(first, dk));
-    w.vBias = VectorF(w.vBias->segment(first, dk));
-    w.o.reset(); // the head's context is what the editor shows: W_O mixes every head
-    w.oBias.reset();
-    return p;
+    // The head's context is what the editor shows: W_O mixes every head and is dropped.
+    return singleHeadProblem(layerProblem(run, layer), head);
 }
 
 Result<AttentionSet> attentionSetFromRun(std::shared_ptr<const ModelRun> run)

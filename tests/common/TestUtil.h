@@ -98,11 +98,23 @@ inline std::string compareTrace(const AttentionTrace &got, const ReferenceTrace 
     if (got.allowed != ref.allowed)
         return "effective mask differs";
     const auto values = Tolerance::values();
+    // Per key/value head (one per head without grouping), and the vectors before RoPE.
+    for (auto [name, g, e] : {std::tuple{"k", &got.k, &ref.k}, std::tuple{"v", &got.v, &ref.v},
+                              std::tuple{"qBeforeRope", &got.qBeforeRope, &ref.qBeforeRope},
+                              std::tuple{"kBeforeRope", &got.kBeforeRope, &ref.kBeforeRope}}) {
+        if (g->size() != e->size())
+            return std::string(name) + ": " + std::to_string(g->size()) + " heads, expected " +
+                   std::to_string(e->size());
+        for (size_t i = 0; i < e->size(); ++i)
+            if (auto m =
+                    compareMatrix((name + (" (head " + std::to_string(i) + ")")).c_str(), (*g)[i], (*e)[i], values);
+                !m.empty())
+                return m;
+    }
     for (int h = 0; h < ref.heads(); ++h) {
         const size_t i = size_t(h);
         const std::string head = " (head " + std::to_string(h) + ")";
-        for (auto [name, g, e] : {std::tuple{"q", &got.q[i], &ref.q[i]}, std::tuple{"k", &got.k[i], &ref.k[i]},
-                                  std::tuple{"v", &got.v[i], &ref.v[i]},
+        for (auto [name, g, e] : {std::tuple{"q", &got.q[i], &ref.q[i]},
                                   std::tuple{"headOutputs", &got.headOutputs[i], &ref.headOutputs[i]}})
             if (auto m = compareMatrix((name + head).c_str(), *g, *e, values); !m.empty())
                 return m;

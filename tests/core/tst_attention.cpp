@@ -30,6 +30,8 @@ class TestAttention : public QObject
 private slots:
     void tutorialWorkedExample();
     void matchesReference_data();
+    void modernAttentionMatchesReference();
+    void modernAttentionMatchesReference_data();
     void matchesReference();
     void fullyMaskedRows_data();
     void fullyMaskedRows();
@@ -73,6 +75,34 @@ void TestAttention::tutorialWorkedExample()
 void TestAttention::matchesReference_data()
 {
     test::addSemanticCases();
+}
+
+void TestAttention::modernAttentionMatchesReference_data()
+{
+    test::addModernCases();
+}
+
+// design.md's "Modern attention" on the CPU engine: each field alone and combined, against the
+// double reference (itself checked against PyTorch in tst_torchfixtures).
+void TestAttention::modernAttentionMatchesReference()
+{
+    QFETCH(Case, c);
+    const AttentionProblem p = makeProblem(c);
+    auto ref = referenceAttention(p);
+    QVERIFY2(ref.ok(), ref.ok() ? "" : ref.message().c_str());
+    CpuBackend cpu;
+    auto trace = cpu.compute(p);
+    QVERIFY2(trace.ok(), trace.ok() ? "" : trace.message().c_str());
+    const std::string diff = test::compareTrace(*trace, *ref, c.fill == MaskFill::NegInf);
+    QVERIFY2(diff.empty(), diff.c_str());
+    QCOMPARE(int(trace->k.size()), c.kvHeads > 0 ? c.kvHeads : c.heads);
+    QCOMPARE(int(trace->qBeforeRope.size()), c.rope ? c.heads : 0);
+    // A sink takes its share: every row with an allowed key sums to less than 1.
+    if (c.sinks)
+        for (int h = 0; h < c.heads; ++h)
+            for (Eigen::Index i = 0; i < p.tq(); ++i)
+                if (!trace->emptyRows[size_t(i)])
+                    QVERIFY(trace->weights[size_t(h)].row(i).sum() < 1.0f);
 }
 
 void TestAttention::matchesReference()
@@ -206,6 +236,26 @@ void TestAttention::validationErrors_data()
     QTest::newRow("value.x rows") << 11 << "value.x: expected 4 rows (one per key token), found 2";
     QTest::newRow("weights.v for value.x") << 12 << "weights.v: expected 5 x 6 (d_v_in x heads*headDimV), found 6 x 6";
     QTest::newRow("NaN value input") << 13 << "value.x[3][4]: expected a finite number, found NaN";
+    // design.md's "Modern attention", each refused by name.
+    QTest::newRow("kvHeads not dividing heads") << 14
+                                                << "kvHeads: expected a whole number that divides heads (4), "
+                                                   "found 3";
+    QTest::newRow("RoPE with an odd dK") << 15
+                                         << "rope: needs an even headDimQK (dimension i turns with dimension i + "
+                                            "dK/2), found 3";
+    QTest::newRow("negative window") << 16 << "mask.window: expected a whole number of at least 1, found -2";
+    QTest::newRow("sinks of the wrong length") << 17 << "sinks: expected 4 values (one per query head), found 3";
+    QTest::newRow("Wk without the groups' columns")
+        << 18 << "weights.k: expected 6 x 8 (d_kv x kvHeads*headDimQK), found 6 x 16";
+    QTest::newRow("RoPE positions of the wrong length") << 19
+                                                        << "rope.queryPositions: expected 4 positions (one per row), "
+                                                           "found 2";
+    QTest::newRow("negative RoPE position") << 20
+                                            << "rope.queryPositions[1]: expected a whole number of 0 or more, "
+                                               "found -1";
+    QTest::newRow("soft-cap of 0") << 21 << "softcap: expected a number above 0, found 0";
+    QTest::newRow("NaN sink") << 22 << "sinks[2]: expected a finite number, found NaN";
+    QTest::newRow("RoPE base of 0") << 23 << "rope.base: expected a number above 0, found 0";
 }
 
 void TestAttention::validationErrors()
@@ -263,6 +313,43 @@ void TestAttention::validationErrors()
             p.weights.v = MatrixF::Ones(6, 6);
         else
             (*p.xv)(3, 4) = std::nanf("");
+        break;
+    }
+    default: {
+        // Four heads of width 4 sharing two key/value heads, with RoPE, sinks and a window.
+        Case modern = c;
+        modern.heads = 4;
+        modern.dk = 4;
+        modern.kvHeads = 2;
+        modern.rope = true;
+        modern.sinks = true;
+        modern.window = 2;
+        p = makeProblem(modern);
+        QVERIFY(validateProblem(p).ok());
+        if (which == 14)
+            p.spec.kvHeads = 3;
+        else if (which == 15) {
+            Case odd = modern;
+            odd.dk = 3;
+            odd.rope = false;
+            p = makeProblem(odd);
+            p.spec.rope = RopeSpec{};
+        } else if (which == 16)
+            p.mask.window = -2;
+        else if (which == 17)
+            p.weights.sinks->conservativeResize(3);
+        else if (which == 18)
+            p.weights.k = MatrixF::Ones(6, 16);
+        else if (which == 19)
+            p.spec.rope->queryPositions = {0, 1};
+        else if (which == 20)
+            p.spec.rope->queryPositions = {0, -1, 2, 3};
+        else if (which == 21)
+            p.spec.softcap = 0.0;
+        else if (which == 22)
+            (*p.weights.sinks)[2] = std::nanf("");
+        else if (which == 23)
+            p.spec.rope->base = 0.0;
         break;
     }
     }

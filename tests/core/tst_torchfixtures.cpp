@@ -29,7 +29,7 @@ void TestTorchFixtures::matchesPyTorch_data()
     QTest::addColumn<QString>("folder");
     const QDir dir(test::sourcePath("tests/fixtures/torch"));
     const auto cases = dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
-    QVERIFY2(cases.size() >= 15, "the PyTorch fixtures are missing");
+    QVERIFY2(cases.size() >= 25, "the PyTorch fixtures are missing");
     for (const QString &c : cases)
         QTest::newRow(qPrintable(c)) << dir.filePath(c);
 }
