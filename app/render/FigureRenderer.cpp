@@ -539,11 +539,7 @@ QSizeF FigureRenderer::naturalSize() const
         const MaskLayout l = renderer.layout(guess);
         const double legend = l.legend.isEmpty() ? 0.0 : l.legend.height() + fm.height() * 0.3;
         // The legend's entries side by side.
-        const double legendWidth = m_options.colorBar
-                                       ? fm.horizontalAdvance(tr("allowed")) + fm.horizontalAdvance(tr("masked")) +
-                                             fm.horizontalAdvance(tr("masked by causal/padding")) +
-                                             fm.horizontalAdvance(tr("no allowed key")) + fm.height() * 8
-                                       : 0.0;
+        const double legendWidth = m_options.colorBar ? renderer.legendWidth() : 0.0;
         // The guess's cells may hold the key labels across; at `cell` they may stand up instead.
         double labelsTop = l.grid.top() - guess.top();
         if (l.labels && !l.rotatedColumnLabels) {

@@ -3,6 +3,7 @@
 #include "app/render/DisplayText.h"
 #include "core/analysis/Pooling.h"
 #include "core/attention/AttentionRules.h"
+#include "core/attention/HeadLayout.h"
 
 #include <QCoreApplication>
 #include <QFontMetricsF>
@@ -95,7 +96,15 @@ HeatmapData HeatmapData::of(const ShownAttention &shown, int head, HeatmapQuanti
         d.title = meanTitle(int(all.size()));
     } else {
         d.values = &all[size_t(head)]; // not copied: keepAlive holds it
-        d.title = QCoreApplication::translate("attnscope::Heatmap", "Head %1").arg(head);
+        // Under grouped-query attention a head's title names the key/value head it reads.
+        const LayerFacts facts = shown.set.facts(shown.layer);
+        const int heads = int(all.size());
+        if (facts.kvHeads > 0 && facts.kvHeads < heads && heads % facts.kvHeads == 0)
+            d.title = QCoreApplication::translate("attnscope::Heatmap", "Head %1 (K/V %2)")
+                          .arg(head)
+                          .arg(HeadLayout{heads, facts.kvHeads}.kvHeadOf(head));
+        else
+            d.title = QCoreApplication::translate("attnscope::Heatmap", "Head %1").arg(head);
     }
     d.keepAlive = shown.tensors ? std::shared_ptr<const void>(shown.tensors) : std::shared_ptr<const void>(shown.maps);
     d.allowed = shown.allowed();

@@ -1,7 +1,6 @@
 #include "app/render/MaskRenderer.h"
 
 #include "app/render/DisplayText.h"
-
 #include "app/render/HeatmapRenderer.h"
 #include "core/attention/Mask.h"
 
@@ -36,6 +35,48 @@ QColor MaskRenderer::allowedColor()
 QColor MaskRenderer::maskedColor()
 {
     return QColor(0x4a, 0x4a, 0x4a);
+}
+
+QColor MaskRenderer::windowColor()
+{
+    return QColor(0x1f, 0x6f, 0xd1);
+}
+
+std::vector<MaskLegendEntry> MaskRenderer::legendEntries() const
+{
+    // Only the kinds of cell the figure has.
+    const AttentionProblem &p = m_project.problem;
+    const MaskMatrix effective = effectiveMask(p);
+    bool custom = false, other = false;
+    for (Eigen::Index i = 0; i < p.tq(); ++i)
+        for (Eigen::Index j = 0; j < p.tk(); ++j)
+            if (!effective(i, j)) {
+                const bool byCustom = p.mask.allowed && !(*p.mask.allowed)(i, j);
+                (byCustom ? custom : other) = true;
+            }
+    std::vector<MaskLegendEntry> entries{{tr("allowed"), MaskLegendEntry::Allowed}};
+    if (custom)
+        entries.push_back({tr("masked"), MaskLegendEntry::Masked});
+    if (other)
+        entries.push_back({p.mask.window > 0 ? tr("masked by causal/padding/window") : tr("masked by causal/padding"),
+                           MaskLegendEntry::Hatched});
+    if (p.mask.window > 0)
+        entries.push_back(
+            {p.mask.window == 1 ? tr("window edge (1 key)") : tr("window edge (%1 keys)").arg(p.mask.window),
+             MaskLegendEntry::Edge});
+    const std::vector<bool> empty = emptyMaskRows(effective);
+    if (std::find(empty.begin(), empty.end(), true) != empty.end())
+        entries.push_back({tr("no allowed key"), MaskLegendEntry::Frame});
+    return entries;
+}
+
+double MaskRenderer::legendWidth() const
+{
+    const QFontMetricsF fm(m_options.font);
+    double width = 4.0;
+    for (const MaskLegendEntry &e : legendEntries())
+        width += fm.height() * 0.8 + 4 + fm.horizontalAdvance(e.text) + 2 + fm.height();
+    return width;
 }
 
 MaskLayout MaskRenderer::layout(const QRectF &target) const
@@ -142,6 +183,23 @@ void MaskRenderer::paint(QPainter &painter, const QRectF &target) const
             painter.drawLine(QPointF(g.grid.left() + double(j) * g.cell, g.grid.top()),
                              QPointF(g.grid.left() + double(j) * g.cell, g.grid.bottom()));
     }
+    // The sliding window's band: per row, its left edge at the first key the window keeps, drawn
+    // over the cells so the band reads even where causal or padding also mask (design.md: key j is
+    // in the window of query i when j > i - W; by position where RoPE positions are given).
+    const StructuralMask structure(p);
+    if (p.mask.window > 0) {
+        painter.setPen(QPen(windowColor(), std::max(2.0, g.cell * 0.15)));
+        for (Eigen::Index i = 0; i < p.tq(); ++i)
+            for (Eigen::Index j = 0; j < p.tk(); ++j) {
+                const bool inside = structure.keyPosition(j) > structure.queryPosition(i) - p.mask.window;
+                const bool leftInside =
+                    j > 0 && structure.keyPosition(j - 1) > structure.queryPosition(i) - p.mask.window;
+                if (inside && !leftInside) {
+                    const double x = g.grid.left() + double(j) * g.cell, y = g.grid.top() + double(i) * g.cell;
+                    painter.drawLine(QPointF(x, y), QPointF(x, y + g.cell));
+                }
+            }
+    }
     const QFontMetricsF fm(m_options.font);
     if (g.labels) {
         const double h = g.cell * g.labelStep;
@@ -180,43 +238,37 @@ void MaskRenderer::paint(QPainter &painter, const QRectF &target) const
         const double box = fm.height() * 0.8;
         double x = g.legend.left() + 4;
         const double y = g.legend.center().y();
-        auto entry = [&](const QString &text, const QColor &fill, bool hatched, bool frame) {
+        for (const MaskLegendEntry &e : legendEntries()) {
             const QRectF r(x, y - box / 2, box, box);
-            if (frame) {
+            switch (e.swatch) {
+            case MaskLegendEntry::Frame:
                 painter.setPen(QPen(HeatmapRenderer::emptyRowColor(), 2));
                 painter.setBrush(Qt::NoBrush);
                 painter.drawRect(r.adjusted(1, 1, -1, -1));
-            } else {
-                painter.fillRect(r, fill);
-                if (hatched) {
+                break;
+            case MaskLegendEntry::Edge:
+                painter.setPen(QPen(windowColor(), 2));
+                painter.drawLine(QPointF(r.center().x(), r.top()), QPointF(r.center().x(), r.bottom()));
+                break;
+            case MaskLegendEntry::Allowed:
+            case MaskLegendEntry::Masked:
+            case MaskLegendEntry::Hatched:
+                painter.fillRect(r, e.swatch == MaskLegendEntry::Allowed ? allowed : masked);
+                if (e.swatch == MaskLegendEntry::Hatched) {
                     painter.setPen(hatch);
                     HeatmapRenderer::paintHatch(painter, r, m_options.hatchSpacing);
                 }
                 painter.setPen(QPen(QColor(0x80, 0x80, 0x80), 0));
                 painter.setBrush(Qt::NoBrush);
                 painter.drawRect(r);
+                break;
             }
             painter.setPen(m_options.text);
-            const double w = fm.horizontalAdvance(text) + 2;
+            const double w = fm.horizontalAdvance(e.text) + 2;
             painter.drawText(QRectF(x + box + 4, y - fm.height() / 2, w, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                             text);
+                             e.text);
             x += box + 4 + w + fm.height();
-        };
-        // Only the kinds of cell the figure has.
-        bool custom = false, other = false;
-        for (Eigen::Index i = 0; i < p.tq(); ++i)
-            for (Eigen::Index j = 0; j < p.tk(); ++j)
-                if (!effective(i, j)) {
-                    const bool byCustom = p.mask.allowed && !(*p.mask.allowed)(i, j);
-                    (byCustom ? custom : other) = true;
-                }
-        entry(tr("allowed"), allowed, false, false);
-        if (custom)
-            entry(tr("masked"), masked, false, false);
-        if (other)
-            entry(tr("masked by causal/padding"), masked, true, false);
-        if (std::find(empty.begin(), empty.end(), true) != empty.end())
-            entry(tr("no allowed key"), {}, false, true);
+        }
     }
     painter.restore();
 }

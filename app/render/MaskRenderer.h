@@ -8,6 +8,7 @@
 #include <QRectF>
 
 #include <optional>
+#include <vector>
 
 class QPainter;
 
@@ -37,6 +38,13 @@ struct MaskLayout {
 // The effective Tq x Tk mask (custom AND causal AND padding) of a project: allowed cells
 // green, masked ones dark, those masked by the causal or padding part (not the custom one)
 // hatched, rows with no allowed key framed in red. The mask editor and figures share it.
+// One entry of the mask's legend: its words and its swatch.
+struct MaskLegendEntry {
+    enum Swatch { Allowed, Masked, Hatched, Edge, Frame };
+    QString text;
+    Swatch swatch = Allowed;
+};
+
 class MaskRenderer
 {
     Q_DECLARE_TR_FUNCTIONS(MaskRenderer)
@@ -50,6 +58,12 @@ public:
 
     static QColor allowedColor();
     static QColor maskedColor();
+    static QColor windowColor(); // the sliding window's left edge
+
+    // The legend's entries: only the kinds of cell the mask has; and their width side by side,
+    // which a figure makes room for.
+    std::vector<MaskLegendEntry> legendEntries() const;
+    double legendWidth() const;
 
 private:
     const Project &m_project;

@@ -30,7 +30,7 @@ ShownAttention ShownAttention::ofTensors(std::shared_ptr<const LayerTensors> ten
         // Labels that do not match the trace's sizes (none given) leave the set's empty.
         (void)out.set.setTokens(p.queryTokens, p.keyLabels());
         const AttentionSpec &spec = p.problem.spec;
-        out.set.layerFacts = {{spec.heads, spec.heads, 0, spec.scale()}};
+        out.set.layerFacts = {{spec.heads, spec.keyValueHeads(), p.problem.mask.window, spec.scale()}};
     }
     out.tensors = std::move(tensors);
     return out;

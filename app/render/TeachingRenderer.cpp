@@ -3,6 +3,9 @@
 #include "app/render/DisplayText.h"
 #include "app/render/WeightedValues.h"
 #include "core/attention/AttentionRules.h"
+#include "core/attention/HeadLayout.h"
+#include "core/attention/Mask.h"
+#include "core/attention/Rope.h"
 
 #include <QAbstractTextDocumentLayout>
 #include <QPainter>
@@ -114,6 +117,26 @@ QString sideBySide(const QList<QPair<QString, Eigen::Index>> &tables, double roo
     return s + QStringLiteral("</tr></table>");
 }
 
+// The part of the mask that forbids a cell, in words.
+QString maskReasonText(MaskReason reason, std::int64_t window)
+{
+    switch (reason) {
+    case MaskReason::Causal:
+        return TeachingRenderer::tr("causal: the key comes after the query");
+    case MaskReason::Window:
+        // No English catalogue is loaded: the singular is its own string.
+        return window == 1 ? TeachingRenderer::tr("outside the sliding window of 1 key")
+                           : TeachingRenderer::tr("outside the sliding window of %1 keys").arg(window);
+    case MaskReason::Padding:
+        return TeachingRenderer::tr("the key is padding");
+    case MaskReason::Custom:
+        return TeachingRenderer::tr("the custom mask forbids it");
+    case MaskReason::Allowed:
+        break;
+    }
+    return {};
+}
+
 } // namespace
 
 TeachingRenderer::TeachingRenderer(const Project &project, const AttentionTrace &trace, int head, int query, int key,
@@ -130,10 +153,12 @@ QString TeachingRenderer::explanation() const
 {
     const AttentionTrace &t = m_trace;
     const Project &pr = m_project;
-    const int h = m_head;
-    const MatrixF &q = t.q[size_t(h)], &k = t.k[size_t(h)], &v = t.v[size_t(h)];
+    const AttentionProblem &p = pr.problem;
+    const HeadLayout layout = HeadLayout::of(p.spec);
+    const int h = m_head, g = layout.kvHeadOf(h);
+    const MatrixF &q = t.q[size_t(h)], &k = t.k[size_t(g)], &v = t.v[size_t(g)];
     const int i = m_query, j = m_key;
-    const double scale = pr.problem.spec.scale();
+    const double scale = p.spec.scale();
     QString s = tr("<h3>Why head %1 gives query %2 \u201c%3\u201d \u2192 key %4 \u201c%5\u201d the weight %6</h3>")
                     .arg(h)
                     .arg(i)
@@ -149,26 +174,53 @@ QString TeachingRenderer::explanation() const
         terms << QStringLiteral("%1\u00b7%2").arg(num(q(i, d)), num(k(j, d)));
         dot += double(q(i, d)) * double(k(j, d));
     }
-    s += tr("<p>1. The query row q<sub>%1</sub> = [%2] and the key row k<sub>%3</sub> = [%4].</p>")
-             .arg(i)
-             .arg(qv.join(QStringLiteral(", ")))
-             .arg(j)
-             .arg(kv.join(QStringLiteral(", ")));
+    const StructuralMask structure(p);
+    if (p.spec.rope)
+        s += tr("<p>1. The query row q<sub>%1</sub> = [%2] and the key row k<sub>%3</sub> = [%4], both already "
+                "rotated by RoPE: the query by its position %5, the key by its position %6 (relative distance "
+                "%7).</p>")
+                 .arg(i)
+                 .arg(qv.join(QStringLiteral(", ")))
+                 .arg(j)
+                 .arg(kv.join(QStringLiteral(", ")))
+                 .arg(structure.queryPosition(i))
+                 .arg(structure.keyPosition(j))
+                 .arg(structure.queryPosition(i) - structure.keyPosition(j));
+    else
+        s += tr("<p>1. The query row q<sub>%1</sub> = [%2] and the key row k<sub>%3</sub> = [%4].</p>")
+                 .arg(i)
+                 .arg(qv.join(QStringLiteral(", ")))
+                 .arg(j)
+                 .arg(kv.join(QStringLiteral(", ")));
+    if (layout.grouped())
+        s += tr("<p>Query head %1 reads key/value head %2, which it shares with query heads %3 to %4.</p>")
+                 .arg(h)
+                 .arg(g)
+                 .arg(layout.firstQueryHead(g))
+                 .arg(layout.firstQueryHead(g) + layout.groupSize() - 1);
     s += tr("<p>2. Their dot product q\u00b7k = %1 = <b>%2</b>.</p>").arg(terms.join(QStringLiteral(" + ")), num(dot));
-    s += tr("<p>3. Scaled by %1: score = %2 \u00d7 %1 = <b>%3</b>.</p>")
-             .arg(num(scale), num(dot), num(t.scores[size_t(h)](i, j)));
+    if (p.spec.softcap)
+        s += tr("<p>3. Scaled by %1 and soft-capped at %2: score = %2\u00b7tanh(%3 \u00d7 %1 / %2) = "
+                "<b>%4</b>.</p>")
+                 .arg(num(scale), num(*p.spec.softcap), num(dot), num(t.scores[size_t(h)](i, j)));
+    else
+        s += tr("<p>3. Scaled by %1: score = %2 \u00d7 %1 = <b>%3</b>.</p>")
+                 .arg(num(scale), num(dot), num(t.scores[size_t(h)](i, j)));
     const bool allowed = !t.allowed.size() || t.allowed(i, j);
-    const MaskFill fillKind = pr.problem.spec.maskFill;
+    const MaskFill fillKind = p.spec.maskFill;
     const QString fill = QString::fromLatin1(maskFillText(fillKind));
     if (!allowed)
-        s += tr("<p>4. The mask forbids this cell: its score becomes %1.</p>").arg(fill);
+        s += tr("<p>4. The mask forbids this cell (%1): its score becomes %2.</p>")
+                 .arg(maskReasonText(structure.reason(i, j), p.mask.window), fill);
     else
         s += tr("<p>4. The mask allows this cell: the score stays.</p>");
     // The softmax over the row as core/attention/AttentionRules works it through (row maximum
     // subtracted, as the backends do); this text only phrases it.
     const MatrixF &scores = t.scores[size_t(h)];
+    const double sinkValue = p.weights.sinks ? double((*p.weights.sinks)[h]) : 0.0;
+    const double *sink = p.weights.sinks ? &sinkValue : nullptr;
     const SoftmaxRowSteps steps =
-        softmaxRowSteps(&scores(i, 0), t.allowed.size() ? &t.allowed(i, 0) : nullptr, scores.cols(), fillKind, j);
+        softmaxRowSteps(&scores(i, 0), t.allowed.size() ? &t.allowed(i, 0) : nullptr, scores.cols(), fillKind, j, sink);
     switch (steps.rule.kind) {
     case WeightCase::EmptyRowZero:
         s += tr("<p>5. Every key of this row is masked and the fill is %1: AttnScope gives the whole row "
@@ -176,12 +228,15 @@ QString TeachingRenderer::explanation() const
                  .arg(fill);
         break;
     case WeightCase::EmptyRowUniform:
-        s += tr("<p>5. Every key of this row is masked, so every logit is the fill %1 and the softmax is "
-                "uniform: each of the %2 keys gets 1/%2 = <b>%3</b>.</p>")
-                 .arg(fill)
-                 .arg(scores.cols())
-                 .arg(num(steps.rule.weight));
-        break;
+        if (!sink) {
+            s += tr("<p>5. Every key of this row is masked, so every logit is the fill %1 and the softmax is "
+                    "uniform: each of the %2 keys gets 1/%2 = <b>%3</b>.</p>")
+                     .arg(fill)
+                     .arg(scores.cols())
+                     .arg(num(steps.rule.weight));
+            break;
+        }
+        [[fallthrough]]; // with a sink the fill's logits compete with it: worked through below
     case WeightCase::Masked:
     case WeightCase::Softmax: {
         QStringList exps;
@@ -189,10 +244,18 @@ QString TeachingRenderer::explanation() const
             exps << (c == j ? QStringLiteral("<b>%1</b>") : QStringLiteral("%1")).arg(num(steps.exps[size_t(c)]));
         if (scores.cols() > kMaxShown)
             exps << QStringLiteral("\u2026");
-        s += tr("<p>5. Softmax over the row: exp(score \u2212 row max %1) = [%2], their sum %3; "
-                "weight = %4 / %3 = <b>%5</b>.</p>")
-                 .arg(num(steps.rowMax), exps.join(QStringLiteral(", ")), sumText(steps.sum),
-                      num(steps.exps[size_t(j)]), num(steps.weight));
+        if (sink)
+            s += tr("<p>5. Softmax over the row and the sink %6: exp(score \u2212 row max %1) = [%2] and "
+                    "exp(sink \u2212 row max) = %7, their sum %3; weight = %4 / %3 = <b>%5</b>. The sink keeps "
+                    "%8 of the row, so the weights sum to %9.</p>")
+                     .arg(num(steps.rowMax), exps.join(QStringLiteral(", ")), sumText(steps.sum),
+                          num(steps.exps[size_t(j)]), num(steps.weight), num(sinkValue), num(steps.sinkExp),
+                          num(steps.sinkShare), num(1.0 - steps.sinkShare));
+        else
+            s += tr("<p>5. Softmax over the row: exp(score \u2212 row max %1) = [%2], their sum %3; "
+                    "weight = %4 / %3 = <b>%5</b>.</p>")
+                     .arg(num(steps.rowMax), exps.join(QStringLiteral(", ")), sumText(steps.sum),
+                          num(steps.exps[size_t(j)]), num(steps.weight));
         if (steps.rule.kind == WeightCase::Masked)
             s += tr("<p>A masked key's exp(%1 \u2212 row max) is 0: its weight is exactly 0.</p>").arg(fill);
         break;
@@ -243,29 +306,98 @@ QString TeachingRenderer::html() const
         s += matrixTable(tr("X_v (value input)"), *p.xv, tr("Tk × d_v"), j);
     s += tr("<h3>2. Projections %1, %2, %3</h3>")
              .arg(formula(Projection::Query, p), formula(Projection::Key, p), formula(Projection::Value, p));
-    s += tr("<p>Q: %1 \u00d7 %2, K: %3 \u00d7 %2, V: %3 \u00d7 %4 (all heads side by side)</p>")
-             .arg(p.tq())
-             .arg(H * dK)
-             .arg(p.tk())
-             .arg(H * dV);
-    s += tr("<h3>3. Split heads: head %1 takes columns %2..%3 of Q and K, %4..%5 of V</h3>")
-             .arg(h)
-             .arg(h * dK)
-             .arg((h + 1) * dK - 1)
-             .arg(h * dV)
-             .arg((h + 1) * dV - 1);
-    s += sideBySide({{matrixTable(tr("Q_h"), t.q[size_t(h)], tr("Tq \u00d7 dK"), i), dK},
-                     {matrixTable(tr("K_h"), t.k[size_t(h)], tr("Tk \u00d7 dK"), j), dK},
-                     {matrixTable(tr("V_h"), t.v[size_t(h)], tr("Tk \u00d7 dV")), dV}},
+    const HeadLayout layout = HeadLayout::of(p.spec);
+    const int g = layout.kvHeadOf(h), G = layout.kvHeads;
+    if (layout.grouped())
+        s += tr("<p>Q: %1 \u00d7 %2 (%3 query heads), K: %4 \u00d7 %5, V: %4 \u00d7 %6 (%7 key/value heads, each "
+                "shared by %8 query heads)</p>")
+                 .arg(p.tq())
+                 .arg(layout.queryWidth())
+                 .arg(H)
+                 .arg(p.tk())
+                 .arg(layout.keyWidth())
+                 .arg(layout.valueWidth())
+                 .arg(G)
+                 .arg(layout.groupSize());
+    else
+        s += tr("<p>Q: %1 \u00d7 %2, K: %3 \u00d7 %2, V: %3 \u00d7 %4 (all heads side by side)</p>")
+                 .arg(p.tq())
+                 .arg(H * dK)
+                 .arg(p.tk())
+                 .arg(H * dV);
+    if (layout.grouped())
+        s += tr("<h3>3. Split heads: head %1 takes columns %2..%3 of Q and reads key/value head %4: columns %5..%6 "
+                "of K, %7..%8 of V (shared with query heads %9)</h3>")
+                 .arg(h)
+                 .arg(layout.queryColumn(h))
+                 .arg(layout.queryColumn(h) + dK - 1)
+                 .arg(g)
+                 .arg(layout.keyColumn(g))
+                 .arg(layout.keyColumn(g) + dK - 1)
+                 .arg(layout.valueColumn(g))
+                 .arg(layout.valueColumn(g) + dV - 1)
+                 .arg(QStringLiteral("%1\u2013%2")
+                          .arg(layout.firstQueryHead(g))
+                          .arg(layout.firstQueryHead(g) + layout.groupSize() - 1));
+    else
+        s += tr("<h3>3. Split heads: head %1 takes columns %2..%3 of Q and K, %4..%5 of V</h3>")
+                 .arg(h)
+                 .arg(h * dK)
+                 .arg((h + 1) * dK - 1)
+                 .arg(h * dV)
+                 .arg((h + 1) * dV - 1);
+    const bool rope = p.spec.rope && !t.qBeforeRope.empty();
+    const MatrixF &qBefore = rope ? t.qBeforeRope[size_t(h)] : t.q[size_t(h)];
+    const MatrixF &kBefore = rope ? t.kBeforeRope[size_t(g)] : t.k[size_t(g)];
+    s += sideBySide({{matrixTable(tr("Q_h"), qBefore, tr("Tq \u00d7 dK"), i), dK},
+                     {matrixTable(tr("K_h"), kBefore, tr("Tk \u00d7 dK"), j), dK},
+                     {matrixTable(tr("V_h"), t.v[size_t(g)], tr("Tk \u00d7 dV")), dV}},
                     m_room);
+    if (rope) {
+        // The rotation of the selected query and key rows, pair by pair.
+        const StructuralMask structure(p);
+        const std::int64_t qp = structure.queryPosition(i), kp = structure.keyPosition(j);
+        const std::vector<double> theta = ropeFrequencies(p.spec.rope->base, dK);
+        s += QStringLiteral("<a name='%1'></a>").arg(kAnchorRope) +
+             tr("<h3>3b. RoPE: rotate q and k by their positions</h3>");
+        s += tr("<p>Dimension d is paired with d + %1; the pair turns by position \u00d7 \u03b8<sub>d</sub>, "
+                "\u03b8<sub>d</sub> = %2<sup>−2d/%3</sup>. A score then depends on the query and key "
+                "positions only through their difference (here %4 \u2212 %5 = %6).</p>")
+                 .arg(dK / 2)
+                 .arg(num(p.spec.rope->base))
+                 .arg(dK)
+                 .arg(qp)
+                 .arg(kp)
+                 .arg(qp - kp);
+        const QString angles = table(
+            tr("angle per pair"), Eigen::Index(theta.size()), 3,
+            [&](Eigen::Index r, Eigen::Index c) {
+                const double a = c == 0 ? theta[size_t(r)] : double(c == 1 ? qp : kp) * theta[size_t(r)];
+                return num(a);
+            },
+            [](Eigen::Index, Eigen::Index) { return false; },
+            tr("rows: pairs (d, d + %1); columns: \u03b8<sub>d</sub>, query %2 at %3, key %4 at %5")
+                .arg(dK / 2)
+                .arg(i)
+                .arg(qp)
+                .arg(j)
+                .arg(kp));
+        s += sideBySide({{matrixTable(tr("Q_h after RoPE"), t.q[size_t(h)], tr("Tq \u00d7 dK"), i), dK},
+                         {matrixTable(tr("K_h after RoPE"), t.k[size_t(g)], tr("Tk \u00d7 dK"), j), dK},
+                         {angles, 3}},
+                        m_room);
+    }
     const double scale = p.spec.scale();
     const MatrixF &scores = t.scores[size_t(h)];
+    const MatrixF product = t.q[size_t(h)] * t.k[size_t(g)].transpose();
     const bool links = m_interactive;
     const QString qk = table(
-        tr("Q_h\u00b7K_h\u1d40"), scores.rows(), scores.cols(),
-        [&](Eigen::Index r, Eigen::Index c) { return num(double(scores(r, c)) / scale); },
+        tr("Q_h\u00b7K_h\u1d40"), product.rows(), product.cols(),
+        [&](Eigen::Index r, Eigen::Index c) { return num(double(product(r, c))); },
         [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"), links);
-    const QString scaled = matrixTable(tr("scores"), scores, tr("Tq \u00d7 Tk"), i, j, links);
+    const MatrixF scaledProduct = product * float(scale);
+    const QString scaled = matrixTable(p.spec.softcap ? tr("scaled") : tr("scores"),
+                                       p.spec.softcap ? scaledProduct : scores, tr("Tq \u00d7 Tk"), i, j, links);
     const QString fill = QString::fromLatin1(maskFillText(p.spec.maskFill));
     const QString masked = table(
         tr("masked scores"), scores.rows(), scores.cols(),
@@ -273,15 +405,18 @@ QString TeachingRenderer::html() const
             return (!t.allowed.size() || t.allowed(r, c)) ? num(scores(r, c)) : fill;
         },
         [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"), links);
-    const QString weights = matrixTable(tr("weights"), t.weights[size_t(h)],
-                                        everyRowSumsToOne(p.spec.maskFill, t.emptyRows)
-                                            ? tr("Tq \u00d7 Tk, rows sum to 1")
-                                            : tr("Tq \u00d7 Tk, rows sum to 1; rows with no allowed key are 0"),
-                                        i, j, links);
+    const bool sinks = bool(p.weights.sinks);
+    const QString rowSums = sinks ? tr("Tq \u00d7 Tk, each row sums to 1 less the sink's share")
+                            : everyRowSumsToOne(p.spec.maskFill, t.emptyRows)
+                                ? tr("Tq \u00d7 Tk, rows sum to 1")
+                                : tr("Tq \u00d7 Tk, rows sum to 1; rows with no allowed key are 0");
+    const QString weights = matrixTable(tr("weights"), t.weights[size_t(h)], rowSums, i, j, links);
     const Eigen::Index tk = scores.cols();
     // Side by side, the steps' titles go above the row of tables; one under the other, each
     // table under its own title.
+    // With a soft-cap the capping comes between scaling and the mask: one step under the other.
     const bool together =
+        !p.spec.softcap &&
         sideBySide({{qk, tk}, {scaled, tk}, {masked, tk}}, m_room).startsWith(QLatin1String("<table"));
     if (together) {
         s += tr("<h3>4–6. Q_h\u00b7K_h\u1d40, scaled by %1, masked (forbidden cells become %2)</h3>")
@@ -290,10 +425,40 @@ QString TeachingRenderer::html() const
     } else {
         s += QStringLiteral("<h3>4. Q_h\u00b7K_h\u1d40</h3>") + qk;
         s += tr("<h3>5. Scaled by %1</h3>").arg(num(scale)) + scaled;
+        if (p.spec.softcap) {
+            s += tr("<h3>5b. Soft-capped at %1: score = %1\u00b7tanh(scaled / %1)</h3>").arg(num(*p.spec.softcap));
+            s += tr("<p>Large scores flatten towards \u00b1%1, so no key can take a row over alone.</p>")
+                     .arg(num(*p.spec.softcap));
+            s += matrixTable(tr("scores"), scores, tr("Tq \u00d7 Tk"), i, j, links);
+        }
         s += tr("<h3>6. Masked (forbidden cells become %1)</h3>").arg(fill) + masked;
     }
-    s += tr("<h3>7. Softmax over each row</h3>");
-    s += weights;
+    if (rope) {
+        if (m_interactive)
+            s += QStringLiteral("<p><a href='%1'>%2</a></p>")
+                     .arg(kLinkCompareRope, m_compareWithoutRope ? tr("Hide the scores without RoPE")
+                                                                 : tr("Compare with the scores without RoPE"));
+        if (m_compareWithoutRope) {
+            const MatrixF plain = (t.qBeforeRope[size_t(h)] * t.kBeforeRope[size_t(g)].transpose()) * float(scale);
+            s += tr("<h3>Scores with and without RoPE</h3>");
+            s += sideBySide({{matrixTable(tr("scaled, with RoPE"), scaledProduct, tr("Tq \u00d7 Tk"), i, j), tk},
+                             {matrixTable(tr("scaled, without RoPE"), plain, tr("Tq \u00d7 Tk"), i, j), tk}},
+                            m_room);
+        }
+    }
+    if (sinks) {
+        s += tr("<h3>7. Softmax over each row with the head's sink %1</h3>").arg(num((*p.weights.sinks)[h]));
+        s += tr("<p>The sink is one more logit in every row, never masked; its share is then dropped.</p>");
+        const MatrixF &w = t.weights[size_t(h)];
+        const QString shares = table(
+            tr("sink's share"), w.rows(), 1,
+            [&](Eigen::Index r, Eigen::Index) { return num(1.0 - double(w.row(r).sum())); },
+            [&](Eigen::Index r, Eigen::Index) { return r == i; }, tr("Tq \u00d7 1: 1 \u2212 row sum"));
+        s += sideBySide({{weights, tk}, {shares, 1}}, m_room);
+    } else {
+        s += tr("<h3>7. Softmax over each row</h3>");
+        s += weights;
+    }
     s += tr("<h3>8. Weights\u00b7V_h</h3>");
     s += matrixTable(tr("head output"), t.headOutputs[size_t(h)], tr("Tq \u00d7 dV"), i);
     // The step view only: the tutorial's 3-D tensor would make a figure a page longer.

@@ -36,6 +36,12 @@ public:
     // The room a line has, in characters (0: one table a line). Where the tensors of one step fit
     // in it (Q_h, K_h, V_h; the scores, masked and weights), they are laid side by side.
     void setRoom(double characters) { m_room = characters; }
+    // Under RoPE, also lay the scores the head would have without the rotation beside its own
+    // (the step view's "compare" link, kLinkCompareRope, asks for it).
+    void setCompareWithoutRope(bool compare) { m_compareWithoutRope = compare; }
+    static inline const QString kLinkCompareRope = QStringLiteral("compare:rope");
+    // The anchor of the RoPE step (QTextBrowser::scrollToAnchor).
+    static inline const QString kAnchorRope = QStringLiteral("rope");
     // The cell a link of html() selects ("cell:2,5": query 2, key 5), or nothing.
     static std::optional<QPoint> cellOfLink(const QString &link);
     int head() const { return m_head; }
@@ -59,6 +65,7 @@ private:
     int m_query = 0;
     int m_key = 0;
     bool m_interactive = false;
+    bool m_compareWithoutRope = false;
     double m_room = 0.0;
 };
 

@@ -45,7 +45,7 @@ WeightRule weightRule(MaskFill fill, bool allowed, bool rowEmpty, std::int64_t k
 }
 
 SoftmaxRowSteps softmaxRowSteps(const float *scores, const std::uint8_t *allowed, std::int64_t n, MaskFill fill,
-                                std::int64_t key)
+                                std::int64_t key, const double *sink)
 {
     SoftmaxRowSteps s;
     const bool empty = allowed && std::none_of(allowed, allowed + n, [](std::uint8_t a) { return a != 0; });
@@ -53,11 +53,17 @@ SoftmaxRowSteps softmaxRowSteps(const float *scores, const std::uint8_t *allowed
     s.rule = weightRule(fill, cellAllowed, empty, n);
     s.exps.assign(size_t(std::max<std::int64_t>(n, 0)), 0.0);
     if (s.rule.kind == WeightCase::EmptyRowZero) {
-        s.rowMax = -std::numeric_limits<double>::infinity();
-        return s; // exps and sum 0, weight 0
+        s.rowMax = sink ? *sink : -std::numeric_limits<double>::infinity();
+        s.sinkExp = s.sum = sink ? 1.0 : 0.0;
+        s.sinkShare = sink ? 1.0 : 0.0;
+        return s; // every key's exp and weight 0; a sink takes the whole row
+    }
+    if (sink && s.rule.kind == WeightCase::EmptyRowUniform) {
+        // The fill's equal logits compete with the sink: the row is uniform but not 1/Tk.
+        s.rule.fixed = false;
     }
     std::vector<double> logits(size_t(std::max<std::int64_t>(n, 0)));
-    s.rowMax = -std::numeric_limits<double>::infinity();
+    s.rowMax = sink ? *sink : -std::numeric_limits<double>::infinity();
     for (std::int64_t c = 0; c < n; ++c) {
         logits[size_t(c)] = (!allowed || allowed[c]) ? double(scores[c]) : s.rule.maskedLogit;
         s.rowMax = std::max(s.rowMax, logits[size_t(c)]);
@@ -66,6 +72,11 @@ SoftmaxRowSteps softmaxRowSteps(const float *scores, const std::uint8_t *allowed
         const double e = std::exp(logits[size_t(c)] - s.rowMax);
         s.exps[size_t(c)] = std::isfinite(e) ? e : 0.0;
         s.sum += s.exps[size_t(c)];
+    }
+    if (sink) {
+        s.sinkExp = std::exp(*sink - s.rowMax);
+        s.sum += s.sinkExp;
+        s.sinkShare = s.sum > 0 ? s.sinkExp / s.sum : 0.0;
     }
     if (s.rule.fixed)
         s.weight = s.rule.weight;

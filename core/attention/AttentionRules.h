@@ -42,16 +42,19 @@ const char *maskFillText(MaskFill fill);
 // One row's softmax worked through in double precision, as the step view prints it.
 struct SoftmaxRowSteps {
     WeightRule rule;          // of the cell asked about
-    double rowMax = 0.0;      // the largest masked logit (-inf when nothing is allowed under -inf)
+    double rowMax = 0.0;      // the largest masked logit, the sink's included (-inf when nothing is allowed under -inf)
     std::vector<double> exps; // [Tk] exp(logit - rowMax); 0 where the rule says so
-    double sum = 0.0;         // sum of exps, as computed (not rounded to 1)
+    double sinkExp = 0.0;     // exp(sink - rowMax) where the head has a sink, else 0
+    double sum = 0.0;         // sum of exps and sinkExp, as computed (not rounded to 1)
     double weight = 0.0;      // the cell's weight: exps[key] / sum, or the rule's fixed weight
+    double sinkShare = 0.0;   // the sink's share of the row, sinkExp / sum (what the row lacks of 1)
 };
 
-// scores: the Tk scaled scores of the row; allowed: its Tk mask entries (null: all allowed);
-// key: the cell explained, in [0, n).
+// scores: the Tk scaled (and soft-capped) scores of the row; allowed: its Tk mask entries (null:
+// all allowed); key: the cell explained, in [0, n); sink: the head's sink logit, or null. A sink
+// joins the max and the sum, never masked, and its share is dropped from the row.
 SoftmaxRowSteps softmaxRowSteps(const float *scores, const std::uint8_t *allowed, std::int64_t n, MaskFill fill,
-                                std::int64_t key);
+                                std::int64_t key, const double *sink = nullptr);
 
 // Which projection a formula is for.
 enum class Projection { Query, Key, Value, Output };

@@ -14,6 +14,10 @@ std::vector<std::int64_t> keyPositions(const AttentionProblem &problem);
 // True when the positions are the row indices (nothing given, or given as 0..T-1).
 bool positionsAreIndices(const AttentionProblem &problem);
 
+// Why a cell is masked, the first part that forbids it in this order (for the views that
+// explain a cell).
+enum class MaskReason { Allowed, Causal, Window, Padding, Custom };
+
 // The mask of design.md written once: causal, key padding, sliding window and the custom
 // matrix, evaluated per cell or per tile where it is needed. Causal and the window compare
 // positions (queryPositions/keyPositions). Every engine asks here, so the parts cannot drift
@@ -23,16 +27,20 @@ class StructuralMask
 public:
     explicit StructuralMask(const AttentionProblem &problem);
 
-    bool allowed(Eigen::Index i, Eigen::Index j) const
+    bool allowed(Eigen::Index i, Eigen::Index j) const { return reason(i, j) == MaskReason::Allowed; }
+
+    MaskReason reason(Eigen::Index i, Eigen::Index j) const
     {
         const std::int64_t qp = queryPosition(i), kp = keyPosition(j);
         if (m_causal && kp > qp)
-            return false;
+            return MaskReason::Causal;
         if (m_window > 0 && kp <= qp - m_window)
-            return false;
+            return MaskReason::Window;
         if (m_padded[size_t(j)])
-            return false;
-        return !m_custom || (*m_custom)(i, j) != 0;
+            return MaskReason::Padding;
+        if (m_custom && (*m_custom)(i, j) == 0)
+            return MaskReason::Custom;
+        return MaskReason::Allowed;
     }
 
     // True when no row of [r0, r1) may see any key of [c0, c1).

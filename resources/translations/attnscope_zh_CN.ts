@@ -71,22 +71,6 @@
         <translation>AttnScope 图：%1</translation>
     </message>
     <message>
-        <source>allowed</source>
-        <translation>允许</translation>
-    </message>
-    <message>
-        <source>masked</source>
-        <translation>已掩码</translation>
-    </message>
-    <message>
-        <source>masked by causal/padding</source>
-        <translation>被因果/填充掩码屏蔽</translation>
-    </message>
-    <message>
-        <source>no allowed key</source>
-        <translation>没有允许的键</translation>
-    </message>
-    <message>
         <source>Layers and heads (grid)</source>
         <translation>各层与各头（网格）</translation>
     </message>
@@ -252,6 +236,18 @@
         <source>no allowed key</source>
         <translation>没有允许的键</translation>
     </message>
+    <message>
+        <source>masked by causal/padding/window</source>
+        <translation>被因果/填充/窗口掩码屏蔽</translation>
+    </message>
+    <message>
+        <source>window edge (1 key)</source>
+        <translation>窗口边界（1 个键）</translation>
+    </message>
+    <message>
+        <source>window edge (%1 keys)</source>
+        <translation>窗口边界（%1 个键）</translation>
+    </message>
 </context>
 <context>
     <name>TeachingRenderer</name>
@@ -270,10 +266,6 @@
     <message>
         <source>&lt;p&gt;3. Scaled by %1: score = %2 × %1 = &lt;b&gt;%3&lt;/b&gt;.&lt;/p&gt;</source>
         <translation>&lt;p&gt;3. 乘以缩放因子 %1：分数 = %2 × %1 = &lt;b&gt;%3&lt;/b&gt;。&lt;/p&gt;</translation>
-    </message>
-    <message>
-        <source>&lt;p&gt;4. The mask forbids this cell: its score becomes %1.&lt;/p&gt;</source>
-        <translation>&lt;p&gt;4. 掩码禁止这个位置：它的分数变为 %1。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>&lt;p&gt;4. The mask allows this cell: the score stays.&lt;/p&gt;</source>
@@ -506,6 +498,130 @@
     <message>
         <source>&lt;h3&gt;4–6. Q_h·K_hᵀ, scaled by %1, masked (forbidden cells become %2)&lt;/h3&gt;</source>
         <translation>&lt;h3&gt;4–6. Q_h·K_hᵀ，乘以缩放因子 %1，应用掩码（被禁止的位置变为 %2）&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>causal: the key comes after the query</source>
+        <translation>因果：键在查询之后</translation>
+    </message>
+    <message>
+        <source>the key is padding</source>
+        <translation>该键是填充</translation>
+    </message>
+    <message>
+        <source>the custom mask forbids it</source>
+        <translation>自定义掩码禁止它</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;1. The query row q&lt;sub&gt;%1&lt;/sub&gt; = [%2] and the key row k&lt;sub&gt;%3&lt;/sub&gt; = [%4], both already rotated by RoPE: the query by its position %5, the key by its position %6 (relative distance %7).&lt;/p&gt;</source>
+        <translation>&lt;p&gt;1. 查询行 q&lt;sub&gt;%1&lt;/sub&gt; = [%2]，键行 k&lt;sub&gt;%3&lt;/sub&gt; = [%4]，二者都已经过 RoPE 旋转：查询按其位置 %5，键按其位置 %6（相对距离 %7）。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Query head %1 reads key/value head %2, which it shares with query heads %3 to %4.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;查询头 %1 读键值头 %2，它与查询头 %3 到 %4 共享这个键值头。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;3. Scaled by %1 and soft-capped at %2: score = %2·tanh(%3 × %1 / %2) = &lt;b&gt;%4&lt;/b&gt;.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;3. 乘以缩放因子 %1，再以 %2 软上限：分数 = %2·tanh(%3 × %1 / %2) = &lt;b&gt;%4&lt;/b&gt;。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;4. The mask forbids this cell (%1): its score becomes %2.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;4. 掩码禁止这个位置（%1）：它的分数变为 %2。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;5. Softmax over the row and the sink %6: exp(score − row max %1) = [%2] and exp(sink − row max) = %7, their sum %3; weight = %4 / %3 = &lt;b&gt;%5&lt;/b&gt;. The sink keeps %8 of the row, so the weights sum to %9.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;5. 对这一行和汇点 %6 做 softmax：exp(分数 − 行最大值 %1) = [%2]，exp(汇点 − 行最大值) = %7，其和为 %3；权重 = %4 / %3 = &lt;b&gt;%5&lt;/b&gt;。汇点占这一行的 %8，所以权重之和为 %9。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Q: %1 × %2 (%3 query heads), K: %4 × %5, V: %4 × %6 (%7 key/value heads, each shared by %8 query heads)&lt;/p&gt;</source>
+        <translation>&lt;p&gt;Q：%1 × %2（%3 个查询头），K：%4 × %5，V：%4 × %6（%7 个键值头，每个由 %8 个查询头共享）&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;3. Split heads: head %1 takes columns %2..%3 of Q and reads key/value head %4: columns %5..%6 of K, %7..%8 of V (shared with query heads %9)&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;3. 拆分多头：头 %1 取 Q 的第 %2..%3 列，读键值头 %4：K 的第 %5..%6 列、V 的第 %7..%8 列（与查询头 %9 共享）&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;3b. RoPE: rotate q and k by their positions&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;3b. RoPE：按位置旋转 q 和 k&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>angle per pair</source>
+        <translation>每一对的角度</translation>
+    </message>
+    <message>
+        <source>rows: pairs (d, d + %1); columns: θ&lt;sub&gt;d&lt;/sub&gt;, query %2 at %3, key %4 at %5</source>
+        <translation>行：维度对 (d, d + %1)；列：θ&lt;sub&gt;d&lt;/sub&gt;、位于 %3 的查询 %2、位于 %5 的键 %4</translation>
+    </message>
+    <message>
+        <source>Q_h after RoPE</source>
+        <translation>RoPE 之后的 Q_h</translation>
+    </message>
+    <message>
+        <source>K_h after RoPE</source>
+        <translation>RoPE 之后的 K_h</translation>
+    </message>
+    <message>
+        <source>scaled</source>
+        <translation>缩放后</translation>
+    </message>
+    <message>
+        <source>Tq × Tk, each row sums to 1 less the sink&apos;s share</source>
+        <translation>Tq × Tk，每行之和为 1 减去汇点所占份额</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;5b. Soft-capped at %1: score = %1·tanh(scaled / %1)&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;5b. 以 %1 软上限：分数 = %1·tanh(缩放后 / %1)&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Large scores flatten towards ±%1, so no key can take a row over alone.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;大分数被压向 ±%1，没有哪个键能独占一行。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Hide the scores without RoPE</source>
+        <translation>隐藏不加 RoPE 的分数</translation>
+    </message>
+    <message>
+        <source>Compare with the scores without RoPE</source>
+        <translation>与不加 RoPE 的分数比较</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;Scores with and without RoPE&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;有无 RoPE 的分数&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>scaled, with RoPE</source>
+        <translation>缩放后，有 RoPE</translation>
+    </message>
+    <message>
+        <source>scaled, without RoPE</source>
+        <translation>缩放后，无 RoPE</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;7. Softmax over each row with the head&apos;s sink %1&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;7. 对每一行连同该头的汇点 %1 做 softmax&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;The sink is one more logit in every row, never masked; its share is then dropped.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;汇点是每一行多出的一个 logit，从不被掩码；它的份额随后被丢弃。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>sink&apos;s share</source>
+        <translation>汇点的份额</translation>
+    </message>
+    <message>
+        <source>Tq × 1: 1 − row sum</source>
+        <translation>Tq × 1：1 − 行之和</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Dimension d is paired with d + %1; the pair turns by position × θ&lt;sub&gt;d&lt;/sub&gt;, θ&lt;sub&gt;d&lt;/sub&gt; = %2&lt;sup&gt;−2d/%3&lt;/sup&gt;. A score then depends on the query and key positions only through their difference (here %4 − %5 = %6).&lt;/p&gt;</source>
+        <translation>&lt;p&gt;第 d 维与第 d + %1 维成对；这一对旋转 位置 × θ&lt;sub&gt;d&lt;/sub&gt;，θ&lt;sub&gt;d&lt;/sub&gt; = %2&lt;sup&gt;−2d/%3&lt;/sup&gt;。于是分数只通过查询与键的位置之差依赖于位置（这里是 %4 − %5 = %6）。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>outside the sliding window of 1 key</source>
+        <translation>在 1 个键的滑动窗口之外</translation>
+    </message>
+    <message>
+        <source>outside the sliding window of %1 keys</source>
+        <translation>在 %1 个键的滑动窗口之外</translation>
     </message>
 </context>
 <context>
@@ -1258,26 +1374,6 @@
         <translation>注意力展开：需要 %1 内存（四个 %2 × %2 的双精度矩阵）；本机允许 %3</translation>
     </message>
     <message>
-        <source>kvHeads: not supported by this version of AttnScope (grouped key/value heads)</source>
-        <translation>kvHeads：此版本的 AttnScope 尚不支持（分组键/值头）</translation>
-    </message>
-    <message>
-        <source>rope: not supported by this version of AttnScope (rotary position embeddings)</source>
-        <translation>rope：此版本的 AttnScope 尚不支持（旋转位置编码）</translation>
-    </message>
-    <message>
-        <source>softcap: not supported by this version of AttnScope (logit soft-capping)</source>
-        <translation>softcap：此版本的 AttnScope 尚不支持（logit 软截断）</translation>
-    </message>
-    <message>
-        <source>sinks: not supported by this version of AttnScope (attention sinks)</source>
-        <translation>sinks：此版本的 AttnScope 尚不支持（注意力汇聚点）</translation>
-    </message>
-    <message>
-        <source>mask.window: not supported by this version of AttnScope (a sliding window)</source>
-        <translation>mask.window：此版本的 AttnScope 尚不支持（滑动窗口）</translation>
-    </message>
-    <message>
         <source>rollout: multiplying the %2 x %2 matrices of %1 layers needs about %3 operations, more than the %4 allowed (minutes of work)</source>
         <translation>注意力展开：将 %1 层的 %2 × %2 矩阵相乘约需 %3 次运算，超过允许的 %4 次（需要数分钟）</translation>
     </message>
@@ -1304,6 +1400,34 @@
     <message>
         <source>line %1, number %2: %3 is beyond float32 (±3.4e38)</source>
         <translation>第 %1 行第 %2 个数：%3 超出 float32 范围（±3.4e38）</translation>
+    </message>
+    <message>
+        <source>kvHeads: expected a whole number that divides heads (%1), found %2</source>
+        <translation>kvHeads：应为能整除头数（%1）的整数，实际为 %2</translation>
+    </message>
+    <message>
+        <source>rope: needs an even headDimQK (dimension i turns with dimension i + dK/2), found %1</source>
+        <translation>rope：需要偶数的 headDimQK（第 i 维与第 i + dK/2 维一起旋转），实际为 %1</translation>
+    </message>
+    <message>
+        <source>rope.base: expected a number above 0, found %1</source>
+        <translation>rope.base：应为大于 0 的数，实际为 %1</translation>
+    </message>
+    <message>
+        <source>%1: expected %2 positions (one per row), found %3</source>
+        <translation>%1：应有 %2 个位置（每行一个），实际为 %3 个</translation>
+    </message>
+    <message>
+        <source>%1: expected a whole number of 0 or more, found %2</source>
+        <translation>%1：应为 0 或更大的整数，实际为 %2</translation>
+    </message>
+    <message>
+        <source>mask.window: expected a whole number of at least 1, found %1</source>
+        <translation>mask.window：应为至少为 1 的整数，实际为 %1</translation>
+    </message>
+    <message>
+        <source>softcap: expected a number above 0, found %1</source>
+        <translation>softcap：应为大于 0 的数，实际为 %1</translation>
     </message>
 </context>
 <context>
@@ -2032,6 +2156,10 @@
         <source>Computing…</source>
         <translation>正在计算…</translation>
     </message>
+    <message>
+        <source>K/V head %1</source>
+        <translation>键值头 %1</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::Heatmap</name>
@@ -2064,6 +2192,10 @@
     <message>
         <source>±Inf: overflow</source>
         <translation>±Inf：溢出</translation>
+    </message>
+    <message>
+        <source>Head %1 (K/V %2)</source>
+        <translation>头 %1（键值 %2）</translation>
     </message>
 </context>
 <context>
@@ -2127,6 +2259,38 @@
     <message>
         <source>Values hidden: cells are smaller than %1 px. Zoom in with the wheel or enlarge the view to read them, or hover a cell for its numbers.</source>
         <translation>数值已隐藏：单元格小于 %1 像素。用滚轮放大或把视图调大即可读出数值，也可以把鼠标悬停在单元格上查看。</translation>
+    </message>
+    <message>
+        <source>keys and values of key/value head %1 (shared by query heads %2–%3)</source>
+        <translation>键和值来自键值头 %1（由查询头 %2–%3 共享）</translation>
+    </message>
+    <message>
+        <source>RoPE: query at position %1, key at %2 (distance %3)</source>
+        <translation>RoPE：查询位于 %1，键位于 %2（距离 %3）</translation>
+    </message>
+    <message>
+        <source>scaled = %1 (× %2), soft-capped: %3·tanh(scaled/%3) = %4</source>
+        <translation>缩放后 = %1（× %2），软上限：%3·tanh(缩放后/%3) = %4</translation>
+    </message>
+    <message>
+        <source>masked (causal: the key comes after the query): weight = 0</source>
+        <translation>已掩码（因果：键在查询之后）：权重 = 0</translation>
+    </message>
+    <message>
+        <source>masked (the key is padding): weight = 0</source>
+        <translation>已掩码（该键是填充）：权重 = 0</translation>
+    </message>
+    <message>
+        <source>the sink (%1) takes %2 of this row</source>
+        <translation>汇点（%1）占这一行的 %2</translation>
+    </message>
+    <message>
+        <source>masked (outside the sliding window of 1 key): weight = 0</source>
+        <translation>已掩码（在 1 个键的滑动窗口之外）：权重 = 0</translation>
+    </message>
+    <message>
+        <source>masked (outside the sliding window of %1 keys): weight = 0</source>
+        <translation>已掩码（在 %1 个键的滑动窗口之外）：权重 = 0</translation>
     </message>
 </context>
 <context>

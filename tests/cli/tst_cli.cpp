@@ -257,6 +257,19 @@ void TestCli::show()
     QVERIFY2(cross.code == 0, qPrintable(cross.err));
     QVERIFY(cross.out.contains("weights = softmax(masked scores) (head 1)  [5 x 6]"));
     QVERIFY(cross.out.contains("allowed mask"));
+    // design.md's modern attention, each step named: 4 heads reading 2 key/value heads, RoPE,
+    // a causal window of 5, a soft-cap of 1.5 and sinks.
+    Run modern = runCli({"show", test::sourcePath("tests/fixtures/torch/modern_all_self/project.attnscope.json")});
+    QVERIFY2(modern.code == 0, qPrintable(modern.err));
+    for (const char *line :
+         {"2 key/value heads: each read by 2 query heads (grouped-query)",
+          "RoPE: base 10000, dimension i turns with i + 2",
+          "sliding window: 5 keys (key j allowed for query i when j > i - 5)",
+          "soft-cap: scores become 1.5*tanh(scores/1.5)", "Q = RoPE(Q) (head 1)  [12 x 4]",
+          "K = RoPE(K) (key/value head 1, read by heads 2-3)  [12 x 4]",
+          "K, V (head 1): those of key/value head 0 (above)", "scores = 1.5*tanh(Q·Kᵀ · 0.5 / 1.5) (head 0)"})
+        QVERIFY2(modern.out.contains(QString::fromUtf8(line)), line);
+    QVERIFY(modern.out.contains(QStringLiteral("the sink's share dropped (head 3)")));
 }
 
 void TestCli::bench()

@@ -138,6 +138,50 @@ void TestPooled::matchesPooledReference_data()
     big.c.causal = true;
     big.c.inputScale = 3.0; // logits of tens: row maxima move from tile to tile
     addBoth("cross causal, large logits", big);
+
+    // design.md's "Modern attention": grouped K/V, RoPE, windows (whole key tiles outside them
+    // skipped), soft-caps and sinks, alone and together.
+    PoolCase modern = base;
+    modern.c.heads = 4;
+    modern.c.dk = 4;
+    modern.c.kvHeads = 2;
+    addBoth("grouped-query, 2 key/value heads", modern);
+    modern.c.kvHeads = 1;
+    modern.c.rope = true;
+    modern.c.sinks = true;
+    addBoth("multi-query, RoPE, sinks", modern);
+    modern.c.causal = true;
+    modern.c.custom = true; // an empty row beside the sink
+    modern.c.fill = MaskFill::NegLarge;
+    addBoth("sinks, an empty row, -1e9", modern);
+    modern = base;
+    modern.c.window = 3;
+    modern.c.causal = true;
+    modern.c.softcap = 0.8;
+    modern.c.inputScale = 2.0;
+    addBoth("causal window 3, soft-cap", modern);
+    PoolCase longWindow = big;
+    longWindow.c = Case{};
+    longWindow.c.tq = 1300;
+    longWindow.c.dq = 8;
+    longWindow.c.heads = 4;
+    longWindow.c.kvHeads = 2;
+    longWindow.c.dk = 8;
+    longWindow.c.dv = 3;
+    longWindow.c.causal = true;
+    longWindow.c.window = 300; // keys before the window: whole tiles skipped
+    longWindow.c.rope = true;
+    longWindow.c.sinks = true;
+    longWindow.c.softcap = 4.0;
+    longWindow.bins = 64;
+    addBoth("T=1300 causal window 300, RoPE, grouped, sinks, soft-cap", longWindow);
+    longWindow.c.fill = MaskFill::NegLarge;
+    addBoth("T=1300 causal window 300, everything, -1e9", longWindow);
+    longWindow.c.fill = MaskFill::NegInf;
+    longWindow.c.queryPositions.resize(1300);
+    for (size_t i = 0; i < 1300; ++i) // positions with gaps: the window compares positions
+        longWindow.c.queryPositions[i] = std::int64_t(i * 2 + (i > 650 ? 1000 : 0));
+    addBoth("T=1300, RoPE positions with a gap, window by position", longWindow);
 }
 
 void TestPooled::matchesPooledReference()

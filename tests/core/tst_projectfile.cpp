@@ -44,6 +44,7 @@ private slots:
     void examplesLoadAndCompute();
     void roundTripKeepsEverything();
     void roundTripCrossWithEveryOptionalField();
+    void roundTripModernAttention();
     void numbersStayShort();
     void malformed_data();
     void malformed();
@@ -69,6 +70,11 @@ void TestProjectFile::examplesLoadAndCompute_data()
     QVERIFY(files.size() >= 4);
     for (const QString &f : files)
         QTest::newRow(qPrintable(f)) << dir.filePath(f);
+    const QDir modern(dir.filePath("modern-attention"));
+    const auto modernFiles = modern.entryList({"*.attnscope.json"}, QDir::Files);
+    QVERIFY(modernFiles.size() >= 4);
+    for (const QString &f : modernFiles)
+        QTest::newRow(qPrintable("modern-attention/" + f)) << modern.filePath(f);
 }
 
 void TestProjectFile::examplesLoadAndCompute()
@@ -157,6 +163,63 @@ void TestProjectFile::roundTripCrossWithEveryOptionalField()
     QCOMPARE(second->keyTokens, (std::vector<std::string>{"ich", "bin", "<pad>"}));
 }
 
+// design.md's modern attention fields read, computed and written back unchanged; tokens optional.
+void TestProjectFile::roundTripModernAttention()
+{
+    Json j = baseProject();
+    j["headDimQK"] = 2;
+    j["weights"]["q"] = {{1, 0, 1, 0}, {0, 1, 0, 1}, {1, 1, 0, 0}, {0, 0, 1, 1}};
+    j["weights"]["k"] = {{0, 1}, {1, 0}, {0.5, 1}, {1, 1}};
+    j["weights"]["v"] = {{1, 2, 3}, {6, 5, 4}, {1, 1, 1}, {0, 1, 0}};
+    j["query"].erase("tokens");
+    j["kvHeads"] = 1;
+    j["rope"] = {{"base", 500}, {"queryPositions", {3, 7}}, {"comment", "kept"}};
+    j["softcap"] = 2.5;
+    j["sinks"] = {0.5, -1};
+    j["mask"]["window"] = 2;
+    auto first = parseProject(j.dump());
+    QVERIFY2(first.ok(), first.ok() ? "" : first.message().c_str());
+    const AttentionProblem &p = first->problem;
+    QCOMPARE(p.spec.keyValueHeads(), 1);
+    QVERIFY(p.spec.rope);
+    QCOMPARE(p.spec.rope->base, 500.0);
+    QCOMPARE(p.spec.rope->queryPositions, (std::vector<std::int64_t>{3, 7}));
+    QCOMPARE(*p.spec.softcap, 2.5);
+    QCOMPARE(p.weights.sinks->size(), Eigen::Index(2));
+    QCOMPARE(p.mask.window, std::int64_t(2));
+    QCOMPARE(first->queryTokens, (std::vector<std::string>{"t0", "t1"})); // no words: numbered
+    auto trace = CpuBackend().compute(p);
+    QVERIFY2(trace.ok(), trace.ok() ? "" : trace.message().c_str());
+    QCOMPARE(int(trace->k.size()), 1);
+
+    const std::string saved = serializeProject(*first);
+    const Json back = Json::parse(saved);
+    QCOMPARE(back["kvHeads"].get<int>(), 1);
+    QVERIFY(back["rope"]["comment"] == Json("kept"));
+    QVERIFY(back["rope"]["queryPositions"] == Json({3, 7}));
+    QCOMPARE(back["mask"]["window"].get<int>(), 2);
+    auto second = parseProject(saved);
+    QVERIFY2(second.ok(), second.ok() ? "" : second.message().c_str());
+    QCOMPARE(second->problem.spec.rope->queryPositions, p.spec.rope->queryPositions);
+    QCOMPARE(*second->problem.spec.softcap, 2.5);
+    QVERIFY(*second->problem.weights.sinks == *p.weights.sinks);
+    QCOMPARE(serializeProject(*second), saved);
+
+    // Switched off, each field leaves the file (kvHeads equal to heads is the default).
+    Project plain = *second;
+    plain.problem.spec.kvHeads = 2;
+    plain.problem.weights.k = MatrixF::Ones(4, 4);
+    plain.problem.weights.v = MatrixF::Ones(4, 6);
+    plain.problem.spec.rope.reset();
+    plain.problem.spec.softcap.reset();
+    plain.problem.weights.sinks.reset();
+    plain.problem.mask.window = 0;
+    const Json none = Json::parse(serializeProject(plain));
+    for (const char *field : {"kvHeads", "rope", "softcap", "sinks"})
+        QVERIFY2(!none.contains(field), field);
+    QVERIFY(!none["mask"].contains("window"));
+}
+
 void TestProjectFile::numbersStayShort()
 {
     Json j = baseProject();
@@ -189,23 +252,53 @@ void TestProjectFile::malformed_data()
     QTest::newRow("newer version") << "/version"
                                    << "2"
                                    << "version: expected 1, found 2 (written by a newer AttnScope)";
-    // Settings of design.md's modern attention that this version cannot compute: refused by name,
-    // never computed as if they were absent.
-    QTest::newRow("kvHeads") << "/kvHeads"
-                             << "1"
-                             << "kvHeads: not supported by this version of AttnScope (grouped key/value heads)";
-    QTest::newRow("rope") << "/rope"
-                          << "{\"base\": 10000}"
-                          << "rope: not supported by this version of AttnScope (rotary position embeddings)";
-    QTest::newRow("softcap") << "/softcap"
-                             << "50"
-                             << "softcap: not supported by this version of AttnScope (logit soft-capping)";
-    QTest::newRow("sinks") << "/sinks"
-                           << "[0.5, -1]"
-                           << "sinks: not supported by this version of AttnScope (attention sinks)";
-    QTest::newRow("mask.window") << "/mask/window"
-                                 << "4"
-                                 << "mask.window: not supported by this version of AttnScope (a sliding window)";
+    // design.md's modern attention: each field checked by name (the problem is 2 heads of dK 3).
+    QTest::newRow("kvHeads not dividing heads") << "/kvHeads"
+                                                << "4"
+                                                << "kvHeads: expected a whole number that divides heads (2), found 4";
+    QTest::newRow("kvHeads not a number") << "/kvHeads"
+                                          << "\"one\""
+                                          << "kvHeads: expected a whole number that divides heads, found the string "
+                                             "\"one\"";
+    QTest::newRow("kvHeads without the groups' columns")
+        << "/kvHeads"
+        << "1"
+        << "weights.k: expected 4 x 3 (d_kv x kvHeads*headDimQK), found 4 x 6";
+    QTest::newRow("rope with an odd dK") << "/rope"
+                                         << "{\"base\": 10000}"
+                                         << "rope: needs an even headDimQK (dimension i turns with dimension i + "
+                                            "dK/2), found 3";
+    QTest::newRow("rope not an object") << "/rope"
+                                        << "true"
+                                        << "rope: expected an object such as {\"base\": 10000}, found true";
+    QTest::newRow("rope base 0") << "/rope"
+                                 << "{\"base\": 0}"
+                                 << "rope.base: expected a number above 0, found 0";
+    QTest::newRow("rope positions not whole") << "/rope"
+                                              << "{\"queryPositions\": [0, 1.5]}"
+                                              << "rope.queryPositions[1]: expected a whole number of 0 or more, "
+                                                 "found the number 1.5";
+    QTest::newRow("rope position negative") << "/rope"
+                                            << "{\"queryPositions\": [0, -4]}"
+                                            << "rope.queryPositions[1]: expected a whole number of 0 or more, found -4";
+    QTest::newRow("softcap negative") << "/softcap"
+                                      << "-1"
+                                      << "softcap: expected a number above 0, found -1";
+    QTest::newRow("softcap not a number") << "/softcap"
+                                          << "\"big\""
+                                          << "softcap: expected a number above 0, found the string \"big\"";
+    QTest::newRow("sinks of the wrong length") << "/sinks"
+                                               << "[0.5]"
+                                               << "sinks: expected 2 values (one per query head), found 1";
+    QTest::newRow("sinks not numbers") << "/sinks"
+                                       << "[0.5, \"x\"]"
+                                       << "sinks[1]: expected a number, found the string \"x\"";
+    QTest::newRow("negative window") << "/mask/window"
+                                     << "-2"
+                                     << "mask.window: expected a whole number of at least 1, found -2";
+    QTest::newRow("fractional window") << "/mask/window"
+                                       << "1.5"
+                                       << "mask.window: expected a whole number of at least 1, found the number 1.5";
     QTest::newRow("missing mode") << "/mode"
                                   << "<remove>"
                                   << "mode: missing (expected \"self\" or \"cross\")";

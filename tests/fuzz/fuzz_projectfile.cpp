@@ -1,7 +1,10 @@
 // Fuzz target for the project-file reader (parseProject): any bytes must give a project or a
 // one-line error, never a crash, an exception or a sanitizer report; a project that reads
-// must save and read back.
+// must save and read back, and a small one computes on the CPU engine (the modern fields' odd
+// values: huge RoPE positions, tiny soft-caps, sinks beside empty rows).
 
+#include "core/attention/CpuBackend.h"
+#include "core/attention/Validation.h"
 #include "core/formats/ProjectFile.h"
 
 #include <cstdint>
@@ -43,5 +46,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     auto again = parseProject(saved);
     check(again.ok(), "a saved project does not read back", again.ok() ? "" : again.message());
     check(serializeProject(*again) == saved, "saving twice differs", saved.substr(0, 200));
+    if (traceBytes(project->problem) < (1 << 20)) {
+        auto trace = CpuBackend(1).compute(project->problem);
+        check(trace.ok() || trace.kind() == ErrorKind::NonFinite, "a valid project does not compute",
+              trace.ok() ? "" : trace.message());
+    }
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "app/gui/sources/ProjectSource.h"
 #include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/Examples.h"
+#include "app/gui/views/HeatmapView.h"
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/TeachingView.h"
 #include "core/formats/Npy.h"
@@ -17,6 +18,7 @@
 #include <QFontMetrics>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QMenu>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -34,12 +36,14 @@ struct SourceExample {
     QString resourcePath, title, tutorial;
 };
 
-// The tutorial examples as the source tree has them (not as the menu code finds them).
+// The tutorial and modern-attention examples as the source tree has them (not as the menu code
+// finds them).
 QList<SourceExample> sourceExamples()
 {
     QList<SourceExample> out;
     const QDir root(test::sourcePath(QStringLiteral("resources/examples")));
-    for (const QString &folder : root.entryList({QStringLiteral("tutorial*")}, QDir::Dirs, QDir::Name))
+    for (const QString &folder :
+         root.entryList({QStringLiteral("tutorial*"), QStringLiteral("modern-attention")}, QDir::Dirs, QDir::Name))
         for (const QString &name :
              QDir(root.filePath(folder)).entryList({QStringLiteral("*.attnscope.json")}, QDir::Files)) {
             QFile f(root.filePath(folder + QLatin1Char('/') + name));
@@ -106,6 +110,7 @@ private slots:
     void savedExampleFindsItsNpyFiles();
     void exampleCopyIsReplacedNextTime();
     void headingsSayWhatIsComputed();
+    void modernExamplesShowWhatIsNew();
 };
 
 void TestExamples::initTestCase()
@@ -117,7 +122,7 @@ void TestExamples::menuGroupsExamplesByTutorial()
 {
     MainWindow w;
     const auto examples = sourceExamples();
-    QCOMPARE(examples.size(), 7);
+    QCOMPARE(examples.size(), 14);
     const QRegularExpression twoLanguages(QStringLiteral("^.*\\p{Han}.* \u2014 [A-Z][\\x{20}-\\x{7e}\u00d7]+$"));
     QSet<QString> groups;
     for (const SourceExample &e : examples) {
@@ -144,7 +149,7 @@ void TestExamples::menuGroupsExamplesByTutorial()
         QCOMPARE(examplesMenu->title(), MainWindow::tr("&Examples"));
         groups.insert(e.tutorial);
     }
-    QCOMPARE(groups.size(), 5);
+    QCOMPARE(groups.size(), 6);
     // The loose examples stay at the top of File > Examples.
     QAction *loose = actionFor(w, QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
     QVERIFY(loose);
@@ -246,6 +251,75 @@ void TestExamples::headingsSayWhatIsComputed()
     for (const char *f :
          {"Q = X\u00b7W_Q + b_Q", "K = X\u00b7W_K + b_K", "V = X\u00b7W_V + b_V", "output = context\u00b7W_O + b_O"})
         QVERIFY2(html.contains(QString::fromUtf8(f)), f);
+}
+
+// The "Today's attention" examples: each view says what is new (issue 23), in the window.
+void TestExamples::modernExamplesShowWhatIsNew()
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    const QString folder = QStringLiteral(":/examples/modern-attention/");
+    AttentionViews *views = w.views();
+
+    // Grouped-query: the grid frames heads 0-1 and 2-3; head 1's hover names the shared K/V head,
+    // and head 0 equals the multi-head example's head 0 (same W_Q, K/V taken from its head 0).
+    QVERIFY(w.openExample(folder + QStringLiteral("1-multi-head.attnscope.json")));
+    QVERIFY(settle(w));
+    const MatrixF multiHead0 = w.currentResult()->trace.weights[0];
+    const MatrixF multiHead1 = w.currentResult()->trace.weights[1];
+    QCOMPARE(views->grid()->groupSize(), 1);
+    QVERIFY(w.openExample(folder + QStringLiteral("2-grouped-query.attnscope.json")));
+    QVERIFY(settle(w));
+    QCOMPARE(views->grid()->groupSize(), 2);
+    QVERIFY(test::compareMatrix("head 0", w.currentResult()->trace.weights[0], multiHead0, test::Tolerance::weights())
+                .empty());
+    QVERIFY(w.currentResult()->trace.weights[1] != multiHead1);
+    QCOMPARE(int(w.currentResult()->trace.k.size()), 2);
+    views->setCurrentHead(1);
+    QVERIFY2(views->headView()->cellDescription(3, 1).contains(
+                 QStringLiteral("key/value head 0 (shared by query heads 0\u20131)")),
+             qPrintable(views->headView()->cellDescription(3, 1)));
+    QVERIFY(views->notes()->isVisible());
+    QVERIFY(views->notes()->text().contains(QStringLiteral("kvHeads = 2")));
+    QVERIFY(w.openExample(folder + QStringLiteral("3-multi-query.attnscope.json")));
+    QVERIFY(settle(w));
+    QCOMPARE(views->grid()->groupSize(), 4);
+
+    // RoPE: the step view rotates q and k, gives each pair's angle, and compares on request; a
+    // score depends on the distance only (the words repeat four positions later).
+    QVERIFY(w.openExample(folder + QStringLiteral("4-rope.attnscope.json")));
+    QVERIFY(settle(w));
+    const MatrixF &scores = w.currentResult()->trace.scores[0];
+    QVERIFY(std::abs(scores(5, 4) - scores(1, 0)) < 1e-4f);
+    QVERIFY(std::abs(scores(4, 0) - scores(0, 0)) > 1e-3f);
+    views->tabs()->setCurrentWidget(views->teaching());
+    QString html = views->teaching()->html();
+    for (const char *part : {"3b. RoPE: rotate q and k by their positions", "angle per pair", "Q_h after RoPE",
+                             "Compare with the scores without RoPE"})
+        QVERIFY2(html.contains(QString::fromUtf8(part)), part);
+    QVERIFY(!html.contains(QStringLiteral("Scores with and without RoPE")));
+    views->teaching()->setCompareWithoutRope(true);
+    QVERIFY(views->teaching()->html().contains(QStringLiteral("Scores with and without RoPE")));
+
+    // Sliding window: a masked cell says which part masks it.
+    QVERIFY(w.openExample(folder + QStringLiteral("5-sliding-window.attnscope.json")));
+    QVERIFY(settle(w));
+    views->tabs()->setCurrentIndex(0);
+    QVERIFY2(views->headView()->cellDescription(10, 2).contains(QStringLiteral("outside the sliding window of 4 keys")),
+             qPrintable(views->headView()->cellDescription(10, 2)));
+    QVERIFY(views->headView()->cellDescription(2, 5).contains(QStringLiteral("causal")));
+
+    // Sinks: rows sum below 1 and the hover says the sink's share; soft-cap: its step.
+    QVERIFY(w.openExample(folder + QStringLiteral("6-sink.attnscope.json")));
+    QVERIFY(settle(w));
+    QVERIFY(w.currentResult()->trace.weights[0].row(3).sum() < 0.9f);
+    QVERIFY(views->headView()->cellDescription(3, 1).contains(QStringLiteral("the sink (2.5) takes")));
+    QVERIFY(w.openExample(folder + QStringLiteral("7-softcap.attnscope.json")));
+    QVERIFY(settle(w));
+    QVERIFY(w.currentResult()->trace.scores[0].cwiseAbs().maxCoeff() <= 2.0f);
+    views->tabs()->setCurrentWidget(views->teaching());
+    QVERIFY(views->teaching()->html().contains(QStringLiteral("5b. Soft-capped at 2")));
 }
 
 QTEST_MAIN(TestExamples)

@@ -168,8 +168,10 @@ void TestHelp::eachGuideHasFiguresInItsLanguage()
     // The Chinese guide showed the English pictures ("Head 1 / Head 2"): each page has its own.
     const QStringList english = imagesOf(QStringLiteral("guide.html"));
     const QStringList chinese = imagesOf(QStringLiteral("guide_zh.html"));
-    QCOMPARE(english, (QStringList{"head.png", "heads.png", "mask.png"}));
-    QCOMPARE(chinese, (QStringList{"head_zh.png", "heads_zh.png", "mask_zh.png"}));
+    QCOMPARE(english, (QStringList{"head.png", "heads.png", "mask.png", "gqa.png", "rope.png", "window.png", "sink.png",
+                                   "softcap.png"}));
+    QCOMPARE(chinese, (QStringList{"head_zh.png", "heads_zh.png", "mask_zh.png", "gqa_zh.png", "rope_zh.png",
+                                   "window_zh.png", "sink_zh.png", "softcap_zh.png"}));
 }
 
 void TestHelp::guideFiguresAreCurrent()
@@ -183,7 +185,7 @@ void TestHelp::guideFiguresAreCurrent()
                                           QStringLiteral(ATTNSCOPE_CLI), dir.path()});
     QVERIFY(script.waitForFinished(120000));
     QVERIFY2(script.exitCode() == 0, script.readAllStandardError().constData());
-    for (const char *name : {"head", "heads", "mask"})
+    for (const char *name : {"head", "heads", "mask", "gqa", "rope", "window", "sink", "softcap"})
         for (const char *suffix : {"", "_zh"}) {
             const QString file = QString::fromLatin1(name) + QLatin1String(suffix) + QStringLiteral(".png");
             const QImage drawn(dir.filePath(file));

@@ -27,10 +27,12 @@
 #include <QComboBox>
 #include <QDir>
 #include <QGuiApplication>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QRegularExpression>
 #include <QScreen>
 #include <QScrollBar>
 #include <QSettings>
@@ -73,6 +75,7 @@ private slots:
     void errorDialog();
     void figureWithChineseTokens();
     void lessonViewsInChinese();
+    void modernExamplesInChinese();
 
 private:
     QTemporaryDir m_dir;
@@ -266,6 +269,39 @@ void TestScreenshotsZh::lessonViewsInChinese()
     QString error;
     QVERIFY2(exporter.write(shotPath(QStringLiteral("slide-figure.png")), options, FigureSize{}, &error),
              qPrintable(error));
+}
+
+// The "Today's attention" examples in the Chinese interface: each one's heads and notes, the RoPE
+// example's step view at the rotation of q and k, the window's band in the mask view.
+void TestScreenshotsZh::modernExamplesInChinese()
+{
+    MainWindow w;
+    w.resize(1440, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QDir folder(QStringLiteral(":/examples/modern-attention"));
+    const QStringList names = folder.entryList({QStringLiteral("*.attnscope.json")}, QDir::Files, QDir::Name);
+    QCOMPARE(names.size(), 7);
+    for (const QString &name : names) {
+        QVERIFY(w.openExample(folder.filePath(name)));
+        QVERIFY(w.computeController()->waitForIdle(20000));
+        QVERIFY(w.views()->notes()->isVisible());
+        QVERIFY2(w.views()->notes()->text().contains(QRegularExpression(QStringLiteral("\\p{Han}"))),
+                 qPrintable(w.views()->notes()->text()));
+        w.views()->tabs()->setCurrentIndex(0);
+        QVERIFY(test::waitForRepaint(&w));
+        const QString base = name.section(QLatin1Char('.'), 0, 0);
+        QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("modern-%1.png").arg(base))));
+        if (base == QLatin1String("4-rope")) {
+            TeachingView *steps = w.views()->teaching();
+            w.views()->tabs()->setCurrentWidget(steps);
+            steps->setSelection(5, 4); // "cat" at 5 and "the" at 4: the angles of both positions
+            QVERIFY(steps->html().contains(QStringLiteral("RoPE 之后的 Q_h")));
+            steps->scrollToAnchor(TeachingRenderer::kAnchorRope);
+            QVERIFY(test::waitForRepaint(&w));
+            QVERIFY(w.screen()->grabWindow(w.winId()).save(shotPath(QStringLiteral("modern-4-rope-steps.png"))));
+        }
+    }
 }
 
 QTEST_MAIN(TestScreenshotsZh)

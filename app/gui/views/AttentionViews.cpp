@@ -7,7 +7,9 @@
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
 #include "app/gui/views/TeachingView.h"
+#include "app/render/FigureRenderer.h"
 
+#include <QLabel>
 #include <QMenu>
 #include <QSplitter>
 #include <QTabWidget>
@@ -16,12 +18,20 @@
 namespace attnscope {
 
 AttentionViews::AttentionViews(AttentionController *jobs, QWidget *parent)
-    : QWidget(parent), m_jobs(jobs), m_tabs(new QTabWidget), m_grid(new HeadsGridView), m_headView(new HeatmapView),
-      m_meanView(new HeatmapView), m_lines(new HeadLinesView), m_teaching(new TeachingView), m_modelView(new ModelView),
-      m_statsTable(new StatsTable), m_rolloutView(new RolloutView), m_filePooled(new PooledHeatmapView)
+    : QWidget(parent), m_jobs(jobs), m_tabs(new QTabWidget), m_notes(new QLabel), m_grid(new HeadsGridView),
+      m_headView(new HeatmapView), m_meanView(new HeatmapView), m_lines(new HeadLinesView),
+      m_teaching(new TeachingView), m_modelView(new ModelView), m_statsTable(new StatsTable),
+      m_rolloutView(new RolloutView), m_filePooled(new PooledHeatmapView)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    m_notes->setObjectName(QStringLiteral("projectNotes"));
+    m_notes->setWordWrap(true);
+    m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_notes->setContentsMargins(8, 4, 8, 4);
+    m_notes->setStyleSheet(QStringLiteral("background: #fdf6d8; color: #333;"));
+    m_notes->hide();
+    layout->addWidget(m_notes);
     layout->addWidget(m_tabs);
     m_meanView->setHead(-1);
     auto *split = new QSplitter(Qt::Horizontal);
@@ -90,6 +100,14 @@ void AttentionViews::setAttention(const ShownAttention &shown)
     m_meanView->setAttention(shown);
     m_lines->setAttention(shown);
     m_teaching->setAttention(shown);
+    QString notes;
+    if (const LayerTensors *tensors = shown.shownTensors()) {
+        const auto &extra = tensors->project.extra;
+        if (extra.is_object() && extra.contains("notes") && extra["notes"].is_string())
+            notes = titleInLanguage(QString::fromStdString(extra["notes"].get<std::string>()));
+    }
+    m_notes->setText(notes);
+    m_notes->setVisible(!notes.isEmpty());
     const int heads = shown.heads();
     if (heads > 0 && m_grid->currentHead() >= heads)
         setCurrentHead(heads - 1);

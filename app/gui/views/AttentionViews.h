@@ -9,6 +9,7 @@
 #include <utility>
 
 class QAction;
+class QLabel;
 class QTabWidget;
 
 namespace attnscope {
@@ -60,6 +61,9 @@ public:
     void addHeadAction(QAction *action);
 
     QTabWidget *tabs() const { return m_tabs; }
+    // The shown project's "notes" (an example's explanation), in the interface's language; hidden
+    // when it has none.
+    QLabel *notes() const { return m_notes; }
     HeadsGridView *grid() const { return m_grid; }
     HeatmapView *headView() const { return m_headView; }
     HeatmapView *meanView() const { return m_meanView; }
@@ -86,6 +90,7 @@ private:
     bool m_setViewsDirty = true;
     std::tuple<int, int, int> m_thumbnailLook{-1, -1, -1}; // colour map, scope and scale the thumbnails have
     QTabWidget *m_tabs;
+    QLabel *m_notes;
     HeadsGridView *m_grid;
     HeatmapView *m_headView;
     HeatmapView *m_meanView;

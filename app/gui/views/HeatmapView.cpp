@@ -2,6 +2,8 @@
 
 #include "app/gui/views/PlainText.h"
 #include "core/attention/AttentionRules.h"
+#include "core/attention/HeadLayout.h"
+#include "core/attention/Mask.h"
 #include "core/attention/TraceCheck.h"
 
 #include <QKeyEvent>
@@ -244,12 +246,32 @@ QString HeatmapView::cellDescription(int query, int key) const
     const AttentionTrace &t = tensors->trace;
     const AttentionProblem &p = tensors->project.problem;
     const double scale = p.spec.scale();
+    const HeadLayout layout = HeadLayout::of(p.spec);
+    const int g = layout.kvHeadOf(m_head);
     const double score = t.scores[size_t(m_head)](query, key);
     const double weight = t.weights[size_t(m_head)](query, key);
     const bool allowed = m_data.isAllowed(query, key);
     const bool empty = m_data.isEmptyRow(query);
-    text += QLatin1Char('\n') + tr("q\u00b7k = %1").arg(number(score / scale));
-    text += QLatin1Char('\n') + tr("scaled score = %1 (\u00d7 %2)").arg(number(score), number(scale));
+    const StructuralMask structure(p);
+    // Each term of the cell, in the order they are applied (design.md, "Modern attention").
+    if (layout.grouped())
+        text += QLatin1Char('\n') + tr("keys and values of key/value head %1 (shared by query heads %2\u2013%3)")
+                                        .arg(g)
+                                        .arg(layout.firstQueryHead(g))
+                                        .arg(layout.firstQueryHead(g) + layout.groupSize() - 1);
+    if (p.spec.rope)
+        text += QLatin1Char('\n') + tr("RoPE: query at position %1, key at %2 (distance %3)")
+                                        .arg(structure.queryPosition(query))
+                                        .arg(structure.keyPosition(key))
+                                        .arg(structure.queryPosition(query) - structure.keyPosition(key));
+    const double dot = double(t.q[size_t(m_head)].row(query).dot(t.k[size_t(g)].row(key)));
+    text += QLatin1Char('\n') + tr("q\u00b7k = %1").arg(number(dot));
+    if (p.spec.softcap)
+        text +=
+            QLatin1Char('\n') + tr("scaled = %1 (\u00d7 %2), soft-capped: %3\u00b7tanh(scaled/%3) = %4")
+                                    .arg(number(dot * scale), number(scale), number(*p.spec.softcap), number(score));
+    else
+        text += QLatin1Char('\n') + tr("scaled score = %1 (\u00d7 %2)").arg(number(score), number(scale));
     // Why the weight is what it is: the rules of core/attention/AttentionRules, phrased here.
     const WeightRule rule = weightRule(p.spec.maskFill, allowed, empty, p.tk());
     const QString fill = QString::fromLatin1(maskFillText(p.spec.maskFill));
@@ -262,7 +284,22 @@ QString HeatmapView::cellDescription(int query, int key) const
             why = tr("weight = %1").arg(weight, 0, 'g', 5);
             break;
         case WeightCase::Masked:
-            why = tr("masked: weight = 0");
+            switch (structure.reason(query, key)) {
+            case MaskReason::Causal:
+                why = tr("masked (causal: the key comes after the query): weight = 0");
+                break;
+            case MaskReason::Window:
+                why = p.mask.window == 1
+                          ? tr("masked (outside the sliding window of 1 key): weight = 0")
+                          : tr("masked (outside the sliding window of %1 keys): weight = 0").arg(p.mask.window);
+                break;
+            case MaskReason::Padding:
+                why = tr("masked (the key is padding): weight = 0");
+                break;
+            default:
+                why = tr("masked: weight = 0");
+                break;
+            }
             break;
         case WeightCase::EmptyRowZero:
             why = tr("masked, and this query has no allowed key: with the fill %1 the whole row has weight = 0 "
@@ -281,6 +318,10 @@ QString HeatmapView::cellDescription(int query, int key) const
     text += QLatin1Char('\n') + why;
     if (empty && rule.kind == WeightCase::Softmax)
         text += QLatin1Char('\n') + tr("this query has no allowed key");
+    if (p.weights.sinks)
+        text += QLatin1Char('\n') + tr("the sink (%1) takes %2 of this row")
+                                        .arg(number((*p.weights.sinks)[m_head]),
+                                             number(1.0 - double(t.weights[size_t(m_head)].row(query).sum())));
     return text;
 }
 
@@ -447,16 +488,30 @@ int HeadsGridView::heads() const
     return m_shown.heads();
 }
 
+int HeadsGridView::groupSize() const
+{
+    const LayerFacts facts = m_shown.set.facts(m_shown.layer);
+    const int n = heads();
+    if (facts.kvHeads <= 0 || facts.kvHeads >= n || n % facts.kvHeads != 0)
+        return 1;
+    return HeadLayout{n, facts.kvHeads}.groupSize();
+}
+
 int HeadsGridView::columns() const
 {
     const int n = heads();
     const QSize size = viewport()->size();
     if (n <= 0 || size.isEmpty())
         return 1;
+    // Heads sharing keys and values stay together: a row holds whole groups, or a group whole rows.
+    const int group = groupSize();
+    auto keepsGroups = [group](int c) { return c % group == 0 || group % c == 0; };
     // As square a grid as the view's aspect allows, every head in view...
     int best = 1;
     double bestCell = 0;
     for (int c = 1; c <= n; ++c) {
+        if (!keepsGroups(c))
+            continue;
         const int r = (n + c - 1) / c;
         const double cell = std::min(double(size.width()) / c, double(size.height()) / r);
         if (cell > bestCell) {
@@ -468,7 +523,10 @@ int HeadsGridView::columns() const
         return best;
     // ...unless that makes tiles too small to read: then as many readable tiles per row as
     // fit, and the rows scroll.
-    return std::clamp(size.width() / kMinTileSize, 1, n);
+    int c = std::clamp(size.width() / kMinTileSize, 1, n);
+    while (c > 1 && !keepsGroups(c))
+        --c;
+    return c;
 }
 
 QSizeF HeadsGridView::tileSize() const
@@ -561,6 +619,27 @@ void HeadsGridView::paintEvent(QPaintEvent *)
             p.setBrush(Qt::NoBrush);
             p.drawRect(tile.adjusted(1, 1, -1, -1));
         }
+    }
+    // Each key/value head's query heads framed together, named at the frame's top right.
+    const int group = groupSize();
+    if (group <= 1)
+        return;
+    const QFontMetricsF metrics(small);
+    p.setFont(small);
+    for (int g = 0; g * group < heads(); ++g) {
+        const QRectF frame = tileRect(g * group).united(tileRect((g + 1) * group - 1));
+        if (!frame.intersects(visible))
+            continue;
+        const QColor color = g % 2 == 0 ? QColor(0x2b, 0x6c, 0xb0) : QColor(0xc0, 0x5a, 0x1e);
+        p.setPen(QPen(color, 1.5, Qt::DashLine));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(frame.adjusted(0.75, 0.75, -0.75, -0.75));
+        const QString label = tr("K/V head %1").arg(g);
+        const QRectF box(frame.right() - metrics.horizontalAdvance(label) - 8, frame.top() + 1,
+                         metrics.horizontalAdvance(label) + 6, metrics.height() + 2);
+        p.fillRect(box, color);
+        p.setPen(Qt::white);
+        p.drawText(box, Qt::AlignCenter, label);
     }
 }
 

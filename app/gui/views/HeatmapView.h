@@ -120,6 +120,9 @@ public:
     int headAt(const QPointF &pos) const;
     // Scrolls so that a head's tile is in view.
     void ensureHeadVisible(int head);
+    // Query heads per key/value head of the shown layer (1 where nothing is shared or unknown):
+    // the grid lays each group out together and frames it.
+    int groupSize() const;
 
     QSize sizeHint() const override { return {480, 400}; }
 

@@ -17,6 +17,10 @@ TeachingView::TeachingView(QWidget *parent) : QTextBrowser(parent)
     // Between words only: never inside a number (table cells do not wrap at all).
     setWordWrapMode(QTextOption::WordWrap);
     connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl &url) {
+        if (url.toString() == TeachingRenderer::kLinkCompareRope) {
+            setCompareWithoutRope(!m_compareWithoutRope);
+            return;
+        }
         const auto cell = TeachingRenderer::cellOfLink(url.toString());
         if (!cell)
             return;
@@ -57,6 +61,14 @@ void TeachingView::setSelection(int query, int key)
     rebuild();
 }
 
+void TeachingView::setCompareWithoutRope(bool compare)
+{
+    if (compare == m_compareWithoutRope)
+        return;
+    m_compareWithoutRope = compare;
+    rebuild();
+}
+
 QString TeachingView::html()
 {
     if (m_dirty)
@@ -93,6 +105,7 @@ void TeachingView::build()
     TeachingRenderer renderer(tensors->project, tensors->trace, m_head, m_query, m_key, true);
     m_builtRoom = room();
     renderer.setRoom(m_builtRoom);
+    renderer.setCompareWithoutRope(m_compareWithoutRope);
     m_head = renderer.head();
     m_query = renderer.query();
     m_key = renderer.key();

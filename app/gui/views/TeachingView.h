@@ -21,6 +21,9 @@ public:
     void setAttention(ShownAttention shown);
     void setHead(int head);
     void setSelection(int query, int key);
+    // Under RoPE, the scores without the rotation beside the head's own (the "compare" link).
+    void setCompareWithoutRope(bool compare);
+    bool comparesWithoutRope() const { return m_compareWithoutRope; }
     // The HTML shown (tests read it); built now if it was left for later.
     QString html();
     // At most this many rows/columns of a matrix are printed; the rest is elided.
@@ -46,6 +49,7 @@ private:
     int m_key = 0;
     QString m_html;
     bool m_dirty = false;
+    bool m_compareWithoutRope = false;
     double m_builtRoom = 0.0;
 };
 
