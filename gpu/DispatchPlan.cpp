@@ -10,12 +10,34 @@ namespace {
 
 constexpr std::uint64_t kElement = 4; // every buffer holds floats or uint32 words
 
-std::uint64_t span(const PlanOperand &op, const std::array<std::uint64_t, kMaxPlanDims> &count, size_t dims)
+// The index of element i along dimension d as the operand sees it.
+std::uint64_t operandIndex(const PlanOperand &op, const std::vector<PlanDim> &dims, size_t d, std::uint64_t i)
+{
+    return op.perGroup[d] ? i / dims[d].group : i;
+}
+
+// Elements one chunk of `count` touches. Chunks are aligned to their groups (alignToGroup), so
+// count - 1 indices past a chunk's first reach (count - 1) / group runs further.
+std::uint64_t span(const PlanOperand &op, const std::vector<PlanDim> &dims,
+                   const std::array<std::uint64_t, kMaxPlanDims> &count)
 {
     std::uint64_t s = op.extent;
-    for (size_t d = 0; d < dims; ++d)
-        s += (count[d] - 1) * op.stride[d];
+    for (size_t d = 0; d < dims.size(); ++d)
+        s += operandIndex(op, dims, d, count[d] - 1) * op.stride[d];
     return s;
+}
+
+// The largest count <= `count` that is a multiple of the group or divides it, so every chunk
+// (they start at multiples of the count) holds whole groups or lies inside one.
+std::uint64_t alignToGroup(std::uint64_t count, std::uint64_t group)
+{
+    if (group <= 1)
+        return count;
+    if (count >= group)
+        return count / group * group;
+    while (group % count != 0)
+        --count;
+    return count;
 }
 
 std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b)
@@ -48,11 +70,12 @@ Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::ve
                 return codedError("vulkan.plan.noWorkgroups", {pass}, ErrorKind::Unsupported);
             count[d] = std::min(count[d], std::uint64_t(dims[d].maxGroups) * dims[d].tile);
         }
+        count[d] = alignToGroup(count[d], dims[d].group);
     }
     for (;;) {
         const PlanOperand *over = nullptr;
         for (const auto &op : operands)
-            if (span(op, count, nd) > maxSpan) {
+            if (span(op, dims, count) > maxSpan) {
                 over = &op;
                 break;
             }
@@ -62,7 +85,7 @@ Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::ve
         size_t worst = nd;
         std::uint64_t worstContribution = 0;
         for (size_t d = 0; d < nd; ++d) {
-            const std::uint64_t c = (count[d] - 1) * over->stride[d];
+            const std::uint64_t c = operandIndex(*over, dims, d, count[d] - 1) * over->stride[d];
             if (count[d] > 1 && c > worstContribution) {
                 worst = d;
                 worstContribution = c;
@@ -77,6 +100,7 @@ Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::ve
         // Keep whole tiles so chunks do not leave ragged edges in the middle of a dimension.
         if (dims[worst].tile > 1 && count[worst] > dims[worst].tile)
             count[worst] = count[worst] / dims[worst].tile * dims[worst].tile;
+        count[worst] = alignToGroup(count[worst], dims[worst].group);
     }
 
     std::vector<PlanChunk> chunks;
@@ -90,12 +114,12 @@ Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::ve
         for (const auto &op : operands) {
             std::uint64_t first = op.offset;
             for (size_t d = 0; d < nd; ++d)
-                first += start[d] * op.stride[d];
+                first += operandIndex(op, dims, d, start[d]) * op.stride[d];
             const std::uint64_t firstByte = first * kElement;
             PlanBinding b;
             b.offsetBytes = firstByte / limits.alignment * limits.alignment;
             b.localOffset = (firstByte - b.offsetBytes) / kElement;
-            b.rangeBytes = std::min(firstByte - b.offsetBytes + span(op, chunk.count, nd) * kElement,
+            b.rangeBytes = std::min(firstByte - b.offsetBytes + span(op, dims, chunk.count) * kElement,
                                     op.bufferBytes - b.offsetBytes);
             chunk.bindings.push_back(b);
         }

@@ -22,6 +22,10 @@ struct PlanDim {
     // Elements one workgroup covers along this dimension; 0 when it is no dispatch axis.
     std::uint64_t tile = 0;
     std::uint32_t maxGroups = 0; // the device's limit for that axis (when tile > 0)
+    // Indices come in runs of `group` (the query heads that read one key/value head): a chunk
+    // holds whole runs or lies inside one, so i / group within a chunk is the run relative to
+    // the chunk's first, which operands indexed per run (PlanOperand::perGroup) rely on.
+    std::uint64_t group = 1;
 };
 
 // A buffer a pass reads or writes: element (i0, i1, ...) lives at
@@ -33,6 +37,9 @@ struct PlanOperand {
     std::array<std::uint64_t, kMaxPlanDims> stride{};
     std::uint64_t extent = 1;
     std::uint64_t bufferBytes = 0; // the whole buffer, so a range never runs past it
+    // True along a dimension where the operand is indexed by the run, i / PlanDim::group, not by
+    // i (K and V read by grouped query heads): stride[d] then steps from one run to the next.
+    std::array<bool, kMaxPlanDims> perGroup{};
 };
 
 // Where one operand is bound for one chunk: the descriptor range, and the element within

@@ -1,6 +1,7 @@
 #include "gpu/VulkanBackend.h"
 
 #include "core/ErrorCode.h"
+#include "core/attention/HeadLayout.h"
 #include "core/attention/Mask.h"
 #include "core/attention/Validation.h"
 #include "core/io/MemoryLimits.h"
@@ -24,9 +25,38 @@ namespace {
 constexpr std::uint64_t kSubmitTimeoutNs = 600ull * 1000 * 1000 * 1000;
 constexpr std::uint32_t kSoftmaxWorkgroup = 128;
 
-// The buffers of one compute. Inputs are uploaded, outputs read back into the trace.
-enum Slot { Xq, Xkv, Xv, Wq, Wk, Wv, Wo, Bq, Bk, Bv, Bo, MaskBits, Q, K, V, S, W, C, O, SlotCount };
-constexpr Slot kFirstOutput = Q;
+// The buffers of one compute. Inputs are uploaded, outputs read back into the trace. Under RoPE
+// the projections write QPre and KPre (the trace's vectors before the rotation) and rope.comp
+// rotates them into Q and K with core's cos/sin tables (RopeQ, RopeK); without it QPre, KPre
+// and the tables are empty and the projections write Q and K.
+enum Slot {
+    Xq,
+    Xkv,
+    Xv,
+    Wq,
+    Wk,
+    Wv,
+    Wo,
+    Bq,
+    Bk,
+    Bv,
+    Bo,
+    MaskBits,
+    Sinks,
+    RopeQ,
+    RopeK,
+    QPre,
+    KPre,
+    Q,
+    K,
+    V,
+    S,
+    W,
+    C,
+    O,
+    SlotCount
+};
+constexpr Slot kFirstOutput = QPre;
 const char *const kSlotNames[SlotCount] = {"query.x",
                                            "key.x",
                                            "value.x",
@@ -39,6 +69,11 @@ const char *const kSlotNames[SlotCount] = {"query.x",
                                            "weights.vBias",
                                            "weights.oBias",
                                            "mask",
+                                           "weights.sinks",
+                                           "RoPE table (queries)",
+                                           "RoPE table (keys)",
+                                           "Q before RoPE",
+                                           "K before RoPE",
                                            "Q",
                                            "K",
                                            "V",
@@ -54,7 +89,7 @@ struct GpuTensor {
 };
 
 // Everything the buffer set depends on; the numbers themselves may change freely.
-using ShapeKey = std::array<std::int64_t, 13>;
+using ShapeKey = std::array<std::int64_t, 16>;
 
 ShapeKey shapeKey(const AttentionProblem &p)
 {
@@ -71,7 +106,10 @@ ShapeKey shapeKey(const AttentionProblem &p)
             w.o.has_value(),
             (w.qBias ? 1 : 0) | (w.kBias ? 2 : 0) | (w.vBias ? 4 : 0),
             w.oBias.has_value(),
-            p.hasSeparateValue() ? p.dvIn() : 0};
+            p.hasSeparateValue() ? p.dvIn() : 0,
+            p.spec.keyValueHeads(),
+            p.spec.rope.has_value(),
+            w.sinks.has_value()};
 }
 
 GemmTiling tilingFor(const DeviceInfo &info)
@@ -84,16 +122,6 @@ GemmTiling tilingFor(const DeviceInfo &info)
     return t;
 }
 
-// Interim: the shaders do not have design.md's modern attention yet.
-Status checkModernAttention(const AttentionProblem &p)
-{
-    if (p.spec.keyValueHeads() != p.spec.heads || p.spec.rope || p.spec.softcap || p.weights.sinks || p.mask.window > 0)
-        return Error{"Vulkan: grouped key/value heads, RoPE, sliding windows, soft-capping and sinks are computed "
-                     "on the CPU engine",
-                     ErrorKind::Unsupported};
-    return Ok{};
-}
-
 } // namespace
 
 struct VulkanBackend::State {
@@ -102,7 +130,7 @@ struct VulkanBackend::State {
     VulkanBackendOptions options;
     VulkanFault fault = VulkanFault::None;
     std::unique_ptr<Device> device;
-    std::unique_ptr<ComputePipeline> gemm, softmax;
+    std::unique_ptr<ComputePipeline> gemm, softmax, rope;
     std::unique_ptr<PooledEngine> pooled;
     GemmTiling tiling;
     std::unique_ptr<CommandContext> commands;
@@ -161,6 +189,8 @@ Status VulkanBackend::State::allocate(const AttentionProblem &p)
 
     const std::uint64_t f = sizeof(float), tq = std::uint64_t(p.tq()), tk = std::uint64_t(p.tk()),
                         heads = std::uint64_t(p.spec.heads);
+    // A cos and a sin per (row, pair): rows x dK floats.
+    const std::uint64_t ropeRow = p.spec.rope ? std::uint64_t(p.spec.headDimQK) * f : 0;
     std::array<std::uint64_t, SlotCount> bytes{};
     bytes[Xq] = tq * std::uint64_t(p.dq()) * f;
     bytes[Xkv] = p.spec.mode == AttentionMode::Cross ? tk * std::uint64_t(p.dkv()) * f : 0;
@@ -174,9 +204,14 @@ Status VulkanBackend::State::allocate(const AttentionProblem &p)
     bytes[Bv] = p.weights.vBias ? std::uint64_t(p.weights.vBias->size()) * f : 0;
     bytes[Bo] = p.weights.oBias ? std::uint64_t(p.weights.oBias->size()) * f : 0;
     bytes[MaskBits] = tq * ((tk + 31) / 32) * 4;
+    bytes[Sinks] = p.weights.sinks ? heads * f : 0;
+    bytes[RopeQ] = tq * ropeRow;
+    bytes[RopeK] = tk * ropeRow;
     bytes[Q] = tq * std::uint64_t(p.qkWidth()) * f;
-    bytes[K] = tk * std::uint64_t(p.qkWidth()) * f;
-    bytes[V] = tk * std::uint64_t(p.vWidth()) * f;
+    bytes[K] = tk * std::uint64_t(p.kWidth()) * f;
+    bytes[V] = tk * std::uint64_t(p.kvVWidth()) * f;
+    bytes[QPre] = p.spec.rope ? bytes[Q] : 0;
+    bytes[KPre] = p.spec.rope ? bytes[K] : 0;
     bytes[S] = heads * tq * tk * f;
     bytes[W] = bytes[S];
     bytes[C] = tq * std::uint64_t(p.vWidth()) * f;
@@ -247,38 +282,57 @@ Status VulkanBackend::State::record(const AttentionProblem &p, int &dispatches)
                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
 
     descriptors->reset();
-    PassRecorder rec(*device, *commands, *descriptors, *gemm, tiling, *softmax, placeholder, limits);
-    const std::uint64_t tq = std::uint64_t(p.tq()), tk = std::uint64_t(p.tk()), heads = std::uint64_t(p.spec.heads),
-                        dk = std::uint64_t(p.spec.headDimQK), dv = std::uint64_t(p.spec.headDimV),
-                        qkw = std::uint64_t(p.qkWidth()), vw = std::uint64_t(p.vWidth());
+    PassRecorder rec(*device, *commands, *descriptors, *gemm, tiling, *softmax, *rope, placeholder, limits);
+    const HeadLayout layout = HeadLayout::of(p.spec);
+    const std::uint64_t tq = std::uint64_t(p.tq()), tk = std::uint64_t(p.tk()), heads = std::uint64_t(layout.heads),
+                        kvHeads = std::uint64_t(layout.kvHeads), group = std::uint64_t(layout.groupSize()),
+                        dk = std::uint64_t(layout.headDimQK), dv = std::uint64_t(layout.headDimV),
+                        qkw = std::uint64_t(layout.queryWidth()), kw = std::uint64_t(layout.keyWidth()),
+                        vw = std::uint64_t(layout.contextWidth()), kvw = std::uint64_t(layout.valueWidth());
     const Buffer &xq = tensors[Xq].device;
     const Buffer &xkv = p.spec.mode == AttentionMode::Cross ? tensors[Xkv].device : xq;
     // The value input: its own buffer where a cross-attention problem gives one.
     const Buffer &xv = p.hasSeparateValue() ? tensors[Xv].device : xkv;
     auto bias = [&](Slot s) { return tensors[s].bytes ? &tensors[s].device : nullptr; };
 
-    // Projections: Q = Xq·Wq + bq, K = Xkv·Wk + bk, V = Xv·Wv + bv (independent: no barriers).
+    // Projections: Q = Xq·Wq + bq, K = Xkv·Wk + bk, V = Xv·Wv + bv (independent: no barriers);
+    // under RoPE, Q and K then rotated out of QPre and KPre.
+    const bool rotate = p.spec.rope.has_value();
     const ProjectionPass projections[] = {
-        {"projection Q", &xq, tq, std::uint64_t(p.dq()), qkw, &tensors[Wq].device, bias(Bq), &tensors[Q].device},
-        {"projection K", &xkv, tk, std::uint64_t(p.dkv()), qkw, &tensors[Wk].device, bias(Bk), &tensors[K].device},
-        {"projection V", &xv, tk, std::uint64_t(p.dvIn()), vw, &tensors[Wv].device, bias(Bv), &tensors[V].device},
+        {"projection Q", &xq, tq, std::uint64_t(p.dq()), qkw, &tensors[Wq].device, bias(Bq),
+         &tensors[rotate ? QPre : Q].device},
+        {"projection K", &xkv, tk, std::uint64_t(p.dkv()), kw, &tensors[Wk].device, bias(Bk),
+         &tensors[rotate ? KPre : K].device},
+        {"projection V", &xv, tk, std::uint64_t(p.dvIn()), kvw, &tensors[Wv].device, bias(Bv), &tensors[V].device},
     };
     for (const ProjectionPass &pr : projections)
         if (Status s = rec.projection(pr); !s)
             return s;
     rec.computeBarrier();
+    if (rotate) {
+        const RopePass ropes[] = {
+            {"RoPE Q", tq, heads, dk, &tensors[QPre].device, &tensors[Q].device, &tensors[RopeQ].device},
+            {"RoPE K", tk, kvHeads, dk, &tensors[KPre].device, &tensors[K].device, &tensors[RopeK].device},
+        };
+        for (const RopePass &r : ropes)
+            if (Status s = rec.rope(r); !s)
+                return s;
+        rec.computeBarrier();
+    }
 
-    // scores[h] = scale · Q_h·K_hᵀ: Kᵀ is K read with its strides swapped.
+    // scores[h] = softcap(scale · Q_h·K_gᵀ), g = h / group: Kᵀ is K read with its strides swapped.
     GemmPass scores;
     scores.name = "scores";
     scores.m = tq;
     scores.n = tk;
     scores.k = dk;
     scores.heads = heads;
+    scores.group = group;
     scores.a = {&tensors[Q].device, 0, qkw, 1, dk};
-    scores.b = {&tensors[K].device, 0, 1, qkw, dk};
+    scores.b = {&tensors[K].device, 0, 1, kw, dk};
     scores.c = {&tensors[S].device, 0, tk, 1, tq * tk};
     scores.alpha = float(p.spec.scale());
+    scores.softcap = p.spec.softcap ? float(*p.spec.softcap) : 0.0f;
     if (Status s = rec.gemm(scores); !s)
         return s;
     rec.computeBarrier();
@@ -290,20 +344,22 @@ Status VulkanBackend::State::record(const AttentionProblem &p, int &dispatches)
     sm.scores = &tensors[S].device;
     sm.weights = &tensors[W].device;
     sm.maskBits = &tensors[MaskBits].device;
+    sm.sinks = bias(Sinks);
     sm.negLargeFill = p.spec.maskFill == MaskFill::NegLarge;
     if (Status s = rec.softmax(sm); !s)
         return s;
     rec.computeBarrier();
 
-    // headOutputs: weights_h·V_h written straight into columns [h·dV, (h+1)·dV) of the context.
+    // headOutputs: weights_h·V_g written straight into columns [h·dV, (h+1)·dV) of the context.
     GemmPass pv;
     pv.name = "weights·V";
     pv.m = tq;
     pv.n = dv;
     pv.k = tk;
     pv.heads = heads;
+    pv.group = group;
     pv.a = {&tensors[W].device, 0, tk, 1, tq * tk};
-    pv.b = {&tensors[V].device, 0, vw, 1, dv};
+    pv.b = {&tensors[V].device, 0, kvw, 1, dv};
     pv.c = {&tensors[C].device, 0, vw, 1, dv};
     if (Status s = rec.gemm(pv); !s)
         return s;
@@ -372,8 +428,17 @@ Status VulkanBackend::State::run(const AttentionProblem &p)
         put(Bv, *p.weights.vBias);
     if (p.weights.oBias)
         put(Bo, *p.weights.oBias);
+    if (p.weights.sinks)
+        put(Sinks, *p.weights.sinks);
+    if (p.spec.rope) {
+        const std::vector<float> q = ropeTableForGpu(queryPositions(p), p.spec.rope->base, p.spec.headDimQK);
+        const std::vector<float> k = ropeTableForGpu(keyPositions(p), p.spec.rope->base, p.spec.headDimQK);
+        upload(RopeQ, q.data(), q.size() * sizeof(float));
+        upload(RopeK, k.data(), k.size() * sizeof(float));
+    }
 
-    // The effective mask as bits (1 = allowed), so no -inf ever reaches a buffer.
+    // The effective mask (the window and given positions included) as bits (1 = allowed), so no -inf ever reaches a
+    // buffer.
     const MaskMatrix allowed = effectiveMask(p);
     const std::uint64_t words = (std::uint64_t(p.tk()) + 31) / 32;
     std::vector<std::uint32_t> bits(size_t(std::uint64_t(p.tq()) * words), 0u);
@@ -432,17 +497,23 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackend
     state->tiling = tilingFor(d.info());
     const GemmTiling &t = state->tiling;
     const std::uint32_t gemmSpec[] = {t.wgX, t.wgY, t.rm, t.rn, t.bk};
-    auto gemm = ComputePipeline::create(d, "gemm.comp", shaders::gemmSpirv(), 4, 68, gemmSpec);
+    auto gemm = ComputePipeline::create(d, "gemm.comp", shaders::gemmSpirv(), kGemmBindings, kGemmPushBytes, gemmSpec);
     if (!gemm)
         return gemm.error();
     state->gemm = std::move(*gemm);
     const std::uint32_t softmaxSpec[] = {kSoftmaxWorkgroup};
-    auto softmax = ComputePipeline::create(d, "softmax.comp", shaders::softmaxSpirv(), 3, 32, softmaxSpec);
+    auto softmax = ComputePipeline::create(d, "softmax.comp", shaders::softmaxSpirv(), kSoftmaxBindings,
+                                           kSoftmaxPushBytes, softmaxSpec);
     if (!softmax)
         return softmax.error();
     state->softmax = std::move(*softmax);
-    // The pooled passes bind 8 storage buffers; a device allowing fewer (the Vulkan minimum
-    // is 4) computes the pooled path on the CPU engine instead.
+    const std::uint32_t ropeSpec[] = {kRopeWorkgroup};
+    auto rope = ComputePipeline::create(d, "rope.comp", shaders::ropeSpirv(), kRopeBindings, kRopePushBytes, ropeSpec);
+    if (!rope)
+        return rope.error();
+    state->rope = std::move(*rope);
+    // The pooled passes bind up to kPooledBindings storage buffers; a device allowing fewer (the
+    // Vulkan minimum is 4) computes the pooled path on the CPU engine instead.
     if (d.info().maxStorageBuffersPerStage >= kPooledBindings) {
         auto pooled = PooledEngine::create(d);
         if (!pooled)
@@ -508,8 +579,6 @@ Result<AttentionTrace> VulkanBackend::compute(const AttentionProblem &p)
 {
     if (Status s = validateProblem(p); !s)
         return s.error();
-    if (Status s = checkModernAttention(p); !s)
-        return s.error();
     State &st = *m_state;
     if (st.lost)
         return prefixedError("Vulkan (" + deviceName() + "): ",
@@ -525,7 +594,8 @@ Result<AttentionTrace> VulkanBackend::compute(const AttentionProblem &p)
     if (cancelRequested())
         return cancelled;
 
-    const int heads = p.spec.heads, dk = p.spec.headDimQK, dv = p.spec.headDimV;
+    const HeadLayout layout = HeadLayout::of(p.spec);
+    const int heads = layout.heads, kvHeads = layout.kvHeads, dk = layout.headDimQK, dv = layout.headDimV;
     const Eigen::Index tq = p.tq(), tk = p.tk();
     using ConstMap = Eigen::Map<const MatrixF>;
     auto view = [&](Slot s, Eigen::Index rows, Eigen::Index cols, std::uint64_t offset = 0) {
@@ -534,23 +604,32 @@ Result<AttentionTrace> VulkanBackend::compute(const AttentionProblem &p)
     AttentionTrace t;
     t.allowed = effectiveMask(p);
     t.emptyRows = emptyMaskRows(t.allowed);
-    const ConstMap q = view(Q, tq, p.qkWidth()), k = view(K, tk, p.qkWidth()), v = view(V, tk, p.vWidth());
+    const ConstMap q = view(Q, tq, p.qkWidth()), k = view(K, tk, p.kWidth()), v = view(V, tk, p.kvVWidth());
     t.context = view(C, tq, p.vWidth());
     t.q.resize(size_t(heads));
-    t.k.resize(size_t(heads));
-    t.v.resize(size_t(heads));
+    t.k.resize(size_t(kvHeads));
+    t.v.resize(size_t(kvHeads));
     t.scores.resize(size_t(heads));
     t.weights.resize(size_t(heads));
     t.headOutputs.resize(size_t(heads));
     for (int h = 0; h < heads; ++h) {
         const size_t i = size_t(h);
         const std::uint64_t headOffset = std::uint64_t(h) * std::uint64_t(tq) * std::uint64_t(tk);
-        t.q[i] = q.middleCols(h * dk, dk);
-        t.k[i] = k.middleCols(h * dk, dk);
-        t.v[i] = v.middleCols(h * dv, dv);
+        t.q[i] = q.middleCols(layout.queryColumn(h), dk);
         t.scores[i] = view(S, tq, tk, headOffset);
         t.weights[i] = view(W, tq, tk, headOffset);
-        t.headOutputs[i] = t.context.middleCols(h * dv, dv);
+        t.headOutputs[i] = t.context.middleCols(layout.contextColumn(h), dv);
+    }
+    for (int g = 0; g < kvHeads; ++g) {
+        t.k[size_t(g)] = k.middleCols(layout.keyColumn(g), dk);
+        t.v[size_t(g)] = v.middleCols(layout.valueColumn(g), dv);
+    }
+    if (p.spec.rope) {
+        const ConstMap qPre = view(QPre, tq, p.qkWidth()), kPre = view(KPre, tk, p.kWidth());
+        for (int h = 0; h < heads; ++h)
+            t.qBeforeRope.push_back(qPre.middleCols(layout.queryColumn(h), dk));
+        for (int g = 0; g < kvHeads; ++g)
+            t.kBeforeRope.push_back(kPre.middleCols(layout.keyColumn(g), dk));
     }
     t.output = p.weights.o ? MatrixF(view(O, tq, p.dOut())) : t.context;
     return t;
@@ -562,8 +641,6 @@ Result<PooledResult> VulkanBackend::computePooled(const AttentionProblem &p, con
         return Error{"pool: expected a bin count of at least 1, found " + std::to_string(options.bins)};
     // Every check but the full trace's size, which this path never holds.
     if (Status s = validateProblem(p, ProblemLimits{}); !s)
-        return s.error();
-    if (Status s = checkModernAttention(p); !s)
         return s.error();
     State &st = *m_state;
     // The shaders pool any block (the GUI's zoom) of any head and the head mean; without the
@@ -580,6 +657,7 @@ Result<PooledResult> VulkanBackend::computePooled(const AttentionProblem &p, con
                               *st.gemm,
                               st.tiling,
                               *st.softmax,
+                              *st.rope,
                               st.placeholder,
                               st.limits,
                               st.maxAllocationBytes,

@@ -59,10 +59,12 @@ struct VulkanStats {
     bool staging = false;                // last compute copied through staging buffers
 };
 
-// Attention through Vulkan compute shaders (shaders/gemm.comp, shaders/softmax.comp):
-// projections, per-head scaled scores, masked softmax, weights·V into the context columns
-// and the output projection, recorded into one command buffer and submitted once per
-// compute. Pipelines are built at creation; buffers are kept while the shape stays the same.
+// Attention through Vulkan compute shaders (shaders/gemm.comp, shaders/rope.comp,
+// shaders/softmax.comp): projections, RoPE, per-head scaled (and soft-capped) scores, masked
+// softmax with sinks, weights·V into the context columns and the output projection, recorded
+// into one command buffer and submitted once per compute. Grouped key/value heads are read
+// where they lie (gemm.comp's group); the sliding window is part of the uploaded mask.
+// Pipelines are built at creation; buffers are kept while the shape stays the same.
 //
 // Every failure is an Error value with its kind: TooLarge, OutOfMemory or Unsupported when
 // this problem does not fit the device (smaller ones still run); DeviceLost when the device
@@ -80,7 +82,8 @@ public:
     std::string deviceName() const override;
     Result<AttentionTrace> compute(const AttentionProblem &problem) override;
     // The pooled path on the GPU (gpu/VulkanPooled.h); TooLarge where it does not fit the device.
-    // On a device with fewer than 8 storage buffers per stage it runs the CPU engine.
+    // On a device with fewer than kPooledBindings (9) storage buffers per stage it runs the CPU
+    // engine.
     Result<PooledResult> computePooled(const AttentionProblem &problem, const PoolOptions &options) override;
     bool usesCpuForPooled() const override;
 

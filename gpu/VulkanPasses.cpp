@@ -1,10 +1,12 @@
 #include "gpu/VulkanPasses.h"
 
+#include "core/attention/Rope.h"
+
 namespace attnscope::vk {
 
 namespace {
 
-// Mirrors the push_constant blocks of shaders/gemm.comp and shaders/softmax.comp.
+// Mirrors the push_constant blocks of shaders/gemm.comp, shaders/softmax.comp and shaders/rope.comp.
 struct GemmPush {
     std::uint32_t m, n, k;
     std::uint32_t aOff, aRs, aCs, aHs;
@@ -13,8 +15,10 @@ struct GemmPush {
     std::uint32_t biasOff;
     std::uint32_t flags;
     float alpha;
+    std::uint32_t group;
+    float softcap;
 };
-static_assert(sizeof(GemmPush) == 68);
+static_assert(sizeof(GemmPush) == kGemmPushBytes);
 
 struct SoftmaxPush {
     std::uint32_t n;
@@ -22,10 +26,18 @@ struct SoftmaxPush {
     std::uint32_t rowStride, headStride;
     std::uint32_t mOff, mRs;
     std::uint32_t fill;
+    std::uint32_t sinkOff, hasSinks;
 };
-static_assert(sizeof(SoftmaxPush) == 32);
+static_assert(sizeof(SoftmaxPush) == kSoftmaxPushBytes);
 
-constexpr std::uint32_t kFlagBias = 1, kFlagAccumulate = 2; // shaders/common.glsl
+struct RopePush {
+    std::uint32_t pairs, halfDim;
+    std::uint32_t srcOff, dstOff, tabOff;
+    std::uint32_t rowStride, headStride, tabRowStride;
+};
+static_assert(sizeof(RopePush) == kRopePushBytes);
+
+constexpr std::uint32_t kFlagBias = 1, kFlagAccumulate = 2, kFlagSoftcap = 4; // shaders/common.glsl
 constexpr std::uint32_t kFillNegInf = 0, kFillNegLarge = 1;
 
 std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b)
@@ -41,6 +53,19 @@ bool fits32(std::uint64_t v)
 }
 
 } // namespace
+
+std::vector<float> ropeTableForGpu(const std::vector<std::int64_t> &positions, double base, int headDimQK)
+{
+    const RopeTable t = ropeTable(positions, base, headDimQK);
+    std::vector<float> out(size_t(t.cos.size()) * 2);
+    for (Eigen::Index r = 0; r < t.cos.rows(); ++r)
+        for (Eigen::Index i = 0; i < t.cos.cols(); ++i) {
+            const size_t at = size_t(r * t.cos.cols() + i) * 2;
+            out[at] = t.cos(r, i);
+            out[at + 1] = t.sin(r, i);
+        }
+    return out;
+}
 
 void PassRecorder::computeBarrier()
 {
@@ -67,15 +92,22 @@ Status PassRecorder::gemm(const GemmPass &p)
     if (p.m == 0 || p.n == 0 || p.heads == 0)
         return Ok{};
     // Dimensions: k (outermost: chunks along it accumulate in order), head, m, n.
+    // Chunks of heads hold whole groups or lie inside one, so the shader's h / group is B's head
+    // relative to the chunk's binding of B.
     const std::vector<PlanDim> dims = {
         {p.k, 0, 0},
-        {p.heads, 1, m_limits.maxGroups[2]},
+        {p.heads, 1, m_limits.maxGroups[2], p.group},
         {p.m, m_tiling.tileM(), m_limits.maxGroups[1]},
         {p.n, m_tiling.tileN(), m_limits.maxGroups[0]},
     };
     std::vector<PlanOperand> ops = {
         {p.name + " (A)", p.a.offset, {p.a.colStride, p.a.headStride, p.a.rowStride, 0}, 1, p.a.buffer->bytes()},
-        {p.name + " (B)", p.b.offset, {p.b.rowStride, p.b.headStride, 0, p.b.colStride}, 1, p.b.buffer->bytes()},
+        {p.name + " (B)",
+         p.b.offset,
+         {p.b.rowStride, p.b.headStride, 0, p.b.colStride},
+         1,
+         p.b.buffer->bytes(),
+         {false, true, false, false}},
         {p.name + " (C)", p.c.offset, {0, p.c.headStride, p.c.rowStride, 1}, 1, p.c.buffer->bytes()},
     };
     if (p.bias)
@@ -84,7 +116,7 @@ Status PassRecorder::gemm(const GemmPass &p)
     if (!chunks)
         return chunks.error();
     for (std::uint64_t v : {p.a.rowStride, p.a.colStride, p.a.headStride, p.b.rowStride, p.b.colStride, p.b.headStride,
-                            p.c.rowStride, p.c.headStride, p.m, p.n, p.k})
+                            p.c.rowStride, p.c.headStride, p.m, p.n, p.k, p.group})
         if (!fits32(v))
             return Error{p.name + ": a stride or size exceeds 32 bits", ErrorKind::TooLarge};
 
@@ -109,7 +141,7 @@ Status PassRecorder::gemm(const GemmPass &p)
         auto set = m_descriptors.allocate(m_gemm, ranges);
         if (!set)
             return set.error();
-        const bool firstDepthStep = c.start[0] == 0;
+        const bool firstDepthStep = c.start[0] == 0, lastDepthStep = c.start[0] + c.count[0] == p.k;
         GemmPush push{};
         push.m = std::uint32_t(c.count[2]);
         push.n = std::uint32_t(c.count[3]);
@@ -126,8 +158,11 @@ Status PassRecorder::gemm(const GemmPass &p)
         push.cRs = std::uint32_t(p.c.rowStride);
         push.cHs = std::uint32_t(p.c.headStride);
         push.biasOff = p.bias ? std::uint32_t(c.bindings[3].localOffset) : 0;
-        push.flags = (p.bias && firstDepthStep ? kFlagBias : 0) | (firstDepthStep ? 0 : kFlagAccumulate);
+        push.flags = (p.bias && firstDepthStep ? kFlagBias : 0) | (firstDepthStep ? 0 : kFlagAccumulate) |
+                     (p.softcap > 0.0f && lastDepthStep ? kFlagSoftcap : 0);
         push.alpha = p.alpha;
+        push.group = std::uint32_t(p.group);
+        push.softcap = p.softcap;
         fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_gemm.layout(), 0, 1, &set.value(), 0,
                                    nullptr);
         fn.vkCmdPushConstants(cmd, m_gemm.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
@@ -149,11 +184,13 @@ Status PassRecorder::softmax(const SoftmaxPass &p)
         {p.heads, 1, m_limits.maxGroups[1]},
         {p.rows, 1, m_limits.maxGroups[0]},
     };
-    const std::vector<PlanOperand> ops = {
+    std::vector<PlanOperand> ops = {
         {"softmax (scores)", 0, {headStride, p.keys}, p.keys, p.scores->bytes()},
         {"softmax (weights)", 0, {headStride, p.keys}, p.keys, p.weights->bytes()},
         {"softmax (mask)", 0, {0, words}, words, p.maskBits->bytes()},
     };
+    if (p.sinks)
+        ops.push_back({"softmax (sinks)", 0, {1, 0}, 1, p.sinks->bytes()});
     auto chunks = planChunks("softmax", dims, ops, m_limits.binding);
     if (!chunks)
         return chunks.error();
@@ -169,6 +206,10 @@ Status PassRecorder::softmax(const SoftmaxPass &p)
         for (int i = 0; i < 3; ++i)
             ranges.push_back(
                 {buffers[i]->handle(), c.bindings[size_t(i)].offsetBytes, c.bindings[size_t(i)].rangeBytes});
+        if (p.sinks)
+            ranges.push_back({p.sinks->handle(), c.bindings[3].offsetBytes, c.bindings[3].rangeBytes});
+        else
+            ranges.push_back({m_placeholder.handle(), 0, m_placeholder.bytes()});
         auto set = m_descriptors.allocate(m_softmax, ranges);
         if (!set)
             return set.error();
@@ -181,10 +222,65 @@ Status PassRecorder::softmax(const SoftmaxPass &p)
         push.mOff = std::uint32_t(c.bindings[2].localOffset);
         push.mRs = std::uint32_t(words);
         push.fill = p.negLargeFill ? kFillNegLarge : kFillNegInf;
+        push.sinkOff = p.sinks ? std::uint32_t(c.bindings[3].localOffset) : 0;
+        push.hasSinks = p.sinks ? 1 : 0;
         fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_softmax.layout(), 0, 1, &set.value(), 0,
                                    nullptr);
         fn.vkCmdPushConstants(cmd, m_softmax.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
         fn.vkCmdDispatch(cmd, std::uint32_t(c.count[1]), std::uint32_t(c.count[0]), 1);
+        ++m_dispatches;
+    }
+    return Ok{};
+}
+
+Status PassRecorder::rope(const RopePass &p)
+{
+    if (p.rows == 0 || p.heads == 0)
+        return Ok{};
+    const std::uint64_t half = p.headDim / 2, width = p.heads * p.headDim;
+    // Dimensions: head (dispatch z), row (y), pair (x). A pair reads dimension i and i + dK/2.
+    const std::vector<PlanDim> dims = {
+        {p.heads, 1, m_limits.maxGroups[2]},
+        {p.rows, 1, m_limits.maxGroups[1]},
+        {half, kRopeWorkgroup, m_limits.maxGroups[0]},
+    };
+    const std::vector<PlanOperand> ops = {
+        {std::string(p.name) + " (source)", 0, {p.headDim, width, 1}, half + 1, p.src->bytes()},
+        {std::string(p.name) + " (rotated)", 0, {p.headDim, width, 1}, half + 1, p.dst->bytes()},
+        {std::string(p.name) + " (cos, sin)", 0, {0, 2 * half, 2}, 2, p.table->bytes()},
+    };
+    auto chunks = planChunks(p.name, dims, ops, m_limits.binding);
+    if (!chunks)
+        return chunks.error();
+    if (!fits32(width) || !fits32(p.rows))
+        return Error{std::string(p.name) + ": a stride or size exceeds 32 bits", ErrorKind::TooLarge};
+
+    const DeviceFunctions &fn = m_device.fn();
+    VkCommandBuffer cmd = m_commands.commandBuffer();
+    fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_rope.pipeline());
+    for (const PlanChunk &c : *chunks) {
+        const Buffer *buffers[3] = {p.src, p.dst, p.table};
+        std::vector<BufferRange> ranges;
+        for (int i = 0; i < 3; ++i)
+            ranges.push_back(
+                {buffers[i]->handle(), c.bindings[size_t(i)].offsetBytes, c.bindings[size_t(i)].rangeBytes});
+        auto set = m_descriptors.allocate(m_rope, ranges);
+        if (!set)
+            return set.error();
+        RopePush push{};
+        push.pairs = std::uint32_t(c.count[2]);
+        push.halfDim = std::uint32_t(half);
+        push.srcOff = std::uint32_t(c.bindings[0].localOffset);
+        push.dstOff = std::uint32_t(c.bindings[1].localOffset);
+        push.tabOff = std::uint32_t(c.bindings[2].localOffset);
+        push.rowStride = std::uint32_t(width);
+        push.headStride = std::uint32_t(p.headDim);
+        push.tabRowStride = std::uint32_t(2 * half);
+        fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_rope.layout(), 0, 1, &set.value(), 0,
+                                   nullptr);
+        fn.vkCmdPushConstants(cmd, m_rope.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+        fn.vkCmdDispatch(cmd, std::uint32_t(ceilDiv(c.count[2], kRopeWorkgroup)), std::uint32_t(c.count[1]),
+                         std::uint32_t(c.count[0]));
         ++m_dispatches;
     }
     return Ok{};

@@ -1,10 +1,13 @@
 #pragma once
 
-// Records the attention passes (shaders/gemm.comp, shaders/softmax.comp) into a command
-// buffer, split into as many dispatches as the device's limits require (see DispatchPlan).
+// Records the attention passes (shaders/gemm.comp, shaders/softmax.comp, shaders/rope.comp) into
+// a command buffer, split into as many dispatches as the device's limits require (see DispatchPlan).
 
 #include "gpu/DispatchPlan.h"
 #include "gpu/VulkanResources.h"
+
+#include <cstdint>
+#include <vector>
 
 namespace attnscope::vk {
 
@@ -14,13 +17,18 @@ struct StridedMatrix {
     std::uint64_t offset = 0, rowStride = 0, colStride = 1, headStride = 0;
 };
 
-// C[h] = alpha * A[h]·B[h] (+ bias), with A[h] M x K, B[h] K x N, C[h] M x N (colStride 1).
+// C[h] = alpha * A[h]·B[h / group] (+ bias), with A[h] M x K, B[g] K x N, C[h] M x N (colStride 1):
+// B's headStride steps from one of its heads to the next, and `group` heads of A share one
+// (grouped-query attention: K and V have a head per group of query heads).
 struct GemmPass {
     std::string name; // for messages: "projection Q"
     std::uint64_t m = 0, n = 0, k = 0, heads = 1;
+    std::uint64_t group = 1; // divides heads
     StridedMatrix a, b, c;
     const Buffer *bias = nullptr; // N floats, or none
     float alpha = 1.0f;
+    // c > 0: every C element becomes c·tanh(C / c) once complete (soft-capped scores).
+    float softcap = 0.0f;
 };
 
 // Y = X·W (+ b) for one input: X rows x inDim, W inDim x outDim, Y rows x outDim, all dense.
@@ -36,8 +44,29 @@ struct SoftmaxPass {
     std::uint64_t rows = 0, keys = 0, heads = 0;
     const Buffer *scores = nullptr, *weights = nullptr;
     const Buffer *maskBits = nullptr; // rows x ceil(keys/32) words, bit j%32 of word j/32 = allowed
+    const Buffer *sinks = nullptr;    // one logit per head joining each row's softmax, or none
     bool negLargeFill = false;
 };
+
+// RoPE (core/attention/Rope.h): dst = src with every head's pairs (i, i + dK/2) of row r rotated
+// by table row r. src and dst are rows x heads*dK; the table is rows x dK/2 pairs of (cos, sin),
+// core's ropeTable interleaved. src and dst may be the same buffer (rotation in place).
+struct RopePass {
+    const char *name;
+    std::uint64_t rows = 0, heads = 0, headDim = 0;
+    const Buffer *src = nullptr, *dst = nullptr, *table = nullptr;
+};
+
+// RopePass's table for rows at `positions`: core's ropeTable (so the GPU's angles are the CPU's),
+// with each pair's cos and sin side by side.
+std::vector<float> ropeTableForGpu(const std::vector<std::int64_t> &positions, double base, int headDimQK);
+
+// The shaders' interfaces, for creating their pipelines: storage buffers bound and push-constant
+// bytes (the structs in VulkanPasses.cpp mirror the push_constant blocks).
+inline constexpr std::uint32_t kGemmBindings = 4, kGemmPushBytes = 76;
+inline constexpr std::uint32_t kSoftmaxBindings = 4, kSoftmaxPushBytes = 40;
+inline constexpr std::uint32_t kRopeBindings = 3, kRopePushBytes = 32;
+inline constexpr std::uint32_t kRopeWorkgroup = 64; // pairs per workgroup: shaders/rope.comp's WG
 
 struct PassLimits {
     BindingLimits binding;
@@ -57,15 +86,16 @@ class PassRecorder
 public:
     PassRecorder(const Device &device, CommandContext &commands, DescriptorArena &descriptors,
                  const ComputePipeline &gemm, const GemmTiling &tiling, const ComputePipeline &softmax,
-                 const Buffer &placeholder, const PassLimits &limits)
+                 const ComputePipeline &rope, const Buffer &placeholder, const PassLimits &limits)
         : m_device(device), m_commands(commands), m_descriptors(descriptors), m_gemm(gemm), m_tiling(tiling),
-          m_softmax(softmax), m_placeholder(placeholder), m_limits(limits)
+          m_softmax(softmax), m_rope(rope), m_placeholder(placeholder), m_limits(limits)
     {
     }
 
     Status gemm(const GemmPass &pass);
     Status projection(const ProjectionPass &pass);
     Status softmax(const SoftmaxPass &pass);
+    Status rope(const RopePass &pass);
     // Makes every shader write so far visible to every later shader read or write.
     void computeBarrier();
 
@@ -78,7 +108,8 @@ private:
     const ComputePipeline &m_gemm;
     GemmTiling m_tiling;
     const ComputePipeline &m_softmax;
-    const Buffer &m_placeholder; // bound where a pass has no bias
+    const ComputePipeline &m_rope;
+    const Buffer &m_placeholder; // bound where a pass has no bias (or no sinks)
     PassLimits m_limits;
     int m_dispatches = 0;
 };

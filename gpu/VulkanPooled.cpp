@@ -1,6 +1,8 @@
 #include "gpu/VulkanPooled.h"
 
 #include "core/ErrorCode.h"
+#include "core/attention/HeadLayout.h"
+#include "core/attention/Mask.h"
 #include "shaders/EmbeddedShaders.h"
 
 #include <algorithm>
@@ -19,10 +21,14 @@ struct PooledPush {
     std::uint32_t x0, y0, h0;
     std::uint32_t flags, words;
     float scale;
+    std::uint32_t window, group;
+    float softcap;
 };
-static_assert(sizeof(PooledPush) == 64);
+static_assert(sizeof(PooledPush) == 76);
 
-constexpr std::uint32_t kCausal = 1, kPadding = 2, kCustom = 4, kNegLarge = 8, kMean = 16, kCellPerThread = 32;
+constexpr std::uint32_t kCausal = 1, kPadding = 2, kCustom = 4, kNegLarge = 8, kMean = 16, kCellPerThread = 32,
+                        kSoftcap = 64, kSinks = 128;
+constexpr std::uint32_t kCellBindings = 8;                // pooled_cells.comp; pooled_rows.comp binds kPooledBindings
 constexpr std::uint32_t kWorkgroup = 64, kRowColumns = 4; // the shaders' WG and ACC
 
 using Slot = PooledEngine::Slot;
@@ -37,6 +43,9 @@ const char *const kSlotNames[PooledEngine::SlotCount] = {"query.x",
                                                          "weights.kBias",
                                                          "weights.vBias",
                                                          "weights.oBias",
+                                                         "weights.sinks",
+                                                         "RoPE table (queries)",
+                                                         "RoPE table (keys)",
                                                          "key padding",
                                                          "mask.allowed",
                                                          "row bins",
@@ -63,8 +72,9 @@ bool isOutput(int s)
 // Read whole by the pooled shaders, so one binding must hold all of it.
 bool boundWhole(int s)
 {
-    return s == PooledEngine::PadBits || s == PooledEngine::CustomBits || s == PooledEngine::RowStart ||
-           s == PooledEngine::KeyStart || (s >= PooledEngine::Q && s <= PooledEngine::Pooled);
+    return s == PooledEngine::Sinks || s == PooledEngine::PadBits || s == PooledEngine::CustomBits ||
+           s == PooledEngine::RowStart || s == PooledEngine::KeyStart ||
+           (s >= PooledEngine::Q && s <= PooledEngine::Pooled);
 }
 
 std::string bytesText(std::uint64_t bytes)
@@ -86,7 +96,7 @@ Result<std::unique_ptr<PooledEngine>> PooledEngine::create(const Device &device)
         return rows.error();
     e->m_rows = std::move(*rows);
     const std::uint32_t cellsSpec[] = {kWorkgroup};
-    auto cells = ComputePipeline::create(device, "pooled_cells.comp", shaders::pooledCellsSpirv(), kPooledBindings,
+    auto cells = ComputePipeline::create(device, "pooled_cells.comp", shaders::pooledCellsSpirv(), kCellBindings,
                                          sizeof(PooledPush), cellsSpec);
     if (!cells)
         return cells.error();
@@ -127,10 +137,13 @@ Status PooledEngine::allocate(const PooledShared &sh, const std::array<std::uint
 Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionProblem &p, const PoolOptions &options,
                                        PooledRunStats &stats)
 {
+    const HeadLayout layout = HeadLayout::of(p.spec);
     const std::uint64_t f = sizeof(float), tq = std::uint64_t(p.tq()), tk = std::uint64_t(p.tk()),
-                        heads = std::uint64_t(p.spec.heads), dk = std::uint64_t(p.spec.headDimQK),
-                        dv = std::uint64_t(p.spec.headDimV), qkw = std::uint64_t(p.qkWidth()),
-                        vw = std::uint64_t(p.vWidth()), dout = std::uint64_t(p.dOut());
+                        heads = std::uint64_t(layout.heads), kvHeads = std::uint64_t(layout.kvHeads),
+                        dk = std::uint64_t(layout.headDimQK), dv = std::uint64_t(layout.headDimV),
+                        qkw = std::uint64_t(layout.queryWidth()), kw = std::uint64_t(layout.keyWidth()),
+                        vw = std::uint64_t(layout.contextWidth()), kvw = std::uint64_t(layout.valueWidth()),
+                        dout = std::uint64_t(p.dOut());
     // The block pooled (the GUI's zoom): rows [q0, q1) against keys [k0, k1), each row's weights
     // normalised over every key; the bins split the block. Its cells hold absolute indices.
     const std::uint64_t q0 = std::uint64_t(options.queryBegin), k0 = std::uint64_t(options.keyBegin);
@@ -149,6 +162,15 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     const std::uint64_t words = (tk + 31) / 32;
     const bool cross = p.spec.mode == AttentionMode::Cross;
     const auto &w = p.weights;
+    // The shaders compare row indices for causal and the window. Where given RoPE positions are
+    // not the row indices, they compare positions instead: then the host evaluates the whole
+    // structural mask (core's StructuralMask, so exactly the CPU's) into the custom bits, and
+    // the shaders apply no structural part of their own.
+    const bool maskOnHost = !positionsAreIndices(p) && (p.mask.causal || p.mask.window > 0);
+    // A window of Tq rows or more masks nothing when positions are row indices.
+    const std::uint64_t window =
+        maskOnHost || p.mask.window <= 0 || std::uint64_t(p.mask.window) >= tq ? 0 : std::uint64_t(p.mask.window);
+    const std::uint64_t ropeRow = p.spec.rope ? dk * f : 0; // a cos and a sin per pair
     auto size = [&](const auto *m) { return m ? std::uint64_t(m->size()) * f : 0; };
 
     std::array<std::uint64_t, SlotCount> bytes{};
@@ -163,13 +185,16 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     bytes[Bk] = size(w.kBias ? &*w.kBias : nullptr);
     bytes[Bv] = size(w.vBias ? &*w.vBias : nullptr);
     bytes[Bo] = size(w.oBias ? &*w.oBias : nullptr);
-    bytes[PadBits] = p.mask.keyPadding.empty() ? 0 : words * 4;
-    bytes[CustomBits] = p.mask.allowed ? tq * words * 4 : 0;
+    bytes[Sinks] = w.sinks ? heads * f : 0;
+    bytes[RopeQ] = tq * ropeRow;
+    bytes[RopeK] = tk * ropeRow;
+    bytes[PadBits] = p.mask.keyPadding.empty() || maskOnHost ? 0 : words * 4;
+    bytes[CustomBits] = p.mask.allowed || maskOnHost ? tq * words * 4 : 0;
     bytes[RowStart] = (nq + 1) * 4;
     bytes[KeyStart] = (nk + 1) * 4;
     bytes[Q] = tq * qkw * f;
-    bytes[K] = tk * qkw * f;
-    bytes[V] = tk * vw * f;
+    bytes[K] = tk * kw * f;
+    bytes[V] = tk * kvw * f;
     bytes[Stats] = 2 * heads * tq * f;
     bytes[Context] = tq * vw * f;
     bytes[Entropy] = heads * tq * f;
@@ -220,6 +245,12 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         put(Bv, w.vBias->data());
     if (w.oBias)
         put(Bo, w.oBias->data());
+    if (w.sinks)
+        put(Sinks, w.sinks->data());
+    if (p.spec.rope) {
+        put(RopeQ, ropeTableForGpu(queryPositions(p), p.spec.rope->base, int(dk)).data());
+        put(RopeK, ropeTableForGpu(keyPositions(p), p.spec.rope->base, int(dk)).data());
+    }
     if (bytes[PadBits]) {
         std::vector<std::uint32_t> bits(size_t(words), 0u);
         for (std::uint64_t j = 0; j < tk; ++j)
@@ -230,10 +261,14 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     if (bytes[CustomBits]) {
         auto *bits = static_cast<std::uint32_t *>(hostOf(CustomBits));
         std::memset(bits, 0, size_t(bytes[CustomBits]));
-        const MaskMatrix &allowed = *p.mask.allowed;
+        const StructuralMask structural(p);
+        auto allowed = [&](std::uint64_t i, std::uint64_t j) {
+            return maskOnHost ? structural.allowed(Eigen::Index(i), Eigen::Index(j))
+                              : (*p.mask.allowed)(Eigen::Index(i), Eigen::Index(j)) != 0;
+        };
         for (std::uint64_t i = 0; i < tq; ++i)
             for (std::uint64_t j = 0; j < tk; ++j)
-                if (allowed(Eigen::Index(i), Eigen::Index(j)))
+                if (allowed(i, j))
                     bits[i * words + j / 32] |= 1u << (j % 32);
     }
     for (auto [slot, first, count, n] : {std::tuple{RowStart, q0, rows, nq}, std::tuple{KeyStart, k0, keys, nk}}) {
@@ -260,8 +295,10 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     base.vw = std::uint32_t(vw);
     base.nq = std::uint32_t(nq);
     base.nk = std::uint32_t(nk);
-    base.flags = (p.mask.causal ? kCausal : 0) | (bytes[PadBits] ? kPadding : 0) | (bytes[CustomBits] ? kCustom : 0) |
-                 (p.spec.maskFill == MaskFill::NegLarge ? kNegLarge : 0) | (options.mode == PoolMode::Mean ? kMean : 0);
+    base.flags = (p.mask.causal && !maskOnHost ? kCausal : 0) | (bytes[PadBits] ? kPadding : 0) |
+                 (bytes[CustomBits] ? kCustom : 0) | (p.spec.maskFill == MaskFill::NegLarge ? kNegLarge : 0) |
+                 (options.mode == PoolMode::Mean ? kMean : 0) | (p.spec.softcap ? kSoftcap : 0) |
+                 (w.sinks ? kSinks : 0);
     // Small cells (N close to T) would leave most of a workgroup idle: one thread per cell.
     const std::uint64_t cellPairs = ((rows + nq - 1) / nq) * ((keys + nk - 1) / nk);
     const bool cellPerThread = cellPairs < kWorkgroup;
@@ -270,6 +307,9 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     const std::uint64_t cellGroups = cellPerThread ? (nk + kWorkgroup - 1) / kWorkgroup : nk;
     base.words = std::uint32_t(words);
     base.scale = float(p.spec.scale());
+    base.window = std::uint32_t(window);
+    base.group = std::uint32_t(layout.groupSize());
+    base.softcap = p.spec.softcap ? float(*p.spec.softcap) : 0.0f;
 
     const DeviceFunctions &fn = sh.device.fn();
     auto buffer = [&](Slot s) -> const Buffer & { return m_tensors[s].bytes ? m_tensors[s].device : sh.placeholder; };
@@ -318,8 +358,8 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         if (!begun)
             return begun.error();
         VkCommandBuffer cmd = *begun;
-        PassRecorder rec(sh.device, sh.commands, sh.descriptors, sh.gemm, sh.tiling, sh.softmax, sh.placeholder,
-                         sh.limits);
+        PassRecorder rec(sh.device, sh.commands, sh.descriptors, sh.gemm, sh.tiling, sh.softmax, sh.rope,
+                         sh.placeholder, sh.limits);
         if (first) {
             for (int s = 0; s < SlotCount; ++s) {
                 const Tensor &t = m_tensors[size_t(s)];
@@ -338,15 +378,26 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
             const ProjectionPass projections[] = {
                 {"pooled projection Q", &m_tensors[Xq].device, tq, std::uint64_t(p.dq()), qkw, &m_tensors[Wq].device,
                  bias(Bq), &m_tensors[Q].device},
-                {"pooled projection K", &xkv, tk, std::uint64_t(p.dkv()), qkw, &m_tensors[Wk].device, bias(Bk),
+                {"pooled projection K", &xkv, tk, std::uint64_t(p.dkv()), kw, &m_tensors[Wk].device, bias(Bk),
                  &m_tensors[K].device},
-                {"pooled projection V", &xv, tk, std::uint64_t(p.dvIn()), vw, &m_tensors[Wv].device, bias(Bv),
+                {"pooled projection V", &xv, tk, std::uint64_t(p.dvIn()), kvw, &m_tensors[Wv].device, bias(Bv),
                  &m_tensors[V].device},
             };
             for (const ProjectionPass &pr : projections)
                 if (Status s = rec.projection(pr); !s)
                     return s.error();
             rec.computeBarrier();
+            if (p.spec.rope) { // rotated in place: the pooled path keeps no vectors before RoPE
+                const Buffer &q = m_tensors[Q].device, &k = m_tensors[K].device;
+                const RopePass ropes[] = {
+                    {"pooled RoPE Q", tq, heads, dk, &q, &q, &m_tensors[RopeQ].device},
+                    {"pooled RoPE K", tk, kvHeads, dk, &k, &k, &m_tensors[RopeK].device},
+                };
+                for (const RopePass &r : ropes)
+                    if (Status s = rec.rope(r); !s)
+                        return s.error();
+                rec.computeBarrier();
+            }
         }
 
         PooledPush push = base;
@@ -354,7 +405,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         push.r1 = std::uint32_t(r1);
         if (Status s = dispatch(cmd, *m_rows,
                                 {range(Q), range(K), range(PadBits), range(CustomBits), range(V), range(Context),
-                                 range(Entropy), range(Stats)},
+                                 range(Entropy), range(Stats), range(Sinks)},
                                 push, {r1 - r0, heads, 1},
                                 [](PooledPush &pp, std::uint64_t x, std::uint64_t y, std::uint64_t) {
                                     pp.x0 = std::uint32_t(x);

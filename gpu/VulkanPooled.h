@@ -1,10 +1,11 @@
 #pragma once
 
 // The pooled long-sequence path (design.md, `compute --pool N`) on Vulkan: the projections by
-// gemm.comp, then per chunk of query rows shaders/pooled_rows.comp (row max and normaliser by
-// online softmax, entropy, context row) and shaders/pooled_cells.comp (each pooled cell's max or
-// sum of the exact weights), then the output projection. Scores are recomputed, never stored:
-// the device holds O(T·d + N²·H) besides a custom mask's bits.
+// gemm.comp (under RoPE rotated in place by rope.comp), then per chunk of query rows
+// shaders/pooled_rows.comp (row max and normaliser by online softmax, sinks included, entropy,
+// context row) and shaders/pooled_cells.comp (each pooled cell's max or sum of the exact
+// weights), then the output projection. Scores are recomputed, never stored: the device holds
+// O(T·d + N²·H) besides a custom mask's bits.
 //
 // Watchdogs (Windows TDR, Linux job timeouts) kill a submission that runs for seconds, so the
 // work is cut into chunks of query rows of bounded cost, each its own submission; a small
@@ -29,6 +30,7 @@ struct PooledShared {
     const ComputePipeline &gemm;
     const GemmTiling &tiling;
     const ComputePipeline &softmax;
+    const ComputePipeline &rope;
     const Buffer &placeholder;
     const PassLimits &limits;
     std::uint64_t maxAllocationBytes = 0;
@@ -39,11 +41,11 @@ struct PooledShared {
     std::uint64_t workPerSubmission = 0;
 };
 
+// Storage buffers the pooled passes bind at most (the row pass: 8, and the sinks).
+inline constexpr std::uint32_t kPooledBindings = 9;
+
 // About 2^33 multiply-adds: milliseconds on a discrete GPU, well under a second on an
 // integrated one, so no submission comes near a 2 s watchdog.
-// Storage buffers each pooled pass binds.
-inline constexpr std::uint32_t kPooledBindings = 8;
-
 inline constexpr std::uint64_t kDefaultPooledWork = std::uint64_t(1) << 33;
 
 struct PooledRunStats {
@@ -77,6 +79,9 @@ public:
         Bk,
         Bv,
         Bo,
+        Sinks,
+        RopeQ,
+        RopeK,
         PadBits,
         CustomBits,
         RowStart,

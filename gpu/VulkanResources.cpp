@@ -206,7 +206,7 @@ ComputePipeline::~ComputePipeline()
 
 namespace {
 constexpr std::uint32_t kSetsPerPool = 256;
-constexpr std::uint32_t kMaxBindingsPerSet = 8; // the pooled passes bind 8 buffers
+constexpr std::uint32_t kMaxBindingsPerSet = 9; // the pooled row pass binds 9 buffers (gpu/VulkanPooled.h)
 } // namespace
 
 DescriptorArena::~DescriptorArena()

@@ -10,6 +10,9 @@ constexpr std::uint32_t kGemm[] = {
 constexpr std::uint32_t kSoftmax[] = {
 #include "softmax.spv.inc"
 };
+constexpr std::uint32_t kRope[] = {
+#include "rope.spv.inc"
+};
 constexpr std::uint32_t kPooledRows[] = {
 #include "pooled_rows.spv.inc"
 };
@@ -25,6 +28,10 @@ std::span<const std::uint32_t> gemmSpirv()
 std::span<const std::uint32_t> softmaxSpirv()
 {
     return kSoftmax;
+}
+std::span<const std::uint32_t> ropeSpirv()
+{
+    return kRope;
 }
 
 std::span<const std::uint32_t> pooledRowsSpirv()

@@ -7,10 +7,12 @@ namespace attnscope::shaders {
 
 // SPIR-V of shaders/*.comp, compiled by glslc when the project builds.
 
-// gemm.comp: strided, batched, tiled C = alpha·A·B (+ bias) (+ C).
+// gemm.comp: strided, batched, tiled C = alpha·A·B (+ bias) (+ C), soft-capped on request.
 std::span<const std::uint32_t> gemmSpirv();
-// softmax.comp: masked stable row softmax, one workgroup per (row, head).
+// softmax.comp: masked stable row softmax (sinks included), one workgroup per (row, head).
 std::span<const std::uint32_t> softmaxSpirv();
+// rope.comp: RoPE's rotation of every head's (i, i + dK/2) pairs by cos/sin tables.
+std::span<const std::uint32_t> ropeSpirv();
 // pooled_rows.comp: per (query row, head) max, normaliser, entropy and context row.
 std::span<const std::uint32_t> pooledRowsSpirv();
 // pooled_cells.comp: per (key bin, query bin, head) the max or sum of the exact weights.

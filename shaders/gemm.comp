@@ -4,8 +4,11 @@
 // Element (m, k) of A lives at aOff + h*aHs + m*aRs + k*aCs (likewise B and C), so one shader
 // serves the projections (B = W), the per-head scores (B = Kᵀ via swapped strides), weights·V
 // (A = weights, B = a column slice of V, C = a column slice of the context: the concatenation
-// is implicit in the layout) and the output projection. The host splits work that exceeds
-// maxStorageBufferRange or maxComputeWorkGroupCount into chunks, each a smaller GEMM of this form.
+// is implicit in the layout) and the output projection. Grouped-query attention: head h reads
+// B's head h / group (K and V hold one head per group of query heads). The host splits work that
+// exceeds maxStorageBufferRange or maxComputeWorkGroupCount into chunks, each a smaller GEMM of
+// this form; a chunk holds whole groups of heads or lies inside one (gpu/DispatchPlan.h), so the
+// chunk's own head index divided by the group is B's head relative to the chunk's binding.
 
 #include "common.glsl"
 
@@ -30,6 +33,8 @@ layout(push_constant) uniform Push {
     uint biasOff;
     uint flags;
     float alpha;
+    uint group;   // query heads per head of B (1: B has a head per head of A)
+    float softcap; // c of FLAG_SOFTCAP
 } pc;
 
 const uint BM = WG_Y * RM;
@@ -47,7 +52,7 @@ void main()
     const uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
     const uint tid = ty * WG_X + tx;
     const uint aBase = pc.aOff + h * pc.aHs;
-    const uint bBase = pc.bOff + h * pc.bHs;
+    const uint bBase = pc.bOff + (h / pc.group) * pc.bHs;
 
     // Each depth tile's partial products are summed on their own, then added to the total
     // with Kahan compensation: a depth of 65536 (a wide model dimension) stays within the
@@ -116,6 +121,8 @@ void main()
             const uint idx = cBase + m * pc.cRs + n;
             if ((pc.flags & FLAG_ACCUMULATE) != 0u)
                 v += c[idx];
+            if ((pc.flags & FLAG_SOFTCAP) != 0u)
+                v = softcapped(v, pc.softcap);
             c[idx] = v;
         }
     }

@@ -1,6 +1,8 @@
 // Shared by the pooled passes (pooled_rows.comp, pooled_cells.comp): the push constants,
 // the bindings they have in common and the structural mask of design.md, evaluated per
-// (row, key) instead of stored as Tq x Tk.
+// (row, key) instead of stored as Tq x Tk. Causal and the window compare row indices here;
+// where RoPE positions are given that are not the row indices, the host hands the whole
+// structural mask over as the custom bits instead (gpu/VulkanPooled.cpp).
 
 #include "common.glsl"
 
@@ -11,6 +13,8 @@
 #define POOL_NEG_LARGE 8u // masked logits are -1e9 (else -inf: masked keys weigh nothing)
 #define POOL_MEAN 16u     // cells sum their weights (the host divides); else they take the max
 #define POOL_CELL_PER_THREAD 32u // small cells: one thread per cell instead of one workgroup
+#define POOL_SOFTCAP 64u  // scores become softcap·tanh(score / softcap) before the mask
+#define POOL_SINKS 128u   // pooled_rows.comp: one sink logit per head joins each row's normaliser
 
 // The largest finite float: the running max starts here so no infinity ever reaches exp().
 #define POOL_LOWEST -3.402823466e38
@@ -23,6 +27,9 @@ layout(push_constant) uniform Push {
     uint x0, y0, h0; // the first workgroup's coordinates (a dispatch split by the device's limits)
     uint flags, words;
     float scale;
+    uint window;   // sliding window W: key j allowed only if j > i - W; 0: none
+    uint group;    // query heads per key/value head: K is Tk x (qkw / group), V Tk x (vw / group)
+    float softcap; // c of POOL_SOFTCAP
 } pc;
 
 layout(std430, set = 0, binding = 0) readonly buffer BufQ { float q[]; };
@@ -34,6 +41,8 @@ bool allowedAt(uint i, uint j)
 {
     if ((pc.flags & POOL_CAUSAL) != 0u && j > i)
         return false;
+    if (pc.window != 0u && i >= pc.window && j <= i - pc.window)
+        return false;
     if ((pc.flags & POOL_PADDING) != 0u && ((padBits[j >> 5] >> (j & 31u)) & 1u) == 0u)
         return false;
     if ((pc.flags & POOL_CUSTOM) != 0u && ((customBits[i * pc.words + (j >> 5)] >> (j & 31u)) & 1u) == 0u)
@@ -41,14 +50,16 @@ bool allowedAt(uint i, uint j)
     return true;
 }
 
-// The scaled score of query row i and key j in head h, recomputed wherever it is needed.
+// The scaled (and soft-capped) score of query row i and key j in head h, recomputed wherever it
+// is needed. Head h reads key/value head h / group (core/attention/HeadLayout.h).
 float score(uint i, uint j, uint h)
 {
-    const uint qBase = i * pc.qkw + h * pc.dk, kBase = j * pc.qkw + h * pc.dk;
+    const uint qBase = i * pc.qkw + h * pc.dk, kBase = j * (pc.qkw / pc.group) + (h / pc.group) * pc.dk;
     float s = 0.0;
     for (uint d = 0u; d < pc.dk; ++d)
         s = fma(q[qBase + d], k[kBase + d], s);
-    return s * pc.scale;
+    s *= pc.scale;
+    return (pc.flags & POOL_SOFTCAP) != 0u ? softcapped(s, pc.softcap) : s;
 }
 
 // The logit of (i, j) after the mask, or false where it weighs nothing (masked under -inf).

@@ -4,7 +4,9 @@
 // (scores are recomputed, never stored); a second sweep forms the exact weights, the row's
 // entropy and its context row weights·V. The max and normaliser are kept for the cell pass.
 // Semantics of core/attention/AttentionRules: under -inf an empty row has weights 0, entropy 0 and
-// context 0; under -1e9 masked logits are -1e9, so an empty row is uniform.
+// context 0; under -1e9 masked logits are -1e9, so an empty row is uniform. A sink joins the
+// row's max and normaliser (so the cell pass, reusing them, forms the same weights) and is
+// then dropped, like core/attention/PooledAttention.cpp's.
 
 #include "pooled_common.glsl"
 
@@ -16,6 +18,7 @@ layout(std430, set = 0, binding = 4) readonly buffer BufV { float v[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer BufC { float context[]; };
 layout(std430, set = 0, binding = 6) writeonly buffer BufE { float entropy[]; };
 layout(std430, set = 0, binding = 7) writeonly buffer BufStats { float stats[]; }; // [h][i]: max, sum
+layout(std430, set = 0, binding = 8) readonly buffer BufSinks { float sinks[]; };  // [h], with POOL_SINKS
 
 shared float redM[WG];
 shared float redZ[WG];
@@ -27,12 +30,14 @@ void main()
     if (i >= pc.r1)
         return; // uniform per workgroup
     const bool negLarge = (pc.flags & POOL_NEG_LARGE) != 0u;
-    // Under a causal mask the keys after i are masked for this row: they are never scored.
+    // Keys after i (causal) and keys j <= i - W (window) are masked for this row: only keys of
+    // [begin, end) are ever scored.
     const uint end = (pc.flags & POOL_CAUSAL) != 0u ? min(pc.tk, i + 1u) : pc.tk;
+    const uint begin = min(end, pc.window != 0u && i >= pc.window ? i + 1u - pc.window : 0u);
 
     // Sweep 1: each thread's running max and normaliser over its keys.
     float m = POOL_LOWEST, z = 0.0;
-    for (uint j = t; j < end; j += WG) {
+    for (uint j = begin + t; j < end; j += WG) {
         float s;
         if (!logitAt(i, j, h, s))
             continue;
@@ -58,9 +63,14 @@ void main()
     m = redM[0];
     z = redZ[0];
     barrier(); // everyone has read the totals before redM is reused
-    if (negLarge && end < pc.tk) { // the causally masked keys: logits of -1e9 each
+    if (negLarge && end - begin < pc.tk) { // the keys outside [begin, end): logits of -1e9 each
         const float mm = max(m, POOL_FILL);
-        z = z * exp(m - mm) + float(pc.tk - end) * exp(POOL_FILL - mm);
+        z = z * exp(m - mm) + float(pc.tk - (end - begin)) * exp(POOL_FILL - mm);
+        m = mm;
+    }
+    if ((pc.flags & POOL_SINKS) != 0u) { // never masked: under -inf an empty row stays all 0
+        const float sink = sinks[h], mm = max(m, sink);
+        z = z * exp(m - mm) + exp(sink - mm);
         m = mm;
     }
     const bool empty = z <= 0.0; // only under -inf: no key is allowed
@@ -70,9 +80,10 @@ void main()
         stats[2u * (h * pc.tq + i) + 1u] = z;
     }
     // Masked keys weigh nothing under -inf, or where exp(-1e9 - max) underflows: the sweep
-    // can then stop at `end`.
+    // can then keep to [begin, end).
     const bool maskedZero = !negLarge || exp(POOL_FILL - m) * invZ == 0.0;
-    const uint keys = empty ? 0u : (maskedZero ? end : pc.tk);
+    const uint first = empty ? 0u : (maskedZero ? begin : 0u), last = empty ? 0u : (maskedZero ? end : pc.tk);
+    const uint vw = pc.vw / pc.group, vBase = (h / pc.group) * pc.dv; // V of key/value head h / group
 
     // Sweep 2, per block of WG·ACC context columns: exact weights, entropy and weights·V.
     float ent = 0.0;
@@ -80,10 +91,10 @@ void main()
         float acc[ACC];
         [[unroll]] for (uint a = 0u; a < ACC; ++a)
             acc[a] = 0.0;
-        for (uint j0 = 0u; j0 < keys; j0 += WG) {
+        for (uint j0 = first; j0 < last; j0 += WG) {
             const uint j = j0 + t;
             float w = 0.0, s;
-            if (j < keys && logitAt(i, j, h, s)) {
+            if (j < last && logitAt(i, j, h, s)) {
                 const float x = s - m;
                 w = exp(x) * invZ;
                 if (c0 == 0u && w > 0.0)
@@ -91,12 +102,12 @@ void main()
             }
             tileW[t] = w;
             barrier();
-            const uint n = min(WG, keys - j0);
+            const uint n = min(WG, last - j0);
             [[unroll]] for (uint a = 0u; a < ACC; ++a) {
                 const uint c = c0 + t + a * WG;
                 if (c < pc.dv)
                     for (uint jj = 0u; jj < n; ++jj)
-                        acc[a] = fma(tileW[jj], v[(j0 + jj) * pc.vw + h * pc.dv + c], acc[a]);
+                        acc[a] = fma(tileW[jj], v[(j0 + jj) * vw + vBase + c], acc[a]);
             }
             barrier();
         }

@@ -20,6 +20,8 @@ private slots:
     void splitsAndCoversEverything_data();
     void splitsAndCoversEverything();
     void refusesARowTooLong();
+    void groupedHeadsReadTheirKeyValueHead_data();
+    void groupedHeadsReadTheirKeyValueHead();
 };
 
 namespace {
@@ -126,6 +128,56 @@ void TestDispatchPlan::refusesARowTooLong()
              QStringLiteral("softmax: softmax (scores): needs 4000 bytes in one binding, more than the device's "
                             "maxStorageBufferRange of 1024 bytes"));
     QCOMPARE(plan.error().code, std::string("vulkan.tooLarge.binding")); // translated in the application
+}
+
+void TestDispatchPlan::groupedHeadsReadTheirKeyValueHead_data()
+{
+    QTest::addColumn<qulonglong>("maxRange");
+    QTest::addColumn<uint>("maxGroups");
+    QTest::newRow("no limit") << qulonglong(1 << 20) << 65535u;
+    QTest::newRow("one head per chunk") << qulonglong(1 << 20) << 1u;
+    QTest::newRow("two heads per chunk (mid-group starts)") << qulonglong(1 << 20) << 2u;
+    QTest::newRow("three groups allowed: chunks of one group") << qulonglong(1 << 20) << 3u;
+    QTest::newRow("six groups allowed: chunks of whole groups") << qulonglong(1 << 20) << 6u;
+    QTest::newRow("range 256") << qulonglong(256) << 65535u;
+}
+
+// Grouped-query scores: 12 query heads in groups of 4 read 3 key/value heads (B's head index is
+// h / 4). A chunk holds whole groups or lies inside one, so the shader's local h / 4 is the key/value
+// head relative to the chunk's binding of B.
+void TestDispatchPlan::groupedHeadsReadTheirKeyValueHead()
+{
+    QFETCH(qulonglong, maxRange);
+    QFETCH(uint, maxGroups);
+    const std::uint64_t k = 5, h = 12, group = 4, m = 9, n = 7;
+    std::vector<PlanDim> dims = {{k, 0, 0}, {h, 1, maxGroups, group}, {m, 8, 65535}, {n, 8, 65535}};
+    std::vector<PlanOperand> ops = {
+        {"A", 0, {1, m * k, k, 0}, 1, h * m * k * 4},
+        {"B", 0, {n, k * n, 0, 1}, 1, (h / group) * k * n * 4, {false, true, false, false}},
+        {"C", 0, {0, m * n, n, 1}, 1, h * m * n * 4},
+    };
+    auto plan = planChunks("scores", dims, ops, {maxRange, 16});
+    QVERIFY2(plan.ok(), plan.ok() ? "" : plan.message().c_str());
+    std::uint64_t heads = 0;
+    for (const PlanChunk &c : *plan) {
+        const std::uint64_t h0 = c.start[1], count = c.count[1];
+        QVERIFY(count <= maxGroups);
+        QVERIFY2(h0 % group == 0 ? count % group == 0 || count < group : h0 / group == (h0 + count - 1) / group,
+                 "a chunk straddles a group");
+        if (c.start[0] == 0 && c.start[2] == 0 && c.start[3] == 0)
+            heads += count;
+        const PlanBinding &b = c.bindings[1];
+        QVERIFY(b.rangeBytes <= maxRange);
+        for (std::uint64_t hl = 0; hl < count; ++hl)
+            for (std::uint64_t kk = 0; kk < c.count[0]; ++kk)
+                for (std::uint64_t nn = 0; nn < c.count[3]; ++nn) {
+                    const std::uint64_t local = b.localOffset + kk * n + (hl / group) * k * n + nn;
+                    const std::uint64_t global = (c.start[0] + kk) * n + ((h0 + hl) / group) * k * n + c.start[3] + nn;
+                    QCOMPARE(b.offsetBytes / 4 + local, global);
+                    QVERIFY((local + 1) * 4 <= b.rangeBytes);
+                }
+    }
+    QCOMPARE(heads, h);
 }
 
 QTEST_GUILESS_MAIN(TestDispatchPlan)

@@ -34,6 +34,10 @@ private slots:
     void reportsDevice();
     void matchesReference_data();
     void matchesReference();
+    void modernAttentionMatchesReference_data();
+    void modernAttentionMatchesReference();
+    void modernAttentionSplitAcrossChunks_data();
+    void modernAttentionSplitAcrossChunks();
     void oddShapes_data();
     void oddShapes();
     void thirtyTwoHeads();
@@ -106,6 +110,95 @@ void TestVulkan::matchesReference()
     const AttentionProblem p = makeProblem(c);
     const std::string diff = checkAgainstReference(*m_backend, p, c.fill == MaskFill::NegInf);
     QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestVulkan::modernAttentionMatchesReference_data()
+{
+    test::addModernCases();
+}
+
+// design.md's "Modern attention" on the GPU: each field alone and combined, against the double
+// reference, with the trace's grouped k/v and the vectors before RoPE.
+void TestVulkan::modernAttentionMatchesReference()
+{
+    QFETCH(Case, c);
+    const AttentionProblem p = makeProblem(c);
+    const std::string diff = checkAgainstReference(*m_backend, p, c.fill == MaskFill::NegInf);
+    QVERIFY2(diff.empty(), diff.c_str());
+    auto trace = m_backend->compute(p);
+    QVERIFY(trace.ok());
+    QCOMPARE(int(trace->k.size()), c.kvHeads > 0 ? c.kvHeads : c.heads);
+    QCOMPARE(int(trace->kBeforeRope.size()), c.rope ? int(trace->k.size()) : 0);
+    QCOMPARE(int(trace->qBeforeRope.size()), c.rope ? c.heads : 0);
+}
+
+// Grouped heads, RoPE, window, soft-cap and sinks with every pass split by tight limits and
+// copied through staging buffers. Eight query heads read two key/value heads (groups of 4):
+// two workgroups per axis make chunks of two heads, the second starting mid-group; one per axis
+// makes every head its own chunk.
+void TestVulkan::modernAttentionSplitAcrossChunks_data()
+{
+    QTest::addColumn<Case>("c");
+    QTest::addColumn<qulonglong>("maxRange");
+    QTest::addColumn<uint>("maxGroups");
+    Case c;
+    c.tq = 37;
+    c.dq = 10;
+    c.heads = 8;
+    c.kvHeads = 2;
+    c.dk = 4;
+    c.dv = 3;
+    c.dOut = 7;
+    c.biases = true;
+    c.rope = true;
+    c.causal = true;
+    c.window = 5;
+    c.padding = true;
+    c.softcap = 2.0;
+    c.sinks = true;
+    QTest::newRow("self, bindings of 1 KiB") << c << qulonglong(1024) << 0u;
+    QTest::newRow("self, chunks of 2 heads (mid-group)") << c << qulonglong(0) << 2u;
+    QTest::newRow("self, one workgroup per axis") << c << qulonglong(0) << 1u;
+    c.fill = MaskFill::NegLarge;
+    QTest::newRow("self, -1e9, 2 KiB and 2 workgroups") << c << qulonglong(2048) << 2u;
+    c.fill = MaskFill::NegInf;
+    c.mode = AttentionMode::Cross;
+    c.tk = 29;
+    c.dkv = 6;
+    c.kvHeads = 4; // groups of 2: chunks of one head start mid-group
+    c.keyPositions.resize(29);
+    for (size_t j = 0; j < c.keyPositions.size(); ++j)
+        c.keyPositions[j] = std::int64_t(2 * j);
+    QTest::newRow("cross, key positions, one workgroup per axis") << c << qulonglong(0) << 1u;
+    QTest::newRow("cross, key positions, 2 KiB and 2 workgroups") << c << qulonglong(2048) << 2u;
+    // A head of 300 dimensions does not fit a 1 KiB binding: the scores accumulate over depth
+    // chunks and are soft-capped once, after the last; RoPE's pairs split too.
+    Case deep;
+    deep.tq = 5;
+    deep.heads = 2;
+    deep.kvHeads = 1;
+    deep.dk = 300;
+    deep.rope = true;
+    deep.softcap = 1.0;
+    deep.causal = true;
+    QTest::newRow("dK = 300: the scores' depth split, soft-capped once") << deep << qulonglong(1024) << 0u;
+}
+
+void TestVulkan::modernAttentionSplitAcrossChunks()
+{
+    QFETCH(Case, c);
+    QFETCH(qulonglong, maxRange);
+    QFETCH(uint, maxGroups);
+    VulkanBackendOptions o;
+    o.forceStaging = true;
+    o.maxStorageBufferRange = maxRange;
+    o.maxWorkGroupCount = maxGroups;
+    auto backend = makeBackend(o);
+    QVERIFY(backend);
+    const std::string diff = checkAgainstReference(*backend, makeProblem(c), c.fill == MaskFill::NegInf);
+    QVERIFY2(diff.empty(), diff.c_str());
+    QVERIFY(backend->stats().staging);
+    QVERIFY2(backend->stats().dispatches > 9, "the limits must really split the passes");
 }
 
 void TestVulkan::oddShapes_data()

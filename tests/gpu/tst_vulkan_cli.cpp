@@ -72,6 +72,8 @@ private slots:
     void initTestCase();
     void computeMatchesCpu_data();
     void computeMatchesCpu();
+    void computesModernFixturesOnVulkan_data();
+    void computesModernFixturesOnVulkan();
     void noDriver();
     void noLoader();
     void productTakesNoLoaderFromItsEnvironment();
@@ -130,6 +132,41 @@ void TestVulkanCli::computeMatchesCpu()
     QVERIFY2(cpu.code == 0, qPrintable(cpu.err));
     const std::string diff = compareNpyDirs(gpuDir, cpuDir);
     QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestVulkanCli::computesModernFixturesOnVulkan_data()
+{
+    QTest::addColumn<QString>("folder");
+    const QDir dir(test::sourcePath("tests/fixtures/torch"));
+    const auto cases = dir.entryList({"modern_*"}, QDir::Dirs | QDir::NoDotAndDotDot);
+    QVERIFY(!cases.isEmpty());
+    for (const QString &c : cases)
+        QTest::newRow(qPrintable(c)) << dir.filePath(c);
+}
+
+// Grouped heads, RoPE, windows, soft-caps and sinks through `compute --backend vulkan`: every
+// tensor PyTorch wrote matches, k.npy and v.npy with one matrix per key/value head.
+void TestVulkanCli::computesModernFixturesOnVulkan()
+{
+    QFETCH(QString, folder);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("ATTNSCOPE_VULKAN_VALIDATION", "1");
+    const Run gpu =
+        runCli({"compute", folder + "/project.attnscope.json", "--out", dir.path(), "--backend", "vulkan"}, env);
+    QVERIFY2(gpu.code == 0, qPrintable(gpu.err));
+    QVERIFY2(gpu.out.contains("backend: vulkan"), qPrintable(gpu.out));
+    QVERIFY2(!gpu.err.contains("Validation"), qPrintable(gpu.err));
+    for (const char *name : kTensors) {
+        const QString expectedPath = folder + "/" + name + ".npy";
+        auto expected = readNpyFile(expectedPath.toStdString());
+        QVERIFY2(expected.ok(), expected.ok() ? "" : expected.message().c_str());
+        auto got = readNpyFile(dir.filePath(QString(name) + ".npy").toStdString());
+        QVERIFY2(got.ok(), got.ok() ? "" : got.message().c_str());
+        const std::string diff = test::compareNpy(std::string(name) + ".npy", *got, *expected);
+        QVERIFY2(diff.empty(), diff.c_str());
+    }
 }
 
 void TestVulkanCli::noDriver()

@@ -53,10 +53,17 @@ private slots:
     void blocksAndTheHeadMeanRunOnTheGpu();
     void injectedFaults_data();
     void injectedFaults();
+    void modernAttentionMatchesPooledReference_data();
+    void modernAttentionMatchesPooledReference();
+    void modernAttentionInManySubmissions_data();
+    void modernAttentionInManySubmissions();
+    void modernAttentionBlocks_data();
+    void modernAttentionBlocks();
 
 private:
     std::unique_ptr<VulkanBackend> makeBackend(VulkanBackendOptions options = {});
     void check(VulkanBackend &backend, const GpuPoolCase &pc);
+    void check(VulkanBackend &backend, const AttentionProblem &p, const PoolOptions &options);
 
     std::unique_ptr<VulkanBackend> m_backend; // shared by the rows: shapes change under it
 };
@@ -112,23 +119,35 @@ void TestVulkanPooled::cleanup()
 
 void TestVulkanPooled::check(VulkanBackend &backend, const GpuPoolCase &pc)
 {
-    const AttentionProblem p = problemOf(pc);
     PoolOptions options;
     options.bins = pc.bins;
     options.mode = pc.mode;
+    check(backend, problemOf(pc), options);
+}
+
+// The whole problem pooled on the GPU against the pooled double reference: every head's cells,
+// the head mean where asked for, the entropies and the output.
+void TestVulkanPooled::check(VulkanBackend &backend, const AttentionProblem &p, const PoolOptions &options)
+{
     auto ref = referencePooled(p, options);
     QVERIFY2(ref.ok(), ref.ok() ? "" : ref.message().c_str());
     AttentionBackend &base = backend;
     auto got = base.computePooled(p, options);
     QVERIFY2(got.ok(), got.ok() ? "" : got.message().c_str());
-    QCOMPARE(got->pooled.size(), size_t(pc.c.heads));
-    const Eigen::Index nq = std::min<Eigen::Index>(pc.bins, p.tq()), nk = std::min<Eigen::Index>(pc.bins, p.tk());
-    for (int h = 0; h < pc.c.heads; ++h) {
+    QCOMPARE(got->pooled.size(), size_t(p.spec.heads));
+    const Eigen::Index nq = std::min<Eigen::Index>(options.bins, p.tq()),
+                       nk = std::min<Eigen::Index>(options.bins, p.tk());
+    for (int h = 0; h < p.spec.heads; ++h) {
         QCOMPARE(got->pooled[size_t(h)].rows(), nq);
         QCOMPARE(got->pooled[size_t(h)].cols(), nk);
         const std::string diff =
             test::compareMatrix("pooled", got->pooled[size_t(h)], ref->pooled[size_t(h)], test::Tolerance::weights());
         QVERIFY2(diff.empty(), ("head " + std::to_string(h) + ": " + diff).c_str());
+    }
+    if (options.headMean) {
+        const std::string diff =
+            test::compareMatrix("head mean", got->headMean, ref->headMean, test::Tolerance::weights());
+        QVERIFY2(diff.empty(), diff.c_str());
     }
     std::string diff = test::compareMatrix("entropy", got->entropy, ref->entropy, test::Tolerance::values());
     QVERIFY2(diff.empty(), diff.c_str());
@@ -562,6 +581,158 @@ void TestVulkanPooled::injectedFaults()
     QVERIFY(ref.ok());
     const std::string diff = test::compareMatrix("pooled", got->pooled[1], ref->pooled[1], test::Tolerance::weights());
     QVERIFY2(diff.empty(), diff.c_str());
+}
+
+void TestVulkanPooled::modernAttentionMatchesPooledReference_data()
+{
+    test::addModernCases();
+}
+
+// design.md's "Modern attention" pooled on the GPU, as tests/core/tst_pooled.cpp holds the CPU
+// engine to it: max and mean, bins coarser than the rows and one per row, the head mean too.
+void TestVulkanPooled::modernAttentionMatchesPooledReference()
+{
+    QFETCH(Case, c);
+    const AttentionProblem p = makeProblem(c);
+    for (PoolMode mode : {PoolMode::Max, PoolMode::Mean})
+        for (std::int64_t bins : {std::int64_t(3), std::int64_t(p.tq())}) {
+            PoolOptions options;
+            options.bins = bins;
+            options.mode = mode;
+            options.headMean = true;
+            check(*m_backend, p, options);
+            if (QTest::currentTestFailed()) {
+                qWarning("with %s pooling to %lld bins", mode == PoolMode::Max ? "max" : "mean",
+                         static_cast<long long>(bins));
+                return;
+            }
+        }
+}
+
+// Every query row its own submission (the row statistics, sinks included, are reused by a
+// later cell pass) and every dispatch split to one or two workgroups per axis.
+void TestVulkanPooled::modernAttentionInManySubmissions_data()
+{
+    QTest::addColumn<Case>("c");
+    QTest::addColumn<unsigned>("maxGroups");
+    Case c;
+    c.tq = 13;
+    c.heads = 6;
+    c.kvHeads = 2;
+    c.dk = 4;
+    c.dv = 3;
+    c.biases = true;
+    c.rope = true;
+    c.causal = true;
+    c.window = 4;
+    c.softcap = 1.5;
+    c.sinks = true;
+    QTest::newRow("self, 1 group per axis") << c << 1u;
+    c.fill = MaskFill::NegLarge;
+    c.custom = true;
+    QTest::newRow("self, custom, -1e9, 2 groups per axis") << c << 2u;
+    c.fill = MaskFill::NegInf;
+    c.custom = false;
+    c.mode = AttentionMode::Cross;
+    c.tk = 11;
+    c.dkv = 5;
+    c.queryPositions = {4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}; // causal and window compare these
+    QTest::newRow("cross, given query positions, 1 group per axis") << c << 1u;
+}
+
+void TestVulkanPooled::modernAttentionInManySubmissions()
+{
+    QFETCH(Case, c);
+    QFETCH(unsigned, maxGroups);
+    VulkanBackendOptions o;
+    o.pooledWorkPerSubmission = 1;
+    o.maxWorkGroupCount = maxGroups;
+    o.forceStaging = true;
+    auto backend = makeBackend(o);
+    QVERIFY(backend);
+    PoolOptions options;
+    options.bins = 4;
+    options.headMean = true;
+    for (PoolMode mode : {PoolMode::Max, PoolMode::Mean}) {
+        options.mode = mode;
+        const std::uint64_t before = backend->stats().submissions;
+        check(*backend, makeProblem(c), options);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(backend->stats().submissions - before, std::uint64_t(c.tq));
+    }
+}
+
+void TestVulkanPooled::modernAttentionBlocks_data()
+{
+    QTest::addColumn<GpuBlockCase>("bc");
+    GpuBlockCase all;
+    all.pc.c.tq = 12;
+    all.pc.c.heads = 4;
+    all.pc.c.kvHeads = 2;
+    all.pc.c.dk = 4;
+    all.pc.c.biases = true;
+    all.pc.c.rope = true;
+    all.pc.c.causal = true;
+    all.pc.c.window = 5;
+    all.pc.c.softcap = 2.0;
+    all.pc.c.sinks = true;
+    all.pc.bins = 3;
+    all.q0 = 3, all.q1 = 11, all.k0 = 2, all.k1 = 9;
+    QTest::newRow("zoomed block, everything together") << all;
+    GpuBlockCase rows = all;
+    rows.k0 = 0, rows.k1 = -1;
+    rows.pc.mode = PoolMode::Mean;
+    QTest::newRow("rows of every key, everything together, mean") << rows;
+    GpuBlockCase positions = all;
+    positions.pc.c.queryPositions = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22};
+    positions.pc.c.fill = MaskFill::NegLarge;
+    QTest::newRow("zoomed block, given positions, -1e9") << positions;
+}
+
+// Blocks (the GUI's zoom) and the head mean with every modern field: the cells of the full
+// computation over the block, entropies and output for blocks of every key.
+void TestVulkanPooled::modernAttentionBlocks()
+{
+    QFETCH(GpuBlockCase, bc);
+    const AttentionProblem p = problemOf(bc.pc);
+    auto ref = referenceAttention(p);
+    QVERIFY(ref.ok());
+    PoolOptions options;
+    options.bins = bc.pc.bins;
+    options.mode = bc.pc.mode;
+    options.queryBegin = bc.q0;
+    options.queryEnd = bc.q1;
+    options.keyBegin = bc.k0;
+    options.keyEnd = bc.k1;
+    options.headMean = true;
+    AttentionBackend &base = *m_backend;
+    auto got = base.computePooled(p, options);
+    QVERIFY2(got.ok(), got.ok() ? "" : got.message().c_str());
+    const Eigen::Index q1 = bc.q1 < 0 ? p.tq() : bc.q1, k1 = bc.k1 < 0 ? p.tk() : bc.k1;
+    const Eigen::Index rows = q1 - bc.q0, keys = k1 - bc.k0;
+    MatrixD sum = MatrixD::Zero(rows, keys);
+    for (int h = 0; h < bc.pc.c.heads; ++h) {
+        const MatrixD block = ref->weights[size_t(h)].block(bc.q0, bc.k0, rows, keys);
+        sum += block;
+        const std::string diff = test::compareMatrix(
+            "pooled", got->pooled[size_t(h)], poolMatrix(block, bc.pc.bins, bc.pc.mode), test::Tolerance::weights());
+        QVERIFY2(diff.empty(), ("head " + std::to_string(h) + ": " + diff).c_str());
+    }
+    const std::string diff = test::compareMatrix(
+        "head mean", got->headMean, poolMatrix(MatrixD(sum / double(bc.pc.c.heads)), bc.pc.bins, bc.pc.mode),
+        test::Tolerance::weights());
+    QVERIFY2(diff.empty(), diff.c_str());
+    if (bc.k0 == 0 && k1 == p.tk()) {
+        auto whole = referencePooled(p, PoolOptions{});
+        QVERIFY(whole.ok());
+        std::string d = test::compareMatrix("entropy", got->entropy, MatrixD(whole->entropy.middleCols(bc.q0, rows)),
+                                            test::Tolerance::values());
+        QVERIFY2(d.empty(), d.c_str());
+        d = test::compareMatrix("output", got->output, MatrixD(whole->output.middleRows(bc.q0, rows)),
+                                test::Tolerance::values());
+        QVERIFY2(d.empty(), d.c_str());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestVulkanPooled)
