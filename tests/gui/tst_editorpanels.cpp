@@ -1,12 +1,15 @@
-// The editor's dock panels (model panel, matrix tables, scale editor) through the real main
-// window on a 1600×1000 offscreen screen: the wheel over a field it merely passes changes nothing
-// and scrolls the panel, Ctrl+Z right after a spin box edit, the scale editor's undo steps,
-// numbers a table cell refuses, and sizes refused with a message.
+// The editor's dock panels (model panel, matrix tables, scale editor, mask window) through the
+// real main window on a 1600×1000 offscreen screen: the wheel over a field it merely passes
+// changes nothing and scrolls the panel, Ctrl+Z right after a spin box edit, the scale editor's
+// undo steps, numbers a table cell refuses, sizes refused with a message, and the "Modern
+// attention" fields (key/value heads, RoPE, soft-cap, sinks, the sliding window).
 
 #include "app/gui/sources/ProjectSource.h"
 #include "app/gui/views/EditorPanels.h"
 #include "app/gui/views/MainWindow.h"
+#include "app/gui/views/MaskEditor.h"
 #include "app/gui/views/MatrixModel.h"
+#include "app/gui/views/ModernAttentionPanel.h"
 #include "core/attention/Validation.h"
 
 #include "../common/TestUtil.h"
@@ -18,8 +21,10 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QGuiApplication>
 #include <QItemSelectionModel>
+#include <QLineEdit>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -30,6 +35,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
 #include <QUndoStack>
 #include <QWheelEvent>
 #include <QtTest/qtestspontaneevent.h>
@@ -105,6 +111,11 @@ private slots:
     void sizeBeyondMemoryRefusedWithMessage();
     void pasteCopyAndTabInATable();
     void valueInputIsSeenAndEdited();
+    void kvHeadsBoxOffersDivisorsAndRegroups();
+    void ropeFieldsEditTheDocument();
+    void softcapFieldsEditTheDocument();
+    void sinksEditorAddsEditsAndRemoves();
+    void maskWindowBoxEditsTheWindow();
 };
 
 void TestEditorPanels::initTestCase()
@@ -454,6 +465,228 @@ void TestEditorPanels::pasteCopyAndTabInATable()
     QTest::keyClick(table, Qt::Key_Tab);
     QTest::keyClick(table, Qt::Key_Tab);
     QCOMPARE(table->currentIndex(), model->index(1, 2));
+    QVERIFY(w.computeController()->waitForIdle(30000));
+}
+
+void TestEditorPanels::kvHeadsBoxOffersDivisorsAndRegroups()
+{
+    const auto window = test::openTutorialWindow();
+    QVERIFY(window);
+    MainWindow &w = *window;
+    ModelPanel *panel = w.project()->modelPanel();
+    QComboBox *kv = panel->kvHeadsBox();
+    QVERIFY(w.document()->setHeads(4));
+    const auto offered = [kv] {
+        QList<int> values;
+        for (int i = 0; i < kv->count(); ++i)
+            values << kv->itemData(i).toInt();
+        return values;
+    };
+    QCOMPARE(offered(), (QList<int>{1, 2, 4}));
+    QCOMPARE(kv->currentData().toInt(), 4);
+    MatrixModel *wk = w.project()->matrixEditor(MatrixId::Wk)->model();
+    QAbstractItemModelTester tester(wk, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const int dK = w.document()->problem().spec.headDimQK, steps = w.document()->undoStack()->count();
+    kv->setCurrentIndex(kv->findData(2));
+    emit kv->activated(kv->currentIndex());
+    QCOMPARE(w.document()->problem().spec.keyValueHeads(), 2);
+    QCOMPARE(w.document()->undoStack()->count(), steps + 1);
+    QVERIFY(validateProblem(w.document()->problem()).ok());
+    // The table has G·dK columns, each headed by its key/value head and the query heads reading it.
+    QCOMPARE(wk->columnCount(), 2 * dK);
+    QCOMPARE(wk->headerData(dK, Qt::Horizontal).toString(), QStringLiteral("g1·0"));
+    QCOMPARE(wk->headerData(dK, Qt::Horizontal, Qt::ToolTipRole).toString(),
+             QStringLiteral("Key/value head 1: read by query heads 2\u20133"));
+    MatrixModel *wq = w.project()->matrixEditor(MatrixId::Wq)->model();
+    QCOMPARE(wq->headerData(dK, Qt::Horizontal).toString(), QStringLiteral("h1·0"));
+    QCOMPARE(w.project()->matrixEditor(MatrixId::Wv)->model()->columnCount(),
+             2 * w.document()->problem().spec.headDimV);
+    // Only divisors of the new head count are offered; G follows the heads (gcd(6, 2) = 2).
+    typeInto(panel->headsBox(), QStringLiteral("6"));
+    QCOMPARE(offered(), (QList<int>{1, 2, 3, 6}));
+    QCOMPARE(kv->currentData().toInt(), 2);
+    // Undo shows the document's G again.
+    w.document()->undoStack()->undo();
+    w.document()->undoStack()->undo();
+    QCOMPARE(kv->currentData().toInt(), 4);
+    QCOMPARE(wk->columnCount(), 4 * dK);
+    QCOMPARE(wk->headerData(dK, Qt::Horizontal).toString(), QStringLiteral("h1·0"));
+    QVERIFY(w.computeController()->waitForIdle(30000));
+}
+
+void TestEditorPanels::ropeFieldsEditTheDocument()
+{
+    const auto window = test::openTutorialWindow();
+    QVERIFY(window);
+    MainWindow &w = *window;
+    ModelPanel *panel = w.project()->modelPanel();
+    ModernAttentionPanel *modern = panel->modernPanel();
+    QUndoStack *stack = w.document()->undoStack();
+    // Folded for a project that uses none of its fields (the dock shows the rest unscrolled).
+    QVERIFY(!modern->isExpanded());
+    QVERIFY(!modern->ropeBox()->isVisible());
+    modern->expandButton()->click();
+    QVERIFY(modern->ropeBox()->isVisible());
+    QCheckBox *rope = modern->ropeBox();
+    QVERIFY(!rope->isChecked());
+    QVERIFY(!modern->ropeBaseBox()->isEnabled());
+    QVERIFY(!modern->queryPositionsEdit()->isEnabled());
+    // The tutorial's dK is 3: RoPE is refused with core's message and the box stays off.
+    rope->click();
+    QVERIFY(!rope->isChecked());
+    QVERIFY(!w.document()->problem().spec.rope);
+    QCOMPARE(stack->count(), 0);
+    QVERIFY2(w.lastError().startsWith(QStringLiteral("rope: needs an even headDimQK")), qPrintable(w.lastError()));
+    typeInto(panel->headDimQKBox(), QStringLiteral("4"));
+    rope->click();
+    QVERIFY(rope->isChecked());
+    QVERIFY(w.document()->problem().spec.rope);
+    QVERIFY(modern->ropeBaseBox()->isEnabled());
+    QCOMPARE(modern->ropeBaseBox()->value(), 10000.0);
+    typeInto(modern->ropeBaseBox(), QStringLiteral("500000"));
+    QCOMPARE(w.document()->problem().spec.rope->base, 500000.0);
+    // Self-attention: the keys are the query tokens and share their positions.
+    QLineEdit *positions = modern->queryPositionsEdit();
+    QVERIFY(positions->isEnabled());
+    QVERIFY(!modern->keyPositionsEdit()->isEnabled());
+    const auto type = [positions](const QString &text) {
+        positions->setFocus();
+        positions->selectAll();
+        QTest::keyClicks(positions, text);
+        QTest::keyClick(positions, Qt::Key_Return);
+    };
+    type(QStringLiteral("0 2,5"));
+    QCOMPARE(w.document()->problem().spec.rope->queryPositions, (std::vector<std::int64_t>{0, 2, 5}));
+    QCOMPARE(positions->text(), QStringLiteral("0, 2, 5"));
+    QVERIFY(validateProblem(w.document()->problem()).ok());
+    QCoreApplication::processEvents(); // the panel's layout, grown by the opened section
+    auto *scroll = w.findChild<QScrollArea *>(QStringLiteral("modelScroll"));
+    QVERIFY(scroll);
+    scroll->ensureWidgetVisible(modern);
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/model-modern-attention.png")));
+    // A wrong count or a negative number: one line naming the field, the document untouched, the
+    // typed text kept for correcting.
+    const std::string kept = serializeProject(w.document()->project());
+    const int steps = stack->count();
+    type(QStringLiteral("0 1"));
+    QCOMPARE(w.lastError(), QStringLiteral("rope.queryPositions: expected 3 positions (one per row), found 2"));
+    QCOMPARE(positions->text(), QStringLiteral("0 1"));
+    type(QStringLiteral("0 -1 2"));
+    QCOMPARE(w.lastError(), QStringLiteral("rope.queryPositions[1]: expected a whole number of 0 or more, found -1"));
+    QCOMPARE(serializeProject(w.document()->project()), kept);
+    QCOMPARE(stack->count(), steps);
+    // Undo puts every field back as the document has it.
+    stack->undo();
+    QVERIFY(w.document()->problem().spec.rope->queryPositions.empty());
+    QCOMPARE(positions->text(), QString());
+    stack->undo();
+    QCOMPARE(modern->ropeBaseBox()->value(), 10000.0);
+    stack->undo();
+    QVERIFY(!rope->isChecked());
+    QVERIFY(!modern->ropeBaseBox()->isEnabled());
+    QVERIFY(!positions->isEnabled());
+    QVERIFY(w.computeController()->waitForIdle(30000));
+}
+
+void TestEditorPanels::softcapFieldsEditTheDocument()
+{
+    const auto window = test::openTutorialWindow();
+    QVERIFY(window);
+    MainWindow &w = *window;
+    ModernAttentionPanel *modern = w.project()->modelPanel()->modernPanel();
+    QUndoStack *stack = w.document()->undoStack();
+    modern->setExpanded(true);
+    QCheckBox *cap = modern->softcapBox();
+    QDoubleSpinBox *value = modern->softcapValueBox();
+    QVERIFY(!cap->isChecked());
+    QVERIFY(!value->isEnabled());
+    cap->click();
+    QCOMPARE(w.document()->problem().spec.softcap, std::optional<double>(50.0));
+    QVERIFY(value->isEnabled());
+    typeInto(value, QStringLiteral("30"));
+    typeInto(value, QStringLiteral("20")); // consecutive value edits: one step
+    QCOMPARE(w.document()->problem().spec.softcap, std::optional<double>(20.0));
+    QCOMPARE(stack->count(), 2);
+    cap->click();
+    QVERIFY(!w.document()->problem().spec.softcap);
+    QVERIFY(!value->isEnabled());
+    stack->undo();
+    QVERIFY(cap->isChecked());
+    QCOMPARE(value->value(), 20.0);
+    stack->undo();
+    QCOMPARE(value->value(), 50.0);
+    stack->undo();
+    QVERIFY(!cap->isChecked());
+    QVERIFY(w.computeController()->waitForIdle(30000));
+}
+
+void TestEditorPanels::sinksEditorAddsEditsAndRemoves()
+{
+    const auto window = test::openTutorialWindow();
+    QVERIFY(window);
+    MainWindow &w = *window;
+    QVERIFY(w.document()->setHeads(2));
+    MatrixEditor *editor = w.project()->matrixEditor(MatrixId::Sinks);
+    QVERIFY(editor);
+    auto *tabs = qobject_cast<QTabWidget *>(editor->parentWidget()->parentWidget());
+    QVERIFY(tabs);
+    QCOMPARE(tabs->tabText(tabs->indexOf(editor)), QStringLiteral("Sinks"));
+    MatrixModel *model = editor->model();
+    QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model->rowCount(), 0);
+    auto *use = editor->findChild<QCheckBox *>();
+    QVERIFY(use && use->isEnabled() && !use->isChecked());
+    use->click();
+    QVERIFY(w.document()->problem().weights.sinks);
+    QVERIFY(w.document()->problem().weights.sinks->isZero());
+    QCOMPARE(model->rowCount(), 1);
+    QCOMPARE(model->columnCount(), 2);
+    QCOMPARE(model->headerData(1, Qt::Horizontal).toString(), QStringLiteral("h1"));
+    QVERIFY(model->setData(model->index(0, 1), QStringLiteral("0.5")));
+    QCOMPARE((*w.document()->problem().weights.sinks)(1), 0.5f);
+    QVERIFY(validateProblem(w.document()->problem()).ok());
+    w.document()->undoStack()->undo();
+    QCOMPARE(model->data(model->index(0, 1), Qt::EditRole).toString(), QStringLiteral("0"));
+    w.document()->undoStack()->undo();
+    QVERIFY(!w.document()->problem().weights.sinks);
+    QVERIFY(!use->isChecked());
+    QCOMPARE(model->rowCount(), 0);
+    QVERIFY(w.computeController()->waitForIdle(30000));
+}
+
+void TestEditorPanels::maskWindowBoxEditsTheWindow()
+{
+    const auto window = test::openTutorialWindow();
+    QVERIFY(window);
+    MainWindow &w = *window;
+    MaskEditor *mask = w.project()->maskEditor();
+    QSpinBox *width = mask->windowBox();
+    QUndoStack *stack = w.document()->undoStack();
+    QCOMPARE(width->value(), 0);
+    QCOMPARE(width->text(), QStringLiteral("no window"));
+    QVERIFY2(width->toolTip().contains(QStringLiteral("i - W < j")), qPrintable(width->toolTip()));
+    typeInto(width, QStringLiteral("2"));
+    QCOMPARE(w.document()->problem().mask.window, std::int64_t(2));
+    QVERIFY(!w.document()->problem().mask.causal); // the window alone; the preset adds causal
+    QCOMPARE(MaskPreset(mask->presetBox()->currentData().toInt()), MaskPreset::SlidingWindow);
+    typeInto(width, QStringLiteral("3")); // consecutive edits of the width: one step
+    QCOMPARE(w.document()->problem().mask.window, std::int64_t(3));
+    QCOMPARE(stack->count(), 1);
+    stack->undo();
+    QCOMPARE(w.document()->problem().mask.window, std::int64_t(0));
+    QCOMPARE(width->value(), 0);
+    QCOMPARE(MaskPreset(mask->presetBox()->currentData().toInt()), MaskPreset::None);
+    // The preset: causal and the last width used, as Mistral has it.
+    mask->presetBox()->setCurrentIndex(mask->presetBox()->findData(int(MaskPreset::SlidingWindow)));
+    mask->applyPreset();
+    QCOMPARE(w.document()->problem().mask.window, std::int64_t(3));
+    QVERIFY(w.document()->problem().mask.causal);
+    QCOMPARE(width->value(), 3);
+    mask->presetBox()->setCurrentIndex(mask->presetBox()->findData(int(MaskPreset::None)));
+    mask->applyPreset();
+    QCOMPARE(w.document()->problem().mask.window, std::int64_t(0));
+    QCOMPARE(width->value(), 0);
     QVERIFY(w.computeController()->waitForIdle(30000));
 }
 

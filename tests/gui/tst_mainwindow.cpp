@@ -288,12 +288,16 @@ void TestMainWindow::maskPresetShowsTheDocumentsMask()
     box->setCurrentIndex(box->findData(int(MaskPreset::SlidingWindow)));
     w.project()->maskEditor()->applyPreset();
     QCOMPARE(shown(), MaskPreset::SlidingWindow);
+    // Issue 23: the window is the mask's own field (the width box edits it live), no longer a band
+    // of custom cells.
+    QCOMPARE(w.document()->problem().mask.window, std::int64_t(3));
+    QVERIFY(!w.document()->problem().mask.allowed);
     QVERIFY(w.openExample(kTutorial)); // no mask at all
     QCOMPARE(shown(), MaskPreset::None);
     width->setValue(7);
     QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
     QCOMPARE(shown(), MaskPreset::Causal);
-    // A sliding window is recognised with its width; undoing it shows what is left.
+    // A sliding window is shown with its width; undoing it shows what is left.
     box->setCurrentIndex(box->findData(int(MaskPreset::SlidingWindow)));
     width->setValue(2);
     w.project()->maskEditor()->applyPreset();

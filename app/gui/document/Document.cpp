@@ -260,6 +260,8 @@ bool Document::setHeadDimQK(int headDimQK)
 {
     if (headDimQK < 1 || headDimQK == m_project.problem.spec.headDimQK)
         return false;
+    if (m_project.problem.spec.rope && headDimQK % 2 != 0) // core's rule and message
+        return refuse(errorText(codedError("validation.rope.odd", {std::to_string(headDimQK)})));
     ProblemSize after = problemSize(m_project.problem);
     after.headDimQK = headDimQK;
     return pushResized(
@@ -396,7 +398,12 @@ bool Document::applyMaskPreset(MaskPreset preset, int window)
 {
     static const char *const names[] = {QT_TR_NOOP("No mask"), QT_TR_NOOP("Causal mask"),
                                         QT_TR_NOOP("Padding mask from tokens"), QT_TR_NOOP("Sliding-window mask")};
-    return pushSnapshot(edit::applyMaskPreset(m_project, preset, window), MaskChanged, tr(names[int(preset)]));
+    Project after = edit::applyMaskPreset(m_project, preset, window);
+    const MaskSpec &a = after.problem.mask, &b = m_project.problem.mask;
+    if (a.causal == b.causal && a.window == b.window && a.keyPadding == b.keyPadding &&
+        a.allowed.has_value() == b.allowed.has_value() && (!a.allowed || *a.allowed == *b.allowed))
+        return false; // the mask is that already: no undo step that changes nothing
+    return pushSnapshot(std::move(after), MaskChanged, tr(names[int(preset)]));
 }
 
 bool Document::setTitle(const QString &title)

@@ -29,8 +29,8 @@ public:
         ValuesChanged = 0x01, // numbers in X, weights or biases; shapes unchanged
         ShapeChanged = 0x02,  // any size: tokens, heads, dK, dV, model dims, mode, present matrices
         TokensChanged = 0x04, // token labels
-        SpecChanged = 0x08,   // scale, mask fill, mode
-        MaskChanged = 0x10,
+        SpecChanged = 0x08,   // scale, mask fill, mode, key/value heads, RoPE, soft-cap
+        MaskChanged = 0x10,   // any mask part, the window too; RoPE positions (causal compares them)
         TitleChanged = 0x20,
         AllChanged = 0x3f,
     };
@@ -105,6 +105,23 @@ public:
     bool setMaskCells(const std::vector<std::pair<int, int>> &cells, bool allowed, int mergeKey = 0);
     bool applyMaskPreset(MaskPreset preset, int window = 2);
     bool setTitle(const QString &title);
+
+    // Modern attention (design.md; DocumentModern.cpp). A value core's validateProblem refuses
+    // is refused with its message (editRefused), and the project stays as it was.
+    // Key/value heads G, a divisor of the heads: W_K, W_V, b_K, b_V regrouped (edit::setKeyValueHeads).
+    bool setKeyValueHeads(int kvHeads);
+    // RoPE on (base 10000, positions 0..T-1) or off; on needs an even dK.
+    bool setRopeEnabled(bool on);
+    bool setRopeBase(double base, int mergeKey = 0);
+    // Positions of the query (key) rows; empty: 0..T-1. One per row, each 0 or more.
+    bool setRopePositions(TokenSide side, const std::vector<std::int64_t> &positions);
+    // The same from text: whole numbers separated by spaces or commas (edit::parsePositions).
+    bool setRopePositionsText(TokenSide side, const QString &text);
+    // Soft-cap c > 0 on the scores, or none. Value edits with the same mergeKey merge.
+    bool setSoftcap(std::optional<double> softcap, int mergeKey = 0);
+    // Sliding window W (key j allowed for query i only when i - W < j); 0: none.
+    bool setMaskWindow(std::int64_t window, int mergeKey = 0);
+
     // The message of the last refused edit.
     QString lastRefusal() const { return m_lastRefusal; }
 
@@ -114,6 +131,9 @@ public:
     void applyScale(ScaleMode mode, double value);
     void applyMaskFill(MaskFill fill);
     void applyTitle(const QString &title);
+    void applyRopeBase(double base);
+    void applySoftcap(std::optional<double> softcap);
+    void applyMaskWindow(std::int64_t window);
     void applyProject(const Project &project, Changes what);
 
 signals:
@@ -131,6 +151,8 @@ private:
     bool pushResized(const ProblemSize &after, const std::function<Project()> &build, Changes what,
                      const QString &text);
     bool refuse(const QString &message);
+    // Pushes `after` when validateProblem passes it, else refuses with its message.
+    bool pushValid(Project after, Changes what, const QString &text);
 
     Project m_project;
     QUndoStack *m_undoStack;

@@ -20,6 +20,9 @@ enum class CommandId {
     MaskFill,
     Title,
     MaskStroke,
+    RopeBase,
+    SoftcapValue, // the soft-cap's number; turning it on or off never merges
+    MaskWindow,
 };
 
 // The one generic "change value" command: stores the old and new value of one field as

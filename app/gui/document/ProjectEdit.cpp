@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <numeric>
 
 namespace attnscope {
 
@@ -32,6 +33,8 @@ std::optional<VectorF> *biasOf(Project &p, MatrixId id)
         return &w.vBias;
     case MatrixId::BiasO:
         return &w.oBias;
+    case MatrixId::Sinks:
+        return &w.sinks;
     default:
         return nullptr;
     }
@@ -149,6 +152,8 @@ QString matrixName(MatrixId id)
         return QStringLiteral("b_V");
     case MatrixId::BiasO:
         return QStringLiteral("b_O");
+    case MatrixId::Sinks:
+        return QCoreApplication::translate("attnscope::Matrix", "Sinks");
     }
     return {};
 }
@@ -271,21 +276,19 @@ Project setHeads(Project p, int heads, const InitOptions &init)
     AttentionSpec &s = p.problem.spec;
     AttentionWeights &w = p.problem.weights;
     const int oldHeads = s.heads;
+    // Key/value heads that were one per head stay so; a G set apart from H keeps dividing it.
+    const int kvHeads = s.kvHeads == 0 ? heads : std::gcd(heads, s.kvHeads);
     w.q = regrouped(w.q, MatrixId::Wq, oldHeads, s.headDimQK, heads, s.headDimQK, false, init);
-    w.k = regrouped(w.k, MatrixId::Wk, oldHeads, s.headDimQK, heads, s.headDimQK, false, init);
-    w.v = regrouped(w.v, MatrixId::Wv, oldHeads, s.headDimV, heads, s.headDimV, false, init);
+    regroupKeyValues(p.problem, kvHeads, s.headDimQK, s.headDimV, init);
     if (w.o)
         w.o = regrouped(*w.o, MatrixId::Wo, oldHeads, s.headDimV, heads, s.headDimV, true, init);
-    auto qk = [&](const MatrixF &b) {
+    withBias(w.qBias, [&](const MatrixF &b) {
         return regrouped(b, MatrixId::BiasQ, oldHeads, s.headDimQK, heads, s.headDimQK, false, zeros());
-    };
-    auto v = [&](const MatrixF &b) {
-        return regrouped(b, MatrixId::BiasV, oldHeads, s.headDimV, heads, s.headDimV, false, zeros());
-    };
-    withBias(w.qBias, qk);
-    withBias(w.kBias, qk);
-    withBias(w.vBias, v);
+    });
+    withBias(w.sinks,
+             [&](const MatrixF &b) { return regrouped(b, MatrixId::Sinks, oldHeads, 1, heads, 1, false, zeros()); });
     s.heads = heads;
+    s.kvHeads = kvHeads == heads ? 0 : kvHeads;
     return p;
 }
 
@@ -294,12 +297,10 @@ Project setHeadDimQK(Project p, int headDimQK, const InitOptions &init)
     AttentionSpec &s = p.problem.spec;
     AttentionWeights &w = p.problem.weights;
     w.q = regrouped(w.q, MatrixId::Wq, s.heads, s.headDimQK, s.heads, headDimQK, false, init);
-    w.k = regrouped(w.k, MatrixId::Wk, s.heads, s.headDimQK, s.heads, headDimQK, false, init);
-    auto qk = [&](const MatrixF &b) {
+    withBias(w.qBias, [&](const MatrixF &b) {
         return regrouped(b, MatrixId::BiasQ, s.heads, s.headDimQK, s.heads, headDimQK, false, zeros());
-    };
-    withBias(w.qBias, qk);
-    withBias(w.kBias, qk);
+    });
+    regroupKeyValues(p.problem, s.keyValueHeads(), headDimQK, s.headDimV, init); // G blocks, not H
     s.headDimQK = headDimQK;
     return p;
 }
@@ -308,12 +309,9 @@ Project setHeadDimV(Project p, int headDimV, const InitOptions &init)
 {
     AttentionSpec &s = p.problem.spec;
     AttentionWeights &w = p.problem.weights;
-    w.v = regrouped(w.v, MatrixId::Wv, s.heads, s.headDimV, s.heads, headDimV, false, init);
+    regroupKeyValues(p.problem, s.keyValueHeads(), s.headDimQK, headDimV, init); // G blocks, not H
     if (w.o)
         w.o = regrouped(*w.o, MatrixId::Wo, s.heads, s.headDimV, s.heads, headDimV, true, init);
-    withBias(w.vBias, [&](const MatrixF &b) {
-        return regrouped(b, MatrixId::BiasV, s.heads, s.headDimV, s.heads, headDimV, false, zeros());
-    });
     s.headDimV = headDimV;
     return p;
 }
@@ -375,6 +373,7 @@ Project insertToken(Project p, TokenSide side, int row, const QString &label, co
     }
     if (keyGrows && !pr.mask.keyPadding.empty())
         pr.mask.keyPadding.insert(pr.mask.keyPadding.begin() + row, true);
+    insertPosition(pr, queryGrows, keyGrows, row);
     return p;
 }
 
@@ -402,6 +401,7 @@ Project removeToken(Project p, TokenSide side, int row)
     }
     if (keyShrinks && size_t(row) < pr.mask.keyPadding.size())
         pr.mask.keyPadding.erase(pr.mask.keyPadding.begin() + row);
+    removePosition(pr, queryShrinks, keyShrinks, row);
     return p;
 }
 
@@ -414,6 +414,9 @@ Project setMode(Project p, AttentionMode mode, const InitOptions &init)
         // Start from the same tokens on both sides: nothing but the mode changes the result.
         pr.xkv = pr.xq;
         p.keyTokens = p.queryTokens;
+        // The keys kept the queries' positions in self-attention; now they need their own copy.
+        if (pr.spec.rope && pr.spec.rope->keyPositions.empty())
+            pr.spec.rope->keyPositions = pr.spec.rope->queryPositions;
     } else {
         const Eigen::Index tq = pr.xq.rows(), dq = pr.xq.cols();
         pr.weights.k = resized(pr.weights.k, MatrixId::Wk, dq, pr.weights.k.cols(), init);
@@ -425,6 +428,8 @@ Project setMode(Project p, AttentionMode mode, const InitOptions &init)
         pr.xkv = MatrixF();
         pr.xv.reset(); // self-attention takes its values from query.x
         p.keyTokens.clear();
+        if (pr.spec.rope) // the keys are the query tokens again, at the queries' positions
+            pr.spec.rope->keyPositions.clear();
     }
     pr.spec.mode = mode;
     return p;
@@ -487,6 +492,9 @@ Project setMatrixPresent(Project p, MatrixId id, bool present, const InitOptions
         break;
     case MatrixId::BiasV:
         n = pr.vWidth();
+        break;
+    case MatrixId::Sinks:
+        n = pr.spec.heads;
         break;
     default:
         if (!w.o)
@@ -559,15 +567,11 @@ Project applyMaskPreset(Project p, MaskPreset preset, int window)
             pr.mask.keyPadding.clear();
         break;
     }
-    case MaskPreset::SlidingWindow: {
-        window = std::max(window, 1);
-        MaskMatrix band(pr.tq(), pr.tk());
-        for (Eigen::Index i = 0; i < band.rows(); ++i)
-            for (Eigen::Index j = 0; j < band.cols(); ++j)
-                band(i, j) = std::abs(i - j) < window ? 1 : 0;
-        pr.mask.allowed = band;
+    case MaskPreset::SlidingWindow:
+        // The structural field, as a model has it; the custom cells are left as they are.
+        pr.mask.window = std::max(window, 1);
+        pr.mask.causal = true;
         break;
-    }
     }
     return p;
 }

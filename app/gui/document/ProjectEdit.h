@@ -11,12 +11,13 @@
 namespace attnscope {
 
 // Every editable matrix of a project. Biases are shown and edited as 1 by n matrices.
-// Xv: a cross-attention problem's separate value input (tutorial 5's three inputs), Tk rows; last,
-// so that the fill seeds derived from the others stay as they were.
-enum class MatrixId { Xq, Xkv, Wq, Wk, Wv, Wo, BiasQ, BiasK, BiasV, BiasO, Xv };
-inline constexpr MatrixId kAllMatrices[] = {MatrixId::Xq,    MatrixId::Xkv,   MatrixId::Xv,   MatrixId::Wq,
-                                            MatrixId::Wk,    MatrixId::Wv,    MatrixId::Wo,   MatrixId::BiasQ,
-                                            MatrixId::BiasK, MatrixId::BiasV, MatrixId::BiasO};
+// Xv: a cross-attention problem's separate value input (tutorial 5's three inputs), Tk rows.
+// Sinks: one sink logit per query head (design.md, "Modern attention"), shown as a 1 by H matrix.
+// New ids go last, so that the fill seeds derived from the others stay as they were.
+enum class MatrixId { Xq, Xkv, Wq, Wk, Wv, Wo, BiasQ, BiasK, BiasV, BiasO, Xv, Sinks };
+inline constexpr MatrixId kAllMatrices[] = {MatrixId::Xq,    MatrixId::Xkv,   MatrixId::Xv,    MatrixId::Wq,
+                                            MatrixId::Wk,    MatrixId::Wv,    MatrixId::Wo,    MatrixId::BiasQ,
+                                            MatrixId::BiasK, MatrixId::BiasV, MatrixId::BiasO, MatrixId::Sinks};
 
 // Which token list: the queries (rows of Xq) or the keys/values (rows of Xkv and Xv, cross mode).
 enum class TokenSide { Query, Key };
@@ -42,6 +43,9 @@ void setMatrixValue(Project &project, MatrixId id, Eigen::Index row, Eigen::Inde
 // when it passed before). Kept values stay where they were; new ones come from `init`.
 namespace edit {
 
+// Query heads H. Key/value heads follow: as many as the heads where they were (kvHeads 0), else
+// gcd(H, G) so that they still divide H (1, multi-query, stays 1); sinks follow the heads (0 for
+// a new head).
 Project setHeads(Project p, int heads, const InitOptions &init);
 Project setHeadDimQK(Project p, int headDimQK, const InitOptions &init);
 Project setHeadDimV(Project p, int headDimV, const InitOptions &init);
@@ -56,7 +60,28 @@ Project reinitialise(Project p, MatrixId id, const InitOptions &init);
 // Adds (zeros for biases, `init` for W_O) or removes an optional matrix.
 Project setMatrixPresent(Project p, MatrixId id, bool present, const InitOptions &init);
 Project setMaskCells(Project p, const std::vector<std::pair<int, int>> &cells, bool allowed);
+// None clears every part (the window too); Causal adds the causal part; SlidingWindow sets
+// mask.window = `window` and causal, as Mistral has it (keys i - W < j <= i).
 Project applyMaskPreset(Project p, MaskPreset preset, int window);
+
+// Modern attention (design.md), in ProjectEditModern.cpp.
+// Key/value heads G, which must divide the heads: W_K, W_V, b_K and b_V regrouped from the old
+// G blocks to `kvHeads` blocks (regroupKeyValues). G = H is stored as 0, as the file reader does.
+Project setKeyValueHeads(Project p, int kvHeads, const InitOptions &init);
+// W_K, W_V, b_K and b_V from the spec's G blocks of dK (dV) columns to kvHeads blocks of
+// headDimQK (headDimV), kept where both exist; each new block from its own stream (regrouped()),
+// new bias blocks 0. The spec itself is left to the caller.
+void regroupKeyValues(AttentionProblem &p, int kvHeads, int headDimQK, int headDimV, const InitOptions &init);
+// RoPE on (with these settings) or off.
+Project setRope(Project p, std::optional<RopeSpec> rope);
+// Given RoPE positions follow a row inserted at (removed from) `row` of the query rows and/or
+// the key rows: a new row's position is one past the row before it (0 at the top).
+void insertPosition(AttentionProblem &p, bool queryRows, bool keyRows, int row);
+void removePosition(AttentionProblem &p, bool queryRows, bool keyRows, int row);
+// Whole numbers of 0 or more separated by spaces or commas; anything else is refused naming
+// `field` and the entry ("rope.queryPositions[1]: expected a whole number of 0 or more, found -1").
+Result<std::vector<std::int64_t>> parsePositions(const QString &text, const std::string &field);
+QString positionsText(const std::vector<std::int64_t> &positions); // "0, 1, 5"
 
 // New values never repeat across matrices or regions: every fill draws from a stream seeded
 // by (init.seed, the matrix, the region), so W_Q and W_K of a new head differ, two new heads

@@ -1,6 +1,8 @@
 #include "app/gui/views/EditorPanels.h"
 
 #include "app/gui/views/MatrixModel.h"
+#include "app/gui/views/ModernAttentionPanel.h"
+#include "core/attention/HeadLayout.h"
 
 #include <QCheckBox>
 #include <QClipboard>
@@ -25,11 +27,26 @@ namespace {
 bool isOptional(MatrixId id)
 {
     return id == MatrixId::Wo || id == MatrixId::BiasQ || id == MatrixId::BiasK || id == MatrixId::BiasV ||
-           id == MatrixId::BiasO || id == MatrixId::Xv;
+           id == MatrixId::BiasO || id == MatrixId::Xv || id == MatrixId::Sinks;
 }
 
-QString shapeMeaning(MatrixId id)
+QString shapeMeaning(MatrixId id, bool grouped)
 {
+    // With key/value heads G < H, W_K and W_V hold G blocks (design.md, "Modern attention").
+    if (grouped) {
+        switch (id) {
+        case MatrixId::Wk:
+            return MatrixEditor::tr("d_kv \u00d7 G·dK (G key/value heads)");
+        case MatrixId::Wv:
+            return MatrixEditor::tr("d_kv \u00d7 G·dV (G key/value heads)");
+        case MatrixId::BiasK:
+            return MatrixEditor::tr("G·dK");
+        case MatrixId::BiasV:
+            return MatrixEditor::tr("G·dV");
+        default:
+            break;
+        }
+    }
     switch (id) {
     case MatrixId::Xq:
         return MatrixEditor::tr("Tq \u00d7 d_q");
@@ -52,6 +69,8 @@ QString shapeMeaning(MatrixId id)
         return MatrixEditor::tr("H·dV");
     case MatrixId::BiasO:
         return MatrixEditor::tr("d_out");
+    case MatrixId::Sinks:
+        return MatrixEditor::tr("H: one logit per query head, joining each row's softmax");
     }
     return {};
 }
@@ -232,7 +251,7 @@ void MatrixEditor::updateState()
                              .arg(matrixName(m_id))
                              .arg(matrixRows(m_document->project(), m_id))
                              .arg(matrixCols(m_document->project(), m_id))
-                             .arg(shapeMeaning(m_id)));
+                             .arg(shapeMeaning(m_id, HeadLayout::of(m_document->problem().spec).grouped())));
     else if (m_id == MatrixId::Xkv)
         m_shape->setText(tr("Self-attention: keys and values come from the query input."));
     else if (m_id == MatrixId::Xv)
@@ -255,12 +274,17 @@ void MatrixEditor::updateState()
 }
 
 ModelPanel::ModelPanel(QWidget *parent)
-    : QWidget(parent), m_heads(sizeBox(256)), m_headDimQK(sizeBox(4096)), m_headDimV(sizeBox(4096)),
-      m_dModel(sizeBox(65536)), m_dKv(sizeBox(65536)), m_dOut(sizeBox(65536)), m_mode(new QComboBox),
-      m_scale(new QComboBox), m_scaleValue(new QDoubleSpinBox), m_maskFill(new QComboBox), m_init(new QComboBox),
-      m_seed(new QSpinBox), m_stddev(new QDoubleSpinBox), m_shapes(new QLabel)
+    : QWidget(parent), m_heads(sizeBox(256)), m_kvHeads(new QComboBox), m_headDimQK(sizeBox(4096)),
+      m_headDimV(sizeBox(4096)), m_dModel(sizeBox(65536)), m_dKv(sizeBox(65536)), m_dOut(sizeBox(65536)),
+      m_mode(new QComboBox), m_scale(new QComboBox), m_scaleValue(new QDoubleSpinBox), m_maskFill(new QComboBox),
+      m_init(new QComboBox), m_seed(new QSpinBox), m_stddev(new QDoubleSpinBox), m_modern(new ModernAttentionPanel),
+      m_shapes(new QLabel)
 {
     m_heads->setObjectName(QStringLiteral("heads"));
+    m_kvHeads->setObjectName(QStringLiteral("kvHeads"));
+    m_kvHeads->setToolTip(tr("Key/value heads G (grouped-query attention): query head h reads key/value head "
+                             "h / (H/G). 1 is multi-query attention; H, one per head, is plain multi-head "
+                             "attention. G divides H."));
     m_headDimQK->setObjectName(QStringLiteral("headDimQK"));
     m_headDimV->setObjectName(QStringLiteral("headDimV"));
     m_mode->addItem(tr("Self-attention"), int(AttentionMode::Self));
@@ -289,6 +313,7 @@ ModelPanel::ModelPanel(QWidget *parent)
     auto *form = new QFormLayout(this);
     form->addRow(tr("Mode"), m_mode);
     form->addRow(tr("Heads H"), m_heads);
+    form->addRow(tr("Key/value heads G"), m_kvHeads);
     form->addRow(tr("Head size dK (Q, K)"), m_headDimQK);
     form->addRow(tr("Head size dV (V)"), m_headDimV);
     form->addRow(tr("Query input d_q"), m_dModel);
@@ -299,6 +324,7 @@ ModelPanel::ModelPanel(QWidget *parent)
     scaleRow->addWidget(m_scaleValue);
     form->addRow(tr("Scale"), scaleRow);
     form->addRow(tr("Mask fill"), m_maskFill);
+    form->addRow(m_modern);
     form->addRow(tr("New values"), m_init);
     form->addRow(tr("Seed"), m_seed);
     form->addRow(tr("Gaussian std. dev."), m_stddev);
@@ -311,6 +337,8 @@ ModelPanel::ModelPanel(QWidget *parent)
         };
     };
     connect(m_heads, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setHeads(v); }));
+    connect(m_kvHeads, &QComboBox::activated, this,
+            withDoc([this](Document *d, int) { d->setKeyValueHeads(m_kvHeads->currentData().toInt()); }));
     connect(m_headDimQK, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setHeadDimQK(v); }));
     connect(m_headDimV, &QSpinBox::valueChanged, this, withDoc([](Document *d, int v) { d->setHeadDimV(v); }));
     connect(m_dModel, &QSpinBox::valueChanged, this,
@@ -334,6 +362,7 @@ void ModelPanel::setDocument(Document *document)
     if (m_document)
         disconnect(m_document, nullptr, this, nullptr);
     m_document = document;
+    m_modern->setDocument(document);
     if (m_document) {
         connect(m_document, &Document::changed, this, &ModelPanel::updateFromDocument);
         // A refused size leaves the document as it was: show its values again.
@@ -377,8 +406,18 @@ void ModelPanel::updateFromDocument()
         return;
     const AttentionProblem &p = m_document->problem();
     const QSignalBlocker b1(m_heads), b2(m_headDimQK), b3(m_headDimV), b4(m_dModel), b5(m_dKv), b6(m_dOut), b7(m_mode),
-        b8(m_scale), b9(m_scaleValue), b10(m_maskFill);
+        b8(m_scale), b9(m_scaleValue), b10(m_maskFill), b11(m_kvHeads);
     m_heads->setValue(p.spec.heads);
+    m_kvHeads->clear();
+    for (int g = 1; g <= p.spec.heads; ++g) {
+        if (p.spec.heads % g != 0)
+            continue;
+        const QString text = g == 1 && p.spec.heads > 1 ? tr("%1 (multi-query)").arg(g)
+                             : g == p.spec.heads        ? tr("%1 (one per head)").arg(g)
+                                                        : QString::number(g);
+        m_kvHeads->addItem(text, g);
+    }
+    m_kvHeads->setCurrentIndex(m_kvHeads->findData(p.spec.keyValueHeads()));
     m_headDimQK->setValue(p.spec.headDimQK);
     m_headDimV->setValue(p.spec.headDimV);
     m_dModel->setValue(int(p.dq()));
@@ -391,13 +430,25 @@ void ModelPanel::updateFromDocument()
     m_scaleValue->setValue(p.spec.scale());
     m_scaleValue->setEnabled(p.spec.scaleMode == ScaleMode::Custom);
     m_maskFill->setCurrentIndex(m_maskFill->findData(int(p.spec.maskFill)));
-    m_shapes->setText(tr("Tq = %1, Tk = %2; Q: %1 \u00d7 %3, K: %2 \u00d7 %3, V: %2 \u00d7 %4 (H = %5); scale = %6")
-                          .arg(p.tq())
-                          .arg(p.tk())
-                          .arg(p.qkWidth())
-                          .arg(p.vWidth())
-                          .arg(p.spec.heads)
-                          .arg(p.spec.scale(), 0, 'g', 4));
+    if (HeadLayout::of(p.spec).grouped())
+        m_shapes->setText(
+            tr("Tq = %1, Tk = %2; Q: %1 \u00d7 %3, K: %2 \u00d7 %4, V: %2 \u00d7 %5 (H = %6, G = %7); scale = %8")
+                .arg(p.tq())
+                .arg(p.tk())
+                .arg(p.qkWidth())
+                .arg(p.kWidth())
+                .arg(p.kvVWidth())
+                .arg(p.spec.heads)
+                .arg(p.spec.keyValueHeads())
+                .arg(p.spec.scale(), 0, 'g', 4));
+    else
+        m_shapes->setText(tr("Tq = %1, Tk = %2; Q: %1 \u00d7 %3, K: %2 \u00d7 %3, V: %2 \u00d7 %4 (H = %5); scale = %6")
+                              .arg(p.tq())
+                              .arg(p.tk())
+                              .arg(p.qkWidth())
+                              .arg(p.vWidth())
+                              .arg(p.spec.heads)
+                              .arg(p.spec.scale(), 0, 'g', 4));
 }
 
 } // namespace attnscope

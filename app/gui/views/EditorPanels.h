@@ -16,6 +16,7 @@ class QTableView;
 namespace attnscope {
 
 class MatrixModel;
+class ModernAttentionPanel;
 
 // A matrix as an editable table with its shape; for inputs, token insert/remove; for every
 // matrix "re-initialise"; for W_O and the biases, add/remove.
@@ -59,8 +60,9 @@ private:
     QCheckBox *m_present = nullptr;
 };
 
-// The shape of the model (heads, dK, dV, input and output sizes), self/cross mode, scale,
-// mask fill, and how new values are initialised.
+// The shape of the model (heads, key/value heads, dK, dV, input and output sizes), self/cross
+// mode, scale, mask fill, RoPE and soft-cap (ModernAttentionPanel), and how new values are
+// initialised.
 class ModelPanel : public QWidget
 {
     Q_OBJECT
@@ -71,6 +73,9 @@ public:
     void setDocument(Document *document);
 
     QSpinBox *headsBox() const { return m_heads; }
+    // Key/value heads G: only the divisors of the heads are offered.
+    QComboBox *kvHeadsBox() const { return m_kvHeads; }
+    ModernAttentionPanel *modernPanel() const { return m_modern; }
     QSpinBox *headDimQKBox() const { return m_headDimQK; }
     QSpinBox *headDimVBox() const { return m_headDimV; }
     QSpinBox *inputDimBox() const { return m_dModel; }
@@ -89,6 +94,7 @@ private:
 
     QPointer<Document> m_document;
     QSpinBox *m_heads;
+    QComboBox *m_kvHeads;
     QSpinBox *m_headDimQK;
     QSpinBox *m_headDimV;
     QSpinBox *m_dModel;
@@ -101,6 +107,7 @@ private:
     QComboBox *m_init;
     QSpinBox *m_seed;
     QDoubleSpinBox *m_stddev;
+    ModernAttentionPanel *m_modern;
     QLabel *m_shapes;
 };
 

@@ -9,10 +9,12 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <limits>
 
 namespace attnscope {
 
@@ -109,10 +111,13 @@ MaskEditor::MaskEditor(QWidget *parent)
     m_preset->addItem(tr("Causal"), int(MaskPreset::Causal));
     m_preset->addItem(tr("Padding from tokens"), int(MaskPreset::PaddingFromTokens));
     m_preset->addItem(tr("Sliding window"), int(MaskPreset::SlidingWindow));
-    m_window->setRange(1, 1 << 20);
-    m_window->setValue(2);
+    m_window->setRange(0, std::numeric_limits<int>::max());
+    m_window->setValue(0);
     m_window->setPrefix(tr("window "));
-    m_window->setToolTip(tr("Sliding window: query i may attend to key j where |i - j| < window"));
+    m_window->setSpecialValueText(tr("no window"));
+    m_window->setKeyboardTracking(false); // one edit per finished entry, not per keystroke
+    m_window->setToolTip(tr("Sliding window W: key j is allowed for query i only when i - W < j (ANDed with the "
+                            "other parts; with causal: the last W keys up to i). 0: no window."));
     auto *apply = new QPushButton(tr("Apply"));
     auto *bar = new QHBoxLayout;
     bar->addWidget(m_preset, 1);
@@ -125,6 +130,14 @@ MaskEditor::MaskEditor(QWidget *parent)
     layout->addWidget(m_grid, 1);
     layout->addWidget(m_summary);
     connect(apply, &QPushButton::clicked, this, &MaskEditor::applyPreset);
+    connect(m_window, &QSpinBox::valueChanged, this, [this](int window) {
+        if (window > 0)
+            m_presetWindow = window;
+        // Stepping or retyping the width is one undo step (the document merges this field only).
+        constexpr int kWindowKey = 1;
+        if (m_document)
+            m_document->setMaskWindow(window, kWindowKey);
+    });
 }
 
 void MaskEditor::setDocument(Document *document)
@@ -151,28 +164,21 @@ void MaskEditor::showDocumentPreset()
     MaskPreset preset = mask.causal ? MaskPreset::Causal : MaskPreset::None;
     if (!mask.keyPadding.empty())
         preset = MaskPreset::PaddingFromTokens;
-    if (mask.allowed && mask.allowed->size() > 0) {
-        // A band |i - j| < w is a sliding window of width w; any other matrix is custom cells.
-        const MaskMatrix &m = *mask.allowed;
-        Eigen::Index width = 0;
-        for (Eigen::Index j = 0; j < m.cols() && m(0, j); ++j)
-            width = j + 1;
-        bool band = width > 0;
-        for (Eigen::Index i = 0; band && i < m.rows(); ++i)
-            for (Eigen::Index j = 0; band && j < m.cols(); ++j)
-                band = (m(i, j) != 0) == (std::abs(i - j) < width);
-        if (band) {
-            preset = MaskPreset::SlidingWindow;
-            m_window->setValue(int(width));
-        }
+    if (mask.window > 0) {
+        preset = MaskPreset::SlidingWindow;
+        m_presetWindow = int(std::min<std::int64_t>(mask.window, std::numeric_limits<int>::max()));
     }
+    const QSignalBlocker blocker(m_window); // showing the document's window is no edit of it
+    m_window->setValue(int(std::min<std::int64_t>(mask.window, std::numeric_limits<int>::max())));
     m_preset->setCurrentIndex(m_preset->findData(int(preset)));
 }
 
 void MaskEditor::applyPreset()
 {
+    // The window box's width, or the last one used while it shows no window.
     if (m_document)
-        m_document->applyMaskPreset(MaskPreset(m_preset->currentData().toInt()), m_window->value());
+        m_document->applyMaskPreset(MaskPreset(m_preset->currentData().toInt()),
+                                    m_window->value() > 0 ? m_window->value() : m_presetWindow);
 }
 
 void MaskEditor::updateSummary()
@@ -189,6 +195,8 @@ void MaskEditor::updateSummary()
         parts << tr("causal");
     if (!p.mask.keyPadding.empty())
         parts << tr("key padding");
+    if (p.mask.window > 0)
+        parts << tr("sliding window %1").arg(p.mask.window);
     if (p.mask.allowed)
         parts << tr("custom");
     QString text = tr("Effective mask = AND of: %1.")

@@ -46,7 +46,8 @@ private:
     std::optional<QPoint> m_lastCell;
 };
 
-// The mask editor: presets (none, causal, padding from tokens, sliding window) and the grid.
+// The mask editor: presets (none, causal, padding from tokens, sliding window), the sliding
+// window W (mask.window, edited live; 0: none) and the grid.
 class MaskEditor : public QWidget
 {
     Q_OBJECT
@@ -57,19 +58,21 @@ public:
     void setDocument(Document *document);
     MaskGrid *grid() const { return m_grid; }
     QComboBox *presetBox() const { return m_preset; }
+    QSpinBox *windowBox() const { return m_window; }
     void applyPreset();
 
 private:
     void updateSummary();
-    // The preset box shows the document's mask: its sliding window (with its width), else key
-    // padding, else causal, else none. Set on each new document and each mask change, so that it
-    // never shows another document's choice.
+    // The preset box shows the document's mask: its sliding window, else key padding, else
+    // causal, else none; the window box shows mask.window. Set on each new document and each mask
+    // change, so that it never shows another document's choice.
     void showDocumentPreset();
 
     QPointer<Document> m_document;
     MaskGrid *m_grid;
     QComboBox *m_preset;
     QSpinBox *m_window;
+    int m_presetWindow = 2; // the width the Sliding window preset applies while no window is set
     QLabel *m_summary;
 };
 

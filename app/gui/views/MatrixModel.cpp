@@ -1,5 +1,7 @@
 #include "app/gui/views/MatrixModel.h"
 
+#include "core/attention/HeadLayout.h"
+
 #include <QColor>
 
 #include <cmath>
@@ -109,9 +111,11 @@ bool MatrixModel::setData(const QModelIndex &index, const QVariant &value, int r
 
 QVariant MatrixModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (role != Qt::DisplayRole || !m_document)
+    if ((role != Qt::DisplayRole && role != Qt::ToolTipRole) || !m_document)
         return {};
     const AttentionSpec &s = m_document->problem().spec;
+    if (role == Qt::ToolTipRole)
+        return orientation == Qt::Horizontal ? headerToolTip(matrixColumn(section)) : QVariant();
     if (orientation == Qt::Vertical) {
         if (m_id == MatrixId::Wo)
             return QStringLiteral("h%1·%2").arg(section / s.headDimV).arg(section % s.headDimV);
@@ -120,20 +124,43 @@ QVariant MatrixModel::headerData(int section, Qt::Orientation orientation, int r
     const int col = matrixColumn(section);
     if (col < 0)
         return tr("token");
-    // Head blocks of the projection columns: "h2·0" is head 2's first column,
-    // heads counting from 0 as everywhere else.
+    // Head blocks of the projection columns: "h2·0" is head 2's first column, heads counting
+    // from 0 as everywhere else. With fewer key/value heads than heads, the blocks of W_K and W_V
+    // are key/value heads': "g1·0" (the tooltip names the query heads that read it).
+    const bool grouped = HeadLayout::of(s).grouped();
+    const auto block = [col](const char *prefix, int width) {
+        return QStringLiteral("%1%2·%3").arg(QLatin1String(prefix)).arg(col / width).arg(col % width);
+    };
     switch (m_id) {
     case MatrixId::Wq:
-    case MatrixId::Wk:
     case MatrixId::BiasQ:
+        return block("h", s.headDimQK);
+    case MatrixId::Wk:
     case MatrixId::BiasK:
-        return QStringLiteral("h%1·%2").arg(col / s.headDimQK).arg(col % s.headDimQK);
+        return block(grouped ? "g" : "h", s.headDimQK);
     case MatrixId::Wv:
     case MatrixId::BiasV:
-        return QStringLiteral("h%1·%2").arg(col / s.headDimV).arg(col % s.headDimV);
+        return block(grouped ? "g" : "h", s.headDimV);
+    case MatrixId::Sinks:
+        return QStringLiteral("h%1").arg(col);
     default:
         return QStringLiteral("d%1").arg(col);
     }
+}
+
+QString MatrixModel::headerToolTip(int col) const
+{
+    if (col < 0)
+        return {};
+    const HeadLayout layout = HeadLayout::of(m_document->problem().spec);
+    const bool keys = m_id == MatrixId::Wk || m_id == MatrixId::BiasK;
+    if (!layout.grouped() || (!keys && m_id != MatrixId::Wv && m_id != MatrixId::BiasV))
+        return {};
+    const int g = col / (keys ? layout.headDimQK : layout.headDimV), first = layout.firstQueryHead(g);
+    return tr("Key/value head %1: read by query heads %2\u2013%3")
+        .arg(g)
+        .arg(first)
+        .arg(first + layout.groupSize() - 1);
 }
 
 Qt::ItemFlags MatrixModel::flags(const QModelIndex &index) const

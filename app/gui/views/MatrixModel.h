@@ -36,6 +36,8 @@ public:
 
 private:
     void documentChanged(Document::Changes what);
+    // Which key/value head a column of W_K, W_V, b_K or b_V belongs to and which query heads read it.
+    QString headerToolTip(int column) const;
 
     MatrixId m_id;
     QPointer<Document> m_document;
