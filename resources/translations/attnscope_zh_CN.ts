@@ -1675,6 +1675,46 @@
         <source>Paste into %1: %2</source>
         <translation>粘贴到 %1：%2</translation>
     </message>
+    <message>
+        <source>Set key/value heads to %1</source>
+        <translation>将键值头设为 %1</translation>
+    </message>
+    <message>
+        <source>Turn RoPE on</source>
+        <translation>开启 RoPE</translation>
+    </message>
+    <message>
+        <source>Turn RoPE off</source>
+        <translation>关闭 RoPE</translation>
+    </message>
+    <message>
+        <source>Change RoPE base</source>
+        <translation>更改 RoPE 基数</translation>
+    </message>
+    <message>
+        <source>Set key positions</source>
+        <translation>设置键位置</translation>
+    </message>
+    <message>
+        <source>Set query positions</source>
+        <translation>设置查询位置</translation>
+    </message>
+    <message>
+        <source>Change soft-cap</source>
+        <translation>更改软上限</translation>
+    </message>
+    <message>
+        <source>Turn soft-cap on</source>
+        <translation>开启软上限</translation>
+    </message>
+    <message>
+        <source>Turn soft-cap off</source>
+        <translation>关闭软上限</translation>
+    </message>
+    <message>
+        <source>Change sliding window</source>
+        <translation>更改滑动窗口</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::Examples</name>
@@ -2422,10 +2462,6 @@
         <translation>窗口 </translation>
     </message>
     <message>
-        <source>Sliding window: query i may attend to key j where |i - j| &lt; window</source>
-        <translation>滑动窗口：当 |i - j| &lt; 窗口时，查询 i 可以关注键 j</translation>
-    </message>
-    <message>
         <source>Apply</source>
         <translation>应用</translation>
     </message>
@@ -2463,6 +2499,18 @@
         <source>uniform</source>
         <translation>均匀分布</translation>
     </message>
+    <message>
+        <source>no window</source>
+        <translation>无窗口</translation>
+    </message>
+    <message>
+        <source>Sliding window W: key j is allowed for query i only when i - W &lt; j (ANDed with the other parts; with causal: the last W keys up to i). 0: no window.</source>
+        <translation>滑动窗口 W：只有当 i - W &lt; j 时，查询 i 才能关注键 j（与其他部分取与；加上因果掩码：截至 i 的最近 W 个键）。0：无窗口。</translation>
+    </message>
+    <message>
+        <source>sliding window %1</source>
+        <translation>滑动窗口 %1</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskGrid</name>
@@ -2488,6 +2536,10 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>X (value)</source>
         <translation>X（值）</translation>
+    </message>
+    <message>
+        <source>Sinks</source>
+        <translation>汇点</translation>
     </message>
 </context>
 <context>
@@ -2572,12 +2624,36 @@ Hatched: masked by the causal or padding part.</source>
         <source>No separate value input: the values come from the key input. Check Use to give them their own.</source>
         <translation>没有独立的值输入：值来自键输入。勾选“使用”即可为值提供独立输入。</translation>
     </message>
+    <message>
+        <source>d_kv × G·dK (G key/value heads)</source>
+        <translation>d_kv × G·dK（G 个键值头）</translation>
+    </message>
+    <message>
+        <source>d_kv × G·dV (G key/value heads)</source>
+        <translation>d_kv × G·dV（G 个键值头）</translation>
+    </message>
+    <message>
+        <source>G·dK</source>
+        <translation>G·dK</translation>
+    </message>
+    <message>
+        <source>G·dV</source>
+        <translation>G·dV</translation>
+    </message>
+    <message>
+        <source>H: one logit per query head, joining each row&apos;s softmax</source>
+        <translation>H：每个查询头一个 logit，参与每一行的 softmax</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MatrixModel</name>
     <message>
         <source>token</source>
         <translation>词元</translation>
+    </message>
+    <message>
+        <source>Key/value head %1: read by query heads %2–%3</source>
+        <translation>键值头 %1：由查询头 %2–%3 读取</translation>
     </message>
 </context>
 <context>
@@ -2689,6 +2765,26 @@ Hatched: masked by the causal or padding part.</source>
         <source>Tq = %1, Tk = %2; Q: %1 × %3, K: %2 × %3, V: %2 × %4 (H = %5); scale = %6</source>
         <translation>Tq = %1，Tk = %2；Q：%1 × %3，K：%2 × %3，V：%2 × %4（H = %5）；缩放 = %6</translation>
     </message>
+    <message>
+        <source>Key/value heads G (grouped-query attention): query head h reads key/value head h / (H/G). 1 is multi-query attention; H, one per head, is plain multi-head attention. G divides H.</source>
+        <translation>键值头数 G（分组查询注意力）：查询头 h 读键值头 h / (H/G)。1 为多查询注意力；H（每个头一个）即普通多头注意力。G 必须整除 H。</translation>
+    </message>
+    <message>
+        <source>Key/value heads G</source>
+        <translation>键值头 G</translation>
+    </message>
+    <message>
+        <source>%1 (multi-query)</source>
+        <translation>%1（多查询）</translation>
+    </message>
+    <message>
+        <source>%1 (one per head)</source>
+        <translation>%1（每头一个）</translation>
+    </message>
+    <message>
+        <source>Tq = %1, Tk = %2; Q: %1 × %3, K: %2 × %4, V: %2 × %5 (H = %6, G = %7); scale = %8</source>
+        <translation>Tq = %1，Tk = %2；Q：%1 × %3，K：%2 × %4，V：%2 × %5（H = %6，G = %7）；缩放 = %8</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::ModelRunSource</name>
@@ -2770,6 +2866,69 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>scores scaled by %1</source>
         <translation>分数乘以 %1</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ModernAttentionPanel</name>
+    <message>
+        <source>RoPE</source>
+        <translation>RoPE</translation>
+    </message>
+    <message>
+        <source>Soft-cap</source>
+        <translation>软上限</translation>
+    </message>
+    <message>
+        <source>Rotary position embeddings: each head&apos;s q and k are turned by their position p; dimension i pairs with i + dK/2 at angle p·base^(-2i/dK). dK must be even.</source>
+        <translation>旋转位置编码：每个头的 q 和 k 按位置 p 旋转；第 i 维与第 i + dK/2 维成对，角度为 p·base^(-2i/dK)。dK 必须为偶数。</translation>
+    </message>
+    <message>
+        <source>RoPE base (theta): a number above 0; 10000 in most models</source>
+        <translation>RoPE 基数（theta）：大于 0 的数；大多数模型为 10000</translation>
+    </message>
+    <message>
+        <source>Whole numbers of 0 or more, one per token, separated by spaces or commas; empty: 0, 1, 2, … Causal and the window compare these positions.</source>
+        <translation>0 或更大的整数，每个词元一个，用空格或逗号分隔；留空：0, 1, 2, … 因果掩码和窗口比较的就是这些位置。</translation>
+    </message>
+    <message>
+        <source>Soft-capping c: scores become c·tanh(scores / c) before the mask</source>
+        <translation>软上限 c：在掩码之前，分数变为 c·tanh(分数 / c)</translation>
+    </message>
+    <message>
+        <source>Soft-cap c: a number above 0</source>
+        <translation>软上限 c：大于 0 的数</translation>
+    </message>
+    <message>
+        <source>Modern attention</source>
+        <translation>现代注意力</translation>
+    </message>
+    <message>
+        <source>Positions</source>
+        <translation>位置</translation>
+    </message>
+    <message>
+        <source>Query positions</source>
+        <translation>查询位置</translation>
+    </message>
+    <message>
+        <source>Key positions</source>
+        <translation>键位置</translation>
+    </message>
+    <message>
+        <source>Scores</source>
+        <translation>分数</translation>
+    </message>
+    <message>
+        <source>0, 1, …, %1 (one per query token)</source>
+        <translation>0, 1, …, %1（每个查询词元一个）</translation>
+    </message>
+    <message>
+        <source>0, 1, …, %1 (one per key token)</source>
+        <translation>0, 1, …, %1（每个键词元一个）</translation>
+    </message>
+    <message>
+        <source>the query positions</source>
+        <translation>与查询位置相同</translation>
     </message>
 </context>
 <context>

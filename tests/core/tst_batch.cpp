@@ -96,6 +96,7 @@ private slots:
     void malformed();
     void batchRoundTripsAndKeepsUnknownFields();
     void everySequenceComputesLikeAHandBuiltProblem();
+    void modernAttentionAppliesToEverySequence();
     void batchedNpyReferencesAreKeptOnSave();
     void showingAnotherSequenceKeepsEdits();
     void tutorialFixtures_data();
@@ -260,6 +261,46 @@ void TestBatch::everySequenceComputesLikeAHandBuiltProblem()
     }
     auto weights = readNpyFile((dir.path() + "/out/weights.npy").toStdString());
     QCOMPARE(weights->data[size_t(2 * 2 * 3 + 2)], 0.0); // [1][0][0][2]: sequence 1's padded key
+}
+
+// design.md's modern attention fields belong to the project: every sequence of a batch is
+// computed with them (one key/value head, RoPE, a window, a soft-cap and sinks), and k.npy holds
+// one key/value head per sequence.
+void TestBatch::modernAttentionAppliesToEverySequence()
+{
+    Json root = batchedCross();
+    root["kvHeads"] = 1;
+    root["weights"]["k"] = Json::parse("[[1, 0], [0, 1], [1, 1], [0, -1]]");
+    root["weights"]["v"] = Json::parse("[[1, 0], [0, 1], [1, 1]]");
+    root["rope"] = Json::parse(R"({"base": 50, "queryPositions": [2, 3], "keyPositions": [0, 1, 2]})");
+    root["mask"]["window"] = 2;
+    root["mask"]["causal"] = true;
+    root["softcap"] = 1.5;
+    root["sinks"] = Json::parse("[0.25, -0.5]");
+    auto project = parse(root);
+    QVERIFY2(project.ok(), project.ok() ? "" : project.message().c_str());
+    CpuBackend cpu;
+    auto traces = computeSequences(cpu, *project);
+    QVERIFY2(traces.ok(), traces.ok() ? "" : traces.message().c_str());
+    const BatchedProject batch(*project);
+    for (int b = 0; b < 2; ++b) {
+        AttentionProblem hand = handBuiltSequence(*project, b);
+        hand.spec = project->problem.spec;
+        hand.weights = project->problem.weights;
+        hand.mask.window = 2;
+        hand.mask.causal = true;
+        const AttentionProblem shown = batch.problemForSequence(b);
+        QVERIFY(shown.spec.rope && shown.spec.softcap && shown.weights.sinks && shown.mask.window == 2);
+        auto ref = referenceAttention(hand);
+        QVERIFY2(ref.ok(), ref.ok() ? "" : ref.message().c_str());
+        const std::string diff = test::compareTrace((*traces)[size_t(b)], *ref, true);
+        QVERIFY2(diff.empty(), (std::to_string(b) + ": " + diff).c_str());
+    }
+    QTemporaryDir dir;
+    QVERIFY(writeBatchTraceNpy(*traces, (dir.path() + "/out").toStdString()).ok());
+    auto k = readNpyFile((dir.path() + "/out/k.npy").toStdString());
+    QVERIFY(k.ok());
+    QCOMPARE(k->shape, (std::vector<std::int64_t>{2, 1, 3, 2}));
 }
 
 void TestBatch::batchedNpyReferencesAreKeptOnSave()

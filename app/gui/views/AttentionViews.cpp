@@ -17,14 +17,28 @@
 
 namespace attnscope {
 
+namespace {
+
+// A project's notes: wrapped to the width they get, but asking for no room at all, so they never
+// make the window larger than a small screen (a 1080p projector at 2x): there they give way to
+// the views, and their whole text stays in the tooltip.
+class NotesLabel : public QLabel
+{
+public:
+    QSize minimumSizeHint() const override { return {0, 0}; }
+};
+
+} // namespace
+
 AttentionViews::AttentionViews(AttentionController *jobs, QWidget *parent)
-    : QWidget(parent), m_jobs(jobs), m_tabs(new QTabWidget), m_notes(new QLabel), m_grid(new HeadsGridView),
+    : QWidget(parent), m_jobs(jobs), m_tabs(new QTabWidget), m_notes(new NotesLabel), m_grid(new HeadsGridView),
       m_headView(new HeatmapView), m_meanView(new HeatmapView), m_lines(new HeadLinesView),
       m_teaching(new TeachingView), m_modelView(new ModelView), m_statsTable(new StatsTable),
       m_rolloutView(new RolloutView), m_filePooled(new PooledHeatmapView)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0); // the notes ask for no room, not even a gap (NotesLabel)
     m_notes->setObjectName(QStringLiteral("projectNotes"));
     m_notes->setWordWrap(true);
     m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -107,6 +121,7 @@ void AttentionViews::setAttention(const ShownAttention &shown)
             notes = titleInLanguage(QString::fromStdString(extra["notes"].get<std::string>()));
     }
     m_notes->setText(notes);
+    m_notes->setToolTip(notes);
     m_notes->setVisible(!notes.isEmpty());
     const int heads = shown.heads();
     if (heads > 0 && m_grid->currentHead() >= heads)
