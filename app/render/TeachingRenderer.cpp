@@ -322,9 +322,9 @@ QString TeachingRenderer::html() const
     else
         s += tr("<p>Q: %1 \u00d7 %2, K: %3 \u00d7 %2, V: %3 \u00d7 %4 (all heads side by side)</p>")
                  .arg(p.tq())
-                 .arg(H * dK)
+                 .arg(layout.queryWidth())
                  .arg(p.tk())
-                 .arg(H * dV);
+                 .arg(layout.valueWidth());
     if (layout.grouped())
         s += tr("<h3>3. Split heads: head %1 takes columns %2..%3 of Q and reads key/value head %4: columns %5..%6 "
                 "of K, %7..%8 of V (shared with query heads %9)</h3>")
@@ -342,10 +342,10 @@ QString TeachingRenderer::html() const
     else
         s += tr("<h3>3. Split heads: head %1 takes columns %2..%3 of Q and K, %4..%5 of V</h3>")
                  .arg(h)
-                 .arg(h * dK)
-                 .arg((h + 1) * dK - 1)
-                 .arg(h * dV)
-                 .arg((h + 1) * dV - 1);
+                 .arg(layout.queryColumn(h))
+                 .arg(layout.queryColumn(h) + dK - 1)
+                 .arg(layout.valueColumnOfHead(h))
+                 .arg(layout.valueColumnOfHead(h) + dV - 1);
     const bool rope = p.spec.rope && !t.qBeforeRope.empty();
     const MatrixF &qBefore = rope ? t.qBeforeRope[size_t(h)] : t.q[size_t(h)];
     const MatrixF &kBefore = rope ? t.kBeforeRope[size_t(g)] : t.k[size_t(g)];

@@ -2903,10 +2903,6 @@ Hatched: masked by the causal or padding part.</source>
         <translation>现代注意力</translation>
     </message>
     <message>
-        <source>Positions</source>
-        <translation>位置</translation>
-    </message>
-    <message>
         <source>Query positions</source>
         <translation>查询位置</translation>
     </message>
@@ -2929,6 +2925,10 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>the query positions</source>
         <translation>与查询位置相同</translation>
+    </message>
+    <message>
+        <source>Position encoding</source>
+        <translation>位置编码</translation>
     </message>
 </context>
 <context>

@@ -69,7 +69,7 @@ ModernAttentionPanel::ModernAttentionPanel(QWidget *parent)
     auto *ropeRow = new QHBoxLayout;
     ropeRow->addWidget(m_rope);
     ropeRow->addWidget(m_ropeBase, 1);
-    form->addRow(tr("Positions"), ropeRow);
+    form->addRow(tr("Position encoding"), ropeRow);
     form->addRow(tr("Query positions"), m_queryPositions);
     form->addRow(tr("Key positions"), m_keyPositions);
     auto *capRow = new QHBoxLayout;
