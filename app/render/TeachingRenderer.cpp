@@ -389,15 +389,18 @@ QString TeachingRenderer::html() const
     }
     const double scale = p.spec.scale();
     const MatrixF &scores = t.scores[size_t(h)];
-    const MatrixF product = t.q[size_t(h)] * t.k[size_t(g)].transpose();
     const bool links = m_interactive;
-    const QString qk = table(
-        tr("Q_h\u00b7K_h\u1d40"), product.rows(), product.cols(),
-        [&](Eigen::Index r, Eigen::Index c) { return num(double(product(r, c))); },
-        [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"), links);
-    const MatrixF scaledProduct = product * float(scale);
-    const QString scaled = matrixTable(p.spec.softcap ? tr("scaled") : tr("scores"),
-                                       p.spec.softcap ? scaledProduct : scores, tr("Tq \u00d7 Tk"), i, j, links);
+    // q·k of the cells a table shows (at most kMaxShown square), never the whole Tq x Tk product:
+    // the step view is built on the GUI thread, and a project may have thousands of tokens.
+    auto products = [&](const QString &name, const MatrixF &q, const MatrixF &k, double factor, bool linked) {
+        return table(
+            name, q.rows(), k.rows(),
+            [&](Eigen::Index r, Eigen::Index c) { return num(factor * double(q.row(r).dot(k.row(c)))); },
+            [&](Eigen::Index r, Eigen::Index c) { return r == i && c == j; }, tr("Tq \u00d7 Tk"), linked);
+    };
+    const QString qk = products(tr("Q_h\u00b7K_h\u1d40"), t.q[size_t(h)], t.k[size_t(g)], 1.0, links);
+    const QString scaled = p.spec.softcap ? products(tr("scaled"), t.q[size_t(h)], t.k[size_t(g)], scale, links)
+                                          : matrixTable(tr("scores"), scores, tr("Tq \u00d7 Tk"), i, j, links);
     const QString fill = QString::fromLatin1(maskFillText(p.spec.maskFill));
     const QString masked = table(
         tr("masked scores"), scores.rows(), scores.cols(),
@@ -439,10 +442,11 @@ QString TeachingRenderer::html() const
                      .arg(kLinkCompareRope, m_compareWithoutRope ? tr("Hide the scores without RoPE")
                                                                  : tr("Compare with the scores without RoPE"));
         if (m_compareWithoutRope) {
-            const MatrixF plain = (t.qBeforeRope[size_t(h)] * t.kBeforeRope[size_t(g)].transpose()) * float(scale);
             s += tr("<h3>Scores with and without RoPE</h3>");
-            s += sideBySide({{matrixTable(tr("scaled, with RoPE"), scaledProduct, tr("Tq \u00d7 Tk"), i, j), tk},
-                             {matrixTable(tr("scaled, without RoPE"), plain, tr("Tq \u00d7 Tk"), i, j), tk}},
+            s += sideBySide({{products(tr("scaled, with RoPE"), t.q[size_t(h)], t.k[size_t(g)], scale, false), tk},
+                             {products(tr("scaled, without RoPE"), t.qBeforeRope[size_t(h)], t.kBeforeRope[size_t(g)],
+                                       scale, false),
+                              tk}},
                             m_room);
         }
     }
