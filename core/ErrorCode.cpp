@@ -39,6 +39,11 @@ constexpr std::array kTemplates = {
     ErrorTemplate{"validation.positions", "%1: expected %2 positions (one per row), found %3"},
     ErrorTemplate{"validation.position", "%1: expected a whole number of 0 or more, found %2"},
     ErrorTemplate{"validation.window", "mask.window: expected a whole number of at least 1, found %1"},
+    ErrorTemplate{"validation.rope.frequencies",
+                  "rope.frequencies: expected %1 values (one per pair of dimensions), found %2"},
+    ErrorTemplate{"validation.rope.frequency", "rope.frequencies[%1]: expected a number of at least 0, found %2"},
+    ErrorTemplate{"validation.rope.scaling", "rope.scaling: expected a number above 0, found %1"},
+    ErrorTemplate{"validation.qkNormEps", "qkNormEps: expected a number above 0 and at most 1, found %1"},
     ErrorTemplate{"validation.softcap", "softcap: expected a number above 0, found %1"},
     // Memory refusals (core/attention/Validation.cpp, core/io/MemoryLimits.cpp).
     ErrorTemplate{"memory.trace", "size: this problem needs %1 for its intermediate tensors; this machine allows %2"},

@@ -431,8 +431,8 @@ Status VulkanBackend::State::run(const AttentionProblem &p)
     if (p.weights.sinks)
         put(Sinks, *p.weights.sinks);
     if (p.spec.rope) {
-        const std::vector<float> q = ropeTableForGpu(queryPositions(p), p.spec.rope->base, p.spec.headDimQK);
-        const std::vector<float> k = ropeTableForGpu(keyPositions(p), p.spec.rope->base, p.spec.headDimQK);
+        const std::vector<float> q = ropeTableForGpu(queryPositions(p), *p.spec.rope, p.spec.headDimQK);
+        const std::vector<float> k = ropeTableForGpu(keyPositions(p), *p.spec.rope, p.spec.headDimQK);
         upload(RopeQ, q.data(), q.size() * sizeof(float));
         upload(RopeK, k.data(), k.size() * sizeof(float));
     }

@@ -54,9 +54,9 @@ bool fits32(std::uint64_t v)
 
 } // namespace
 
-std::vector<float> ropeTableForGpu(const std::vector<std::int64_t> &positions, double base, int headDimQK)
+std::vector<float> ropeTableForGpu(const std::vector<std::int64_t> &positions, const RopeSpec &rope, int headDimQK)
 {
-    const RopeTable t = ropeTable(positions, base, headDimQK);
+    const RopeTable t = ropeTable(positions, rope, headDimQK);
     std::vector<float> out(size_t(t.cos.size()) * 2);
     for (Eigen::Index r = 0; r < t.cos.rows(); ++r)
         for (Eigen::Index i = 0; i < t.cos.cols(); ++i) {

@@ -59,7 +59,7 @@ struct RopePass {
 
 // RopePass's table for rows at `positions`: core's ropeTable (so the GPU's angles are the CPU's),
 // with each pair's cos and sin side by side.
-std::vector<float> ropeTableForGpu(const std::vector<std::int64_t> &positions, double base, int headDimQK);
+std::vector<float> ropeTableForGpu(const std::vector<std::int64_t> &positions, const RopeSpec &rope, int headDimQK);
 
 // The shaders' interfaces, for creating their pipelines: storage buffers bound and push-constant
 // bytes (the structs in VulkanPasses.cpp mirror the push_constant blocks).

@@ -248,8 +248,8 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     if (w.sinks)
         put(Sinks, w.sinks->data());
     if (p.spec.rope) {
-        put(RopeQ, ropeTableForGpu(queryPositions(p), p.spec.rope->base, int(dk)).data());
-        put(RopeK, ropeTableForGpu(keyPositions(p), p.spec.rope->base, int(dk)).data());
+        put(RopeQ, ropeTableForGpu(queryPositions(p), *p.spec.rope, int(dk)).data());
+        put(RopeK, ropeTableForGpu(keyPositions(p), *p.spec.rope, int(dk)).data());
     }
     if (bytes[PadBits]) {
         std::vector<std::uint32_t> bits(size_t(words), 0u);

@@ -30,6 +30,11 @@ inline constexpr double kDefaultRopeBase = 10000.0;
 // head's q and k are rotated by their position, dimension i paired with i + dK/2.
 struct RopeSpec {
     double base = kDefaultRopeBase; // theta_i = base^(-2i/dK)
+    // theta_i for i in [0, dK/2) given one by one, replacing the base's (a model's rope
+    // scaling: linear, dynamic, YaRN, Llama 3); empty: from the base.
+    std::vector<double> frequencies;
+    // Multiplies every cos and sin (YaRN's attention factor), so q·k gains its square; 1: none.
+    double scaling = 1.0;
     // One non-negative position per query (key) row; empty: 0, 1, ..., T-1. Given positions
     // are also what the causal mask and the window compare.
     std::vector<std::int64_t> queryPositions;
@@ -50,6 +55,8 @@ struct AttentionSpec {
     int kvHeads = 0;
     std::optional<RopeSpec> rope;
     std::optional<double> softcap; // c > 0: scores become c*tanh(scores/c) before the mask
+    // The epsilon of the per-head RMSNorms of q and k (AttentionWeights::qNorm, kNorm).
+    double qkNormEps = 1e-6;
 
     // The factor applied to Q_h·K_hᵀ.
     double scale() const;
@@ -70,6 +77,10 @@ struct AttentionWeights {
     // One sink logit per query head: it joins each row's softmax (never scaled, capped or
     // masked) and is then dropped, so a row's weights sum to less than 1.
     std::optional<VectorF> sinks;
+    // Per-head RMSNorm weights (headDimQK each) applied to every head of q (k) after the
+    // projection and before RoPE: x·w/sqrt(mean(x²) + qkNormEps) (Qwen 3, Gemma 3).
+    std::optional<VectorF> qNorm;
+    std::optional<VectorF> kNorm;
 };
 
 // The parts of the "allowed" mask; the effective mask is their AND.

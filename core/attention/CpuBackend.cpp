@@ -149,17 +149,21 @@ void projectAndRotate(const AttentionProblem &p, MatrixF &q, MatrixF &k, MatrixF
     q = project(p.xq, p.weights.q, p.weights.qBias);
     k = project(p.keyInput(), p.weights.k, p.weights.kBias);
     v = project(p.valueInput(), p.weights.v, p.weights.vBias);
+    const int dk = layout.headDimQK;
+    if (p.weights.qNorm)
+        applyHeadNorm(q, *p.weights.qNorm, layout.heads, dk, p.spec.qkNormEps);
+    if (p.weights.kNorm)
+        applyHeadNorm(k, *p.weights.kNorm, layout.kvHeads, dk, p.spec.qkNormEps);
     if (!p.spec.rope)
         return;
-    const int dk = layout.headDimQK;
     if (qBefore)
         for (int h = 0; h < layout.heads; ++h)
             qBefore->push_back(q.middleCols(layout.queryColumn(h), dk));
     if (kBefore)
         for (int g = 0; g < layout.kvHeads; ++g)
             kBefore->push_back(k.middleCols(layout.keyColumn(g), dk));
-    applyRope(q, ropeTable(queryPositions(p), p.spec.rope->base, dk), layout.heads, dk);
-    applyRope(k, ropeTable(keyPositions(p), p.spec.rope->base, dk), layout.kvHeads, dk);
+    applyRope(q, ropeTable(queryPositions(p), *p.spec.rope, dk), layout.heads, dk);
+    applyRope(k, ropeTable(keyPositions(p), *p.spec.rope, dk), layout.kvHeads, dk);
 }
 
 CpuBackend::CpuBackend(int threads) : m_threads(threads > 0 ? threads : omp_get_max_threads()) {}

@@ -122,11 +122,15 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
     // Row r of q is query q0 + r; the mask and the bins take absolute indices.
     MatrixF q = project(p.xq.middleRows(q0, rowsIn), p.weights.q, p.weights.qBias);
     MatrixF k = project(p.keyInput(), p.weights.k, p.weights.kBias);
+    if (p.weights.qNorm)
+        applyHeadNorm(q, *p.weights.qNorm, heads, dk, p.spec.qkNormEps);
+    if (p.weights.kNorm)
+        applyHeadNorm(k, *p.weights.kNorm, layout.kvHeads, dk, p.spec.qkNormEps);
     if (p.spec.rope) { // RoPE in the projection stage, as in the full engine
         const std::vector<std::int64_t> all = queryPositions(p);
         const std::vector<std::int64_t> rows(all.begin() + q0, all.begin() + q1);
-        applyRope(q, ropeTable(rows, p.spec.rope->base, dk), heads, dk);
-        applyRope(k, ropeTable(keyPositions(p), p.spec.rope->base, dk), layout.kvHeads, dk);
+        applyRope(q, ropeTable(rows, *p.spec.rope, dk), heads, dk);
+        applyRope(k, ropeTable(keyPositions(p), *p.spec.rope, dk), layout.kvHeads, dk);
     }
     q *= float(p.spec.scale());
     const MatrixF v = allKeys ? project(p.valueInput(), p.weights.v, p.weights.vBias) : MatrixF();

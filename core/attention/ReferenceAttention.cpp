@@ -30,18 +30,33 @@ std::vector<double> positionsOr(const std::vector<std::int64_t> &given, Eigen::I
 }
 
 // x*cos + rotate_half(x)*sin, rotate_half(x) = cat(-x[d/2:], x[:d/2]), with
-// cos/sin = cat(freqs, freqs) and freqs = p * base^(-2i/d): one head, every row.
-MatrixD rotate(const MatrixD &x, const std::vector<double> &positions, double base)
+// cos/sin = cat(freqs, freqs)·scaling and freqs = p * inv_freq, inv_freq = base^(-2i/d) unless
+// the spec gives it: one head, every row.
+MatrixD rotate(const MatrixD &x, const std::vector<double> &positions, const RopeSpec &rope)
 {
     const Eigen::Index d = x.cols(), half = d / 2;
     MatrixD out(x.rows(), d);
     for (Eigen::Index r = 0; r < x.rows(); ++r)
         for (Eigen::Index c = 0; c < d; ++c) {
             const Eigen::Index i = c % half;
-            const double angle = positions[size_t(r)] / std::pow(base, double(2 * i) / double(d));
+            const double invFreq = rope.frequencies.empty() ? 1.0 / std::pow(rope.base, double(2 * i) / double(d))
+                                                            : rope.frequencies[size_t(i)];
+            const double angle = positions[size_t(r)] * invFreq;
             const double rotated = c < half ? -x(r, c + half) : x(r, c - half);
-            out(r, c) = x(r, c) * std::cos(angle) + rotated * std::sin(angle);
+            out(r, c) = (x(r, c) * std::cos(angle) + rotated * std::sin(angle)) * rope.scaling;
         }
+    return out;
+}
+
+// transformers' Qwen3RMSNorm over one head's vectors: x / sqrt(mean(x²) + eps) * w, per row.
+MatrixD rmsNormRows(const MatrixD &x, const VectorF &weight, double eps)
+{
+    MatrixD out(x.rows(), x.cols());
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+        const double meanSquare = x.row(r).squaredNorm() / double(x.cols());
+        for (Eigen::Index c = 0; c < x.cols(); ++c)
+            out(r, c) = x(r, c) / std::sqrt(meanSquare + eps) * double(weight(c));
+    }
     return out;
 }
 
@@ -116,18 +131,22 @@ Result<ReferenceTrace> referenceAttention(const AttentionProblem &p)
 
     for (int g = 0; g < kvHeads; ++g) {
         MatrixD kg = k.middleCols(g * dk, dk);
+        if (p.weights.kNorm)
+            kg = rmsNormRows(kg, *p.weights.kNorm, p.spec.qkNormEps);
         if (rope) {
             t.kBeforeRope.push_back(kg);
-            kg = rotate(kg, kPos, rope->base);
+            kg = rotate(kg, kPos, *rope);
         }
         t.k.push_back(std::move(kg));
         t.v.push_back(v.middleCols(g * dv, dv));
     }
     for (int h = 0; h < heads; ++h) {
         MatrixD qh = q.middleCols(h * dk, dk);
+        if (p.weights.qNorm)
+            qh = rmsNormRows(qh, *p.weights.qNorm, p.spec.qkNormEps);
         if (rope) {
             t.qBeforeRope.push_back(qh);
-            qh = rotate(qh, qPos, rope->base);
+            qh = rotate(qh, qPos, *rope);
         }
         const MatrixD &kh = t.k[size_t(h / repeats)], &vh = t.v[size_t(h / repeats)];
         MatrixD scores(tq, tk);

@@ -155,6 +155,15 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
             return codedError("validation.rope.odd", {std::to_string(spec.headDimQK)});
         if (!std::isfinite(spec.rope->base) || spec.rope->base <= 0)
             return codedError("validation.rope.base", {numberText(spec.rope->base)});
+        const std::vector<double> &theta = spec.rope->frequencies;
+        if (!theta.empty() && theta.size() != size_t(spec.headDimQK / 2))
+            return codedError("validation.rope.frequencies",
+                              {std::to_string(spec.headDimQK / 2), std::to_string(theta.size())});
+        for (size_t i = 0; i < theta.size(); ++i)
+            if (!std::isfinite(theta[i]) || theta[i] < 0)
+                return codedError("validation.rope.frequency", {std::to_string(i), numberText(theta[i])});
+        if (!std::isfinite(spec.rope->scaling) || spec.rope->scaling <= 0)
+            return codedError("validation.rope.scaling", {numberText(spec.rope->scaling)});
         const std::pair<const char *, const std::vector<std::int64_t> *> positions[] = {
             {"rope.queryPositions", &spec.rope->queryPositions}, {"rope.keyPositions", &spec.rope->keyPositions}};
         for (const auto &[field, given] : positions) {
@@ -196,6 +205,10 @@ Status validateProblem(const AttentionProblem &p, const ProblemLimits &limits)
     ATTNSCOPE_CHECK(checkVector("weights.vBias", w.vBias, kvVWidth, grouped ? "kvHeads*headDimV" : "heads*headDimV"));
     ATTNSCOPE_CHECK(checkVector("weights.oBias", w.oBias, p.dOut(), "d_out"));
     ATTNSCOPE_CHECK(checkVector("sinks", w.sinks, spec.heads, "one per query head"));
+    ATTNSCOPE_CHECK(checkVector("weights.qNorm", w.qNorm, spec.headDimQK, "headDimQK"));
+    ATTNSCOPE_CHECK(checkVector("weights.kNorm", w.kNorm, spec.headDimQK, "headDimQK"));
+    if ((w.qNorm || w.kNorm) && (!std::isfinite(spec.qkNormEps) || spec.qkNormEps <= 0 || spec.qkNormEps > 1))
+        return codedError("validation.qkNormEps", {numberText(spec.qkNormEps)});
 
     const auto &m = p.mask;
     if (!m.keyPadding.empty() && Eigen::Index(m.keyPadding.size()) != p.tk())

@@ -154,7 +154,8 @@ std::string compactNumberArrays(const std::string &text)
     return out;
 }
 
-// kvHeads, rope, softcap and sinks (design.md, "Modern attention"); each absent when unused.
+// kvHeads, rope, softcap, sinks and the q/k norms (design.md, "Modern attention"); each absent
+// when unused.
 void writeModernAttention(const AttentionProblem &p, json &root)
 {
     const AttentionSpec &spec = p.spec;
@@ -172,6 +173,14 @@ void writeModernAttention(const AttentionProblem &p, json &root)
             else
                 rope[key] = *positions;
         }
+        if (spec.rope->frequencies.empty())
+            rope.erase("frequencies");
+        else
+            rope["frequencies"] = spec.rope->frequencies;
+        if (spec.rope->scaling == 1.0)
+            rope.erase("scaling");
+        else
+            rope["scaling"] = spec.rope->scaling;
         root["rope"] = std::move(rope);
     } else {
         root.erase("rope");
@@ -184,6 +193,16 @@ void writeModernAttention(const AttentionProblem &p, json &root)
         root["sinks"] = vectorValue(p.weights.sinks);
     else
         root.erase("sinks");
+    for (const auto &[key, norm] : {std::pair{"qNorm", &p.weights.qNorm}, std::pair{"kNorm", &p.weights.kNorm}}) {
+        if (*norm)
+            root[key] = vectorValue(*norm);
+        else
+            root.erase(key);
+    }
+    if (p.weights.qNorm || p.weights.kNorm)
+        root["qkNormEps"] = spec.qkNormEps;
+    else
+        root.erase("qkNormEps");
 }
 
 } // namespace

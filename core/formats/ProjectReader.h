@@ -320,6 +320,22 @@ public:
             if (!readPositions(r, "queryPositions", rope.queryPositions) ||
                 !readPositions(r, "keyPositions", rope.keyPositions))
                 return false;
+            if (r.contains("frequencies") && !r["frequencies"].is_null()) {
+                const json &a = r["frequencies"];
+                if (!a.is_array())
+                    return fail(expected("rope.frequencies", "an array of numbers of 0 or more", a));
+                for (size_t i = 0; i < a.size(); ++i) {
+                    if (!a[i].is_number() || !std::isfinite(a[i].get<double>()) || a[i].get<double>() < 0)
+                        return fail(codedError("validation.rope.frequency", {std::to_string(i), a[i].dump()}));
+                    rope.frequencies.push_back(a[i].get<double>());
+                }
+            }
+            if (r.contains("scaling") && !r["scaling"].is_null()) {
+                const json &f = r["scaling"];
+                if (!f.is_number() || !std::isfinite(f.get<double>()) || !(f.get<double>() > 0))
+                    return fail(codedError("validation.rope.scaling", {f.dump()}));
+                rope.scaling = f.get<double>();
+            }
             spec.rope = std::move(rope);
         }
         if (root.contains("softcap") && !root["softcap"].is_null()) {
@@ -333,7 +349,15 @@ public:
                 return false;
             spec.softcap = c.get<double>();
         }
-        return readVector(root, "sinks", "sinks", p.weights.sinks);
+        if (root.contains("qkNormEps") && !root["qkNormEps"].is_null()) {
+            const json &e = root["qkNormEps"];
+            if (!e.is_number() || !(e.get<double>() > 0) || e.get<double>() > 1)
+                return fail(codedError("validation.qkNormEps", {e.dump()}));
+            spec.qkNormEps = e.get<double>();
+        }
+        return readVector(root, "sinks", "sinks", p.weights.sinks) &&
+               readVector(root, "qNorm", "qNorm", p.weights.qNorm) &&
+               readVector(root, "kNorm", "kNorm", p.weights.kNorm);
     }
 
 private:

@@ -1,48 +1,92 @@
 #pragma once
 
 #include "core/Result.h"
+#include "core/attention/AttentionProblem.h"
+#include "core/models/Architecture.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attnscope {
 
-enum class ModelType { Gpt2, Bert };
-
 // The MLP's activation, as transformers' ACT2FN names it.
 enum class Activation {
-    GeluTanh, // "gelu_new": 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³)))
+    GeluTanh, // "gelu_new", "gelu_pytorch_tanh": 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³)))
     GeluErf,  // "gelu": 0.5·x·(1 + erf(x/√2))
+    Silu,     // "silu": x·sigmoid(x)
+};
+
+// config.json's rope_scaling (or transformers 5's rope_parameters), as modeling_rope_utils.py
+// reads it.
+struct RopeScaling {
+    enum class Type { Default, Linear, Dynamic, Yarn, Llama3 };
+    Type type = Type::Default;
+    double factor = 1.0;
+    double lowFreqFactor = 1.0, highFreqFactor = 4.0; // llama3
+    std::int64_t originalMaxPositions = 0;            // original_max_position_embeddings; 0: absent
+    std::optional<double> attentionFactor, mscale, mscaleAllDim;
+    double betaFast = 32.0, betaSlow = 1.0; // yarn
+    bool truncate = true;                   // yarn
 };
 
 // What the forward pass needs from a Hugging Face config.json, under one set of names. A key
-// that is missing takes transformers' default for that model type (GPT2Config, BertConfig), as
-// from_pretrained() does; a key that is present must be of the right kind and range.
+// that is missing takes transformers' default for that model type (GPT2Config, LlamaConfig,
+// Gemma2Config, ...), as from_pretrained() does; a key that is present must be of the right
+// kind and range, and a setting this forward cannot reproduce is refused by name.
 struct ModelConfig {
     ModelType type = ModelType::Gpt2;
     int layers = 0;          // n_layer | num_hidden_layers
-    int heads = 0;           // n_head | num_attention_heads
+    int heads = 0;           // n_head | num_attention_heads (query heads)
+    int kvHeads = 0;         // num_key_value_heads; 0: as many as heads
     int width = 0;           // n_embd | hidden_size (d)
+    int headDimension = 0;   // head_dim; 0: width / heads
     int intermediate = 0;    // n_inner (null: 4·d) | intermediate_size
     int positions = 0;       // n_positions (or n_ctx) | max_position_embeddings
     int vocabSize = 0;       // vocab_size
     int typeVocabSize = 0;   // BERT: type_vocab_size (token type 0 is used)
-    double layerNormEps = 0; // layer_norm_epsilon | layer_norm_eps
+    double layerNormEps = 0; // layer_norm_epsilon | layer_norm_eps | rms_norm_eps
     Activation activation = Activation::GeluTanh;
     // GPT-2's attention scale: 1/sqrt(dK) when scale_attn_weights (the default), further
     // divided by (layer index + 1) when scale_attn_by_inverse_layer_idx.
     bool scaleAttnWeights = true;
     bool scaleByInverseLayerIdx = false;
 
-    int headDim() const { return width / heads; }
-    const char *typeName() const { return type == ModelType::Gpt2 ? "gpt2" : "bert"; }
+    // Today's decoders (design.md).
+    double ropeTheta = 10000.0;               // rope_theta (global layers)
+    std::optional<double> ropeLocalTheta;     // Gemma 3's rope_local_base_freq (sliding layers, unscaled)
+    RopeScaling ropeScaling;                  // global layers
+    std::vector<std::int64_t> windows;        // per layer: the sliding window W, 0 for full attention
+    std::optional<double> queryPreAttnScalar; // Gemma: the scale is its -1/2 power
+    std::optional<double> attnSoftcap;        // attn_logit_softcapping
+    std::optional<double> finalSoftcap;       // final_logit_softcapping (on the logits)
+    bool tieWordEmbeddings = false;           // the LM head is the embedding when none is stored
+    bool qkvBias = false;                     // q, k and v projections have biases
+    bool oBias = false;                       // the output projection has a bias
+    bool mlpBias = false;                     // the MLP's projections have biases
+
+    const Architecture &architecture() const { return attnscope::architecture(type); }
+    const BlockRecipe &recipe() const { return architecture().recipe; }
+    int headDim() const { return headDimension > 0 ? headDimension : width / heads; }
+    int keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
+    const char *typeName() const { return architecture().modelType; }
+    const char *displayName() const { return architecture().displayName; }
+    // The most tokens a forward takes: the position table's rows, or (RoPE) no limit but memory.
+    std::int64_t maxTokens() const;
+    // The factor on q·k in layer l.
+    double attentionScale(int layer) const;
+    // Layer l's rotary embedding for a forward over `tokens` tokens (the dynamic rule depends on
+    // it); nothing for learned positions.
+    std::optional<RopeSpec> rope(int layer, std::int64_t tokens) const;
 };
 
 // Parses config.json's text. `shownName` starts every message ("m/config.json: n_head: expected
 // a whole number from 1 to 65536, found "12""). An unknown model_type is kind Unsupported, as
 // is a setting this forward does not implement (activation_function "relu", BERT's
-// position_embedding_type "relative_key", is_decoder).
+// position_embedding_type "relative_key", is_decoder, rope_type "longrope", a layer_types entry
+// other than full_attention or sliding_attention, mixture-of-experts layers).
 Result<ModelConfig> parseModelConfig(std::string_view json, const std::string &shownName);
 
 // MODEL_DIR/config.json read and parsed; a missing file is kind Io.

@@ -1,7 +1,7 @@
 #pragma once
 
-// The per-architecture halves of TransformerModel::load(): which tensors a GPT-2 or BERT
-// checkpoint holds, under which names and in which orientation.
+// The loading half of TransformerModel::load(): which tensors a checkpoint holds, under which
+// names and in which orientation, read from the architecture's entry (Architecture.h).
 
 #include "core/models/ModelConfig.h"
 #include "core/models/ModelTensors.h"
@@ -11,11 +11,11 @@
 
 namespace attnscope {
 
-Result<TransformerWeights> loadGpt2Weights(const ModelTensors &tensors, const ModelConfig &config);
-Result<TransformerWeights> loadBertWeights(const ModelTensors &tensors, const ModelConfig &config);
+Result<TransformerWeights> loadWeights(const ModelTensors &tensors, const ModelConfig &config);
 
-// Float32 values the forward keeps for a model of this configuration (saturating).
-std::int64_t modelWeightCount(const ModelConfig &config);
+// Float32 values the forward keeps for a model of this configuration (saturating); `lmHead`:
+// with an untied LM head stored.
+std::int64_t modelWeightCount(const ModelConfig &config, bool lmHead = false);
 
 } // namespace attnscope
 

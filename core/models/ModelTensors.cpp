@@ -1,10 +1,16 @@
 #include "core/models/ModelTensors.h"
 
 #include "core/formats/Npy.h"
+#include "core/io/FileIo.h"
+#include "core/io/FolderConfinement.h"
+#include "core/io/JsonDocument.h"
+#include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 namespace attnscope {
 
@@ -22,27 +28,150 @@ std::string shapeText(const std::vector<std::int64_t> &shape)
 
 } // namespace
 
-ModelTensors::ModelTensors(const SafetensorsFile &file, std::string prefix, std::string shownFile)
-    : m_file(file), m_prefix(std::move(prefix)), m_shown(std::move(shownFile))
+Result<std::map<std::string, std::string>> parseShardIndex(std::string_view json, const std::string &shown)
 {
+    auto document = parseJsonDocument(json);
+    if (!document)
+        return Error{shown + ": " + document.message(), document.kind()};
+    if (!document->is_object())
+        return Error{shown + ": expected a JSON object ({...})"};
+    const auto map = document->find("weight_map");
+    if (map == document->end() || !map->is_object())
+        return Error{shown + ": weight_map: expected an object naming each tensor's file"};
+    if (map->empty())
+        return Error{shown + ": weight_map: names no tensors"};
+    std::map<std::string, std::string> out;
+    for (const auto &[name, file] : map->items()) {
+        const std::string at = shown + ": weight_map." + printableText(name, 120);
+        if (!file.is_string())
+            return Error{at + ": expected a file name, found " + printableText(file.dump(), 40)};
+        const std::string f = file.get<std::string>();
+        if (f.empty() || f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "." || f == "..")
+            return Error{at + ": expected a file name in the model folder, found " + quotedText(f)};
+        out.emplace(name, f);
+    }
+    return out;
+}
+
+ModelTensors::ModelTensors(SafetensorsFile file, std::vector<std::string> prefixes, std::string shownFile)
+    : m_prefixes(std::move(prefixes)), m_shownWeights(shownFile)
+{
+    m_files.push_back(std::move(file));
+    m_shown.push_back(std::move(shownFile));
+    const auto &tensors = m_files.front().tensors();
+    for (std::size_t i = 0; i < tensors.size(); ++i)
+        m_byName.emplace(tensors[i].name, std::pair{0, int(i)});
+}
+
+Result<ModelTensors> ModelTensors::open(const std::string &modelDir, std::vector<std::string> prefixes)
+{
+    std::error_code ec;
+    auto single = modelFolderFile(modelDir, "model.safetensors");
+    if (!single)
+        return single.error();
+    if (std::filesystem::exists(*single, ec)) {
+        auto file = SafetensorsFile::open(*single);
+        if (!file)
+            return Error{printableText(file.message(), 400), file.kind()};
+        return ModelTensors(std::move(*file), std::move(prefixes), printableText(*single, 200));
+    }
+    auto indexPath = modelFolderFile(modelDir, "model.safetensors.index.json");
+    if (!indexPath)
+        return indexPath.error();
+    const std::string shownIndex = printableText(*indexPath, 200);
+    if (!std::filesystem::exists(*indexPath, ec))
+        return Error{printableText(*single, 200) + ": no such file (a model folder as transformers saves it holds "
+                                                   "model.safetensors, or model.safetensors.index.json and its shards)",
+                     ErrorKind::Io};
+    auto text = readInputFile(*indexPath, std::min<std::int64_t>(maxInputFileBytes(), std::int64_t(64) << 20));
+    if (!text)
+        return text.error();
+    auto index = parseShardIndex(*text, shownIndex);
+    if (!index)
+        return index.error();
+    ModelTensors t;
+    t.m_prefixes = std::move(prefixes);
+    t.m_shownWeights = shownIndex;
+    std::map<std::string, int> fileIndex;
+    for (const auto &[name, file] : *index) {
+        if (fileIndex.count(file))
+            continue;
+        auto path = modelFolderFile(modelDir, file);
+        if (!path)
+            return path.error();
+        if (!std::filesystem::exists(*path, ec))
+            return Error{printableText(*path, 200) + ": no such file (a shard model.safetensors.index.json names)",
+                         ErrorKind::Io};
+        auto shard = SafetensorsFile::open(*path);
+        if (!shard)
+            return Error{printableText(shard.message(), 400), shard.kind()};
+        fileIndex.emplace(file, int(t.m_files.size()));
+        t.m_files.push_back(std::move(*shard));
+        t.m_shown.push_back(printableText(*path, 200));
+    }
+    for (const auto &[name, file] : *index) {
+        const int f = fileIndex.at(file);
+        const SafetensorsTensor *found = t.m_files[std::size_t(f)].find(name);
+        if (!found)
+            return Error{shownIndex + ": " + printableText(name, 120) + ": not in " + printableText(file, 120) +
+                         ", the shard the index names"};
+        t.m_byName.emplace(name, std::pair{f, int(found - t.m_files[std::size_t(f)].tensors().data())});
+    }
+    return t;
 }
 
 Result<const SafetensorsTensor *> ModelTensors::find(const std::vector<std::string> &names) const
 {
     for (const std::string &name : names) {
-        if (const SafetensorsTensor *t = m_file.find(name))
-            return t;
-        if (const SafetensorsTensor *t = m_file.find(m_prefix + name))
-            return t;
+        auto at = m_byName.find(name);
+        for (std::size_t p = 0; at == m_byName.end() && p < m_prefixes.size(); ++p)
+            at = m_byName.find(m_prefixes[p] + name);
+        if (at != m_byName.end())
+            return &m_files[std::size_t(at->second.first)].tensors()[std::size_t(at->second.second)];
     }
-    return Error{m_shown + ": no tensor " + names.front() + " (nor " + m_prefix + names.front() +
-                 "); the file does not hold this model's weights"};
+    std::string prefixed;
+    for (const std::string &p : m_prefixes)
+        prefixed += (prefixed.empty() ? "" : ", ") + p + names.front();
+    return Error{m_shownWeights + ": no tensor " + names.front() + (prefixed.empty() ? "" : " (nor " + prefixed + ")") +
+                 "; the file does not hold this model's weights"};
+}
+
+bool ModelTensors::contains(const std::string &name) const
+{
+    return bool(find({name}));
+}
+
+const std::string &ModelTensors::shownFileOf(const SafetensorsTensor &t) const
+{
+    for (std::size_t f = 0; f < m_files.size(); ++f) {
+        const auto &all = m_files[f].tensors();
+        if (!all.empty() && &t >= all.data() && &t < all.data() + all.size())
+            return m_shown[f];
+    }
+    return m_shownWeights;
+}
+
+std::uint64_t ModelTensors::storedBytes() const
+{
+    std::uint64_t total = 0;
+    for (const auto &f : m_files)
+        for (const auto &t : f.tensors())
+            total += t.end - t.begin;
+    return total;
+}
+
+Status ModelTensors::checkUnchanged() const
+{
+    for (const auto &f : m_files)
+        if (Status s = f.checkUnchanged(); !s)
+            return s;
+    return Ok{};
 }
 
 Result<std::vector<float>> ModelTensors::values(const SafetensorsTensor &t, const std::vector<std::int64_t> &shape,
                                                 const std::string &expected) const
 {
-    const std::string name = m_shown + ": " + printableText(t.name, 120);
+    const std::string name = shownFileOf(t) + ": " + printableText(t.name, 120);
     if (t.shape != shape)
         return Error{name + ": expected " + expected + ", found " + shapeText(t.shape)};
     const std::int64_t n = t.elementCount();

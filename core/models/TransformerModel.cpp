@@ -16,23 +16,29 @@ namespace attnscope {
 
 namespace {
 
-// transformers' LayerNorm: biased variance over the row, in float32 storage; the row's mean
-// and variance are accumulated in double so long rows lose nothing.
-MatrixF layerNorm(const MatrixF &x, const LayerNormWeights &w, double eps)
+// transformers' LayerNorm (biased variance over the row) or RMSNorm (x/sqrt(mean(x²) + eps)·w),
+// in float32 storage; the row's sums are accumulated in double so long rows lose nothing.
+MatrixF normalize(const MatrixF &x, const LayerNormWeights &w, double eps)
 {
     MatrixF out(x.rows(), x.cols());
     const double n = double(x.cols());
+    const bool rms = w.bias.size() == 0;
     for (Eigen::Index r = 0; r < x.rows(); ++r) {
         const auto row = x.row(r);
         double mean = 0;
-        for (Eigen::Index c = 0; c < x.cols(); ++c)
-            mean += row(c);
-        mean /= n;
+        if (!rms) {
+            for (Eigen::Index c = 0; c < x.cols(); ++c)
+                mean += row(c);
+            mean /= n;
+        }
         double var = 0;
         for (Eigen::Index c = 0; c < x.cols(); ++c)
             var += (row(c) - mean) * (row(c) - mean);
         const float inv = float(1.0 / std::sqrt(var / n + eps)), m = float(mean);
-        out.row(r) = ((row.array() - m) * inv * w.weight.array() + w.bias.array()).matrix();
+        if (rms)
+            out.row(r) = (row.array() * inv * w.weight.array()).matrix();
+        else
+            out.row(r) = ((row.array() - m) * inv * w.weight.array() + w.bias.array()).matrix();
     }
     return out;
 }
@@ -40,25 +46,45 @@ MatrixF layerNorm(const MatrixF &x, const LayerNormWeights &w, double eps)
 void activate(MatrixF &x, Activation activation)
 {
     if (activation == Activation::GeluTanh) {
-        // gelu_new (NewGELUActivation).
+        // gelu_new (NewGELUActivation), gelu_pytorch_tanh.
         const float c = float(std::sqrt(2.0 / M_PI));
         auto a = x.array();
         a = 0.5f * a * (1.0f + (c * (a + 0.044715f * a.cube())).tanh());
         return;
     }
-    // nn.functional.gelu (erf).
     float *v = x.data();
+    if (activation == Activation::Silu) {
+        for (Eigen::Index i = 0; i < x.size(); ++i)
+            v[i] = v[i] / (1.0f + std::exp(-v[i]));
+        return;
+    }
+    // nn.functional.gelu (erf).
     for (Eigen::Index i = 0; i < x.size(); ++i)
         v[i] = 0.5f * v[i] * (1.0f + std::erf(v[i] * float(M_SQRT1_2)));
 }
 
-// x·W + b, then the activation when given.
+// x·W + b (b may be empty: no bias).
 MatrixF dense(const MatrixF &x, const MatrixF &w, const VectorF &b)
 {
     MatrixF y(x.rows(), w.cols());
     y.noalias() = x * w;
-    y.rowwise() += b;
+    if (b.size() > 0)
+        y.rowwise() += b;
     return y;
+}
+
+// The MLP: down(act(up(x))), or down(act(gate(x))·up(x)) when gated.
+MatrixF mlp(const MatrixF &x, const TransformerLayer &layer, Activation activation)
+{
+    MatrixF up = dense(x, layer.up, layer.upBias);
+    if (layer.gate) {
+        MatrixF gate = dense(x, *layer.gate, layer.gateBias);
+        activate(gate, activation);
+        up.array() *= gate.array();
+    } else {
+        activate(up, activation);
+    }
+    return dense(up, layer.down, layer.downBias);
 }
 
 Status checkShape(const char *what, const MatrixF &m, std::int64_t rows, std::int64_t cols)
@@ -68,12 +94,19 @@ Status checkShape(const char *what, const MatrixF &m, std::int64_t rows, std::in
     return Ok{};
 }
 
-Status checkSize(const char *what, const std::optional<VectorF> &v, std::int64_t size)
+// A bias or norm the config says is there (`present`) has `size` values; one it says is not
+// there is absent.
+Status checkOptional(const char *what, std::int64_t given, bool present, std::int64_t size)
 {
-    if (!v || v->size() != size)
-        return Error{std::string(what) + ": expected " + std::to_string(size) + " values, found " +
-                     std::to_string(v ? v->size() : 0)};
+    if (present ? given != size : given != 0)
+        return Error{std::string(what) + ": expected " + std::to_string(present ? size : 0) + " values, found " +
+                     std::to_string(given)};
     return Ok{};
+}
+
+std::int64_t sizeOf(const std::optional<VectorF> &v)
+{
+    return v ? v->size() : 0;
 }
 
 // The scale as a project names it: inv_sqrt_dk where it is that (every BERT, GPT-2 by default),
@@ -86,42 +119,79 @@ void setScale(AttentionSpec &spec, double scale)
     spec.scaleValue = scale;
 }
 
-double layerScale(const ModelConfig &c, int layer)
+// Layer l's attention as forward() computes it: every head, W_O, the scale, RoPE, the q/k norms,
+// the soft-cap and the mask (causal, sliding window) on input x.
+AttentionProblem formLayerProblem(const ModelConfig &c, const TransformerWeights &w, int layer, MatrixF x)
 {
-    double scale = c.type == ModelType::Bert || c.scaleAttnWeights ? 1.0 / std::sqrt(double(c.headDim())) : 1.0;
-    if (c.type == ModelType::Gpt2 && c.scaleByInverseLayerIdx)
-        scale /= double(layer + 1);
-    return scale;
+    AttentionProblem p;
+    p.spec.mode = AttentionMode::Self;
+    p.spec.heads = c.heads;
+    p.spec.kvHeads = c.keyValueHeads() == c.heads ? 0 : c.keyValueHeads();
+    p.spec.headDimQK = p.spec.headDimV = c.headDim();
+    setScale(p.spec, c.attentionScale(layer));
+    p.spec.maskFill = MaskFill::NegInf;
+    p.spec.rope = c.rope(layer, x.rows());
+    p.spec.softcap = c.attnSoftcap;
+    p.spec.qkNormEps = c.layerNormEps;
+    p.mask.causal = c.recipe().causal;
+    p.mask.window = std::size_t(layer) < c.windows.size() ? c.windows[std::size_t(layer)] : 0;
+    p.xq = std::move(x);
+    p.weights = w.layers[std::size_t(layer)].attention;
+    return p;
 }
 
 } // namespace
 
 Status checkWeightShapes(const ModelConfig &c, const TransformerWeights &w)
 {
-    const std::int64_t d = c.width, inner = c.intermediate;
-    for (Status s : {checkShape("token embedding", w.tokenEmbedding, c.vocabSize, d),
-                     checkShape("position embedding", w.positionEmbedding, c.positions, d)})
+    const BlockRecipe &r = c.recipe();
+    const std::int64_t d = c.width, inner = c.intermediate, hd = c.headDim();
+    const std::int64_t q = hd * c.heads, kv = hd * c.keyValueHeads();
+    const bool layerNorm = r.norm == NormKind::LayerNorm;
+    if (Status s = checkShape("token embedding", w.tokenEmbedding, c.vocabSize, d); !s)
+        return s;
+    if (r.learnedPositions)
+        if (Status s = checkShape("position embedding", w.positionEmbedding, c.positions, d); !s)
+            return s;
+    if (w.lmHead)
+        if (Status s = checkShape("lm head", *w.lmHead, c.vocabSize, d); !s)
+            return s;
+    for (Status s : {checkOptional("token type embedding", w.tokenType0.size(), r.tokenTypes, d),
+                     checkOptional("embedding norm", w.embeddingNorm.weight.size(), r.embeddingNorm, d),
+                     checkOptional("embedding norm bias", w.embeddingNorm.bias.size(), r.embeddingNorm && layerNorm, d),
+                     checkOptional("final norm", w.finalNorm.weight.size(), r.finalNorm, d),
+                     checkOptional("final norm bias", w.finalNorm.bias.size(), r.finalNorm && layerNorm, d)})
         if (!s)
             return s;
-    if (c.type == ModelType::Bert && w.tokenType0.size() != d)
-        return Error{"token type embedding: expected " + std::to_string(d) + " values"};
-    if (w.finalNorm.weight.size() != d || w.finalNorm.bias.size() != d)
-        return Error{"final layer norm: expected " + std::to_string(d) + " values"};
     if (std::int64_t(w.layers.size()) != c.layers)
         return Error{"layers: expected " + std::to_string(c.layers) + ", found " + std::to_string(w.layers.size())};
+    const bool sandwich = r.placement == NormPlacement::Sandwich;
     for (const TransformerLayer &l : w.layers) {
         const AttentionWeights &a = l.attention;
-        for (Status s : {checkShape("attention q", a.q, d, d), checkShape("attention k", a.k, d, d),
-                         checkShape("attention v", a.v, d, d), checkShape("attention o", a.o.value_or(MatrixF()), d, d),
-                         checkSize("attention q bias", a.qBias, d), checkSize("attention k bias", a.kBias, d),
-                         checkSize("attention v bias", a.vBias, d), checkSize("attention o bias", a.oBias, d),
-                         checkShape("mlp up", l.up, d, inner), checkShape("mlp down", l.down, inner, d),
-                         checkSize("mlp up bias", l.upBias, inner), checkSize("mlp down bias", l.downBias, d)})
+        for (Status s : {checkShape("attention q", a.q, d, q),
+                         checkShape("attention k", a.k, d, kv),
+                         checkShape("attention v", a.v, d, kv),
+                         checkShape("attention o", a.o.value_or(MatrixF()), q, d),
+                         checkOptional("attention q bias", sizeOf(a.qBias), c.qkvBias, q),
+                         checkOptional("attention k bias", sizeOf(a.kBias), c.qkvBias, kv),
+                         checkOptional("attention v bias", sizeOf(a.vBias), c.qkvBias, kv),
+                         checkOptional("attention o bias", sizeOf(a.oBias), c.oBias, d),
+                         checkOptional("q norm", sizeOf(a.qNorm), r.qkNorm, hd),
+                         checkOptional("k norm", sizeOf(a.kNorm), r.qkNorm, hd),
+                         checkShape("mlp up", l.up, d, inner),
+                         checkShape("mlp down", l.down, inner, d),
+                         checkShape("mlp gate", l.gate.value_or(MatrixF()), r.gatedMlp ? d : 0, r.gatedMlp ? inner : 0),
+                         checkOptional("mlp up bias", l.upBias.size(), c.mlpBias, inner),
+                         checkOptional("mlp gate bias", l.gateBias.size(), c.mlpBias && r.gatedMlp, inner),
+                         checkOptional("mlp down bias", l.downBias.size(), c.mlpBias, d),
+                         checkOptional("norm 1", l.norm1.weight.size(), true, d),
+                         checkOptional("norm 1 bias", l.norm1.bias.size(), layerNorm, d),
+                         checkOptional("norm 2", l.norm2.weight.size(), true, d),
+                         checkOptional("norm 2 bias", l.norm2.bias.size(), layerNorm, d),
+                         checkOptional("post-attention norm", l.postAttentionNorm.weight.size(), sandwich, d),
+                         checkOptional("post-MLP norm", l.postMlpNorm.weight.size(), sandwich, d)})
             if (!s)
                 return s;
-        for (const LayerNormWeights *n : {&l.norm1, &l.norm2})
-            if (n->weight.size() != d || n->bias.size() != d)
-                return Error{"layer norm: expected " + std::to_string(d) + " values"};
     }
     return Ok{};
 }
@@ -134,26 +204,20 @@ Result<TransformerModel> TransformerModel::load(const std::string &modelDir)
     auto tokenizer = loadTokenizer(modelDir);
     if (!tokenizer)
         return tokenizer.error();
-    const auto inside = modelFolderFile(modelDir, "model.safetensors");
-    if (!inside)
-        return inside.error();
-    const std::string &path = *inside;
-    const std::string shown = printableText(path, 200);
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-        return Error{shown + ": no such file (a model folder as transformers saves it holds model.safetensors)",
-                     ErrorKind::Io};
-    if (Status s = checkFitsInMemory(saturatingMul(4, modelWeightCount(*config)), "the model's weights in float32"); !s)
-        return Error{shown + ": " + s.message(), s.kind()};
-    auto file = SafetensorsFile::open(path);
-    if (!file)
-        return Error{printableText(file.message(), 400), file.kind()};
-    const bool gpt2 = config->type == ModelType::Gpt2;
-    const ModelTensors tensors(*file, gpt2 ? "transformer." : "bert.", shown);
-    auto weights = gpt2 ? loadGpt2Weights(tensors, *config) : loadBertWeights(tensors, *config);
+    auto tensors = ModelTensors::open(modelDir, config->architecture().names.prefixes);
+    if (!tensors)
+        return tensors.error();
+    bool untiedHead = false;
+    for (const std::string &name : config->architecture().names.lmHead)
+        untiedHead = untiedHead || tensors->contains(name);
+    if (Status s = checkFitsInMemory(saturatingMul(4, modelWeightCount(*config, untiedHead)),
+                                     "the model's weights in float32");
+        !s)
+        return Error{printableText(modelDir, 200) + ": " + s.message(), s.kind()};
+    auto weights = loadWeights(*tensors, *config);
     // The conversion read the mapped weights: a checkpoint rewritten meanwhile gave zeros or a
     // mix of two files, whatever the shapes said.
-    if (Status s = file->checkUnchanged(); !s)
+    if (Status s = tensors->checkUnchanged(); !s)
         return s.error();
     if (!weights)
         return weights.error();
@@ -179,9 +243,9 @@ Result<Encoding> TransformerModel::encode(std::string_view text) const
     Encoding e = m_tokenizer->encode(text);
     if (e.ids.empty())
         return Error{"the text gives no tokens; a model needs at least one"};
-    if (std::int64_t(e.ids.size()) > m_config.positions)
+    if (std::int64_t(e.ids.size()) > m_config.maxTokens())
         return Error{"the text gives " + std::to_string(e.ids.size()) + " tokens; this model takes at most " +
-                     std::to_string(m_config.positions) + " (its position embeddings)"};
+                     std::to_string(m_config.maxTokens()) + " (its position embeddings)"};
     return input(std::move(e.ids));
 }
 
@@ -189,9 +253,9 @@ Result<Encoding> TransformerModel::input(std::vector<std::int32_t> ids) const
 {
     if (ids.empty())
         return Error{"ids: none given; a model needs at least one"};
-    if (std::int64_t(ids.size()) > m_config.positions)
+    if (std::int64_t(ids.size()) > m_config.maxTokens())
         return Error{"ids: " + std::to_string(ids.size()) + " given; this model takes at most " +
-                     std::to_string(m_config.positions) + " (its position embeddings)"};
+                     std::to_string(m_config.maxTokens()) + " (its position embeddings)"};
     Encoding e;
     for (std::size_t i = 0; i < ids.size(); ++i) {
         if (ids[i] < 0 || ids[i] >= m_config.vocabSize)
@@ -206,16 +270,24 @@ Result<Encoding> TransformerModel::input(std::vector<std::int32_t> ids) const
 
 AttentionProblem TransformerModel::layerProblem(int layer, MatrixF x) const
 {
-    AttentionProblem p;
-    p.spec.mode = AttentionMode::Self;
-    p.spec.heads = m_config.heads;
-    p.spec.headDimQK = p.spec.headDimV = m_config.headDim();
-    setScale(p.spec, layerScale(m_config, layer));
-    p.spec.maskFill = MaskFill::NegInf;
-    p.mask.causal = m_config.type == ModelType::Gpt2;
-    p.xq = std::move(x);
-    p.weights = m_weights->layers[std::size_t(layer)].attention;
-    return p;
+    return formLayerProblem(m_config, *m_weights, layer, std::move(x));
+}
+
+Result<MatrixF> TransformerModel::logits(const MatrixF &lastHidden) const
+{
+    if (m_config.type == ModelType::Bert)
+        return Error{"logits: this BERT model has no LM head here", ErrorKind::Unsupported};
+    const MatrixF &head = m_weights->lmHead ? *m_weights->lmHead : m_weights->tokenEmbedding;
+    if (lastHidden.cols() != head.cols())
+        return Error{"logits: expected rows of " + std::to_string(head.cols()) + " values, found " +
+                     std::to_string(lastHidden.cols())};
+    MatrixF out(lastHidden.rows(), head.rows());
+    out.noalias() = lastHidden * head.transpose();
+    if (m_config.finalSoftcap) {
+        const float cap = float(*m_config.finalSoftcap);
+        out = (out.array() / cap).tanh() * cap;
+    }
+    return out;
 }
 
 Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding &encoding, AttentionBackend &backend,
@@ -230,17 +302,20 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
     if (!checked)
         return checked.error();
     const ModelConfig &c = m_config;
+    const BlockRecipe &recipe = c.recipe();
     const std::int64_t t = std::int64_t(encoding.ids.size()), d = c.width, L = c.layers, h = c.heads;
+    const int hd = c.headDim();
     // Kept: attentions, hidden states and attention inputs; per layer: one trace and the MLP.
     std::int64_t bytes = saturatingMul(4, saturatingMul(saturatingMul(L, h), saturatingMul(t, t)));
     bytes = saturatingAdd(bytes, saturatingMul(4 * (2 * L + 1), saturatingMul(t, d)));
-    bytes = saturatingAdd(bytes, traceBytes(h, t, t, c.headDim(), c.headDim(), d));
-    bytes = saturatingAdd(bytes, saturatingMul(8, saturatingMul(t, c.intermediate + 4 * d)));
+    bytes = saturatingAdd(bytes, traceBytes(h, t, t, hd, hd, d));
+    bytes = saturatingAdd(bytes, saturatingMul(12, saturatingMul(t, c.intermediate + 4 * d)));
     if (Status s = checkFitsInMemory(bytes, "its attentions and hidden states"); !s)
         return s.error();
 
     auto run = std::make_shared<ModelRun>();
     run->type = c.type;
+    run->config = c;
     run->ids = encoding.ids;
     run->tokens = encoding.tokens.size() == encoding.ids.size() ? encoding.tokens : checked->tokens;
     run->layers = c.layers;
@@ -249,22 +324,28 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
     run->weights = m_weights;
     run->attentions.resize(std::size_t(L * h * t * t));
     const TransformerWeights &w = *m_weights;
+    const double eps = c.layerNormEps;
 
     MatrixF x(t, d);
     for (std::int64_t i = 0; i < t; ++i)
-        x.row(i) = w.tokenEmbedding.row(encoding.ids[std::size_t(i)]) + w.positionEmbedding.row(i);
-    if (c.type == ModelType::Bert) {
+        x.row(i) = w.tokenEmbedding.row(encoding.ids[std::size_t(i)]);
+    if (recipe.learnedPositions)
+        x += w.positionEmbedding.topRows(t);
+    if (recipe.tokenTypes)
         x.rowwise() += w.tokenType0;
-        x = layerNorm(x, w.finalNorm, c.layerNormEps);
-    }
+    if (recipe.embeddingNorm)
+        x = normalize(x, w.embeddingNorm, eps);
+    if (recipe.embeddingScale) // Gemma: √d rounded to the hidden dtype first, as transformers does
+        x *= float(std::sqrt(double(d)));
     run->hiddenStates.push_back(x);
+    const bool post = recipe.placement == NormPlacement::Post;
     for (int l = 0; l < c.layers; ++l) {
         if (auto stop = cancelled(l))
             return *stop;
         const TransformerLayer &layer = w.layers[std::size_t(l)];
-        const bool gpt2 = c.type == ModelType::Gpt2;
-        AttentionProblem problem = layerProblem(l, gpt2 ? layerNorm(x, layer.norm1, c.layerNormEps) : x);
+        AttentionProblem problem = layerProblem(l, post ? x : normalize(x, layer.norm1, eps));
         run->scales.push_back(problem.spec.scale());
+        run->layerFacts.push_back({c.heads, c.keyValueHeads(), problem.mask.window, problem.spec.scale()});
         auto trace = backend.compute(problem);
         if (!trace)
             return Error{"layer " + std::to_string(l) + ": " + trace.message(), trace.kind()};
@@ -274,25 +355,28 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
         run->attentionInputs.push_back(std::move(problem.xq));
         if (auto stop = cancelled(l)) // the attention was the long part: the MLP need not follow
             return *stop;
-        if (gpt2) {
-            x += trace->output;
-            MatrixF up = dense(layerNorm(x, layer.norm2, c.layerNormEps), layer.up, layer.upBias);
-            trace = Error{}; // the trace's memory goes before the MLP's
-            activate(up, c.activation);
-            x.noalias() += up * layer.down;
-            x.rowwise() += layer.downBias;
+        MatrixF attended = std::move(trace->output);
+        trace = Error{}; // the trace's memory goes before the MLP's
+        if (post) {
+            x = normalize(attended + x, layer.norm1, eps);
         } else {
-            const MatrixF attended = layerNorm(trace->output + x, layer.norm1, c.layerNormEps);
-            trace = Error{};
-            MatrixF up = dense(attended, layer.up, layer.upBias);
-            activate(up, c.activation);
-            MatrixF down = dense(up, layer.down, layer.downBias);
-            x = layerNorm(down + attended, layer.norm2, c.layerNormEps);
+            if (layer.postAttentionNorm.isSet())
+                attended = normalize(attended, layer.postAttentionNorm, eps);
+            x += attended;
+        }
+        MatrixF out = mlp(post ? x : normalize(x, layer.norm2, eps), layer, c.activation);
+        if (post) {
+            x = normalize(out + x, layer.norm2, eps);
+        } else {
+            if (layer.postMlpNorm.isSet())
+                out = normalize(out, layer.postMlpNorm, eps);
+            x += out;
         }
         if (!x.allFinite())
             return Error{"layer " + std::to_string(l) + ": the hidden state overflowed to Inf or NaN",
                          ErrorKind::NonFinite};
-        run->hiddenStates.push_back(gpt2 && l + 1 == c.layers ? layerNorm(x, w.finalNorm, c.layerNormEps) : x);
+        const bool last = l + 1 == c.layers;
+        run->hiddenStates.push_back(last && recipe.finalNorm ? normalize(x, w.finalNorm, eps) : x);
     }
     return std::shared_ptr<const ModelRun>(std::move(run));
 }
@@ -305,15 +389,8 @@ Eigen::Map<const MatrixF> ModelRun::attention(int layer, int head) const
 
 AttentionProblem layerProblem(const ModelRun &run, int layer)
 {
-    AttentionProblem p;
-    p.spec.mode = AttentionMode::Self;
-    p.spec.heads = run.heads;
-    p.spec.headDimQK = p.spec.headDimV = int(run.weights->layers[std::size_t(layer)].attention.q.cols() / run.heads);
+    AttentionProblem p = formLayerProblem(run.config, *run.weights, layer, run.attentionInputs[std::size_t(layer)]);
     setScale(p.spec, run.scales[std::size_t(layer)]);
-    p.spec.maskFill = MaskFill::NegInf;
-    p.mask.causal = run.type == ModelType::Gpt2;
-    p.xq = run.attentionInputs[std::size_t(layer)];
-    p.weights = run.weights->layers[std::size_t(layer)].attention;
     return p;
 }
 
@@ -332,8 +409,7 @@ Result<AttentionSet> attentionSetFromRun(std::shared_ptr<const ModelRun> run)
         return set.error();
     if (Status s = set->setTokens(run->tokens, run->tokens); !s)
         return s.error();
-    for (int l = 0; l < run->layers; ++l)
-        set->layerFacts.push_back({run->heads, run->heads, 0, run->scales[std::size_t(l)]});
+    set->layerFacts = run->layerFacts;
     return set;
 }
 

@@ -18,30 +18,40 @@
 
 namespace attnscope {
 
+// A LayerNorm's weight and bias, or an RMSNorm's weight (bias empty). Gemma's RMSNorm, which
+// multiplies by (1 + w), is stored with the 1 already added.
 struct LayerNormWeights {
     VectorF weight; // d
-    VectorF bias;   // d
+    VectorF bias;   // d; empty for RMSNorm
+
+    bool isSet() const { return weight.size() > 0; }
 };
 
 // One transformer block's weights in float32, oriented to multiply on the right (design.md's
-// W): GPT-2's Conv1D weights are stored that way already, BERT's Linear weights transposed.
+// W): GPT-2's Conv1D weights are stored that way already, nn.Linear weights transposed.
 struct TransformerLayer {
-    // q, k, v: d by d (head h uses columns [h·dK, (h+1)·dK)); o: d by d (c_proj |
-    // attention.output.dense); every bias present.
+    // q: d by H·dK; k, v: d by G·dK (key/value heads G); o: H·dK by d; biases where the model
+    // has them; qNorm/kNorm (Qwen 3, Gemma 3): the per-head RMSNorms before RoPE.
     AttentionWeights attention;
-    LayerNormWeights norm1; // GPT-2: ln_1 (before attention); BERT: attention.output.LayerNorm
-    LayerNormWeights norm2; // GPT-2: ln_2 (before the MLP); BERT: output.LayerNorm
-    MatrixF up;             // d by intermediate (mlp.c_fc | intermediate.dense)
-    VectorF upBias;         // intermediate
-    MatrixF down;           // intermediate by d (mlp.c_proj | output.dense)
-    VectorF downBias;       // d
+    LayerNormWeights norm1;             // before attention (BERT: after it, on the residual sum)
+    LayerNormWeights postAttentionNorm; // Gemma: on the attention's output before the residual
+    LayerNormWeights norm2;             // before the MLP (BERT: after it)
+    LayerNormWeights postMlpNorm;       // Gemma: on the MLP's output before the residual
+    MatrixF up;                         // d by intermediate (c_fc | intermediate.dense | up_proj)
+    VectorF upBias;                     // intermediate, or empty
+    std::optional<MatrixF> gate;        // gated MLPs: d by intermediate (gate_proj)
+    VectorF gateBias;                   // intermediate, or empty
+    MatrixF down;                       // intermediate by d (c_proj | output.dense | down_proj)
+    VectorF downBias;                   // d, or empty
 };
 
 struct TransformerWeights {
-    MatrixF tokenEmbedding;     // vocab by d (wte | word_embeddings)
-    MatrixF positionEmbedding;  // positions by d (wpe | position_embeddings)
-    VectorF tokenType0;         // BERT: token type 0's embedding (d); empty for GPT-2
-    LayerNormWeights finalNorm; // GPT-2: ln_f (after the last block); BERT: embeddings.LayerNorm
+    MatrixF tokenEmbedding;         // vocab by d (wte | word_embeddings | embed_tokens)
+    MatrixF positionEmbedding;      // learned positions: positions by d (wpe | position_embeddings)
+    VectorF tokenType0;             // BERT: token type 0's embedding (d); empty otherwise
+    LayerNormWeights embeddingNorm; // BERT: embeddings.LayerNorm
+    LayerNormWeights finalNorm;     // after the last block (GPT-2 ln_f, norm)
+    std::optional<MatrixF> lmHead;  // vocab by d as stored; absent: the token embedding (tied)
     std::vector<TransformerLayer> layers;
 };
 
@@ -49,6 +59,7 @@ struct TransformerWeights {
 // output_hidden_states (batch axis removed), plus what reproduces any one head on its own.
 struct ModelRun {
     ModelType type = ModelType::Gpt2;
+    ModelConfig config; // the model's, so that each layer's problem can be formed again
     std::vector<std::int32_t> ids;
     std::vector<std::string> tokens; // the vocabulary's spelling of each id
     int layers = 0, heads = 0;
@@ -63,23 +74,26 @@ struct ModelRun {
     std::vector<MatrixF> attentionInputs;
     // The model's weights (shared, not copied): each layer's Q/K/V/O weights and biases.
     std::shared_ptr<const TransformerWeights> weights;
-    std::vector<double> scales; // [L] factor on Q_h·K_hᵀ per layer
+    std::vector<double> scales;         // [L] factor on Q_h·K_hᵀ per layer
+    std::vector<LayerFacts> layerFacts; // [L] heads, key/value heads, window, scale
 
     // Head h of layer l, T by T (a view into attentions).
     Eigen::Map<const MatrixF> attention(int layer, int head) const;
 };
 
-// A Hugging Face GPT-2 or BERT model folder (design.md, "real models"): config.json,
-// model.safetensors and its tokenizer, with the forward pass of transformers. Attention runs
-// through an AttentionBackend (CPU or Vulkan); embeddings, layer norms and MLPs with Eigen in
-// float32. Immutable once loaded; forward() may run on several threads at once.
+// A Hugging Face model folder (design.md, "real models" and "today's decoder models"):
+// config.json, model.safetensors (or its shards) and its tokenizer, with the forward pass of
+// transformers for every architecture of core/models/Architecture.h, one loop over the block
+// recipe. Attention runs through an AttentionBackend (CPU or Vulkan); embeddings, norms and MLPs
+// with Eigen in float32. Immutable once loaded; forward() may run on several threads at once.
 class TransformerModel
 {
 public:
     // Every failure is one line naming the file and the tensor or field:
     //   "m/model.safetensors: h.3.attn.c_attn.weight: expected 64 x 192, found 64 x 190".
-    // Tensor names are accepted with and without the "transformer."/"bert." prefix, BERT's
-    // LayerNorm.gamma/beta for weight/bias; tensors the forward does not use are ignored.
+    // Tensor names are accepted with and without the architecture's prefixes ("transformer.",
+    // "bert.", "model.", ...), BERT's LayerNorm.gamma/beta for weight/bias; tensors the forward
+    // does not use are ignored.
     // The weights are converted to float32 once, after checking that they fit in memory.
     static Result<TransformerModel> load(const std::string &modelDir);
 
@@ -108,6 +122,10 @@ public:
     // The attention problem of one layer (all heads, W_O included) on its input x (T by d).
     AttentionProblem layerProblem(int layer, MatrixF x) const;
 
+    // The next-token logits of rows of the last hidden state (rows by vocab): the LM head (or
+    // the tied embedding), then Gemma 2's final soft-cap. Refused for BERT (no LM head here).
+    Result<MatrixF> logits(const MatrixF &lastHidden) const;
+
 private:
     TransformerModel() = default;
     ModelConfig m_config;
@@ -116,12 +134,12 @@ private:
 };
 
 // Layer l of a run as the problem forward() computed: its attention input, every head, W_O, the
-// scale and (GPT-2) the causal mask. Computing it on the same backend gives the run's attentions
-// of that layer again, with every intermediate tensor (Q, K, V, scores, context, output).
+// scale, RoPE, q/k norms, soft-cap and mask (causal, sliding window). Computing it on the same backend gives the run's
+// attentions of that layer again, with every intermediate tensor (Q, K, V, scores, context, output).
 AttentionProblem layerProblem(const ModelRun &run, int layer);
 
-// Head h of layer l of a run as a project's problem of its own (one head, no W_O, the causal
-// mask for GPT-2): computing it gives attention(l, h) again. For "open this head in the editor".
+// Head h of layer l of a run as a project's problem of its own (one head, no W_O, the layer's
+// mask and positions): computing it gives attention(l, h) again. For "open this head in the editor".
 AttentionProblem headProblem(const ModelRun &run, int layer, int head);
 
 // The run's attentions as the set every view, statistic and export works on (one sample, L

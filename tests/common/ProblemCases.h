@@ -31,6 +31,9 @@ struct Case {
     std::int64_t window = 0;
     double softcap = 0.0;
     bool sinks = false;
+    std::vector<double> ropeFrequencies; // a model's scaled rope
+    double ropeScaling = 1.0;
+    bool qkNorm = false; // per-head RMSNorms of q and k (Qwen 3, Gemma 3)
 };
 
 inline AttentionProblem makeProblem(const Case &c, std::uint64_t seed = 42)
@@ -45,7 +48,11 @@ inline AttentionProblem makeProblem(const Case &c, std::uint64_t seed = 42)
     p.spec.maskFill = c.fill;
     p.spec.kvHeads = c.kvHeads;
     if (c.rope)
-        p.spec.rope = RopeSpec{c.ropeBase, c.queryPositions, c.keyPositions};
+        p.spec.rope = RopeSpec{.base = c.ropeBase,
+                               .frequencies = c.ropeFrequencies,
+                               .scaling = c.ropeScaling,
+                               .queryPositions = c.queryPositions,
+                               .keyPositions = c.keyPositions};
     if (c.softcap > 0)
         p.spec.softcap = c.softcap;
     p.mask.window = c.window;
@@ -63,6 +70,11 @@ inline AttentionProblem makeProblem(const Case &c, std::uint64_t seed = 42)
     p.weights.v = initMatrix(separateValue ? c.dvIn : dkv, kvHeads * c.dv, InitKind::Gaussian, seed + 4, 0.7);
     if (c.sinks)
         p.weights.sinks = initMatrix(1, c.heads, InitKind::Gaussian, seed + 11, 1.5).row(0);
+    if (c.qkNorm) {
+        p.weights.qNorm = initMatrix(1, c.dk, InitKind::Gaussian, seed + 12, 0.5).row(0).array() + 1.0f;
+        p.weights.kNorm = initMatrix(1, c.dk, InitKind::Gaussian, seed + 13, 0.5).row(0).array() + 1.0f;
+        p.spec.qkNormEps = 1e-5;
+    }
     if (c.outputProjection)
         p.weights.o = initMatrix(c.heads * c.dv, c.dOut, InitKind::Gaussian, seed + 5, 0.7);
     if (c.biases) {
@@ -214,6 +226,14 @@ inline void addModernCases()
     QTest::newRow("RoPE, base 10000") << c;
     c.ropeBase = 7.5;
     QTest::newRow("RoPE, base 7.5 (large angles)") << c;
+    c.ropeFrequencies = {0.9, 0.05};
+    c.ropeScaling = 1.3;
+    QTest::newRow("RoPE, given frequencies and scaling (YaRN)") << c;
+    c.ropeFrequencies.clear();
+    c.ropeScaling = 1.0;
+    c.qkNorm = true;
+    QTest::newRow("q/k norms before RoPE (Qwen 3)") << c;
+    c.qkNorm = false;
     c.queryPositions = {3, 9, 10, 11, 40, 41, 100};
     QTest::newRow("RoPE, given positions") << c;
     c.causal = true;
