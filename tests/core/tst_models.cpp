@@ -4,6 +4,7 @@
 // "transformer."/"bert." prefix; every malformed folder refused with one line; and a model
 // folder's files confined to it (links followed), Hugging Face's hub cache layout included.
 
+#include "../common/ModelFixtures.h"
 #include "../common/TestUtil.h"
 
 #include "core/attention/CpuBackend.h"
@@ -31,49 +32,11 @@ QString fixture(const QString &name)
     return test::sourcePath(QStringLiteral("tests/fixtures/models/") + name);
 }
 
-struct Expected {
-    QString text;
-    std::vector<std::int32_t> ids;
-    std::vector<std::string> tokens;
-    NpyArray attentions, hidden;
-};
-
-Expected readExpected(const QString &folder)
-{
-    Expected e;
-    const QJsonObject o = QJsonDocument::fromJson(test::readAll(folder + "/expected.json")).object();
-    e.text = o["text"].toString();
-    for (const auto &v : o["ids"].toArray())
-        e.ids.push_back(v.toInt());
-    for (const auto &v : o["tokens"].toArray())
-        e.tokens.push_back(v.toString().toStdString());
-    e.attentions = *readNpyFile((folder + "/expected_attentions.npy").toStdString());
-    e.hidden = *readNpyFile((folder + "/expected_hidden_states.npy").toStdString());
-    return e;
-}
-
-// The first value outside |got - ref| <= absolute + relative·|ref|, or empty.
-QString compare(const char *what, const float *got, const NpyArray &ref, double absolute, double relative)
-{
-    for (std::int64_t i = 0; i < ref.size(); ++i) {
-        const double g = got[i], r = ref.data[std::size_t(i)];
-        if (!std::isfinite(g) || std::abs(g - r) > absolute + relative * std::abs(r))
-            return QStringLiteral("%1[%2]: %3, expected %4").arg(what).arg(i).arg(g, 0, 'g', 9).arg(r, 0, 'g', 9);
-    }
-    return {};
-}
-
-void copyFolder(const QString &from, const QString &to)
-{
-    std::filesystem::copy(from.toStdString(), to.toStdString(), std::filesystem::copy_options::recursive);
-}
-
-void writeFile(const QString &path, const QByteArray &bytes)
-{
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write(bytes);
-}
+using Expected = test::ExpectedForward;
+using test::copyFolder;
+using test::readExpectedForward;
+constexpr auto compare = test::compareValues;
+using test::writeFile;
 
 // A safetensors file of one tensor whose data_offsets run past the data.
 QByteArray lyingSafetensors()
@@ -122,7 +85,7 @@ void TestModels::forwardMatchesReference()
 {
     QFETCH(QString, folder);
     QFETCH(bool, fromText);
-    const Expected expected = readExpected(fixture(folder));
+    const Expected expected = readExpectedForward(fixture(folder));
     auto model = TransformerModel::load(fixture(folder).toStdString());
     QVERIFY2(model, model ? "" : model.message().c_str());
     auto input = fromText ? model->encode(expected.text.toStdString()) : model->input(expected.ids);
@@ -156,7 +119,7 @@ void TestModels::headProblemReproducesEachHead()
     for (const char *name : {"gpt2-f32", "bert-f32"}) {
         auto model = TransformerModel::load(fixture(name).toStdString());
         QVERIFY2(model, model ? "" : model.message().c_str());
-        const Expected expected = readExpected(fixture(name));
+        const Expected expected = readExpectedForward(fixture(name));
         CpuBackend cpu;
         auto run = model->forward(*model->input(expected.ids), cpu);
         QVERIFY(run);
@@ -232,7 +195,7 @@ void TestModels::cancelFlagStopsTheForwardPass()
     for (const char *name : {"gpt2-f32", "bert-f32"}) {
         auto model = TransformerModel::load(fixture(name).toStdString());
         QVERIFY(model);
-        const Encoding input = *model->input(readExpected(fixture(name)).ids);
+        const Encoding input = *model->input(readExpectedForward(fixture(name)).ids);
         CpuBackend cpu;
         // A flag that stays down changes nothing.
         std::atomic<bool> flag = false;
@@ -279,8 +242,10 @@ void TestModels::malformedFolderIsRefusedWithOneLine_data()
                                   << "rm vocab.txt"
                                   << "vocab.txt: no such file" << io;
     QTest::newRow("unknown model_type") << "gpt2-f32"
-                                        << "config model_type \"llama\""
-                                        << "model_type \"llama\" is not supported (gpt2 or bert)" << unsupported;
+                                        << "config model_type \"mixtral\""
+                                        << "model_type \"mixtral\" is not supported (gpt2, bert, llama, mistral, "
+                                           "qwen2, qwen3, gemma2, gemma3_text or gemma3)"
+                                        << unsupported;
     QTest::newRow("truncated safetensors") << "gpt2-f32"
                                            << "truncate"
                                            << "model.safetensors" << invalid;
@@ -378,7 +343,7 @@ void TestModels::scaleByInverseLayerIndex()
     writeFile(dir + "/config.json", QJsonDocument(config).toJson());
     auto model = TransformerModel::load(dir.toStdString());
     QVERIFY2(model, model ? "" : model.message().c_str());
-    const Expected expected = readExpected(fixture("gpt2-f32"));
+    const Expected expected = readExpectedForward(fixture("gpt2-f32"));
     CpuBackend cpu;
     auto run = model->forward(*model->input(expected.ids), cpu);
     QVERIFY(run);
@@ -517,7 +482,7 @@ void TestModels::huggingFaceCacheSnapshotLoads()
     }
     auto model = TransformerModel::load(snapshot.toStdString());
     QVERIFY2(model, model ? "" : model.message().c_str());
-    const Expected expected = readExpected(fixture("gpt2-f32"));
+    const Expected expected = readExpectedForward(fixture("gpt2-f32"));
     auto input = model->encode(expected.text.toStdString());
     QVERIFY2(input, input ? "" : input.message().c_str());
     QCOMPARE(input->ids, expected.ids);

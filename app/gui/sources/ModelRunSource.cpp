@@ -127,11 +127,17 @@ void ModelRunSource::showRun(const ModelPtr &model, ModelRunPtr run, const Atten
         m_model = model;
         // Which model, of what kind and shape, in place of a file's container and type.
         const ModelConfig &config = model->config();
-        m_summary = tr("Model: %1 (%2, %3 layers, %4 heads)")
-                        .arg(QFileInfo(loaded->path).fileName(),
-                             config.type == ModelType::Gpt2 ? QStringLiteral("GPT-2") : QStringLiteral("BERT"))
-                        .arg(config.layers)
-                        .arg(config.heads);
+        const QString family = QString::fromUtf8(config.displayName());
+        m_summary = config.keyValueHeads() == config.heads
+                        ? tr("Model: %1 (%2, %3 layers, %4 heads)")
+                              .arg(QFileInfo(loaded->path).fileName(), family)
+                              .arg(config.layers)
+                              .arg(config.heads)
+                        : tr("Model: %1 (%2, %3 layers, %4 query heads sharing %5 key/value heads)")
+                              .arg(QFileInfo(loaded->path).fileName(), family)
+                              .arg(config.layers)
+                              .arg(config.heads)
+                              .arg(config.keyValueHeads());
         // The built-in example's README says which heads learnt something: said beside the box.
         const bool example = !exampleModelDir().isEmpty() && QFileInfo(exampleModelDir()).canonicalFilePath() ==
                                                                  QFileInfo(loaded->path).canonicalFilePath();

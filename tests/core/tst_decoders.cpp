@@ -1,0 +1,298 @@
+// Today's decoder models (design.md, "today's decoder models"): the tiny random-weight folders of
+// tests/fixtures/decoders (one per family and setting, F32, F16 and BF16, one sharded), run on
+// the CPU engine against a float64 reference forward written from transformers' code
+// (tests/fixtures/decoder_reference.py), and malformed folders refused in one line.
+
+#include "../common/ModelFixtures.h"
+#include "../common/TestUtil.h"
+
+#include "core/attention/CpuBackend.h"
+#include "core/models/ModelTensors.h"
+#include "core/models/TransformerModel.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace attnscope;
+
+namespace {
+
+const char *const kFolders[] = {
+    "llama3-f32", "smollm-bf16-sharded", "llama-f16-dynamic", "mistral-f16", "qwen2-bf16-yarn",
+    "qwen3-f32",  "gemma2-bf16",         "gemma3text-f16",    "gemma3-f32",  "qwen2-f32-rope-params"};
+
+QString fixture(const QString &name)
+{
+    return test::sourcePath(QStringLiteral("tests/fixtures/decoders/") + name);
+}
+
+QJsonObject readJson(const QString &path)
+{
+    return QJsonDocument::fromJson(test::readAll(path)).object();
+}
+
+void writeJson(const QString &path, const QJsonObject &o)
+{
+    test::writeFile(path, QJsonDocument(o).toJson());
+}
+
+} // namespace
+
+class TestDecoders : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void forwardMatchesReference_data();
+    void forwardMatchesReference();
+    void layerProblemReproducesEachLayer_data();
+    void layerProblemReproducesEachLayer();
+    void layerFactsSayHowEachLayerAttends();
+    void configDefaultsAreTransformers_data();
+    void configDefaultsAreTransformers();
+    void malformedFolderIsRefusedWithOneLine_data();
+    void malformedFolderIsRefusedWithOneLine();
+    void idsBeyondTheVocabularyAreRefused();
+};
+
+void TestDecoders::forwardMatchesReference_data()
+{
+    QTest::addColumn<QString>("folder");
+    for (const char *name : kFolders)
+        QTest::newRow(name) << QString(name);
+}
+
+void TestDecoders::forwardMatchesReference()
+{
+    QFETCH(QString, folder);
+    const test::ExpectedForward expected = test::readExpectedForward(fixture(folder));
+    auto model = TransformerModel::load(fixture(folder).toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    auto input = model->input(expected.ids);
+    QVERIFY2(input, input ? "" : input.message().c_str());
+    CpuBackend cpu;
+    auto run = model->forward(*input, cpu);
+    QVERIFY2(run, run ? "" : run.message().c_str());
+    const ModelRun &r = **run;
+    const ModelConfig &c = model->config();
+    const std::int64_t t = std::int64_t(expected.ids.size());
+    QCOMPARE(expected.attentions.shape, (std::vector<std::int64_t>{c.layers, c.heads, t, t}));
+    QCOMPARE(expected.hidden.shape, (std::vector<std::int64_t>{c.layers + 1, t, c.width}));
+    const QString attention = test::compareValues("attentions", r.attentions.data(), expected.attentions, 1e-4, 0);
+    QVERIFY2(attention.isEmpty(), qPrintable(attention));
+    std::vector<float> hidden;
+    for (const MatrixF &h : r.hiddenStates)
+        hidden.insert(hidden.end(), h.data(), h.data() + h.size());
+    const QString states = test::compareValues("hidden_states", hidden.data(), expected.hidden, 1e-3, 1e-3);
+    QVERIFY2(states.isEmpty(), qPrintable(states));
+    auto logits = model->logits(r.hiddenStates.back());
+    QVERIFY2(logits, logits ? "" : logits.message().c_str());
+    QCOMPARE(expected.logits.shape, (std::vector<std::int64_t>{t, c.vocabSize}));
+    const QString next = test::compareValues("logits", logits->data(), expected.logits, 1e-3, 1e-3);
+    QVERIFY2(next.isEmpty(), qPrintable(next));
+}
+
+void TestDecoders::layerProblemReproducesEachLayer_data()
+{
+    forwardMatchesReference_data();
+}
+
+// Each layer's problem as the run keeps it (RoPE and its scaling, q/k norms, window, soft-cap)
+// computes that layer's maps again, so a head opened in the editor is the head the run showed.
+void TestDecoders::layerProblemReproducesEachLayer()
+{
+    QFETCH(QString, folder);
+    auto model = TransformerModel::load(fixture(folder).toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    CpuBackend cpu;
+    auto run = model->forward(*model->input(test::readExpectedForward(fixture(folder)).ids), cpu);
+    QVERIFY(run);
+    for (int l = 0; l < (*run)->layers; ++l) {
+        auto trace = cpu.compute(layerProblem(**run, l));
+        QVERIFY2(trace, trace ? "" : trace.message().c_str());
+        for (int h = 0; h < (*run)->heads; ++h)
+            QVERIFY(trace->weights[std::size_t(h)].isApprox(MatrixF((*run)->attention(l, h)), 1e-6f));
+        auto head = cpu.compute(headProblem(**run, l, 1));
+        QVERIFY2(head, head ? "" : head.message().c_str());
+        QVERIFY(head->weights[0].isApprox(MatrixF((*run)->attention(l, 1)), 1e-5f));
+    }
+}
+
+void TestDecoders::layerFactsSayHowEachLayerAttends()
+{
+    // Gemma 2 slides on its even layers (window 4); every layer has 4 query heads on 2 groups.
+    auto model = TransformerModel::load(fixture("gemma2-bf16").toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    CpuBackend cpu;
+    auto run = model->forward(*model->input(test::readExpectedForward(fixture("gemma2-bf16")).ids), cpu);
+    QVERIFY(run);
+    auto set = attentionSetFromRun(*run);
+    QVERIFY(set);
+    QCOMPARE(set->layerFacts.size(), std::size_t(3));
+    for (int l = 0; l < 3; ++l) {
+        QCOMPARE(set->facts(l).queryHeads, 4);
+        QCOMPARE(set->facts(l).kvHeads, 2);
+        QCOMPARE(set->facts(l).window, std::int64_t(l % 2 == 0 ? 4 : 0));
+        QVERIFY(std::abs(set->facts(l).scale - 1.0 / std::sqrt(24.0)) < 1e-12); // query_pre_attn_scalar
+    }
+    // The window shows in the maps: nothing beyond 4 keys back on a sliding layer.
+    QCOMPARE((*run)->attention(0, 0)(10, 6), 0.0f);
+    QVERIFY((*run)->attention(1, 0)(10, 6) > 0.0f);
+}
+
+void TestDecoders::configDefaultsAreTransformers_data()
+{
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("expected");
+    // layers, heads, kvHeads, width, headDim, intermediate, vocab, tie, windows of the first layers
+    QTest::newRow("llama") << R"({"model_type": "llama"})"
+                           << "32 32 32 4096 128 11008 32000 0 0,0";
+    QTest::newRow("mistral") << R"({"model_type": "mistral"})"
+                             << "32 32 8 4096 128 14336 32000 0 4096,4096";
+    QTest::newRow("qwen2") << R"({"model_type": "qwen2"})"
+                           << "32 32 32 4096 128 22016 151936 0 0,0";
+    QTest::newRow("qwen2 sliding") << R"({"model_type": "qwen2", "use_sliding_window": true, "max_window_layers": 1})"
+                                   << "32 32 32 4096 128 22016 151936 0 0,4096";
+    QTest::newRow("qwen3") << R"({"model_type": "qwen3"})"
+                           << "32 32 32 4096 128 22016 151936 0 0,0";
+    QTest::newRow("gemma2") << R"({"model_type": "gemma2"})"
+                            << "26 8 4 2304 256 9216 256000 1 4096,0";
+    QTest::newRow("gemma3_text") << R"({"model_type": "gemma3_text", "num_hidden_layers": 7})"
+                                 << "7 8 4 2304 256 9216 262208 1 4096,4096,4096,4096,4096,0,4096";
+    QTest::newRow("gemma3") << R"({"model_type": "gemma3", "text_config": {"num_hidden_layers": 2}})"
+                            << "2 8 4 2304 256 9216 262208 1 4096,4096";
+}
+
+void TestDecoders::configDefaultsAreTransformers()
+{
+    QFETCH(QString, json);
+    QFETCH(QString, expected);
+    auto c = parseModelConfig(json.toStdString(), "c.json");
+    QVERIFY2(c, c ? "" : c.message().c_str());
+    QStringList windows;
+    for (std::int64_t w : c->windows)
+        windows << QString::number(w);
+    const QString got = QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9")
+                            .arg(c->layers)
+                            .arg(c->heads)
+                            .arg(c->keyValueHeads())
+                            .arg(c->width)
+                            .arg(c->headDim())
+                            .arg(c->intermediate)
+                            .arg(c->vocabSize)
+                            .arg(int(c->tieWordEmbeddings))
+                            .arg(windows.join(','));
+    QVERIFY2(expected.startsWith(got.left(expected.size())) || got.startsWith(expected), qPrintable(got));
+}
+
+void TestDecoders::malformedFolderIsRefusedWithOneLine_data()
+{
+    QTest::addColumn<QString>("base");
+    QTest::addColumn<QString>("mutation");
+    QTest::addColumn<QString>("expected");
+    QTest::addColumn<int>("kind");
+    const int invalid = int(ErrorKind::InvalidInput), io = int(ErrorKind::Io),
+              unsupported = int(ErrorKind::Unsupported);
+    QTest::newRow("unknown rope type") << "llama3-f32"
+                                       << R"(config rope_scaling {"rope_type":"longrope","factor":2})"
+                                       << "rope_scaling.rope_type \"longrope\" is not supported" << unsupported;
+    QTest::newRow("unknown layer type")
+        << "gemma3text-f16"
+        << R"(config layer_types ["sliding_attention","linear_attention","full_attention"])"
+        << "layer_types[1] \"linear_attention\" is not supported" << unsupported;
+    QTest::newRow("layer types miscounted") << "gemma3text-f16"
+                                            << R"(config layer_types ["full_attention"])"
+                                            << "layer_types: expected 3 entries" << invalid;
+    QTest::newRow("mixture of experts") << "qwen3-f32"
+                                        << "config num_experts 8"
+                                        << "num_experts: mixture-of-experts layers are not supported" << unsupported;
+    QTest::newRow("gemma 3 soft-cap") << "gemma3text-f16"
+                                      << "config attn_logit_softcapping 50"
+                                      << "attn_logit_softcapping: Gemma 3 does not soft-cap attention" << unsupported;
+    QTest::newRow("yarn without factor") << "qwen2-bf16-yarn"
+                                         << R"(config rope_scaling {"rope_type":"yarn"})"
+                                         << "rope_scaling.factor: missing" << invalid;
+    QTest::newRow("missing shard") << "smollm-bf16-sharded"
+                                   << "rm model-00002-of-00002.safetensors"
+                                   << "model-00002-of-00002.safetensors: no such file (a shard "
+                                      "model.safetensors.index.json names)"
+                                   << io;
+    QTest::newRow("index names a missing tensor")
+        << "smollm-bf16-sharded"
+        << "index model.layers.9.mlp.up_proj.weight model-00002-of-00002.safetensors"
+        << "model.safetensors.index.json: model.layers.9.mlp.up_proj.weight: not in model-00002-of-00002.safetensors"
+        << invalid;
+    QTest::newRow("index leads out of the folder") << "smollm-bf16-sharded"
+                                                   << "index model.norm.weight ../x.safetensors"
+                                                   << "weight_map.model.norm.weight: expected a file name" << invalid;
+    QTest::newRow("no weights") << "mistral-f16"
+                                << "rm model.safetensors"
+                                << "model.safetensors: no such file" << io;
+    QTest::newRow("wrong shape") << "qwen3-f32"
+                                 << "config head_dim 8"
+                                 << "self_attn.q_proj.weight: expected 32 x 32, found 64 x 32" << invalid;
+    QTest::newRow("untied head missing") << "smollm-bf16-sharded"
+                                         << "config tie_word_embeddings false"
+                                         << "no tensor lm_head.weight" << invalid;
+    QTest::newRow("kv heads do not divide")
+        << "llama3-f32"
+        << "config num_key_value_heads 3"
+        << "num_attention_heads 4 is not divisible by num_key_value_heads 3" << invalid;
+}
+
+void TestDecoders::malformedFolderIsRefusedWithOneLine()
+{
+    QFETCH(QString, base);
+    QFETCH(QString, mutation);
+    QFETCH(QString, expected);
+    QFETCH(int, kind);
+    QTemporaryDir tmp;
+    const QString dir = tmp.filePath("m");
+    test::copyFolder(fixture(base), dir);
+    const QString verb = mutation.section(' ', 0, 0), key = mutation.section(' ', 1, 1),
+                  value = mutation.section(' ', 2);
+    if (verb == "rm") {
+        QVERIFY(QFile::remove(dir + "/" + key));
+    } else if (verb == "config") {
+        QJsonObject config = readJson(dir + "/config.json");
+        config[key] = QJsonDocument::fromJson("[" + value.toUtf8() + "]").array().at(0);
+        writeJson(dir + "/config.json", config);
+    } else if (verb == "index") {
+        QJsonObject index = readJson(dir + "/model.safetensors.index.json");
+        QJsonObject map = index["weight_map"].toObject();
+        map[key] = value;
+        index["weight_map"] = map;
+        writeJson(dir + "/model.safetensors.index.json", index);
+    }
+    const QStringList before = QDir(dir).entryList(QDir::Files, QDir::Name);
+    auto model = TransformerModel::load(dir.toStdString());
+    QVERIFY(!model);
+    const QString message = QString::fromStdString(model.message());
+    QVERIFY2(message.contains(expected), qPrintable(message));
+    QVERIFY2(!message.contains('\n'), qPrintable(message));
+    QCOMPARE(int(model.kind()), kind);
+    QCOMPARE(QDir(dir).entryList(QDir::Files, QDir::Name), before); // nothing written
+}
+
+void TestDecoders::idsBeyondTheVocabularyAreRefused()
+{
+    auto model = TransformerModel::load(fixture("qwen3-f32").toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    const int vocab = model->config().vocabSize;
+    auto beyond = model->input({1, vocab});
+    QVERIFY(!beyond);
+    QCOMPARE(beyond.message(), "ids[1]: " + std::to_string(vocab) + " is not in the vocabulary (ids from 0 to " +
+                                   std::to_string(vocab - 1) + ")");
+    // RoPE has no position table: more ids than max_position_embeddings are taken.
+    const int positions = model->config().positions;
+    QVERIFY(model->input(std::vector<std::int32_t>(std::size_t(positions) + 1, 1)));
+}
+
+QTEST_GUILESS_MAIN(TestDecoders)
+#include "tst_decoders.moc"
