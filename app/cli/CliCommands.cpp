@@ -63,7 +63,7 @@ Commands:
         [--pool N [--pool-mode max|mean]]
       Time the engine on random inputs; the last line is "median_ms: X".
       With --pool, the pooled path, its peak memory and GFLOP/s.
-  devices
+%4  devices
       List the compute devices.
 
 Options:
@@ -75,7 +75,8 @@ Options:
 QString usageText()
 {
     return QString::fromUtf8(kUsageTemplate)
-        .arg(QString::fromUtf8(kRenderUsage), QString::fromUtf8(kStatsUsage), QString::fromUtf8(kModelUsage));
+        .arg(QString::fromUtf8(kRenderUsage), QString::fromUtf8(kStatsUsage), QString::fromUtf8(kModelUsage),
+             QString::fromUtf8(kModelBenchUsage));
 }
 
 } // namespace
@@ -320,6 +321,8 @@ int dispatch(const QStringList &arguments, QTextStream &out, QTextStream &err, c
         return command.show(rest);
     if (name == "export")
         return command.exportData(rest);
+    if (name == "bench" && (rest.contains("--model") || rest.contains("-model")))
+        return runModelBenchCommand(rest, out, err, hooks.backend);
     if (name == "bench")
         return command.bench(rest);
     if (name == "render")

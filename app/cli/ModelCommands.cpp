@@ -12,7 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
+
+#include <sys/resource.h>
 
 namespace attnscope {
 
@@ -22,8 +26,8 @@ const char *const kTokenizeUsage = R"(  tokenize MODEL_DIR --text TEXT
 )";
 
 const char *const kModelUsage = R"(  model MODEL_DIR (--text TEXT | --ids 1,2,3) --out DIR [--backend auto|cpu|vulkan]
-      Run a GPT-2 or BERT model folder (config.json, model.safetensors, tokenizer)
-      and write tokens.json, attentions.npy float32 [L,H,T,T] and
+      Run a model folder (GPT-2, BERT, Llama, Mistral, Qwen2/3, Gemma 2/3:
+      config.json, model.safetensors or its shards, tokenizer) and write tokens.json, attentions.npy float32 [L,H,T,T] and
       hidden_states.npy float32 [L+1,T,d] into DIR.
 )";
 
@@ -156,6 +160,92 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
         << "wrote: " << QString::fromStdString(printableText(dir, 200)) << " (tokens.json, attentions.npy [" << c.layers
         << "," << c.heads << "," << r.length << "," << r.length << "], hidden_states.npy [" << c.layers + 1 << ","
         << r.length << "," << c.width << "])\n";
+    return kOk;
+}
+
+} // namespace attnscope
+
+namespace attnscope {
+
+const char *const kModelBenchUsage =
+    R"(  bench --model MODEL_DIR --tokens T [--repeat N] [--backend auto|cpu|vulkan]
+      Time the model's forward on T ids (every attention and hidden state kept in
+      memory, nothing written); print median_ms and peak_rss_mib (the process's
+      peak, load included).
+)";
+
+int runModelBenchCommand(const QStringList &args, QTextStream &out, QTextStream &err,
+                         const BackendOptions &backendOptions)
+{
+    const auto fail = [&](const std::string &message, int code) { return cli::fail(err, message, code); };
+    QCommandLineParser parser;
+    parser.addOption({"model", "The model folder.", "MODEL_DIR"});
+    parser.addOption({"tokens", "How many ids the forward reads.", "T"});
+    parser.addOption({"repeat", "Timed runs after one warm-up (default 3).", "N", "3"});
+    parser.addOption({"backend", "auto, cpu or vulkan (default auto).", "NAME", "auto"});
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    if (!parser.parse(args))
+        return fail("bench: " + parser.errorText().toStdString(), kUsage);
+    if (!parser.positionalArguments().isEmpty())
+        return fail("bench --model: unexpected argument " +
+                        quotedText(parser.positionalArguments().front().toStdString()),
+                    kUsage);
+    bool tokensOk = false, repeatOk = false;
+    const long long tokens = parser.value("tokens").toLongLong(&tokensOk);
+    const long long repeat = parser.value("repeat").toLongLong(&repeatOk);
+    if (!parser.isSet("tokens") || !tokensOk || tokens < 1 || tokens > (1 << 20))
+        return fail("bench --model: --tokens: expected a whole number from 1 to 1048576, found " +
+                        quotedText(parser.value("tokens").toStdString()),
+                    kUsage);
+    if (!repeatOk || repeat < 1 || repeat > 1000)
+        return fail("bench --model: --repeat: expected a whole number from 1 to 1000, found " +
+                        quotedText(parser.value("repeat").toStdString()),
+                    kUsage);
+    auto request = parseBackendRequest(parser.value("backend").toStdString());
+    if (!request)
+        return fail(request.message(), kUsage);
+    auto model = TransformerModel::load(parser.value("model").toStdString());
+    if (!model)
+        return fail(model.message(), kFailed);
+    // Ids spread over the vocabulary by a fixed rule, so every run reads the same tokens.
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(tokens));
+    std::uint64_t state = 0x9E3779B97F4A7C15ull;
+    for (std::int32_t &id : ids) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        id = std::int32_t((state >> 33) % std::uint64_t(model->config().vocabSize));
+    }
+    auto input = model->input(std::move(ids));
+    if (!input)
+        return fail("--tokens: " + input.message(), kFailed);
+    auto selection = createBackend(*request, backendOptions);
+    if (!selection)
+        return fail(selection.message(), kFailed);
+    out << "backend: " << QString::fromStdString(selection->backend->name()) << "\n"
+        << "device: " << QString::fromStdString(selection->backend->deviceName()) << "\n";
+    if (!selection->notice.empty())
+        out << "note: " << QString::fromStdString(selection->notice) << "\n";
+    const ModelConfig &c = model->config();
+    out << "model: " << c.typeName() << ", " << c.layers << " layers x " << c.heads << " heads (" << c.keyValueHeads()
+        << " key/value), width " << c.width << ", " << tokens << " tokens\n";
+    out.flush();
+    std::vector<double> times;
+    for (long long i = 0; i <= repeat; ++i) { // run 0 warms caches and allocators
+        const auto start = std::chrono::steady_clock::now();
+        auto run = model->forward(*input, *selection->backend);
+        const auto end = std::chrono::steady_clock::now();
+        if (!run)
+            return fail(run.message(), kFailed);
+        if (i > 0)
+            times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    }
+    std::sort(times.begin(), times.end());
+    const std::size_t n = times.size();
+    const double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    out << "runs: " << repeat << "\n"
+        << "median_ms " << QString::number(median, 'f', 1) << "\n"
+        << "peak_rss_mib " << QString::number(double(usage.ru_maxrss) / 1024.0, 'f', 1) << "\n";
     return kOk;
 }
 

@@ -18,7 +18,14 @@ int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &e
 int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
                     const BackendOptions &backendOptions = {});
 
+// `attnscope-cli bench --model MODEL_DIR --tokens T [--repeat N] [--backend ...]`: times the
+// forward on T ids with everything kept in memory and prints `median_ms M` and `peak_rss_mib R`
+// (design.md).
+int runModelBenchCommand(const QStringList &args, QTextStream &out, QTextStream &err,
+                         const BackendOptions &backendOptions = {});
+
 extern const char *const kTokenizeUsage;
+extern const char *const kModelBenchUsage;
 extern const char *const kModelUsage;
 
 } // namespace attnscope

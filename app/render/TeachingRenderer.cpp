@@ -357,18 +357,35 @@ QString TeachingRenderer::html() const
         // The rotation of the selected query and key rows, pair by pair.
         const StructuralMask structure(p);
         const std::int64_t qp = structure.queryPosition(i), kp = structure.keyPosition(j);
-        const std::vector<double> theta = ropeFrequencies(p.spec.rope->base, dK);
+        const std::vector<double> theta = ropeFrequencies(*p.spec.rope, dK);
         s += QStringLiteral("<a name='%1'></a>").arg(kAnchorRope) +
              tr("<h3>3b. RoPE: rotate q and k by their positions</h3>");
-        s += tr("<p>Dimension d is paired with d + %1; the pair turns by position \u00d7 \u03b8<sub>d</sub>, "
-                "\u03b8<sub>d</sub> = %2<sup>−2d/%3</sup>. A score then depends on the query and key "
-                "positions only through their difference (here %4 \u2212 %5 = %6).</p>")
-                 .arg(dK / 2)
-                 .arg(num(p.spec.rope->base))
-                 .arg(dK)
-                 .arg(qp)
-                 .arg(kp)
-                 .arg(qp - kp);
+        if (p.spec.rope->frequencies.empty())
+            s += tr("<p>Dimension d is paired with d + %1; the pair turns by position \u00d7 \u03b8<sub>d</sub>, "
+                    "\u03b8<sub>d</sub> = %2<sup>−2d/%3</sup>. A score then depends on the query and key "
+                    "positions only through their difference (here %4 \u2212 %5 = %6).</p>")
+                     .arg(dK / 2)
+                     .arg(num(p.spec.rope->base))
+                     .arg(dK)
+                     .arg(qp)
+                     .arg(kp)
+                     .arg(qp - kp);
+        else
+            s += tr("<p>Dimension d is paired with d + %1; the pair turns by position \u00d7 \u03b8<sub>d</sub>, "
+                    "with each \u03b8<sub>d</sub> as the model's rope scaling sets it (table below). A score "
+                    "then depends on the query and key positions only through their difference (here %2 "
+                    "\u2212 %3 = %4).</p>")
+                     .arg(dK / 2)
+                     .arg(qp)
+                     .arg(kp)
+                     .arg(qp - kp);
+        if (p.spec.rope->scaling != 1.0)
+            s += tr("<p>Every cos and sin is multiplied by %1 (YaRN's attention factor), so each score gains "
+                    "its square.</p>")
+                     .arg(num(p.spec.rope->scaling));
+        if (p.weights.qNorm || p.weights.kNorm)
+            s += tr("<p>Before the rotation, each head's q and k were normalised by their root mean square and "
+                    "multiplied by the learned norm weights (q/k RMSNorm).</p>");
         const QString angles = table(
             tr("angle per pair"), Eigen::Index(theta.size()), 3,
             [&](Eigen::Index r, Eigen::Index c) {

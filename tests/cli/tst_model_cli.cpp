@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QObject>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -21,9 +22,10 @@ using namespace attnscope;
 
 namespace {
 
+// "gpt2-f32" (tests/fixtures/models) or "decoders/qwen3-f32" (tests/fixtures/decoders).
 QString fixture(const QString &name)
 {
-    return test::sourcePath("tests/fixtures/models/" + name);
+    return test::sourcePath((name.contains('/') ? "tests/fixtures/" : "tests/fixtures/models/") + name);
 }
 
 QJsonObject expectedJson(const QString &model)
@@ -75,6 +77,9 @@ private slots:
         QTest::newRow("gpt2 bf16 ids") << "gpt2-bf16" << false;
         QTest::newRow("bert f16 text") << "bert-f16" << true;
         QTest::newRow("bert f32 ids") << "bert-f32" << false;
+        QTest::newRow("qwen3 f32 ids") << "decoders/qwen3-f32" << false;
+        QTest::newRow("gemma2 bf16 ids") << "decoders/gemma2-bf16" << false;
+        QTest::newRow("llama sharded bf16 ids") << "decoders/smollm-bf16-sharded" << false;
     }
 
     void writesTheReferenceTensors()
@@ -154,6 +159,26 @@ private slots:
         for (std::int64_t i = 0; i < t; ++i)
             first += att.data[std::size_t(i * t)] / double(t);
         QVERIFY(std::abs(stats["stats"].toArray()[0].toObject()["first"].toDouble() - first) < 1e-5);
+    }
+
+    // bench --model: the forward timed on T ids, nothing written; the contract's two lines.
+    void benchTimesAModelForward()
+    {
+        const auto r = test::runCli(
+            {"bench", "--model", fixture("decoders/qwen3-f32"), "--tokens", "20", "--repeat", "2", "--backend", "cpu"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("model: qwen3, 2 layers x 4 heads (1 key/value), width 32, 20 tokens"),
+                 qPrintable(r.out));
+        const QRegularExpression median("^median_ms (\\d+\\.\\d)$", QRegularExpression::MultilineOption);
+        const QRegularExpression peak("^peak_rss_mib (\\d+\\.\\d)$", QRegularExpression::MultilineOption);
+        QVERIFY2(median.match(r.out).hasMatch(), qPrintable(r.out));
+        QVERIFY2(peak.match(r.out).captured(1).toDouble() > 1.0, qPrintable(r.out));
+        const auto bad = test::runCli({"bench", "--model", fixture("decoders/qwen3-f32"), "--tokens", "0"});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains("--tokens: expected a whole number from 1"), qPrintable(bad.err));
+        const auto missing = test::runCli({"bench", "--model", test::sourcePath("tests"), "--tokens", "4"});
+        QCOMPARE(missing.code, 1);
+        QVERIFY2(missing.err.contains("config.json: no such file"), qPrintable(missing.err));
     }
 
     void refusals_data()
