@@ -1,6 +1,8 @@
 // A whole GPT-2 and BERT forward with every layer's attention on the Vulkan backend (lavapipe
-// in CI), against the same forward on the CPU (which tst_models checks against the reference).
+// in CI), against the same forward on the CPU (which tst_models checks against the reference);
+// and every decoder family of tests/fixtures/decoders against its float64 reference directly.
 
+#include "../common/ModelFixtures.h"
 #include "../common/TestUtil.h"
 #include "VulkanTestUtil.h"
 
@@ -70,6 +72,38 @@ private slots:
                 test::compareMatrix("hidden state", g.hiddenStates[l], c.hiddenStates[l], {1e-3, 1e-3});
             QVERIFY2(diff.empty(), diff.c_str());
         }
+        const std::string problems = test::validationProblems();
+        QVERIFY2(problems.empty(), problems.c_str());
+    }
+
+    void decoderForwardMatchesTheReference_data()
+    {
+        QTest::addColumn<QString>("folder");
+        for (const char *name : {"llama3-f32", "smollm-bf16-sharded", "llama-f16-dynamic", "mistral-f16",
+                                 "qwen2-bf16-yarn", "qwen3-f32", "gemma2-bf16", "gemma3text-f16", "gemma3-f32",
+                                 "qwen2-f32-rope-params"})
+            QTest::newRow(name) << QString(name);
+    }
+
+    // Attentions within 1e-4 and hidden states within 1e-3·(1 + |ref|) of the reference, with
+    // every layer's attention (RoPE and its scaling, q/k norms, windows, soft-caps) on Vulkan.
+    void decoderForwardMatchesTheReference()
+    {
+        QFETCH(QString, folder);
+        const QString dir = test::sourcePath("tests/fixtures/decoders/" + folder);
+        const test::ExpectedForward expected = test::readExpectedForward(dir);
+        auto model = TransformerModel::load(dir.toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        auto run = model->forward(*model->input(expected.ids), *m_vulkan);
+        QVERIFY2(run, run ? "" : run.message().c_str());
+        const QString attention =
+            test::compareValues("attentions", (*run)->attentions.data(), expected.attentions, 1e-4, 0);
+        QVERIFY2(attention.isEmpty(), qPrintable(attention));
+        std::vector<float> hidden;
+        for (const MatrixF &h : (*run)->hiddenStates)
+            hidden.insert(hidden.end(), h.data(), h.data() + h.size());
+        const QString states = test::compareValues("hidden_states", hidden.data(), expected.hidden, 1e-3, 1e-3);
+        QVERIFY2(states.isEmpty(), qPrintable(states));
         const std::string problems = test::validationProblems();
         QVERIFY2(problems.empty(), problems.c_str());
     }
