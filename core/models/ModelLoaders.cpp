@@ -14,6 +14,13 @@ class Loader
 public:
     Loader(const ModelTensors &t, const ModelConfig &c) : m_t(t), m_c(c), m_n(c.architecture().names) {}
 
+    // A weight kept mapped: in by out as used; nn.Linear stores it [out, in].
+    Status mapped(const std::string &name, std::int64_t in, std::int64_t out, WeightMatrix &weight) const
+    {
+        ATTNSCOPE_ASSIGN_OR_RETURN(weight, m_t.weight({name}, in, out, !m_n.conv1d));
+        return Ok{};
+    }
+
     Status norm(const std::string &name, LayerNormWeights &out) const
     {
         const std::int64_t d = m_c.width;
@@ -98,22 +105,30 @@ public:
             if (!name->empty())
                 if (Status s = this->norm(p + *name, *norm); !s)
                     return s;
-        if (Status s = linear(p + m_n.up, d, inner, m_c.mlpBias, l.up, l.upBias); !s)
-            return s;
-        if (m_c.recipe().gatedMlp) {
-            MatrixF gate;
-            if (Status s = linear(p + m_n.gate, d, inner, m_c.mlpBias, gate, l.gateBias); !s)
+        const auto bias = [&](const std::string &name, std::int64_t size, VectorF &out) -> Status {
+            if (m_c.mlpBias)
+                ATTNSCOPE_ASSIGN_OR_RETURN(out, m_t.vector({name + ".bias"}, size));
+            return Ok{};
+        };
+        for (Status s : {mapped(p + m_n.up + ".weight", d, inner, l.up), bias(p + m_n.up, inner, l.upBias),
+                         mapped(p + m_n.down + ".weight", inner, d, l.down), bias(p + m_n.down, d, l.downBias)})
+            if (!s)
                 return s;
+        if (m_c.recipe().gatedMlp) {
+            WeightMatrix gate;
+            for (Status s : {mapped(p + m_n.gate + ".weight", d, inner, gate), bias(p + m_n.gate, inner, l.gateBias)})
+                if (!s)
+                    return s;
             l.gate = std::move(gate);
         }
-        return linear(p + m_n.down, inner, d, m_c.mlpBias, l.down, l.downBias);
+        return Ok{};
     }
 
     Result<TransformerWeights> model() const
     {
         const BlockRecipe &r = m_c.recipe();
         TransformerWeights w;
-        ATTNSCOPE_ASSIGN_OR_RETURN(w.tokenEmbedding, m_t.matrix({m_n.embedding}, m_c.vocabSize, m_c.width));
+        ATTNSCOPE_ASSIGN_OR_RETURN(w.tokenEmbedding, m_t.weight({m_n.embedding}, m_c.vocabSize, m_c.width, false));
         if (r.learnedPositions)
             ATTNSCOPE_ASSIGN_OR_RETURN(w.positionEmbedding, m_t.matrix({m_n.positions}, m_c.positions, m_c.width));
         if (r.tokenTypes) {
@@ -139,8 +154,8 @@ public:
                 if (m_t.contains(name) && !stored)
                     stored = &name;
             if (stored) {
-                MatrixF head;
-                ATTNSCOPE_ASSIGN_OR_RETURN(head, m_t.matrix({*stored}, m_c.vocabSize, m_c.width));
+                WeightMatrix head;
+                ATTNSCOPE_ASSIGN_OR_RETURN(head, m_t.weight({*stored}, m_c.vocabSize, m_c.width, false));
                 w.lmHead = std::move(head);
             } else if (!m_c.tieWordEmbeddings) {
                 return m_t.find({m_n.lmHead.front()}).error();
@@ -157,26 +172,26 @@ private:
 
 } // namespace
 
-Result<TransformerWeights> loadWeights(const ModelTensors &tensors, const ModelConfig &config)
+Result<TransformerWeights> loadWeights(std::shared_ptr<const ModelTensors> tensors, const ModelConfig &config)
 {
-    return Loader(tensors, config).model();
+    auto weights = Loader(*tensors, config).model();
+    if (weights)
+        weights->source = std::move(tensors);
+    return weights;
 }
 
-std::int64_t modelWeightCount(const ModelConfig &c, bool lmHead)
+std::int64_t modelWeightCount(const ModelConfig &c)
 {
-    const std::int64_t d = c.width, inner = c.intermediate, hd = c.headDim();
+    const std::int64_t d = c.width, hd = c.headDim();
     const std::int64_t q = hd * c.heads, kv = hd * c.keyValueHeads();
-    // q, k, v, o with biases; MLP (gated: three matrices); four norms with biases.
+    // q, k, v, o with biases; four norms with biases; q/k norms.
     std::int64_t perLayer = saturatingAdd(saturatingMul(d + 1, q + 2 * kv), saturatingMul(q + 1, d));
-    perLayer = saturatingAdd(perLayer, saturatingMul(c.recipe().gatedMlp ? 3 : 2, saturatingMul(d + 1, inner)));
     perLayer = saturatingAdd(perLayer, saturatingAdd(10 * d, 2 * hd));
-    std::int64_t total = saturatingMul(saturatingAdd(c.vocabSize, 3), d);
+    std::int64_t total = saturatingMul(4, d);
     if (c.recipe().learnedPositions)
         total = saturatingAdd(total, saturatingMul(c.positions, d));
     if (c.recipe().tokenTypes)
         total = saturatingAdd(total, saturatingMul(c.typeVocabSize, d));
-    if (lmHead)
-        total = saturatingAdd(total, saturatingMul(c.vocabSize, d));
     return saturatingAdd(total, saturatingMul(perLayer, c.layers));
 }
 

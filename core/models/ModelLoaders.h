@@ -11,11 +11,15 @@
 
 namespace attnscope {
 
-Result<TransformerWeights> loadWeights(const ModelTensors &tensors, const ModelConfig &config);
+// The weights the entry names. Attention weights and norms are converted to float32 now; the
+// embedding, the LM head and the MLPs stay mapped in their stored dtype (WeightMatrix), every
+// value checked finite once. The weights keep `tensors` alive.
+Result<TransformerWeights> loadWeights(std::shared_ptr<const ModelTensors> tensors, const ModelConfig &config);
 
-// Float32 values the forward keeps for a model of this configuration (saturating); `lmHead`:
-// with an untied LM head stored.
-std::int64_t modelWeightCount(const ModelConfig &config, bool lmHead = false);
+// Float32 values the loaded model keeps in memory (saturating): the attention weights, norms
+// and position tables; the mapped weights count in the forward's working memory, a block at a
+// time.
+std::int64_t modelWeightCount(const ModelConfig &config);
 
 } // namespace attnscope
 

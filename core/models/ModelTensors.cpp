@@ -141,14 +141,20 @@ bool ModelTensors::contains(const std::string &name) const
     return bool(find({name}));
 }
 
-const std::string &ModelTensors::shownFileOf(const SafetensorsTensor &t) const
+std::size_t ModelTensors::fileOf(const SafetensorsTensor &t) const
 {
     for (std::size_t f = 0; f < m_files.size(); ++f) {
         const auto &all = m_files[f].tensors();
         if (!all.empty() && &t >= all.data() && &t < all.data() + all.size())
-            return m_shown[f];
+            return f;
     }
-    return m_shownWeights;
+    return m_files.size();
+}
+
+const std::string &ModelTensors::shownFileOf(const SafetensorsTensor &t) const
+{
+    const std::size_t f = fileOf(t);
+    return f < m_files.size() ? m_shown[f] : m_shownWeights;
 }
 
 std::uint64_t ModelTensors::storedBytes() const
@@ -231,6 +237,33 @@ Result<VectorF> ModelTensors::vector(const std::vector<std::string> &names, std:
     if (!v)
         return v.error();
     return VectorF(Eigen::Map<const VectorF>(v->data(), size));
+}
+
+Result<WeightMatrix> ModelTensors::weight(const std::vector<std::string> &names, std::int64_t rows, std::int64_t cols,
+                                          bool transpose) const
+{
+    auto t = find(names);
+    if (!t)
+        return t.error();
+    const SafetensorsTensor &tensor = **t;
+    if (tensor.dtype == "F64") { // rare: converted now, as matrix() does
+        auto m = matrix(names, rows, cols, transpose);
+        if (!m)
+            return m.error();
+        return WeightMatrix(std::move(*m));
+    }
+    const std::int64_t r = transpose ? cols : rows, c = transpose ? rows : cols;
+    const std::string name = shownFileOf(tensor) + ": " + printableText(tensor.name, 120);
+    if (tensor.shape != std::vector<std::int64_t>{r, c})
+        return Error{name + ": expected " + shapeString(r, c) + ", found " + shapeText(tensor.shape)};
+    if (tensor.dtype != "F32" && tensor.dtype != "F16" && tensor.dtype != "BF16")
+        return Error{name + ": dtype " + printableText(tensor.dtype, 20) + " is not supported (F32, F16 or BF16)"};
+    const std::size_t file = fileOf(tensor);
+    WeightMatrix w = WeightMatrix::mapped(tensor.data, tensor.dtype, r, c, transpose,
+                                          file < m_files.size() ? m_files[file].keepAlive() : nullptr);
+    if (Status s = w.checkFinite(); !s)
+        return Error{name + ": " + s.message()};
+    return w;
 }
 
 } // namespace attnscope

@@ -3,6 +3,7 @@
 #include "core/Result.h"
 #include "core/Tensor.h"
 #include "core/formats/Safetensors.h"
+#include "core/models/WeightMatrix.h"
 
 #include <map>
 #include <string>
@@ -41,12 +42,18 @@ public:
     Result<MatrixF> matrix(const std::vector<std::string> &names, std::int64_t rows, std::int64_t cols,
                            bool transpose = false) const;
     Result<VectorF> vector(const std::vector<std::string> &names, std::int64_t size) const;
+    // A 2-D tensor stored rows by cols kept mapped (F32, F16, BF16; F64 converted now), every
+    // value checked finite; used transposed (cols by rows) when `transpose` (Linear).
+    Result<WeightMatrix> weight(const std::vector<std::string> &names, std::int64_t rows, std::int64_t cols,
+                                bool transpose) const;
 
     // Ok unless a file changed on disk since it was mapped (ask after reading).
     Status checkUnchanged() const;
 
 private:
     ModelTensors() = default;
+    // The index of the file holding t (m_files.size() when none does).
+    std::size_t fileOf(const SafetensorsTensor &t) const;
     Result<std::vector<float>> values(const SafetensorsTensor &t, const std::vector<std::int64_t> &shape,
                                       const std::string &expected) const;
 

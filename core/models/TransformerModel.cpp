@@ -64,10 +64,9 @@ void activate(MatrixF &x, Activation activation)
 }
 
 // x·W + b (b may be empty: no bias).
-MatrixF dense(const MatrixF &x, const MatrixF &w, const VectorF &b)
+MatrixF dense(const MatrixF &x, const WeightMatrix &w, const VectorF &b)
 {
-    MatrixF y(x.rows(), w.cols());
-    y.noalias() = x * w;
+    MatrixF y = w.product(x);
     if (b.size() > 0)
         y.rowwise() += b;
     return y;
@@ -91,6 +90,14 @@ Status checkShape(const char *what, const MatrixF &m, std::int64_t rows, std::in
 {
     if (m.rows() != rows || m.cols() != cols)
         return Error{std::string(what) + ": expected " + shapeString(rows, cols) + ", found " + shapeOf(m)};
+    return Ok{};
+}
+
+Status checkShape(const char *what, const WeightMatrix &m, std::int64_t rows, std::int64_t cols)
+{
+    if (m.rows() != rows || m.cols() != cols)
+        return Error{std::string(what) + ": expected " + shapeString(rows, cols) + ", found " +
+                     shapeString(m.rows(), m.cols())};
     return Ok{};
 }
 
@@ -168,28 +175,29 @@ Status checkWeightShapes(const ModelConfig &c, const TransformerWeights &w)
     const bool sandwich = r.placement == NormPlacement::Sandwich;
     for (const TransformerLayer &l : w.layers) {
         const AttentionWeights &a = l.attention;
-        for (Status s : {checkShape("attention q", a.q, d, q),
-                         checkShape("attention k", a.k, d, kv),
-                         checkShape("attention v", a.v, d, kv),
-                         checkShape("attention o", a.o.value_or(MatrixF()), q, d),
-                         checkOptional("attention q bias", sizeOf(a.qBias), c.qkvBias, q),
-                         checkOptional("attention k bias", sizeOf(a.kBias), c.qkvBias, kv),
-                         checkOptional("attention v bias", sizeOf(a.vBias), c.qkvBias, kv),
-                         checkOptional("attention o bias", sizeOf(a.oBias), c.oBias, d),
-                         checkOptional("q norm", sizeOf(a.qNorm), r.qkNorm, hd),
-                         checkOptional("k norm", sizeOf(a.kNorm), r.qkNorm, hd),
-                         checkShape("mlp up", l.up, d, inner),
-                         checkShape("mlp down", l.down, inner, d),
-                         checkShape("mlp gate", l.gate.value_or(MatrixF()), r.gatedMlp ? d : 0, r.gatedMlp ? inner : 0),
-                         checkOptional("mlp up bias", l.upBias.size(), c.mlpBias, inner),
-                         checkOptional("mlp gate bias", l.gateBias.size(), c.mlpBias && r.gatedMlp, inner),
-                         checkOptional("mlp down bias", l.downBias.size(), c.mlpBias, d),
-                         checkOptional("norm 1", l.norm1.weight.size(), true, d),
-                         checkOptional("norm 1 bias", l.norm1.bias.size(), layerNorm, d),
-                         checkOptional("norm 2", l.norm2.weight.size(), true, d),
-                         checkOptional("norm 2 bias", l.norm2.bias.size(), layerNorm, d),
-                         checkOptional("post-attention norm", l.postAttentionNorm.weight.size(), sandwich, d),
-                         checkOptional("post-MLP norm", l.postMlpNorm.weight.size(), sandwich, d)})
+        for (Status s :
+             {checkShape("attention q", a.q, d, q),
+              checkShape("attention k", a.k, d, kv),
+              checkShape("attention v", a.v, d, kv),
+              checkShape("attention o", a.o.value_or(MatrixF()), q, d),
+              checkOptional("attention q bias", sizeOf(a.qBias), c.qkvBias, q),
+              checkOptional("attention k bias", sizeOf(a.kBias), c.qkvBias, kv),
+              checkOptional("attention v bias", sizeOf(a.vBias), c.qkvBias, kv),
+              checkOptional("attention o bias", sizeOf(a.oBias), c.oBias, d),
+              checkOptional("q norm", sizeOf(a.qNorm), r.qkNorm, hd),
+              checkOptional("k norm", sizeOf(a.kNorm), r.qkNorm, hd),
+              checkShape("mlp up", l.up, d, inner),
+              checkShape("mlp down", l.down, inner, d),
+              checkShape("mlp gate", l.gate.value_or(WeightMatrix()), r.gatedMlp ? d : 0, r.gatedMlp ? inner : 0),
+              checkOptional("mlp up bias", l.upBias.size(), c.mlpBias, inner),
+              checkOptional("mlp gate bias", l.gateBias.size(), c.mlpBias && r.gatedMlp, inner),
+              checkOptional("mlp down bias", l.downBias.size(), c.mlpBias, d),
+              checkOptional("norm 1", l.norm1.weight.size(), true, d),
+              checkOptional("norm 1 bias", l.norm1.bias.size(), layerNorm, d),
+              checkOptional("norm 2", l.norm2.weight.size(), true, d),
+              checkOptional("norm 2 bias", l.norm2.bias.size(), layerNorm, d),
+              checkOptional("post-attention norm", l.postAttentionNorm.weight.size(), sandwich, d),
+              checkOptional("post-MLP norm", l.postMlpNorm.weight.size(), sandwich, d)})
             if (!s)
                 return s;
     }
@@ -207,17 +215,13 @@ Result<TransformerModel> TransformerModel::load(const std::string &modelDir)
     auto tensors = ModelTensors::open(modelDir, config->architecture().names.prefixes);
     if (!tensors)
         return tensors.error();
-    bool untiedHead = false;
-    for (const std::string &name : config->architecture().names.lmHead)
-        untiedHead = untiedHead || tensors->contains(name);
-    if (Status s = checkFitsInMemory(saturatingMul(4, modelWeightCount(*config, untiedHead)),
-                                     "the model's weights in float32");
-        !s)
+    if (Status s = checkFitsInMemory(saturatingMul(4, modelWeightCount(*config)), "the model's weights in float32"); !s)
         return Error{printableText(modelDir, 200) + ": " + s.message(), s.kind()};
-    auto weights = loadWeights(*tensors, *config);
+    auto shared = std::make_shared<const ModelTensors>(std::move(*tensors));
+    auto weights = loadWeights(shared, *config);
     // The conversion read the mapped weights: a checkpoint rewritten meanwhile gave zeros or a
     // mix of two files, whatever the shapes said.
-    if (Status s = tensors->checkUnchanged(); !s)
+    if (Status s = shared->checkUnchanged(); !s)
         return s.error();
     if (!weights)
         return weights.error();
@@ -277,12 +281,14 @@ Result<MatrixF> TransformerModel::logits(const MatrixF &lastHidden) const
 {
     if (m_config.type == ModelType::Bert)
         return Error{"logits: this BERT model has no LM head here", ErrorKind::Unsupported};
-    const MatrixF &head = m_weights->lmHead ? *m_weights->lmHead : m_weights->tokenEmbedding;
+    const WeightMatrix &head = m_weights->lmHead ? *m_weights->lmHead : m_weights->tokenEmbedding;
     if (lastHidden.cols() != head.cols())
         return Error{"logits: expected rows of " + std::to_string(head.cols()) + " values, found " +
                      std::to_string(lastHidden.cols())};
-    MatrixF out(lastHidden.rows(), head.rows());
-    out.noalias() = lastHidden * head.transpose();
+    MatrixF out = head.productTransposed(lastHidden);
+    if (m_weights->source)
+        if (Status s = m_weights->source->checkUnchanged(); !s)
+            return s.error();
     if (m_config.finalSoftcap) {
         const float cap = float(*m_config.finalSoftcap);
         out = (out.array() / cap).tanh() * cap;
@@ -310,6 +316,7 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
     bytes = saturatingAdd(bytes, saturatingMul(4 * (2 * L + 1), saturatingMul(t, d)));
     bytes = saturatingAdd(bytes, traceBytes(h, t, t, hd, hd, d));
     bytes = saturatingAdd(bytes, saturatingMul(12, saturatingMul(t, c.intermediate + 4 * d)));
+    bytes = saturatingAdd(bytes, std::int64_t(64) << 20); // a block of mapped weights in float32
     if (Status s = checkFitsInMemory(bytes, "its attentions and hidden states"); !s)
         return s.error();
 
@@ -378,6 +385,10 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
         const bool last = l + 1 == c.layers;
         run->hiddenStates.push_back(last && recipe.finalNorm ? normalize(x, w.finalNorm, eps) : x);
     }
+    // The mapped weights were read during the pass: a checkpoint rewritten meanwhile gave zeros.
+    if (w.source)
+        if (Status s = w.source->checkUnchanged(); !s)
+            return s.error();
     return std::shared_ptr<const ModelRun>(std::move(run));
 }
 

@@ -6,6 +6,8 @@
 #include "core/attention/AttentionBackend.h"
 #include "core/attention/AttentionProblem.h"
 #include "core/models/ModelConfig.h"
+#include "core/models/ModelTensors.h"
+#include "core/models/WeightMatrix.h"
 #include "core/tokenizers/Tokenizer.h"
 
 #include <atomic>
@@ -37,22 +39,26 @@ struct TransformerLayer {
     LayerNormWeights postAttentionNorm; // Gemma: on the attention's output before the residual
     LayerNormWeights norm2;             // before the MLP (BERT: after it)
     LayerNormWeights postMlpNorm;       // Gemma: on the MLP's output before the residual
-    MatrixF up;                         // d by intermediate (c_fc | intermediate.dense | up_proj)
-    VectorF upBias;                     // intermediate, or empty
-    std::optional<MatrixF> gate;        // gated MLPs: d by intermediate (gate_proj)
-    VectorF gateBias;                   // intermediate, or empty
-    MatrixF down;                       // intermediate by d (c_proj | output.dense | down_proj)
-    VectorF downBias;                   // d, or empty
+    // The MLP's weights stay mapped in their stored dtype when loaded from a checkpoint.
+    WeightMatrix up;                  // d by intermediate (c_fc | intermediate.dense | up_proj)
+    VectorF upBias;                   // intermediate, or empty
+    std::optional<WeightMatrix> gate; // gated MLPs: d by intermediate (gate_proj)
+    VectorF gateBias;                 // intermediate, or empty
+    WeightMatrix down;                // intermediate by d (c_proj | output.dense | down_proj)
+    VectorF downBias;                 // d, or empty
 };
 
 struct TransformerWeights {
-    MatrixF tokenEmbedding;         // vocab by d (wte | word_embeddings | embed_tokens)
-    MatrixF positionEmbedding;      // learned positions: positions by d (wpe | position_embeddings)
-    VectorF tokenType0;             // BERT: token type 0's embedding (d); empty otherwise
-    LayerNormWeights embeddingNorm; // BERT: embeddings.LayerNorm
-    LayerNormWeights finalNorm;     // after the last block (GPT-2 ln_f, norm)
-    std::optional<MatrixF> lmHead;  // vocab by d as stored; absent: the token embedding (tied)
+    WeightMatrix tokenEmbedding;        // vocab by d (wte | word_embeddings | embed_tokens); mapped when loaded
+    MatrixF positionEmbedding;          // learned positions: positions by d (wpe | position_embeddings)
+    VectorF tokenType0;                 // BERT: token type 0's embedding (d); empty otherwise
+    LayerNormWeights embeddingNorm;     // BERT: embeddings.LayerNorm
+    LayerNormWeights finalNorm;         // after the last block (GPT-2 ln_f, norm)
+    std::optional<WeightMatrix> lmHead; // vocab by d as stored; absent: the token embedding (tied)
     std::vector<TransformerLayer> layers;
+    // The checkpoint the mapped weights are read from (absent for weights made in memory): a
+    // forward asks it whether the files changed while it read them.
+    std::shared_ptr<const ModelTensors> source;
 };
 
 // What one forward pass gives: exactly what transformers returns with output_attentions and

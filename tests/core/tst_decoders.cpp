@@ -7,8 +7,11 @@
 #include "../common/TestUtil.h"
 
 #include "core/attention/CpuBackend.h"
+#include "core/attention/RandomProblem.h"
+#include "core/formats/Npy.h"
 #include "core/models/ModelTensors.h"
 #include "core/models/TransformerModel.h"
+#include "core/models/WeightMatrix.h"
 
 #include <QDir>
 #include <QJsonArray>
@@ -18,6 +21,8 @@
 #include <QTest>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 using namespace attnscope;
 
@@ -30,6 +35,21 @@ const char *const kFolders[] = {
 QString fixture(const QString &name)
 {
     return test::sourcePath(QStringLiteral("tests/fixtures/decoders/") + name);
+}
+
+// The F16 bits of v, for values that F16 holds exactly (the test's random values rounded first).
+std::uint16_t floatToHalfExact(float &v)
+{
+    v = std::round(v * 256.0f) / 256.0f; // |v| < 8: 11 significant bits suffice
+    if (v == 0.0f)
+        return 0;
+    const std::uint16_t sign = v < 0 ? 0x8000 : 0;
+    float a = std::abs(v);
+    int exponent = 0;
+    const float mantissa = std::frexp(a, &exponent); // a = mantissa·2^exponent, mantissa in [0.5, 1)
+    const int e = exponent - 1 + 15;                 // a = 1.f·2^(exponent-1)
+    const std::uint16_t fraction = std::uint16_t(std::lround((mantissa * 2.0f - 1.0f) * 1024.0f));
+    return std::uint16_t(sign | (e << 10) | fraction);
 }
 
 QJsonObject readJson(const QString &path)
@@ -59,6 +79,8 @@ private slots:
     void malformedFolderIsRefusedWithOneLine_data();
     void malformedFolderIsRefusedWithOneLine();
     void idsBeyondTheVocabularyAreRefused();
+    void mappedWeightsMultiplyAsInMemory_data();
+    void mappedWeightsMultiplyAsInMemory();
 };
 
 void TestDecoders::forwardMatchesReference_data()
@@ -292,6 +314,76 @@ void TestDecoders::idsBeyondTheVocabularyAreRefused()
     // RoPE has no position table: more ids than max_position_embeddings are taken.
     const int positions = model->config().positions;
     QVERIFY(model->input(std::vector<std::int32_t>(std::size_t(positions) + 1, 1)));
+}
+
+void TestDecoders::mappedWeightsMultiplyAsInMemory_data()
+{
+    QTest::addColumn<QString>("dtype");
+    QTest::addColumn<bool>("transposed");
+    for (const char *dtype : {"F32", "F16", "BF16"})
+        for (bool transposed : {false, true})
+            QTest::addRow("%s%s", dtype, transposed ? " stored transposed (Linear)" : "")
+                << QString(dtype) << transposed;
+}
+
+// A weight kept mapped in its stored dtype and converted a block of stored rows at a time gives
+// the products, rows and checks of the same matrix held in float32, across block seams.
+void TestDecoders::mappedWeightsMultiplyAsInMemory()
+{
+    QFETCH(QString, dtype);
+    QFETCH(bool, transposed);
+    const Eigen::Index rows = 37, cols = 23; // M as used; stored cols x rows when transposed
+    const MatrixF stored = initMatrix(transposed ? cols : rows, transposed ? rows : cols, InitKind::Gaussian, 7, 1.0);
+    // The bytes as the checkpoint holds them, and M as the conversion must read it back.
+    std::vector<unsigned char> bytes;
+    MatrixF exact(stored.rows(), stored.cols());
+    for (Eigen::Index i = 0; i < stored.size(); ++i) {
+        float v = stored.data()[i];
+        std::uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        if (dtype == "F32") {
+            for (int b = 0; b < 4; ++b)
+                bytes.push_back((bits >> (8 * b)) & 0xff);
+        } else {
+            // BF16: the top half; F16: a value exactly representable (a multiple of 1/256, small).
+            const std::uint16_t half = dtype == "BF16" ? std::uint16_t(bits >> 16) : floatToHalfExact(v);
+            bytes.push_back(half & 0xff);
+            bytes.push_back(half >> 8);
+            const std::uint32_t wide = std::uint32_t(half) << 16;
+            std::memcpy(&v, &wide, 4);
+            if (dtype == "F16")
+                v = halfToFloat(half);
+        }
+        exact.data()[i] = v;
+    }
+    const MatrixF m = transposed ? MatrixF(exact.transpose()) : exact;
+    WeightMatrix w =
+        WeightMatrix::mapped(bytes.data(), dtype.toStdString(), stored.rows(), stored.cols(), transposed, nullptr);
+    w.setBlockBytes(5 * stored.cols() * 4); // five stored rows a block: seams inside every product
+    QCOMPARE(w.rows(), rows);
+    QCOMPARE(w.cols(), cols);
+    QVERIFY(w.toFloat() == m);
+    const MatrixF x = initMatrix(4, rows, InitKind::Gaussian, 8, 1.0),
+                  xt = initMatrix(4, cols, InitKind::Gaussian, 9, 1.0);
+    QVERIFY(w.product(x).isApprox(MatrixF(x * m), 1e-6f));
+    QVERIFY(w.productTransposed(xt).isApprox(MatrixF(xt * m.transpose()), 1e-6f));
+    if (!transposed)
+        QVERIFY(w.row(5) == m.row(5));
+    QVERIFY(w.checkFinite());
+    // One value made infinite is found and named by its stored index.
+    const std::size_t at = std::size_t(dtype == "F32" ? 4 : 2) * 30;
+    if (dtype == "F32") {
+        const float inf = std::numeric_limits<float>::infinity();
+        std::memcpy(&bytes[at], &inf, 4);
+    } else {
+        bytes[at] = 0x00;
+        bytes[at + 1] = dtype == "BF16" ? 0x7f : 0x7c;
+        if (dtype == "BF16")
+            bytes[at] = 0x80;
+    }
+    const Status bad = w.checkFinite();
+    QVERIFY(!bad);
+    QVERIFY2(bad.message().find("value 30 is not a finite float32") == 0, bad.message().c_str());
 }
 
 QTEST_GUILESS_MAIN(TestDecoders)

@@ -79,9 +79,9 @@ private slots:
     void decoderForwardMatchesTheReference_data()
     {
         QTest::addColumn<QString>("folder");
-        for (const char *name : {"llama3-f32", "smollm-bf16-sharded", "llama-f16-dynamic", "mistral-f16",
-                                 "qwen2-bf16-yarn", "qwen3-f32", "gemma2-bf16", "gemma3text-f16", "gemma3-f32",
-                                 "qwen2-f32-rope-params"})
+        for (const char *name :
+             {"llama3-f32", "smollm-bf16-sharded", "llama-f16-dynamic", "mistral-f16", "qwen2-bf16-yarn", "qwen3-f32",
+              "gemma2-bf16", "gemma3text-f16", "gemma3-f32", "qwen2-f32-rope-params"})
             QTest::newRow(name) << QString(name);
     }
 
