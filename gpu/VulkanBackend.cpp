@@ -28,7 +28,9 @@ constexpr std::uint32_t kSoftmaxWorkgroup = 128;
 // The buffers of one compute. Inputs are uploaded, outputs read back into the trace. Under RoPE
 // the projections write QPre and KPre (the trace's vectors before the rotation) and rope.comp
 // rotates them into Q and K with core's cos/sin tables (RopeQ, RopeK); without it QPre, KPre
-// and the tables are empty and the projections write Q and K.
+// and the tables are empty and the projections write Q and K. Per-head q/k norms (QNorm, KNorm:
+// dK weights each) normalise what the projections wrote in place, before RoPE, so QPre and KPre
+// hold the normalised vectors (the CPU's qBeforeRope).
 enum Slot {
     Xq,
     Xkv,
@@ -45,6 +47,8 @@ enum Slot {
     Sinks,
     RopeQ,
     RopeK,
+    QNorm,
+    KNorm,
     QPre,
     KPre,
     Q,
@@ -72,6 +76,8 @@ const char *const kSlotNames[SlotCount] = {"query.x",
                                            "weights.sinks",
                                            "RoPE table (queries)",
                                            "RoPE table (keys)",
+                                           "weights.qNorm",
+                                           "weights.kNorm",
                                            "Q before RoPE",
                                            "K before RoPE",
                                            "Q",
@@ -89,7 +95,7 @@ struct GpuTensor {
 };
 
 // Everything the buffer set depends on; the numbers themselves may change freely.
-using ShapeKey = std::array<std::int64_t, 16>;
+using ShapeKey = std::array<std::int64_t, 17>;
 
 ShapeKey shapeKey(const AttentionProblem &p)
 {
@@ -109,7 +115,8 @@ ShapeKey shapeKey(const AttentionProblem &p)
             p.hasSeparateValue() ? p.dvIn() : 0,
             p.spec.keyValueHeads(),
             p.spec.rope.has_value(),
-            w.sinks.has_value()};
+            w.sinks.has_value(),
+            (w.qNorm ? 1 : 0) | (w.kNorm ? 2 : 0)};
 }
 
 GemmTiling tilingFor(const DeviceInfo &info)
@@ -130,7 +137,7 @@ struct VulkanBackend::State {
     VulkanBackendOptions options;
     VulkanFault fault = VulkanFault::None;
     std::unique_ptr<Device> device;
-    std::unique_ptr<ComputePipeline> gemm, softmax, rope;
+    std::unique_ptr<ComputePipeline> gemm, softmax, rope, headNorm;
     std::unique_ptr<PooledEngine> pooled;
     GemmTiling tiling;
     std::unique_ptr<CommandContext> commands;
@@ -143,7 +150,8 @@ struct VulkanBackend::State {
     bool haveBuffers = false;
     std::uint64_t maxAllocationBytes = 0; // the device's, or the tighter test limit
     bool lost = false;
-    Error lostError; // why the device was given up (wrapped: "the device stopped answering: ...")
+    DeviceTransfers transfers; // bytes only: submissions are the CommandContext's
+    Error lostError;           // why the device was given up (wrapped: "the device stopped answering: ...")
     VulkanStats stats;
 
     Status allocate(const AttentionProblem &p);
@@ -207,6 +215,8 @@ Status VulkanBackend::State::allocate(const AttentionProblem &p)
     bytes[Sinks] = p.weights.sinks ? heads * f : 0;
     bytes[RopeQ] = tq * ropeRow;
     bytes[RopeK] = tk * ropeRow;
+    bytes[QNorm] = p.weights.qNorm ? std::uint64_t(p.weights.qNorm->size()) * f : 0;
+    bytes[KNorm] = p.weights.kNorm ? std::uint64_t(p.weights.kNorm->size()) * f : 0;
     bytes[Q] = tq * std::uint64_t(p.qkWidth()) * f;
     bytes[K] = tk * std::uint64_t(p.kWidth()) * f;
     bytes[V] = tk * std::uint64_t(p.kvVWidth()) * f;
@@ -252,6 +262,7 @@ void VulkanBackend::State::upload(Slot slot, const void *data, std::uint64_t byt
     GpuTensor &t = tensors[slot];
     void *dst = t.staging.handle() != VK_NULL_HANDLE ? t.staging.mapped() : t.device.mapped();
     std::memcpy(dst, data, size_t(bytes));
+    transfers.uploaded += bytes;
 }
 
 const void *VulkanBackend::State::readback(Slot slot) const
@@ -282,7 +293,7 @@ Status VulkanBackend::State::record(const AttentionProblem &p, int &dispatches)
                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
 
     descriptors->reset();
-    PassRecorder rec(*device, *commands, *descriptors, *gemm, tiling, *softmax, *rope, placeholder, limits);
+    PassRecorder rec(*device, *commands, *descriptors, *gemm, tiling, *softmax, *rope, *headNorm, placeholder, limits);
     const HeadLayout layout = HeadLayout::of(p.spec);
     const std::uint64_t tq = std::uint64_t(p.tq()), tk = std::uint64_t(p.tk()), heads = std::uint64_t(layout.heads),
                         kvHeads = std::uint64_t(layout.kvHeads), group = std::uint64_t(layout.groupSize()),
@@ -309,6 +320,20 @@ Status VulkanBackend::State::record(const AttentionProblem &p, int &dispatches)
         if (Status s = rec.projection(pr); !s)
             return s;
     rec.computeBarrier();
+    if (p.weights.qNorm || p.weights.kNorm) { // in place, before RoPE: QPre and KPre are the normalised vectors
+        const float eps = float(p.spec.qkNormEps);
+        if (p.weights.qNorm)
+            if (Status s = rec.headNorm(
+                    {"q norm", tq, heads, dk, &tensors[rotate ? QPre : Q].device, &tensors[QNorm].device, eps});
+                !s)
+                return s;
+        if (p.weights.kNorm)
+            if (Status s = rec.headNorm(
+                    {"k norm", tk, kvHeads, dk, &tensors[rotate ? KPre : K].device, &tensors[KNorm].device, eps});
+                !s)
+                return s;
+        rec.computeBarrier();
+    }
     if (rotate) {
         const RopePass ropes[] = {
             {"RoPE Q", tq, heads, dk, &tensors[QPre].device, &tensors[Q].device, &tensors[RopeQ].device},
@@ -430,6 +455,10 @@ Status VulkanBackend::State::run(const AttentionProblem &p)
         put(Bo, *p.weights.oBias);
     if (p.weights.sinks)
         put(Sinks, *p.weights.sinks);
+    if (p.weights.qNorm)
+        put(QNorm, *p.weights.qNorm);
+    if (p.weights.kNorm)
+        put(KNorm, *p.weights.kNorm);
     if (p.spec.rope) {
         const std::vector<float> q = ropeTableForGpu(queryPositions(p), *p.spec.rope, p.spec.headDimQK);
         const std::vector<float> k = ropeTableForGpu(keyPositions(p), *p.spec.rope, p.spec.headDimQK);
@@ -462,6 +491,8 @@ Status VulkanBackend::State::run(const AttentionProblem &p)
         return s;
     ++stats.submissions;
     stats.dispatches = std::uint64_t(dispatches);
+    for (int s = kFirstOutput; s < SlotCount; ++s)
+        transfers.readBack += tensors[size_t(s)].bytes;
     if (fault == VulkanFault::DeviceLost)
         return vkError("vkWaitForFences (injected fault)", VK_ERROR_DEVICE_LOST);
     return Ok{};
@@ -512,6 +543,12 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackend
     if (!rope)
         return rope.error();
     state->rope = std::move(*rope);
+    const std::uint32_t headNormSpec[] = {kHeadNormWorkgroup};
+    auto headNorm = ComputePipeline::create(d, "headnorm.comp", shaders::headNormSpirv(), kHeadNormBindings,
+                                            kHeadNormPushBytes, headNormSpec);
+    if (!headNorm)
+        return headNorm.error();
+    state->headNorm = std::move(*headNorm);
     // The pooled passes bind up to kPooledBindings storage buffers; a device allowing fewer (the
     // Vulkan minimum is 4) computes the pooled path on the CPU engine instead.
     if (d.info().maxStorageBuffersPerStage >= kPooledBindings) {
@@ -568,6 +605,13 @@ const DeviceInfo &VulkanBackend::deviceInfo() const
 const VulkanStats &VulkanBackend::stats() const
 {
     return m_state->stats;
+}
+
+std::optional<DeviceTransfers> VulkanBackend::transfers() const
+{
+    DeviceTransfers t = m_state->transfers;
+    t.submissions = m_state->commands->submissions();
+    return t;
 }
 
 bool VulkanBackend::lost() const
@@ -658,6 +702,7 @@ Result<PooledResult> VulkanBackend::computePooled(const AttentionProblem &p, con
                               st.tiling,
                               *st.softmax,
                               *st.rope,
+                              *st.headNorm,
                               st.placeholder,
                               st.limits,
                               st.maxAllocationBytes,
@@ -668,6 +713,8 @@ Result<PooledResult> VulkanBackend::computePooled(const AttentionProblem &p, con
     PooledRunStats run;
     auto result = st.pooled->run(shared, p, options, run);
     st.stats.submissions += run.submissions;
+    st.transfers.uploaded += run.uploaded;
+    st.transfers.readBack += run.readBack;
     st.stats.dispatches = run.dispatches;
     st.stats.staging = run.staging;
     if (!result)

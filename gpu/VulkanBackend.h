@@ -59,12 +59,12 @@ struct VulkanStats {
     bool staging = false;                // last compute copied through staging buffers
 };
 
-// Attention through Vulkan compute shaders (shaders/gemm.comp, shaders/rope.comp,
-// shaders/softmax.comp): projections, RoPE, per-head scaled (and soft-capped) scores, masked
-// softmax with sinks, weights·V into the context columns and the output projection, recorded
-// into one command buffer and submitted once per compute. Grouped key/value heads are read
-// where they lie (gemm.comp's group); the sliding window is part of the uploaded mask.
-// Pipelines are built at creation; buffers are kept while the shape stays the same.
+// Attention through Vulkan compute shaders (shaders/gemm.comp, shaders/headnorm.comp,
+// shaders/rope.comp, shaders/softmax.comp): projections, per-head q/k norms, RoPE, per-head scaled (and soft-capped)
+// scores, masked softmax with sinks, weights·V into the context columns and the output projection, recorded into one
+// command buffer and submitted once per compute. Grouped key/value heads are read where they lie (gemm.comp's group);
+// the sliding window is part of the uploaded mask. Pipelines are built at creation; buffers are kept while the shape
+// stays the same.
 //
 // Every failure is an Error value with its kind: TooLarge, OutOfMemory or Unsupported when
 // this problem does not fit the device (smaller ones still run); DeviceLost when the device
@@ -86,6 +86,11 @@ public:
     // engine.
     Result<PooledResult> computePooled(const AttentionProblem &problem, const PoolOptions &options) override;
     bool usesCpuForPooled() const override;
+    // Cumulative over compute() and computePooled(): successful vkQueueSubmit calls, the bytes
+    // of every input buffer written (weights, inputs, RoPE tables, mask bits, bin bounds) and of
+    // every result buffer made readable after a finished compute (the full path's QPre..output;
+    // the pooled path's context, entropy, pooled cells and output), staged or mapped alike.
+    std::optional<DeviceTransfers> transfers() const override;
 
     const vk::DeviceInfo &deviceInfo() const;
     const VulkanStats &stats() const;

@@ -6,7 +6,8 @@ namespace attnscope::vk {
 
 namespace {
 
-// Mirrors the push_constant blocks of shaders/gemm.comp, shaders/softmax.comp and shaders/rope.comp.
+// Mirrors the push_constant blocks of shaders/gemm.comp, shaders/softmax.comp, shaders/rope.comp
+// and shaders/headnorm.comp.
 struct GemmPush {
     std::uint32_t m, n, k;
     std::uint32_t aOff, aRs, aCs, aHs;
@@ -36,6 +37,14 @@ struct RopePush {
     std::uint32_t rowStride, headStride, tabRowStride;
 };
 static_assert(sizeof(RopePush) == kRopePushBytes);
+
+struct HeadNormPush {
+    std::uint32_t rows, headDim;
+    std::uint32_t xOff, wOff;
+    std::uint32_t rowStride, headStride;
+    float eps;
+};
+static_assert(sizeof(HeadNormPush) == kHeadNormPushBytes);
 
 constexpr std::uint32_t kFlagBias = 1, kFlagAccumulate = 2, kFlagSoftcap = 4; // shaders/common.glsl
 constexpr std::uint32_t kFillNegInf = 0, kFillNegLarge = 1;
@@ -281,6 +290,55 @@ Status PassRecorder::rope(const RopePass &p)
         fn.vkCmdPushConstants(cmd, m_rope.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
         fn.vkCmdDispatch(cmd, std::uint32_t(ceilDiv(c.count[2], kRopeWorkgroup)), std::uint32_t(c.count[1]),
                          std::uint32_t(c.count[0]));
+        ++m_dispatches;
+    }
+    return Ok{};
+}
+
+Status PassRecorder::headNorm(const HeadNormPass &p)
+{
+    if (p.rows == 0 || p.heads == 0 || p.headDim == 0)
+        return Ok{};
+    const std::uint64_t width = p.heads * p.headDim;
+    // Dimensions: head (dispatch y), row (x). An invocation reads and writes its whole slice.
+    const std::vector<PlanDim> dims = {
+        {p.heads, 1, m_limits.maxGroups[1]},
+        {p.rows, kHeadNormWorkgroup, m_limits.maxGroups[0]},
+    };
+    const std::vector<PlanOperand> ops = {
+        {std::string(p.name) + " (vectors)", 0, {p.headDim, width}, p.headDim, p.x->bytes()},
+        {std::string(p.name) + " (weight)", 0, {0, 0}, p.headDim, p.weight->bytes()},
+    };
+    auto chunks = planChunks(p.name, dims, ops, m_limits.binding);
+    if (!chunks)
+        return chunks.error();
+    if (!fits32(width) || !fits32(p.rows))
+        return Error{std::string(p.name) + ": a stride or size exceeds 32 bits", ErrorKind::TooLarge};
+
+    const DeviceFunctions &fn = m_device.fn();
+    VkCommandBuffer cmd = m_commands.commandBuffer();
+    fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_headNorm.pipeline());
+    for (const PlanChunk &c : *chunks) {
+        const Buffer *buffers[2] = {p.x, p.weight};
+        std::vector<BufferRange> ranges;
+        for (int i = 0; i < 2; ++i)
+            ranges.push_back(
+                {buffers[i]->handle(), c.bindings[size_t(i)].offsetBytes, c.bindings[size_t(i)].rangeBytes});
+        auto set = m_descriptors.allocate(m_headNorm, ranges);
+        if (!set)
+            return set.error();
+        HeadNormPush push{};
+        push.rows = std::uint32_t(c.count[1]);
+        push.headDim = std::uint32_t(p.headDim);
+        push.xOff = std::uint32_t(c.bindings[0].localOffset);
+        push.wOff = std::uint32_t(c.bindings[1].localOffset);
+        push.rowStride = std::uint32_t(width);
+        push.headStride = std::uint32_t(p.headDim);
+        push.eps = p.eps;
+        fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_headNorm.layout(), 0, 1, &set.value(), 0,
+                                   nullptr);
+        fn.vkCmdPushConstants(cmd, m_headNorm.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+        fn.vkCmdDispatch(cmd, std::uint32_t(ceilDiv(c.count[1], kHeadNormWorkgroup)), std::uint32_t(c.count[0]), 1);
         ++m_dispatches;
     }
     return Ok{};

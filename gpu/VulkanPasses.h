@@ -1,6 +1,7 @@
 #pragma once
 
-// Records the attention passes (shaders/gemm.comp, shaders/softmax.comp, shaders/rope.comp) into
+// Records the attention passes (shaders/gemm.comp, shaders/softmax.comp, shaders/rope.comp,
+// shaders/headnorm.comp) into
 // a command buffer, split into as many dispatches as the device's limits require (see DispatchPlan).
 
 #include "core/attention/AttentionProblem.h"
@@ -58,6 +59,16 @@ struct RopePass {
     const Buffer *src = nullptr, *dst = nullptr, *table = nullptr;
 };
 
+// The per-head q/k RMSNorm (core/attention/Rope.h applyHeadNorm), in place: every head slice
+// of dK values of every row of x (rows x heads*dK) becomes x·weight / sqrt(mean(x²) + eps).
+// Recorded after the projection and before RoPE. A binding must hold one whole slice.
+struct HeadNormPass {
+    const char *name;
+    std::uint64_t rows = 0, heads = 0, headDim = 0;
+    const Buffer *x = nullptr, *weight = nullptr; // weight: dK floats
+    float eps = 0.0f;
+};
+
 // RopePass's table for rows at `positions`: core's ropeTable (so the GPU's angles are the CPU's),
 // with each pair's cos and sin side by side.
 std::vector<float> ropeTableForGpu(const std::vector<std::int64_t> &positions, const RopeSpec &rope, int headDimQK);
@@ -68,6 +79,8 @@ inline constexpr std::uint32_t kGemmBindings = 4, kGemmPushBytes = 76;
 inline constexpr std::uint32_t kSoftmaxBindings = 4, kSoftmaxPushBytes = 40;
 inline constexpr std::uint32_t kRopeBindings = 3, kRopePushBytes = 32;
 inline constexpr std::uint32_t kRopeWorkgroup = 64; // pairs per workgroup: shaders/rope.comp's WG
+inline constexpr std::uint32_t kHeadNormBindings = 2, kHeadNormPushBytes = 28;
+inline constexpr std::uint32_t kHeadNormWorkgroup = 64; // rows per workgroup: shaders/headnorm.comp's WG
 
 struct PassLimits {
     BindingLimits binding;
@@ -87,9 +100,10 @@ class PassRecorder
 public:
     PassRecorder(const Device &device, CommandContext &commands, DescriptorArena &descriptors,
                  const ComputePipeline &gemm, const GemmTiling &tiling, const ComputePipeline &softmax,
-                 const ComputePipeline &rope, const Buffer &placeholder, const PassLimits &limits)
+                 const ComputePipeline &rope, const ComputePipeline &headNorm, const Buffer &placeholder,
+                 const PassLimits &limits)
         : m_device(device), m_commands(commands), m_descriptors(descriptors), m_gemm(gemm), m_tiling(tiling),
-          m_softmax(softmax), m_rope(rope), m_placeholder(placeholder), m_limits(limits)
+          m_softmax(softmax), m_rope(rope), m_headNorm(headNorm), m_placeholder(placeholder), m_limits(limits)
     {
     }
 
@@ -97,6 +111,7 @@ public:
     Status projection(const ProjectionPass &pass);
     Status softmax(const SoftmaxPass &pass);
     Status rope(const RopePass &pass);
+    Status headNorm(const HeadNormPass &pass);
     // Makes every shader write so far visible to every later shader read or write.
     void computeBarrier();
 
@@ -110,6 +125,7 @@ private:
     GemmTiling m_tiling;
     const ComputePipeline &m_softmax;
     const ComputePipeline &m_rope;
+    const ComputePipeline &m_headNorm;
     const Buffer &m_placeholder; // bound where a pass has no bias (or no sinks)
     PassLimits m_limits;
     int m_dispatches = 0;

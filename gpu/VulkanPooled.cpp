@@ -46,6 +46,8 @@ const char *const kSlotNames[PooledEngine::SlotCount] = {"query.x",
                                                          "weights.sinks",
                                                          "RoPE table (queries)",
                                                          "RoPE table (keys)",
+                                                         "weights.qNorm",
+                                                         "weights.kNorm",
                                                          "key padding",
                                                          "mask.allowed",
                                                          "row bins",
@@ -188,6 +190,8 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     bytes[Sinks] = w.sinks ? heads * f : 0;
     bytes[RopeQ] = tq * ropeRow;
     bytes[RopeK] = tk * ropeRow;
+    bytes[QNorm] = size(w.qNorm ? &*w.qNorm : nullptr);
+    bytes[KNorm] = size(w.kNorm ? &*w.kNorm : nullptr);
     bytes[PadBits] = p.mask.keyPadding.empty() || maskOnHost ? 0 : words * 4;
     bytes[CustomBits] = p.mask.allowed || maskOnHost ? tq * words * 4 : 0;
     bytes[RowStart] = (nq + 1) * 4;
@@ -223,9 +227,11 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         Tensor &t = m_tensors[s];
         return t.staging.handle() != VK_NULL_HANDLE ? t.staging.mapped() : t.device.mapped();
     };
+    stats = {};
     auto put = [&](Slot s, const void *data) {
         if (bytes[s])
             std::memcpy(hostOf(s), data, size_t(bytes[s]));
+        stats.uploaded += bytes[s];
     };
     put(Xq, p.xq.data());
     if (cross)
@@ -247,6 +253,10 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         put(Bo, w.oBias->data());
     if (w.sinks)
         put(Sinks, w.sinks->data());
+    if (w.qNorm)
+        put(QNorm, w.qNorm->data());
+    if (w.kNorm)
+        put(KNorm, w.kNorm->data());
     if (p.spec.rope) {
         put(RopeQ, ropeTableForGpu(queryPositions(p), *p.spec.rope, int(dk)).data());
         put(RopeK, ropeTableForGpu(keyPositions(p), *p.spec.rope, int(dk)).data());
@@ -261,6 +271,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     if (bytes[CustomBits]) {
         auto *bits = static_cast<std::uint32_t *>(hostOf(CustomBits));
         std::memset(bits, 0, size_t(bytes[CustomBits]));
+        stats.uploaded += bytes[CustomBits];
         const StructuralMask structural(p);
         auto allowed = [&](std::uint64_t i, std::uint64_t j) {
             return maskOnHost ? structural.allowed(Eigen::Index(i), Eigen::Index(j))
@@ -342,7 +353,6 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         return Ok{};
     };
 
-    stats = {};
     bool staged = false;
     if (options.progress) {
         options.progress->done = 0;
@@ -358,7 +368,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         if (!begun)
             return begun.error();
         VkCommandBuffer cmd = *begun;
-        PassRecorder rec(sh.device, sh.commands, sh.descriptors, sh.gemm, sh.tiling, sh.softmax, sh.rope,
+        PassRecorder rec(sh.device, sh.commands, sh.descriptors, sh.gemm, sh.tiling, sh.softmax, sh.rope, sh.headNorm,
                          sh.placeholder, sh.limits);
         if (first) {
             for (int s = 0; s < SlotCount; ++s) {
@@ -387,6 +397,20 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
                 if (Status s = rec.projection(pr); !s)
                     return s.error();
             rec.computeBarrier();
+            if (w.qNorm || w.kNorm) { // per-head q/k norms in place, before RoPE (as the CPU engine)
+                const float eps = float(p.spec.qkNormEps);
+                if (w.qNorm)
+                    if (Status s = rec.headNorm(
+                            {"pooled q norm", tq, heads, dk, &m_tensors[Q].device, &m_tensors[QNorm].device, eps});
+                        !s)
+                        return s.error();
+                if (w.kNorm)
+                    if (Status s = rec.headNorm(
+                            {"pooled k norm", tk, kvHeads, dk, &m_tensors[K].device, &m_tensors[KNorm].device, eps});
+                        !s)
+                        return s.error();
+                rec.computeBarrier();
+            }
             if (p.spec.rope) { // rotated in place: the pooled path keeps no vectors before RoPE
                 const Buffer &q = m_tensors[Q].device, &k = m_tensors[K].device;
                 const RopePass ropes[] = {
@@ -481,6 +505,9 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         if (Status s = sh.commands.submitAndWait(sh.submitTimeoutNs); !s)
             return s.error();
         ++stats.submissions;
+        if (last)
+            for (int s = 0; s < SlotCount; ++s)
+                stats.readBack += isOutput(s) ? bytes[size_t(s)] : 0;
         sh.descriptors.reset(); // the submission is finished: its descriptor sets are free
         if (options.progress)
             options.progress->done.fetch_add(1, std::memory_order_relaxed);

@@ -1,7 +1,8 @@
 #pragma once
 
 // The pooled long-sequence path (design.md, `compute --pool N`) on Vulkan: the projections by
-// gemm.comp (under RoPE rotated in place by rope.comp), then per chunk of query rows
+// gemm.comp (with per-head q/k norms normalised in place by headnorm.comp, then under RoPE rotated
+// in place by rope.comp), then per chunk of query rows
 // shaders/pooled_rows.comp (row max and normaliser by online softmax, sinks included, entropy,
 // context row) and shaders/pooled_cells.comp (each pooled cell's max or sum of the exact
 // weights), then the output projection. Scores are recomputed, never stored: the device holds
@@ -31,6 +32,7 @@ struct PooledShared {
     const GemmTiling &tiling;
     const ComputePipeline &softmax;
     const ComputePipeline &rope;
+    const ComputePipeline &headNorm;
     const Buffer &placeholder;
     const PassLimits &limits;
     std::uint64_t maxAllocationBytes = 0;
@@ -50,6 +52,7 @@ inline constexpr std::uint64_t kDefaultPooledWork = std::uint64_t(1) << 33;
 
 struct PooledRunStats {
     std::uint64_t submissions = 0;
+    std::uint64_t uploaded = 0, readBack = 0; // bytes (see VulkanBackend::transfers)
     std::uint64_t dispatches = 0;
     bool staging = false;
 };
@@ -82,6 +85,8 @@ public:
         Sinks,
         RopeQ,
         RopeK,
+        QNorm,
+        KNorm,
         PadBits,
         CustomBits,
         RowStart,

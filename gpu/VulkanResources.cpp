@@ -340,6 +340,7 @@ Status CommandContext::submit()
     submit.pCommandBuffers = &m_cmd;
     if (VkResult r = fn.vkQueueSubmit(m_device.queue(), 1, &submit, m_fence); r != VK_SUCCESS)
         return vkError("vkQueueSubmit", r);
+    ++m_submissions;
     m_pending = true;
     return Ok{};
 }

@@ -124,6 +124,8 @@ public:
     // A submission went out and was never seen to finish: its command buffer, descriptor
     // sets and buffers are in use until the device is idle.
     bool pending() const { return m_pending; }
+    // vkQueueSubmit calls that succeeded since creation (the backend's DeviceTransfers).
+    std::uint64_t submissions() const { return m_submissions; }
 
     // Records the full memory dependency between two passes.
     void barrier(VkPipelineStageFlags srcStage, VkAccessFlags srcAccess, VkPipelineStageFlags dstStage,
@@ -138,6 +140,7 @@ private:
     VkCommandBuffer m_cmd = VK_NULL_HANDLE;
     VkFence m_fence = VK_NULL_HANDLE;
     bool m_pending = false;
+    std::uint64_t m_submissions = 0;
 };
 
 } // namespace attnscope::vk

@@ -13,6 +13,9 @@ constexpr std::uint32_t kSoftmax[] = {
 constexpr std::uint32_t kRope[] = {
 #include "rope.spv.inc"
 };
+constexpr std::uint32_t kHeadNorm[] = {
+#include "headnorm.spv.inc"
+};
 constexpr std::uint32_t kPooledRows[] = {
 #include "pooled_rows.spv.inc"
 };
@@ -32,6 +35,11 @@ std::span<const std::uint32_t> softmaxSpirv()
 std::span<const std::uint32_t> ropeSpirv()
 {
     return kRope;
+}
+
+std::span<const std::uint32_t> headNormSpirv()
+{
+    return kHeadNorm;
 }
 
 std::span<const std::uint32_t> pooledRowsSpirv()

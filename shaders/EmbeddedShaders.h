@@ -13,6 +13,8 @@ std::span<const std::uint32_t> gemmSpirv();
 std::span<const std::uint32_t> softmaxSpirv();
 // rope.comp: RoPE's rotation of every head's (i, i + dK/2) pairs by cos/sin tables.
 std::span<const std::uint32_t> ropeSpirv();
+// headnorm.comp: per-head RMSNorm of q or k (Qwen 3, Gemma 3), in place, before RoPE.
+std::span<const std::uint32_t> headNormSpirv();
 // pooled_rows.comp: per (query row, head) max, normaliser, entropy and context row.
 std::span<const std::uint32_t> pooledRowsSpirv();
 // pooled_cells.comp: per (key bin, query bin, head) the max or sum of the exact weights.

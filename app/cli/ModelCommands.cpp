@@ -26,9 +26,12 @@ const char *const kTokenizeUsage = R"(  tokenize MODEL_DIR --text TEXT
 )";
 
 const char *const kModelUsage = R"(  model MODEL_DIR (--text TEXT | --ids 1,2,3) --out DIR [--backend auto|cpu|vulkan]
+        [--verbose]
       Run a model folder (GPT-2, BERT, Llama, Mistral, Qwen2/3, Gemma 2/3:
-      config.json, model.safetensors or its shards, tokenizer) and write tokens.json, attentions.npy float32 [L,H,T,T] and
-      hidden_states.npy float32 [L+1,T,d] into DIR.
+      config.json, model.safetensors or its shards, tokenizer) and write
+      tokens.json, attentions.npy float32 [L,H,T,T] and hidden_states.npy
+      float32 [L+1,T,d] into DIR. --verbose also prints a Vulkan backend's
+      submissions and bytes uploaded and read back for the forward.
 )";
 
 namespace {
@@ -93,6 +96,7 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
     parser.addOption({"ids", "Token ids, comma-separated, used exactly as given.", "IDS"});
     parser.addOption({"out", "Directory for tokens.json, attentions.npy and hidden_states.npy.", "DIR"});
     parser.addOption({"backend", "auto, cpu or vulkan (default auto).", "NAME", "auto"});
+    parser.addOption({"verbose", "Also print the device's submissions and transfers (Vulkan)."});
     if (auto exit = cli::parseOnePositional(parser, args, "model", "MODEL_DIR", kModelUsage, out, err))
         return *exit;
     if (parser.isSet("text") == parser.isSet("ids"))
@@ -155,6 +159,9 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
         out << "note: " << QString::fromStdString(selection->notice) << "\n";
     if (const std::string late = takeBackendNotice(*selection->backend); !late.empty())
         out << "note: " << QString::fromStdString(late) << "\n";
+    if (const auto t = selection->backend->transfers(); t && parser.isSet("verbose"))
+        out << "vulkan: submissions " << t->submissions << ", uploaded " << t->uploaded << " bytes, read back "
+            << t->readBack << " bytes\n";
     out << "model: " << c.typeName() << ", " << c.layers << " layers x " << c.heads << " heads, width " << c.width
         << ", " << r.length << " tokens\n"
         << "wrote: " << QString::fromStdString(printableText(dir, 200)) << " (tokens.json, attentions.npy [" << c.layers

@@ -101,6 +101,11 @@ public:
     // The pooled path, with the same fallback rules as compute().
     Result<PooledResult> computePooled(const AttentionProblem &problem, const PoolOptions &options) override;
     bool usesCpuForPooled() const override { return m_primary ? m_primary->usesCpuForPooled() : true; }
+    // The GPU backend's while it is in use; nullopt once the CPU took over.
+    std::optional<DeviceTransfers> transfers() const override
+    {
+        return m_primary ? m_primary->transfers() : std::nullopt;
+    }
     // Handed to the GPU backend and to the CPU engine alike; a cancelled compute is not a
     // failure and never falls back.
     void setComputeControl(ComputeControl control) override;

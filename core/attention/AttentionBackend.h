@@ -6,6 +6,8 @@
 #include "core/attention/PooledAttention.h"
 
 #include <atomic>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace attnscope {
@@ -18,6 +20,14 @@ struct ComputeControl {
     const std::atomic<bool> *cancel = nullptr;
     // The fraction done, 0..1, raised as the work advances (a backend that cannot tell leaves it).
     std::atomic<double> *progress = nullptr;
+};
+
+// What a backend with memory of its own (a GPU) has moved so far, cumulatively from its
+// creation, load included: what `attnscope-cli model --verbose` prints.
+struct DeviceTransfers {
+    std::uint64_t submissions = 0; // work handed to the device (Vulkan: vkQueueSubmit calls)
+    std::uint64_t uploaded = 0;    // bytes written host-to-device (inputs, weights, tables, masks)
+    std::uint64_t readBack = 0;    // bytes of results made readable device-to-host
 };
 
 // The one interface everything that computes attention goes through: the GUI, the CLI
@@ -46,6 +56,9 @@ public:
         return computePooledCpu(problem, options);
     }
     virtual bool usesCpuForPooled() const { return true; }
+
+    // The device transfers so far; nullopt for an engine that works in host memory (the CPU).
+    virtual std::optional<DeviceTransfers> transfers() const { return std::nullopt; }
 
     // Applies to every later compute(). Where a backend can stop: the CPU engine between its
     // (head, row block) tasks, Vulkan before it submits and before it reads back.

@@ -1,9 +1,11 @@
 // attnscope-cli model MODEL_DIR (--text | --ids) --out DIR: tokens.json, attentions.npy and
 // hidden_states.npy against the float64 NumPy reference of tests/fixtures/make_model_fixtures.py;
-// stats and export --tensor rollout of a model folder with --text; and its refusals.
+// stats and export --tensor rollout of a model folder with --text; --verbose's Vulkan transfers;
+// and its refusals.
 
 #include "../common/CliRunner.h"
 #include "../common/TestUtil.h"
+#include "../gpu/VulkanTestUtil.h"
 
 #include "core/formats/Npy.h"
 
@@ -104,6 +106,41 @@ private slots:
         const QString hidden = compare(out + "/hidden_states.npy", reference(model, "hidden_states"), 1e-3, 1e-3);
         QVERIFY2(hidden.isEmpty(), qPrintable(hidden));
         QCOMPARE(QDir(out).entryList(QDir::Files | QDir::Hidden).size(), 3); // nothing else, no staging left
+    }
+
+    // design.md: with --verbose and a Vulkan backend, `vulkan: submissions N, uploaded U bytes,
+    // read back R bytes` for the forward. Every layer's attention is at least one submission and
+    // moves its weights up and its results back; the CPU prints no such line.
+    void verboseReportsVulkanTransfers()
+    {
+        ATTNSCOPE_SKIP_WITHOUT_VULKAN();
+        const QString model = "gpt2-f32";
+        const QJsonObject expected = expectedJson(model);
+        const int layers = int(reference(model, "attentions").shape[0]);
+        QTemporaryDir tmp;
+        const QStringList args = {"model", fixture(model),      "--ids",     idsArgument(expected["ids"].toArray()),
+                                  "--out", tmp.filePath("run"), "--verbose", "--backend"};
+        auto r = test::runCli(QStringList(args) << "vulkan");
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("backend: vulkan"), qPrintable(r.out));
+        const QStringList lines = r.out.split('\n').filter(QStringLiteral("vulkan: submissions "));
+        QVERIFY2(lines.size() == 1, qPrintable(r.out));
+        // "vulkan: submissions N, uploaded U bytes, read back R bytes": the numbers, then the whole line.
+        const QStringList words = lines.front().split(' ');
+        QVERIFY2(words.size() == 10, qPrintable(lines.front()));
+        const qulonglong submissions = words[2].chopped(1).toULongLong(), uploaded = words[4].toULongLong(),
+                         readBack = words[8].toULongLong();
+        QCOMPARE(lines.front(), QStringLiteral("vulkan: submissions %1, uploaded %2 bytes, read back %3 bytes")
+                                    .arg(submissions)
+                                    .arg(uploaded)
+                                    .arg(readBack));
+        QVERIFY2(submissions >= qulonglong(layers), qPrintable(lines.front()));
+        QVERIFY(uploaded > 0 && readBack > 0);
+
+        r = test::runCli({"model", fixture(model), "--ids", idsArgument(expected["ids"].toArray()), "--out",
+                          tmp.filePath("cpu"), "--verbose", "--backend", "cpu"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(!r.out.contains("submissions"), qPrintable(r.out));
     }
 
     // Rollout recomputed here from the reference attentions (mean over heads, 0.5·A + 0.5·I

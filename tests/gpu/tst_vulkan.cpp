@@ -8,6 +8,7 @@
 #include "../common/TestUtil.h"
 #include "VulkanTestUtil.h"
 
+#include "core/attention/CpuBackend.h"
 #include "core/attention/ReferenceAttention.h"
 #include "core/attention/Validation.h"
 
@@ -46,6 +47,8 @@ private slots:
     void largeLogitsDoNotOverflow();
     void reuseAcrossRecomputes();
     void stagingPath();
+    void countsDeviceTransfers_data();
+    void countsDeviceTransfers();
     void splitBindingsAndDispatches_data();
     void splitBindingsAndDispatches();
     void refusesWhatCannotBeBound();
@@ -132,7 +135,7 @@ void TestVulkan::modernAttentionMatchesReference()
     QCOMPARE(int(trace->qBeforeRope.size()), c.rope ? c.heads : 0);
 }
 
-// Grouped heads, RoPE, window, soft-cap and sinks with every pass split by tight limits and
+// Grouped heads, q/k norms, RoPE, window, soft-cap and sinks with every pass split by tight limits and
 // copied through staging buffers. Eight query heads read two key/value heads (groups of 4):
 // two workgroups per axis make chunks of two heads, the second starting mid-group; one per axis
 // makes every head its own chunk.
@@ -159,6 +162,10 @@ void TestVulkan::modernAttentionSplitAcrossChunks_data()
     QTest::newRow("self, bindings of 1 KiB") << c << qulonglong(1024) << 0u;
     QTest::newRow("self, chunks of 2 heads (mid-group)") << c << qulonglong(0) << 2u;
     QTest::newRow("self, one workgroup per axis") << c << qulonglong(0) << 1u;
+    c.qkNorm = true; // headnorm.comp split too: a chunk of rows, heads or both per dispatch
+    QTest::newRow("self, q/k norms, bindings of 1 KiB") << c << qulonglong(1024) << 0u;
+    QTest::newRow("self, q/k norms, one workgroup per axis") << c << qulonglong(0) << 1u;
+    c.qkNorm = false;
     c.fill = MaskFill::NegLarge;
     QTest::newRow("self, -1e9, 2 KiB and 2 workgroups") << c << qulonglong(2048) << 2u;
     c.fill = MaskFill::NegInf;
@@ -317,6 +324,79 @@ void TestVulkan::stagingPath()
     const std::string diff = checkAgainstReference(*backend, makeProblem(c), true);
     QVERIFY2(diff.empty(), diff.c_str());
     QVERIFY(backend->stats().staging);
+}
+
+void TestVulkan::countsDeviceTransfers_data()
+{
+    QTest::addColumn<bool>("staging");
+    QTest::newRow("mapped device memory") << false;
+    QTest::newRow("through staging buffers") << true;
+}
+
+// The counters behind `model --verbose`: one full compute and one pooled compute of known
+// shapes from a fresh backend. The expected bytes are the buffers' sizes as the shapes give them
+// (floats and mask words of 4 bytes), the same whether they are copied through staging or not.
+void TestVulkan::countsDeviceTransfers()
+{
+    QFETCH(bool, staging);
+    QVERIFY(!CpuBackend().transfers().has_value());
+    VulkanBackendOptions o;
+    o.forceStaging = staging;
+    auto backend = makeBackend(o);
+    QVERIFY(backend);
+    QCOMPARE(backend->transfers()->submissions, std::uint64_t(0));
+    QCOMPARE(backend->transfers()->uploaded, std::uint64_t(0));
+    QCOMPARE(backend->transfers()->readBack, std::uint64_t(0));
+
+    Case c;
+    c.tq = 7;
+    c.dq = 6;
+    c.heads = 4;
+    c.kvHeads = 2;
+    c.dk = 4;
+    c.dv = 3;
+    c.dOut = 5;
+    c.biases = true;
+    c.rope = true;
+    c.qkNorm = true;
+    c.sinks = true;
+    c.causal = true;
+    c.padding = true;
+    const AttentionProblem p = makeProblem(c);
+    const std::uint64_t tq = 7, t = tq, dq = 6, h = 4, g = 2, dk = 4, dv = 3, dout = 5, f = 4;
+    // Inputs: x, W_Q, W_K, W_V, W_O, the four biases, the sinks, two RoPE tables (a cos and a
+    // sin per pair: dK floats a row), the two norm weights.
+    const std::uint64_t inputs = f * (tq * dq + dq * h * dk + dq * g * dk + dq * g * dv + h * dv * dout + h * dk +
+                                      g * dk + g * dv + dout + h + (tq + t) * dk + 2 * dk);
+    const std::uint64_t maskWords = tq * 1; // ceil(7 / 32) words a row
+    // Results: Q and K before RoPE, Q, K, V, scores, weights, context, output.
+    const std::uint64_t results =
+        f * (2 * (tq * h * dk + t * g * dk) + t * g * dv + 2 * h * tq * t + tq * h * dv + tq * dout);
+    auto trace = backend->compute(p);
+    QVERIFY2(trace.ok(), trace.ok() ? "" : trace.message().c_str());
+    auto after = backend->transfers();
+    QVERIFY(after.has_value());
+    QCOMPARE(after->submissions, std::uint64_t(1));
+    QCOMPARE(after->uploaded, inputs + 4 * maskWords);
+    QCOMPARE(after->readBack, results);
+
+    // Rows [0, 6) pooled to 3 x 3 bins with the head mean: the same inputs with the key padding as one
+    // word of bits and the bins' bounds; back come the context, the entropies, the cells
+    // (one slot per head and one for the mean) and the output.
+    PoolOptions options;
+    options.bins = 3;
+    options.queryEnd = 6;
+    options.headMean = true;
+    auto pooled = backend->computePooled(p, options);
+    QVERIFY2(pooled.ok(), pooled.ok() ? "" : pooled.message().c_str());
+    const std::uint64_t nq = 3, nk = 3;
+    const std::uint64_t pooledUp = inputs + 4 * 1 + 4 * (nq + 1) + 4 * (nk + 1);
+    const std::uint64_t pooledBack = f * (tq * h * dv + h * tq + (h + 1) * nq * nk + tq * dout);
+    const auto total = backend->transfers();
+    QVERIFY(total->submissions >= 2);
+    QCOMPARE(total->submissions, backend->stats().submissions);
+    QCOMPARE(total->uploaded, after->uploaded + pooledUp);
+    QCOMPARE(total->readBack, after->readBack + pooledBack);
 }
 
 void TestVulkan::splitBindingsAndDispatches_data()

@@ -628,6 +628,9 @@ void TestVulkanPooled::modernAttentionInManySubmissions_data()
     c.softcap = 1.5;
     c.sinks = true;
     QTest::newRow("self, 1 group per axis") << c << 1u;
+    c.qkNorm = true;
+    QTest::newRow("self, q/k norms, 1 group per axis") << c << 1u;
+    c.qkNorm = false;
     c.fill = MaskFill::NegLarge;
     c.custom = true;
     QTest::newRow("self, custom, -1e9, 2 groups per axis") << c << 2u;
