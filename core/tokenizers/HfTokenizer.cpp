@@ -853,16 +853,200 @@ bool depthWithin(std::string_view json, int limit)
     return true;
 }
 
+// model.vocab and model.merges, read straight from the parser's events: building them as
+// JSON values first and copying them out took most of a 151k-token file's load time.
+struct Extracted {
+    bool haveVocab = false, haveMerges = false;
+    std::vector<std::pair<std::string, std::int64_t>> vocab;
+    std::vector<std::pair<std::string, std::string>> merges;
+};
+
+// Builds the document as nlohmann's DOM parser would, except model.vocab (an object) and
+// model.merges (an array), which go into Extracted. The first problem stops the parse with a
+// message naming the field.
+class TokenizerSax : public nlohmann::json_sax<Json>
+{
+public:
+    Json root;
+    Extracted extracted;
+    std::string error;
+
+    bool null() override { return value(Json()); }
+    bool boolean(bool v) override { return value(Json(v)); }
+    bool number_integer(number_integer_t v) override
+    {
+        if (m_mode == Mode::Vocab) {
+            extracted.vocab.emplace_back(std::move(m_key), v);
+            return true;
+        }
+        return value(Json(v));
+    }
+    bool number_unsigned(number_unsigned_t v) override
+    {
+        if (m_mode == Mode::Vocab) {
+            extracted.vocab.emplace_back(std::move(m_key),
+                                         v > number_unsigned_t(INT64_MAX) ? INT64_MAX : std::int64_t(v));
+            return true;
+        }
+        return value(Json(v));
+    }
+    bool number_float(number_float_t v, const string_t &) override { return value(Json(v)); }
+    bool string(string_t &v) override
+    {
+        if (m_mode == Mode::Merges) {
+            const std::size_t space = v.find(' ');
+            if (space == std::string::npos || v.find(' ', space + 1) != std::string::npos)
+                return fail(mergeField() + ": expected two tokens separated by one space, found " + quotedText(v));
+            extracted.merges.emplace_back(v.substr(0, space), v.substr(space + 1));
+            return true;
+        }
+        if (m_mode == Mode::MergePair) {
+            m_pair.push_back(std::move(v));
+            return m_pair.size() <= 2 || fail(mergeField() + ": expected \"a b\" or [\"a\", \"b\"]");
+        }
+        return value(Json(std::move(v)));
+    }
+    bool binary(binary_t &) override { return fail("binary values are not JSON"); }
+    bool start_object(std::size_t) override
+    {
+        if (m_mode == Mode::Dom && isModelField("vocab")) {
+            m_mode = Mode::Vocab;
+            extracted.haveVocab = true;
+            return true;
+        }
+        if (m_mode != Mode::Dom)
+            return badInside();
+        return open(Json::object());
+    }
+    bool key(string_t &k) override
+    {
+        m_key = std::move(k);
+        return true;
+    }
+    bool end_object() override
+    {
+        if (m_mode == Mode::Vocab) {
+            m_mode = Mode::Dom;
+            return true;
+        }
+        m_stack.pop_back();
+        m_keys.pop_back();
+        return true;
+    }
+    bool start_array(std::size_t) override
+    {
+        if (m_mode == Mode::Dom && isModelField("merges")) {
+            m_mode = Mode::Merges;
+            extracted.haveMerges = true;
+            return true;
+        }
+        if (m_mode == Mode::Merges) {
+            m_mode = Mode::MergePair;
+            m_pair.clear();
+            return true;
+        }
+        if (m_mode != Mode::Dom)
+            return badInside();
+        return open(Json::array());
+    }
+    bool end_array() override
+    {
+        if (m_mode == Mode::MergePair) {
+            if (m_pair.size() != 2)
+                return fail(mergeField() + ": expected \"a b\" or [\"a\", \"b\"]");
+            extracted.merges.emplace_back(std::move(m_pair[0]), std::move(m_pair[1]));
+            m_mode = Mode::Merges;
+            return true;
+        }
+        if (m_mode == Mode::Merges) {
+            m_mode = Mode::Dom;
+            return true;
+        }
+        m_stack.pop_back();
+        m_keys.pop_back();
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override
+    {
+        return fail("not valid JSON");
+    }
+
+private:
+    enum class Mode { Dom, Vocab, Merges, MergePair };
+    Mode m_mode = Mode::Dom;
+    std::vector<Json *> m_stack;
+    std::vector<std::string> m_keys; // the key each open container has in its parent
+    std::string m_key;
+    std::vector<std::string> m_pair;
+
+    bool fail(const std::string &message)
+    {
+        if (error.empty())
+            error = message;
+        return false;
+    }
+    std::string mergeField() const { return "model.merges[" + std::to_string(extracted.merges.size()) + "]"; }
+    bool badInside()
+    {
+        if (m_mode == Mode::Vocab)
+            return fail("model.vocab." + printableText(m_key, 40) + ": expected a token id (a whole number from 0)");
+        return fail(mergeField() + ": expected \"a b\" or [\"a\", \"b\"]");
+    }
+    // The next value is root.model.<name>.
+    bool isModelField(const char *name) const
+    {
+        return m_stack.size() == 2 && m_keys[1] == "model" && m_stack[0]->is_object() && m_stack[1]->is_object() &&
+               m_key == name;
+    }
+    Json *place(Json &&v)
+    {
+        if (m_stack.empty()) {
+            root = std::move(v);
+            return &root;
+        }
+        Json *parent = m_stack.back();
+        if (parent->is_object()) {
+            Json &slot = (*parent)[m_key];
+            slot = std::move(v);
+            return &slot;
+        }
+        parent->push_back(std::move(v));
+        return &parent->back();
+    }
+    bool value(Json &&v)
+    {
+        if (m_mode == Mode::Vocab)
+            return fail("model.vocab." + printableText(m_key, 40) +
+                        ": expected a token id (a whole number from 0), found " +
+                        printableText(v.dump(-1, ' ', false, Json::error_handler_t::replace), 40));
+        if (m_mode != Mode::Dom)
+            return fail(mergeField() + ": expected \"a b\" or [\"a\", \"b\"]");
+        place(std::move(v));
+        return true;
+    }
+    bool open(Json &&container)
+    {
+        const std::string key = m_stack.empty() || !m_stack.back()->is_object() ? std::string() : m_key;
+        m_stack.push_back(place(std::move(container)));
+        m_keys.push_back(key);
+        return true;
+    }
+};
+
 class Reader
 {
 public:
-    Reader(const std::string &shownName, HfTokenizer::Data &data) : m_name(shownName), m_d(data) {}
+    Reader(const std::string &shownName, HfTokenizer::Data &data, Extracted &extracted)
+        : m_name(shownName), m_d(data), m_x(extracted)
+    {
+    }
 
     Status read(const Json &root);
 
 private:
     const std::string &m_name;
     HfTokenizer::Data &m_d;
+    Extracted &m_x;
 
     Error invalid(const std::string &field, const std::string &what) const
     {
@@ -1235,16 +1419,16 @@ Status Reader::model(const Json &j)
     if (*t != "BPE" && *t != "WordPiece")
         return unsupported("model", *t);
     m_d.wordPiece = *t == "WordPiece";
-    const auto vocab = j.find("vocab");
-    if (vocab == j.end() || !vocab->is_object())
+    if (!m_x.haveVocab)
         return invalid("model.vocab", "expected an object of tokens and ids");
-    m_d.vocab.reserve(vocab->size());
-    for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-        auto i = id(it.value(), "model.vocab." + printableText(it.key(), 40));
-        if (!i)
-            return i.error();
-        m_d.vocab.emplace(it.key(), *i);
+    m_d.vocab.reserve(m_x.vocab.size());
+    for (auto &[token, value] : m_x.vocab) {
+        if (value < 0 || value > (1 << 30))
+            return invalid("model.vocab." + printableText(token, 40),
+                           "expected a token id (a whole number from 0), found " + std::to_string(value));
+        m_d.vocab.emplace(std::move(token), std::int32_t(value));
     }
+    m_x.vocab.clear();
     const auto unk = j.find("unk_token");
     if (unk != j.end() && !unk->is_null()) {
         if (!unk->is_string())
@@ -1293,35 +1477,23 @@ Status Reader::model(const Json &j)
         const auto it = m_d.vocab.find(name);
         m_d.byteIds[b] = it == m_d.vocab.end() ? -1 : it->second;
     }
-    const auto merges = j.find("merges");
-    if (merges == j.end() || !merges->is_array())
+    if (!m_x.haveMerges)
         return invalid("model.merges", "expected a list of merges");
-    m_d.merges.reserve(merges->size());
+    m_d.merges.reserve(m_x.merges.size());
     std::int32_t rank = 0;
-    for (const Json &m : *merges) {
-        const std::string field = "model.merges[" + std::to_string(rank) + "]";
-        std::string a, b;
-        if (m.is_string()) {
-            const std::string &s = m.get_ref<const std::string &>();
-            const std::size_t space = s.find(' ');
-            if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos)
-                return invalid(field, "expected two tokens separated by one space, found " + quotedText(s));
-            a = s.substr(0, space), b = s.substr(space + 1);
-        } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-            a = m[0].get<std::string>(), b = m[1].get<std::string>();
-        } else {
-            return invalid(field, "expected \"a b\" or [\"a\", \"b\"], found " + shown(m));
-        }
+    std::string merged;
+    for (const auto &[a, b] : m_x.merges) {
+        const auto field = [&] { return "model.merges[" + std::to_string(rank) + "]"; };
         const auto ia = m_d.vocab.find(a), ib = m_d.vocab.find(b);
         if (ia == m_d.vocab.end() || ib == m_d.vocab.end())
-            return invalid(field,
+            return invalid(field(),
                            "the token " + quotedText(ia == m_d.vocab.end() ? a : b) + " is not in the vocabulary");
-        std::string merged = a;
+        merged = a;
         merged +=
             !m_d.prefix.empty() && b.compare(0, m_d.prefix.size(), m_d.prefix) == 0 ? b.substr(m_d.prefix.size()) : b;
         const auto im = m_d.vocab.find(merged);
         if (im == m_d.vocab.end())
-            return invalid(field, "the merged token " + quotedText(merged) + " is not in the vocabulary");
+            return invalid(field(), "the merged token " + quotedText(merged) + " is not in the vocabulary");
         const std::uint64_t key = (std::uint64_t(std::uint32_t(ia->second)) << 32) | std::uint32_t(ib->second);
         m_d.merges.emplace(key, std::pair(rank, im->second)); // the first (best) rank of a pair wins
         ++rank;
@@ -1444,13 +1616,13 @@ Result<HfTokenizer> HfTokenizer::fromJson(std::string_view json, const std::stri
 {
     if (!depthWithin(json, kMaxJsonDepth))
         return Error{shownName + ": nested more than " + std::to_string(kMaxJsonDepth) + " levels deep"};
-    Json root = Json::parse(json.begin(), json.end(), nullptr, false);
-    if (root.is_discarded())
-        return Error{shownName + ": not valid JSON"};
+    TokenizerSax sax;
+    if (!Json::sax_parse(json.begin(), json.end(), &sax) || !sax.error.empty())
+        return Error{shownName + ": " + (sax.error.empty() ? std::string("not valid JSON") : sax.error)};
     auto data = std::make_shared<Data>();
     data->shownName = shownName;
-    Reader reader(shownName, *data);
-    if (Status s = reader.read(root); !s)
+    Reader reader(shownName, *data, sax.extracted);
+    if (Status s = reader.read(sax.root); !s)
         return s.error();
     HfTokenizer t;
     t.m_data = std::move(data);

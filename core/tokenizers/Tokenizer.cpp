@@ -261,7 +261,8 @@ Result<Tokenizer> loadTokenizer(const std::string &modelDir)
         const auto mergesPath = modelFolderFile(modelDir, "merges.txt");
         if (!mergesPath)
             return mergesPath.error();
-        if (exists(vocabPath) && exists(mergesPath)) {
+        // Either legacy file present: that tokenizer, and an error naming the other if it is missing.
+        if (exists(vocabPath) || exists(mergesPath)) {
             const char *needs = "a GPT-2 tokenizer's vocab.json and merges.txt";
             auto vocab = readModelFile(*vocabPath, limit, needs);
             if (!vocab)

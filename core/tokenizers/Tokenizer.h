@@ -95,7 +95,7 @@ private:
 };
 
 // Reads a Hugging Face model folder's tokenizer. When config.json's model_type is "gpt2" or
-// "bert" and that tokenizer's own files are there (vocab.json + merges.txt, or vocab.txt with
+// "bert" and that tokenizer's own files are there (vocab.json and/or merges.txt, or vocab.txt with
 // tokenizer_config.json's do_lower_case / strip_accents / tokenize_chinese_chars when that file
 // exists), they are read as before; otherwise, for any model_type, tokenizer.json. Every
 // failure is one line naming the file, and the line where it has lines:
