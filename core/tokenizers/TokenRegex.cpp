@@ -658,6 +658,7 @@ public:
     {
         std::size_t end = std::u32string::npos;
         m_depth = 0;
+        m_steps = 0;
         const auto done = [&](std::size_t p) {
             end = p;
             return true;
@@ -670,17 +671,22 @@ private:
     const Program &m_p;
     const std::u32string &m_text;
     int m_depth = 0;
+    std::int64_t m_steps = 0;
+
+    // A pattern that backtracks exponentially ((a*)*b on a run of a's) gives up at a start
+    // position after this many steps, as if it did not match there; the patterns of real
+    // tokenizer.json files take a few steps per character.
+    static constexpr std::int64_t kMaxSteps = 1000000;
 
     // Deep recursion comes only from repeated groups on very long text; past this depth the
     // attempt fails rather than overflow the stack (no real tokenizer pattern gets near it).
-    static constexpr int kMaxDepth = 20000;
+    static constexpr int kMaxDepth = 4000;
 
     bool match(int index, std::size_t pos, Continuation k)
     {
-        if (++m_depth > kMaxDepth) {
-            --m_depth;
+        if (++m_steps > kMaxSteps || m_depth >= kMaxDepth)
             return false;
-        }
+        ++m_depth;
         const bool r = step(index, pos, k);
         --m_depth;
         return r;
