@@ -121,7 +121,8 @@ int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &e
     nlohmann::ordered_json root = nlohmann::ordered_json::object();
     root["ids"] = encoding.ids;
     root["tokens"] = encoding.tokens;
-    if (!encoding.words.empty())
+    // GPT-2 and BERT folders print what they always printed.
+    if (tokenizer->kind() == TokenizerKind::HuggingFaceJson)
         root["words"] = encoding.words;
     // Tokens are vocabulary keys, valid UTF-8 already; replace guards the dump all the same.
     out << QString::fromStdString(root.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)) << "\n";

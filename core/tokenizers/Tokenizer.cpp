@@ -150,6 +150,7 @@ Encoding Tokenizer::encode(std::string_view text, bool addSpecialTokens) const
         if (!addSpecialTokens && out.ids.size() >= 2) {
             out.ids.erase(out.ids.begin()), out.ids.pop_back();
             out.tokens.erase(out.tokens.begin()), out.tokens.pop_back();
+            out.words.erase(out.words.begin()), out.words.pop_back();
         }
     }
     return out;

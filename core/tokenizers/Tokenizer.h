@@ -14,12 +14,12 @@ namespace attnscope {
 // Text as a model reads it: the ids, and each id's token as the vocabulary spells it
 // ("Ġworld" for GPT-2, "##ing" for BERT).
 //
-// `words`: for a tokenizer.json tokenizer, the word of each token as the tokenizer itself cuts
-// the text (the index of the pre-tokenizer's piece, counted from 0 over the pieces that gave
-// tokens, non-decreasing), and -1 for added and special tokens, those typed in the text and
-// those the post-processor adds. A tokenizer without a pre-tokenizer (Llama 2's, Gemma's)
-// makes each stretch of text between added tokens one word. Empty for the GPT-2 and BERT
-// kinds, which do not fill it (yet).
+// `words`: the word of each token as the tokenizer itself cuts the text (the index of the
+// pre-tokenizer's piece, counted from 0 over the pieces that gave tokens, non-decreasing), and
+// -1 for added and special tokens, those typed in the text and those the post-processor (or
+// BERT) adds. GPT-2's pieces are its pattern's ("Ġworld", " 123"), BERT's its basic
+// tokenizer's words and punctuation; a tokenizer.json without a pre-tokenizer (Llama 2's,
+// Gemma's) makes each stretch of text between added tokens one word.
 struct Encoding {
     std::vector<std::int32_t> ids;
     std::vector<std::string> tokens;

@@ -569,6 +569,28 @@ private slots:
         QCOMPARE(int(tokenizer.kind()), kind);
     }
 
+    void wordsComeFromTheTokenizers()
+    {
+        auto gpt2 = loadTokenizer(test::sourcePathStd(QStringLiteral("tests/fixtures/gpt2-tokenizer")));
+        QVERIFY(gpt2.ok());
+        QCOMPARE(toList(gpt2->encode("Hello world<|endoftext|>Hello").words), QList<int>({0, 1, -1, 2}));
+        auto bert = loadTokenizer(test::sourcePathStd(QStringLiteral("tests/fixtures/bert-tokenizer/uncased")));
+        QVERIFY(bert.ok());
+        const Encoding e = bert->encode("Hello, world! unaffable");
+        QCOMPARE(e.words.size(), e.ids.size());
+        QCOMPARE(e.words.front(), -1); // [CLS]
+        QCOMPARE(e.words.back(), -1);  // [SEP]
+        QCOMPARE(toList(std::vector<std::int32_t>(e.words.begin() + 1, e.words.begin() + 5)), QList<int>({0, 1, 2, 3}));
+        for (std::size_t k = 5; k + 1 < e.words.size(); ++k)
+            QCOMPARE(e.words[k], 4); // "unaffable" in word pieces, one word
+        QVERIFY(e.words.size() > 7);
+        const Encoding bare = bert->encode("Hello, world! unaffable", false);
+        QCOMPARE(toList(bare.words), toList(std::vector<std::int32_t>(e.words.begin() + 1, e.words.end() - 1)));
+        // displayText: GPT-2's byte-level spelling decoded, BERT's ## dropped.
+        QCOMPARE(gpt2->displayText(gpt2->encode(" world").ids[0]), std::string(" world"));
+        QCOMPARE(bert->displayText(e.ids[6]).substr(0, 1) == "#", false);
+    }
+
     void notAFolder()
     {
         const auto tokenizer = loadTokenizer("/nonexistent/model");
