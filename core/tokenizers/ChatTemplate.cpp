@@ -84,9 +84,10 @@ std::string renderChat(ChatPreset preset, std::string_view text, const ChatOptio
     case ChatPreset::Llama3:
         out += "<|begin_of_text|>";
         if (chatTemplate.find("Cutting Knowledge Date") != std::string_view::npos) {
+            // Llama 3.1's template falls back to 26 Jul 2024; 3.2's calls strftime_now, which
+            // transformers defines, so it renders today's date.
             std::string date = "26 Jul 2024";
-            if (chatTemplate.find("26 Jul 2024") == std::string_view::npos &&
-                chatTemplate.find("strftime_now") != std::string_view::npos) {
+            if (chatTemplate.find("strftime_now") != std::string_view::npos) {
                 const std::time_t now = std::time(nullptr);
                 std::tm utc{};
                 gmtime_r(&now, &utc);

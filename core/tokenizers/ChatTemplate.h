@@ -21,8 +21,9 @@ namespace attnscope {
 //     {TEXT trimmed}<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n
 //     The system header is written only when the template has Llama 3.1's default one:
 //     <|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n
-//     Today Date: {date}\n\n<|eot_id|>, the date being the template's default "26 Jul 2024"
-//     (Llama 3.2 templates that call strftime_now get today's date in UTC, as they would).
+//     Today Date: {date}\n\n<|eot_id|>, the date being Llama 3.1's default "26 Jul 2024", or
+//     today's date in UTC ("28 Nov 2026") for templates that call strftime_now (Llama 3.2's),
+//     as transformers renders them: such a rendering changes from day to day.
 //   Gemma (Gemma 2, Gemma 3):
 //     <bos><start_of_turn>user\n{TEXT trimmed}<end_of_turn>\n<start_of_turn>model\n
 // "trimmed" is Jinja's trim (Python's str.strip()).

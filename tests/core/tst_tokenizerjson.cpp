@@ -436,6 +436,23 @@ void TestTokenizerJson::chatPresetsRenderAsTheTemplates()
     QCOMPARE(renderChat(ChatPreset::ChatMl, " hi ", {}, ""),
              std::string("<|im_start|>user\n hi <|im_end|>\n<|im_start|>assistant\n"));
 
+    // Llama 3.1's default system header with its fixed date; Qwen2.5's default system turn.
+    const std::string llama31 = "{%- if not date_string is defined %}{%- set date_string = \"26 Jul 2024\" %}"
+                                "{%- endif %}{{- \"Cutting Knowledge Date: December 2023\\n\" }}";
+    QCOMPARE(renderChat(ChatPreset::Llama3, "hi", {}, llama31),
+             std::string("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+                         "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
+                         "\n\nhi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"));
+    const std::string qwen25 = "{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+                               "assistant.<|im_end|>\\n' }}";
+    QCOMPARE(renderChat(ChatPreset::ChatMl, "hi", {}, qwen25),
+             std::string("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+                         "<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"));
+    const std::string qwen2 = "{{ '<|im_start|>system\\nYou are a helpful assistant.<|im_end|>\\n' }}";
+    QCOMPARE(renderChat(ChatPreset::ChatMl, "hi", {}, qwen2),
+             std::string("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n"
+                         "<|im_start|>assistant\n"));
+
     auto none = chatPreset("gpt2", gemma, {});
     QVERIFY(!none);
     QCOMPARE(none.message(), std::string("model_type \"gpt2\" has no chat preset (Qwen, Llama 3 and Gemma have)"));
