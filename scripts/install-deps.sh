@@ -20,6 +20,8 @@ packages=(
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   # GUI tests in a real X window, and rasterising exported PDFs
   xvfb xauth poppler-utils fonts-dejavu-core
+  # the real tokenizer.json fixtures are stored xz-compressed (tests/fixtures/tokenizers)
+  xz-utils
   # a CJK font: Chinese token labels in the GUI and in figures (also a dependency of the .deb)
   fonts-wqy-microhei
   # the packaging test: validating the installed desktop entry and AppStream metainfo, and

@@ -5,6 +5,7 @@
 #include "core/formats/TraceExport.h"
 #include "core/io/UserText.h"
 #include "core/models/TransformerModel.h"
+#include "core/tokenizers/ChatTemplate.h"
 #include "core/tokenizers/Tokenizer.h"
 
 #include <QCommandLineParser>
@@ -15,23 +16,28 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <optional>
 
 #include <sys/resource.h>
 
 namespace attnscope {
 
-const char *const kTokenizeUsage = R"(  tokenize MODEL_DIR --text TEXT
-      Print the ids and tokens of TEXT as the model folder's tokenizer (GPT-2
-      or BERT) gives them, as JSON: {"ids": [...], "tokens": [...]}.
+const char *const kTokenizeUsage = R"(  tokenize MODEL_DIR --text TEXT [--chat [--no-think]]
+      Print the ids and tokens of TEXT as the model folder's tokenizer (GPT-2,
+      BERT or tokenizer.json) gives them, as JSON: {"ids": [...], "tokens": [...]}
+      (with "words", each token's word or -1, for tokenizer.json). --chat wraps
+      TEXT as one user turn with the generation prompt (Qwen, Llama 3, Gemma);
+      --no-think turns Qwen3's thinking off.
 )";
 
 const char *const kModelUsage = R"(  model MODEL_DIR (--text TEXT | --ids 1,2,3) --out DIR [--backend auto|cpu|vulkan]
-        [--verbose]
+        [--chat [--no-think]] [--verbose]
       Run a model folder (GPT-2, BERT, Llama, Mistral, Qwen2/3, Gemma 2/3:
       config.json, model.safetensors or its shards, tokenizer) and write
       tokens.json, attentions.npy float32 [L,H,T,T] and hidden_states.npy
-      float32 [L+1,T,d] into DIR. --verbose also prints a Vulkan backend's
-      submissions and bytes uploaded and read back for the forward.
+      float32 [L+1,T,d] into DIR. --chat: as for tokenize. --verbose also
+      prints a Vulkan backend's submissions and bytes uploaded and read back
+      for the forward.
 )";
 
 namespace {
@@ -64,6 +70,33 @@ Result<std::vector<std::int32_t>> parseIds(const std::string &text)
     }
 }
 
+// --chat: the text as one user turn of the folder's chat preset, encoded without a second BOS.
+Result<Encoding> chatEncoding(const std::string &modelDir, const Tokenizer &tokenizer, const std::string &text,
+                              bool thinking)
+{
+    auto modelType = readModelType(modelDir);
+    if (!modelType)
+        return modelType.error();
+    const ChatOptions options{thinking};
+    auto preset = chatPreset(*modelType, tokenizer, options);
+    if (!preset)
+        return Error{"--chat: " + preset.message(), preset.kind()};
+    auto chatTemplate = readChatTemplate(modelDir);
+    if (!chatTemplate)
+        return chatTemplate.error();
+    return encodeChat(tokenizer, *preset, text, options, *chatTemplate);
+}
+
+// --no-think without --chat is a usage error.
+std::optional<std::string> chatUsageError(const QCommandLineParser &parser, const char *command)
+{
+    if (parser.isSet("no-think") && !parser.isSet("chat"))
+        return std::string(command) + ": --no-think needs --chat";
+    if (parser.isSet("chat") && !parser.isSet("text"))
+        return std::string(command) + ": --chat needs --text TEXT";
+    return std::nullopt;
+}
+
 } // namespace
 
 int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &err)
@@ -71,17 +104,33 @@ int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &e
     const auto fail = [&](const std::string &message, int code) { return cli::fail(err, message, code); };
     QCommandLineParser parser;
     parser.addOption({"text", "The text to tokenize.", "TEXT"});
+    parser.addOption({"chat", "Wrap the text as one user turn of the model's chat template."});
+    parser.addOption({"no-think", "With --chat: turn Qwen3's thinking off."});
     if (auto exit = cli::parseOnePositional(parser, args, "tokenize", "MODEL_DIR", kTokenizeUsage, out, err))
         return *exit;
     if (!parser.isSet("text"))
         return fail("tokenize: --text TEXT is required", kUsage);
-    auto tokenizer = loadTokenizer(parser.positionalArguments().front().toStdString());
+    if (auto usage = chatUsageError(parser, "tokenize"))
+        return fail(*usage, kUsage);
+    const std::string modelDir = parser.positionalArguments().front().toStdString();
+    auto tokenizer = loadTokenizer(modelDir);
     if (!tokenizer)
         return fail(tokenizer.message(), kFailed);
-    const Encoding encoding = tokenizer->encode(parser.value("text").toStdString());
+    Encoding encoding;
+    if (parser.isSet("chat")) {
+        auto chat = chatEncoding(modelDir, *tokenizer, parser.value("text").toStdString(), !parser.isSet("no-think"));
+        if (!chat)
+            return fail(chat.message(), kFailed);
+        encoding = std::move(*chat);
+    } else {
+        encoding = tokenizer->encode(parser.value("text").toStdString());
+    }
     nlohmann::ordered_json root = nlohmann::ordered_json::object();
     root["ids"] = encoding.ids;
     root["tokens"] = encoding.tokens;
+    // GPT-2 and BERT folders print what they always printed.
+    if (tokenizer->kind() == TokenizerKind::HuggingFaceJson)
+        root["words"] = encoding.words;
     // Tokens are vocabulary keys, valid UTF-8 already; replace guards the dump all the same.
     out << QString::fromStdString(root.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)) << "\n";
     return kOk;
@@ -97,8 +146,12 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
     parser.addOption({"out", "Directory for tokens.json, attentions.npy and hidden_states.npy.", "DIR"});
     parser.addOption({"backend", "auto, cpu or vulkan (default auto).", "NAME", "auto"});
     parser.addOption({"verbose", "Also print the device's submissions and transfers (Vulkan)."});
+    parser.addOption({"chat", "Wrap the text as one user turn of the model's chat template."});
+    parser.addOption({"no-think", "With --chat: turn Qwen3's thinking off."});
     if (auto exit = cli::parseOnePositional(parser, args, "model", "MODEL_DIR", kModelUsage, out, err))
         return *exit;
+    if (auto usage = chatUsageError(parser, "model"))
+        return fail(*usage, kUsage);
     if (parser.isSet("text") == parser.isSet("ids"))
         return fail("model: give either --text TEXT or --ids 1,2,3", kUsage);
     if (!parser.isSet("out"))
@@ -114,10 +167,22 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
     if (!request)
         return fail(request.message(), kUsage);
 
-    auto model = TransformerModel::load(parser.positionalArguments().front().toStdString());
+    const std::string modelDir = parser.positionalArguments().front().toStdString();
+    if (parser.isSet("chat")) {
+        // The chat turn's ids, then used as --ids are (checked against the model's vocabulary).
+        auto tokenizer = loadTokenizer(modelDir);
+        if (!tokenizer)
+            return fail(tokenizer.message(), kFailed);
+        auto chat = chatEncoding(modelDir, *tokenizer, parser.value("text").toStdString(), !parser.isSet("no-think"));
+        if (!chat)
+            return fail(chat.message(), kFailed);
+        ids = chat->ids;
+    }
+    auto model = TransformerModel::load(modelDir);
     if (!model)
         return fail(model.message(), kFailed);
-    auto input = parser.isSet("text") ? model->encode(parser.value("text").toStdString()) : model->input(ids);
+    auto input = parser.isSet("text") && !parser.isSet("chat") ? model->encode(parser.value("text").toStdString())
+                                                               : model->input(ids);
     if (!input)
         return fail((parser.isSet("text") ? "--text: " : "--") + input.message(), kFailed);
     auto selection = createBackend(*request, backendOptions);

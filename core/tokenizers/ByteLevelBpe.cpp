@@ -237,8 +237,9 @@ void ByteLevelBpe::encode(std::string_view text, Encoding &out) const
 {
     // Pieces repeat (words, spaces); each distinct one is merged once per call.
     std::unordered_map<std::string_view, std::pair<std::size_t, std::size_t>> seen;
-    std::vector<std::int32_t> symbols;
+    std::vector<std::int32_t> symbols, words; // words: each symbol's pre-tokenizer piece, -1 for <|endoftext|>
     symbols.reserve(text.size() / 3 + 1);
+    std::int32_t word = 0;
     const auto encodeSegment = [&](std::string_view segment) {
         for (std::string_view piece : gpt2PreTokenize(segment)) {
             auto [it, fresh] = seen.try_emplace(piece);
@@ -247,11 +248,15 @@ void ByteLevelBpe::encode(std::string_view text, Encoding &out) const
                     const std::int32_t symbol = symbols[it->second.first + k];
                     symbols.push_back(symbol);
                 }
-                continue;
+            } else {
+                const std::size_t start = symbols.size();
+                mergePiece(piece, symbols);
+                it->second = {start, symbols.size() - start};
             }
-            const std::size_t start = symbols.size();
-            mergePiece(piece, symbols);
-            it->second = {start, symbols.size() - start};
+            if (symbols.size() > words.size()) {
+                words.resize(symbols.size(), word);
+                ++word;
+            }
         }
     };
     const std::string_view endOfText = "<|endoftext|>";
@@ -262,6 +267,7 @@ void ByteLevelBpe::encode(std::string_view text, Encoding &out) const
             break;
         encodeSegment(text.substr(at, found - at));
         symbols.push_back(m_endOfText);
+        words.push_back(-1);
         at = found + endOfText.size();
     }
     encodeSegment(text.substr(at));
@@ -271,6 +277,7 @@ void ByteLevelBpe::encode(std::string_view text, Encoding &out) const
         out.ids.push_back(m_ids[std::size_t(symbol)]);
         out.tokens.push_back(m_tokens[std::size_t(symbol)]);
     }
+    out.words.insert(out.words.end(), words.begin(), words.end());
 }
 
 } // namespace attnscope

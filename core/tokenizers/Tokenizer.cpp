@@ -6,6 +6,9 @@
 #include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
 #include "core/tokenizers/ByteLevelBpe.h"
+#include "core/tokenizers/ByteLevelText.h"
+#include "core/tokenizers/HfTokenizer.h"
+#include "core/tokenizers/UnicodeText.h"
 #include "core/tokenizers/WordPiece.h"
 
 #include <algorithm>
@@ -117,27 +120,107 @@ Result<Tokenizer> Tokenizer::bert(std::string_view vocabTxt, const WordPieceOpti
     return t;
 }
 
-Encoding Tokenizer::encode(std::string_view text) const
+Result<Tokenizer> Tokenizer::fromJson(std::string_view json, const std::string &shownName)
+{
+    auto parsed = HfTokenizer::fromJson(json, shownName);
+    if (!parsed)
+        return parsed.error();
+    Tokenizer t;
+    t.m_json = std::make_shared<const HfTokenizer>(std::move(*parsed));
+    return t;
+}
+
+TokenizerKind Tokenizer::kind() const
+{
+    return m_json  ? TokenizerKind::HuggingFaceJson
+           : m_bpe ? TokenizerKind::Gpt2ByteLevelBpe
+                   : TokenizerKind::BertWordPiece;
+}
+
+Encoding Tokenizer::encode(std::string_view text, bool addSpecialTokens) const
 {
     Encoding out;
-    if (m_bpe)
+    if (m_json) {
+        m_json->encode(text, addSpecialTokens, out);
+    } else if (m_bpe) {
         m_bpe->encode(text, out);
-    else if (m_wordPiece)
+    } else if (m_wordPiece) {
         m_wordPiece->encode(text, out);
+        // BERT's [CLS] ... [SEP] are always first and last.
+        if (!addSpecialTokens && out.ids.size() >= 2) {
+            out.ids.erase(out.ids.begin()), out.ids.pop_back();
+            out.tokens.erase(out.tokens.begin()), out.tokens.pop_back();
+            out.words.erase(out.words.begin()), out.words.pop_back();
+        }
+    }
     return out;
 }
 
 std::int64_t Tokenizer::vocabularySize() const
 {
-    return m_bpe ? m_bpe->vocabularySize() : m_wordPiece ? m_wordPiece->vocabularySize() : 0;
+    return m_json        ? m_json->vocabularySize()
+           : m_bpe       ? m_bpe->vocabularySize()
+           : m_wordPiece ? m_wordPiece->vocabularySize()
+                         : 0;
 }
 
 std::optional<std::string> Tokenizer::token(std::int32_t id) const
 {
-    const std::string *spelling = m_bpe ? m_bpe->token(id) : m_wordPiece ? m_wordPiece->token(id) : nullptr;
+    const std::string *spelling = m_json        ? m_json->token(id)
+                                  : m_bpe       ? m_bpe->token(id)
+                                  : m_wordPiece ? m_wordPiece->token(id)
+                                                : nullptr;
     if (!spelling)
         return std::nullopt;
     return *spelling;
+}
+
+std::optional<std::int32_t> Tokenizer::tokenId(std::string_view spelling) const
+{
+    if (m_json)
+        return m_json->tokenId(spelling);
+    for (std::int32_t id = 0; id < vocabularySize(); ++id)
+        if (const auto t = token(id); t && *t == spelling)
+            return id;
+    return std::nullopt;
+}
+
+std::string Tokenizer::displayText(std::int32_t id) const
+{
+    if (m_json)
+        return m_json->displayText(id);
+    const auto spelling = token(id);
+    if (!spelling)
+        return std::string();
+    std::string bytes;
+    if (m_bpe) {
+        for (std::size_t i = 0; i < spelling->size();) {
+            const Utf8Char c = decodeUtf8(*spelling, i);
+            const int b = unicodeToByte(c.value);
+            if (b < 0)
+                bytes.append(*spelling, i, c.length);
+            else
+                bytes += char(b);
+            i += c.length;
+        }
+    } else {
+        bytes = spelling->compare(0, 2, "##") == 0 && spelling->size() > 2 ? spelling->substr(2) : *spelling;
+    }
+    std::string out;
+    static const char hex[] = "0123456789ABCDEF";
+    for (std::size_t i = 0; i < bytes.size();) {
+        const Utf8Char c = decodeUtf8(bytes, i);
+        if (c.valid) {
+            out.append(bytes, i, c.length);
+        } else {
+            const auto b = static_cast<unsigned char>(bytes[i]);
+            out += "\\x";
+            out += hex[b >> 4];
+            out += hex[b & 15];
+        }
+        i += c.length;
+    }
+    return out;
 }
 
 Result<std::string> readModelType(const std::string &modelDir)
@@ -168,6 +251,10 @@ Result<Tokenizer> loadTokenizer(const std::string &modelDir)
     if (!modelType)
         return modelType.error();
     const std::int64_t limit = std::min(maxInputFileBytes(), kMaxVocabularyBytes);
+    const auto exists = [](const Result<std::string> &path) {
+        std::error_code ec;
+        return path && std::filesystem::exists(*path, ec);
+    };
     if (*modelType == "gpt2") {
         const auto vocabPath = modelFolderFile(modelDir, "vocab.json");
         if (!vocabPath)
@@ -175,30 +262,40 @@ Result<Tokenizer> loadTokenizer(const std::string &modelDir)
         const auto mergesPath = modelFolderFile(modelDir, "merges.txt");
         if (!mergesPath)
             return mergesPath.error();
-        const char *needs = "a GPT-2 tokenizer's vocab.json and merges.txt";
-        auto vocab = readModelFile(*vocabPath, limit, needs);
-        if (!vocab)
-            return vocab.error();
-        auto merges = readModelFile(*mergesPath, limit, needs);
-        if (!merges)
-            return merges.error();
-        return Tokenizer::gpt2(*vocab, *merges, shownPath(*vocabPath), shownPath(*mergesPath));
+        // Either legacy file present: that tokenizer, and an error naming the other if it is missing.
+        if (exists(vocabPath) || exists(mergesPath)) {
+            const char *needs = "a GPT-2 tokenizer's vocab.json and merges.txt";
+            auto vocab = readModelFile(*vocabPath, limit, needs);
+            if (!vocab)
+                return vocab.error();
+            auto merges = readModelFile(*mergesPath, limit, needs);
+            if (!merges)
+                return merges.error();
+            return Tokenizer::gpt2(*vocab, *merges, shownPath(*vocabPath), shownPath(*mergesPath));
+        }
     }
     if (*modelType == "bert") {
-        auto options = readWordPieceOptions(modelDir);
-        if (!options)
-            return options.error();
         const auto vocabPath = modelFolderFile(modelDir, "vocab.txt");
         if (!vocabPath)
             return vocabPath.error();
-        auto vocab = readModelFile(*vocabPath, limit, "a BERT tokenizer's vocab.txt");
-        if (!vocab)
-            return vocab.error();
-        return Tokenizer::bert(*vocab, *options, shownPath(*vocabPath));
+        if (exists(vocabPath)) {
+            auto options = readWordPieceOptions(modelDir);
+            if (!options)
+                return options.error();
+            auto vocab = readModelFile(*vocabPath, limit, "a BERT tokenizer's vocab.txt");
+            if (!vocab)
+                return vocab.error();
+            return Tokenizer::bert(*vocab, *options, shownPath(*vocabPath));
+        }
     }
-    return Error{shownPath((std::filesystem::path(modelDir) / "config.json").string()) + ": model_type " +
-                     quotedText(*modelType) + " is not supported (gpt2 or bert)",
-                 ErrorKind::Unsupported};
+    const auto jsonPath = modelFolderFile(modelDir, "tokenizer.json");
+    if (!jsonPath)
+        return jsonPath.error();
+    auto json =
+        readModelFile(*jsonPath, limit, "tokenizer.json, or vocab.json and merges.txt for GPT-2, vocab.txt for BERT");
+    if (!json)
+        return json.error();
+    return Tokenizer::fromJson(*json, shownPath(*jsonPath));
 }
 
 } // namespace attnscope

@@ -19,6 +19,17 @@ struct StrippedDecomposition {
     char32_t to[3]; // 0-terminated when shorter
 };
 
+struct Decomposition {
+    char32_t from;
+    std::uint16_t offset; // into kDecompositionPool
+    std::uint8_t length;
+    std::uint8_t compatibility; // 1 for a <tag>ged (compatibility) mapping
+};
+
+struct Composition {
+    char32_t first, second, composite;
+};
+
 #include "core/tokenizers/UnicodeTables.inc"
 
 constexpr char32_t kHangulFirst = 0xac00, kHangulLast = 0xd7a3;
@@ -151,6 +162,118 @@ void appendWithoutAccents(char32_t c, std::u32string &out)
     for (char32_t d : it->to)
         if (d != 0)
             out += d;
+}
+
+UnicodeCategory unicodeCategory(char32_t c)
+{
+    if (c > 0x10ffff)
+        return UnicodeCategory::Cn;
+    const std::uint32_t key = (std::uint32_t(c) << 5) | 31u;
+    const auto it = std::upper_bound(std::begin(kCategoryRuns), std::end(kCategoryRuns), key);
+    return static_cast<UnicodeCategory>(*(it - 1) & 31u);
+}
+
+int combiningClass(char32_t c)
+{
+    if (c < 0x300 || c > 0x10ffff)
+        return 0;
+    const std::uint32_t key = (std::uint32_t(c) << 8) | 255u;
+    const auto it = std::upper_bound(std::begin(kCombiningClassRuns), std::end(kCombiningClassRuns), key);
+    return int(*(it - 1) & 255u);
+}
+
+namespace {
+
+constexpr char32_t kHangulL = 0x1100, kHangulV = 0x1161, kHangulT = 0x11a7;
+constexpr char32_t kHangulVCount = 21, kHangulTCount = 28, kHangulNCount = kHangulVCount * kHangulTCount;
+
+void decompose(char32_t c, bool compatibility, std::u32string &out)
+{
+    if (c >= kHangulFirst && c <= kHangulLast) {
+        const char32_t s = c - kHangulFirst;
+        out += char32_t(kHangulL + s / kHangulNCount);
+        out += char32_t(kHangulV + (s % kHangulNCount) / kHangulTCount);
+        if (s % kHangulTCount != 0)
+            out += char32_t(kHangulT + s % kHangulTCount);
+        return;
+    }
+    const auto it = std::lower_bound(std::begin(kDecompositions), std::end(kDecompositions), c,
+                                     [](const Decomposition &d, char32_t v) { return d.from < v; });
+    if (it == std::end(kDecompositions) || it->from != c || (it->compatibility && !compatibility)) {
+        out += c;
+        return;
+    }
+    for (std::size_t k = 0; k < it->length; ++k)
+        decompose(kDecompositionPool[it->offset + k], compatibility, out);
+}
+
+// The primary composite of a starter and a following character, or 0.
+char32_t compose(char32_t first, char32_t second)
+{
+    if (first >= kHangulL && first < kHangulL + 19 && second >= kHangulV && second < kHangulV + kHangulVCount)
+        return kHangulFirst + ((first - kHangulL) * kHangulVCount + (second - kHangulV)) * kHangulTCount;
+    if (first >= kHangulFirst && first <= kHangulLast && (first - kHangulFirst) % kHangulTCount == 0 &&
+        second > kHangulT && second < kHangulT + kHangulTCount)
+        return first + (second - kHangulT);
+    const auto it = std::lower_bound(
+        std::begin(kCompositions), std::end(kCompositions), std::pair(first, second),
+        [](const Composition &c, const std::pair<char32_t, char32_t> &v) { return std::pair(c.first, c.second) < v; });
+    if (it == std::end(kCompositions) || it->first != first || it->second != second)
+        return 0;
+    return it->composite;
+}
+
+} // namespace
+
+std::u32string normalizeUnicode(std::u32string_view text, NormalizationForm form)
+{
+    const bool compatibility = form == NormalizationForm::Nfkc || form == NormalizationForm::Nfkd;
+    const bool composed = form == NormalizationForm::Nfc || form == NormalizationForm::Nfkc;
+    const char32_t quick = compatibility ? 0xa0 : 0xc0;
+    if (std::all_of(text.begin(), text.end(), [&](char32_t c) { return c < quick; }))
+        return std::u32string(text);
+    std::u32string out;
+    out.reserve(text.size() + text.size() / 4);
+    for (char32_t c : text)
+        decompose(c, compatibility, out);
+    // Canonical ordering: a stable sort of each run of non-starters by combining class.
+    for (std::size_t i = 0; i < out.size();) {
+        if (combiningClass(out[i]) == 0) {
+            ++i;
+            continue;
+        }
+        std::size_t j = i;
+        while (j < out.size() && combiningClass(out[j]) != 0)
+            ++j;
+        std::stable_sort(out.begin() + std::ptrdiff_t(i), out.begin() + std::ptrdiff_t(j),
+                         [](char32_t a, char32_t b) { return combiningClass(a) < combiningClass(b); });
+        i = j;
+    }
+    if (!composed)
+        return out;
+    // Canonical composition (UAX #15, D117): each character after the last starter combines with
+    // it unless blocked by a character of equal or higher class in between.
+    std::u32string result;
+    result.reserve(out.size());
+    std::size_t starter = std::u32string::npos;
+    int lastClass = -1;
+    for (char32_t c : out) {
+        const int cls = combiningClass(c);
+        if (starter != std::u32string::npos && (lastClass < cls || (lastClass == 0 && result.size() == starter + 1))) {
+            if (const char32_t composite = compose(result[starter], c)) {
+                result[starter] = composite;
+                continue;
+            }
+        }
+        if (cls == 0) {
+            starter = result.size();
+            lastClass = 0;
+        } else {
+            lastClass = cls;
+        }
+        result += c;
+    }
+    return result;
 }
 
 } // namespace attnscope

@@ -57,4 +57,52 @@ void appendLowerCase(char32_t c, std::u32string &out);
 // which only matters for marks that are kept (Mc, Me), never in practice.
 void appendWithoutAccents(char32_t c, std::u32string &out);
 
+// A code point's general category, in the order of scripts/make_unicode_tables.py's CATEGORIES
+// (\p{Lu}, \p{Nd}... of tokenizer.json's Split patterns ask for these).
+enum class UnicodeCategory : std::uint8_t {
+    Lu,
+    Ll,
+    Lt,
+    Lm,
+    Lo,
+    Mn,
+    Mc,
+    Me,
+    Nd,
+    Nl,
+    No,
+    Pc,
+    Pd,
+    Ps,
+    Pe,
+    Pi,
+    Pf,
+    Po,
+    Sm,
+    Sc,
+    Sk,
+    So,
+    Zs,
+    Zl,
+    Zp,
+    Cc,
+    Cf,
+    Cs,
+    Co,
+    Cn
+};
+UnicodeCategory unicodeCategory(char32_t c);
+
+// The canonical combining class (0 for starters).
+int combiningClass(char32_t c);
+
+// Unicode normalization forms (UAX #15) of a whole string, from the committed tables: full
+// (recursive) canonical or compatibility decomposition, canonical ordering of combining marks,
+// and, for NFC and NFKC, canonical composition (Hangul by formula). Quick path: text with no
+// code point at or above U+00C0 is returned unchanged by every form except NFKC/NFKD of the
+// few compatibility characters below it (U+00A0, U+00A8, U+00AA, U+00AF, U+00B2..U+00B5,
+// U+00B8..U+00BE), which are decomposed as they should be.
+enum class NormalizationForm { Nfc, Nfd, Nfkc, Nfkd };
+std::u32string normalizeUnicode(std::u32string_view text, NormalizationForm form);
+
 } // namespace attnscope

@@ -3,6 +3,8 @@
 #include "core/io/UserText.h"
 #include "core/tokenizers/UnicodeText.h"
 
+#include <algorithm>
+
 namespace attnscope {
 
 namespace {
@@ -82,6 +84,7 @@ void WordPiece::append(std::int32_t id, Encoding &out) const
 {
     out.ids.push_back(id);
     out.tokens.push_back(m_tokens[std::size_t(id)]);
+    out.words.push_back(-1);
 }
 
 void WordPiece::splitWords(std::string_view text, std::vector<std::u32string> &words) const
@@ -181,11 +184,19 @@ void WordPiece::encode(std::string_view text, Encoding &out) const
 {
     append(m_cls, out);
     std::vector<std::u32string> words;
+    std::int32_t wordIndex = 0; // each basic-tokenizer word's index, for Encoding::words
     const auto encodeStretch = [&](std::string_view stretch) {
         words.clear();
         splitWords(stretch, words);
-        for (const std::u32string &word : words)
+        for (const std::u32string &word : words) {
+            const std::size_t before = out.ids.size();
             appendWord(word, out);
+            out.words.resize(out.ids.size(), -1);
+            if (out.ids.size() > before) {
+                std::fill(out.words.begin() + std::ptrdiff_t(before), out.words.end(), wordIndex);
+                ++wordIndex;
+            }
+        }
     };
     // Special tokens written in the text are taken as they are, before any normalisation.
     std::size_t from = 0;

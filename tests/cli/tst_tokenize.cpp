@@ -9,6 +9,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QObject>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -31,6 +32,28 @@ QJsonObject expectedCase(const QString &expectedJson, const QString &text, const
             return QJsonObject{{"ids", o.value("ids")}, {"tokens", o.value("tokens")}};
     }
     return {};
+}
+
+// A model folder holding Qwen3's real tokenizer.json (stored xz-compressed) and
+// tokenizer_config.json, with config.json's model_type.
+bool makeQwenFolder(const QString &dir, const QByteArray &modelType)
+{
+    const QString source = fixture("tokenizers/qwen3");
+    QProcess xz;
+    xz.setStandardOutputFile(dir + "/tokenizer.json");
+    xz.start("xz", {"-dc", source + "/tokenizer.json.xz"});
+    if (!xz.waitForFinished(120000) || xz.exitCode() != 0)
+        return false;
+    QFile config(dir + "/config.json");
+    if (!config.open(QIODevice::WriteOnly))
+        return false;
+    config.write("{\"model_type\": \"" + modelType + "\"}");
+    return QFile::copy(source + "/tokenizer_config.json", dir + "/tokenizer_config.json");
+}
+
+QJsonArray asArray(const QJsonValue &v)
+{
+    return v.toArray();
 }
 
 } // namespace
@@ -118,6 +141,58 @@ private slots:
         QVERIFY2(r.err.startsWith("attnscope-cli: "), qPrintable(r.err));
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
         QCOMPARE(r.err.count('\n'), 1);
+    }
+
+    void chatWrapsOneUserTurn()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY(makeQwenFolder(dir.path(), "qwen3"));
+        // make_expected.mjs encoded the two ChatML renderings (thinking on, then off) with
+        // @huggingface/tokenizers; they are the fifth and fourth cases from the end.
+        const QJsonArray cases = QJsonDocument::fromJson(test::readAll(fixture("tokenizers/qwen3/expected.json")))
+                                     .object()
+                                     .value("cases")
+                                     .toArray();
+        const QString user = QString::fromUtf8("Translate 你好 into English, please.");
+        for (const bool think : {true, false}) {
+            QStringList args{"tokenize", dir.path(), "--text", user, "--chat"};
+            if (!think)
+                args << "--no-think";
+            const auto r = test::runCli(args);
+            QCOMPARE(r.code, 0);
+            QCOMPARE(r.err, QString());
+            const QJsonObject got = QJsonDocument::fromJson(r.out.toUtf8()).object();
+            const QJsonObject want = cases[cases.size() - (think ? 4 : 3)].toObject();
+            QCOMPARE(asArray(got.value("ids")), asArray(want.value("idsWithoutSpecial")));
+            QCOMPARE(got.keys(), (QStringList{"ids", "tokens", "words"}));
+            QCOMPARE(got.value("tokens").toArray().first().toString(), QString("<|im_start|>"));
+            QCOMPARE(got.value("words").toArray().first().toInt(), -1);
+        }
+        // Plain text through tokenizer.json gives what the JavaScript tokenizer gives.
+        const auto plain = test::runCli({"tokenize", dir.path(), "--text", "Hello world"});
+        QCOMPARE(plain.code, 0);
+        QCOMPARE(asArray(QJsonDocument::fromJson(plain.out.toUtf8()).object().value("ids")),
+                 asArray(cases[0].toObject().value("ids")));
+    }
+
+    void chatErrors()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY(makeQwenFolder(dir.path(), "qwen2"));
+        const auto think = test::runCli({"tokenize", dir.path(), "--text", "hi", "--chat", "--no-think"});
+        QCOMPARE(think.code, 1);
+        QVERIFY2(think.err.contains("--chat: --no-think: only Qwen3's chat template has a thinking switch"),
+                 qPrintable(think.err));
+        const auto gpt2 = test::runCli({"tokenize", fixture("gpt2-tokenizer"), "--text", "hi", "--chat"});
+        QCOMPARE(gpt2.code, 1);
+        QVERIFY2(gpt2.err.contains("--chat: model_type \"gpt2\" has no chat preset (Qwen, Llama 3 and Gemma have)"),
+                 qPrintable(gpt2.err));
+        QCOMPARE(gpt2.err.count('\n'), 1);
+        const auto alone = test::runCli({"tokenize", dir.path(), "--text", "hi", "--no-think"});
+        QCOMPARE(alone.code, 2);
+        QVERIFY(alone.err.contains("tokenize: --no-think needs --chat"));
     }
 
     void helpListsTheCommand()

@@ -253,6 +253,9 @@ void TestDecoders::malformedFolderIsRefusedWithOneLine_data()
     QTest::newRow("index leads out of the folder") << "smollm-bf16-sharded"
                                                    << "index model.norm.weight ../x.safetensors"
                                                    << "weight_map.model.norm.weight: expected a file name" << invalid;
+    QTest::newRow("no tokenizer") << "qwen3-f32"
+                                  << "rm tokenizer.json"
+                                  << "tokenizer.json: no such file" << io;
     QTest::newRow("no weights") << "mistral-f16"
                                 << "rm model.safetensors"
                                 << "model.safetensors: no such file" << io;

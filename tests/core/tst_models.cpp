@@ -240,7 +240,9 @@ void TestModels::malformedFolderIsRefusedWithOneLine_data()
                                    << "vocab.json: no such file" << io;
     QTest::newRow("no vocab.txt") << "bert-f32"
                                   << "rm vocab.txt"
-                                  << "vocab.txt: no such file" << io;
+                                  << "tokenizer.json: no such file (a model folder as transformers saves it "
+                                     "holds tokenizer.json, or vocab.json and merges.txt for GPT-2, vocab.txt for BERT)"
+                                  << io;
     QTest::newRow("unknown model_type") << "gpt2-f32"
                                         << "config model_type \"mixtral\""
                                         << "model_type \"mixtral\" is not supported (gpt2, bert, llama, mistral, "

@@ -477,9 +477,12 @@ private slots:
                                        << "config.json: no \"model_type\"" << invalid;
         QTest::newRow("model_type a number") << QStringList{"config.json"} << QList<QByteArray>{R"({"model_type": 2})"}
                                              << "config.json: model_type: expected a string, found 2" << invalid;
-        QTest::newRow("unknown model_type")
+        // Any model_type reads tokenizer.json (the model loader decides which types it runs).
+        QTest::newRow("llama without tokenizer.json")
             << QStringList{"config.json"} << QList<QByteArray>{R"({"model_type": "llama"})"}
-            << "config.json: model_type \"llama\" is not supported (gpt2 or bert)" << in(int(ErrorKind::Unsupported));
+            << "tokenizer.json: no such file (a model folder as transformers saves it holds tokenizer.json, or "
+               "vocab.json and merges.txt for GPT-2, vocab.txt for BERT)"
+            << io;
         QTest::newRow("missing vocab.json")
             << QStringList{"config.json", "merges.txt"} << QList<QByteArray>{gpt2, "#version: 0.2\n"}
             << "vocab.json: no such file (a model folder as transformers saves it holds a GPT-2 tokenizer's vocab.json "
@@ -518,9 +521,10 @@ private slots:
         QTest::newRow("merge result not in vocab") << QStringList{"config.json", "vocab.json", "merges.txt"}
                                                    << QList<QByteArray>{gpt2, vocab, "#version: 0.2\na b\nb c\n"}
                                                    << "merges.txt:3: \"bc\" is not in" << invalid;
-        QTest::newRow("missing vocab.txt")
+        QTest::newRow("bert without vocab.txt or tokenizer.json")
             << QStringList{"config.json"} << QList<QByteArray>{bert}
-            << "vocab.txt: no such file (a model folder as transformers saves it holds a BERT tokenizer's vocab.txt)"
+            << "tokenizer.json: no such file (a model folder as transformers saves it holds tokenizer.json, or "
+               "vocab.json and merges.txt for GPT-2, vocab.txt for BERT)"
             << io;
         QTest::newRow("vocab.txt empty") << QStringList{"config.json", "vocab.txt"} << QList<QByteArray>{bert, ""}
                                          << "vocab.txt: the file is empty" << invalid;
@@ -563,6 +567,28 @@ private slots:
         QVERIFY2(message.startsWith(dir.path()), qPrintable(message)); // names the file by its path
         QVERIFY2(!message.contains('\n'), qPrintable(message));
         QCOMPARE(int(tokenizer.kind()), kind);
+    }
+
+    void wordsComeFromTheTokenizers()
+    {
+        auto gpt2 = loadTokenizer(test::sourcePathStd(QStringLiteral("tests/fixtures/gpt2-tokenizer")));
+        QVERIFY(gpt2.ok());
+        QCOMPARE(toList(gpt2->encode("Hello world<|endoftext|>Hello").words), QList<int>({0, 1, -1, 2}));
+        auto bert = loadTokenizer(test::sourcePathStd(QStringLiteral("tests/fixtures/bert-tokenizer/uncased")));
+        QVERIFY(bert.ok());
+        const Encoding e = bert->encode("Hello, world! unaffable");
+        QCOMPARE(e.words.size(), e.ids.size());
+        QCOMPARE(e.words.front(), -1); // [CLS]
+        QCOMPARE(e.words.back(), -1);  // [SEP]
+        QCOMPARE(toList(std::vector<std::int32_t>(e.words.begin() + 1, e.words.begin() + 5)), QList<int>({0, 1, 2, 3}));
+        for (std::size_t k = 5; k + 1 < e.words.size(); ++k)
+            QCOMPARE(e.words[k], 4); // "unaffable" in word pieces, one word
+        QVERIFY(e.words.size() > 7);
+        const Encoding bare = bert->encode("Hello, world! unaffable", false);
+        QCOMPARE(toList(bare.words), toList(std::vector<std::int32_t>(e.words.begin() + 1, e.words.end() - 1)));
+        // displayText: GPT-2's byte-level spelling decoded, BERT's ## dropped.
+        QCOMPARE(gpt2->displayText(gpt2->encode(" world").ids[0]), std::string(" world"));
+        QCOMPARE(bert->displayText(e.ids[6]).substr(0, 1) == "#", false);
     }
 
     void notAFolder()
