@@ -1,5 +1,7 @@
 #include "app/gui/views/MainWindow.h"
 
+#include "app/gui/views/OpenModelDialog.h"
+
 #include "app/gui/document/AttentionController.h"
 #include "app/gui/document/Autosave.h"
 #include "app/gui/document/ExampleModel.h"
@@ -114,10 +116,9 @@ void MainWindow::createMenus()
                     [this] {
                         if (!maybeSave())
                             return;
-                        const QString dir = QFileDialog::getExistingDirectory(
-                            this, tr("Open a GPT-2 or BERT Model Folder"), m_host.lastDir);
-                        if (!dir.isEmpty())
-                            openModel(dir);
+                        OpenModelDialog dialog(hubCacheDir(), m_host.lastDir, this);
+                        if (dialog.exec() == QDialog::Accepted && !dialog.chosenDir().isEmpty())
+                            openModel(dialog.chosenDir());
                     })
         ->setObjectName(QStringLiteral("openModel"));
     m_openHead = file->addAction(tr("Open This Head in the &Editor"), this, [this] {
