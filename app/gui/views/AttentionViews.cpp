@@ -184,7 +184,7 @@ void AttentionViews::refreshSetViews(const ShownAttention &source, bool always)
     m_setViewsDirty = false;
     if (source.set.isEmpty())
         return;
-    m_thumbnailLook = {-1, -1, -1};
+    m_thumbnailLook = {-1, -1, -1, -1};
     requestThumbnails();
     m_jobs->requestStatistics(source.set);
     m_jobs->requestRollout(source);
@@ -196,18 +196,20 @@ void AttentionViews::clearSetViews()
     m_statsTable->setStatistics(nullptr);
     m_rolloutView->clear();
     m_setViewsDirty = true;
-    m_thumbnailLook = {-1, -1, -1};
+    m_thumbnailLook = {-1, -1, -1, -1};
 }
 
 void AttentionViews::requestThumbnails()
 {
     if (m_setViewsDirty || m_setSource.set.isEmpty())
         return;
-    const std::tuple look{int(m_settings.colorMap), int(m_settings.scope), int(m_settings.colorScale)};
+    const std::tuple look{int(m_settings.colorMap), int(m_settings.scope), int(m_settings.colorScale),
+                          int(m_settings.sinkApart)};
     if (m_thumbnailLook == look)
         return; // toggling values or the overlay changes nothing here
     m_thumbnailLook = look;
-    m_jobs->requestThumbnails(m_setSource, m_settings.colorMap, m_settings.scope, m_settings.colorScale);
+    m_jobs->requestThumbnails(m_setSource, m_settings.colorMap, m_settings.scope, m_settings.colorScale,
+                              m_settings.sinkApart);
 }
 
 void AttentionViews::addHeadAction(QAction *action)

@@ -88,7 +88,7 @@ private:
     ShownAttention m_setSource; // what the set-wide views describe, or are to describe
     HeatmapViewSettings m_settings;
     bool m_setViewsDirty = true;
-    std::tuple<int, int, int> m_thumbnailLook{-1, -1, -1}; // colour map, scope and scale the thumbnails have
+    std::tuple<int, int, int, int> m_thumbnailLook{-1, -1, -1, -1}; // colour map, scope, scale, sink apart
     QTabWidget *m_tabs;
     QLabel *m_notes;
     HeadsGridView *m_grid;

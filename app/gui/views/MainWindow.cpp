@@ -452,6 +452,7 @@ void MainWindow::readSettings()
             .toString();
     if (auto kind = ColorMap::fromKey(settings.value(QStringLiteral("view/colorMap")).toString()))
         m_host.viewBar->setColorMap(*kind);
+    m_host.viewBar->setSinkApart(settings.value(QStringLiteral("view/sinkApart"), false).toBool());
     const int backend = settings.value(QStringLiteral("compute/backend"), int(BackendRequest::Auto)).toInt();
     m_backendMenu->choose(BackendRequest(std::clamp(backend, 0, 2)),
                           settings.value(QStringLiteral("compute/vulkanDevice")).toString());
@@ -466,6 +467,7 @@ void MainWindow::writeSettings()
         settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("files/lastDir"), m_host.lastDir);
     settings.setValue(QStringLiteral("view/colorMap"), ColorMap::key(m_host.viewBar->settings().colorMap));
+    settings.setValue(QStringLiteral("view/sinkApart"), m_host.viewBar->settings().sinkApart);
     settings.setValue(QStringLiteral("compute/backend"), int(m_project->compute()->backendRequest()));
     settings.setValue(QStringLiteral("compute/vulkanDevice"), m_project->compute()->vulkanDevice());
 }
