@@ -116,6 +116,7 @@ private slots:
     void sortingByEntropyOrdersRows();
     void clickingStatsRowSelectsLayerAndHead();
     void findHeadsLikeThisSortsByDistance();
+    void findHeadsLikeThisFromTheModelView();
     void rolloutMatchesNumPy();
     void mergingWordsShowsWords();
     void projectShowsItsOneLayer();
@@ -427,6 +428,26 @@ void TestAttentionViews::findHeadsLikeThisSortsByDistance()
     QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/find-heads-like-this.png")));
     QVERIFY(!table->findHeadsLike(99, 0)); // no such head: nothing sorted by it
     QVERIFY(view->index(0, HeadStatsModel::Unlike).data().toString().isEmpty());
+}
+
+void TestAttentionViews::findHeadsLikeThisFromTheModelView()
+{
+    // The model view's context menu: the head under the mouse, then the statistics in front,
+    // sorted by likeness to it.
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    w.views()->tabs()->setCurrentWidget(w.views()->modelView());
+    w.views()->modelView()->setCurrent(2, 3);
+    QAction *find = w.views()->findHeadsLikeAction();
+    QVERIFY(find);
+    find->trigger();
+    StatsTable *table = w.views()->statsTable();
+    QCOMPARE(w.views()->tabs()->currentWidget(), static_cast<QWidget *>(table));
+    QTRY_VERIFY(table->isFilled());
+    QTRY_COMPARE(table->headAtRow(0), std::make_pair(2, 3));
+    QCOMPARE(table->model()->index(0, HeadStatsModel::Unlike).data(Qt::UserRole).toDouble(), 0.0);
 }
 
 void TestAttentionViews::rolloutMatchesNumPy()
