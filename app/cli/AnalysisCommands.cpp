@@ -25,8 +25,10 @@ namespace attnscope {
 const char *const kStatsUsage = R"(  stats INPUT [--text TEXT] --out FILE.(json|csv) [--backend auto|cpu|vulkan]
               [--softmax]
       Per (layer, head) statistics of an attention file, a project's heads or a
-      model folder run on TEXT: entropy, distance, confidence, first, self,
-      previous (0-based indices). An attention file's rows are checked: where
+      model folder run on TEXT: entropy, distance, confidence, first (the sink
+      mass), self, previous, spread (of |i-j|) and induction (on a text that
+      repeats; null without repeats) (0-based indices). An attention file's
+      rows are checked: where
       they are not softmax rows, a line on stderr names their sums, and
       --softmax applies softmax to a file of scores.
 )";

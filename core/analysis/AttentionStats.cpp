@@ -8,29 +8,78 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 
 namespace attnscope {
 
-HeadStats headStatistics(const AttentionSet &set, int sample, int layer, int head)
+namespace {
+
+// Where each query's token occurred before, for the induction score: for query i, the key
+// positions j < i whose label equals query i's label (ascending); the targets are j + 1. Held as
+// one list of positions per distinct label, so memory stays O(T) on any text. Empty when the
+// set has no labels or is not square.
+struct InductionIndex {
+    std::vector<int> labelOf;                         // per query: its label's list, or -1
+    std::vector<std::vector<std::int64_t>> positions; // per label: key positions, ascending
+
+    bool empty() const { return labelOf.empty(); }
+};
+
+InductionIndex inductionIndex(const AttentionSet &set)
+{
+    const std::int64_t t = set.queries();
+    if (t != set.keys() || std::int64_t(set.queryTokens.size()) != t || std::int64_t(set.keyTokens.size()) != t)
+        return {};
+    InductionIndex index;
+    std::unordered_map<std::string, int> ids;
+    for (std::int64_t j = 0; j < t; ++j) {
+        const auto [it, added] = ids.try_emplace(set.keyTokens[std::size_t(j)], int(index.positions.size()));
+        if (added)
+            index.positions.emplace_back();
+        index.positions[std::size_t(it->second)].push_back(j);
+    }
+    index.labelOf.resize(std::size_t(t), -1);
+    for (std::int64_t i = 0; i < t; ++i)
+        if (const auto it = ids.find(set.queryTokens[std::size_t(i)]); it != ids.end())
+            index.labelOf[std::size_t(i)] = it->second;
+    return index;
+}
+
+HeadStats statisticsOf(const AttentionSet &set, int sample, int layer, int head, const InductionIndex &index)
 {
     const std::int64_t tq = set.queries(), tk = set.keys();
     std::vector<float> w(static_cast<std::size_t>(tk));
     double entropy = 0.0, distance = 0.0, confidence = 0.0, first = 0.0, self = 0.0, previous = 0.0;
-    std::int64_t nonEmpty = 0;
+    double spread = 0.0, induction = 0.0;
+    std::int64_t nonEmpty = 0, repeated = 0;
     for (std::int64_t i = 0; i < tq; ++i) {
         set.row(sample, layer, head, i, w.data());
-        double h = 0.0, d = 0.0, sum = 0.0, max = 0.0;
+        double h = 0.0, d = 0.0, d2 = 0.0, sum = 0.0, max = 0.0;
         for (std::int64_t j = 0; j < tk; ++j) {
             const double x = w[std::size_t(j)];
+            const double gap = double(std::llabs(i - j));
             sum += x;
             max = std::max(max, x);
             if (x > 0.0)
                 h -= x * std::log(x);
-            d += x * double(std::llabs(i - j));
+            d += x * gap;
+            d2 += x * gap * gap;
         }
         if (sum > 0.0) {
             entropy += h;
             ++nonEmpty;
+            const double mean = d / sum;
+            spread += std::sqrt(std::max(0.0, d2 / sum - mean * mean));
+        }
+        if (!index.empty() && index.labelOf[std::size_t(i)] >= 0) {
+            bool earlier = false;
+            for (std::int64_t j : index.positions[std::size_t(index.labelOf[std::size_t(i)])]) {
+                if (j >= i)
+                    break;
+                induction += w[std::size_t(j + 1)]; // j + 1 <= i: a key of row i
+                earlier = true;
+            }
+            repeated += earlier ? 1 : 0;
         }
         distance += d;
         confidence += max;
@@ -52,17 +101,80 @@ HeadStats headStatistics(const AttentionSet &set, int sample, int layer, int hea
         s.self = self / double(tq);
     if (tq > 1)
         s.previous = previous / double(tq - 1);
+    s.spread = nonEmpty > 0 ? spread / double(nonEmpty) : 0.0;
+    if (repeated > 0)
+        s.induction = induction / double(repeated);
     return s;
+}
+
+} // namespace
+
+HeadStats headStatistics(const AttentionSet &set, int sample, int layer, int head)
+{
+    return statisticsOf(set, sample, layer, head, inductionIndex(set));
+}
+
+std::vector<double> headDistances(const std::vector<HeadStats> &stats, std::size_t reference)
+{
+    std::vector<double> out(stats.size(), 0.0);
+    if (reference >= stats.size())
+        return out;
+    const auto metric = [](const HeadStats &s, int k) -> std::optional<double> {
+        switch (k) {
+        case 0:
+            return s.entropy;
+        case 1:
+            return s.distance;
+        case 2:
+            return s.spread;
+        case 3:
+            return s.confidence;
+        case 4:
+            return s.first;
+        case 5:
+            return s.self;
+        case 6:
+            return s.previous;
+        default:
+            return s.induction;
+        }
+    };
+    for (int k = 0; k < kHeadMetricCount; ++k) {
+        double sum = 0.0, sum2 = 0.0;
+        std::size_t n = 0;
+        for (const HeadStats &s : stats)
+            if (const auto v = metric(s, k)) {
+                sum += *v;
+                sum2 += *v * *v;
+                ++n;
+            }
+        if (n == 0)
+            continue;
+        const double mean = sum / double(n);
+        const double sd = std::sqrt(std::max(0.0, sum2 / double(n) - mean * mean));
+        const auto ref = metric(stats[reference], k);
+        if (!ref || !(sd > 1e-12))
+            continue;
+        for (std::size_t i = 0; i < stats.size(); ++i)
+            if (const auto v = metric(stats[i], k)) {
+                const double z = (*v - *ref) / sd;
+                out[i] += z * z;
+            }
+    }
+    for (double &d : out)
+        d = std::sqrt(d);
+    return out;
 }
 
 std::vector<HeadStats> headStatistics(const AttentionSet &set)
 {
     std::vector<HeadStats> all;
     all.reserve(std::size_t(set.samples()) * std::size_t(set.layers()) * std::size_t(set.heads()));
+    const InductionIndex index = inductionIndex(set);
     for (int s = 0; s < set.samples(); ++s)
         for (int l = 0; l < set.layers(); ++l)
             for (int h = 0; h < set.heads(); ++h)
-                all.push_back(headStatistics(set, s, l, h));
+                all.push_back(statisticsOf(set, s, l, h, index));
     return all;
 }
 

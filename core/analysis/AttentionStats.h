@@ -18,10 +18,31 @@ struct HeadStats {
     double entropy = 0.0;           // mean over non-empty rows of -sum_j w log w (natural log)
     double distance = 0.0;          // mean over rows of sum_j w_ij |i - j|
     double confidence = 0.0;        // mean over rows of max_j w_ij
-    double first = 0.0;             // mean over rows of w_i0
+    double first = 0.0;             // mean over rows of w_i0: the "sink mass" on the first token
     std::optional<double> self;     // mean of w_ii; square maps only
     std::optional<double> previous; // mean of w_i,i-1 over i >= 1; absent when Tq = 1
+    // The spread of |i - j|: mean over non-empty rows of the weighted standard deviation
+    // sqrt(sum_j p_ij (|i-j| - m_i)^2) with p_ij = w_ij / sum_j w_ij and m_i = sum_j p_ij |i-j|.
+    // 0 for a head that looks at one distance only (all on itself, all on the previous token).
+    double spread = 0.0;
+    // Induction score (Olsson et al. 2022) on a text that repeats: for each query i whose token
+    // label occurred earlier as a key label at some j < i, the weight w_i,j+1 summed over the
+    // distinct positions j+1 that followed such an earlier occurrence; the mean over those
+    // queries. Needs square maps with token labels (keyTokens compared to queryTokens[i]);
+    // absent when no token repeats, or without labels.
+    std::optional<double> induction;
 };
+
+// The metrics "find heads like this" compares, in the order of HeadStats: entropy, distance,
+// spread, confidence, first, self, previous, induction.
+inline constexpr int kHeadMetricCount = 8;
+
+// How unlike `reference` every head is: the Euclidean distance between their metric vectors
+// after standardising each metric over all heads (z-scores: minus its mean, divided by its
+// standard deviation; a metric with no spread or absent for either head counts 0). One value
+// per entry of `stats`, 0 for the reference itself; sorting ascending gives the most similar
+// heads first.
+std::vector<double> headDistances(const std::vector<HeadStats> &stats, std::size_t reference);
 
 // One HeadStats per (sample, layer, head), in that order.
 std::vector<HeadStats> headStatistics(const AttentionSet &set);

@@ -46,6 +46,8 @@ std::string statsJson(const AttentionSet &set)
         row["first"] = s.first;
         row["self"] = s.self ? json(*s.self) : json(nullptr);
         row["previous"] = s.previous ? json(*s.previous) : json(nullptr);
+        row["spread"] = s.spread;
+        row["induction"] = s.induction ? json(*s.induction) : json(nullptr);
         rows.push_back(std::move(row));
     }
     root["stats"] = std::move(rows);
@@ -56,13 +58,14 @@ std::string statsCsv(const AttentionSet &set)
 {
     const bool samples = set.samples() > 1;
     std::string csv = samples ? "sample," : "";
-    csv += "layer,head,entropy,distance,confidence,first,self,previous\n";
+    csv += "layer,head,entropy,distance,confidence,first,self,previous,spread,induction\n";
     for (const HeadStats &s : headStatistics(set)) {
         if (samples)
             csv += std::to_string(s.sample) + ",";
         csv += std::to_string(s.layer) + "," + std::to_string(s.head) + "," + number(s.entropy) + "," +
                number(s.distance) + "," + number(s.confidence) + "," + number(s.first) + "," +
-               (s.self ? number(*s.self) : "") + "," + (s.previous ? number(*s.previous) : "") + "\n";
+               (s.self ? number(*s.self) : "") + "," + (s.previous ? number(*s.previous) : "") + "," +
+               number(s.spread) + "," + (s.induction ? number(*s.induction) : "") + "\n";
     }
     return csv;
 }

@@ -118,6 +118,11 @@ private slots:
     void rolloutBeyondItsCostRefusedNamingItsNeed();
     void rolloutStopsWhenCancelled();
     void rolloutOfOneLayerNeedsNoProduct();
+    void spreadOfHandMadeMap();
+    void inductionScoreOfHandMadeMaps_data();
+    void inductionScoreOfHandMadeMaps();
+    void inductionAbsentWithoutRepeatsOrLabels();
+    void headDistancesRankTheLikeHeadFirst();
 };
 
 void TestAttentionStats::statisticsMatchNumPy_data()
@@ -333,6 +338,128 @@ void TestAttentionStats::rolloutStopsWhenCancelled()
     auto cancelled = attentionRollout(set, 0, RolloutLimits{0, &cancel});
     QVERIFY(!cancelled.ok());
     QCOMPARE(cancelled.error().kind, ErrorKind::Cancelled);
+}
+
+namespace {
+
+// One layer of square maps given row by row, with optional token labels.
+AttentionSet handMade(const std::vector<std::vector<std::vector<double>>> &heads,
+                      const std::vector<std::string> &tokens = {})
+{
+    const auto t = std::int64_t(heads.front().size());
+    std::vector<float> values;
+    for (const auto &map : heads)
+        for (const auto &row : map)
+            for (double w : row)
+                values.push_back(float(w));
+    auto set = AttentionSet::fromFloats(std::move(values), 1, 1, int(heads.size()), t, t);
+    if (!set)
+        qFatal("%s", set.message().c_str());
+    if (!tokens.empty())
+        if (Status s = set->setTokens(tokens, tokens); !s)
+            qFatal("%s", s.message().c_str());
+    return std::move(set).value();
+}
+
+} // namespace
+
+void TestAttentionStats::spreadOfHandMadeMap()
+{
+    // Row 0 looks at distance 0 only (sd 0); row 1 half at 1, half at 0 (mean 0.5, sd 0.5); row 2
+    // half at 2, half at 0 (mean 1, sd 1): spread = (0 + 0.5 + 1) / 3.
+    const AttentionSet set = handMade({{{1, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}}});
+    const HeadStats s = headStatistics(set, 0, 0, 0);
+    QVERIFY(close(s.spread, 0.5));
+    // A previous-token head always looks one token back: no spread at all.
+    const AttentionSet previous = handMade({{{1, 0, 0}, {1, 0, 0}, {0, 1, 0}}});
+    QVERIFY(close(headStatistics(previous, 0, 0, 0).spread, 0.0));
+    // A row of zeros (a masked query) is left out, as entropy leaves it out.
+    const AttentionSet masked = handMade({{{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}}});
+    QVERIFY(close(headStatistics(masked, 0, 0, 0).spread, 0.75));
+}
+
+void TestAttentionStats::inductionScoreOfHandMadeMaps_data()
+{
+    QTest::addColumn<QVector<QVector<double>>>("map");
+    QTest::addColumn<QStringList>("tokens");
+    QTest::addColumn<double>("expected");
+    const QStringList abcabc{"A", "B", "C", "A", "B", "C"};
+    // Queries 3, 4, 5 repeat tokens 0, 1, 2: their targets are keys 1, 2, 3.
+    QTest::newRow("perfect induction head")
+        << QVector<QVector<double>>{{1, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0},
+                                    {0, 1, 0, 0, 0, 0}, {0, 0, 1, 0, 0, 0}, {0, 0, 0, 1, 0, 0}}
+        << abcabc << 1.0;
+    // Looking at the earlier copy itself (keys 0, 1, 2) is duplicate-token attention, not induction.
+    QTest::newRow("duplicate-token head")
+        << QVector<QVector<double>>{{1, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0},
+                                    {1, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 0, 0}, {0, 0, 1, 0, 0, 0}}
+        << abcabc << 0.0;
+    // Row 3: 0.5 on key 1; row 4: 0.25 on key 2; row 5: 0 on key 3: (0.5 + 0.25 + 0) / 3.
+    QTest::newRow("partial") << QVector<QVector<double>>{{1, 0, 0, 0, 0, 0},       {1, 0, 0, 0, 0, 0},
+                                                         {1, 0, 0, 0, 0, 0},       {0, 0.5, 0, 0.5, 0, 0},
+                                                         {0, 0, 0.25, 0, 0.75, 0}, {0, 0, 0, 0, 0, 1}}
+                             << abcabc << 0.25;
+    // "A A A" uniform causal: query 1 follows key 0 (target 1: 0.5); query 2 follows keys 0 and 1
+    // (targets 1 and 2: 1/3 + 1/3): (0.5 + 2/3) / 2 = 7/12. Query 0 has nothing earlier.
+    QTest::newRow("a token repeated thrice")
+        << QVector<QVector<double>>{{1, 0, 0}, {0.5, 0.5, 0}, {1.0 / 3, 1.0 / 3, 1.0 / 3}} << QStringList{"A", "A", "A"}
+        << 7.0 / 12.0;
+}
+
+void TestAttentionStats::inductionScoreOfHandMadeMaps()
+{
+    QFETCH(QVector<QVector<double>>, map);
+    QFETCH(QStringList, tokens);
+    QFETCH(double, expected);
+    std::vector<std::vector<double>> rows;
+    for (const auto &r : map)
+        rows.emplace_back(r.begin(), r.end());
+    std::vector<std::string> labels;
+    for (const QString &t : tokens)
+        labels.push_back(t.toStdString());
+    const AttentionSet set = handMade({rows}, labels);
+    const HeadStats s = headStatistics(set, 0, 0, 0);
+    QVERIFY(s.induction.has_value());
+    QVERIFY2(close(*s.induction, expected),
+             qPrintable(QString("induction %1, expected %2").arg(*s.induction).arg(expected)));
+    // The whole-set form gives the same number.
+    QVERIFY(close(*headStatistics(set).front().induction, expected));
+}
+
+void TestAttentionStats::inductionAbsentWithoutRepeatsOrLabels()
+{
+    const std::vector<std::vector<double>> map{{1, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}};
+    QVERIFY(!headStatistics(handMade({map}, {"a", "b", "c"}), 0, 0, 0).induction);
+    QVERIFY(!headStatistics(handMade({map}), 0, 0, 0).induction);
+    QVERIFY(headStatistics(handMade({map}, {"a", "b", "a"}), 0, 0, 0).induction);
+}
+
+void TestAttentionStats::headDistancesRankTheLikeHeadFirst()
+{
+    // Head 0 and head 2 are the same previous-token head; head 1 attends to itself.
+    const std::vector<std::vector<double>> previous{{1, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+    const std::vector<std::vector<double>> self{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    const std::vector<std::vector<double>> uniform{{1, 0, 0}, {0.5, 0.5, 0}, {1.0 / 3, 1.0 / 3, 1.0 / 3}};
+    const AttentionSet set = handMade({previous, self, previous, uniform});
+    const auto stats = headStatistics(set);
+    const std::vector<double> d = headDistances(stats, 0);
+    QCOMPARE(d.size(), std::size_t(4));
+    QCOMPARE(d[0], 0.0);
+    QCOMPARE(d[2], 0.0);
+    QVERIFY(d[1] > 0.0);
+    QVERIFY(d[3] > 0.0);
+    // By hand for one metric: `previous` is 1, 0, 1, 0.5 (mean 0.625, population sd sqrt(0.171875));
+    // with only that metric differing the distance would be 1 / sd. All metrics: at least that much.
+    QVERIFY(d[1] >= 1.0 / std::sqrt(0.171875) - 1e-9);
+    // Two previous-token heads and two self heads: of the metrics, distance (2/3 vs 0), first (2/3
+    // vs 1/3), self (1/3 vs 1) and previous (1 vs 0) differ, the rest agree. Two equal groups put
+    // each differing metric 2 standard deviations apart, so the distance is sqrt(4 * 2²) = 4.
+    const auto pairs = headStatistics(handMade({previous, self, previous, self}));
+    const std::vector<double> fromPrevious = headDistances(pairs, 0);
+    QVERIFY(close(fromPrevious[1], 4.0));
+    QVERIFY(close(fromPrevious[2], 0.0));
+    QVERIFY(close(fromPrevious[3], 4.0));
+    QVERIFY(headDistances(stats, 99) == std::vector<double>(4, 0.0));
 }
 
 QTEST_GUILESS_MAIN(TestAttentionStats)

@@ -115,6 +115,8 @@ private slots:
     void statisticsEqualCoreAndNumPy();
     void sortingByEntropyOrdersRows();
     void clickingStatsRowSelectsLayerAndHead();
+    void findHeadsLikeThisSortsByDistance();
+    void findHeadsLikeThisFromTheModelView();
     void rolloutMatchesNumPy();
     void mergingWordsShowsWords();
     void projectShowsItsOneLayer();
@@ -379,6 +381,73 @@ void TestAttentionViews::clickingStatsRowSelectsLayerAndHead()
     QCOMPARE(w.setSource()->layer(), layer);
     QCOMPARE(w.views()->headView()->head(), head);
     QCOMPARE(w.views()->grid()->currentHead(), head);
+}
+
+void TestAttentionViews::findHeadsLikeThisSortsByDistance()
+{
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    w.views()->tabs()->setCurrentWidget(w.views()->statsTable());
+    StatsTable *table = w.views()->statsTable();
+    auto set = readAttentionFile((kFixtures + QStringLiteral("lhtt_f32.npy")).toStdString());
+    QVERIFY(set.ok());
+    const std::vector<HeadStats> core = headStatistics(*set);
+    // The head picked by the context menu's action: the table's current row.
+    table->sortByColumn(HeadStatsModel::Entropy, Qt::AscendingOrder);
+    const int pick = 2;
+    const int layer = table->model()->index(pick, HeadStatsModel::Layer).data().toInt();
+    const int head = table->model()->index(pick, HeadStatsModel::Head).data().toInt();
+    table->setCurrentIndex(table->model()->index(pick, HeadStatsModel::Entropy));
+    QAction *find = table->findChild<QAction *>(QStringLiteral("findHeadsLikeThis"));
+    QVERIFY(find);
+    find->trigger();
+    QAbstractItemModel *view = table->model();
+    // The head itself first, at distance 0, then every other head by its distance to it, as core's
+    // headDistances computes over the standardised metrics.
+    QCOMPARE(view->index(0, HeadStatsModel::Layer).data().toInt(), layer);
+    QCOMPARE(view->index(0, HeadStatsModel::Head).data().toInt(), head);
+    QCOMPARE(view->index(0, HeadStatsModel::Unlike).data(Qt::UserRole).toDouble(), 0.0);
+    std::size_t reference = 0;
+    while (core[reference].layer != layer || core[reference].head != head)
+        ++reference;
+    const std::vector<double> distances = headDistances(core, reference);
+    for (int r = 0; r < view->rowCount(); ++r) {
+        const int l = view->index(r, HeadStatsModel::Layer).data().toInt();
+        const int h = view->index(r, HeadStatsModel::Head).data().toInt();
+        const double shown = view->index(r, HeadStatsModel::Unlike).data(Qt::UserRole).toDouble();
+        QCOMPARE(shown, distances[std::size_t(l * set->heads() + h)]);
+        if (r > 0)
+            QVERIFY(view->index(r - 1, HeadStatsModel::Unlike).data(Qt::UserRole).toDouble() <= shown);
+    }
+    QCOMPARE(view->headerData(HeadStatsModel::Unlike, Qt::Horizontal).toString(),
+             QStringLiteral("Unlike L%1 H%2").arg(layer).arg(head));
+    QCOMPARE(view->headerData(HeadStatsModel::First, Qt::Horizontal).toString(), QStringLiteral("Sink mass"));
+    QCOMPARE(table->currentIndex().row(), 0);
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/find-heads-like-this.png")));
+    QVERIFY(!table->findHeadsLike(99, 0)); // no such head: nothing sorted by it
+    QVERIFY(view->index(0, HeadStatsModel::Unlike).data().toString().isEmpty());
+}
+
+void TestAttentionViews::findHeadsLikeThisFromTheModelView()
+{
+    // The model view's context menu: the head under the mouse, then the statistics in front,
+    // sorted by likeness to it.
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(openAndWait(w, kFixtures + QStringLiteral("lhtt_f32.npy")));
+    w.views()->tabs()->setCurrentWidget(w.views()->modelView());
+    w.views()->modelView()->setCurrent(2, 3);
+    QAction *find = w.views()->findHeadsLikeAction();
+    QVERIFY(find);
+    find->trigger();
+    StatsTable *table = w.views()->statsTable();
+    QCOMPARE(w.views()->tabs()->currentWidget(), static_cast<QWidget *>(table));
+    QTRY_VERIFY(table->isFilled());
+    QTRY_COMPARE(table->headAtRow(0), std::make_pair(2, 3));
+    QCOMPARE(table->model()->index(0, HeadStatsModel::Unlike).data(Qt::UserRole).toDouble(), 0.0);
 }
 
 void TestAttentionViews::rolloutMatchesNumPy()

@@ -176,11 +176,11 @@ std::shared_ptr<const LayerTensors> AttentionController::computeTensors(BackendH
 }
 
 void AttentionController::requestThumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope,
-                                            ColorScaleKind colorScale)
+                                            ColorScaleKind colorScale, bool sinkApart)
 {
     const quint64 generation = m_lanes[Thumbs].newest() + 1; // the one start() gives this job
     start(Thumbs,
-          [this, poster = m_lanes[Thumbs].poster(), source, colorMap, scope, colorScale,
+          [this, poster = m_lanes[Thumbs].poster(), source, colorMap, scope, colorScale, sinkApart,
            generation](const std::atomic<bool> &cancel) -> std::function<void()> {
               // A long file's thumbnails take seconds: the model view says how far they are.
               const auto percent = [this, poster, generation](int p) {
@@ -190,7 +190,7 @@ void AttentionController::requestThumbnails(const ShownAttention &source, ColorM
                   });
               };
               auto thumbs = std::make_shared<AttentionJobs::Thumbnails>(
-                  AttentionJobs::thumbnails(source, colorMap, scope, colorScale, cancel, percent));
+                  AttentionJobs::thumbnails(source, colorMap, scope, colorScale, cancel, percent, sinkApart));
               if (cancel)
                   return {};
               if (auto changed = changedSource(this, source.set))

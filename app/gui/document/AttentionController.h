@@ -38,8 +38,9 @@ public:
     // Where a provider's layers are computed: the backend the user chose (none: the layer's weights
     // are read and no tensors computed).
     void setBackendHost(std::shared_ptr<BackendHost> host) { m_host = std::move(host); }
+    // `sinkApart`: the first key apart from each thumbnail (AttentionJobs::Thumbnails).
     void requestThumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope,
-                           ColorScaleKind colorScale);
+                           ColorScaleKind colorScale, bool sinkApart = false);
     void requestStatistics(const AttentionSet &set);
     void requestRollout(const ShownAttention &source);
     // What the rollout's cost is checked against (AttentionJobs::rollout), from the next request on.

@@ -35,12 +35,17 @@ struct RowProgress {
     }
 };
 
-Pooled pool(const ShownAttention &source, int layer, int head, int size, RowProgress &progress)
+// Keys [firstKey, lastKey) of the map (lastKey -1: to the end), pooled.
+Pooled pool(const ShownAttention &source, int layer, int head, int size, RowProgress &progress,
+            std::int64_t firstKey = 0, std::int64_t lastKey = -1)
 {
     const AttentionSet &set = source.set;
     Pooled p;
     if (source.merges()) {
-        p.cells = poolMatrix(source.shownMap(layer, head), size, PoolMode::Max).cast<float>();
+        const MatrixD map = source.shownMap(layer, head);
+        const Eigen::Index end = lastKey < 0 ? map.cols() : Eigen::Index(lastKey);
+        const MatrixD keys = map.middleCols(firstKey, end - firstKey);
+        p.cells = poolMatrix(keys, size, PoolMode::Max).cast<float>();
         progress.done += set.queries() - 1;
         progress.step();
     } else {
@@ -50,12 +55,13 @@ Pooled pool(const ShownAttention &source, int layer, int head, int size, RowProg
         options.rowRead = [&progress] { progress.step(); };
         // The whole map of a layer and head of the set: no error but a changed source file,
         // which the caller's view reports on its own.
-        auto pooled = poolSetBlock(set, 0, layer, SetBlock{0, set.queries(), 0, set.keys()}, options);
+        const std::int64_t end = lastKey < 0 ? set.keys() : lastKey;
+        auto pooled = poolSetBlock(set, 0, layer, SetBlock{0, set.queries(), firstKey, end}, options);
         if (pooled)
             p.cells = std::move(pooled->heads.front());
         else
-            p.cells =
-                MatrixF::Zero(std::min<std::int64_t>(set.queries(), size), std::min<std::int64_t>(set.keys(), size));
+            p.cells = MatrixF::Zero(std::min<std::int64_t>(set.queries(), size),
+                                    std::min<std::int64_t>(end - firstKey, size));
     }
     for (Eigen::Index k = 0; k < p.cells.size(); ++k)
         if (std::isfinite(p.cells.data()[k]))
@@ -68,7 +74,7 @@ Pooled pool(const ShownAttention &source, int layer, int head, int size, RowProg
 namespace AttentionJobs {
 
 Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope, ColorScaleKind colorScale,
-                      const std::atomic<bool> &cancel, const std::function<void(int)> &percent)
+                      const std::atomic<bool> &cancel, const std::function<void(int)> &percent, bool sinkApart)
 {
     Thumbnails out;
     const AttentionSet &set = source.set;
@@ -76,6 +82,12 @@ Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, Scale
         return out;
     out.layers = set.layers();
     out.heads = set.heads();
+    if (!source.merges()) {
+        out.queries = set.queries();
+        out.keys = set.keys();
+    }
+    const std::int64_t keys = source.merges() ? std::int64_t(source.set.keyWordLabels().size()) : set.keys();
+    out.sinkApart = sinkApart && keys > 1;
     const ColorMap map(colorMap);
     // A map as the heatmap renderer sees it: its cells over [0, top].
     const auto asData = [](const Pooled &p, double top) {
@@ -106,7 +118,20 @@ Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, Scale
         for (int h = 0; h < set.heads(); ++h) {
             if (cancel.load(std::memory_order_relaxed))
                 return {};
-            Pooled p = pool(source, l, h, kThumbnailSize, progress);
+            Pooled p = pool(source, l, h, kThumbnailSize, progress, out.sinkApart ? 1 : 0);
+            if (out.sinkApart) {
+                // The first key on its own, over [0, 1]: its weight is the sink mass, not a detail to scale.
+                RowProgress none;
+                const Pooled sink = pool(source, l, h, kThumbnailSize, none, 0, 1);
+                const HeatmapData d = asData(sink, 1.0);
+                const ColorScale linear = ColorScale::build(ColorScaleKind::Linear, {&d});
+                QImage bar(1, int(sink.cells.rows()), QImage::Format_RGB32);
+                for (int i = 0; i < bar.height(); ++i) {
+                    const float v = sink.cells(i, 0);
+                    bar.setPixel(0, i, std::isfinite(v) ? map.at(linear.position(double(v))) : qRgb(255, 0, 255));
+                }
+                out.sinks.push_back(std::move(bar));
+            }
             if (scope == ScaleScope::Shared) {
                 sharedMax = std::max(sharedMax, p.max);
                 pooled.push_back(std::move(p));

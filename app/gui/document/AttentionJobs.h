@@ -41,6 +41,13 @@ struct Thumbnails {
     int layers = 0, heads = 0;
     std::vector<QImage> images;  // [layer * heads + head], at most kThumbnailSize per side
     std::vector<MatrixF> pooled; // the max-pooled weights each image shows, same order
+    // With the sink apart: the images show keys 1.. only (column 0 is left out of the colour
+    // scale too) and `sinks` holds, in the same order, a one-pixel-wide image of each map's first
+    // key, coloured over [0, 1] whatever the scope. Empty otherwise.
+    bool sinkApart = false;
+    std::vector<QImage> sinks;
+    // The maps' sizes in tokens (0 where the maps are merged into words: no token geometry).
+    std::int64_t queries = 0, keys = 0;
 };
 inline constexpr int kThumbnailSize = 128;
 // Every map downsampled (max-pooled blocks, as the heatmap renderer pools: a strong column
@@ -49,8 +56,10 @@ inline constexpr int kThumbnailSize = 128;
 // for every map when the scope is shared). Rows are read one at a time from the set (a mapped file
 // stays mapped); `percent`, when given, hears how far the work is each time the whole percentage
 // changes.
+// `sinkApart`: the first key shown apart (see Thumbnails), where the maps have more than one key.
 Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, ScaleScope scope, ColorScaleKind colorScale,
-                      const std::atomic<bool> &cancel, const std::function<void(int percent)> &percent = {});
+                      const std::atomic<bool> &cancel, const std::function<void(int percent)> &percent = {},
+                      bool sinkApart = false);
 
 // Statistics of every head of sample 0, of the maps as stored (never merged: the numbers are
 // those of `attnscope-cli stats`).

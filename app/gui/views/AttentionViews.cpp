@@ -83,6 +83,26 @@ AttentionViews::AttentionViews(AttentionController *jobs, QWidget *parent)
         m_meanView->setSelectedCell(QPoint(key, query));
     });
     connect(m_modelView, &ModelView::headActivated, this, &AttentionViews::setHeadActivated);
+    // The model view's context menu: the head actions (addHeadAction) on the head under the mouse,
+    // made current first, and Find Heads Like This, which shows the statistics sorted by it.
+    m_findLike = new QAction(tr("Find Heads Like This"), this);
+    m_findLike->setObjectName(QStringLiteral("modelFindHeadsLikeThis"));
+    connect(m_findLike, &QAction::triggered, this, [this] {
+        m_tabs->setCurrentWidget(m_statsTable); // asks for the statistics where they are not there yet
+        m_statsTable->findHeadsLike(m_modelView->currentLayer(), m_modelView->currentHead());
+    });
+    m_modelView->viewport()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_modelView->viewport(), &QWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
+        const auto [layer, head] = m_modelView->tileAt(pos);
+        if (layer < 0)
+            return;
+        m_modelView->setCurrent(layer, head);
+        QMenu menu;
+        for (QAction *action : m_headActions)
+            menu.addAction(action);
+        menu.addAction(m_findLike);
+        menu.exec(m_modelView->viewport()->mapToGlobal(pos));
+    });
     connect(m_statsTable, &StatsTable::headActivated, this, &AttentionViews::setHeadActivated);
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
         if (m_setViewsDirty && setViewInFront())
@@ -184,7 +204,7 @@ void AttentionViews::refreshSetViews(const ShownAttention &source, bool always)
     m_setViewsDirty = false;
     if (source.set.isEmpty())
         return;
-    m_thumbnailLook = {-1, -1, -1};
+    m_thumbnailLook = {-1, -1, -1, -1};
     requestThumbnails();
     m_jobs->requestStatistics(source.set);
     m_jobs->requestRollout(source);
@@ -196,32 +216,25 @@ void AttentionViews::clearSetViews()
     m_statsTable->setStatistics(nullptr);
     m_rolloutView->clear();
     m_setViewsDirty = true;
-    m_thumbnailLook = {-1, -1, -1};
+    m_thumbnailLook = {-1, -1, -1, -1};
 }
 
 void AttentionViews::requestThumbnails()
 {
     if (m_setViewsDirty || m_setSource.set.isEmpty())
         return;
-    const std::tuple look{int(m_settings.colorMap), int(m_settings.scope), int(m_settings.colorScale)};
+    const std::tuple look{int(m_settings.colorMap), int(m_settings.scope), int(m_settings.colorScale),
+                          int(m_settings.sinkApart)};
     if (m_thumbnailLook == look)
         return; // toggling values or the overlay changes nothing here
     m_thumbnailLook = look;
-    m_jobs->requestThumbnails(m_setSource, m_settings.colorMap, m_settings.scope, m_settings.colorScale);
+    m_jobs->requestThumbnails(m_setSource, m_settings.colorMap, m_settings.scope, m_settings.colorScale,
+                              m_settings.sinkApart);
 }
 
 void AttentionViews::addHeadAction(QAction *action)
 {
-    m_modelView->viewport()->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_modelView->viewport(), &QWidget::customContextMenuRequested, this, [this, action](const QPoint &pos) {
-        const auto [layer, head] = m_modelView->tileAt(pos);
-        if (layer < 0)
-            return;
-        m_modelView->setCurrent(layer, head);
-        QMenu menu;
-        menu.addAction(action);
-        menu.exec(m_modelView->viewport()->mapToGlobal(pos));
-    });
+    m_headActions.push_back(action);
     m_grid->setContextMenuPolicy(Qt::ActionsContextMenu);
     m_grid->addAction(action);
 }

@@ -7,6 +7,7 @@
 
 #include <tuple>
 #include <utility>
+#include <vector>
 
 class QAction;
 class QLabel;
@@ -57,8 +58,12 @@ public:
     void showHead(int head);
     bool setViewInFront() const; // the model view, the statistics or the rollout
     // An action on one head (Open This Head in the Editor): in the heads grid's context menu (the
-    // current head) and the model view's (the head under the mouse, made current first).
+    // current head) and the model view's (the head under the mouse, made current first), where
+    // Find Heads Like This follows them.
     void addHeadAction(QAction *action);
+    // The model view's Find Heads Like This: the statistics in front, sorted by likeness to the
+    // model view's current head.
+    QAction *findHeadsLikeAction() const { return m_findLike; }
 
     QTabWidget *tabs() const { return m_tabs; }
     // The shown project's "notes" (an example's explanation), in the interface's language; hidden
@@ -84,11 +89,13 @@ private:
     void requestThumbnails();
 
     AttentionController *m_jobs;
+    std::vector<QAction *> m_headActions;
+    QAction *m_findLike = nullptr;
     ShownAttention m_shown;
     ShownAttention m_setSource; // what the set-wide views describe, or are to describe
     HeatmapViewSettings m_settings;
     bool m_setViewsDirty = true;
-    std::tuple<int, int, int> m_thumbnailLook{-1, -1, -1}; // colour map, scope and scale the thumbnails have
+    std::tuple<int, int, int, int> m_thumbnailLook{-1, -1, -1, -1}; // colour map, scope, scale, sink apart
     QTabWidget *m_tabs;
     QLabel *m_notes;
     HeadsGridView *m_grid;

@@ -19,6 +19,9 @@ struct HeatmapViewSettings {
     ScaleScope scope = ScaleScope::Absolute;
     ColorScaleKind colorScale = ColorScaleKind::Linear; // log and percentile show long causal heads' structure
     bool showValues = true;
+    // The model view: each map's first key (the attention sink) apart, as a thin bar beside it,
+    // and out of the colour scale; off, it is drawn as any other key.
+    bool sinkApart = false;
 };
 
 // One head (or the mean over heads, head = -1), enlarged: hover shows the query, key, q·k,

@@ -1,5 +1,7 @@
 #include "app/gui/views/MainWindow.h"
 
+#include "app/gui/views/OpenModelDialog.h"
+
 #include "app/gui/document/AttentionController.h"
 #include "app/gui/document/Autosave.h"
 #include "app/gui/document/ExampleModel.h"
@@ -114,10 +116,9 @@ void MainWindow::createMenus()
                     [this] {
                         if (!maybeSave())
                             return;
-                        const QString dir = QFileDialog::getExistingDirectory(
-                            this, tr("Open a GPT-2 or BERT Model Folder"), m_host.lastDir);
-                        if (!dir.isEmpty())
-                            openModel(dir);
+                        OpenModelDialog dialog(hubCacheDir(), m_host.lastDir, this);
+                        if (dialog.exec() == QDialog::Accepted && !dialog.chosenDir().isEmpty())
+                            openModel(dialog.chosenDir());
                     })
         ->setObjectName(QStringLiteral("openModel"));
     m_openHead = file->addAction(tr("Open This Head in the &Editor"), this, [this] {
@@ -451,6 +452,7 @@ void MainWindow::readSettings()
             .toString();
     if (auto kind = ColorMap::fromKey(settings.value(QStringLiteral("view/colorMap")).toString()))
         m_host.viewBar->setColorMap(*kind);
+    m_host.viewBar->setSinkApart(settings.value(QStringLiteral("view/sinkApart"), false).toBool());
     const int backend = settings.value(QStringLiteral("compute/backend"), int(BackendRequest::Auto)).toInt();
     m_backendMenu->choose(BackendRequest(std::clamp(backend, 0, 2)),
                           settings.value(QStringLiteral("compute/vulkanDevice")).toString());
@@ -465,6 +467,7 @@ void MainWindow::writeSettings()
         settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("files/lastDir"), m_host.lastDir);
     settings.setValue(QStringLiteral("view/colorMap"), ColorMap::key(m_host.viewBar->settings().colorMap));
+    settings.setValue(QStringLiteral("view/sinkApart"), m_host.viewBar->settings().sinkApart);
     settings.setValue(QStringLiteral("compute/backend"), int(m_project->compute()->backendRequest()));
     settings.setValue(QStringLiteral("compute/vulkanDevice"), m_project->compute()->vulkanDevice());
 }

@@ -63,7 +63,67 @@ void ModelView::setCurrent(int layer, int head)
 
 int ModelView::rowHeaderWidth() const
 {
-    return fontMetrics().horizontalAdvance(tr("Layer %1").arg(std::max(layers() - 1, 0))) + 16;
+    int width = fontMetrics().horizontalAdvance(tr("Layer %1").arg(std::max(layers() - 1, 0)));
+    for (int l = 0; l < layers(); ++l)
+        if (const QString note = layerNote(l); !note.isEmpty())
+            width = std::max(width, fontMetrics().horizontalAdvance(note));
+    return width + 16;
+}
+
+QString ModelView::layerNote(int layer) const
+{
+    const LayerFacts f = layer >= 0 && std::size_t(layer) < m_facts.size() ? m_facts[std::size_t(layer)] : LayerFacts{};
+    return f.window > 0 ? tr("window %1").arg(f.window) : QString();
+}
+
+int ModelView::groupSize(int layer) const
+{
+    const LayerFacts f = layer >= 0 && std::size_t(layer) < m_facts.size() ? m_facts[std::size_t(layer)] : LayerFacts{};
+    const int n = heads();
+    if (f.kvHeads <= 0 || f.kvHeads >= n || n % f.kvHeads != 0)
+        return 1;
+    return n / f.kvHeads;
+}
+
+QRect ModelView::groupFrame(int layer, int group) const
+{
+    const int size = groupSize(layer);
+    return tileRect(layer, group * size).united(tileRect(layer, (group + 1) * size - 1));
+}
+
+QRectF ModelView::mapRect(int layer, int head) const
+{
+    const QRectF inner = QRectF(tileRect(layer, head)).adjusted(3, 3, -3, -3);
+    if (!m_thumbs || !m_thumbs->sinkApart)
+        return inner;
+    const QRectF bar = sinkRect(layer, head);
+    return inner.adjusted(bar.width() + 2, 0, 0, 0);
+}
+
+QRectF ModelView::sinkRect(int layer, int head) const
+{
+    if (!m_thumbs || !m_thumbs->sinkApart)
+        return {};
+    const QRectF inner = QRectF(tileRect(layer, head)).adjusted(3, 3, -3, -3);
+    return QRectF(inner.left(), inner.top(), std::max(4.0, inner.width() / 14.0), inner.height());
+}
+
+std::optional<QLineF> ModelView::windowEdge(int layer, int head) const
+{
+    const LayerFacts f = layer >= 0 && std::size_t(layer) < m_facts.size() ? m_facts[std::size_t(layer)] : LayerFacts{};
+    if (!m_thumbs || f.window <= 0 || m_thumbs->queries <= 0 || f.window >= m_thumbs->queries)
+        return std::nullopt;
+    // In (key, query) cell units, row i reaches keys j > i - window: the edge is x = y - window + 1,
+    // from (0, window - 1) to where it leaves the map.
+    const double w = double(f.window), tq = double(m_thumbs->queries), tk = double(m_thumbs->keys);
+    const double first = m_thumbs->sinkApart ? 1.0 : 0.0; // the key at the map's left edge
+    const QRectF r = mapRect(layer, head);
+    const auto at = [&](double key, double query) {
+        return QPointF(r.left() + (key - first) / (tk - first) * r.width(), r.top() + query / tq * r.height());
+    };
+    const double startKey = std::max(first, 0.0);
+    const double endQuery = std::min(tq, tk + w - 1.0);
+    return QLineF(at(startKey, startKey + w - 1.0), at(endQuery - w + 1.0, endQuery));
 }
 
 int ModelView::columnHeaderHeight() const
@@ -142,14 +202,51 @@ void ModelView::paintEvent(QPaintEvent *)
             const QRect tile = tileRect(l, h);
             if (!tile.intersects(all))
                 continue; // a 48 x 25 model: only the tiles in view are drawn
-            const QImage &image = m_thumbs->images[std::size_t(l) * std::size_t(heads()) + std::size_t(h)];
-            p.drawImage(QRectF(tile.adjusted(2, 2, -2, -2)), image);
+            const std::size_t index = std::size_t(l) * std::size_t(heads()) + std::size_t(h);
+            p.drawImage(mapRect(l, h), m_thumbs->images[index]);
+            if (m_thumbs->sinkApart && index < m_thumbs->sinks.size())
+                p.drawImage(sinkRect(l, h), m_thumbs->sinks[index]);
+            if (const auto edge = windowEdge(l, h)) {
+                p.save();
+                p.setClipRect(mapRect(l, h));
+                p.setPen(QPen(QColor(255, 255, 255, 220), 1.5, Qt::DashLine));
+                p.drawLine(*edge);
+                p.restore();
+            }
             if (l == m_layer && h == m_head) {
                 p.setPen(QPen(palette().color(QPalette::Highlight), 3));
                 p.setBrush(Qt::NoBrush);
                 p.drawRect(tile.adjusted(1, 1, -2, -2));
             }
         }
+    // Each key/value head's query heads framed together, as the heads grid frames them.
+    QFont small = font();
+    small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.8));
+    const QFontMetrics smallMetrics(small);
+    p.setFont(small);
+    for (int l = 0; l < layers(); ++l) {
+        const int size = groupSize(l);
+        if (size <= 1)
+            continue;
+        for (int g = 0; g * size < heads(); ++g) {
+            const QRect frame = groupFrame(l, g);
+            if (!frame.intersects(all))
+                continue;
+            const QColor color = g % 2 == 0 ? QColor(0x2b, 0x6c, 0xb0) : QColor(0xc0, 0x5a, 0x1e);
+            p.setPen(QPen(color, 1.5, Qt::DashLine));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(QRectF(frame).adjusted(0.75, 0.75, -0.75, -0.75));
+            const QString label = tr("K/V %1").arg(g);
+            if (smallMetrics.horizontalAdvance(label) + 10 < frame.width()) {
+                const QRect box(frame.right() - smallMetrics.horizontalAdvance(label) - 7, frame.top() + 1,
+                                smallMetrics.horizontalAdvance(label) + 6, smallMetrics.height());
+                p.fillRect(box, color);
+                p.setPen(Qt::white);
+                p.drawText(box, Qt::AlignCenter, label);
+            }
+        }
+    }
+    p.setFont(font());
     p.restore();
     // Headers stay in view while the tiles scroll under them.
     const QColor headerBack(0xf2, 0xf2, 0xf2);
@@ -167,8 +264,20 @@ void ModelView::paintEvent(QPaintEvent *)
     p.setClipRect(QRect(0, columnHeader, rowHeader, all.height() - columnHeader));
     for (int l = 0; l < layers(); ++l) {
         const QRect tile = tileRect(l, 0);
-        p.drawText(QRect(4, tile.top(), rowHeader - 8, tile.height()), Qt::AlignVCenter | Qt::AlignLeft,
-                   tr("Layer %1").arg(l));
+        const QString note = layerNote(l);
+        if (note.isEmpty()) {
+            p.drawText(QRect(4, tile.top(), rowHeader - 8, tile.height()), Qt::AlignVCenter | Qt::AlignLeft,
+                       tr("Layer %1").arg(l));
+            continue;
+        }
+        // A sliding-window layer: its label, and under it the window, in the band's colour.
+        const int line = fontMetrics().height();
+        const int top = tile.top() + (tile.height() - 2 * line) / 2;
+        p.drawText(QRect(4, top, rowHeader - 8, line), Qt::AlignVCenter | Qt::AlignLeft, tr("Layer %1").arg(l));
+        p.save();
+        p.setPen(QColor(0x8a, 0x4b, 0x08));
+        p.drawText(QRect(4, top + line, rowHeader - 8, line), Qt::AlignVCenter | Qt::AlignLeft, note);
+        p.restore();
     }
     p.restore();
 }

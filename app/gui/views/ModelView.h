@@ -4,6 +4,8 @@
 
 #include <QAbstractScrollArea>
 
+#include <optional>
+
 namespace attnscope {
 
 // Every layer's heads at a glance: a row per layer ("Layer n"), a column per head ("Head n"),
@@ -11,6 +13,12 @@ namespace attnscope {
 // (AttentionController::requestThumbnails); painting only draws images. Tiles never shrink
 // below kMinTileSize: a large model scrolls both ways while the headers stay in view. A click
 // on a tile activates that (layer, head). Positions are in viewport() coordinates.
+//
+// What the set's layerFacts say is drawn: in a layer whose query heads share key/value heads,
+// each key/value head's query heads are framed together (as the heads grid frames them); a
+// sliding-window layer says "window N" under its label and each of its maps shows where the band
+// ends (the diagonal edge past which keys are out of reach). With the sink apart (thumbnails made
+// so), each map's first key is a thin bar at the tile's left, the map beside it.
 class ModelView : public QAbstractScrollArea
 {
     Q_OBJECT
@@ -43,6 +51,19 @@ public:
 
     int tileSize() const;
     QRect tileRect(int layer, int head) const;
+    // Where a tile's map is drawn, and its sink bar (empty unless the sink is apart).
+    QRectF mapRect(int layer, int head) const;
+    QRectF sinkRect(int layer, int head) const;
+    // Query heads per key/value head in a layer (1 where nothing is shared or unknown), and the
+    // frame around key/value head g's query heads.
+    int groupSize(int layer) const;
+    QRect groupFrame(int layer, int group) const;
+    // The row header: "Layer n", and under it "window N" for a sliding-window layer.
+    QString layerNote(int layer) const;
+    // The edge of a sliding window's band on a map, in viewport coordinates: the line between the
+    // last key out of reach (j = i - window) and the first in reach; none where the layer has no
+    // window, the window covers every query, or the maps are merged into words.
+    std::optional<QLineF> windowEdge(int layer, int head) const;
     // The (layer, head) under a viewport position, or (-1, -1).
     std::pair<int, int> tileAt(const QPoint &pos) const;
 

@@ -1,6 +1,8 @@
 #include "app/gui/views/StatsTable.h"
 
+#include <QAction>
 #include <QHeaderView>
+#include <QMenu>
 #include <QSortFilterProxyModel>
 
 namespace attnscope {
@@ -9,7 +11,30 @@ void HeadStatsModel::setStatistics(AttentionController::StatisticsPtr stats)
 {
     beginResetModel();
     m_stats = std::move(stats);
+    m_reference = -1;
+    m_distances.clear();
     endResetModel();
+}
+
+int HeadStatsModel::rowOf(int layer, int head) const
+{
+    if (!m_stats)
+        return -1;
+    for (std::size_t r = 0; r < m_stats->size(); ++r) {
+        const HeadStats &s = (*m_stats)[r];
+        if (s.sample == 0 && s.layer == layer && s.head == head)
+            return int(r);
+    }
+    return -1;
+}
+
+void HeadStatsModel::setReference(int row)
+{
+    m_reference = statsAt(row) ? row : -1;
+    m_distances = m_reference >= 0 ? headDistances(*m_stats, std::size_t(m_reference)) : std::vector<double>{};
+    emit headerDataChanged(Qt::Horizontal, Unlike, Unlike);
+    if (rowCount() > 0)
+        emit dataChanged(index(0, Unlike), index(rowCount() - 1, Unlike));
 }
 
 const HeadStats *HeadStatsModel::statsAt(int row) const
@@ -60,6 +85,16 @@ QVariant HeadStatsModel::data(const QModelIndex &index, int role) const
     case Previous:
         value = s->previous;
         break;
+    case Spread:
+        value = s->spread;
+        break;
+    case Induction:
+        value = s->induction;
+        break;
+    case Unlike:
+        if (m_reference >= 0)
+            value = m_distances[std::size_t(index.row())];
+        break;
     case ColumnCount:
         break;
     }
@@ -81,11 +116,21 @@ QVariant HeadStatsModel::headerData(int section, Qt::Orientation orientation, in
         case Confidence:
             return tr("Mean over query rows of the largest weight.");
         case First:
-            return tr("Mean weight on the first key token.");
+            return tr("Sink mass: the mean weight on the first key token.");
         case Self:
             return tr("Mean weight of a token on itself (square maps only).");
         case Previous:
             return tr("Mean weight of a token on the token before it.");
+        case Spread:
+            return tr("Mean over query rows of the weighted standard deviation of |query - key|: 0 when a "
+                      "head always looks the same distance back.");
+        case Induction:
+            return tr("Induction score: the mean weight a repeated token puts on the token that followed its "
+                      "earlier occurrences. Empty when no token repeats; type a sentence twice.");
+        case Unlike:
+            return tr("Distance to the chosen head over the standardised metrics (entropy, distance, spread, "
+                      "confidence, sink mass, self, previous, induction): 0 for the head itself, small for "
+                      "heads like it. Right-click a head: Find Heads Like This.");
         default:
             return {};
         }
@@ -104,11 +149,19 @@ QVariant HeadStatsModel::headerData(int section, Qt::Orientation orientation, in
     case Confidence:
         return tr("Confidence");
     case First:
-        return tr("First");
+        return tr("Sink mass");
     case Self:
         return tr("Self");
     case Previous:
         return tr("Previous");
+    case Spread:
+        return tr("Spread");
+    case Induction:
+        return tr("Induction");
+    case Unlike:
+        if (const HeadStats *r = statsAt(m_reference))
+            return tr("Unlike L%1 H%2").arg(r->layer).arg(r->head);
+        return tr("Unlike");
     case ColumnCount:
         break;
     }
@@ -116,7 +169,8 @@ QVariant HeadStatsModel::headerData(int section, Qt::Orientation orientation, in
 }
 
 StatsTable::StatsTable(QWidget *parent)
-    : QTableView(parent), m_model(new HeadStatsModel(this)), m_proxy(new QSortFilterProxyModel(this))
+    : QTableView(parent), m_model(new HeadStatsModel(this)), m_proxy(new QSortFilterProxyModel(this)),
+      m_findLike(new QAction(tr("Find Heads Like This"), this))
 {
     setObjectName(QStringLiteral("statsTable"));
     m_proxy->setSourceModel(m_model);
@@ -135,11 +189,51 @@ StatsTable::StatsTable(QWidget *parent)
         if (layer >= 0)
             emit headActivated(layer, head);
     });
+    // On the current row: the context menu makes the row under the mouse current first.
+    m_findLike->setObjectName(QStringLiteral("findHeadsLikeThis"));
+    connect(m_findLike, &QAction::triggered, this, [this] {
+        const auto [layer, head] = headAtRow(currentIndex().row());
+        if (layer >= 0)
+            findHeadsLike(layer, head);
+    });
+    setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(this, &QWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
+        const QModelIndex index = indexAt(pos);
+        if (!index.isValid())
+            return;
+        setCurrentIndex(index);
+        QMenu menu;
+        menu.addAction(m_findLike);
+        menu.exec(viewport()->mapToGlobal(pos));
+    });
+}
+
+bool StatsTable::findHeadsLike(int layer, int head)
+{
+    m_like = {layer, head};
+    if (m_model->rowCount() == 0)
+        return true; // applied when the statistics arrive
+    applyReference();
+    return m_model->reference() >= 0;
+}
+
+void StatsTable::applyReference()
+{
+    const int row = m_model->rowOf(m_like.first, m_like.second);
+    m_model->setReference(row);
+    if (row < 0)
+        return;
+    sortByColumn(HeadStatsModel::Unlike, Qt::AscendingOrder);
+    const QModelIndex shown = m_proxy->mapFromSource(m_model->index(row, HeadStatsModel::Layer));
+    setCurrentIndex(shown);
+    scrollTo(shown);
 }
 
 void StatsTable::setStatistics(AttentionController::StatisticsPtr stats)
 {
     m_model->setStatistics(std::move(stats));
+    if (m_like.first >= 0 && m_model->rowCount() > 0)
+        applyReference(); // new statistics (another text): the same head's likes again
 }
 
 std::pair<int, int> StatsTable::headAtRow(int viewRow) const

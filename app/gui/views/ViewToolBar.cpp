@@ -12,7 +12,8 @@ namespace attnscope {
 
 ViewToolBar::ViewToolBar(QWidget *parent)
     : QToolBar(tr("View"), parent), m_colorMap(new QComboBox), m_quantity(new QComboBox), m_scope(new QComboBox),
-      m_colorScale(new QComboBox), m_values(new QCheckBox(tr("Values"))), m_overlay(new QCheckBox(tr("Overlay heads")))
+      m_colorScale(new QComboBox), m_values(new QCheckBox(tr("Values"))), m_sinkApart(new QCheckBox(tr("Sink apart"))),
+      m_overlay(new QCheckBox(tr("Overlay heads")))
 {
     setObjectName(QStringLiteral("ViewToolBar"));
     for (ColorMapKind k : ColorMap::all())
@@ -27,9 +28,13 @@ ViewToolBar::ViewToolBar(QWidget *parent)
     for (ColorScaleKind k : ColorScale::all())
         m_colorScale->addItem(ColorScale::displayName(k), int(k));
     m_values->setChecked(true);
+    m_sinkApart->setObjectName(QStringLiteral("viewSinkApart"));
+    m_sinkApart->setToolTip(tr("Model view: show each map's first token (where many heads park their attention) "
+                               "as a thin bar beside the map, and leave it out of the colour scale. The log "
+                               "scale is another way to see past it."));
     addWidget(plainLabel(tr(" Colours ")));
-    for (QWidget *w :
-         std::initializer_list<QWidget *>{m_colorMap, m_quantity, m_scope, m_colorScale, m_values, m_overlay})
+    for (QWidget *w : std::initializer_list<QWidget *>{m_colorMap, m_quantity, m_scope, m_colorScale, m_sinkApart,
+                                                       m_values, m_overlay})
         addWidget(w);
     for (QComboBox *box : {m_colorMap, m_quantity, m_scope, m_colorScale})
         connect(box, &QComboBox::currentIndexChanged, this, &ViewToolBar::settingsChanged);
@@ -38,6 +43,7 @@ ViewToolBar::ViewToolBar(QWidget *parent)
             m_logPreferred = false; // the user's choice from now on
     });
     connect(m_values, &QCheckBox::toggled, this, &ViewToolBar::settingsChanged);
+    connect(m_sinkApart, &QCheckBox::toggled, this, &ViewToolBar::settingsChanged);
     connect(m_overlay, &QCheckBox::toggled, this, &ViewToolBar::overlayToggled);
 }
 
@@ -49,7 +55,13 @@ HeatmapViewSettings ViewToolBar::settings() const
     s.scope = ScaleScope(m_scope->currentData().toInt());
     s.colorScale = ColorScaleKind(m_colorScale->currentData().toInt());
     s.showValues = m_values->isChecked();
+    s.sinkApart = m_sinkApart->isChecked();
     return s;
+}
+
+void ViewToolBar::setSinkApart(bool apart)
+{
+    m_sinkApart->setChecked(apart);
 }
 
 bool ViewToolBar::overlay() const

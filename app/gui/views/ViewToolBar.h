@@ -21,6 +21,8 @@ public:
     HeatmapViewSettings settings() const;
     bool overlay() const;
     void setColorMap(ColorMapKind kind);
+    // The model view's first key apart (HeatmapViewSettings::sinkApart).
+    void setSinkApart(bool apart);
     // A source of weights only (an attention file, a model run): no scores to choose.
     void setWeightsOnly(bool weightsOnly);
     // A long project shown pooled is one dark colour on a linear 0..1 scale: on, the scale turns
@@ -39,6 +41,7 @@ private:
     QComboBox *m_scope;
     QComboBox *m_colorScale;
     QCheckBox *m_values;
+    QCheckBox *m_sinkApart;
     QCheckBox *m_overlay;
     bool m_logPreferred = false; // the scale was switched to log by preferLogScale
     bool m_settingScale = false;
