@@ -177,6 +177,25 @@ Status AttentionSet::setTokens(std::vector<std::string> queries, std::vector<std
     return Ok{};
 }
 
+Status AttentionSet::setTokenWords(const std::vector<std::int32_t> &words)
+{
+    if (std::int64_t(words.size()) != m_tq || m_tq != m_tk)
+        return Error{"words: expected " + std::to_string(m_tq) + " entries (one per token), found " +
+                     std::to_string(words.size())};
+    std::vector<int> wordOf(words.size());
+    int word = -1;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        const bool continues = i > 0 && words[i] >= 0 && words[i] == words[i - 1];
+        wordOf[i] = continues ? word : ++word;
+    }
+    if (wordOf == queryWordOf && wordOf == keyWordOf)
+        return Ok{}; // as the labels said: their decoded word labels stay
+    queryWordOf = keyWordOf = std::move(wordOf);
+    queryWords.clear(); // the labels merge by the new words
+    keyWords.clear();
+    return Ok{};
+}
+
 std::vector<std::string> AttentionSet::queryWordLabels() const
 {
     return queryWords.empty() ? mergedWordLabels(queryTokens, queryWordOf) : queryWords;

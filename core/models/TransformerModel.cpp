@@ -250,7 +250,10 @@ Result<Encoding> TransformerModel::encode(std::string_view text) const
     if (std::int64_t(e.ids.size()) > m_config.maxTokens())
         return Error{"the text gives " + std::to_string(e.ids.size()) + " tokens; this model takes at most " +
                      std::to_string(m_config.maxTokens()) + " (its position embeddings)"};
-    return input(std::move(e.ids));
+    auto checked = input(std::move(e.ids));
+    if (checked)
+        checked->words = std::move(e.words); // the tokenizer's own word boundaries
+    return checked;
 }
 
 Result<Encoding> TransformerModel::input(std::vector<std::int32_t> ids) const
@@ -325,6 +328,8 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
     run->config = c;
     run->ids = encoding.ids;
     run->tokens = encoding.tokens.size() == encoding.ids.size() ? encoding.tokens : checked->tokens;
+    if (encoding.words.size() == encoding.ids.size())
+        run->words = encoding.words;
     run->layers = c.layers;
     run->heads = c.heads;
     run->length = t;
@@ -420,6 +425,9 @@ Result<AttentionSet> attentionSetFromRun(std::shared_ptr<const ModelRun> run)
         return set.error();
     if (Status s = set->setTokens(run->tokens, run->tokens); !s)
         return s.error();
+    if (!run->words.empty())
+        if (Status s = set->setTokenWords(run->words); !s)
+            return s.error();
     set->layerFacts = run->layerFacts;
     return set;
 }

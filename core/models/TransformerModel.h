@@ -68,6 +68,8 @@ struct ModelRun {
     ModelConfig config; // the model's, so that each layer's problem can be formed again
     std::vector<std::int32_t> ids;
     std::vector<std::string> tokens; // the vocabulary's spelling of each id
+    // The tokenizer's word of each token (Encoding::words) when the run read text; empty for ids.
+    std::vector<std::int32_t> words;
     int layers = 0, heads = 0;
     std::int64_t length = 0; // T
     // [L, H, T, T] row-major float32: softmax weights of head h in layer l.

@@ -623,6 +623,18 @@
         <source>outside the sliding window of %1 keys</source>
         <translation>在 %1 个键的滑动窗口之外</translation>
     </message>
+    <message>
+        <source>&lt;p&gt;Dimension d is paired with d + %1; the pair turns by position × θ&lt;sub&gt;d&lt;/sub&gt;, with each θ&lt;sub&gt;d&lt;/sub&gt; as the model&apos;s rope scaling sets it (table below). A score then depends on the query and key positions only through their difference (here %2 − %3 = %4).&lt;/p&gt;</source>
+        <translation>&lt;p&gt;第 d 维与第 d + %1 维成对；这一对旋转 位置 × θ&lt;sub&gt;d&lt;/sub&gt;，每个 θ&lt;sub&gt;d&lt;/sub&gt; 由模型的 RoPE 缩放设定（见下表）。于是分数只通过查询与键的位置之差依赖于位置（这里是 %2 − %3 = %4）。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Every cos and sin is multiplied by %1 (YaRN&apos;s attention factor), so each score gains its square.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;每个 cos 和 sin 都乘以 %1（YaRN 的注意力因子），所以每个分数乘以它的平方。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Before the rotation, each head&apos;s q and k were normalised by their root mean square and multiplied by the learned norm weights (q/k RMSNorm).&lt;/p&gt;</source>
+        <translation>&lt;p&gt;旋转之前，每个头的 q 和 k 先除以它们的均方根，再乘以学到的归一化权重（q/k RMSNorm）。&lt;/p&gt;</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::AboutDialog</name>
@@ -727,6 +739,10 @@
     <message>
         <source>Head, pooled</source>
         <translation>头（池化）</translation>
+    </message>
+    <message>
+        <source>Find Heads Like This</source>
+        <translation>查找相似的头</translation>
     </message>
 </context>
 <context>
@@ -1428,6 +1444,22 @@
     <message>
         <source>softcap: expected a number above 0, found %1</source>
         <translation>softcap：应为大于 0 的数，实际为 %1</translation>
+    </message>
+    <message>
+        <source>rope.frequencies: expected %1 values (one per pair of dimensions), found %2</source>
+        <translation>rope.frequencies：应有 %1 个值（每对维度一个），实际为 %2</translation>
+    </message>
+    <message>
+        <source>rope.frequencies[%1]: expected a number of at least 0, found %2</source>
+        <translation>rope.frequencies[%1]：应为不小于 0 的数，实际为 %2</translation>
+    </message>
+    <message>
+        <source>rope.scaling: expected a number above 0, found %1</source>
+        <translation>rope.scaling：应为大于 0 的数，实际为 %1</translation>
+    </message>
+    <message>
+        <source>qkNormEps: expected a number above 0 and at most 1, found %1</source>
+        <translation>qkNormEps：应为大于 0 且不超过 1 的数，实际为 %1</translation>
     </message>
 </context>
 <context>
@@ -2146,10 +2178,6 @@
         <translation>各查询行最大权重的平均值。</translation>
     </message>
     <message>
-        <source>Mean weight on the first key token.</source>
-        <translation>第一个键词元上的平均权重。</translation>
-    </message>
-    <message>
         <source>Mean weight of a token on itself (square maps only).</source>
         <translation>词元对自身的平均权重（仅限方阵）。</translation>
     </message>
@@ -2178,16 +2206,48 @@
         <translation>置信度</translation>
     </message>
     <message>
-        <source>First</source>
-        <translation>首词元</translation>
-    </message>
-    <message>
         <source>Self</source>
         <translation>自身</translation>
     </message>
     <message>
         <source>Previous</source>
         <translation>前一个</translation>
+    </message>
+    <message>
+        <source>Sink mass: the mean weight on the first key token.</source>
+        <translation>汇聚质量：放在第一个键词元上的平均权重。</translation>
+    </message>
+    <message>
+        <source>Mean over query rows of the weighted standard deviation of |query - key|: 0 when a head always looks the same distance back.</source>
+        <translation>各查询行上 |查询 - 键| 的加权标准差的平均：如果一个头总是回看相同的距离，则为 0。</translation>
+    </message>
+    <message>
+        <source>Induction score: the mean weight a repeated token puts on the token that followed its earlier occurrences. Empty when no token repeats; type a sentence twice.</source>
+        <translation>归纳分数：重复出现的词元放在其先前出现位置之后那个词元上的平均权重。没有重复词元时为空；请把一句话输入两遍。</translation>
+    </message>
+    <message>
+        <source>Distance to the chosen head over the standardised metrics (entropy, distance, spread, confidence, sink mass, self, previous, induction): 0 for the head itself, small for heads like it. Right-click a head: Find Heads Like This.</source>
+        <translation>在标准化指标（熵、距离、离散度、置信度、汇聚质量、自身、前一个、归纳）上与所选头的距离：所选头自身为 0，相似的头较小。右键点击一个头：查找相似的头。</translation>
+    </message>
+    <message>
+        <source>Sink mass</source>
+        <translation>汇聚质量</translation>
+    </message>
+    <message>
+        <source>Spread</source>
+        <translation>离散度</translation>
+    </message>
+    <message>
+        <source>Induction</source>
+        <translation>归纳</translation>
+    </message>
+    <message>
+        <source>Unlike L%1 H%2</source>
+        <translation>与 L%1 H%2 的差异</translation>
+    </message>
+    <message>
+        <source>Unlike</source>
+        <translation>差异</translation>
     </message>
 </context>
 <context>
@@ -2413,10 +2473,6 @@
     <message>
         <source>Open &amp;Model…</source>
         <translation>打开模型(&amp;M)…</translation>
-    </message>
-    <message>
-        <source>Open a GPT-2 or BERT Model Folder</source>
-        <translation>打开 GPT-2 或 BERT 模型文件夹</translation>
     </message>
     <message>
         <source>Open This Head in the &amp;Editor</source>
@@ -2828,6 +2884,10 @@ Hatched: masked by the causal or padding part.</source>
         <source>Worth a look: layer 0 head 3 (the previous token), layer 1 head 0 (induction: write the sentence twice)</source>
         <translation>值得一看：第 0 层头 3（前一个词元），第 1 层头 0（归纳头：把句子写两遍）</translation>
     </message>
+    <message>
+        <source>Model: %1 (%2, %3 layers, %4 query heads sharing %5 key/value heads)</source>
+        <translation>模型：%1（%2，%3 层，%4 个查询头共享 %5 个键值头）</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::ModelView</name>
@@ -2866,6 +2926,14 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>scores scaled by %1</source>
         <translation>分数乘以 %1</translation>
+    </message>
+    <message>
+        <source>window %1</source>
+        <translation>窗口 %1</translation>
+    </message>
+    <message>
+        <source>K/V %1</source>
+        <translation>键值 %1</translation>
     </message>
 </context>
 <context>
@@ -2929,6 +2997,71 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>Position encoding</source>
         <translation>位置编码</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::OpenModelDialog</name>
+    <message>
+        <source>Open Model</source>
+        <translation>打开模型</translation>
+    </message>
+    <message>
+        <source>Looking for models in the Hugging Face cache, %1…</source>
+        <translation>正在 Hugging Face 缓存 %1 中查找模型…</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Family</source>
+        <translation>系列</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Can AttnScope open it?</source>
+        <translation>AttnScope 能打开吗？</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>打开</translation>
+    </message>
+    <message>
+        <source>Open &amp;Folder…</source>
+        <translation>打开文件夹(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Open a Model Folder</source>
+        <translation>打开模型文件夹</translation>
+    </message>
+    <message>
+        <source>No models in the Hugging Face cache, %1. Open a folder instead.</source>
+        <translation>Hugging Face 缓存 %1 中没有模型。请改为打开一个文件夹。</translation>
+    </message>
+    <message>
+        <source>Models in the Hugging Face cache, %1:</source>
+        <translation>Hugging Face 缓存 %1 中的模型：</translation>
+    </message>
+    <message>
+        <source>%1
+revision %2</source>
+        <translation>%1
+修订 %2</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>Yes</source>
+        <translation>能</translation>
+    </message>
+    <message>
+        <source>AttnScope can open this model</source>
+        <translation>AttnScope 能打开这个模型</translation>
     </message>
 </context>
 <context>
@@ -3318,6 +3451,13 @@ Hatched: masked by the causal or padding part.</source>
     </message>
 </context>
 <context>
+    <name>attnscope::StatsTable</name>
+    <message>
+        <source>Find Heads Like This</source>
+        <translation>查找相似的头</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::TeachingView</name>
     <message>
         <source>&lt;p&gt;Computing…&lt;/p&gt;</source>
@@ -3365,6 +3505,14 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source> Colours </source>
         <translation> 颜色 </translation>
+    </message>
+    <message>
+        <source>Sink apart</source>
+        <translation>单独显示汇聚</translation>
+    </message>
+    <message>
+        <source>Model view: show each map&apos;s first token (where many heads park their attention) as a thin bar beside the map, and leave it out of the colour scale. The log scale is another way to see past it.</source>
+        <translation>模型视图：把每张图的第一个词元（许多头把注意力停放在那里）画成图旁的一条细条，并且不计入色阶。对数色阶是看清其余部分的另一种方法。</translation>
     </message>
 </context>
 <context>

@@ -79,6 +79,7 @@ private slots:
     void malformedFolderIsRefusedWithOneLine_data();
     void malformedFolderIsRefusedWithOneLine();
     void idsBeyondTheVocabularyAreRefused();
+    void wordsComeFromTheTokenizer();
     void mappedWeightsMultiplyAsInMemory_data();
     void mappedWeightsMultiplyAsInMemory();
 };
@@ -317,6 +318,35 @@ void TestDecoders::idsBeyondTheVocabularyAreRefused()
     // RoPE has no position table: more ids than max_position_embeddings are taken.
     const int positions = model->config().positions;
     QVERIFY(model->input(std::vector<std::int32_t>(std::size_t(positions) + 1, 1)));
+}
+
+// The views merge tokens into the tokenizer's own words, not words guessed from the labels: a
+// special token stands alone, and pieces of one pre-tokenizer word stay together.
+void TestDecoders::wordsComeFromTheTokenizer()
+{
+    auto model = TransformerModel::load(fixture("gemma3text-f16").toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    const QString text = test::readExpectedForward(fixture("gemma3text-f16")).text;
+    auto input = model->encode(text.toStdString());
+    QVERIFY2(input, input ? "" : input.message().c_str());
+    QCOMPARE(input->words.size(), input->ids.size());
+    QCOMPARE(input->words.front(), -1); // the <bos> the post-processor adds
+    CpuBackend cpu;
+    auto run = model->forward(*input, cpu);
+    QVERIFY(run);
+    QCOMPARE((*run)->words, input->words);
+    auto set = attentionSetFromRun(*run);
+    QVERIFY(set);
+    for (std::size_t i = 1; i < input->words.size(); ++i)
+        QCOMPARE(set->queryWordOf[i] == set->queryWordOf[i - 1],
+                 input->words[i] >= 0 && input->words[i] == input->words[i - 1]);
+    // Told directly: -1 is a word of its own, equal neighbours one word.
+    QVERIFY(set->setTokenWords(std::vector<std::int32_t>(input->ids.size(), 0)));
+    QCOMPARE(set->queryWordOf.back(), 0);
+    std::vector<std::int32_t> words(input->ids.size(), -1);
+    QVERIFY(set->setTokenWords(words));
+    QCOMPARE(set->queryWordOf.back(), int(words.size()) - 1);
+    QVERIFY(!set->setTokenWords({0}));
 }
 
 void TestDecoders::mappedWeightsMultiplyAsInMemory_data()
