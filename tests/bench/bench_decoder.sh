@@ -24,7 +24,7 @@ lengths=("$@")
 py=/usr/bin/python3
 cli="$build/bin/attnscope-cli"
 [ -x "$cli" ] || { echo "bench_decoder.sh: build the attnscope-cli target first ($cli)" >&2; exit 2; }
-if [ ! -f "$model/config.json" ] || [ ! -f "$model/model.safetensors" ]; then
+if [ ! -f "$model/config.json" ] || [ ! -f "$model/model.safetensors" ] || [ ! -f "$model/tokenizer.json" ]; then
   "$py" "$root/tests/bench/make_random_decoder.py" "$model"
 fi
 export OMP_NUM_THREADS="$threads" THREADS="$threads"

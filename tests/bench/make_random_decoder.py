@@ -10,7 +10,11 @@ wide, 14 query and 2 key/value heads of 64, MLP 4864, vocabulary 151936, q/k/v b
 embeddings (no lm_head tensor), rope_theta 1e6, rms_norm_eps 1e-6, no sliding window; one
 model.safetensors in bfloat16 (round to nearest even), tensors named model.embed_tokens.weight,
 model.layers.N.{input_layernorm,self_attn.{q,k,v,o}_proj,post_attention_layernorm,
-mlp.{gate,up,down}_proj}.weight, model.norm.weight. No tokenizer: the benches give ids.
+mlp.{gate,up,down}_proj}.weight, model.norm.weight. The benches give ids, but a folder without a
+tokenizer is refused (issue 24), so it also gets the Qwen-style byte-level BPE tokenizer.json and
+tokenizer_config.json of tests/fixtures/make_decoder_fixtures.py (a few hundred tokens and Qwen's
+<|endoftext|>, <|im_start|>, <|im_end|>; the embedding keeps all 151936 rows, as Qwen's does beyond
+its tokenizer's 151665).
 
 Weight scales are chosen so that the forward looks like a trained model's rather than a degenerate
 one: inputs to every projection are RMS-normalised (~1 per element), q/k weights of standard
@@ -31,6 +35,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures"))
+from make_decoder_fixtures import SPECIALS, make_tokenizer, tokenizer_config  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 QWEN25_05B = dict(layers=24, width=896, heads=14, kv_heads=2, head_dim=64, mlp=4864, vocab=151936,
@@ -38,12 +45,12 @@ QWEN25_05B = dict(layers=24, width=896, heads=14, kv_heads=2, head_dim=64, mlp=4
 TINY = dict(layers=2, width=64, heads=4, kv_heads=2, head_dim=16, mlp=128, vocab=512, positions=1024)
 
 
-def config_json(s):
+def config_json(s, bos, eos):
     return {
         "architectures": ["Qwen2ForCausalLM"],
         "attention_dropout": 0.0,
-        "bos_token_id": s["vocab"] - 293 if s["vocab"] > 1000 else s["vocab"] - 1,
-        "eos_token_id": s["vocab"] - 293 if s["vocab"] > 1000 else s["vocab"] - 1,
+        "bos_token_id": bos,
+        "eos_token_id": eos,
         "hidden_act": "silu",
         "hidden_size": s["width"],
         "initializer_range": 0.02,
@@ -124,8 +131,15 @@ def write_folder(out, s, seed):
                     a += np.float32(1)
                 f.write(bf16_bytes(a))
     os.replace(tmp, path)
+    specials, bos, eos = SPECIALS["qwen"]
+    tok_json, vocab = make_tokenizer(specials, bos, True)
+    assert len(vocab) <= s["vocab"]
+    with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
+        f.write(tok_json)
+    with open(os.path.join(out, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        f.write(tokenizer_config({t: vocab[t] for t in specials}, bos, eos))
     with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config_json(s), f, indent=2)
+        json.dump(config_json(s, vocab["<|endoftext|>"], vocab[eos]), f, indent=2)
         f.write("\n")
     return offset + 8 + len(text)
 
