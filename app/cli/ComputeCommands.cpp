@@ -268,13 +268,27 @@ int Command::bench(const QStringList &args)
             return fail(trace.message());
         if (i > 0)
             times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+        // As a loop that reads each trace and moves on would: the next compute writes its maps
+        // into this one's memory (AttentionBackend::recycle).
+        selection->backend->recycle(std::move(trace).value());
     }
     std::sort(times.begin(), times.end());
     const double median =
         times.size() % 2 ? times[times.size() / 2] : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+    // What the machine's limit is made of (tests/bench/bench_attention.py): the GEMMs' FLOPs (the
+    // four projections, Q·Kᵀ in full since the trace keeps every score, weights·V over the keys
+    // a row may see) and the bytes of the maps the trace keeps (scores and weights, H x T x T).
+    const double t = double(tokens), d = double(dim), h = double(heads), hd = double(headDim);
+    const double flops = 8.0 * t * d * d + 2.0 * t * t * h * hd * (options.causal ? 1.5 : 2.0);
+    struct rusage usage {
+    };
+    ::getrusage(RUSAGE_SELF, &usage);
     m_out << "runs: " << repeat << "\n"
           << "min_ms: " << QString::number(times.front(), 'f', 3) << "\n"
-          << "median_ms: " << QString::number(median, 'f', 3) << "\n";
+          << "median_ms: " << QString::number(median, 'f', 3) << "\n"
+          << "gemm_flops: " << QString::number(flops, 'g', 6) << "\n"
+          << "map_bytes: " << QString::number(2.0 * h * t * t * 4.0, 'g', 6) << "\n"
+          << "peak_rss_mib: " << QString::number(double(usage.ru_maxrss) / 1024.0, 'f', 1) << "\n";
     return kOk;
 }
 

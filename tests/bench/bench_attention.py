@@ -1,15 +1,29 @@
 #!/usr/bin/python3
-"""Times attnscope-cli's engine against PyTorch in the same run and prints the ratios.
+"""Times attnscope-cli's engine against PyTorch and against the machine's limit, in one run.
 
 PyTorch reference: nn.MultiheadAttention(need_weights=True, average_attn_weights=False),
 i.e. every per-head weight matrix kept, as AttnScope keeps them. Both sides get the same
-number of threads (all cores unless --threads), the same sizes and a warm-up run.
+number of threads, the same sizes and a warm-up run; PyTorch runs in a process of its own
+per row, so its peak memory (ru_maxrss) is its own.
 
-Usage: tests/bench/bench_attention.py [--cli build/release/bin/attnscope-cli]
-       [--backends cpu,vulkan] [--repeat N] [--sizes teaching,inspection,large]
-Needs Debian's python3-torch; not part of CI (tests never assert on time).
+The limit: the engine's GEMM FLOPs (four projections, Q·Kᵀ in full, weights·V over the keys a
+row may see) at the OpenBLAS rate, plus writing the maps the trace keeps (scores and weights,
+2·H·T·T floats) at the memory's write rate, both measured here in the same run and with the
+same thread count (the rate: the best of torch.mm on a few GEMM shapes; the write rate:
+filling a 256 MiB tensor that is already mapped).
+
+Debian's OpenBLAS 0.3.21 does not know this project's CPU (Xeon, family 6 model 207) and falls
+back to its 2004 Prescott kernels, 5x slower. AttnScope's engine asks for the kernels the CPU
+supports (core/Gemm.h); PyTorch is given the same (OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS),
+so that it is compared at its best; --torch-default-blas leaves its environment alone.
+
+Usage: tests/bench/bench_attention.py [--cli build/ci/bin/attnscope-cli] [--repeat N]
+       [--tokens 256,1024,2048] [--threads 1,2] [--dim 512] [--heads 8] [--backends cpu]
+Needs Debian's python3-torch; not part of CI (tests never assert on time). docs/performance.md
+explains the figures.
 """
 import argparse
+import json
 import os
 import pathlib
 import re
@@ -18,23 +32,20 @@ import subprocess
 import sys
 import time
 
-SIZES = {
-    "teaching": dict(tokens=16, dim=64, heads=4, causal=False),
-    "inspection": dict(tokens=1024, dim=512, heads=8, causal=True),
-    "large": dict(tokens=2048, dim=1024, heads=16, causal=False),
-    "long": dict(tokens=4096, dim=1024, heads=16, causal=True),
-}
 
+def torch_worker(args):
+    """Runs in its own process: times PyTorch on one size, measures the limit's two rates."""
+    import resource
 
-def torch_median_ms(size, repeat, threads):
     import torch
 
+    t, d, h, causal, threads, repeat = args.worker
+    t, d, h, threads, repeat, causal = int(t), int(d), int(h), int(threads), int(repeat), causal == "causal"
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    t, d, h = size["tokens"], size["dim"], size["heads"]
     mha = torch.nn.MultiheadAttention(d, h, batch_first=True)
     x = torch.randn(1, t, d)
-    mask = torch.triu(torch.ones(t, t, dtype=torch.bool), 1) if size["causal"] else None
+    mask = torch.triu(torch.ones(t, t, dtype=torch.bool), 1) if causal else None
     times = []
     with torch.no_grad():
         for i in range(repeat + 1):
@@ -42,12 +53,46 @@ def torch_median_ms(size, repeat, threads):
             out, weights = mha(x, x, x, attn_mask=mask, need_weights=True, average_attn_weights=False)
             elapsed = (time.perf_counter() - start) * 1000.0
             assert weights.shape == (1, h, t, t)
+            del out, weights
             if i:
                 times.append(elapsed)
-    return statistics.median(times)
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+    # The OpenBLAS rate: the best of the GEMM shapes the engine runs (projection, scores,
+    # weights·V) and a square one.
+    rate = 0.0
+    for m, k, n in ((2048, 512, 512), (256, 64, 2048), (256, 2048, 64), (1024, 1024, 1024)):
+        a, b = torch.randn(m, k), torch.randn(k, n)
+        c = a @ b
+        best = min(_seconds(lambda: torch.mm(a, b, out=c)) for _ in range(5))
+        rate = max(rate, 2.0 * m * k * n / best)
+    # The write rate into memory that is already mapped, as a recycled trace is.
+    buf = torch.empty(64 << 20)
+    buf.fill_(1.0)
+    write = max(buf.numel() * 4 / _seconds(lambda: buf.fill_(2.0)) for _ in range(5))
+    print(json.dumps(dict(ms=statistics.median(times), peak_mib=peak_mib, gflops=rate / 1e9, write_gbs=write / 1e9,
+                          blas=os.environ.get("OPENBLAS_CORETYPE", "its own choice"))))
 
 
-def cli_median_ms(cli, size, backend, repeat, threads):
+def _seconds(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def run_torch(size, threads, repeat, kernels):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    if kernels:
+        env.update(OPENBLAS_CORETYPE=kernels, OPENBLAS_NUM_THREADS=str(threads))
+    args = [sys.executable, __file__, "--worker", str(size["tokens"]), str(size["dim"]), str(size["heads"]),
+            "causal" if size["causal"] else "none", str(threads), str(repeat)]
+    run = subprocess.run(args, capture_output=True, text=True, env=env)
+    if run.returncode != 0:
+        sys.exit("PyTorch worker failed: " + run.stderr.strip()[-2000:])
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def run_cli(cli, size, backend, repeat, threads):
     args = [cli, "bench", "--tokens", str(size["tokens"]), "--dim", str(size["dim"]), "--heads",
             str(size["heads"]), "--backend", backend, "--repeat", str(repeat)]
     if size["causal"]:
@@ -55,37 +100,56 @@ def cli_median_ms(cli, size, backend, repeat, threads):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     run = subprocess.run(args, capture_output=True, text=True, env=env)
     if run.returncode != 0:
-        return None, run.stderr.strip()
-    device = re.search(r"^device: (.*)$", run.stdout, re.M)
-    median = re.search(r"^median_ms: ([0-9.]+)$", run.stdout, re.M)
-    return float(median.group(1)), device.group(1) if device else "?"
+        return None
+    fields = dict(re.findall(r"^(\w+): (.*)$", run.stdout, re.M))
+    return dict(ms=float(fields["median_ms"]), flops=float(fields["gemm_flops"]), bytes=float(fields["map_bytes"]),
+                peak_mib=float(fields["peak_rss_mib"]), device=fields.get("device", "?"))
 
 
 def main():
     root = pathlib.Path(__file__).resolve().parents[2]
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cli", default=str(root / "build/release/bin/attnscope-cli"))
+    parser.add_argument("--cli", default=str(root / "build/ci/bin/attnscope-cli"))
     parser.add_argument("--backends", default="cpu")
-    parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--threads", type=int, default=os.cpu_count())
-    parser.add_argument("--sizes", default="teaching,inspection,large")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--tokens", default="256,1024,2048")
+    parser.add_argument("--dim", type=int, default=512)
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--torch-default-blas", action="store_true")
+    parser.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     a = parser.parse_args()
+    if a.worker:
+        return torch_worker(a)
 
-    print(f"threads: {a.threads} (PyTorch and AttnScope alike)")
-    print(f"{'size':<11} {'T':>5} {'d':>5} {'H':>3} {'mask':<7} {'backend':<8} {'ms':>9} {'torch ms':>9} {'speedup':>8}  device")
-    for name in a.sizes.split(","):
-        size = SIZES[name]
-        ref = torch_median_ms(size, a.repeat, a.threads)
-        for backend in a.backends.split(","):
-            ms, device = cli_median_ms(a.cli, size, backend, a.repeat, a.threads)
-            mask = "causal" if size["causal"] else "none"
-            if ms is None:
-                print(f"{name:<11} {size['tokens']:>5} {size['dim']:>5} {size['heads']:>3} {mask:<7} {backend:<8} "
-                      f"{'failed':>9} {ref:9.3f} {'-':>8}  {device}")
-                continue
-            print(f"{name:<11} {size['tokens']:>5} {size['dim']:>5} {size['heads']:>3} {mask:<7} {backend:<8} "
-                  f"{ms:9.3f} {ref:9.3f} {ref / ms:7.2f}x  {device}")
-        sys.stdout.flush()
+    print(f"d = {a.dim}, H = {a.heads}, median of {a.repeat} runs after a warm-up; ratios below 1 favour AttnScope")
+    print(f"{'T':>5} {'mask':<6} {'thr':>3} {'backend':<7} {'ms':>8} {'torch ms':>9} {'/torch':>7} "
+          f"{'limit ms':>9} {'/limit':>7} {'MiB':>7} {'torch MiB':>9} {'GFLOP/s':>8} {'GB/s':>5}")
+    devices = set()
+    for threads in [int(x) for x in a.threads.split(",")]:
+        for tokens in [int(x) for x in a.tokens.split(",")]:
+            for causal in (False, True):
+                size = dict(tokens=tokens, dim=a.dim, heads=a.heads, causal=causal)
+                for backend in a.backends.split(","):
+                    ours = run_cli(a.cli, size, backend, a.repeat, threads)
+                    mask = "causal" if causal else "none"
+                    if ours is None:
+                        print(f"{tokens:>5} {mask:<6} {threads:>3} {backend:<7} {'failed':>8}")
+                        continue
+                    devices.add(ours["device"])
+                    kernels = None
+                    found = re.search(r"\((\w+) kernels\)", ours["device"])
+                    if found and not a.torch_default_blas:
+                        kernels = found.group(1)
+                    ref = run_torch(size, threads, a.repeat, kernels)
+                    limit = ours["flops"] / (ref["gflops"] * 1e9) * 1e3 + ours["bytes"] / (ref["write_gbs"] * 1e9) * 1e3
+                    print(f"{tokens:>5} {mask:<6} {threads:>3} {backend:<7} {ours['ms']:8.1f} {ref['ms']:9.1f} "
+                          f"{ours['ms'] / ref['ms']:7.2f} {limit:9.1f} {ours['ms'] / limit:7.2f} "
+                          f"{ours['peak_mib']:7.0f} {ref['peak_mib']:9.0f} {ref['gflops']:8.0f} {ref['write_gbs']:5.1f}")
+                    sys.stdout.flush()
+    print("AttnScope: " + "; ".join(sorted(devices)))
+    print("PyTorch: OpenBLAS kernels " + ("as it picks them" if a.torch_default_blas else "as AttnScope's engine") +
+          "; GFLOP/s and GB/s: the limit's rates, measured with that PyTorch at that thread count")
 
 
 if __name__ == "__main__":
