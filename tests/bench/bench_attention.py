@@ -46,38 +46,44 @@ def torch_worker(args):
     mha = torch.nn.MultiheadAttention(d, h, batch_first=True)
     x = torch.randn(1, t, d)
     mask = torch.triu(torch.ones(t, t, dtype=torch.bool), 1) if causal else None
-    times = []
+    times, cpu_times = [], []
     with torch.no_grad():
         for i in range(repeat + 1):
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             out, weights = mha(x, x, x, attn_mask=mask, need_weights=True, average_attn_weights=False)
-            elapsed = (time.perf_counter() - start) * 1000.0
+            elapsed, cpu = (time.perf_counter() - start) * 1000.0, (time.process_time() - cpu_start) * 1000.0
             assert weights.shape == (1, h, t, t)
             del out, weights
             if i:
                 times.append(elapsed)
+                cpu_times.append(cpu)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
     # The OpenBLAS rate: the best of the GEMM shapes the engine runs (projection, scores,
     # weights·V) and a square one.
-    rate = 0.0
+    # Each rate twice: per second of wall time and per second of CPU time (all threads).
+    rate, cpu_rate = 0.0, 0.0
     for m, k, n in ((2048, 512, 512), (256, 64, 2048), (256, 2048, 64), (1024, 1024, 1024)):
         a, b = torch.randn(m, k), torch.randn(k, n)
         c = a @ b
-        best = min(_seconds(lambda: torch.mm(a, b, out=c)) for _ in range(5))
-        rate = max(rate, 2.0 * m * k * n / best)
+        runs = [_seconds(lambda: torch.mm(a, b, out=c)) for _ in range(5)]
+        rate = max(rate, 2.0 * m * k * n / min(r[0] for r in runs))
+        cpu_rate = max(cpu_rate, 2.0 * m * k * n / min(r[1] for r in runs))
     # The write rate into memory that is already mapped, as a recycled trace is.
     buf = torch.empty(64 << 20)
     buf.fill_(1.0)
-    write = max(buf.numel() * 4 / _seconds(lambda: buf.fill_(2.0)) for _ in range(5))
-    print(json.dumps(dict(ms=statistics.median(times), peak_mib=peak_mib, gflops=rate / 1e9, write_gbs=write / 1e9,
-                          blas=os.environ.get("OPENBLAS_CORETYPE", "its own choice"))))
+    runs = [_seconds(lambda: buf.fill_(2.0)) for _ in range(5)]
+    write, cpu_write = buf.numel() * 4 / min(r[0] for r in runs), buf.numel() * 4 / min(r[1] for r in runs)
+    print(json.dumps(dict(ms=statistics.median(times), cpu_ms=statistics.median(cpu_times), peak_mib=peak_mib,
+                          gflops=rate / 1e9, write_gbs=write / 1e9, cpu_gflops=cpu_rate / 1e9,
+                          cpu_write_gbs=cpu_write / 1e9)))
 
 
 def _seconds(fn):
-    start = time.perf_counter()
+    """(wall seconds, CPU seconds of the whole process) that fn takes."""
+    start, cpu_start = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, max(time.process_time() - cpu_start, 1e-9)
 
 
 def run_torch(size, threads, repeat, kernels):
@@ -98,12 +104,29 @@ def run_cli(cli, size, backend, repeat, threads):
     if size["causal"]:
         args.append("--causal")
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    run = subprocess.run(args, capture_output=True, text=True, env=env)
-    if run.returncode != 0:
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    stdout = proc.stdout.read()
+    # wait4: this child's own peak RSS (an older attnscope-cli does not print it).
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
         return None
-    fields = dict(re.findall(r"^(\w+): (.*)$", run.stdout, re.M))
-    return dict(ms=float(fields["median_ms"]), flops=float(fields["gemm_flops"]), bytes=float(fields["map_bytes"]),
-                peak_mib=float(fields["peak_rss_mib"]), device=fields.get("device", "?"))
+    fields = dict(re.findall(r"^(\w+): (.*)$", stdout, re.M))
+    t, d, h = size["tokens"], size["dim"], size["heads"]
+    # The same counts attnscope-cli prints (gemm_flops, map_bytes), for builds that do not.
+    flops = 8.0 * t * d * d + 2.0 * t * t * d * (1.5 if size["causal"] else 2.0)
+    return dict(ms=float(fields["median_ms"]), cpu_ms=float(fields.get("median_cpu_ms", "nan")), flops=float(fields.get("gemm_flops", flops)),
+                bytes=float(fields.get("map_bytes", 2.0 * h * t * t * 4)), peak_mib=usage.ru_maxrss / 1024.0,
+                device=fields.get("device", "?"))
+
+
+def baseline_columns(a, size, backend, threads, ref, limit):
+    if not a.baseline_cli:
+        return ""
+    base = run_cli(a.baseline_cli, size, backend, a.repeat, threads)
+    if base is None:
+        return "   failed"
+    return f"  {base['ms']:7.1f} {base['ms'] / ref['ms']:6.2f} {base['ms'] / limit:6.2f} {base['peak_mib']:5.0f}"
 
 
 def main():
@@ -117,15 +140,17 @@ def main():
     parser.add_argument("--dim", type=int, default=512)
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--torch-default-blas", action="store_true")
+    parser.add_argument("--baseline-cli", help="another attnscope-cli (an older build) timed in the same row")
     parser.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     a = parser.parse_args()
     if a.worker:
         return torch_worker(a)
 
     print(f"d = {a.dim}, H = {a.heads}, median of {a.repeat} runs after a warm-up; ratios below 1 favour AttnScope")
-    print(f"{'T':>5} {'mask':<6} {'thr':>3} {'backend':<7} {'ms':>8} {'torch ms':>9} {'/torch':>7} "
-          f"{'limit ms':>9} {'/limit':>7} {'MiB':>7} {'torch MiB':>9} {'GFLOP/s':>8} {'GB/s':>5}")
-    devices = set()
+    print(f"{'T':>5} {'mask':<6} {'thr':>3} {'ms':>7} {'torch':>7} {'/torch':>6} {'limit':>7} {'/limit':>6} "
+          f"{'cpu ms':>7} {'torch':>7} {'/torch':>6} {'limit':>7} {'/limit':>6} {'MiB':>5} {'torch':>5}" +
+          (f"  {'base ms':>7} {'/torch':>6} {'/limit':>6} {'MiB':>5}" if a.baseline_cli else ""))
+    devices, rates = set(), []
     for threads in [int(x) for x in a.threads.split(",")]:
         for tokens in [int(x) for x in a.tokens.split(",")]:
             for causal in (False, True):
@@ -143,10 +168,24 @@ def main():
                         kernels = found.group(1)
                     ref = run_torch(size, threads, a.repeat, kernels)
                     limit = ours["flops"] / (ref["gflops"] * 1e9) * 1e3 + ours["bytes"] / (ref["write_gbs"] * 1e9) * 1e3
-                    print(f"{tokens:>5} {mask:<6} {threads:>3} {backend:<7} {ours['ms']:8.1f} {ref['ms']:9.1f} "
-                          f"{ours['ms'] / ref['ms']:7.2f} {limit:9.1f} {ours['ms'] / limit:7.2f} "
-                          f"{ours['peak_mib']:7.0f} {ref['peak_mib']:9.0f} {ref['gflops']:8.0f} {ref['write_gbs']:5.1f}")
+                    cpu_limit = (ours["flops"] / (ref["cpu_gflops"] * 1e9) * 1e3 +
+                                 ours["bytes"] / (ref["cpu_write_gbs"] * 1e9) * 1e3)
+                    print(f"{tokens:>5} {mask:<6} {threads:>3} {ours['ms']:7.1f} {ref['ms']:7.1f} "
+                          f"{ours['ms'] / ref['ms']:6.2f} {limit:7.1f} {ours['ms'] / limit:6.2f} "
+                          f"{ours['cpu_ms']:7.1f} {ref['cpu_ms']:7.1f} {ours['cpu_ms'] / ref['cpu_ms']:6.2f} "
+                          f"{cpu_limit:7.1f} {ours['cpu_ms'] / cpu_limit:6.2f} "
+                          f"{ours['peak_mib']:5.0f} {ref['peak_mib']:5.0f}" + baseline_columns(a, size, backend, threads, ref, limit))
+                    rates.append((threads, ref["gflops"], ref["write_gbs"], ref["cpu_gflops"], ref["cpu_write_gbs"]))
                     sys.stdout.flush()
+    print("ms: median wall time; cpu ms: median CPU time of the whole process (all threads), what the wall time "
+          "would be alone on one thread; /torch, /limit: AttnScope's time over PyTorch's and over the limit; "
+          "MiB: peak resident memory")
+    for threads in sorted({r[0] for r in rates}):
+        mine = [r for r in rates if r[0] == threads]
+        print(f"limit's rates on {threads} thread(s): GEMM {min(r[1] for r in mine):.0f}-{max(r[1] for r in mine):.0f} "
+              f"GFLOP/s, writes {min(r[2] for r in mine):.1f}-{max(r[2] for r in mine):.1f} GB/s per wall second; "
+              f"{min(r[3] for r in mine):.0f}-{max(r[3] for r in mine):.0f} GFLOP/s, "
+              f"{min(r[4] for r in mine):.1f}-{max(r[4] for r in mine):.1f} GB/s per CPU second")
     print("AttnScope: " + "; ".join(sorted(devices)))
     print("PyTorch: OpenBLAS kernels " + ("as it picks them" if a.torch_default_blas else "as AttnScope's engine") +
           "; GFLOP/s and GB/s: the limit's rates, measured with that PyTorch at that thread count")
