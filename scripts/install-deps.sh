@@ -12,6 +12,9 @@ packages=(
   clang-format clang libclang-rt-14-dev
   # libraries
   qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libeigen3-dev nlohmann-json3-dev zlib1g-dev
+  # OpenBLAS: the CPU engine's GEMMs (core/Gemm.h opens libopenblas.so.0 at run time and falls
+  # back to Eigen without it); the -dev package for bench_gemm's EIGEN_USE_BLAS variant
+  libopenblas0-pthread libopenblas-dev
   # translations: CMake's qt_add_translations (qt6-tools-dev), lupdate and lrelease
   # (qt6-l10n-tools), and Qt's own catalogues, qtbase_zh_CN.qm for the standard dialogs
   qt6-tools-dev qt6-l10n-tools qt6-translations-l10n

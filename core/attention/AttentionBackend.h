@@ -47,6 +47,13 @@ public:
 
     virtual Result<AttentionTrace> compute(const AttentionProblem &problem) = 0;
 
+    // Hands back a trace the caller has finished with, so that the next compute() may write its
+    // maps (H x Tq x Tk scores and weights) into that memory instead of mapping new pages: a
+    // loop that computes, reads and drops a trace (a benchmark, a sweep over inputs) saves the
+    // page faults, about a third of a large compute. The returned trace still owns its data;
+    // the next one may reuse the storage whatever its shape. The default drops the trace.
+    virtual void recycle(AttentionTrace &&trace) { (void)trace; }
+
     // The long-sequence form (design.md, `compute --pool N`): pooled weights, row entropies
     // and the output, never Tq x Tk per head. The default runs the Eigen engine
     // (core/attention/PooledAttention.h), so a backend without pooled kernels of its own

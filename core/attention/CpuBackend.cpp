@@ -1,5 +1,6 @@
 #include "core/attention/CpuBackend.h"
 
+#include "core/Gemm.h"
 #include "core/attention/CpuThreads.h"
 #include "core/attention/HeadLayout.h"
 #include "core/attention/Mask.h"
@@ -10,17 +11,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace attnscope {
 
 namespace {
 
-// Query rows per task. The block's scores (rows x Tk floats) should stay in L2 between the
-// scores GEMM, the softmax and the weights·V GEMM, but every task also re-packs K_h and V_h
-// for its two GEMMs, so the larger the block the less that packing costs: aim for about
-// 1 MiB of scores, while leaving every thread a few tasks.
-constexpr Eigen::Index kScoresBlockBytes = 1 << 20;
+// Query rows per task. Every task re-packs K_h and V_h for its two GEMMs (sgemm packs its
+// operands on each call), so the larger the block the less that packing costs; the softmax
+// works a row at a time, which stays in L1 whatever the block. Aim for about 4 MiB of scores
+// (at T = 4096, 256 rows instead of 64 cut a one-thread compute by 7 %; 1 to 4 MiB measured the
+// same at T = 1024 and 2048), while leaving every thread a few tasks.
+constexpr Eigen::Index kScoresBlockBytes = 4 << 20;
 constexpr Eigen::Index kMinRowBlock = 32, kMaxRowBlock = 512;
 
 Eigen::Index rowBlock(Eigen::Index tq, Eigen::Index tk, int heads, int threads)
@@ -35,13 +38,15 @@ constexpr double kParallelFlops = 4e6;
 
 using ArrayF = Eigen::Array<float, 1, Eigen::Dynamic>;
 
-MatrixF project(const MatrixF &x, const MatrixF &w, const std::optional<VectorF> &bias)
+// y = x·w (+ bias) into y's own storage, which a workspace keeps from one compute to the next
+// (resizing to the same shape keeps the allocation). The rows are split over the calling
+// thread's budget (ScopedCpuThreads).
+void project(const MatrixF &x, const MatrixF &w, const std::optional<VectorF> &bias, MatrixF &y)
 {
-    MatrixF y(x.rows(), w.cols());
-    y.noalias() = x * w;
+    y.resize(x.rows(), w.cols());
+    parallelGemm(x, w, y, omp_get_max_threads());
     if (bias)
         y.rowwise() += *bias;
-    return y;
 }
 
 // The columns a row may attend to lie in [lo, hi); dense means every one of them is allowed
@@ -65,6 +70,61 @@ std::vector<RowSpan> rowSpans(const MaskMatrix &allowed)
         spans[size_t(i)] = {lo, hi, dense};
     }
     return spans;
+}
+
+// The softmax's three passes over a row, written as plain loops the compiler vectorises, and
+// compiled for three instruction sets with one chosen at load time (GCC's target_clones): the
+// portable build is SSE2-only, where Eigen's exp took a quarter of a large compute.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define ATTNSCOPE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define ATTNSCOPE_SIMD_CLONES
+#endif
+
+ATTNSCOPE_SIMD_CLONES float rowMax(const float *x, Eigen::Index n)
+{
+    float m = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : m)
+    for (Eigen::Index j = 0; j < n; ++j)
+        m = x[j] > m ? x[j] : m; // as a comparison, not std::max: GCC 12 vectorises only this
+    return m;
+}
+
+// out[j] = exp(x[j] - shift) for x[j] <= shift, returning their sum. Cephes' expf, as Eigen's
+// pexp has it (within 1 ulp of exp): n = round(x·log2 e), r = x - n·ln 2 in two parts, a degree-6
+// polynomial for e^r, 2^n put into the exponent bits. Below -87.3 (2^-126) the result is 0.
+ATTNSCOPE_SIMD_CLONES float expShiftedSum(const float *x, float shift, float *out, Eigen::Index n)
+{
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (Eigen::Index j = 0; j < n; ++j) {
+        const float a = x[j] - shift;
+        const float c = std::max(a, -87.3f);
+        constexpr float kRound = 12582912.0f; // 1.5·2^23: adding it rounds to an integer
+        const float k = (c * 1.44269504088896341f + kRound) - kRound;
+        const float r = (c - k * 0.693359375f) + k * 2.12194440e-4f;
+        float p = 1.9875691500e-4f;
+        p = p * r + 1.3981999507e-3f;
+        p = p * r + 8.3334519073e-3f;
+        p = p * r + 4.1665795894e-2f;
+        p = p * r + 1.6666665459e-1f;
+        p = p * r + 5.0000001201e-1f;
+        p = p * r * r + r + 1.0f;
+        const std::int32_t bits = (std::int32_t(k) + 127) << 23;
+        float scaleBy;
+        std::memcpy(&scaleBy, &bits, sizeof scaleBy);
+        const float e = a < -87.3f ? 0.0f : p * scaleBy;
+        out[j] = e;
+        sum += e;
+    }
+    return sum;
+}
+
+ATTNSCOPE_SIMD_CLONES void scaleRow(float *x, float factor, Eigen::Index n)
+{
+#pragma omp simd
+    for (Eigen::Index j = 0; j < n; ++j)
+        x[j] *= factor;
 }
 
 // Returns whether masked entries got a non-zero weight (only under -1e9 fill, in practice
@@ -97,7 +157,7 @@ bool softmaxRow(const float *scores, const std::uint8_t *allowed, const RowSpan 
     Eigen::Map<const ArrayF> s(scores + span.lo, len);
     float maxLogit;
     if (span.dense) {
-        maxLogit = s.maxCoeff();
+        maxLogit = rowMax(scores + span.lo, len);
     } else {
         maxLogit = -std::numeric_limits<float>::infinity();
         for (Eigen::Index j = 0; j < len; ++j)
@@ -116,15 +176,19 @@ bool softmaxRow(const float *scores, const std::uint8_t *allowed, const RowSpan 
 
     o.head(span.lo).setConstant(maskedTerm);
     o.tail(n - span.hi).setConstant(maskedTerm);
-    auto body = o.segment(span.lo, len);
-    body = (s - maxLogit).exp();
-    if (!span.dense)
+    float bodySum = expShiftedSum(scores + span.lo, maxLogit, out + span.lo, len);
+    if (!span.dense) {
+        auto body = o.segment(span.lo, len);
         for (Eigen::Index j = 0; j < len; ++j)
             if (!allowed[span.lo + j])
                 body[j] = maskedTerm;
-    // Masked entries inside the span are already part of body.
-    const float sum = body.sum() + maskedTerm * float(n - len) + (sink ? std::exp(*sink - maxLogit) : 0.0f);
-    o *= 1.0f / sum;
+        bodySum = body.sum(); // masked entries inside the span are part of body
+    }
+    const float sum = bodySum + maskedTerm * float(n - len) + (sink ? std::exp(*sink - maxLogit) : 0.0f);
+    if (maskedTerm == 0.0f) // the zeros outside the span stay exactly 0
+        scaleRow(out + span.lo, 1.0f / sum, len);
+    else
+        scaleRow(out, 1.0f / sum, n);
     return maskedTerm != 0.0f;
 }
 
@@ -146,9 +210,9 @@ void projectAndRotate(const AttentionProblem &p, MatrixF &q, MatrixF &k, MatrixF
                       std::vector<MatrixF> *kBefore)
 {
     const HeadLayout layout = HeadLayout::of(p.spec);
-    q = project(p.xq, p.weights.q, p.weights.qBias);
-    k = project(p.keyInput(), p.weights.k, p.weights.kBias);
-    v = project(p.valueInput(), p.weights.v, p.weights.vBias);
+    project(p.xq, p.weights.q, p.weights.qBias, q);
+    project(p.keyInput(), p.weights.k, p.weights.kBias, k);
+    project(p.valueInput(), p.weights.v, p.weights.vBias, v);
     const int dk = layout.headDimQK;
     if (p.weights.qNorm)
         applyHeadNorm(q, *p.weights.qNorm, layout.heads, dk, p.spec.qkNormEps);
@@ -166,22 +230,69 @@ void projectAndRotate(const AttentionProblem &p, MatrixF &q, MatrixF &k, MatrixF
     applyRope(k, ropeTable(keyPositions(p), *p.spec.rope, dk), layout.kvHeads, dk);
 }
 
-CpuBackend::CpuBackend(int threads) : m_threads(threads > 0 ? threads : omp_get_max_threads()) {}
+CpuBackend::CpuBackend(int threads) : m_threads(threads > 0 ? threads : omp_get_max_threads())
+{
+    initGemm();
+}
+
+CpuBackend::~CpuBackend() = default;
 
 std::string CpuBackend::deviceName() const
 {
-    return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
-           std::to_string(EIGEN_MINOR_VERSION) + " on CPU (" + std::to_string(m_threads) +
-           (m_threads == 1 ? " thread)" : " threads)");
+    return gemmBackendName() + " on CPU (" + std::to_string(m_threads) + (m_threads == 1 ? " thread)" : " threads)");
 }
+
+void CpuBackend::recycle(AttentionTrace &&trace)
+{
+    const std::unique_lock lock(m_workspaceMutex, std::try_to_lock);
+    if (lock.owns_lock())
+        m_workspace.spare = std::move(trace);
+}
+
+namespace {
+
+// Sizes every per-head matrix of a trace for this compute. Matrices a recycled trace brought
+// keep their storage where the element count is the same, so the maps are written into memory
+// that is already mapped; every element is overwritten below, none is read first.
+void shapeTrace(AttentionTrace &t, const HeadLayout &layout, Eigen::Index tq, Eigen::Index tk)
+{
+    const size_t heads = size_t(layout.heads), kvHeads = size_t(layout.kvHeads);
+    t.q.resize(heads);
+    t.k.resize(kvHeads);
+    t.v.resize(kvHeads);
+    t.scores.resize(heads);
+    t.weights.resize(heads);
+    t.headOutputs.resize(heads);
+    for (size_t h = 0; h < heads; ++h) {
+        t.q[h].resize(tq, layout.headDimQK);
+        t.scores[h].resize(tq, tk);
+        t.weights[h].resize(tq, tk);
+        t.headOutputs[h].resize(tq, layout.headDimV);
+    }
+    for (size_t g = 0; g < kvHeads; ++g) {
+        t.k[g].resize(tk, layout.headDimQK);
+        t.v[g].resize(tk, layout.headDimV);
+    }
+    t.qBeforeRope.clear();
+    t.kBeforeRope.clear();
+    t.emptyRows.clear();
+}
+
+} // namespace
 
 Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
 {
     if (Status s = validateProblem(p); !s)
         return s.error();
 
+    // The workspace serves one compute at a time; a second one running on this backend at the
+    // same moment (two GUI jobs sharing it) works in buffers of its own.
+    std::unique_lock lock(m_workspaceMutex, std::try_to_lock);
+    CpuWorkspace own;
+    CpuWorkspace &work = lock.owns_lock() ? m_workspace : own;
+
     const HeadLayout layout = HeadLayout::of(p.spec);
-    const int heads = layout.heads, kvHeads = layout.kvHeads, dk = layout.headDimQK, dv = layout.headDimV;
+    const int heads = layout.heads, dk = layout.headDimQK, dv = layout.headDimV;
     const Eigen::Index tq = p.tq(), tk = p.tk();
     // Teaching-size problems finish in microseconds; waking a second thread costs more than
     // it saves, and far more when the other core is busy (a typing user, a compile).
@@ -196,35 +307,22 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     if (cancelled())
         return cancelledError;
 
-    AttentionTrace t;
+    AttentionTrace t = std::move(work.spare);
+    work.spare = {};
+    shapeTrace(t, layout, tq, tk);
     t.allowed = effectiveMask(p);
     t.emptyRows = emptyMaskRows(t.allowed);
     const std::vector<RowSpan> spans = rowSpans(t.allowed);
 
-    {
-        MatrixF q, k, v;
-        projectAndRotate(p, q, k, v, &t.qBeforeRope, &t.kBeforeRope);
-        t.q.resize(size_t(heads));
-        t.k.resize(size_t(kvHeads));
-        t.v.resize(size_t(kvHeads));
-        for (int h = 0; h < heads; ++h)
-            t.q[size_t(h)] = q.middleCols(layout.queryColumn(h), dk);
-        for (int g = 0; g < kvHeads; ++g) {
-            t.k[size_t(g)] = k.middleCols(layout.keyColumn(g), dk);
-            t.v[size_t(g)] = v.middleCols(layout.valueColumn(g), dv);
-        }
+    projectAndRotate(p, work.q, work.k, work.v, &t.qBeforeRope, &t.kBeforeRope);
+    for (int h = 0; h < heads; ++h)
+        t.q[size_t(h)] = work.q.middleCols(layout.queryColumn(h), dk);
+    for (int g = 0; g < layout.kvHeads; ++g) {
+        t.k[size_t(g)] = work.k.middleCols(layout.keyColumn(g), dk);
+        t.v[size_t(g)] = work.v.middleCols(layout.valueColumn(g), dv);
     }
     const std::optional<float> softcap =
         p.spec.softcap ? std::optional<float>(float(*p.spec.softcap)) : std::optional<float>();
-
-    t.scores.resize(size_t(heads));
-    t.weights.resize(size_t(heads));
-    t.headOutputs.resize(size_t(heads));
-    for (int h = 0; h < heads; ++h) {
-        t.scores[size_t(h)].resize(tq, tk);
-        t.weights[size_t(h)].resize(tq, tk);
-        t.headOutputs[size_t(h)].resize(tq, dv);
-    }
 
     const Eigen::Index blockRows = rowBlock(tq, tk, heads, threads);
     const Eigen::Index blocks = (tq + blockRows - 1) / blockRows;
@@ -241,7 +339,8 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
         const Eigen::Index rows = std::min(blockRows, tq - r0);
         auto scores = t.scores[h].middleRows(r0, rows);
         auto weights = t.weights[h].middleRows(r0, rows);
-        scores.noalias() = (scale * t.q[h].middleRows(r0, rows)) * t.k[g].transpose();
+        // The scale rides on the GEMM (alpha): no scaled copy of Q, no transposed copy of K.
+        gemm(t.q[h].middleRows(r0, rows), GemmOp::None, t.k[g], GemmOp::Transpose, scores, scale);
         if (softcap)
             applySoftcap(*softcap, scores);
         const float *sink = p.weights.sinks ? &(*p.weights.sinks)[Eigen::Index(h)] : nullptr;
@@ -261,7 +360,7 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
         }
         auto out = t.headOutputs[h].middleRows(r0, rows);
         if (c1 > c0)
-            out.noalias() = weights.middleCols(c0, c1 - c0) * t.v[g].middleRows(c0, c1 - c0);
+            gemm(weights.middleCols(c0, c1 - c0), t.v[g].middleRows(c0, c1 - c0), out);
         else
             out.setZero();
         reportProgress(double(tasksDone.fetch_add(1, std::memory_order_relaxed) + 1) / double(tasks));
@@ -273,10 +372,11 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     t.context.resize(tq, layout.contextWidth());
     for (int h = 0; h < heads; ++h)
         t.context.middleCols(layout.contextColumn(h), dv) = t.headOutputs[size_t(h)];
-    if (p.weights.o)
-        t.output = project(t.context, *p.weights.o, p.weights.oBias);
-    else
+    if (p.weights.o) {
+        project(t.context, *p.weights.o, p.weights.oBias, t.output);
+    } else {
         t.output = t.context;
+    }
     return t;
 }
 

@@ -2,26 +2,43 @@
 
 #include "core/attention/AttentionBackend.h"
 
+#include <mutex>
+
 namespace attnscope {
 
-// The Eigen engine: float32, one GEMM per projection, then per (head, block of query
-// rows) a GEMM for the scores, a vectorised masked softmax and a GEMM for weights·V that
-// skips keys no row of the block may see (half the work under a causal mask). The
-// (head, row block) tasks run in parallel on OpenMP threads.
+// What a CpuBackend keeps from one compute to the next, so that a compute maps no new memory
+// for its intermediates: the full-width projections (Tq x H*dK, Tk x G*dK, Tk x G*dV, which the
+// trace keeps only split per head) and a trace handed back through recycle().
+struct CpuWorkspace {
+    MatrixF q, k, v;
+    AttentionTrace spare;
+};
+
+// The CPU engine: float32; the projections as one GEMM each (rows split over the threads),
+// then per (head, block of query rows) a GEMM for the scores, a vectorised masked softmax and
+// a GEMM for weights·V that skips keys no row of the block may see (half that work under a
+// causal mask). The (head, row block) tasks run in parallel on OpenMP threads; every GEMM is
+// core/Gemm.h's (OpenBLAS, one thread per call: the budget is this backend's alone).
 class CpuBackend final : public AttentionBackend
 {
 public:
     // threads <= 0: as many as OpenMP offers (the machine's cores).
     explicit CpuBackend(int threads = 0);
+    ~CpuBackend() override;
 
     std::string name() const override { return "cpu"; }
+    // "OpenBLAS 0.3.21 (SkylakeX kernels) on CPU (2 threads)"; Eigen's version without OpenBLAS.
     std::string deviceName() const override;
     Result<AttentionTrace> compute(const AttentionProblem &problem) override;
+    // Keeps the trace's buffers for the next compute(), which then writes its maps into them.
+    void recycle(AttentionTrace &&trace) override;
 
     int threads() const { return m_threads; }
 
 private:
     int m_threads;
+    std::mutex m_workspaceMutex; // held for a whole compute(); a concurrent one uses its own buffers
+    CpuWorkspace m_workspace;
 };
 
 // The float softmax the CPU engine uses, exposed for tests: one row of n scaled scores,

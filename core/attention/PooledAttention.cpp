@@ -1,5 +1,6 @@
 #include "core/attention/PooledAttention.h"
 
+#include "core/Gemm.h"
 #include "core/attention/CpuBackend.h"
 #include "core/attention/CpuThreads.h"
 #include "core/attention/HeadLayout.h"
@@ -29,10 +30,10 @@ constexpr Eigen::Index kBlockRows = 256, kMinBlockRows = 32, kTileKeys = 512;
 
 using ArrayF = Eigen::Array<float, 1, Eigen::Dynamic>;
 
-MatrixF project(const MatrixF &x, const MatrixF &w, const std::optional<VectorF> &bias)
+MatrixF project(const ConstMatrixViewF &x, const MatrixF &w, const std::optional<VectorF> &bias)
 {
     MatrixF y(x.rows(), w.cols());
-    y.noalias() = x * w;
+    parallelGemm(x, w, y, omp_get_max_threads());
     if (bias)
         y.rowwise() += *bias;
     return y;
@@ -189,8 +190,8 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
             const Eigen::Index r0 = q0 + b0, r1 = r0 + rows; // absolute query rows
             auto scoreTile = [&](int h, Eigen::Index c0, Eigen::Index cols) {
                 auto tile = s.topLeftCorner(rows, cols);
-                tile.noalias() = q.middleCols(layout.queryColumn(h), dk).middleRows(b0, rows) *
-                                 k.middleCols(layout.keyColumnOfHead(h), dk).middleRows(c0, cols).transpose();
+                gemm(q.middleCols(layout.queryColumn(h), dk).middleRows(b0, rows), GemmOp::None,
+                     k.middleCols(layout.keyColumnOfHead(h), dk).middleRows(c0, cols), GemmOp::Transpose, tile);
                 if (softcap)
                     applySoftcap(*softcap, tile);
                 for (Eigen::Index r = 0; r < rows; ++r)
@@ -299,9 +300,9 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                         poolRow(&s(r, 0), r, c0, c1, g);
                     }
                     if (allKeys)
-                        out.middleCols(Eigen::Index(g) * dv, dv).topRows(rows).noalias() +=
-                            s.topLeftCorner(rows, cols) *
-                            v.middleCols(layout.valueColumnOfHead(h), dv).middleRows(c0, cols);
+                        gemm(s.topLeftCorner(rows, cols),
+                             v.middleCols(layout.valueColumnOfHead(h), dv).middleRows(c0, cols),
+                             out.middleCols(Eigen::Index(g) * dv, dv).topRows(rows), 1.0f, 1.0f);
                     if (options.headMean)
                         sum.topLeftCorner(rows, cols) += s.topLeftCorner(rows, cols);
                 }
@@ -388,7 +389,7 @@ double measureGemmGflops(Eigen::Index rows, Eigen::Index d)
     double best = 0.0, spent = 0.0;
     for (int i = 0; i < 50 && (i < 3 || spent < 0.3); ++i) {
         const auto start = std::chrono::steady_clock::now();
-        c.noalias() = a * b;
+        gemm(a, b, c);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         spent += seconds;
         best = std::max(best, 2.0 * double(rows) * double(d) * double(d) / seconds / 1e9);

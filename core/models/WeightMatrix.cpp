@@ -1,11 +1,13 @@
 #include "core/models/WeightMatrix.h"
 
+#include "core/Gemm.h"
 #include "core/formats/Npy.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include <omp.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -66,11 +68,13 @@ void WeightMatrix::release(Eigen::Index first, Eigen::Index count) const
         madvise(reinterpret_cast<void *>(from), to - from, MADV_DONTNEED);
 }
 
+// The products run on core's GEMM (OpenBLAS where it loads) over the caller's OpenMP threads.
 MatrixF WeightMatrix::product(const MatrixF &x) const
 {
+    const int threads = omp_get_max_threads();
     if (!m_mapped) {
         MatrixF y(x.rows(), m_resident.cols());
-        y.noalias() = x * m_resident;
+        parallelGemm(x, m_resident, y, threads);
         return y;
     }
     MatrixF y = MatrixF::Zero(x.rows(), cols());
@@ -79,9 +83,9 @@ MatrixF WeightMatrix::product(const MatrixF &x) const
         const Eigen::Index count = std::min(block, m_storedRows - first);
         const MatrixF s = storedBlock(first, count);
         if (m_transposed) // stored rows are M's columns
-            y.middleCols(first, count).noalias() = x * s.transpose();
+            parallelGemm(x, s, GemmOp::Transpose, y.middleCols(first, count), threads);
         else // stored rows are M's rows
-            y.noalias() += x.middleCols(first, count) * s;
+            parallelGemm(x.middleCols(first, count), s, y, threads, 1.0f, 1.0f);
         release(first, count);
     }
     return y;
@@ -89,9 +93,10 @@ MatrixF WeightMatrix::product(const MatrixF &x) const
 
 MatrixF WeightMatrix::productTransposed(const MatrixF &x) const
 {
+    const int threads = omp_get_max_threads();
     if (!m_mapped) {
         MatrixF y(x.rows(), m_resident.rows());
-        y.noalias() = x * m_resident.transpose();
+        parallelGemm(x, m_resident, GemmOp::Transpose, y, threads);
         return y;
     }
     MatrixF y = MatrixF::Zero(x.rows(), rows());
@@ -100,9 +105,9 @@ MatrixF WeightMatrix::productTransposed(const MatrixF &x) const
         const Eigen::Index count = std::min(block, m_storedRows - first);
         const MatrixF s = storedBlock(first, count);
         if (m_transposed) // Mᵀ's rows are stored: x·Mᵀ's rows of the block's inputs
-            y.noalias() += x.middleCols(first, count) * s;
+            parallelGemm(x.middleCols(first, count), s, y, threads, 1.0f, 1.0f);
         else // M's rows are stored: they give x·Mᵀ's columns
-            y.middleCols(first, count).noalias() = x * s.transpose();
+            parallelGemm(x, s, GemmOp::Transpose, y.middleCols(first, count), threads);
         release(first, count);
     }
     return y;

@@ -16,6 +16,7 @@
 #include <QTest>
 
 #include <atomic>
+#include <limits>
 #include <optional>
 #include <thread>
 
@@ -38,6 +39,7 @@ private slots:
     void largeLogitsDoNotOverflow();
     void maskPartsCombineByAnd();
     void singleThreadMatchesMultiThread();
+    void recycledTracesGiveTheSameResults();
     void concurrentComputesKeepTheirOwnThreadCounts();
     void validationErrors_data();
     void validationErrors();
@@ -185,6 +187,96 @@ void TestAttention::singleThreadMatchesMultiThread()
     QVERIFY(one.ok() && many.ok());
     QVERIFY(one->output == many->output);
     QVERIFY(one->weights[3] == many->weights[3]);
+}
+
+namespace {
+
+// Every number of two traces, compared exactly (the same engine, the same thread count).
+void compareTraces(const AttentionTrace &a, const AttentionTrace &b)
+{
+    auto sameList = [](const std::vector<MatrixF> &x, const std::vector<MatrixF> &y) {
+        if (x.size() != y.size())
+            return false;
+        for (size_t i = 0; i < x.size(); ++i)
+            if (x[i].rows() != y[i].rows() || x[i].cols() != y[i].cols() || x[i] != y[i])
+                return false;
+        return true;
+    };
+    QVERIFY(sameList(a.q, b.q));
+    QVERIFY(sameList(a.k, b.k));
+    QVERIFY(sameList(a.v, b.v));
+    QVERIFY(sameList(a.scores, b.scores));
+    QVERIFY(sameList(a.weights, b.weights));
+    QVERIFY(sameList(a.headOutputs, b.headOutputs));
+    QVERIFY(sameList(a.qBeforeRope, b.qBeforeRope));
+    QVERIFY(sameList(a.kBeforeRope, b.kBeforeRope));
+    QVERIFY(sameList({a.context, a.output}, {b.context, b.output}));
+    QVERIFY(a.allowed == b.allowed);
+    QVERIFY(a.emptyRows == b.emptyRows);
+}
+
+void poison(AttentionTrace &t)
+{
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (auto *list : {&t.q, &t.k, &t.v, &t.scores, &t.weights, &t.headOutputs, &t.qBeforeRope, &t.kBeforeRope})
+        for (MatrixF &m : *list)
+            m.setConstant(nan);
+    t.context.setConstant(nan);
+    t.output.setConstant(nan);
+    t.allowed.setConstant(7);
+}
+
+} // namespace
+
+void TestAttention::recycledTracesGiveTheSameResults()
+{
+    // A backend handed each trace back computes the next problem in that trace's memory; every
+    // number must be what a backend with nothing recycled gives, whatever shapes came before.
+    // The recycled traces are filled with NaN first, so an element left unwritten shows.
+    auto problem = [](Eigen::Index tokens, Eigen::Index dim, int heads, bool causal, bool modern) {
+        RandomProblemOptions o;
+        o.tokens = tokens;
+        o.modelDim = dim;
+        o.heads = heads;
+        o.causal = causal;
+        o.seed = std::uint64_t(tokens * 31 + dim);
+        AttentionProblem p = randomProblem(o);
+        if (modern) { // RoPE (q and k kept before it), sinks, soft-capping, a custom mask part
+            p.spec.rope = RopeSpec{};
+            p.weights.sinks = VectorF::LinSpaced(heads, -1.0f, 2.0f);
+            p.spec.softcap = 5.0;
+            p.mask.keyPadding.assign(size_t(tokens), true);
+            p.mask.keyPadding[size_t(tokens / 3)] = false;
+        }
+        return p;
+    };
+    // Large enough for two threads and for the projections to be split into row bands.
+    const std::vector<AttentionProblem> problems = {
+        problem(300, 128, 4, true, false), problem(300, 128, 4, false, true), problem(120, 64, 8, false, true),
+        problem(40, 32, 2, false, false),  problem(300, 128, 4, true, false),
+    };
+    CpuBackend recycling(2);
+    const float *previousWeights = nullptr;
+    Eigen::Index previousSize = 0;
+    int reused = 0;
+    for (size_t i = 0; i < problems.size(); ++i) {
+        auto got = recycling.compute(problems[i]);
+        auto expected = CpuBackend(2).compute(problems[i]);
+        QVERIFY2(got.ok() && expected.ok(), qPrintable(QString::number(i)));
+        compareTraces(*got, *expected);
+        if (QTest::currentTestFailed())
+            QFAIL(qPrintable(QStringLiteral("problem %1 differs after recycling").arg(i)));
+        // Where the shape repeats, the maps were written into the recycled trace's memory.
+        if (got->weights[0].size() == previousSize) {
+            QCOMPARE(got->weights[0].data(), previousWeights);
+            ++reused;
+        }
+        previousWeights = got->weights[0].data();
+        previousSize = got->weights[0].size();
+        poison(*got);
+        recycling.recycle(std::move(got).value());
+    }
+    QCOMPARE(reused, 1);
 }
 
 void TestAttention::concurrentComputesKeepTheirOwnThreadCounts()
