@@ -111,6 +111,29 @@ struct Piece {
     bool first = false;
 };
 
+// Added tokens matched in one pass over the text: by content (looked up without copying the
+// text), with the lengths to try (longest first) and the bytes a token can start with.
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+struct AddedSet {
+    std::unordered_map<std::string, std::int32_t, StringHash, std::equal_to<>> ids;
+    std::vector<std::size_t> lengths; // distinct, longest first
+    bool firstByte[256] = {};
+
+    void add(const std::string &content, std::int32_t id)
+    {
+        ids.emplace(content, id);
+        firstByte[std::uint8_t(content[0])] = true;
+        if (std::find(lengths.begin(), lengths.end(), content.size()) == lengths.end()) {
+            lengths.push_back(content.size());
+            std::sort(lengths.begin(), lengths.end(), std::greater<>());
+        }
+    }
+};
+
 } // namespace
 
 struct HfTokenizer::Data {
@@ -119,9 +142,8 @@ struct HfTokenizer::Data {
     std::optional<PreTokenizer> preTokenizer;
     PostProcessor post;
     std::vector<AddedToken> added;
-    std::unordered_map<std::string, std::int32_t> addedIds;
-    std::unordered_map<std::string, std::int32_t> normalizedAddedIds; // normalized content -> id
-    std::vector<std::size_t> addedLengths, normalizedAddedLengths;    // distinct, longest first
+    AddedSet addedRaw;        // matched in the text as typed (normalized: false)
+    AddedSet addedNormalized; // matched in the normalized text, by their normalized content
 
     // The model.
     bool wordPiece = false;
@@ -607,26 +629,33 @@ bool isWordCharacter(char32_t c)
     return k == UnicodeClass::Letter || k == UnicodeClass::Number || c == U'_';
 }
 
-std::vector<AddedMatch> findAdded(std::string_view text, const std::unordered_map<std::string, std::int32_t> &ids,
-                                  const std::vector<std::size_t> &lengths, const std::vector<AddedToken> &added,
+std::vector<AddedMatch> findAdded(std::string_view text, const AddedSet &set, const std::vector<AddedToken> &added,
                                   const std::vector<std::int32_t> &addedIndex)
 {
     std::vector<AddedMatch> out;
-    if (ids.empty())
+    if (set.ids.empty())
         return out;
     std::size_t limit = 0; // where the previous match ended
     for (std::size_t i = 0; i < text.size();) {
+        if (!set.firstByte[std::uint8_t(text[i])]) {
+            ++i;
+            continue;
+        }
         std::optional<std::int32_t> id;
         std::size_t length = 0;
-        for (std::size_t len : lengths) {
+        for (std::size_t len : set.lengths) {
             if (len > text.size() - i)
                 continue;
-            const auto it = ids.find(std::string(text.substr(i, len)));
-            if (it == ids.end())
+            const auto it = set.ids.find(text.substr(i, len));
+            if (it == set.ids.end())
                 continue;
             const AddedToken &token = added[std::size_t(addedIndex[std::size_t(it->second)])];
             if (token.singleWord) {
-                const bool before = i > 0 && isWordCharacter(toChars(text.substr(0, i)).back());
+                // The character before: back over at most three continuation bytes to its start.
+                std::size_t previous = i > 0 ? i - 1 : 0;
+                while (previous > 0 && (std::uint8_t(text[previous]) & 0xc0) == 0x80 && i - previous < 4)
+                    --previous;
+                const bool before = i > 0 && isWordCharacter(decodeUtf8(text, previous).value);
                 const bool after = i + len < text.size() && isWordCharacter(decodeUtf8(text, i + len).value);
                 if (before || after)
                     continue;
@@ -689,7 +718,7 @@ void HfTokenizer::encode(std::string_view text, bool addSpecialTokens, Encoding 
         if (end <= begin)
             return;
         const std::string normalized = d.normalize(std::string(text.substr(begin, end - begin)));
-        const auto inner = findAdded(normalized, d.normalizedAddedIds, d.normalizedAddedLengths, d.added, index);
+        const auto inner = findAdded(normalized, d.addedNormalized, d.added, index);
         std::size_t at = 0;
         for (const AddedMatch &m : inner) {
             emitText(normalized.substr(at, m.begin - at), begin == 0 && at == 0);
@@ -698,7 +727,7 @@ void HfTokenizer::encode(std::string_view text, bool addSpecialTokens, Encoding 
         }
         emitText(normalized.substr(at), begin == 0 && at == 0);
     };
-    for (const AddedMatch &m : findAdded(text, d.addedIds, d.addedLengths, d.added, index)) {
+    for (const AddedMatch &m : findAdded(text, d.addedRaw, d.added, index)) {
         segment(last, m.begin);
         emitAdded(m.id);
         last = m.end;
@@ -752,7 +781,7 @@ const std::string *HfTokenizer::token(std::int32_t id) const
 std::optional<std::int32_t> HfTokenizer::tokenId(std::string_view content) const
 {
     const std::string key(content);
-    if (const auto it = m_data->addedIds.find(key); it != m_data->addedIds.end())
+    if (const auto it = m_data->addedRaw.ids.find(key); it != m_data->addedRaw.ids.end())
         return it->second;
     if (const auto it = m_data->vocab.find(key); it != m_data->vocab.end())
         return it->second;
@@ -1595,17 +1624,10 @@ Status Reader::read(const Json &root)
         if (a.normalized && m_d.normalizer) {
             const std::string normalized = m_d.normalize(a.content);
             if (!normalized.empty())
-                m_d.normalizedAddedIds.emplace(normalized, a.id);
+                m_d.addedNormalized.add(normalized, a.id);
         } else {
-            m_d.addedIds.emplace(a.content, a.id);
+            m_d.addedRaw.add(a.content, a.id);
         }
-    }
-    for (auto [ids, lengths] : {std::pair(&m_d.addedIds, &m_d.addedLengths),
-                                std::pair(&m_d.normalizedAddedIds, &m_d.normalizedAddedLengths)}) {
-        for (const auto &[content, i] : *ids)
-            lengths->push_back(content.size());
-        std::sort(lengths->begin(), lengths->end(), std::greater<>());
-        lengths->erase(std::unique(lengths->begin(), lengths->end()), lengths->end());
     }
     return Ok{};
 }
