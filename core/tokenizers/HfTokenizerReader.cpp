@@ -784,6 +784,16 @@ Status Reader::read(const Json &root)
             m_d.addedRaw.add(a.content, a.id);
         }
     }
+    // The post-processor's tokens must be tokens: every id the encoder emits has a spelling.
+    std::vector<const PostProcessor *> processors{&m_d.post};
+    for (const PostProcessor &child : m_d.post.children)
+        processors.push_back(&child);
+    for (const PostProcessor *p : processors)
+        for (const auto &item : p->single)
+            for (std::int32_t id : item.value_or(std::vector<std::int32_t>{}))
+                if (std::size_t(id) >= m_d.tokens.size() || m_d.tokens[std::size_t(id)].empty())
+                    return Error{m_name + ": post_processor: the special token id " + std::to_string(id) +
+                                 " is not in the vocabulary"};
     return Ok{};
 }
 

@@ -355,6 +355,9 @@ void TestTokenizerJson::refusesMalformedFilesInOneLine_data()
     QTest::newRow("template without A")
         << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "post_processor": {"type": "TemplateProcessing", "single": [], "special_tokens": {}}})"
         << "t.json: post_processor.single: the template has no sequence \"A\"";
+    QTest::newRow("post-processor id outside the vocabulary")
+        << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>"}}, {"Sequence": {"id": "A"}}], "special_tokens": {"<s>": {"id": "<s>", "ids": [6], "tokens": ["<s>"]}}}})"
+        << "t.json: post_processor: the special token id 6 is not in the vocabulary";
     QTest::newRow("normalizer type")
         << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}})"
         << "t.json: normalizer type \"Precompiled\" is not supported";
