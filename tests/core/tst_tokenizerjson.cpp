@@ -5,6 +5,7 @@
 // normalization, word indices and legible tokens, chat presets, and one-line refusals.
 
 #include "core/io/JsonDocument.h"
+#include "core/tokenizers/ByteLevelText.h"
 #include "core/tokenizers/ChatTemplate.h"
 #include "core/tokenizers/TokenRegex.h"
 #include "core/tokenizers/Tokenizer.h"
@@ -40,6 +41,7 @@ private slots:
     void refusesMalformedFilesInOneLine_data();
     void refusesMalformedFilesInOneLine();
     void smallFilesEncodeAsSpecified();
+    void addedTokensHonourTheirFlags();
     void chatPresetsRenderAsTheTemplates();
     void loadsModelFolders();
 };
@@ -353,6 +355,9 @@ void TestTokenizerJson::refusesMalformedFilesInOneLine_data()
     QTest::newRow("template without A")
         << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "post_processor": {"type": "TemplateProcessing", "single": [], "special_tokens": {}}})"
         << "t.json: post_processor.single: the template has no sequence \"A\"";
+    QTest::newRow("post-processor id outside the vocabulary")
+        << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>"}}, {"Sequence": {"id": "A"}}], "special_tokens": {"<s>": {"id": "<s>", "ids": [6], "tokens": ["<s>"]}}}})"
+        << "t.json: post_processor: the special token id 6 is not in the vocabulary";
     QTest::newRow("normalizer type")
         << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}})"
         << "t.json: normalizer type \"Precompiled\" is not supported";
@@ -395,6 +400,48 @@ void TestTokenizerJson::smallFilesEncodeAsSpecified()
     QCOMPARE(toList(w->encode("Hello WORLD! Café x").ids), QList<int>({1, 3, 4, 5, 6, 7, 0, 2}));
     QCOMPARE(toList(w->encode("Hello WORLD! Café x").words), QList<int>({-1, 0, 1, 1, 2, 3, 4, -1}));
     QCOMPARE(w->displayText(5), std::string("ld"));
+}
+
+void TestTokenizerJson::addedTokensHonourTheirFlags()
+{
+    // A byte-level vocabulary whose ids are the bytes themselves, no merges, and four added
+    // tokens: <mask> takes the spaces before it (lstrip), [R] those after it (rstrip), "cat" only
+    // as a whole word (single_word, as the Rust library has it; Hugging Face's JavaScript port
+    // ignores this flag), "dog" in the lower-cased text (normalized). The lstrip, rstrip and
+    // normalized rows agree with @huggingface/tokenizers.
+    std::string vocab = "{";
+    for (unsigned b = 0; b < 256; ++b) {
+        std::string symbol;
+        appendUtf8(byteToUnicode(b), symbol);
+        json key = symbol;
+        vocab += (b ? ", " : "") + key.dump() + ": " + std::to_string(b);
+    }
+    vocab += "}";
+    const std::string file =
+        R"({"added_tokens": [
+            {"id": 300, "content": "<mask>", "lstrip": true, "rstrip": false, "normalized": false, "single_word": false, "special": true},
+            {"id": 301, "content": "[R]", "lstrip": false, "rstrip": true, "normalized": false, "single_word": false, "special": true},
+            {"id": 302, "content": "cat", "lstrip": false, "rstrip": false, "normalized": false, "single_word": true, "special": false},
+            {"id": 303, "content": "dog", "lstrip": false, "rstrip": false, "normalized": true, "single_word": false, "special": false}],
+          "normalizer": {"type": "Lowercase"},
+          "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
+          "model": {"type": "BPE", "vocab": )" +
+        vocab + R"(, "merges": []}})";
+    auto t = Tokenizer::fromJson(file, "flags.json");
+    QVERIFY2(t.ok(), t ? "" : t.message().c_str());
+    QCOMPARE(toList(t->encode("a <mask> b").ids), QList<int>({'a', 300, ' ', 'b'}));
+    QCOMPARE(toList(t->encode("a   <mask>b").ids), QList<int>({'a', 300, 'b'}));
+    QCOMPARE(toList(t->encode("x [R]   y").ids), QList<int>({'x', ' ', 301, 'y'}));
+    QCOMPARE(toList(t->encode("DOG dog Dog").ids), QList<int>({303, ' ', 303, ' ', 303}));
+    QCOMPARE(toList(t->encode("hotdog").ids), QList<int>({'h', 'o', 't', 303}));
+    QCOMPARE(toList(t->encode("a cat b").ids), QList<int>({'a', ' ', 302, ' ', 'b'}));
+    QCOMPARE(toList(t->encode("concat").ids), QList<int>({'c', 'o', 'n', 'c', 'a', 't'}));
+    QCOMPARE(toList(t->encode("cat_").ids), QList<int>({'c', 'a', 't', '_'}));
+    QCOMPARE(toList(t->encode("\xc3\xa9"
+                              "cat")
+                        .ids),
+             QList<int>({0xc3, 0xa9, 'c', 'a', 't'})); // é is a letter
+    QCOMPARE(toList(t->encode("a <mask> b").words), QList<int>({0, -1, 1, 1}));
 }
 
 void TestTokenizerJson::chatPresetsRenderAsTheTemplates()
