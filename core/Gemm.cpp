@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <omp.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -42,9 +43,25 @@ const char *x86Kernels()
 }
 #endif
 
+// OpenBLAS maps a 128 MiB buffer for every thread that calls it and, when the address space
+// cannot hold one more, retries for ever (seen as a hang of `attnscope-cli export` under
+// `prlimit --as=400MB`, tst_cli_safety). Under a tight address-space or data limit Eigen it is.
+bool addressSpaceIsTight()
+{
+    constexpr rlim_t kRoom = rlim_t(8) << 30;
+    for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+        rlimit limit{};
+        if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < kRoom)
+            return true;
+    }
+    return false;
+}
+
 void loadOpenBlas()
 {
     if (const char *choice = std::getenv("ATTNSCOPE_BLAS"); choice && std::strcmp(choice, "eigen") == 0)
+        return;
+    if (addressSpaceIsTight())
         return;
     // Read by OpenBLAS once, as it loads: hence dlopen rather than linking it.
     setenv("OPENBLAS_NUM_THREADS", "1", 0);

@@ -52,7 +52,9 @@ bool gemmUsesOpenBlas();
 // x86-64 CPUs newer than its table (it took this project's Xeon, family 6 model 207, for a
 // 2004 Prescott and ran 5x slower), for the kernels the CPU's instruction set supports. It
 // sets those two environment variables, so call it at start-up, before other threads read the
-// environment; the first gemm calls it otherwise. ATTNSCOPE_BLAS=eigen skips OpenBLAS.
+// environment; the first gemm calls it otherwise. ATTNSCOPE_BLAS=eigen skips OpenBLAS, and so
+// does an address-space or data limit under 8 GiB (OpenBLAS maps 128 MiB per calling thread and
+// hangs, retrying, where it cannot).
 void initGemm();
 
 } // namespace attnscope
