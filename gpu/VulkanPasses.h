@@ -3,6 +3,7 @@
 // Records the attention passes (shaders/gemm.comp, shaders/softmax.comp, shaders/rope.comp) into
 // a command buffer, split into as many dispatches as the device's limits require (see DispatchPlan).
 
+#include "core/attention/AttentionProblem.h"
 #include "gpu/DispatchPlan.h"
 #include "gpu/VulkanResources.h"
 

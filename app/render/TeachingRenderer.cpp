@@ -357,7 +357,7 @@ QString TeachingRenderer::html() const
         // The rotation of the selected query and key rows, pair by pair.
         const StructuralMask structure(p);
         const std::int64_t qp = structure.queryPosition(i), kp = structure.keyPosition(j);
-        const std::vector<double> theta = ropeFrequencies(p.spec.rope->base, dK);
+        const std::vector<double> theta = ropeFrequencies(*p.spec.rope, dK);
         s += QStringLiteral("<a name='%1'></a>").arg(kAnchorRope) +
              tr("<h3>3b. RoPE: rotate q and k by their positions</h3>");
         s += tr("<p>Dimension d is paired with d + %1; the pair turns by position \u00d7 \u03b8<sub>d</sub>, "
