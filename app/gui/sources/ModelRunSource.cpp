@@ -18,6 +18,7 @@ namespace {
 
 // What a freshly opened model reads before anything is typed.
 const char *const kFirstSentence = "The cat sat on the mat.";
+const char *const kFirstChineseSentence = "床前明月光，疑是地上霜。床前明月光，疑是地上霜。";
 
 // A run's layer as a project: its attention input, every head, W_O, the scale and the mask, with
 // the tokens as the views label them. Computing it gives the run's weights of that layer again,
@@ -138,16 +139,21 @@ void ModelRunSource::showRun(const ModelPtr &model, ModelRunPtr run, const Atten
                               .arg(config.layers)
                               .arg(config.heads)
                               .arg(config.keyValueHeads());
-        // The built-in example's README says which heads learnt something: said beside the box.
-        const bool example = !exampleModelDir().isEmpty() && QFileInfo(exampleModelDir()).canonicalFilePath() ==
-                                                                 QFileInfo(loaded->path).canonicalFilePath();
-        m_hint->setText(example ? tr("Worth a look: layer 0 head 3 (the previous token), layer 1 head 0 (induction: "
-                                     "write the sentence twice)")
-                                : QString());
-        m_hint->setVisible(example);
+        // A built-in example's README says which heads learnt something: said beside the box.
+        const std::optional<ExampleModelId> example = exampleModelAt(loaded->path);
+        QString hint;
+        if (example == ExampleModelId::TinyGpt2)
+            hint = tr("Worth a look: layer 0 head 3 (the previous token), layer 1 head 0 (induction: write the "
+                      "sentence twice)");
+        else if (example == ExampleModelId::TinyQwen3)
+            hint = tr("Worth a look: layer 1 heads 0 and 1 (the previous token; type a Chinese sentence)");
+        m_hint->setText(hint);
+        m_hint->setVisible(example.has_value());
         if (m_text->text().isEmpty()) {
             const QSignalBlocker block(m_text);
-            m_text->setText(QString::fromUtf8(kFirstSentence));
+            // The Chinese example starts on a line of Li Bai's it has read, typed twice.
+            m_text->setText(
+                QString::fromUtf8(example == ExampleModelId::TinyQwen3 ? kFirstChineseSentence : kFirstSentence));
             m_host.typedText = m_text->text();
         }
     }

@@ -234,12 +234,13 @@ bool MainWindow::openModel(const QString &dir)
     return true;
 }
 
-bool MainWindow::openExampleModel()
+bool MainWindow::openExampleModel(ExampleModelId which)
 {
-    const QString dir = exampleModelDir();
+    const QString dir = exampleModelDir(which);
     if (dir.isEmpty()) {
-        m_host.status->error(tr("The example model is not installed: no folder holds it (looked in %1).")
-                                 .arg(QDir::toNativeSeparators(exampleModelCandidates().join(QStringLiteral(", ")))));
+        m_host.status->error(
+            tr("The example model is not installed: no folder holds it (looked in %1).")
+                .arg(QDir::toNativeSeparators(exampleModelCandidates(which).join(QStringLiteral(", ")))));
         return false;
     }
     return maybeSave() && openModel(dir);
@@ -373,15 +374,26 @@ void MainWindow::fillRecentMenu(QMenu *menu)
 
 void MainWindow::fillExamplesMenu(QMenu *menu)
 {
-    // The example model first: the folder is looked for once (it comes with the program).
-    QAction *model = menu->addAction(tr("Example model: tiny GPT-2"), this, [this] { openExampleModel(); });
-    model->setObjectName(QStringLiteral("exampleModel"));
-    const QString dir = exampleModelDir();
-    model->setEnabled(!dir.isEmpty());
-    model->setToolTip(plainToolTip(
-        dir.isEmpty() ? tr("The example model is not installed: no folder holds it (looked in %1).")
-                            .arg(QDir::toNativeSeparators(exampleModelCandidates().join(QStringLiteral(", "))))
-                      : QDir::toNativeSeparators(dir)));
+    // The example models first: their folders are looked for once (they come with the program).
+    const struct {
+        ExampleModelId which;
+        QString text, name;
+    } examples[] = {
+        {ExampleModelId::TinyGpt2, tr("Example model: tiny GPT-2"), QStringLiteral("exampleModel")},
+        {ExampleModelId::TinyQwen3, tr("Example model: tiny Qwen3 (Chinese and English)"),
+         QStringLiteral("exampleModelQwen3")},
+    };
+    for (const auto &example : examples) {
+        const ExampleModelId which = example.which;
+        QAction *model = menu->addAction(example.text, this, [this, which] { openExampleModel(which); });
+        model->setObjectName(example.name);
+        const QString dir = exampleModelDir(which);
+        model->setEnabled(!dir.isEmpty());
+        model->setToolTip(plainToolTip(
+            dir.isEmpty() ? tr("The example model is not installed: no folder holds it (looked in %1).")
+                                .arg(QDir::toNativeSeparators(exampleModelCandidates(which).join(QStringLiteral(", "))))
+                          : QDir::toNativeSeparators(dir)));
+    }
     menu->setToolTipsVisible(true);
     menu->addSeparator();
     // Loose examples next; each tutorial's in a submenu. The titles are data, "中文 — English" in

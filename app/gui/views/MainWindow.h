@@ -2,6 +2,7 @@
 
 #include "app/gui/document/ComputeController.h"
 #include "app/gui/document/Document.h"
+#include "app/gui/document/ExampleModel.h"
 #include "app/gui/document/ModelController.h"
 #include "app/gui/sources/Source.h"
 
@@ -43,9 +44,9 @@ public:
     bool openExample(const QString &resourcePath);
     // A Hugging Face GPT-2 or BERT folder, loaded on a worker and run on the text box's sentence.
     bool openModel(const QString &dir);
-    // The built-in example model, after asking to save a modified project; false with a message
+    // A built-in example model, after asking to save a modified project; false with a message
     // when it is not installed or the answer was Cancel.
-    bool openExampleModel();
+    bool openExampleModel(ExampleModelId which = ExampleModelId::TinyGpt2);
     // Head `head` of layer `layer` of the source in front as a new, editable project.
     bool openHeadInEditor(int layer, int head);
     void newDocument();
