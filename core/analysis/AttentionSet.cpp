@@ -182,11 +182,14 @@ Status AttentionSet::setTokenWords(const std::vector<std::int32_t> &words)
     if (std::int64_t(words.size()) != m_tq || m_tq != m_tk)
         return Error{"words: expected " + std::to_string(m_tq) + " entries (one per token), found " +
                      std::to_string(words.size())};
+    // A word ends where the tokenizer ends one, and where the labels do (a Chinese character
+    // is a word of its own, as BERT splits them, though GPT-2's pattern keeps a run together).
     std::vector<int> wordOf(words.size());
     int word = -1;
     for (std::size_t i = 0; i < words.size(); ++i) {
-        const bool continues = i > 0 && words[i] >= 0 && words[i] == words[i - 1];
-        wordOf[i] = continues ? word : ++word;
+        const bool tokenizerJoins = i > 0 && words[i] >= 0 && words[i] == words[i - 1];
+        const bool labelsJoin = i > 0 && i < queryWordOf.size() && queryWordOf[i] == queryWordOf[i - 1];
+        wordOf[i] = tokenizerJoins && labelsJoin ? word : ++word;
     }
     if (wordOf == queryWordOf && wordOf == keyWordOf)
         return Ok{}; // as the labels said: their decoded word labels stay

@@ -100,8 +100,9 @@ public:
     // (core/tokenizers/ByteLevelText.h): a label reads "␣world", "我…".
     Status setTokens(std::vector<std::string> queries, std::vector<std::string> keys);
     // Word boundaries as the tokenizer itself cut the text (Encoding::words, self-attention: the
-    // same for queries and keys), replacing those guessed from the labels: -1 (a special or
-    // added token) is a word of its own. One entry per token, else an error.
+    // same for queries and keys), added to those of the labels (a word ends where either ends
+    // one, so Chinese characters stay words of their own): -1 (a special or added token) is a
+    // word of its own. One entry per token, else an error.
     Status setTokenWords(const std::vector<std::int32_t> &words);
 
     // The mapped file the values are read from, when they are read straight from one (an

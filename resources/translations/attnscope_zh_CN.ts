@@ -2494,6 +2494,10 @@
         <source>New &amp;Window</source>
         <translation>新建窗口(&amp;W)</translation>
     </message>
+    <message>
+        <source>Example model: tiny Qwen3 (Chinese and English)</source>
+        <translation>示例模型：tiny Qwen3（中文和英文）</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>
@@ -2887,6 +2891,10 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>Model: %1 (%2, %3 layers, %4 query heads sharing %5 key/value heads)</source>
         <translation>模型：%1（%2，%3 层，%4 个查询头共享 %5 个键值头）</translation>
+    </message>
+    <message>
+        <source>Worth a look: layer 1 heads 0 and 1 (the previous token; type a Chinese sentence)</source>
+        <translation>值得一看：第 1 层的头 0 和头 1（看前一个词元；请输入一句中文）</translation>
     </message>
 </context>
 <context>

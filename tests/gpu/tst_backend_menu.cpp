@@ -118,7 +118,7 @@ void TestBackendMenu::modelRunFromTheWindowRunsOnVulkan()
     auto model = TransformerModel::load(QString(folder).toStdString());
     QVERIFY(model);
     CpuBackend cpu;
-    auto reference = model->forward(Encoding{run->ids, run->tokens}, cpu);
+    auto reference = model->forward(Encoding{run->ids, run->tokens, run->words}, cpu);
     QVERIFY(reference);
     QCOMPARE((*reference)->attentions.size(), run->attentions.size());
     double worst = 0.0;

@@ -15,8 +15,6 @@
 #include "app/gui/views/ModelView.h"
 #include "core/attention/CpuBackend.h"
 #include "core/models/ModelConfig.h"
-#include "core/models/ModelLoaders.h"
-#include "core/models/ModelTensors.h"
 
 #include "../common/TestUtil.h"
 
@@ -85,21 +83,6 @@ std::vector<Sentence> readSentences()
     return sentences;
 }
 
-// The model's weights without its tokenizer: the heads' test needs no tokenizer.json reader.
-Result<TransformerModel> loadWeightsOnly(const std::string &dir)
-{
-    auto config = readModelConfig(dir);
-    if (!config)
-        return config.error();
-    auto tensors = ModelTensors::open(dir, config->architecture().names.prefixes);
-    if (!tensors)
-        return tensors.error();
-    auto weights = loadWeights(*tensors, *config);
-    if (!weights)
-        return weights.error();
-    return TransformerModel::fromWeights(*config, std::move(*weights), std::nullopt);
-}
-
 // Per layer and head, as analyse_heads.py measures them: the mean weight of each query on the
 // token just before it, and the mean weight of each query in the second copy on the token after
 // the latest earlier occurrence of its token.
@@ -129,22 +112,6 @@ HeadMeasures measureHeads(const ModelRun &run)
             m.induction[l][h] /= std::max(n, 1);
         }
     return m;
-}
-
-// Until Qwen's tokenizer.json is read natively (another branch), the tests of typed text say so
-// and stop; they run as soon as TransformerModel::load() gives a model that encodes. Only the
-// refusals of a missing tokenizer.json reader count: loadTokenizer()'s "model_type "qwen3" is not
-// supported (gpt2 or bert)", or a model loaded without a tokenizer; any other failure fails.
-std::optional<QString> withoutTokenizer(const Result<TransformerModel> &model)
-{
-    QString why;
-    if (!model)
-        why = QString::fromStdString(model.message());
-    else if (auto encoded = model->encode("床"); !encoded)
-        why = QString::fromStdString(encoded.message());
-    if (why.contains(QStringLiteral("is not supported (gpt2 or bert)")) || why.contains(QStringLiteral("no tokenizer")))
-        return why;
-    return std::nullopt;
 }
 
 } // namespace
@@ -288,7 +255,7 @@ constexpr double kQwen3InductionBelow = 0.15;
 
 void TestExampleModel::qwen3HeadsDoWhatTheReadmeSays()
 {
-    auto model = loadWeightsOnly(qwen3Dir().toStdString());
+    auto model = TransformerModel::load(qwen3Dir().toStdString());
     QVERIFY2(model, model ? "" : model.message().c_str());
     QCOMPARE(model->config().layers, 2);
     QCOMPARE(model->config().heads, 4);
@@ -335,8 +302,6 @@ void TestExampleModel::qwen3HeadsDoWhatTheReadmeSays()
 void TestExampleModel::qwen3TokenizerGivesTheFixtureIds()
 {
     auto model = TransformerModel::load(qwen3Dir().toStdString());
-    if (const auto why = withoutTokenizer(model))
-        QSKIP(qPrintable(QStringLiteral("tokenizer.json not read yet: %1").arg(*why)));
     QVERIFY2(model, model ? "" : model.message().c_str());
     for (const Sentence &s : readSentences()) {
         auto encoded = model->encode(s.text);
@@ -350,8 +315,6 @@ void TestExampleModel::qwen3OpensFromTheExamplesMenu()
     const QString dir = exampleModelDir(ExampleModelId::TinyQwen3);
     QCOMPARE(dir, qwen3Dir());
     auto model = TransformerModel::load(dir.toStdString());
-    if (const auto why = withoutTokenizer(model))
-        QSKIP(qPrintable(QStringLiteral("tokenizer.json not read yet: %1").arg(*why)));
     QVERIFY2(model, model ? "" : model.message().c_str());
     MainWindow w;
     w.show();
@@ -377,6 +340,10 @@ void TestExampleModel::qwen3OpensFromTheExamplesMenu()
     QTRY_VERIFY_WITH_TIMEOUT(view->isFilled(), 60000);
     QCOMPARE(view->layers(), 2);
     QCOMPARE(view->heads(), 4);
+    // Four query heads on two key/value heads: the model view frames each pair.
+    QCOMPARE(view->groupSize(0), 2);
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
+    QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/tiny-qwen3-model-view.png")));
 }
 
 QTEST_MAIN(TestExampleModel)
