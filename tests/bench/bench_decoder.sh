@@ -28,6 +28,14 @@ if [ ! -f "$model/config.json" ] || [ ! -f "$model/model.safetensors" ] || [ ! -
   "$py" "$root/tests/bench/make_random_decoder.py" "$model"
 fi
 export OMP_NUM_THREADS="$threads" THREADS="$threads"
+# PyTorch calls the system OpenBLAS, which takes newer Xeons for old CPUs and runs slow kernels;
+# AttnScope asks for the kernels the CPU supports (core/Gemm.h). Both get the same ones here, and
+# OpenBLAS's own threads held to the same count, so the comparison is of the same GEMMs.
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+  if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
+  elif grep -qw avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell; fi
+fi
+export OPENBLAS_NUM_THREADS="$threads"
 
 blas="$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)"
 echo "threads: $threads; timed runs: $repeat after one warm-up; system BLAS (PyTorch's): $blas"
