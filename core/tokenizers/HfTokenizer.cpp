@@ -672,22 +672,7 @@ std::string HfTokenizer::displayText(std::int32_t id) const
             bytes = std::move(replaced);
         }
     }
-    // Valid UTF-8 as it is; each byte of an incomplete or invalid sequence as \xHH.
-    std::string out;
-    static const char hex[] = "0123456789ABCDEF";
-    for (std::size_t i = 0; i < bytes.size();) {
-        const Utf8Char c = decodeUtf8(bytes, i);
-        if (c.valid) {
-            out.append(bytes, i, c.length);
-        } else {
-            const auto b = static_cast<unsigned char>(bytes[i]);
-            out += "\\x";
-            out += hex[b >> 4];
-            out += hex[b & 15];
-        }
-        i += c.length;
-    }
-    return out;
+    return legibleUtf8(bytes);
 }
 
 } // namespace attnscope

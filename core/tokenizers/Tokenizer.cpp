@@ -206,21 +206,7 @@ std::string Tokenizer::displayText(std::int32_t id) const
     } else {
         bytes = spelling->compare(0, 2, "##") == 0 && spelling->size() > 2 ? spelling->substr(2) : *spelling;
     }
-    std::string out;
-    static const char hex[] = "0123456789ABCDEF";
-    for (std::size_t i = 0; i < bytes.size();) {
-        const Utf8Char c = decodeUtf8(bytes, i);
-        if (c.valid) {
-            out.append(bytes, i, c.length);
-        } else {
-            const auto b = static_cast<unsigned char>(bytes[i]);
-            out += "\\x";
-            out += hex[b >> 4];
-            out += hex[b & 15];
-        }
-        i += c.length;
-    }
-    return out;
+    return legibleUtf8(bytes);
 }
 
 Result<std::string> readModelType(const std::string &modelDir)

@@ -276,4 +276,23 @@ std::u32string normalizeUnicode(std::u32string_view text, NormalizationForm form
     return result;
 }
 
+std::string legibleUtf8(std::string_view bytes)
+{
+    std::string out;
+    static const char hex[] = "0123456789ABCDEF";
+    for (std::size_t i = 0; i < bytes.size();) {
+        const Utf8Char c = decodeUtf8(bytes, i);
+        if (c.valid) {
+            out.append(bytes, i, c.length);
+        } else {
+            const auto b = static_cast<unsigned char>(bytes[i]);
+            out += "\\x";
+            out += hex[b >> 4];
+            out += hex[b & 15];
+        }
+        i += c.length;
+    }
+    return out;
+}
+
 } // namespace attnscope

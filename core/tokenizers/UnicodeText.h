@@ -105,4 +105,8 @@ int combiningClass(char32_t c);
 enum class NormalizationForm { Nfc, Nfd, Nfkc, Nfkd };
 std::u32string normalizeUnicode(std::u32string_view text, NormalizationForm form);
 
+// Bytes as a reader can see them: valid UTF-8 as it is, each byte of an incomplete or invalid
+// sequence as "\xHH" (upper-case hex), so the result is always valid text.
+std::string legibleUtf8(std::string_view bytes);
+
 } // namespace attnscope
