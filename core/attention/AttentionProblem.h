@@ -101,6 +101,10 @@ struct AttentionProblem {
     std::optional<MatrixF> xv;
     AttentionWeights weights;
     MaskSpec mask;
+    // false: the caller reads the weights and the outputs, not the scores (a model's forward,
+    // which keeps only its attentions). An engine may then leave the trace's scores empty and
+    // skip the products the mask hides; everything else in the trace is as with true.
+    bool keepScores = true;
 
     // The key/value input: xkv in cross-attention, xq in self-attention.
     const MatrixF &keyInput() const { return spec.mode == AttentionMode::Cross ? xkv : xq; }

@@ -6,6 +6,7 @@
 #include "core/attention/Mask.h"
 #include "core/attention/Rope.h"
 #include "core/attention/Validation.h"
+#include "core/io/MemoryLimits.h"
 
 #include <omp.h>
 
@@ -201,6 +202,23 @@ void maskedSoftmaxRow(const float *scores, const std::uint8_t *allowed, Eigen::I
     (void)softmaxRow(scores, allowed, rowSpans(row).front(), n, fill, sink, out);
 }
 
+void siluInPlace(float *x, Eigen::Index n)
+{
+    // exp(-x) by expShiftedSum (exp(a - 0) for a <= 0 there; above 0 it holds up to 88), in
+    // slices. Below x = -88, x·sigmoid(x) is under 1e-36: -0, as x / (1 + inf) gives.
+    constexpr Eigen::Index kSlice = 1024;
+    float e[kSlice];
+    for (Eigen::Index from = 0; from < n; from += kSlice) {
+        const Eigen::Index len = std::min(kSlice, n - from);
+        float *v = x + from;
+        for (Eigen::Index j = 0; j < len; ++j)
+            e[j] = std::min(-v[j], 88.0f);
+        (void)expShiftedSum(e, 0.0f, e, len);
+        for (Eigen::Index j = 0; j < len; ++j)
+            v[j] = v[j] < -88.0f ? -0.0f : v[j] / (1.0f + e[j]);
+    }
+}
+
 void applySoftcap(float cap, Eigen::Ref<MatrixF> scores)
 {
     scores = (scores.array() * (1.0f / cap)).tanh() * cap;
@@ -233,6 +251,7 @@ void projectAndRotate(const AttentionProblem &p, MatrixF &q, MatrixF &k, MatrixF
 CpuBackend::CpuBackend(int threads) : m_threads(threads > 0 ? threads : omp_get_max_threads())
 {
     initGemm();
+    keepFreedMemoryForReuse();
 }
 
 CpuBackend::~CpuBackend() = default;
@@ -254,18 +273,19 @@ namespace {
 // Sizes every per-head matrix of a trace for this compute. Matrices a recycled trace brought
 // keep their storage where the element count is the same, so the maps are written into memory
 // that is already mapped; every element is overwritten below, none is read first.
-void shapeTrace(AttentionTrace &t, const HeadLayout &layout, Eigen::Index tq, Eigen::Index tk)
+void shapeTrace(AttentionTrace &t, const HeadLayout &layout, Eigen::Index tq, Eigen::Index tk, bool keepScores)
 {
     const size_t heads = size_t(layout.heads), kvHeads = size_t(layout.kvHeads);
     t.q.resize(heads);
     t.k.resize(kvHeads);
     t.v.resize(kvHeads);
-    t.scores.resize(heads);
+    t.scores.resize(keepScores ? heads : 0);
     t.weights.resize(heads);
     t.headOutputs.resize(heads);
     for (size_t h = 0; h < heads; ++h) {
         t.q[h].resize(tq, layout.headDimQK);
-        t.scores[h].resize(tq, tk);
+        if (keepScores)
+            t.scores[h].resize(tq, tk);
         t.weights[h].resize(tq, tk);
         t.headOutputs[h].resize(tq, layout.headDimV);
     }
@@ -309,7 +329,7 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
 
     AttentionTrace t = std::move(work.spare);
     work.spare = {};
-    shapeTrace(t, layout, tq, tk);
+    shapeTrace(t, layout, tq, tk, p.keepScores);
     t.allowed = effectiveMask(p);
     t.emptyRows = emptyMaskRows(t.allowed);
     const std::vector<RowSpan> spans = rowSpans(t.allowed);
@@ -337,19 +357,36 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
         const size_t h = size_t(task / blocks), g = size_t(layout.kvHeadOf(int(h)));
         const Eigen::Index r0 = (task % blocks) * blockRows;
         const Eigen::Index rows = std::min(blockRows, tq - r0);
-        auto scores = t.scores[h].middleRows(r0, rows);
+        // Without kept scores they are written where the weights go and the softmax runs in
+        // place (it reads a row's scores only inside its span, each before it writes there), and
+        // only the columns some row of the block may attend to are computed.
+        MatrixF &scoresOf = p.keepScores ? t.scores[h] : t.weights[h];
+        Eigen::Index s0 = 0, s1 = tk;
+        if (!p.keepScores) {
+            s0 = tk;
+            s1 = 0;
+            for (Eigen::Index i = r0; i < r0 + rows; ++i)
+                if (spans[size_t(i)].hi > spans[size_t(i)].lo) {
+                    s0 = std::min(s0, spans[size_t(i)].lo);
+                    s1 = std::max(s1, spans[size_t(i)].hi);
+                }
+        }
         auto weights = t.weights[h].middleRows(r0, rows);
-        // The scale rides on the GEMM (alpha): no scaled copy of Q, no transposed copy of K.
-        gemm(t.q[h].middleRows(r0, rows), GemmOp::None, t.k[g], GemmOp::Transpose, scores, scale);
-        if (softcap)
-            applySoftcap(*softcap, scores);
+        if (s1 > s0) {
+            auto scores = scoresOf.block(r0, s0, rows, s1 - s0);
+            // The scale rides on the GEMM (alpha): no scaled copy of Q, no transposed copy of K.
+            gemm(t.q[h].middleRows(r0, rows), GemmOp::None, t.k[g].middleRows(s0, s1 - s0), GemmOp::Transpose, scores,
+                 scale);
+            if (softcap)
+                applySoftcap(*softcap, scores);
+        }
         const float *sink = p.weights.sinks ? &(*p.weights.sinks)[Eigen::Index(h)] : nullptr;
 
         Eigen::Index c0 = tk, c1 = 0;
         for (Eigen::Index i = r0; i < r0 + rows; ++i) {
             const RowSpan &span = spans[size_t(i)];
             const bool touchesAll =
-                softmaxRow(&t.scores[h](i, 0), &t.allowed(i, 0), span, tk, fill, sink, &t.weights[h](i, 0));
+                softmaxRow(&scoresOf(i, 0), &t.allowed(i, 0), span, tk, fill, sink, &t.weights[h](i, 0));
             if (touchesAll) {
                 c0 = 0;
                 c1 = tk;

@@ -50,6 +50,8 @@ void maskedSoftmaxRow(const float *scores, const std::uint8_t *allowed, Eigen::I
 // c*tanh(s/c) over a block of scores, and the projections Q, K, V with RoPE applied where the
 // problem has it (the vectors before rotation kept per head where asked: q [H], k [G]).
 void applySoftcap(float cap, Eigen::Ref<MatrixF> scores);
+// x·sigmoid(x) (SiLU) in place over n values, with the softmax's vectorised exp (within 1 ulp).
+void siluInPlace(float *x, Eigen::Index n);
 void projectAndRotate(const AttentionProblem &problem, MatrixF &q, MatrixF &k, MatrixF &v,
                       std::vector<MatrixF> *qBefore = nullptr, std::vector<MatrixF> *kBefore = nullptr);
 

@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <sstream>
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -151,6 +153,15 @@ MemoryInfo memoryInfo()
     info.dataLeft = rlimitLeft(RLIMIT_DATA, vmData);
     info.cgroupLeft = cgroupLeft();
     return info;
+}
+
+void keepFreedMemoryForReuse()
+{
+    static std::once_flag once;
+    std::call_once(once, [] {
+        mallopt(M_MMAP_THRESHOLD, 64 << 20);
+        mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    });
 }
 
 std::int64_t memoryBudget()

@@ -32,6 +32,14 @@ std::int64_t memoryBudget();
 // `what` completes "needs X for ..." ("its intermediate tensors", "the JSON export").
 Status checkFitsInMemory(std::int64_t bytes, const std::string &what);
 
+// Makes the C allocator keep freed memory for reuse: blocks below 64 MiB come from the heap and
+// up to 256 MiB of freed heap stays mapped, instead of glibc's defaults (blocks from 128 KiB up
+// mapped and unmapped each time, the threshold adapting only up to 32 MiB). A forward frees and
+// allocates the same tens of megabytes per layer; each fresh mapping costs a page fault per
+// 4 KiB written, about a sixth of a Qwen2.5-0.5B forward at T = 1024 (docs/performance.md).
+// Process-wide and idempotent; the CPU engine calls it when it is created.
+void keepFreedMemoryForReuse();
+
 // The largest project or .npy file read into memory: the parsed document takes up to about
 // 16 bytes per byte of text, so a sixteenth of the budget (and never more than 1 GiB).
 std::int64_t maxInputFileBytes();

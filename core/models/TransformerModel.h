@@ -73,7 +73,7 @@ struct ModelRun {
     int layers = 0, heads = 0;
     std::int64_t length = 0; // T
     // [L, H, T, T] row-major float32: softmax weights of head h in layer l.
-    std::vector<float> attentions;
+    FloatBuffer attentions;
     // L+1 matrices T by d: the embeddings output first (BERT: after its LayerNorm), then each
     // block's output; GPT-2's last is after ln_f.
     std::vector<MatrixF> hiddenStates;

@@ -6,12 +6,34 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include <omp.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 namespace attnscope {
+
+namespace {
+
+// bfloat16 is the upper half of a float32. `in` holds little-endian 16-bit values, not
+// necessarily aligned (a checkpoint's tensors need not be).
+void brainToFloat(const unsigned char *__restrict in, float *__restrict out, std::int64_t n)
+{
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::uint32_t wide = std::uint32_t(in[2 * i] | (in[2 * i + 1] << 8)) << 16;
+        std::memcpy(out + i, &wide, 4);
+    }
+}
+
+void halfRangeToFloat(const unsigned char *__restrict in, float *__restrict out, std::int64_t n)
+{
+    for (std::int64_t i = 0; i < n; ++i)
+        out[i] = halfToFloat(std::uint16_t(in[2 * i] | (in[2 * i + 1] << 8)));
+}
+
+} // namespace
 
 WeightMatrix WeightMatrix::mapped(const unsigned char *data, const std::string &dtype, Eigen::Index storedRows,
                                   Eigen::Index storedCols, bool transposed, std::shared_ptr<const void> keepAlive)
@@ -34,28 +56,50 @@ Eigen::Index WeightMatrix::blockRows() const
     return std::max<Eigen::Index>(1, Eigen::Index(m_blockBytes / bytesPerRow));
 }
 
+void WeightMatrix::convertRows(Eigen::Index first, Eigen::Index count, float *out, bool parallel) const
+{
+    const std::int64_t n = std::int64_t(count) * m_storedCols;
+    const unsigned char *p = m_data + std::int64_t(first) * m_storedCols * m_elementSize;
+    if (m_elementSize == 4) {
+        std::memcpy(out, p, std::size_t(n) * 4);
+        return;
+    }
+    const auto *bits = p;
+    const bool brain = m_brain;
+    // Ranges of 64 Ki values, each converted by a loop of its own over local pointers (so
+    // that the compiler vectorises it) on the caller's threads.
+    constexpr std::int64_t kRange = std::int64_t(1) << 16;
+    const std::int64_t ranges = (n + kRange - 1) / kRange;
+#pragma omp parallel for schedule(static) if (parallel && n > (1 << 20))
+    for (std::int64_t r = 0; r < ranges; ++r) {
+        const std::int64_t from = r * kRange, count = std::min(kRange, n - from);
+        if (brain)
+            brainToFloat(bits + 2 * from, out + from, count);
+        else
+            halfRangeToFloat(bits + 2 * from, out + from, count);
+    }
+}
+
 MatrixF WeightMatrix::storedBlock(Eigen::Index first, Eigen::Index count) const
 {
     MatrixF out(count, m_storedCols);
-    const std::int64_t n = std::int64_t(count) * m_storedCols;
-    const unsigned char *p = m_data + std::int64_t(first) * m_storedCols * m_elementSize;
-    float *o = out.data();
-    if (m_elementSize == 4) {
-        std::memcpy(o, p, std::size_t(n) * 4);
-        return out;
-    }
-#pragma omp parallel for schedule(static) if (n > (1 << 20))
-    for (std::int64_t i = 0; i < n; ++i) {
-        const std::uint16_t bits = std::uint16_t(p[2 * i] | (p[2 * i + 1] << 8));
-        if (m_brain) {
-            const std::uint32_t wide = std::uint32_t(bits) << 16;
-            std::memcpy(&o[i], &wide, 4);
-        } else {
-            o[i] = halfToFloat(bits);
-        }
-    }
+    convertRows(first, count, out.data(), true);
     return out;
 }
+
+namespace {
+
+// Each calling thread's conversion buffer, kept across products: a fresh one per block would
+// cost a page fault per 4 KiB of it every forward.
+float *scratch(std::size_t floats)
+{
+    thread_local std::vector<float> buffer;
+    if (buffer.size() < floats)
+        buffer.resize(floats);
+    return buffer.data();
+}
+
+} // namespace
 
 void WeightMatrix::release(Eigen::Index first, Eigen::Index count) const
 {
@@ -68,49 +112,69 @@ void WeightMatrix::release(Eigen::Index first, Eigen::Index count) const
         madvise(reinterpret_cast<void *>(from), to - from, MADV_DONTNEED);
 }
 
-// The products run on core's GEMM (OpenBLAS where it loads) over the caller's OpenMP threads.
-MatrixF WeightMatrix::product(const MatrixF &x) const
+MatrixF WeightMatrix::storedRowsAsColumns(const MatrixF &x) const
 {
+    // y = x·Sᵀ for the stored S: each stored row gives a column of y. The stored rows are cut
+    // into chunks, one task each: a thread converts its chunk into its own buffer and runs a
+    // one-thread GEMM on it while the chunk is still in its cache, so the weights are converted
+    // and packed once per product, with no barrier between the two steps.
     const int threads = omp_get_max_threads();
-    if (!m_mapped) {
-        MatrixF y(x.rows(), m_resident.cols());
-        parallelGemm(x, m_resident, y, threads);
-        return y;
-    }
-    MatrixF y = MatrixF::Zero(x.rows(), cols());
-    const Eigen::Index block = blockRows();
-    for (Eigen::Index first = 0; first < m_storedRows; first += block) {
-        const Eigen::Index count = std::min(block, m_storedRows - first);
-        const MatrixF s = storedBlock(first, count);
-        if (m_transposed) // stored rows are M's columns
-            parallelGemm(x, s, GemmOp::Transpose, y.middleCols(first, count), threads);
-        else // stored rows are M's rows
-            parallelGemm(x.middleCols(first, count), s, y, threads, 1.0f, 1.0f);
+    MatrixF y(x.rows(), m_storedRows);
+    // As many chunks as a block's size asks for, rounded up to a multiple of the threads so
+    // that each gets the same share; whole groups of 16 rows (the kernels' width).
+    Eigen::Index chunks = (m_storedRows + blockRows() - 1) / blockRows();
+    chunks = (chunks + threads - 1) / threads * threads;
+    const Eigen::Index chunk = std::max<Eigen::Index>(16, ((m_storedRows + chunks - 1) / chunks + 15) / 16 * 16);
+    chunks = (m_storedRows + chunk - 1) / chunk;
+    const double flops = 2.0 * double(x.rows()) * double(x.cols()) * double(m_storedRows);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (chunks > 1 && flops > 8e6)
+    for (Eigen::Index c = 0; c < chunks; ++c) {
+        const Eigen::Index first = c * chunk, count = std::min(chunk, m_storedRows - first);
+        float *buffer = scratch(std::size_t(count * m_storedCols));
+        convertRows(first, count, buffer, false);
+        const Eigen::Map<const MatrixF> s(buffer, count, m_storedCols);
+        gemm(x, GemmOp::None, s, GemmOp::Transpose, y.middleCols(first, count));
         release(first, count);
     }
     return y;
 }
 
-MatrixF WeightMatrix::productTransposed(const MatrixF &x) const
+MatrixF WeightMatrix::storedRowsAsInputs(const MatrixF &x) const
 {
+    // y = x·S: each stored row meets one column of x; blocks of rows accumulate into y.
     const int threads = omp_get_max_threads();
-    if (!m_mapped) {
-        MatrixF y(x.rows(), m_resident.rows());
-        parallelGemm(x, m_resident, GemmOp::Transpose, y, threads);
-        return y;
-    }
-    MatrixF y = MatrixF::Zero(x.rows(), rows());
+    MatrixF y = MatrixF::Zero(x.rows(), m_storedCols);
     const Eigen::Index block = blockRows();
     for (Eigen::Index first = 0; first < m_storedRows; first += block) {
         const Eigen::Index count = std::min(block, m_storedRows - first);
-        const MatrixF s = storedBlock(first, count);
-        if (m_transposed) // Mᵀ's rows are stored: x·Mᵀ's rows of the block's inputs
-            parallelGemm(x.middleCols(first, count), s, y, threads, 1.0f, 1.0f);
-        else // M's rows are stored: they give x·Mᵀ's columns
-            parallelGemm(x, s, GemmOp::Transpose, y.middleCols(first, count), threads);
+        float *buffer = scratch(std::size_t(count * m_storedCols));
+        convertRows(first, count, buffer, true);
+        const Eigen::Map<const MatrixF> s(buffer, count, m_storedCols);
+        parallelGemm(x.middleCols(first, count), s, y, threads, 1.0f, 1.0f);
         release(first, count);
     }
     return y;
+}
+
+// The products run on core's GEMM (OpenBLAS where it loads) over the caller's OpenMP threads.
+MatrixF WeightMatrix::product(const MatrixF &x) const
+{
+    if (!m_mapped) {
+        MatrixF y(x.rows(), m_resident.cols());
+        parallelGemm(x, m_resident, y, omp_get_max_threads());
+        return y;
+    }
+    return m_transposed ? storedRowsAsColumns(x) : storedRowsAsInputs(x);
+}
+
+MatrixF WeightMatrix::productTransposed(const MatrixF &x) const
+{
+    if (!m_mapped) {
+        MatrixF y(x.rows(), m_resident.rows());
+        parallelGemm(x, m_resident, GemmOp::Transpose, y, omp_get_max_threads());
+        return y;
+    }
+    return m_transposed ? storedRowsAsInputs(x) : storedRowsAsColumns(x);
 }
 
 VectorF WeightMatrix::row(Eigen::Index r) const

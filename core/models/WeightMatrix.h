@@ -37,7 +37,7 @@ public:
     // All of M in float32 (tests, small models).
     MatrixF toFloat() const;
 
-    // Blocks of about `bytes` of float32 (default 64 MiB); small blocks exercise the seams.
+    // Blocks of about `bytes` of float32 (default 8 MiB); small blocks exercise the seams.
     WeightMatrix &setBlockBytes(std::int64_t bytes)
     {
         m_blockBytes = bytes;
@@ -51,9 +51,15 @@ public:
 private:
     // Stored rows [first, first + count) in float32, as stored (count by storedCols).
     MatrixF storedBlock(Eigen::Index first, Eigen::Index count) const;
+    // The same rows converted into `out` (count·storedCols floats), on the caller's OpenMP
+    // threads when `parallel`.
+    void convertRows(Eigen::Index first, Eigen::Index count, float *out, bool parallel) const;
+    // x·Sᵀ and x·S for the stored matrix S.
+    MatrixF storedRowsAsColumns(const MatrixF &x) const;
+    MatrixF storedRowsAsInputs(const MatrixF &x) const;
     // Gives the pages of stored rows [first, first + count) back to the page cache.
     void release(Eigen::Index first, Eigen::Index count) const;
-    // Stored rows per block: about 64 MiB of float32.
+    // Stored rows per block: about m_blockBytes of float32.
     Eigen::Index blockRows() const;
 
     MatrixF m_resident;
@@ -63,7 +69,7 @@ private:
     bool m_brain = false; // BF16 (else F16 when m_elementSize is 2)
     Eigen::Index m_storedRows = 0, m_storedCols = 0;
     std::shared_ptr<const void> m_keepAlive;
-    std::int64_t m_blockBytes = std::int64_t(64) << 20;
+    std::int64_t m_blockBytes = std::int64_t(8) << 20;
 };
 
 } // namespace attnscope

@@ -40,6 +40,9 @@ private slots:
     void maskPartsCombineByAnd();
     void singleThreadMatchesMultiThread();
     void recycledTracesGiveTheSameResults();
+    void weightsAloneMatchTheFullTrace_data();
+    void siluMatchesItsDefinition();
+    void weightsAloneMatchTheFullTrace();
     void concurrentComputesKeepTheirOwnThreadCounts();
     void validationErrors_data();
     void validationErrors();
@@ -277,6 +280,76 @@ void TestAttention::recycledTracesGiveTheSameResults()
         recycling.recycle(std::move(got).value());
     }
     QCOMPARE(reused, 1);
+}
+
+void TestAttention::weightsAloneMatchTheFullTrace_data()
+{
+    test::addModernCases();
+}
+
+// keepScores = false (what a model's forward asks): the softmax runs in place over only the
+// columns the mask lets each row block see. Weights and outputs must be what the full trace
+// has, on a recycled trace filled with NaN (a column left unwritten shows), and scores empty.
+void TestAttention::weightsAloneMatchTheFullTrace()
+{
+    QFETCH(Case, c);
+    std::vector<AttentionProblem> problems = {makeProblem(c)};
+    for (const bool causal : {true, false}) { // larger: several row blocks over two threads
+        RandomProblemOptions o;
+        o.tokens = 300;
+        o.modelDim = 64;
+        o.heads = 4;
+        o.causal = causal;
+        o.seed = 7;
+        AttentionProblem p = randomProblem(o);
+        p.mask.window = c.window;
+        if (c.softcap > 0)
+            p.spec.softcap = c.softcap;
+        p.spec.maskFill = c.fill;
+        if (c.sinks)
+            p.weights.sinks = VectorF::LinSpaced(4, -1.0f, 2.0f);
+        p.mask.keyPadding.assign(300, true); // a padded tail: rows with no key under a window
+        for (size_t j = 200; j < 300; ++j)
+            p.mask.keyPadding[j] = false;
+        problems.push_back(std::move(p));
+    }
+    CpuBackend recycling(2);
+    for (size_t i = 0; i < problems.size(); ++i) {
+        AttentionProblem weightsOnly = problems[i];
+        weightsOnly.keepScores = false;
+        auto full = CpuBackend(2).compute(problems[i]);
+        QVERIFY2(full.ok(), full.ok() ? "" : full.message().c_str());
+        for (int round = 0; round < 2; ++round) { // the second round writes into the first's memory
+            auto got = recycling.compute(weightsOnly);
+            QVERIFY2(got.ok(), got.ok() ? "" : got.message().c_str());
+            QVERIFY(got->scores.empty());
+            AttentionTrace expected = *full;
+            expected.scores.clear();
+            compareTraces(*got, expected);
+            if (QTest::currentTestFailed())
+                QFAIL(qPrintable(QStringLiteral("problem %1, round %2: the weights differ").arg(i).arg(round)));
+            poison(*got);
+            recycling.recycle(std::move(got).value());
+        }
+    }
+}
+
+// The model forward's SiLU runs on the softmax's exp: within a few ulp of x·sigmoid(x) in
+// double, from where exp(-x) overflows float to where it underflows, and exact at 0.
+void TestAttention::siluMatchesItsDefinition()
+{
+    std::vector<float> x;
+    for (float v = -120.0f; v <= 120.0f; v += 0.0371f)
+        x.push_back(v);
+    x.insert(x.end(), {0.0f, -0.0f, 1e-30f, -1e-30f, 88.5f, -88.5f, 87.3f, -87.3f, 3e38f, -3e38f});
+    std::vector<float> y = x;
+    siluInPlace(y.data(), Eigen::Index(y.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+        const double expected = double(x[i]) / (1.0 + std::exp(-double(x[i])));
+        const double error = std::abs(double(y[i]) - expected);
+        QVERIFY2(std::isfinite(y[i]) && error <= 4e-7 * std::abs(expected) + 1e-35,
+                 qPrintable(QStringLiteral("silu(%1) = %2, expected %3").arg(x[i]).arg(y[i]).arg(expected)));
+    }
 }
 
 void TestAttention::concurrentComputesKeepTheirOwnThreadCounts()
