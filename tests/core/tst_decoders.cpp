@@ -401,6 +401,11 @@ void TestDecoders::mappedWeightsMultiplyAsInMemory()
                   xt = initMatrix(4, cols, InitKind::Gaussian, 9, 1.0);
     QVERIFY(w.product(x).isApprox(MatrixF(x * m), 1e-6f));
     QVERIFY(w.productTransposed(xt).isApprox(MatrixF(xt * m.transpose()), 1e-6f));
+    // Enough rows for the chunks to be shared between threads (over ~8 MFLOP).
+    const MatrixF tall = initMatrix(6000, rows, InitKind::Gaussian, 10, 1.0),
+                  tallT = initMatrix(6000, cols, InitKind::Gaussian, 11, 1.0);
+    QVERIFY(w.product(tall).isApprox(MatrixF(tall * m), 1e-6f));
+    QVERIFY(w.productTransposed(tallT).isApprox(MatrixF(tallT * m.transpose()), 1e-6f));
     if (!transposed)
         QVERIFY(w.row(5) == m.row(5));
     QVERIFY(w.checkFinite());
