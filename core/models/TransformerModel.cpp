@@ -50,17 +50,20 @@ MatrixF normalize(const MatrixF &x, const LayerNormWeights &w, double eps)
 
 void activate(MatrixF &x, Activation activation)
 {
+    float *v = x.data();
+    const Eigen::Index n = x.size();
+    constexpr Eigen::Index kRange = 1 << 14; // ranges over the caller's threads
     if (activation == Activation::GeluTanh) {
         // gelu_new (NewGELUActivation), gelu_pytorch_tanh.
         const float c = float(std::sqrt(2.0 / M_PI));
-        auto a = x.array();
-        a = 0.5f * a * (1.0f + (c * (a + 0.044715f * a.cube())).tanh());
+#pragma omp parallel for schedule(static) if (n > (1 << 16))
+        for (Eigen::Index from = 0; from < n; from += kRange) {
+            auto a = Eigen::Map<Eigen::ArrayXf>(v + from, std::min(kRange, n - from));
+            a = 0.5f * a * (1.0f + (c * (a + 0.044715f * a.cube())).tanh());
+        }
         return;
     }
-    float *v = x.data();
-    const Eigen::Index n = x.size();
     if (activation == Activation::Silu) {
-        constexpr Eigen::Index kRange = 1 << 14; // ranges over the caller's threads
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
         for (Eigen::Index from = 0; from < n; from += kRange)
             siluInPlace(v + from, std::min(kRange, n - from));
