@@ -6,7 +6,9 @@
 #include "TestUtil.h"
 
 #include "core/formats/Npy.h"
+#include "core/models/TransformerModel.h"
 
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -66,6 +68,60 @@ inline void writeFile(const QString &path, const QByteArray &bytes)
     QFile f(path);
     QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
     f.write(bytes);
+}
+
+inline QJsonObject readJson(const QString &path)
+{
+    return QJsonDocument::fromJson(readAll(path)).object();
+}
+
+inline void writeJson(const QString &path, const QJsonObject &o)
+{
+    writeFile(path, QJsonDocument(o).toJson());
+}
+
+// Breaks the model folder `dir` on purpose, as the malformed-folder tests describe it: "rm FILE",
+// "config KEY JSON" (one key of config.json set), "index TENSOR FILE" (one entry of the shard
+// index), "truncate" (model.safetensors cut in half). False for any other verb.
+inline bool mutateFolder(const QString &dir, const QString &mutation)
+{
+    const QString verb = mutation.section(' ', 0, 0), key = mutation.section(' ', 1, 1),
+                  value = mutation.section(' ', 2);
+    if (verb == "rm")
+        return QFile::remove(dir + "/" + key);
+    if (verb == "truncate") {
+        QFile f(dir + "/model.safetensors");
+        return f.resize(f.size() / 2);
+    }
+    if (verb == "config") {
+        QJsonObject config = readJson(dir + "/config.json");
+        config[key] = QJsonDocument::fromJson("[" + value.toUtf8() + "]").array().at(0);
+        writeJson(dir + "/config.json", config);
+        return true;
+    }
+    if (verb == "index") {
+        QJsonObject index = readJson(dir + "/model.safetensors.index.json");
+        QJsonObject map = index["weight_map"].toObject();
+        map[key] = value;
+        index["weight_map"] = map;
+        writeJson(dir + "/model.safetensors.index.json", index);
+        return true;
+    }
+    return false;
+}
+
+// The folder is refused in one line holding `expected`, of ErrorKind `kind`, and nothing is
+// written into it.
+inline void checkRefusedInOneLine(const QString &dir, const QString &expected, int kind)
+{
+    const QStringList before = QDir(dir).entryList(QDir::Files, QDir::Name);
+    auto model = TransformerModel::load(dir.toStdString());
+    QVERIFY(!model);
+    const QString message = QString::fromStdString(model.message());
+    QVERIFY2(message.contains(expected), qPrintable(message));
+    QVERIFY2(!message.contains('\n'), qPrintable(message));
+    QCOMPARE(int(model.kind()), kind);
+    QCOMPARE(QDir(dir).entryList(QDir::Files, QDir::Name), before);
 }
 
 } // namespace attnscope::test

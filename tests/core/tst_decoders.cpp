@@ -52,16 +52,6 @@ std::uint16_t floatToHalfExact(float &v)
     return std::uint16_t(sign | (e << 10) | fraction);
 }
 
-QJsonObject readJson(const QString &path)
-{
-    return QJsonDocument::fromJson(test::readAll(path)).object();
-}
-
-void writeJson(const QString &path, const QJsonObject &o)
-{
-    test::writeFile(path, QJsonDocument(o).toJson());
-}
-
 } // namespace
 
 class TestDecoders : public QObject
@@ -281,29 +271,8 @@ void TestDecoders::malformedFolderIsRefusedWithOneLine()
     QTemporaryDir tmp;
     const QString dir = tmp.filePath("m");
     test::copyFolder(fixture(base), dir);
-    const QString verb = mutation.section(' ', 0, 0), key = mutation.section(' ', 1, 1),
-                  value = mutation.section(' ', 2);
-    if (verb == "rm") {
-        QVERIFY(QFile::remove(dir + "/" + key));
-    } else if (verb == "config") {
-        QJsonObject config = readJson(dir + "/config.json");
-        config[key] = QJsonDocument::fromJson("[" + value.toUtf8() + "]").array().at(0);
-        writeJson(dir + "/config.json", config);
-    } else if (verb == "index") {
-        QJsonObject index = readJson(dir + "/model.safetensors.index.json");
-        QJsonObject map = index["weight_map"].toObject();
-        map[key] = value;
-        index["weight_map"] = map;
-        writeJson(dir + "/model.safetensors.index.json", index);
-    }
-    const QStringList before = QDir(dir).entryList(QDir::Files, QDir::Name);
-    auto model = TransformerModel::load(dir.toStdString());
-    QVERIFY(!model);
-    const QString message = QString::fromStdString(model.message());
-    QVERIFY2(message.contains(expected), qPrintable(message));
-    QVERIFY2(!message.contains('\n'), qPrintable(message));
-    QCOMPARE(int(model.kind()), kind);
-    QCOMPARE(QDir(dir).entryList(QDir::Files, QDir::Name), before); // nothing written
+    QVERIFY(test::mutateFolder(dir, mutation));
+    test::checkRefusedInOneLine(dir, expected, kind);
 }
 
 void TestDecoders::idsBeyondTheVocabularyAreRefused()

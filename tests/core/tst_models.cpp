@@ -284,25 +284,11 @@ void TestModels::malformedFolderIsRefusedWithOneLine()
     QTemporaryDir tmp;
     const QString dir = tmp.filePath("m");
     copyFolder(fixture(base), dir);
-    const QStringList words = mutation.split(' ');
-    if (words[0] == "rm") {
-        QVERIFY(QFile::remove(dir + "/" + words[1]));
-    } else if (words[0] == "truncate") {
-        QFile f(dir + "/model.safetensors");
-        QVERIFY(f.resize(f.size() / 2));
-    } else if (words[0] == "lying") {
+    if (mutation == "lying")
         writeFile(dir + "/model.safetensors", lyingSafetensors());
-    } else if (words[0] == "config") {
-        QJsonObject config = QJsonDocument::fromJson(test::readAll(dir + "/config.json")).object();
-        config[words[1]] = QJsonDocument::fromJson("[" + words[2].toUtf8() + "]").array().at(0);
-        writeFile(dir + "/config.json", QJsonDocument(config).toJson());
-    }
-    auto model = TransformerModel::load(dir.toStdString());
-    QVERIFY(!model);
-    const QString message = QString::fromStdString(model.message());
-    QVERIFY2(message.contains(expected), qPrintable(message));
-    QVERIFY2(!message.contains('\n'), qPrintable(message));
-    QCOMPARE(int(model.kind()), kind);
+    else
+        QVERIFY(test::mutateFolder(dir, mutation));
+    test::checkRefusedInOneLine(dir, expected, kind);
 }
 
 void TestModels::inputOutsideTheModelIsRefused()
