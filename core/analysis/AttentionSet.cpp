@@ -164,7 +164,7 @@ Status AttentionSet::setTokens(std::vector<std::string> queries, std::vector<std
                      std::to_string(keys.size())};
     for (auto [labels, wordOf, words, given] : {std::tuple{&queryTokens, &queryWordOf, &queryWords, &queries},
                                                 std::tuple{&keyTokens, &keyWordOf, &keyWords, &keys}}) {
-        if (auto pieces = byteLevelPieces(*given)) {
+        if (auto pieces = readablePieces(*given)) {
             *labels = std::move(pieces->labels);
             *wordOf = std::move(pieces->wordOf);
             *words = std::move(pieces->words);

@@ -95,9 +95,9 @@ public:
     LayerFacts facts(int layer) const;
 
     // Sets the labels, checking their counts ("tokens: expected 12 labels (one per query), found 11"),
-    // and the words they form (wordsFromTokens). Byte-level BPE spellings ("Ġworld", "æĪ") are
-    // shown as the text they decode to, and their words taken from that text
-    // (core/tokenizers/ByteLevelText.h): a label reads "␣world", "我…".
+    // and the words they form (wordsFromTokens). Byte-level BPE spellings ("Ġworld", "æĪ") and
+    // SentencePiece ones ("▁world", "<0xE6>") are shown as the text they decode to, and their
+    // words taken from that text (core/tokenizers/ByteLevelText.h): a label reads "␣world", "我…".
     Status setTokens(std::vector<std::string> queries, std::vector<std::string> keys);
     // Word boundaries as the tokenizer itself cut the text (Encoding::words, self-attention: the
     // same for queries and keys), added to those of the labels (a word ends where either ends

@@ -1,5 +1,7 @@
 #include "core/tokenizers/ByteLevelText.h"
 
+#include <cctype>
+
 #include "core/tokenizers/UnicodeText.h"
 
 #include <algorithm>
@@ -81,11 +83,24 @@ bool isPunctuationOnly(const std::vector<Char> &chars, std::size_t from, std::si
     return any;
 }
 
+// SentencePiece's byte-fallback piece "<0xE4>": its byte, or -1.
+int fallbackByte(const std::string &t)
+{
+    if (t.size() != 6 || t.compare(0, 3, "<0x") != 0 || t[5] != '>' ||
+        !std::isxdigit(static_cast<unsigned char>(t[3])) || !std::isxdigit(static_cast<unsigned char>(t[4])))
+        return -1;
+    return std::stoi(t.substr(3, 2), nullptr, 16);
+}
+
+// Labels, words and word texts from each token's bytes (special tokens: none, kept as spelled).
+std::optional<ByteLevelPieces> piecesFromBytes(const std::vector<std::string> &tokens,
+                                               const std::vector<std::string> &bytes, const std::vector<bool> &special);
+
 } // namespace
 
 std::optional<ByteLevelPieces> byteLevelPieces(const std::vector<std::string> &tokens)
 {
-    // Every token's bytes, and where each run of tokens between special tokens starts.
+    // Every token's bytes.
     std::vector<std::string> bytes(tokens.size());
     std::vector<bool> special(tokens.size());
     bool telling = false; // a stand-in that plain text would not hold
@@ -106,7 +121,51 @@ std::optional<ByteLevelPieces> byteLevelPieces(const std::vector<std::string> &t
     }
     if (!telling)
         return std::nullopt;
+    return piecesFromBytes(tokens, bytes, special);
+}
 
+std::optional<ByteLevelPieces> sentencePiecePieces(const std::vector<std::string> &tokens)
+{
+    std::vector<std::string> bytes(tokens.size());
+    std::vector<bool> special(tokens.size());
+    bool telling = false; // a "▁" or a byte piece
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const std::string &t = tokens[i];
+        if (const int b = fallbackByte(t); b >= 0) {
+            bytes[i] = char(b);
+            telling = true;
+            continue;
+        }
+        special[i] = isSpecialToken(t);
+        if (special[i])
+            continue;
+        for (std::size_t at = 0; at < t.size();) {
+            if (t.compare(at, 3, "\xE2\x96\x81") == 0) { // ▁, U+2581
+                bytes[i] += ' ';
+                at += 3;
+                telling = true;
+            } else {
+                bytes[i] += t[at++];
+            }
+        }
+    }
+    if (!telling)
+        return std::nullopt;
+    return piecesFromBytes(tokens, bytes, special);
+}
+
+std::optional<ByteLevelPieces> readablePieces(const std::vector<std::string> &tokens)
+{
+    if (auto pieces = byteLevelPieces(tokens))
+        return pieces;
+    return sentencePiecePieces(tokens);
+}
+
+namespace {
+
+std::optional<ByteLevelPieces> piecesFromBytes(const std::vector<std::string> &tokens,
+                                               const std::vector<std::string> &bytes, const std::vector<bool> &special)
+{
     ByteLevelPieces out;
     out.labels.resize(tokens.size());
     out.wordOf.resize(tokens.size());
@@ -193,5 +252,7 @@ std::optional<ByteLevelPieces> byteLevelPieces(const std::vector<std::string> &t
     }
     return out;
 }
+
+} // namespace
 
 } // namespace attnscope

@@ -36,4 +36,13 @@ struct ByteLevelPieces {
 // same either way), or bytes that do not join into valid UTF-8 between special tokens.
 std::optional<ByteLevelPieces> byteLevelPieces(const std::vector<std::string> &tokens);
 
+// The same for SentencePiece spellings (Llama 2, Mistral, Gemma): "▁" is a space, and a
+// byte-fallback piece "<0xE4>" is its byte, so the three pieces of 你 read "你…", "…你…", "…你".
+// Nothing when no token has a "▁" or is a byte piece, or when the bytes do not join into valid
+// UTF-8 between special tokens.
+std::optional<ByteLevelPieces> sentencePiecePieces(const std::vector<std::string> &tokens);
+
+// byteLevelPieces, else sentencePiecePieces.
+std::optional<ByteLevelPieces> readablePieces(const std::vector<std::string> &tokens);
+
 } // namespace attnscope

@@ -234,6 +234,26 @@ private slots:
         QCOMPARE(gpt2Words->labels[8], std::string("\xE2\x86\xB5"));    // ↵
     }
 
+    void sentencePieceSpellingsReadAsText()
+    {
+        // Llama 2 / Gemma spellings: "▁" a space, 你 in three byte-fallback pieces.
+        const std::vector<std::string> tokens = {"<s>",    "\u2581Hello", "\u2581", "<0xE4>",
+                                                 "<0xBD>", "<0xA0>",      "\u597d", "\u2581world"};
+        QVERIFY(!byteLevelPieces(tokens));
+        const auto pieces = readablePieces(tokens);
+        QVERIFY(pieces);
+        QCOMPARE(pieces->labels,
+                 (std::vector<std::string>{"<s>", "\u2423Hello", "\u2423", "\u4f60\u2026", "\u2026\u4f60\u2026",
+                                           "\u2026\u4f60", "\u597d", "\u2423world"}));
+        QCOMPARE(pieces->wordOf, (std::vector<int>{0, 1, 2, 3, 3, 3, 4, 5}));
+        QCOMPARE(pieces->words, (std::vector<std::string>{"<s>", "Hello", "\u2423", "\u4f60", "\u597d", "world"}));
+        // Not SentencePiece: no "▁" and no byte piece; a byte piece that is not hex; bytes that
+        // do not join into UTF-8.
+        QVERIFY(!sentencePiecePieces({"Hello", "world", "<s>"}));
+        QVERIFY(!sentencePiecePieces({"<0xZZ>", "a"}));
+        QVERIFY(!sentencePiecePieces({"\u2581a", "<0xE4>", "<0xBD>"}));
+    }
+
     void gpt2MatchesJavaScriptEncoder_data()
     {
         QTest::addColumn<QByteArray>("text");

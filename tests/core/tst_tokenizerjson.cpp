@@ -188,6 +188,17 @@ void TestTokenizerJson::displayTextIsLegible()
     QCOMPARE(llama2.displayText(*llama2.tokenId("▁world")), std::string(" world"));
     QCOMPARE(llama2.displayText(*llama2.tokenId("<0x41>")), std::string("A"));
     QCOMPARE(llama2.displayText(*llama2.tokenId("<0xE4>")), std::string("\\xE4"));
+    // In a sequence, the views join byte-fallback pieces into their character: 鑫 is not in
+    // Llama 2's vocabulary and falls back to its three bytes.
+    const Encoding fallback = llama2.encode("金鑫 ok");
+    const auto bytesAt = std::find(fallback.tokens.begin(), fallback.tokens.end(), "<0xE9>");
+    QVERIFY2(bytesAt != fallback.tokens.end(), "鑫 was expected to fall back to bytes");
+    const auto pieces = readablePieces(fallback.tokens);
+    QVERIFY(pieces);
+    const std::size_t at = std::size_t(bytesAt - fallback.tokens.begin());
+    QCOMPARE(pieces->labels[at], std::string("鑫…"));
+    QCOMPARE(pieces->labels[at + 2], std::string("…鑫"));
+    QVERIFY(std::find(pieces->words.begin(), pieces->words.end(), "鑫") != pieces->words.end());
 }
 
 void TestTokenizerJson::loadsQwenQuickly()
