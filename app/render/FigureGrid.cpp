@@ -5,6 +5,7 @@
 
 #include "app/render/DisplayText.h"
 #include "app/render/ErrorText.h"
+#include "app/render/LayerMarks.h"
 #include "core/analysis/AttentionStats.h"
 #include "core/analysis/Pooling.h"
 
@@ -154,7 +155,10 @@ FigureRenderer::GridLayout FigureRenderer::gridLayout(const QRectF &target) cons
         area.setTop(t.bottom() + pad);
     const int rows = std::max(1, m_shown.set.layers()), columns = std::max(1, m_shown.set.heads());
     const double axis = m_options.axisTitles ? fh * 1.2 : 0.0;
-    const double rowWidth = fm.horizontalAdvance(tr("Layer %1").arg(rows - 1)) + 2 * pad;
+    double rowWidth = fm.horizontalAdvance(tr("Layer %1").arg(rows - 1)) + 2 * pad;
+    for (int layer = 0; layer < rows; ++layer) // notes under the titles
+        for (const QString &note : layerNotes(layer))
+            rowWidth = std::max(rowWidth, fm.horizontalAdvance(note) + 2 * pad);
     const double columnHeight = fh * 1.2;
     HeatmapOptions barOptions = setHeatmapOptions(false);
     barOptions.font = f;
@@ -247,7 +251,11 @@ void FigureRenderer::paintGridTitles(QPainter &painter, const GridLayout &l) con
     const int rows = m_shown.set.layers(), columns = m_shown.set.heads();
     for (int r = 0; r < rows; r += l.rowStep) {
         const QRectF box(l.rowTitles.left(), l.tiles.top() + r * l.side, l.rowTitles.width(), l.side);
-        painter.drawText(box, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(r));
+        QStringList lines = {tr("Layer %1").arg(r)};
+        for (const QString &note : layerNotes(r))
+            if (l.side >= (lines.size() + 1.2) * QFontMetricsF(f).height())
+                lines << note;
+        painter.drawText(box, Qt::AlignRight | Qt::AlignVCenter, lines.join(QLatin1Char('\n')));
     }
     for (int c = 0; c < columns; c += l.columnStep) {
         const QRectF box(l.tiles.left() + c * l.side - l.side * (l.columnStep - 1) / 2.0, l.columnTitles.top(),
@@ -272,6 +280,52 @@ void FigureRenderer::paintGridTitles(QPainter &painter, const GridLayout &l) con
     painter.restore();
 }
 
+QStringList FigureRenderer::layerNotes(int layer) const
+{
+    const LayerFacts facts = m_shown.set.facts(layer);
+    QStringList notes;
+    if (keyValueGroupSize(facts, m_shown.set.heads()) > 1)
+        notes << tr("K/V heads: %1").arg(facts.kvHeads);
+    if (facts.window > 0)
+        notes << tr("window %1").arg(facts.window);
+    return notes;
+}
+
+void FigureRenderer::paintLayerMarks(QPainter &painter, const GridLayout &l, const QRectF &target) const
+{
+    // As the model view draws them: each sliding-window layer's edge over its tiles (token
+    // cells, or pooled blocks, which keep the proportions; not merged words), and each key/value
+    // head's query heads framed together.
+    const AttentionSet &set = m_shown.set;
+    const std::vector<FigureHeatmap> tiles = setHeatmaps(target);
+    const int columns = std::max(1, set.heads());
+    for (int layer = 0; layer < set.layers(); ++layer) {
+        const LayerFacts facts = set.facts(layer);
+        if (facts.window > 0 && !m_options.mergeWords)
+            for (int h = 0; h < columns; ++h) {
+                const std::size_t i = std::size_t(layer) * std::size_t(columns) + std::size_t(h);
+                if (i >= tiles.size())
+                    break;
+                const QRectF cells = HeatmapRenderer(*tiles[i].data, tiles[i].options).layout(tiles[i].target).grid;
+                if (const auto edge = windowEdge(cells, double(set.queries()), double(set.keys()), facts.window)) {
+                    painter.save();
+                    painter.setClipRect(cells);
+                    painter.setPen(windowEdgePen(std::max(0.75, l.side / 80.0)));
+                    painter.drawLine(*edge);
+                    painter.restore();
+                }
+            }
+        const int size = keyValueGroupSize(facts, columns);
+        if (size <= 1)
+            continue;
+        for (int g = 0; g * size < columns; ++g) { // no tags over the cells: the row title counts them
+            const QRectF frame(l.tiles.left() + g * size * l.side, l.tiles.top() + layer * l.side, size * l.side,
+                               l.side);
+            paintKeyValueGroup(painter, frame, g, QString(), font(0.6));
+        }
+    }
+}
+
 void FigureRenderer::paintSetFigure(QPainter &painter, const QRectF &target) const
 {
     painter.save();
@@ -288,6 +342,7 @@ void FigureRenderer::paintSetFigure(QPainter &painter, const QRectF &target) con
         HeatmapRenderer(*m.data, m.options).paint(painter, m.target);
     if (m_options.view == FigureView::Model && !m_data.empty()) {
         const GridLayout l = gridLayout(target);
+        paintLayerMarks(painter, l, target);
         paintGridTitles(painter, l);
         if (!l.colorBar.isEmpty()) {
             HeatmapData barData = m_data[0];

@@ -159,6 +159,10 @@ private:
     void shareOneScale();
     HeatmapOptions setHeatmapOptions(bool tile) const;
     GridLayout gridLayout(const QRectF &target) const;
+    // A layer's notes under its row title ("K/V heads: 2", "window 4096"), and the key/value
+    // group frames and sliding-window edges over the Model figure's tiles.
+    QStringList layerNotes(int layer) const;
+    void paintLayerMarks(QPainter &painter, const GridLayout &l, const QRectF &target) const;
     void paintGridTitles(QPainter &painter, const GridLayout &l) const;
 
     QFont font(double scale = 1.0) const;

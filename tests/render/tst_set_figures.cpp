@@ -147,6 +147,7 @@ private slots:
     void colourBarTicksFollowTheScale_data();
     void colourBarTicksFollowTheScale();
     void modelGridTilesMatchTheMaps();
+    void modelGridMarksGroupsAndWindows();
     void rolloutFigureIsCoreRollout();
     void projectRendersModelAndRollout();
     void mergedWordsFigure();
@@ -305,6 +306,77 @@ void TestSetFigures::modelGridTilesMatchTheMaps()
         const QString text = QString::fromUtf8(p.readAllStandardOutput());
         QVERIFY2(text.contains("Layer 2") && text.contains("Head 3"), qPrintable(text));
     }
+}
+
+// A model's layer facts, as the model view draws them: each key/value head's query heads framed
+// (no tag over the cells: the row title counts the key/value heads), a sliding-window layer's
+// note beside its title and its edge over its tiles.
+void TestSetFigures::modelGridMarksGroupsAndWindows()
+{
+    AttentionSet set = readFixture("lhtt_f32.npy");                    // 3 layers, 4 heads, 11 tokens
+    set.layerFacts = {{4, 2, 0, 0.5}, {4, 4, 5, 0.5}, {4, 1, 0, 0.5}}; // groups of 2; a window; one group
+    FigureOptions o;
+    o.view = FigureView::Model;
+    const FigureExporter exporter(set, "lhtt_f32.npy");
+    QString error;
+    const QString svgPath = kFigureDir + "/model-groups-window.svg";
+    QVERIFY2(exporter.write(svgPath, o, {}, &error), qPrintable(error));
+    const auto svg = test::readSvg(svgPath);
+    QVERIFY2(svg.valid, qPrintable(svg.error));
+    const QString texts = svg.texts.join('|');
+    for (const char *note : {"K/V heads: 2", "window 5", "K/V heads: 1"})
+        QVERIFY2(texts.contains(QLatin1String(note)), qPrintable(texts));
+    QCOMPARE(texts.count(QStringLiteral("K/V heads")), 2); // layer 1: every head its own
+
+    // The frames in the group colours, around the tiles of layer 0 (heads 0-1, then 2-3).
+    FigureSize size;
+    size.dpi = 300;
+    const QString png = kFigureDir + "/model-groups-window.png";
+    QVERIFY2(exporter.write(png, o, size, &error), qPrintable(error));
+    const QImage image(png);
+    const QSizeF page = exporter.pageSize(o, size);
+    const auto maps = setFigure(set, "lhtt_f32.npy", o).heatmaps(QRectF(QPointF(0, 0), page));
+    const double k = 300 / 72.0;
+    auto framed = [&](int tile, QColor color) { // any pixel of that colour along the tile's left edge
+        const QRectF t = maps[std::size_t(tile)].target;
+        for (double y = t.top(); y < t.bottom(); y += 0.5)
+            for (double dx = -1.5; dx <= 1.5; dx += 0.5) {
+                const QColor c = image.pixelColor(QPoint(int((t.left() + dx) * k), int(y * k)));
+                if (std::abs(c.red() - color.red()) < 40 && std::abs(c.green() - color.green()) < 40 &&
+                    std::abs(c.blue() - color.blue()) < 40)
+                    return true;
+            }
+        return false;
+    };
+    const QColor blue(0x2b, 0x6c, 0xb0), orange(0xc0, 0x5a, 0x1e);
+    QVERIFY(framed(0, blue));
+    QVERIFY(framed(2, orange));
+    QVERIFY(!framed(4, blue) && !framed(4, orange)); // layer 1: every head its own key/value head
+    QVERIFY(framed(8, blue));
+    // Nothing covers the cells: head 1's top right cell keeps its weight's colour.
+    const FigureHeatmap &head1 = maps[1];
+    const QRectF grid1 = HeatmapRenderer(*head1.data, head1.options).layout(head1.target).grid;
+    const double cell = grid1.width() / double(set.keys());
+    const QColor corner =
+        image.pixelColor(QPoint(int((grid1.right() - cell / 2) * k), int((grid1.top() + cell / 2) * k)));
+    QCOMPARE(corner, expectedColor(ColorScaleKind::Linear, set.at(0, 0, 1, 0, set.keys() - 1), {}, 1.0));
+    // The window's edge: white dashes inside layer 1's tiles, none in layer 0's (viridis has no
+    // near-white colour).
+    auto whitePixels = [&](int tile) {
+        const QRectF cells = HeatmapRenderer(*maps[std::size_t(tile)].data, maps[std::size_t(tile)].options)
+                                 .layout(maps[std::size_t(tile)].target)
+                                 .grid;
+        int n = 0;
+        for (int y = int(cells.top() * k) + 2; y < int(cells.bottom() * k) - 2; ++y)
+            for (int x = int(cells.left() * k) + 2; x < int(cells.right() * k) - 2; ++x)
+                n += std::min({image.pixelColor(x, y).red(), image.pixelColor(x, y).green(),
+                               image.pixelColor(x, y).blue()}) > 180
+                         ? 1
+                         : 0;
+        return n;
+    };
+    QVERIFY2(whitePixels(5) > 20, qPrintable(QString::number(whitePixels(5))));
+    QCOMPARE(whitePixels(1), 0);
 }
 
 void TestSetFigures::rolloutFigureIsCoreRollout()

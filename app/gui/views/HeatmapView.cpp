@@ -1,6 +1,7 @@
 #include "app/gui/views/HeatmapView.h"
 
 #include "app/gui/views/PlainText.h"
+#include "app/render/LayerMarks.h"
 #include "core/attention/AttentionRules.h"
 #include "core/attention/HeadLayout.h"
 #include "core/attention/Mask.h"
@@ -490,11 +491,7 @@ int HeadsGridView::heads() const
 
 int HeadsGridView::groupSize() const
 {
-    const LayerFacts facts = m_shown.set.facts(m_shown.layer);
-    const int n = heads();
-    if (facts.kvHeads <= 0 || facts.kvHeads >= n || n % facts.kvHeads != 0)
-        return 1;
-    return HeadLayout{n, facts.kvHeads}.groupSize();
+    return keyValueGroupSize(m_shown.set.facts(m_shown.layer), heads());
 }
 
 int HeadsGridView::columns() const
@@ -624,22 +621,10 @@ void HeadsGridView::paintEvent(QPaintEvent *)
     const int group = groupSize();
     if (group <= 1)
         return;
-    const QFontMetricsF metrics(small);
-    p.setFont(small);
     for (int g = 0; g * group < heads(); ++g) {
         const QRectF frame = tileRect(g * group).united(tileRect((g + 1) * group - 1));
-        if (!frame.intersects(visible))
-            continue;
-        const QColor color = g % 2 == 0 ? QColor(0x2b, 0x6c, 0xb0) : QColor(0xc0, 0x5a, 0x1e);
-        p.setPen(QPen(color, 1.5, Qt::DashLine));
-        p.setBrush(Qt::NoBrush);
-        p.drawRect(frame.adjusted(0.75, 0.75, -0.75, -0.75));
-        const QString label = tr("K/V head %1").arg(g);
-        const QRectF box(frame.right() - metrics.horizontalAdvance(label) - 8, frame.top() + 1,
-                         metrics.horizontalAdvance(label) + 6, metrics.height() + 2);
-        p.fillRect(box, color);
-        p.setPen(Qt::white);
-        p.drawText(box, Qt::AlignCenter, label);
+        if (frame.intersects(visible))
+            paintKeyValueGroup(p, frame, g, tr("K/V head %1").arg(g), small);
     }
 }
 

@@ -1,5 +1,7 @@
 #include "app/gui/views/ModelView.h"
 
+#include "app/render/LayerMarks.h"
+
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -79,10 +81,7 @@ QString ModelView::layerNote(int layer) const
 int ModelView::groupSize(int layer) const
 {
     const LayerFacts f = layer >= 0 && std::size_t(layer) < m_facts.size() ? m_facts[std::size_t(layer)] : LayerFacts{};
-    const int n = heads();
-    if (f.kvHeads <= 0 || f.kvHeads >= n || n % f.kvHeads != 0)
-        return 1;
-    return n / f.kvHeads;
+    return keyValueGroupSize(f, heads());
 }
 
 QRect ModelView::groupFrame(int layer, int group) const
@@ -111,19 +110,10 @@ QRectF ModelView::sinkRect(int layer, int head) const
 std::optional<QLineF> ModelView::windowEdge(int layer, int head) const
 {
     const LayerFacts f = layer >= 0 && std::size_t(layer) < m_facts.size() ? m_facts[std::size_t(layer)] : LayerFacts{};
-    if (!m_thumbs || f.window <= 0 || m_thumbs->queries <= 0 || f.window >= m_thumbs->queries)
+    if (!m_thumbs)
         return std::nullopt;
-    // In (key, query) cell units, row i reaches keys j > i - window: the edge is x = y - window + 1,
-    // from (0, window - 1) to where it leaves the map.
-    const double w = double(f.window), tq = double(m_thumbs->queries), tk = double(m_thumbs->keys);
-    const double first = m_thumbs->sinkApart ? 1.0 : 0.0; // the key at the map's left edge
-    const QRectF r = mapRect(layer, head);
-    const auto at = [&](double key, double query) {
-        return QPointF(r.left() + (key - first) / (tk - first) * r.width(), r.top() + query / tq * r.height());
-    };
-    const double startKey = std::max(first, 0.0);
-    const double endQuery = std::min(tq, tk + w - 1.0);
-    return QLineF(at(startKey, startKey + w - 1.0), at(endQuery - w + 1.0, endQuery));
+    return attnscope::windowEdge(mapRect(layer, head), double(m_thumbs->queries), double(m_thumbs->keys), f.window,
+                                 m_thumbs->sinkApart ? 1.0 : 0.0); // the sink bar: key 0 drawn apart
 }
 
 int ModelView::columnHeaderHeight() const
@@ -209,7 +199,7 @@ void ModelView::paintEvent(QPaintEvent *)
             if (const auto edge = windowEdge(l, h)) {
                 p.save();
                 p.setClipRect(mapRect(l, h));
-                p.setPen(QPen(QColor(255, 255, 255, 220), 1.5, Qt::DashLine));
+                p.setPen(windowEdgePen(1.5));
                 p.drawLine(*edge);
                 p.restore();
             }
@@ -222,28 +212,14 @@ void ModelView::paintEvent(QPaintEvent *)
     // Each key/value head's query heads framed together, as the heads grid frames them.
     QFont small = font();
     small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.8));
-    const QFontMetrics smallMetrics(small);
-    p.setFont(small);
     for (int l = 0; l < layers(); ++l) {
         const int size = groupSize(l);
         if (size <= 1)
             continue;
         for (int g = 0; g * size < heads(); ++g) {
             const QRect frame = groupFrame(l, g);
-            if (!frame.intersects(all))
-                continue;
-            const QColor color = g % 2 == 0 ? QColor(0x2b, 0x6c, 0xb0) : QColor(0xc0, 0x5a, 0x1e);
-            p.setPen(QPen(color, 1.5, Qt::DashLine));
-            p.setBrush(Qt::NoBrush);
-            p.drawRect(QRectF(frame).adjusted(0.75, 0.75, -0.75, -0.75));
-            const QString label = tr("K/V %1").arg(g);
-            if (smallMetrics.horizontalAdvance(label) + 10 < frame.width()) {
-                const QRect box(frame.right() - smallMetrics.horizontalAdvance(label) - 7, frame.top() + 1,
-                                smallMetrics.horizontalAdvance(label) + 6, smallMetrics.height());
-                p.fillRect(box, color);
-                p.setPen(Qt::white);
-                p.drawText(box, Qt::AlignCenter, label);
-            }
+            if (frame.intersects(all))
+                paintKeyValueGroup(p, frame, g, tr("K/V %1").arg(g), small);
         }
     }
     p.setFont(font());
