@@ -198,6 +198,14 @@
         <source>layer %1, head view, head %2</source>
         <translation>第 %1 层，头视图，头 %2</translation>
     </message>
+    <message>
+        <source>K/V heads: %1</source>
+        <translation>键值头：%1</translation>
+    </message>
+    <message>
+        <source>window %1</source>
+        <translation>窗口 %1</translation>
+    </message>
 </context>
 <context>
     <name>HeadViewRenderer</name>
@@ -2893,8 +2901,8 @@ Hatched: masked by the causal or padding part.</source>
         <translation>模型：%1（%2，%3 层，%4 个查询头共享 %5 个键值头）</translation>
     </message>
     <message>
-        <source>Worth a look: layer 1 heads 0 and 1 (the previous token; type a Chinese sentence)</source>
-        <translation>值得一看：第 1 层的头 0 和头 1（看前一个词元；请输入一句中文）</translation>
+        <source>Worth a look: layer 0 head 2 (the previous token), layer 1 (induction: type a Chinese sentence twice)</source>
+        <translation>值得一看：第 0 层头 2（前一个词元），第 1 层（归纳头：把一句中文输入两遍）</translation>
     </message>
 </context>
 <context>
