@@ -1,16 +1,21 @@
 // Fuzz target for the tokenizers' encode(): any bytes (invalid UTF-8, NULs, controls, lone
 // surrogates) must tokenize without a crash, every id must spell its token, GPT-2's byte-level
 // tokens must give back exactly the input bytes, and BERT's output must be [CLS] ... [SEP].
+// The views' reading of token spellings (byte-level and SentencePiece) must keep one label and
+// one word per token.
 // The vocabularies are small and fixed, built here, so each run is fast.
 
 #include "core/tokenizers/ByteLevelBpe.h"
+#include "core/tokenizers/ByteLevelText.h"
 #include "core/tokenizers/Tokenizer.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -135,5 +140,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         if (b.tokens.size() < 2 || b.tokens.front() != "[CLS]" || b.tokens.back() != "[SEP]")
             fail("BERT's output is not [CLS] ... [SEP]");
     }
+
+    // The views' reading of token spellings (labels from any file): the input's lines as
+    // tokens, and GPT-2's own tokens; a reading has a label and a word per token, words in order.
+    std::vector<std::string> lines;
+    for (std::size_t from = 0; from <= text.size();) {
+        const std::size_t end = std::min(text.find('\n', from), text.size());
+        lines.push_back(text.substr(from, end - from));
+        from = end + 1;
+    }
+    const std::vector<std::string> *readings[] = {&lines, &e.tokens};
+    for (const std::vector<std::string> *tokens : readings)
+        if (const auto pieces = readablePieces(*tokens)) {
+            if (pieces->labels.size() != tokens->size() || pieces->wordOf.size() != tokens->size())
+                fail("a reading of the tokens lost or added a token");
+            for (std::size_t i = 0; i < pieces->wordOf.size(); ++i)
+                if (pieces->wordOf[i] < 0 || std::size_t(pieces->wordOf[i]) >= pieces->words.size() ||
+                    (i > 0 && pieces->wordOf[i] < pieces->wordOf[i - 1]))
+                    fail("a reading's words are out of order");
+        }
     return 0;
 }
