@@ -73,6 +73,7 @@ class TestModernViews : public QObject
 private slots:
     void initTestCase();
     void queryHeadsAreFramedByTheirKeyValueHead();
+    void smallModelsFillTheView();
     void slidingWindowLayerIsNamedAndItsBandDrawn();
     void sinkApartLeavesTheFirstKeyOutOfTheScale();
     void sinkApartIsRemembered();
@@ -109,6 +110,25 @@ void TestModernViews::queryHeadsAreFramedByTheirKeyValueHead()
     const QRect ungrouped = view.tileRect(1, 2);
     for (int y = ungrouped.top(); y <= ungrouped.bottom(); ++y)
         QVERIFY(!near(image.pixel(ungrouped.left() + 1, y), qRgb(0xc0, 0x5a, 0x1e)));
+}
+
+// Two layers of four heads in a large window: the tiles grow until the rows or the columns fill
+// the view (up to kMaxTileSize), rather than leaving most of it empty.
+void TestModernViews::smallModelsFillTheView()
+{
+    const AttentionSet set = modernSet();
+    ModelView view;
+    view.resize(1400, 900);
+    view.setLayerFacts(set.layerFacts);
+    view.setThumbnails(thumbnailsOf(set, false));
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const QSize free(view.viewport()->width() - view.tileRect(0, 0).left(),
+                     view.viewport()->height() - view.tileRect(0, 0).top());
+    const int fill = std::min(free.width() / 4, free.height() / 2);
+    QVERIFY2(fill > 160, qPrintable(QString::number(fill))); // the old cap would have left room
+    QCOMPARE(view.tileSize(), std::min(fill, int(ModelView::kMaxTileSize)));
+    QVERIFY(view.tileRect(1, 3).right() < view.viewport()->width());
 }
 
 void TestModernViews::slidingWindowLayerIsNamedAndItsBandDrawn()

@@ -26,8 +26,10 @@ class ModelView : public QAbstractScrollArea
 public:
     explicit ModelView(QWidget *parent = nullptr);
 
-    static constexpr int kMinTileSize = 64;  // pixels: a readable map
-    static constexpr int kMaxTileSize = 160; // larger says nothing more
+    static constexpr int kMinTileSize = 64; // pixels: a readable map
+    // Pixels: a small model fills the view up to here; beyond it a thumbnail (at most
+    // kThumbnailSize cells a side, drawn without smoothing) only grows its blocks.
+    static constexpr int kMaxTileSize = 5 * AttentionJobs::kThumbnailSize / 2;
 
     void setThumbnails(AttentionController::ThumbnailsPtr thumbnails);
     void clear(); // "Computing..." until the next thumbnails
