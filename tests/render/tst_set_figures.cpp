@@ -335,7 +335,8 @@ void TestSetFigures::modelGridMarksGroupsAndWindows()
     QVERIFY2(exporter.write(png, o, size, &error), qPrintable(error));
     const QImage image(png);
     const QSizeF page = exporter.pageSize(o, size);
-    const auto maps = setFigure(set, "lhtt_f32.npy", o).heatmaps(QRectF(QPointF(0, 0), page));
+    const FigureRenderer renderer = setFigure(set, "lhtt_f32.npy", o); // the maps point into it
+    const auto maps = renderer.heatmaps(QRectF(QPointF(0, 0), page));
     const double k = 300 / 72.0;
     auto framed = [&](int tile, QColor color) { // any pixel of that colour along the tile's left edge
         const QRectF t = maps[std::size_t(tile)].target;
