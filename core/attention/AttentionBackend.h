@@ -4,6 +4,7 @@
 #include "core/attention/AttentionProblem.h"
 #include "core/attention/AttentionTrace.h"
 #include "core/attention/PooledAttention.h"
+#include "core/attention/QkAttention.h"
 
 #include <atomic>
 #include <cstdint>
@@ -63,6 +64,13 @@ public:
         return computePooledCpu(problem, options);
     }
     virtual bool usesCpuForPooled() const { return true; }
+    // The same pooled form from a layer's queries and keys (a Q/K dump, a model run that kept
+    // them; core/attention/QkAttention.h): pooled cells, head mean and entropies, no output. The
+    // default runs the Eigen engine; usesCpuForPooled() answers for both.
+    virtual Result<PooledResult> computePooledQk(const QkLayer &layer, const PoolOptions &options)
+    {
+        return attnscope::computePooledQk(layer, options);
+    }
 
     // The device transfers so far; nullopt for an engine that works in host memory (the CPU).
     virtual std::optional<DeviceTransfers> transfers() const { return std::nullopt; }

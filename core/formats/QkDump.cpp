@@ -1,0 +1,4 @@
+#include "core/formats/QkDump.h"
+
+namespace attnscope {
+} // namespace attnscope
