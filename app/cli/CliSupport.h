@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/attention/PooledAttention.h"
 #include "core/io/FilesRead.h"
 
 #include <QCommandLineParser>
@@ -43,5 +44,9 @@ struct Outputs {
 // choose another folder". nullopt when writing may go on, else the exit code to return.
 std::optional<int> checkBeforeWriting(QTextStream &err, const FilesRead &read, const char *command,
                                       const Outputs &outputs);
+
+// --pool N and --pool-mode max|mean as given (N from 1 to 65536; --pool-mode only with --pool),
+// or a usage error naming the option: "--pool: expected a whole number from 1 to 65536, found "x"".
+Result<PoolOptions> parsePoolOptions(const QCommandLineParser &parser, const char *command);
 
 } // namespace attnscope::cli

@@ -32,28 +32,31 @@ Outputs folderOutputs(const QString &dir, const std::vector<std::string> &names)
 
 } // namespace
 
-std::optional<PoolOptions> Command::poolOptions(const QCommandLineParser &parser, const char *command)
+Result<PoolOptions> parsePoolOptions(const QCommandLineParser &parser, const char *command)
 {
-    if (parser.isSet("pool-mode") && !parser.isSet("pool")) {
-        m_exit = fail(QStringLiteral("%1: --pool-mode needs --pool N").arg(command), kUsage);
-        return std::nullopt;
-    }
+    if (parser.isSet("pool-mode") && !parser.isSet("pool"))
+        return Error{std::string(command) + ": --pool-mode needs --pool N"};
     PoolOptions options;
     bool ok = false;
     options.bins = parser.value("pool").toLongLong(&ok);
-    if (!ok || options.bins < 1 || options.bins > (1 << 16)) {
-        m_exit = fail(QStringLiteral("--pool: expected a whole number from 1 to 65536, found \"%1\"")
-                          .arg(shown(parser.value("pool"))),
-                      kUsage);
-        return std::nullopt;
-    }
+    if (!ok || options.bins < 1 || options.bins > (1 << 16))
+        return Error{"--pool: expected a whole number from 1 to 65536, found \"" +
+                     printableText(parser.value("pool").toStdString(), 200) + "\""};
     const QString mode = parser.value("pool-mode");
-    if (mode != "max" && mode != "mean") {
-        m_exit = fail(QStringLiteral("--pool-mode: expected max or mean, found \"%1\"").arg(shown(mode)), kUsage);
-        return std::nullopt;
-    }
+    if (mode != "max" && mode != "mean")
+        return Error{"--pool-mode: expected max or mean, found \"" + printableText(mode.toStdString(), 200) + "\""};
     options.mode = mode == "mean" ? PoolMode::Mean : PoolMode::Max;
     return options;
+}
+
+std::optional<PoolOptions> Command::poolOptions(const QCommandLineParser &parser, const char *command)
+{
+    auto options = parsePoolOptions(parser, command);
+    if (!options) {
+        m_exit = fail(QString::fromStdString(options.message()), kUsage);
+        return std::nullopt;
+    }
+    return *options;
 }
 
 void Command::addPoolOptions(QCommandLineParser &parser)

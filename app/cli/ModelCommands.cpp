@@ -2,6 +2,7 @@
 
 #include "app/cli/CliSupport.h"
 #include "app/engine/BackendChoice.h"
+#include "core/formats/QkDump.h"
 #include "core/formats/TraceExport.h"
 #include "core/io/UserText.h"
 #include "core/models/TransformerModel.h"
@@ -30,14 +31,19 @@ const char *const kTokenizeUsage = R"(  tokenize MODEL_DIR --text TEXT [--chat [
       --no-think turns Qwen3's thinking off.
 )";
 
-const char *const kModelUsage = R"(  model MODEL_DIR (--text TEXT | --ids 1,2,3) --out DIR [--backend auto|cpu|vulkan]
-        [--chat [--no-think]] [--verbose]
+const char *const kModelUsage =
+    R"(  model MODEL_DIR (--text TEXT | --ids 1,2,3) (--out DIR [--pool N [--pool-mode max|mean]]
+        | --qk-out DUMP | both) [--backend auto|cpu|vulkan] [--chat [--no-think]] [--verbose]
       Run a model folder (GPT-2, BERT, Llama, Mistral, Qwen2/3, Gemma 2/3:
       config.json, model.safetensors or its shards, tokenizer) and write
       tokens.json, attentions.npy float32 [L,H,T,T] and hidden_states.npy
-      float32 [L+1,T,d] into DIR. --chat: as for tokenize. --verbose also
-      prints a Vulkan backend's submissions and bytes uploaded and read back
-      for the forward.
+      float32 [L+1,T,d] into DIR. --pool N writes attentions_pooled.npy
+      [L,H,Nq,Nk] (at most N x N cells per head, max or mean) and entropy.npy
+      [L,H,T] instead of attentions.npy, never holding a T x T map per head.
+      --qk-out writes each layer's queries and keys as an attnscope-qk dump,
+      from which stats, render and export compute any map exactly.
+      --chat: as for tokenize. --verbose also prints a Vulkan backend's
+      submissions and bytes uploaded and read back for the forward.
 )";
 
 namespace {
@@ -148,14 +154,29 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
     parser.addOption({"verbose", "Also print the device's submissions and transfers (Vulkan)."});
     parser.addOption({"chat", "Wrap the text as one user turn of the model's chat template."});
     parser.addOption({"no-think", "With --chat: turn Qwen3's thinking off."});
+    parser.addOption({"pool", "Pooled maps: at most N x N cells per head.", "N"});
+    parser.addOption({"pool-mode", "max (default) or mean.", "mode", "max"});
+    parser.addOption({"qk-out", "Directory for the queries and keys (attnscope-qk dump).", "DUMP"});
     if (auto exit = cli::parseOnePositional(parser, args, "model", "MODEL_DIR", kModelUsage, out, err))
         return *exit;
     if (auto usage = chatUsageError(parser, "model"))
         return fail(*usage, kUsage);
     if (parser.isSet("text") == parser.isSet("ids"))
         return fail("model: give either --text TEXT or --ids 1,2,3", kUsage);
-    if (!parser.isSet("out"))
-        return fail("model: --out DIR is required", kUsage);
+    if (!parser.isSet("out") && !parser.isSet("qk-out"))
+        return fail("model: --out DIR (or --qk-out DUMP) is required", kUsage);
+    ForwardKeep keep;
+    if (parser.isSet("pool") || parser.isSet("pool-mode")) {
+        if (!parser.isSet("out"))
+            return fail("model: --pool needs --out DIR", kUsage);
+        auto pool = cli::parsePoolOptions(parser, "model");
+        if (!pool)
+            return fail(pool.message(), kUsage);
+        keep.poolBins = pool->bins;
+        keep.poolMode = pool->mode;
+    }
+    keep.maps = parser.isSet("out") && keep.poolBins == 0;
+    keep.queriesKeys = parser.isSet("qk-out");
     std::vector<std::int32_t> ids;
     if (parser.isSet("ids")) {
         auto parsed = parseIds(parser.value("ids").toStdString());
@@ -188,35 +209,66 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
     auto selection = createBackend(*request, backendOptions);
     if (!selection)
         return fail(selection.message(), kFailed);
-    auto run = model->forward(*input, *selection->backend);
+    auto run = model->forward(*input, *selection->backend, nullptr, keep);
     if (!run)
         return fail(run.message(), kFailed);
 
     const ModelRun &r = **run;
     const ModelConfig &c = model->config();
-    nlohmann::ordered_json tokens = nlohmann::ordered_json::object();
-    tokens["ids"] = r.ids;
-    tokens["tokens"] = r.tokens;
-    std::vector<const MatrixF *> hidden;
-    for (const MatrixF &h : r.hiddenStates)
-        hidden.push_back(&h);
-    const std::vector<std::int64_t> attentionShape = {c.layers, c.heads, r.length, r.length};
-    const std::vector<std::int64_t> hiddenShape = {c.layers + 1, r.length, c.width};
-    NpyFolderTensor attentions{"attentions", attentionShape, {}, r.attentions.data()};
-    NpyFolderTensor states{"hidden_states", hiddenShape, hidden, nullptr};
     const std::string dir = parser.value("out").toStdString();
-    // Tokens are vocabulary keys, valid UTF-8 already; replace guards the dump all the same.
-    const FolderFile tokensFile{"tokens.json",
-                                tokens.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"};
-    const QString outDir = parser.value("out");
-    const cli::Outputs outputs{outDir,
-                               {QDir(outDir).filePath("attentions.npy"), QDir(outDir).filePath("hidden_states.npy"),
-                                QDir(outDir).filePath("tokens.json")},
-                               true};
-    if (auto exit = cli::checkBeforeWriting(err, read, "model", outputs))
-        return *exit;
-    if (Status s = writeNpyFolder({attentions, states}, dir, {tokensFile}); !s)
-        return fail(s.message(), kFailed);
+    const QString outDir = parser.value("out"), qkDir = parser.value("qk-out");
+    std::vector<NpyFolderTensor> tensors;
+    std::vector<QString> outFiles;
+    std::vector<const MatrixF *> pooledParts, entropyParts;
+    std::int64_t nq = 0, nk = 0;
+    if (parser.isSet("out")) {
+        std::vector<const MatrixF *> hidden;
+        for (const MatrixF &h : r.hiddenStates)
+            hidden.push_back(&h);
+        tensors.push_back({"hidden_states", {c.layers + 1, r.length, c.width}, hidden, nullptr});
+        if (keep.maps) {
+            tensors.push_back({"attentions", {c.layers, c.heads, r.length, r.length}, {}, r.attentions.data()});
+        } else {
+            for (const PooledResult &layer : r.pooled) {
+                for (const MatrixF &m : layer.pooled)
+                    pooledParts.push_back(&m);
+                entropyParts.push_back(&layer.entropy);
+            }
+            nq = pooledParts.front()->rows(), nk = pooledParts.front()->cols();
+            tensors.push_back({"attentions_pooled", {c.layers, c.heads, nq, nk}, pooledParts, nullptr});
+            tensors.push_back({"entropy", {c.layers, c.heads, r.length}, entropyParts, nullptr});
+        }
+        for (const NpyFolderTensor &t : tensors)
+            outFiles.push_back(QDir(outDir).filePath(QString::fromStdString(t.name + ".npy")));
+        outFiles.push_back(QDir(outDir).filePath("tokens.json"));
+        if (auto exit = cli::checkBeforeWriting(err, read, "model", {outDir, outFiles, true}))
+            return *exit;
+    }
+    if (keep.queriesKeys) {
+        std::vector<QString> dumpFiles{QDir(qkDir).filePath(QkDump::kIndexName)};
+        for (int l = 0; l < c.layers; ++l)
+            dumpFiles.push_back(QDir(qkDir).filePath(QString::asprintf("layer-%03d.safetensors", l)));
+        if (auto exit = cli::checkBeforeWriting(err, read, "model", {qkDir, dumpFiles, true}))
+            return *exit;
+    }
+    if (parser.isSet("out")) {
+        nlohmann::ordered_json tokens = nlohmann::ordered_json::object();
+        tokens["ids"] = r.ids;
+        tokens["tokens"] = r.tokens;
+        // Tokens are vocabulary keys, valid UTF-8 already; replace guards the dump all the same.
+        const FolderFile tokensFile{
+            "tokens.json", tokens.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"};
+        if (Status s = writeNpyFolder(tensors, dir, {tokensFile}); !s)
+            return fail(s.message(), kFailed);
+    }
+    if (keep.queriesKeys) {
+        QkDumpWriter writer(qkDir.toStdString(), r.tokens, r.tokens);
+        for (const auto &layer : r.queriesKeys)
+            if (Status s = writer.addLayer(*layer); !s)
+                return fail(s.message(), kFailed);
+        if (Status s = writer.finish(); !s)
+            return fail(s.message(), kFailed);
+    }
 
     out << "backend: " << QString::fromStdString(selection->backend->name()) << "\n"
         << "device: " << QString::fromStdString(selection->backend->deviceName()) << "\n";
@@ -228,10 +280,26 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
         out << "vulkan: submissions " << t->submissions << ", uploaded " << t->uploaded << " bytes, read back "
             << t->readBack << " bytes\n";
     out << "model: " << c.typeName() << ", " << c.layers << " layers x " << c.heads << " heads, width " << c.width
-        << ", " << r.length << " tokens\n"
-        << "wrote: " << QString::fromStdString(printableText(dir, 200)) << " (tokens.json, attentions.npy [" << c.layers
-        << "," << c.heads << "," << r.length << "," << r.length << "], hidden_states.npy [" << c.layers + 1 << ","
-        << r.length << "," << c.width << "])\n";
+        << ", " << r.length << " tokens\n";
+    if (parser.isSet("out")) {
+        out << "wrote: " << QString::fromStdString(printableText(dir, 200)) << " (tokens.json, ";
+        if (keep.maps)
+            out << "attentions.npy [" << c.layers << "," << c.heads << "," << r.length << "," << r.length << "], ";
+        else
+            out << "attentions_pooled.npy [" << c.layers << "," << c.heads << "," << nq << "," << nk
+                << "], entropy.npy [" << c.layers << "," << c.heads << "," << r.length << "], ";
+        out << "hidden_states.npy [" << c.layers + 1 << "," << r.length << "," << c.width << "])\n";
+    }
+    if (keep.queriesKeys)
+        out << "wrote: " << QString::fromStdString(printableText(qkDir.toStdString(), 200)) << " (attnscope-qk dump, "
+            << c.layers << " layers, q and k as F32)\n";
+    if (keep.poolBins > 0 || (keep.queriesKeys && !keep.maps)) {
+        rusage usage{};
+        getrusage(RUSAGE_SELF, &usage);
+        const double full = 4.0 * double(c.layers) * c.heads * double(r.length) * double(r.length);
+        out << "memory: peak_rss_mib " << QString::number(double(usage.ru_maxrss) / 1024.0, 'f', 1)
+            << ", full maps would need " << QString::number(full / 1048576.0, 'f', 1) << " MiB\n";
+    }
     return kOk;
 }
 

@@ -1,6 +1,7 @@
 #include "core/analysis/AttentionSet.h"
 
 #include "core/analysis/AttentionStats.h"
+#include "core/io/MemoryLimits.h"
 #include "core/tokenizers/ByteLevelText.h"
 
 #include <Eigen/Core>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <limits>
 #include <tuple>
 
 namespace attnscope {
@@ -92,6 +94,43 @@ AttentionSet AttentionSet::fromTrace(const AttentionTrace &trace, std::shared_pt
     return set;
 }
 
+Result<AttentionSet> AttentionSet::fromQk(std::shared_ptr<const QkSource> source)
+{
+    if (!source || source->layers() < 1 || source->queries() < 1 || source->keys() < 1)
+        return Error{"queries and keys: expected at least one layer, query and key", ErrorKind::InvalidInput};
+    AttentionSet set;
+    set.m_samples = 1;
+    set.m_layers = source->layers();
+    set.m_tq = source->queries();
+    set.m_tk = source->keys();
+    for (int l = 0; l < set.m_layers; ++l) {
+        const QkLayer facts = source->facts(l);
+        if (l == 0)
+            set.m_heads = facts.heads;
+        else if (facts.heads != set.m_heads)
+            return Error{"layer " + std::to_string(l) + ": " + std::to_string(facts.heads) +
+                             " heads, where layer 0 has " + std::to_string(set.m_heads) +
+                             " (a set shows the same heads in every layer)",
+                         ErrorKind::Unsupported};
+        set.layerFacts.push_back({facts.heads, facts.kvHeads, facts.window, facts.scale});
+        if (l == 0) {
+            set.queryPositions = facts.queryPositions;
+            set.keyPositions = facts.keyPositions;
+        }
+    }
+    set.m_qk = std::move(source);
+    return set;
+}
+
+Status AttentionSet::checkSource() const
+{
+    if (m_source)
+        return m_source->checkUnchanged();
+    if (m_qk)
+        return m_qk->checkUnchanged();
+    return Ok{};
+}
+
 LayerFacts AttentionSet::facts(int layer) const
 {
     return layer >= 0 && std::size_t(layer) < layerFacts.size() ? layerFacts[std::size_t(layer)] : LayerFacts{};
@@ -100,7 +139,8 @@ LayerFacts AttentionSet::facts(int layer) const
 std::int64_t AttentionSet::valueBytes() const
 {
     const std::int64_t element = m_storage == AttentionStorage::Float16 ? 2 : 4;
-    return std::int64_t(m_maps.size()) * m_tq * m_tk * element;
+    const std::int64_t maps = m_qk ? std::int64_t(m_layers) * m_heads : std::int64_t(m_maps.size());
+    return saturatingMul(saturatingMul(saturatingMul(maps, m_tq), m_tk), element);
 }
 
 const void *AttentionSet::mapData(int sample, int layer, int head) const
@@ -111,6 +151,11 @@ const void *AttentionSet::mapData(int sample, int layer, int head) const
 
 float AttentionSet::at(int sample, int layer, int head, std::int64_t i, std::int64_t j) const
 {
+    if (m_qk) {
+        float value = 0.0f;
+        rowBlock(sample, layer, head, i, i + 1, j, j + 1, &value);
+        return value;
+    }
     const std::int64_t index = i * m_tk + j;
     const void *data = mapData(sample, layer, head);
     // Mapped files need not align their values, so both kinds are read byte-wise.
@@ -129,9 +174,31 @@ void AttentionSet::row(int sample, int layer, int head, std::int64_t i, float *o
     rowSegment(sample, layer, head, i, 0, m_tk, out);
 }
 
+void AttentionSet::rowBlock(int sample, int layer, int head, std::int64_t i0, std::int64_t i1, std::int64_t j0,
+                            std::int64_t j1, float *out) const
+{
+    const std::int64_t keys = j1 - j0;
+    if (!m_qk) {
+        for (std::int64_t i = i0; i < i1; ++i)
+            rowSegment(sample, layer, head, i, j0, j1, out + (i - i0) * keys);
+        return;
+    }
+    // The layer was checked when its source was opened; should it fail now (its file changed on
+    // disk), the rows read as NaN and checkSource() says why.
+    auto qk = m_qk->layer(layer);
+    auto block = qk ? qkWeightsBlock(**qk, head, i0, i1, j0, j1) : Result<MatrixF>(qk.error());
+    if (!block) {
+        std::fill(out, out + (i1 - i0) * keys, std::numeric_limits<float>::quiet_NaN());
+        return;
+    }
+    std::memcpy(out, block->data(), sizeof(float) * std::size_t(block->size()));
+}
+
 void AttentionSet::rowSegment(int sample, int layer, int head, std::int64_t i, std::int64_t j0, std::int64_t j1,
                               float *out) const
 {
+    if (m_qk)
+        return rowBlock(sample, layer, head, i, i + 1, j0, j1, out);
     const void *data = mapData(sample, layer, head);
     const std::int64_t first = i * m_tk + j0, count = j1 - j0;
     if (m_storage == AttentionStorage::Float32) {
@@ -149,6 +216,10 @@ void AttentionSet::rowSegment(int sample, int layer, int head, std::int64_t i, s
 MatrixF AttentionSet::map(int sample, int layer, int head) const
 {
     MatrixF m(m_tq, m_tk);
+    if (m_qk) {
+        rowBlock(sample, layer, head, 0, m_tq, 0, m_tk, m.data());
+        return m;
+    }
     for (std::int64_t i = 0; i < m_tq; ++i)
         row(sample, layer, head, i, m.data() + i * m_tk);
     return m;

@@ -3,6 +3,7 @@
 #include "core/Result.h"
 #include "core/Tensor.h"
 #include "core/attention/AttentionTrace.h"
+#include "core/attention/QkAttention.h"
 #include "core/io/MappedFile.h"
 
 #include <cstdint>
@@ -57,14 +58,24 @@ public:
     // keeps the trace alive (the trace itself, or whatever holds it).
     static AttentionSet fromTrace(const AttentionTrace &trace, std::shared_ptr<const void> owner);
 
-    bool isEmpty() const { return m_maps.empty(); }
+    // Maps computed from queries and keys (a Q/K dump, a model run that kept q and k; design.md,
+    // "Contract: attention from queries and keys"): one sample, the source's layers, its query
+    // heads. Nothing of the size of a map is held: every read computes the rows it returns
+    // exactly (core/attention/QkAttention.h). Refused when the layers' head counts differ.
+    static Result<AttentionSet> fromQk(std::shared_ptr<const QkSource> source);
+    // The queries and keys the maps are computed from; null for stored maps.
+    const std::shared_ptr<const QkSource> &qkSource() const { return m_qk; }
+    bool isFromQk() const { return m_qk != nullptr; }
+
+    bool isEmpty() const { return m_maps.empty() && !m_qk; }
     int samples() const { return m_samples; }
     int layers() const { return m_layers; }
     int heads() const { return m_heads; }
     std::int64_t queries() const { return m_tq; } // Tq
     std::int64_t keys() const { return m_tk; }    // Tk
     AttentionStorage storage() const { return m_storage; }
-    // Bytes of attention values the set refers to (whoever owns them).
+    // Bytes of attention values the set refers to (whoever owns them); for a set from queries and
+    // keys, what its maps would take as float32.
     std::int64_t valueBytes() const;
 
     // w(sample, layer, head)[i][j], converted to float.
@@ -75,6 +86,11 @@ public:
     // of a long map reads only what it shows.
     void rowSegment(int sample, int layer, int head, std::int64_t i, std::int64_t j0, std::int64_t j1,
                     float *out) const;
+    // Rows [i0, i1) by keys [j0, j1) of one map, row-major into out ((i1 - i0) x (j1 - j0)
+    // values): what a reader of many rows asks for, so a set from queries and keys computes them
+    // as one block (a product), not row by row.
+    void rowBlock(int sample, int layer, int head, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
+                  float *out) const;
     // One whole map as a Tq by Tk float matrix (a copy).
     MatrixF map(int sample, int layer, int head) const;
 
@@ -88,6 +104,10 @@ public:
     // The label of each word (mergedWordLabels, or the words' own text where the set has it).
     std::vector<std::string> queryWordLabels() const;
     std::vector<std::string> keyWordLabels() const;
+
+    // The position of each query (key) row where the source gives them (a Q/K dump of the last
+    // rows of a long context); empty: 0, 1, ..., T-1. Statistics measure distances in positions.
+    std::vector<std::int64_t> queryPositions, keyPositions;
 
     // One entry per layer where the source knows how its attention was made (a project, a model
     // run); empty otherwise. facts() answers for any layer (all zero when unknown).
@@ -113,13 +133,14 @@ public:
     void setSourceFile(std::shared_ptr<const MappedFile> file) { m_source = std::move(file); }
     const std::shared_ptr<const MappedFile> &sourceFile() const { return m_source; }
     // Ok unless the values come from a mapped file that changed since it was opened.
-    Status checkSource() const { return m_source ? m_source->checkUnchanged() : Status(Ok{}); }
+    Status checkSource() const;
 
 private:
     const void *mapData(int sample, int layer, int head) const;
 
     std::shared_ptr<const void> m_keepAlive;
     std::shared_ptr<const MappedFile> m_source;
+    std::shared_ptr<const QkSource> m_qk;
     std::vector<const void *> m_maps; // samples*layers*heads row-major maps of Tq*Tk values
     AttentionStorage m_storage = AttentionStorage::Float32;
     int m_samples = 0, m_layers = 0, m_heads = 0;

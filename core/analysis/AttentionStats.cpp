@@ -45,49 +45,92 @@ InductionIndex inductionIndex(const AttentionSet &set)
     return index;
 }
 
+// Rows read at a time: about 4 MiB of floats, so a set from queries and keys computes them as one
+// product and a stored set is read as before.
+std::int64_t rowsPerBlock(std::int64_t keys)
+{
+    return std::max<std::int64_t>(
+        1, std::min<std::int64_t>(256, (std::int64_t(1) << 20) / std::max<std::int64_t>(keys, 1)));
+}
+
+// Where positions are given (a dump of a long context's last rows), the key at each position.
+struct KeyAt {
+    bool byIndex = true;
+    std::unordered_map<std::int64_t, std::int64_t> key; // position -> key index
+
+    explicit KeyAt(const AttentionSet &set)
+    {
+        if (set.queryPositions.empty() && set.keyPositions.empty())
+            return;
+        byIndex = false;
+        for (std::int64_t j = set.keys() - 1; j >= 0; --j)
+            key[set.keyPositions.empty() ? j : set.keyPositions[std::size_t(j)]] = j;
+    }
+    std::int64_t find(std::int64_t position, std::int64_t keys) const
+    {
+        if (byIndex)
+            return position >= 0 && position < keys ? position : -1;
+        const auto it = key.find(position);
+        return it == key.end() ? -1 : it->second;
+    }
+};
+
 HeadStats statisticsOf(const AttentionSet &set, int sample, int layer, int head, const InductionIndex &index)
 {
     const std::int64_t tq = set.queries(), tk = set.keys();
-    std::vector<float> w(static_cast<std::size_t>(tk));
+    const std::int64_t blockRows = rowsPerBlock(tk);
+    std::vector<float> block(static_cast<std::size_t>(blockRows * tk));
+    const KeyAt keyAt(set);
+    auto qp = [&](std::int64_t i) { return set.queryPositions.empty() ? i : set.queryPositions[std::size_t(i)]; };
+    auto kp = [&](std::int64_t j) { return set.keyPositions.empty() ? j : set.keyPositions[std::size_t(j)]; };
     double entropy = 0.0, distance = 0.0, confidence = 0.0, first = 0.0, self = 0.0, previous = 0.0;
     double spread = 0.0, induction = 0.0;
-    std::int64_t nonEmpty = 0, repeated = 0;
-    for (std::int64_t i = 0; i < tq; ++i) {
-        set.row(sample, layer, head, i, w.data());
-        double h = 0.0, d = 0.0, d2 = 0.0, sum = 0.0, max = 0.0;
-        for (std::int64_t j = 0; j < tk; ++j) {
-            const double x = w[std::size_t(j)];
-            const double gap = double(std::llabs(i - j));
-            sum += x;
-            max = std::max(max, x);
-            if (x > 0.0)
-                h -= x * std::log(x);
-            d += x * gap;
-            d2 += x * gap * gap;
-        }
-        if (sum > 0.0) {
-            entropy += h;
-            ++nonEmpty;
-            const double mean = d / sum;
-            spread += std::sqrt(std::max(0.0, d2 / sum - mean * mean));
-        }
-        if (!index.empty() && index.labelOf[std::size_t(i)] >= 0) {
-            bool earlier = false;
-            for (std::int64_t j : index.positions[std::size_t(index.labelOf[std::size_t(i)])]) {
-                if (j >= i)
-                    break;
-                induction += w[std::size_t(j + 1)]; // j + 1 <= i: a key of row i
-                earlier = true;
+    std::int64_t nonEmpty = 0, repeated = 0, selfRows = 0, previousRows = 0;
+    for (std::int64_t i0 = 0; i0 < tq; i0 += blockRows) {
+        const std::int64_t i1 = std::min(tq, i0 + blockRows);
+        set.rowBlock(sample, layer, head, i0, i1, 0, tk, block.data());
+        for (std::int64_t i = i0; i < i1; ++i) {
+            const float *w = block.data() + (i - i0) * tk;
+            const std::int64_t position = qp(i);
+            double h = 0.0, d = 0.0, d2 = 0.0, sum = 0.0, max = 0.0;
+            for (std::int64_t j = 0; j < tk; ++j) {
+                const double x = w[j];
+                const double gap = double(std::llabs(position - kp(j)));
+                sum += x;
+                max = std::max(max, x);
+                if (x > 0.0)
+                    h -= x * std::log(x);
+                d += x * gap;
+                d2 += x * gap * gap;
             }
-            repeated += earlier ? 1 : 0;
+            if (sum > 0.0) {
+                entropy += h;
+                ++nonEmpty;
+                const double mean = d / sum;
+                spread += std::sqrt(std::max(0.0, d2 / sum - mean * mean));
+            }
+            if (!index.empty() && index.labelOf[std::size_t(i)] >= 0) {
+                bool earlier = false;
+                for (std::int64_t j : index.positions[std::size_t(index.labelOf[std::size_t(i)])]) {
+                    if (j >= i)
+                        break;
+                    induction += w[j + 1]; // j + 1 <= i: a key of row i
+                    earlier = true;
+                }
+                repeated += earlier ? 1 : 0;
+            }
+            distance += d;
+            confidence += max;
+            first += w[0];
+            if (const std::int64_t j = keyAt.find(position, tk); j >= 0) {
+                self += w[j];
+                ++selfRows;
+            }
+            if (const std::int64_t j = keyAt.find(position - 1, tk); j >= 0) {
+                previous += w[j];
+                ++previousRows;
+            }
         }
-        distance += d;
-        confidence += max;
-        first += w[0];
-        if (i < tk)
-            self += w[std::size_t(i)];
-        if (i >= 1 && i - 1 < tk)
-            previous += w[std::size_t(i - 1)];
     }
     HeadStats s;
     s.sample = sample;
@@ -97,10 +140,12 @@ HeadStats statisticsOf(const AttentionSet &set, int sample, int layer, int head,
     s.distance = distance / double(tq);
     s.confidence = confidence / double(tq);
     s.first = first / double(tq);
-    if (tq == tk)
-        s.self = self / double(tq);
-    if (tq > 1)
-        s.previous = previous / double(tq - 1);
+    // Without positions: self on square maps, previous over rows i >= 1 (as before); with them,
+    // over the rows that have a key at their own (previous) position.
+    if (keyAt.byIndex ? tq == tk : selfRows > 0)
+        s.self = self / double(keyAt.byIndex ? tq : selfRows);
+    if (keyAt.byIndex ? tq > 1 : previousRows > 0)
+        s.previous = previous / double(keyAt.byIndex ? tq - 1 : previousRows);
     s.spread = nonEmpty > 0 ? spread / double(nonEmpty) : 0.0;
     if (repeated > 0)
         s.induction = induction / double(repeated);
@@ -182,12 +227,15 @@ MatrixD meanOverHeads(const AttentionSet &set, int sample, int layer)
 {
     const std::int64_t tq = set.queries(), tk = set.keys();
     MatrixD mean = MatrixD::Zero(tq, tk);
-    std::vector<float> w(static_cast<std::size_t>(tk));
+    const std::int64_t blockRows = rowsPerBlock(tk);
+    std::vector<float> w(static_cast<std::size_t>(blockRows * tk));
     for (int h = 0; h < set.heads(); ++h)
-        for (std::int64_t i = 0; i < tq; ++i) {
-            set.row(sample, layer, h, i, w.data());
-            for (std::int64_t j = 0; j < tk; ++j)
-                mean(i, j) += w[std::size_t(j)];
+        for (std::int64_t i0 = 0; i0 < tq; i0 += blockRows) {
+            const std::int64_t i1 = std::min(tq, i0 + blockRows);
+            set.rowBlock(sample, layer, h, i0, i1, 0, tk, w.data());
+            for (std::int64_t i = i0; i < i1; ++i)
+                for (std::int64_t j = 0; j < tk; ++j)
+                    mean(i, j) += w[std::size_t((i - i0) * tk + j)];
         }
     return mean / double(set.heads());
 }

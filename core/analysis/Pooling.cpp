@@ -1,11 +1,66 @@
 #include "core/analysis/Pooling.h"
 
 #include "core/analysis/AttentionSet.h"
+#include "core/attention/AttentionBackend.h"
+#include "core/attention/QkAttention.h"
 
 #include <new>
 #include <string>
 
 namespace attnscope {
+
+QkLayer singleHeadLayer(const QkLayer &layer, int head)
+{
+    QkLayer one = layer;
+    const int hd = layer.headDim;
+    one.heads = one.kvHeads = 1;
+    one.q = layer.q.middleCols(Eigen::Index(head) * hd, hd);
+    one.k = layer.k.middleCols(Eigen::Index(layer.kvHeadOf(head)) * hd, hd);
+    if (layer.sinks)
+        one.sinks = VectorF::Constant(1, (*layer.sinks)[head]);
+    if (layer.lse)
+        one.lse = MatrixF(layer.lse->row(head));
+    return one;
+}
+
+namespace {
+
+// A set from queries and keys: the block pooled by the engine from q and k (computePooledQk), one
+// product per tile, instead of row by row.
+Result<PooledSetBlock> poolQkBlock(const AttentionSet &set, int layer, const SetBlock &block,
+                                   const SetPoolOptions &options)
+{
+    auto qk = set.qkSource()->layer(layer);
+    if (!qk)
+        return qk.error();
+    PoolOptions pool;
+    pool.bins = options.bins;
+    pool.mode = options.mode;
+    pool.queryBegin = block.q0;
+    pool.queryEnd = block.q1;
+    pool.keyBegin = block.k0;
+    pool.keyEnd = block.k1;
+    pool.cancel = options.cancel;
+    pool.progress = options.progress;
+    pool.headMean = options.headMean;
+    const bool oneHead = options.head >= 0 && !options.headMean;
+    const QkLayer single = oneHead ? singleHeadLayer(**qk, options.head) : QkLayer{};
+    const QkLayer &source = oneHead ? single : **qk;
+    auto pooled = options.backend ? options.backend->computePooledQk(source, pool) : computePooledQk(source, pool);
+    if (!pooled)
+        return pooled.error();
+    PooledSetBlock out;
+    if (options.head >= 0 && !oneHead)
+        out.heads.push_back(std::move(pooled->pooled[size_t(options.head)]));
+    else
+        out.heads = std::move(pooled->pooled);
+    out.headMean = std::move(pooled->headMean);
+    if (Status s = set.checkSource(); !s)
+        return s.error();
+    return out;
+}
+
+} // namespace
 
 Result<PooledSetBlock> poolSetBlock(const AttentionSet &set, int sample, int layer, const SetBlock &block,
                                     const SetPoolOptions &options)
@@ -21,6 +76,8 @@ Result<PooledSetBlock> poolSetBlock(const AttentionSet &set, int sample, int lay
                          std::to_string(block.k0) + ".." + std::to_string(block.k1) + " is outside the " +
                          std::to_string(set.queries()) + " x " + std::to_string(set.keys()) + " maps",
                      ErrorKind::InvalidInput};
+    if (set.isFromQk())
+        return poolQkBlock(set, layer, block, options);
     try {
         // The head mean needs every head's row at once; without it one head is read at a time.
         const int first = options.head >= 0 ? options.head : 0;

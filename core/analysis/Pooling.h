@@ -11,6 +11,7 @@
 
 namespace attnscope {
 
+class AttentionBackend;
 class AttentionSet;
 
 // Pooling, written once: every pooled picture of attention (the pooled engines' cells, the
@@ -135,6 +136,9 @@ struct SetPoolOptions {
     const std::atomic<bool> *cancel = nullptr;
     PoolProgress *progress = nullptr; // rows read, out of rows x heads read; may be null
     std::function<void()> rowRead;    // called after each row of a head is read (may be empty)
+    // The engine that pools a set made from queries and keys (AttentionSet::fromQk): null for the
+    // CPU engine. Sets of stored maps are read as they are.
+    AttentionBackend *backend = nullptr;
 };
 
 // Pools a block of a set's maps, reading them one row segment at a time (a mapped file stays

@@ -71,7 +71,13 @@ public:
     virtual QkLayer facts(int layer) const = 0;
     // Layer l whole, q and k in float32 (converted from the stored dtype), validated.
     virtual Result<std::shared_ptr<const QkLayer>> layer(int layer) const = 0;
+    // Ok unless the values come from files that changed on disk since they were opened.
+    virtual Status checkUnchanged() const { return Ok{}; }
 };
+
+// One query head of a layer as a layer of its own (its q columns, its key head's k columns, its
+// sink and log-sum-exps): what pooling or reading one head costs.
+QkLayer singleHeadLayer(const QkLayer &layer, int head);
 
 // The layer an engine computes for a problem: its q and k after projections, biases, q/k norms
 // and RoPE, unscaled, with its scale, soft-cap, sinks, causal flag, window and positions.

@@ -5,6 +5,7 @@
 #include "core/formats/TensorExport.h"
 #include "core/formats/TraceDataExport.h"
 #include "core/io/FileIo.h"
+#include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
 
 #include <nlohmann/json.hpp>
@@ -174,19 +175,103 @@ Status checkSuffix(const std::string &tensor, bool oneMatrix, const std::string 
 } // namespace
 
 Status checkAttentionExport(const AttentionSet &set, const std::string &tensor, std::optional<int> &layer,
-                            std::optional<int> head, const std::string &path)
+                            std::optional<int> head, const std::string &path, const AttentionExportOptions &options)
 {
     if (Status s = checkAttentionTensor(set, tensor, layer, head); !s)
         return s;
+    if (options.pool < 0)
+        return Error{"--pool: expected a cell count of at least 1, found " + std::to_string(options.pool)};
+    if (options.pool > 0) {
+        if (tensor != "weights" && tensor != "mean")
+            return Error{"--pool is for --tensor weights or mean, not " + tensor};
+        if (dataFormatFromPath(path) != DataFormat::Npy)
+            return Error{"pooled maps are written as .npy, found " + quotedText(path, 200)};
+        return Ok{};
+    }
     const bool oneMatrix = tensor == "mean" || tensor == "rollout" || (layer && head);
-    return checkSuffix(tensor, oneMatrix, path);
+    if (Status s = checkSuffix(tensor, oneMatrix, path); !s)
+        return s;
+    const std::int64_t budget = options.budget > 0 ? options.budget : memoryBudget();
+    const std::int64_t cells = saturatingMul(set.queries(), set.keys());
+    std::int64_t bytes = 0;
+    std::string what;
+    if (tensor == "mean") {
+        bytes = saturatingMul(cells, 8);
+        what = "the mean over heads of " + std::to_string(set.queries()) + " x " + std::to_string(set.keys()) +
+               " tokens needs ";
+    } else if (tensor == "weights" && set.isFromQk()) {
+        const std::int64_t maps = (layer ? 1 : set.layers()) * (head ? 1 : set.heads());
+        bytes = saturatingMul(saturatingMul(cells, maps), 4);
+        what = "the weights of " + std::to_string(maps) + " map(s) of " + std::to_string(set.queries()) + " x " +
+               std::to_string(set.keys()) + " tokens need ";
+    }
+    if (bytes > budget)
+        return Error{"export: " + what + formatBytes(bytes) + ", more than the " + formatBytes(budget) +
+                         " allowed; pool them with --pool N (N x N cells per map)",
+                     ErrorKind::TooLarge};
+    return Ok{};
 }
 
-Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> layer,
-                                         std::optional<int> head, const std::string &path)
+namespace {
+
+// Maps pooled to at most N x N cells, as float32 .npy: every layer and head, one layer's heads,
+// one head, or one layer's mean over heads.
+Result<std::string> writePooledTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> layer,
+                                      std::optional<int> head, const std::string &path,
+                                      const AttentionExportOptions &options)
 {
-    if (Status s = checkAttentionExport(set, tensor, layer, head, path); !s)
+    const bool mean = tensor == "mean";
+    const int l0 = layer ? *layer : 0, l1 = layer ? *layer + 1 : set.layers();
+    std::vector<float> values;
+    std::int64_t nq = 0, nk = 0;
+    for (int l = l0; l < l1; ++l) {
+        SetPoolOptions pool;
+        pool.bins = options.pool;
+        pool.mode = options.mode;
+        pool.head = head ? *head : -1;
+        pool.headMean = mean;
+        pool.backend = options.backend;
+        auto pooled = poolSetBlock(set, 0, l, SetBlock{0, set.queries(), 0, set.keys()}, pool);
+        if (!pooled)
+            return pooled.error();
+        const std::vector<MatrixF> one = mean ? std::vector<MatrixF>{pooled->headMean} : std::vector<MatrixF>{};
+        for (const MatrixF &m : mean ? one : pooled->heads) {
+            nq = m.rows(), nk = m.cols();
+            values.insert(values.end(), m.data(), m.data() + m.size());
+        }
+    }
+    std::vector<std::int64_t> shape;
+    if (!layer)
+        shape.push_back(set.layers());
+    if (!head && !mean)
+        shape.push_back(set.heads());
+    shape.push_back(nq);
+    shape.push_back(nk);
+    AtomicFileWriter file(path);
+    if (Status s = file.open(); !s)
         return s.error();
+    file.write(npyHeader(shape));
+    file.write(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
+    if (Status s = file.commit(); !s)
+        return s.error();
+    std::string what = mean ? "mean over heads" : "weights";
+    if (layer)
+        what += " of layer " + std::to_string(*layer);
+    if (head)
+        what += ", head " + std::to_string(*head);
+    return what + " pooled (" + std::string(options.mode == PoolMode::Max ? "max" : "mean") + ") " + shapeText(shape);
+}
+
+} // namespace
+
+Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::string &tensor, std::optional<int> layer,
+                                         std::optional<int> head, const std::string &path,
+                                         const AttentionExportOptions &options)
+{
+    if (Status s = checkAttentionExport(set, tensor, layer, head, path, options); !s)
+        return s.error();
+    if (options.pool > 0)
+        return writePooledTensor(set, tensor, layer, head, path, options);
     const bool csv = dataFormatFromPath(path) == DataFormat::Csv;
     if (tensor == "stats") {
         const std::string text = csv ? statsCsv(set) : statsJson(set);
@@ -232,7 +317,7 @@ Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::str
         return "weights of layer " + std::to_string(*layer) + ", head " + std::to_string(*head) + " " +
                shapeText({set.queries(), set.keys()}) + " as CSV";
     }
-    // Weights, streamed row by row from the set (a mapped float16 file is never copied whole).
+    // Weights, streamed block of rows by block from the set (a mapped float16 file is never copied whole).
     const int l0 = layer ? *layer : 0, l1 = layer ? *layer + 1 : set.layers();
     const int h0 = head ? *head : 0, h1 = head ? *head + 1 : set.heads();
     std::vector<std::int64_t> shape;
@@ -246,12 +331,15 @@ Result<std::string> writeAttentionTensor(const AttentionSet &set, const std::str
     if (Status s = file.open(); !s)
         return s.error();
     file.write(npyHeader(shape));
-    std::vector<float> row(static_cast<std::size_t>(set.keys()));
+    const std::int64_t tk = set.keys();
+    const std::int64_t blockRows = std::max<std::int64_t>(1, std::min<std::int64_t>(256, (1 << 20) / tk));
+    std::vector<float> rows(static_cast<std::size_t>(blockRows * tk));
     for (int l = l0; l < l1; ++l)
         for (int h = h0; h < h1; ++h)
-            for (std::int64_t i = 0; i < set.queries(); ++i) {
-                set.row(0, l, h, i, row.data());
-                file.write(reinterpret_cast<const char *>(row.data()), row.size() * sizeof(float));
+            for (std::int64_t i0 = 0; i0 < set.queries(); i0 += blockRows) {
+                const std::int64_t i1 = std::min(set.queries(), i0 + blockRows);
+                set.rowBlock(0, l, h, i0, i1, 0, tk, rows.data());
+                file.write(reinterpret_cast<const char *>(rows.data()), std::size_t((i1 - i0) * tk) * sizeof(float));
             }
     // Rows read from a file rewritten meanwhile are not the file's: nothing is written then.
     if (Status s = set.checkSource(); !s)

@@ -48,7 +48,7 @@ public:
     // Bytes of the mapped layer files.
     std::int64_t fileBytes() const;
     // Ok unless a layer file changed on disk since the dump was opened.
-    Status checkUnchanged() const;
+    Status checkUnchanged() const override;
 
 private:
     struct State;

@@ -329,9 +329,36 @@ Result<MatrixF> TransformerModel::logits(const MatrixF &lastHidden) const
     return out;
 }
 
-Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding &encoding, AttentionBackend &backend,
-                                                                  const std::atomic<bool> *cancel) const
+std::int64_t TransformerModel::forwardBytes(std::int64_t t, const ForwardKeep &keep) const
 {
+    const ModelConfig &c = m_config;
+    const std::int64_t d = c.width, L = c.layers, h = c.heads, hd = c.headDim(), kv = c.keyValueHeads();
+    // Kept: hidden states and attention inputs; per layer: the attention's work and the MLP.
+    std::int64_t bytes = saturatingMul(4 * (2 * L + 1), saturatingMul(t, d));
+    bytes = saturatingAdd(bytes, saturatingMul(12, saturatingMul(t, c.intermediate + 4 * d)));
+    bytes = saturatingAdd(bytes, std::int64_t(64) << 20); // a block of mapped weights in float32
+    if (keep.maps) {
+        bytes = saturatingAdd(bytes, saturatingMul(4, saturatingMul(saturatingMul(L, h), saturatingMul(t, t))));
+        bytes = saturatingAdd(bytes, traceBytes(h, t, t, hd, hd, d));
+    } else {
+        PoolOptions pool;
+        pool.bins = std::max<std::int64_t>(keep.poolBins, 1);
+        bytes = saturatingAdd(bytes, pooledBytes(h, t, t, h * hd, h * hd, d, pool.bins, 0));
+        const std::int64_t n = std::min(pool.bins, t);
+        if (keep.poolBins > 0) // the cells and entropies of every layer
+            bytes = saturatingAdd(bytes, saturatingMul(4, saturatingMul(L * h, saturatingAdd(n * n, t))));
+    }
+    if (keep.queriesKeys)
+        bytes = saturatingAdd(bytes, saturatingMul(4, saturatingMul(L * t, (h + kv) * hd)));
+    return bytes;
+}
+
+Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding &encoding, AttentionBackend &backend,
+                                                                  const std::atomic<bool> *cancel,
+                                                                  const ForwardKeep &keep) const
+{
+    if (keep.maps && keep.poolBins > 0)
+        return Error{"forward: pooled maps are kept instead of whole ones, not with them", ErrorKind::InvalidInput};
     const auto cancelled = [cancel](int layer) -> std::optional<Error> {
         if (!cancel || !cancel->load(std::memory_order_relaxed))
             return std::nullopt;
@@ -344,14 +371,9 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
     const ModelConfig &c = m_config;
     const BlockRecipe &recipe = c.recipe();
     const std::int64_t t = std::int64_t(encoding.ids.size()), d = c.width, L = c.layers, h = c.heads;
-    const int hd = c.headDim();
-    // Kept: attentions, hidden states and attention inputs; per layer: one trace and the MLP.
-    std::int64_t bytes = saturatingMul(4, saturatingMul(saturatingMul(L, h), saturatingMul(t, t)));
-    bytes = saturatingAdd(bytes, saturatingMul(4 * (2 * L + 1), saturatingMul(t, d)));
-    bytes = saturatingAdd(bytes, traceBytes(h, t, t, hd, hd, d));
-    bytes = saturatingAdd(bytes, saturatingMul(12, saturatingMul(t, c.intermediate + 4 * d)));
-    bytes = saturatingAdd(bytes, std::int64_t(64) << 20); // a block of mapped weights in float32
-    if (Status s = checkFitsInMemory(bytes, "its attentions and hidden states"); !s)
+    if (Status s = checkFitsInMemory(forwardBytes(t, keep), keep.maps ? "its attentions and hidden states"
+                                                                      : "its hidden states and pooled attention");
+        !s)
         return s.error();
 
     auto run = std::make_shared<ModelRun>();
@@ -365,7 +387,8 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
     run->heads = c.heads;
     run->length = t;
     run->weights = m_weights;
-    run->attentions.resize(std::size_t(L * h * t * t));
+    if (keep.maps)
+        run->attentions.resize(std::size_t(L * h * t * t));
     const TransformerWeights &w = *m_weights;
     const double eps = c.layerNormEps;
 
@@ -390,22 +413,44 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
         problem.keepScores = false; // the run keeps the weights alone
         run->scales.push_back(problem.spec.scale());
         run->layerFacts.push_back({c.heads, c.keyValueHeads(), problem.mask.window, problem.spec.scale()});
-        auto trace = backend.compute(problem);
-        if (!trace)
-            return Error{"layer " + std::to_string(l) + ": " + trace.message(), trace.kind()};
-            // The first write of these pages: the copies run on every thread, each mapping its
-            // pages in one call first rather than faulting once per 4 KiB.
+        if (keep.queriesKeys) {
+            auto qk = qkLayerOf(problem);
+            if (!qk)
+                return Error{"layer " + std::to_string(l) + ": " + qk.message(), qk.kind()};
+            run->queriesKeys.push_back(std::make_shared<const QkLayer>(std::move(*qk)));
+        }
+        MatrixF attended;
+        if (keep.maps) {
+            auto trace = backend.compute(problem);
+            if (!trace)
+                return Error{"layer " + std::to_string(l) + ": " + trace.message(), trace.kind()};
+                // The first write of these pages: the copies run on every thread, each mapping its
+                // pages in one call first rather than faulting once per 4 KiB.
 #pragma omp parallel for schedule(static) if (t * t * h > (1 << 20))
-        for (int head = 0; head < c.heads; ++head) {
-            float *to = run->attentions.data() + (std::int64_t(l) * h + head) * t * t;
-            prefault(to, std::size_t(t * t) * sizeof(float));
-            std::copy_n(trace->weights[std::size_t(head)].data(), t * t, to);
+            for (int head = 0; head < c.heads; ++head) {
+                float *to = run->attentions.data() + (std::int64_t(l) * h + head) * t * t;
+                prefault(to, std::size_t(t * t) * sizeof(float));
+                std::copy_n(trace->weights[std::size_t(head)].data(), t * t, to);
+            }
+            attended = std::move(trace->output);
+            backend.recycle(std::move(*trace)); // the next layer's maps go where these were
+        } else {
+            PoolOptions pool;
+            pool.bins = std::max<std::int64_t>(keep.poolBins, 1);
+            pool.mode = keep.poolMode;
+            pool.cancel = cancel;
+            auto pooled = backend.computePooled(problem, pool);
+            if (!pooled)
+                return Error{"layer " + std::to_string(l) + ": " + pooled.message(), pooled.kind()};
+            attended = std::move(pooled->output);
+            if (keep.poolBins > 0) {
+                pooled->output = MatrixF();
+                run->pooled.push_back(std::move(*pooled));
+            }
         }
         run->attentionInputs.push_back(std::move(problem.xq));
         if (auto stop = cancelled(l)) // the attention was the long part: the MLP need not follow
             return *stop;
-        MatrixF attended = std::move(trace->output);
-        backend.recycle(std::move(*trace)); // the next layer's maps go where these were
         if (post) {
             x = normalize(attended + x, layer.norm1, eps);
         } else {
@@ -453,11 +498,45 @@ AttentionProblem headProblem(const ModelRun &run, int layer, int head)
     return singleHeadProblem(layerProblem(run, layer), head);
 }
 
+namespace {
+
+// A run's queries and keys as the layers of a set (the set keeps the run alive).
+class RunQueriesKeys : public QkSource
+{
+public:
+    explicit RunQueriesKeys(std::shared_ptr<const ModelRun> run) : m_run(std::move(run)) {}
+    int layers() const override { return int(m_run->queriesKeys.size()); }
+    std::int64_t queries() const override { return m_run->length; }
+    std::int64_t keys() const override { return m_run->length; }
+    QkLayer facts(int layer) const override
+    {
+        const QkLayer &l = *m_run->queriesKeys[std::size_t(layer)];
+        QkLayer f;
+        f.heads = l.heads, f.kvHeads = l.kvHeads, f.headDim = l.headDim, f.scale = l.scale;
+        f.causal = l.causal, f.window = l.window, f.softcap = l.softcap, f.sinks = l.sinks;
+        f.queryPositions = l.queryPositions, f.keyPositions = l.keyPositions;
+        return f;
+    }
+    Result<std::shared_ptr<const QkLayer>> layer(int layer) const override
+    {
+        return m_run->queriesKeys[std::size_t(layer)];
+    }
+
+private:
+    std::shared_ptr<const ModelRun> m_run;
+};
+
+} // namespace
+
 Result<AttentionSet> attentionSetFromRun(std::shared_ptr<const ModelRun> run)
 {
+    const bool fromQk = run->attentions.empty();
+    if (fromQk && int(run->queriesKeys.size()) != run->layers)
+        return Error{"this run kept neither attention maps nor queries and keys", ErrorKind::InvalidInput};
     const float *data = run->attentions.data();
-    auto set = AttentionSet::fromContiguous(run, data, AttentionStorage::Float32, 1, run->layers, run->heads,
-                                            run->length, run->length);
+    auto set = fromQk ? AttentionSet::fromQk(std::make_shared<RunQueriesKeys>(run))
+                      : AttentionSet::fromContiguous(run, data, AttentionStorage::Float32, 1, run->layers, run->heads,
+                                                     run->length, run->length);
     if (!set)
         return set.error();
     if (Status s = set->setTokens(run->tokens, run->tokens); !s)
@@ -466,6 +545,9 @@ Result<AttentionSet> attentionSetFromRun(std::shared_ptr<const ModelRun> run)
         if (Status s = set->setTokenWords(run->words); !s)
             return s.error();
     set->layerFacts = run->layerFacts;
+    // A run's positions are 0..T-1 (statistics measure in rows).
+    set->queryPositions.clear();
+    set->keyPositions.clear();
     return set;
 }
 

@@ -61,6 +61,21 @@ struct TransformerWeights {
     std::shared_ptr<const ModelTensors> source;
 };
 
+// What a forward keeps of each layer's attention besides the hidden states (design.md: `model`,
+// `model --pool N`, `model --qk-out`).
+struct ForwardKeep {
+    bool maps = true; // every head's T x T weights (ModelRun::attentions)
+    // > 0: each layer's weights pooled to at most N x N cells per head and its row entropies
+    // (ModelRun::pooled), never a T x T map per head: the attention runs on the backend's pooled
+    // path (computePooled), which gives the layer's output too. Not with maps.
+    std::int64_t poolBins = 0;
+    PoolMode poolMode = PoolMode::Max;
+    // Each layer's q and k as the kernel received them (ModelRun::queriesKeys): every map follows
+    // from them (AttentionSet::fromQk). Without maps or pooling, the attention runs on the pooled
+    // path with one cell.
+    bool queriesKeys = false;
+};
+
 // What one forward pass gives: exactly what transformers returns with output_attentions and
 // output_hidden_states (batch axis removed), plus what reproduces any one head on its own.
 struct ModelRun {
@@ -72,8 +87,14 @@ struct ModelRun {
     std::vector<std::int32_t> words;
     int layers = 0, heads = 0;
     std::int64_t length = 0; // T
-    // [L, H, T, T] row-major float32: softmax weights of head h in layer l.
+    // [L, H, T, T] row-major float32: softmax weights of head h in layer l; empty unless
+    // ForwardKeep::maps.
     FloatBuffer attentions;
+    // [L] with ForwardKeep::poolBins: pooled cells of every head (pooled[H], Nq x Nk) and row
+    // entropies (H x T); output left empty.
+    std::vector<PooledResult> pooled;
+    // [L] with ForwardKeep::queriesKeys: each layer's q and k with the facts of the layer.
+    std::vector<std::shared_ptr<const QkLayer>> queriesKeys;
     // L+1 matrices T by d: the embeddings output first (BERT: after its LayerNorm), then each
     // block's output; GPT-2's last is after ln_f.
     std::vector<MatrixF> hiddenStates;
@@ -125,7 +146,10 @@ public:
     // layer or at the MLP of the current one and returns an error of kind Cancelled, so that a
     // superseded run frees its worker within one layer's time.
     Result<std::shared_ptr<const ModelRun>> forward(const Encoding &input, AttentionBackend &backend,
-                                                    const std::atomic<bool> *cancel = nullptr) const;
+                                                    const std::atomic<bool> *cancel = nullptr,
+                                                    const ForwardKeep &keep = {}) const;
+    // Bytes a forward over `tokens` tokens holds at its peak with `keep`.
+    std::int64_t forwardBytes(std::int64_t tokens, const ForwardKeep &keep = {}) const;
 
     // The attention problem of one layer (all heads, W_O included) on its input x (T by d).
     AttentionProblem layerProblem(int layer, MatrixF x) const;
@@ -151,7 +175,9 @@ AttentionProblem layerProblem(const ModelRun &run, int layer);
 AttentionProblem headProblem(const ModelRun &run, int layer, int head);
 
 // The run's attentions as the set every view, statistic and export works on (one sample, L
-// layers), with its tokens as labels; the set keeps the run alive.
+// layers), with its tokens as labels; the set keeps the run alive. A run that kept queries and
+// keys but no maps gives the set computed from them (AttentionSet::fromQk); one with neither is
+// refused.
 Result<AttentionSet> attentionSetFromRun(std::shared_ptr<const ModelRun> run);
 
 // Checks that weights have the shapes config gives; the first mismatch names the tensor in
