@@ -125,6 +125,7 @@ private slots:
     void malformedDumpIsRefusedInOneLine_data();
     void malformedDumpIsRefusedInOneLine();
     void changedLayerFileIsReported();
+    void fuzzSeedsAreValidDumps();
 };
 
 void TestQkDump::fixtureMatchesNumpy_data()
@@ -567,6 +568,25 @@ void TestQkDump::changedLayerFileIsReported()
     QVERIFY(!s);
     QCOMPARE(s.kind(), ErrorKind::Io);
     QVERIFY(!dump->layer(1));
+}
+
+// The seeds of fuzz_qkdump (index, NUL, layer-000.safetensors) open, so that the fuzzer starts
+// from inputs that reach every check.
+void TestQkDump::fuzzSeedsAreValidDumps()
+{
+    const QDir seeds(test::sourcePath("tests/fuzz/corpus/qkdump"));
+    QCOMPARE(seeds.entryList(QDir::Files).size(), 4);
+    for (const QString &name : seeds.entryList(QDir::Files)) {
+        const QByteArray bytes = test::readAll(seeds.filePath(name));
+        const qsizetype nul = bytes.indexOf('\0');
+        QVERIFY(nul > 0);
+        QTemporaryDir tmp;
+        test::writeFile(tmp.filePath("attnscope-qk.json"), bytes.left(nul));
+        test::writeFile(tmp.filePath("layer-000.safetensors"), bytes.mid(nul + 1));
+        auto dump = QkDump::open(tmp.path().toStdString());
+        QVERIFY2(dump, qPrintable(name + ": " + QString::fromStdString(dump ? "" : dump.message())));
+        QVERIFY(dump->layer(dump->layers() - 1));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestQkDump)
