@@ -8,6 +8,7 @@
 #include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
 #include "core/formats/ProjectFile.h"
+#include "core/formats/QkDump.h"
 #include "core/io/FileIo.h"
 #include "core/io/UserText.h"
 #include "core/models/TransformerModel.h"
@@ -87,6 +88,14 @@ Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBack
     std::error_code ec;
     if (Status s = checkSoftmaxOption(path, softmax); !s)
         return s.error();
+    if (QkDump::isDump(path)) {
+        if (text)
+            return Error{"--text is for a model folder; " + printableText(path, 200) + " is a Q/K dump"};
+        auto set = readQkDumpSet(path);
+        if (!set)
+            return set.error();
+        return AttentionInput{std::move(*set), "Q/K dump", {}};
+    }
     if (std::filesystem::is_directory(path, ec)) {
         if (!text)
             return Error{printableText(path, 200) + ": a model folder needs --text TEXT (the text the model reads)"};

@@ -22,7 +22,7 @@ class AttentionBackend;
 // computed with `backend`. `text` is required for a model folder and refused for anything else.
 struct AttentionInput {
     AttentionSet set;
-    std::string kind; // "attention file", "project" or "model"
+    std::string kind; // "attention file", "Q/K dump", "project" or "model"
     std::string note; // for stderr: what the rows of an attention file were found to be (empty: softmax rows)
 };
 // `softmax` (--softmax) applies softmax to the rows of an attention file of scores; it is refused

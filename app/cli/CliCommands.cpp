@@ -12,6 +12,7 @@
 #include "core/attention/Validation.h"
 #include "core/formats/AttentionFile.h"
 #include "core/formats/ProjectFile.h"
+#include "core/formats/QkDump.h"
 #include "core/formats/TensorExport.h"
 #include "core/formats/TraceDataExport.h"
 #include "core/formats/TraceExport.h"
@@ -45,15 +46,17 @@ Commands:
       every tensor (.npz, .json). Tensors: q k v scores weights headOutputs
       context output mask.
   export INPUT [--text TEXT] --tensor weights|rollout|mean|stats [--layer L] [--head H]
-              --out FILE.(npy|csv|json) [--softmax]
-      Attention maps of an attention file (.npy, .npz, .safetensors), a
-      project, or a model folder run on TEXT, as float32 .npy: weights
+              --out FILE.(npy|csv|json) [--softmax] [--pool N [--pool-mode max|mean]]
+      Attention maps of an attention file (.npy, .npz, .safetensors), a Q/K
+      dump, a project, or a model folder run on TEXT, as float32 .npy: weights
       [L,H,Tq,Tk] (all), [H,Tq,Tk] (--layer) or [Tq,Tk] (--layer and --head);
       mean: one layer's mean over heads [Tq,Tk]; rollout: attention rollout
       over all layers [T,T]. One matrix (a head, the mean, the rollout) may
       be .csv, token-labelled; stats (every head's statistics) is .csv or
       .json. Layers and heads count from 0 everywhere: the window, figures,
-      the CLI and the JSON. --softmax: as for stats.
+      the CLI and the JSON. --softmax: as for stats. --pool N writes weights
+      or the mean pooled to at most N x N cells per map (.npy); whole maps
+      larger than the memory budget are refused, naming --pool.
 %1%2%3  tokenize MODEL_DIR --text TEXT
       Print the ids and tokens of TEXT as the model folder's tokenizer (GPT-2
       or BERT) gives them, as JSON: {"ids": [...], "tokens": [...]}.
@@ -171,9 +174,18 @@ int Command::exportAttention(const QCommandLineParser &parser, const QString &ou
     std::optional<int> layer, head;
     if (Status s = parseLayerAndHead(parser, layer, head); !s)
         return fail(s.message(), kUsage);
+    AttentionExportOptions options;
+    if (parser.isSet("pool") || parser.isSet("pool-mode")) {
+        const auto pool = poolOptions(parser, "export");
+        if (!pool)
+            return m_exit;
+        options.pool = pool->bins;
+        options.mode = pool->mode;
+    }
     auto selection = backend(parser);
     if (!selection)
         return m_exit;
+    options.backend = selection->backend.get();
     std::optional<std::string> text;
     if (parser.isSet("text"))
         text = parser.value("text").toStdString();
@@ -185,11 +197,11 @@ int Command::exportAttention(const QCommandLineParser &parser, const QString &ou
         return fail(input.message());
     if (!input->note.empty())
         m_err << QString::fromStdString(input->note) << "\n";
-    if (Status s = checkAttentionExport(input->set, tensor.toStdString(), layer, head, out.toStdString()); !s)
-        return fail(s.message(), kUsage);
+    if (Status s = checkAttentionExport(input->set, tensor.toStdString(), layer, head, out.toStdString(), options); !s)
+        return fail(s.message(), s.kind() == ErrorKind::TooLarge ? kFailed : kUsage);
     if (auto exit = checkBeforeWriting("export", {out, {out}}))
         return *exit;
-    auto written = writeAttentionTensor(input->set, tensor.toStdString(), layer, head, out.toStdString());
+    auto written = writeAttentionTensor(input->set, tensor.toStdString(), layer, head, out.toStdString(), options);
     if (!written)
         return fail(written.message());
     m_out << "wrote: " << shown(out) << " (" << QString::fromStdString(*written) << ")\n";
@@ -206,6 +218,7 @@ int Command::exportData(const QStringList &args)
     parser.addOption(backendOption());
     parser.addOption({"text", "The text a model folder reads.", "TEXT"});
     parser.addOption(softmaxOption());
+    addPoolOptions(parser);
     if (!parse(parser, args, 1))
         return m_exit;
     if (!parser.isSet("out"))
@@ -225,7 +238,8 @@ int Command::exportData(const QStringList &args)
     const QString tensor = parser.value("tensor");
     const QString input = parser.positionalArguments()[0];
     if (tensor == "rollout" || tensor == "mean" || tensor == "stats" || parser.isSet("layer") || parser.isSet("text") ||
-        parser.isSet("softmax") || QFileInfo(input).isDir() || isAttentionFilePath(input.toStdString()))
+        parser.isSet("softmax") || parser.isSet("pool") || parser.isSet("pool-mode") || QFileInfo(input).isDir() ||
+        isAttentionFilePath(input.toStdString()) || QkDump::isDump(input.toStdString()))
         return exportAttention(parser, out);
     auto run = computeProject(parser);
     if (!run)

@@ -13,6 +13,7 @@
 #include "core/formats/AttentionFile.h"
 #include "core/formats/BatchedProject.h"
 #include "core/formats/ProjectFile.h"
+#include "core/formats/QkDump.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -353,6 +354,18 @@ private:
             if (Status s = checkSoftmaxOption(path.toStdString(), softmax); !s)
                 return Failure{QString::fromStdString(s.message()), kUsage};
         for (const QString &path : m_projects) {
+            if (QkDump::isDump(path.toStdString())) {
+                auto set = readQkDumpSet(path.toStdString());
+                if (!set)
+                    return Failure{QString::fromStdString(set.message())};
+                if (m_sequenceGiven && m_sequence > 0)
+                    return Failure{QStringLiteral("--sequence %1: %2 is a Q/K dump, not a batched project")
+                                       .arg(m_sequence)
+                                       .arg(path),
+                                   kUsage};
+                jobs.push_back({path, {}, {}, std::move(*set)});
+                continue;
+            }
             if (isAttentionFilePath(path.toStdString())) {
                 std::string note;
                 auto set = readCheckedAttentionFile(path.toStdString(), softmax, note);

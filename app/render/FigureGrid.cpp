@@ -50,9 +50,25 @@ void FigureRenderer::buildSet()
 {
     const AttentionSet &set = m_shown.set;
     if (m_options.view == FigureView::Model) {
+        // Long maps are pooled where they are read (a set from queries and keys is never a whole
+        // map in memory); short ones are read whole, their words merged where asked.
+        const bool pool = !m_options.mergeWords && std::max(set.queries(), set.keys()) > kMaxTileSide;
         for (int l = 0; l < set.layers(); ++l)
-            for (int h = 0; h < set.heads(); ++h)
-                addTile(set.map(0, l, h), l, h);
+            for (int h = 0; h < set.heads(); ++h) {
+                if (!pool) {
+                    addTile(set.map(0, l, h), l, h);
+                    continue;
+                }
+                SetPoolOptions options;
+                options.bins = kMaxTileSide;
+                options.head = h;
+                auto pooled = poolSetBlock(set, 0, l, SetBlock{0, set.queries(), 0, set.keys()}, options);
+                if (!pooled) {
+                    m_problem = errorText(pooled.error());
+                    return;
+                }
+                addPooledTile(std::move(pooled->heads.front()), l, h);
+            }
     } else {
         auto rollout = attentionRollout(set, 0);
         if (!rollout) {
@@ -76,9 +92,7 @@ void FigureRenderer::addTile(const MatrixF &values, int layer, int head)
         d.columnLabels = labelsOf(set.keyWordLabels(), owned->cols());
     } else if (pool) {
         // core's pooling: cell a covers rows [floor(a*T/N), floor((a+1)*T/N)), as everywhere.
-        *owned = poolMatrix(values, kMaxTileSide, PoolMode::Max);
-        d.rowLabels = blockLabels(values.rows(), owned->rows());
-        d.columnLabels = blockLabels(values.cols(), owned->cols());
+        return addPooledTile(poolMatrix(values, kMaxTileSide, PoolMode::Max), layer, head);
     } else {
         *owned = values;
         d.rowLabels = labelsOf(set.queryTokens, values.rows());
@@ -90,6 +104,19 @@ void FigureRenderer::addTile(const MatrixF &values, int layer, int head)
             d.emptyRows = m_shown.emptyRows();
         }
     }
+    pushTile(std::move(d), std::move(owned), layer, head);
+}
+
+void FigureRenderer::addPooledTile(MatrixF pooled, int layer, int head)
+{
+    HeatmapData d;
+    d.rowLabels = blockLabels(m_shown.set.queries(), pooled.rows());
+    d.columnLabels = blockLabels(m_shown.set.keys(), pooled.cols());
+    pushTile(std::move(d), std::make_shared<MatrixF>(std::move(pooled)), layer, head);
+}
+
+void FigureRenderer::pushTile(HeatmapData d, std::shared_ptr<MatrixF> owned, int layer, int head)
+{
     d.owned = owned;
     d.values = owned.get();
     d.maskFill = m_shown.maskFill();

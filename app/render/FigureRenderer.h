@@ -154,6 +154,9 @@ private:
     std::vector<FigureHeatmap> setHeatmaps(const QRectF &target) const;
     void paintSetFigure(QPainter &painter, const QRectF &target) const;
     void addTile(const MatrixF &values, int layer, int head);
+    // A tile of max-pooled blocks of the set's maps, labelled with each block's first token.
+    void addPooledTile(MatrixF pooled, int layer, int head);
+    void pushTile(HeatmapData d, std::shared_ptr<MatrixF> owned, int layer, int head);
     void finishTileRanges();
     // A grid with one colour bar: one log or percentile scale over every tile's values.
     void shareOneScale();

@@ -1,5 +1,7 @@
 #include "core/formats/AttentionFile.h"
 
+#include "core/formats/QkDump.h"
+
 #include "core/ErrorCode.h"
 #include "core/formats/Npy.h"
 #include "core/formats/Safetensors.h"
@@ -415,6 +417,28 @@ Result<AttentionSet> readAttentionFile(const std::string &path, AttentionFileInf
     if (info)
         *info = std::move(read);
     return std::move(parsed->set);
+}
+
+Result<AttentionSet> readQkDumpSet(const std::string &path, AttentionFileInfo *info)
+{
+    auto dump = QkDump::open(path);
+    if (!dump)
+        return dump.error();
+    auto source = std::make_shared<const QkDump>(std::move(*dump));
+    auto set = AttentionSet::fromQk(source);
+    if (!set)
+        return Error{printableText(path, 200) + ": " + set.message(), set.kind()};
+    if (Status s = set->setTokens(source->tokens(), source->keyTokens()); !s)
+        return s.error();
+    if (info) {
+        *info = AttentionFileInfo{};
+        info->container = "attnscope-qk";
+        info->dtype = source->dtype(0);
+        info->shape = {set->layers(), set->heads(), set->queries(), set->keys()};
+        info->mapped = true;
+        info->tokensFrom = source->tokens().empty() ? "" : QkDump::kIndexName;
+    }
+    return set;
 }
 
 } // namespace attnscope

@@ -44,4 +44,10 @@ Result<AttentionSet> parseAttentionBytes(std::string_view bytes, std::shared_ptr
 // Whether a path looks like an attention file by its suffix (.npy, .npz, .safetensors).
 bool isAttentionFilePath(const std::string &path);
 
+// A Q/K dump (its folder or attnscope-qk.json; core/formats/QkDump.h) opened as the set computed
+// from its queries and keys (AttentionSet::fromQk), labelled with its tokens, with what an
+// attention file's reader says of itself in `info` when given: container "attnscope-qk", the
+// stored dtype of layer 0, the shape [L,H,Tq,Tk] the maps would have, no rows read.
+Result<AttentionSet> readQkDumpSet(const std::string &path, AttentionFileInfo *info = nullptr);
+
 } // namespace attnscope

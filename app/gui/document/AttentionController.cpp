@@ -1,5 +1,7 @@
 #include "app/gui/document/AttentionController.h"
 
+#include "core/formats/QkDump.h"
+
 #include "app/render/ErrorText.h"
 #include "core/analysis/RowSums.h"
 #include "core/attention/Validation.h"
@@ -79,7 +81,8 @@ void AttentionController::open(const QString &path)
         auto loaded = std::make_shared<LoadedAttention>();
         loaded->path = QFileInfo(path).absoluteFilePath();
         AttentionFileInfo info;
-        auto set = readAttentionFile(path.toStdString(), &info);
+        auto set = QkDump::isDump(path.toStdString()) ? readQkDumpSet(path.toStdString(), &info)
+                                                      : readAttentionFile(path.toStdString(), &info);
         loaded->file = info;
         if (!set) {
             const QString message = QString::fromStdString(set.message());

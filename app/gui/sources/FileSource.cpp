@@ -149,6 +149,9 @@ QString FileSource::origin() const
 {
     if (!attention() || !attention()->file)
         return {};
+    if (attention()->file->container == "attnscope-qk")
+        return tr("Q/K dump: maps computed from queries and keys (%1)")
+            .arg(QString::fromStdString(attention()->file->dtype));
     const QString origin = tr("Attention file: %1, %2")
                                .arg(QString::fromStdString(attention()->file->container),
                                     QString::fromStdString(attention()->file->dtype));

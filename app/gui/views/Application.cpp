@@ -4,6 +4,7 @@
 #include "app/gui/views/Language.h"
 #include "app/gui/views/MainWindow.h"
 #include "core/formats/AttentionFile.h"
+#include "core/formats/QkDump.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -46,8 +47,8 @@ int runApplication(int argc, char *argv[], const StartupHooks &hooks)
         window.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
         if (!window.openExampleModel()) // the window says why too
             std::fprintf(stderr, "attnscope: %s\n", qPrintable(window.lastError()));
-    } else if (!args.isEmpty() &&
-               (isAttentionFilePath(args.first().toStdString()) || QFileInfo(args.first()).isDir())) {
+    } else if (!args.isEmpty() && (isAttentionFilePath(args.first().toStdString()) ||
+                                   QkDump::isDump(args.first().toStdString()) || QFileInfo(args.first()).isDir())) {
         // Read on a worker: the tutorial stands until the file is read, and stays if it cannot be.
         window.openExample(QStringLiteral(":/examples/self-attention-tutorial.attnscope.json"));
         window.openFile(args.first());

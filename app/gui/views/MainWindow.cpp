@@ -22,6 +22,7 @@
 #include "app/gui/views/ViewToolBar.h"
 #include "app/gui/views/WindowPolish.h"
 #include "app/gui/views/WindowStatus.h"
+#include "core/formats/QkDump.h"
 
 #include <QCloseEvent>
 #include <QDir>
@@ -203,7 +204,7 @@ void MainWindow::updateTitle()
 
 bool MainWindow::openFile(const QString &path)
 {
-    if (isAttentionFilePath(path.toStdString())) {
+    if (isAttentionFilePath(path.toStdString()) || QkDump::isDump(path.toStdString())) {
         adopt(new FileSource(m_host, path, this));
         return true;
     }
@@ -349,9 +350,10 @@ void MainWindow::open()
     if (!maybeSave())
         return;
     const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open project or attention file"), m_host.lastDir,
-        tr("Projects and attention files (*.attnscope.json *.json *.npy *.npz *.safetensors);;"
-           "AttnScope projects (*.attnscope.json *.json);;Attention files (*.npy *.npz *.safetensors);;All files (*)"));
+        this, tr("Open project, attention file or Q/K dump"), m_host.lastDir,
+        tr("Projects, attention files and Q/K dumps (*.attnscope.json *.json *.npy *.npz *.safetensors);;"
+           "AttnScope projects (*.attnscope.json *.json);;Attention files (*.npy *.npz *.safetensors);;"
+           "Q/K dumps (attnscope-qk.json);;All files (*)"));
     if (!path.isEmpty())
         openFile(path);
 }
