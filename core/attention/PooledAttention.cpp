@@ -6,7 +6,6 @@
 #include "core/attention/HeadLayout.h"
 #include "core/attention/Mask.h"
 #include "core/attention/ReferenceAttention.h"
-#include "core/attention/Rope.h"
 #include "core/attention/Validation.h"
 #include "core/io/MemoryLimits.h"
 
@@ -175,8 +174,6 @@ Result<PoolBlock> poolBlockOf(const PoolOptions &options, Eigen::Index tq, Eigen
 
 Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptions &options)
 {
-    if (options.bins < 1)
-        return Error{"pool: expected a bin count of at least 1, found " + std::to_string(options.bins)};
     // Every check but the full trace's size, which this path never holds.
     if (Status s = validateProblem(p, ProblemLimits{}); !s)
         return s.error();
