@@ -213,7 +213,7 @@ void applySoftcap(float cap, Eigen::Ref<MatrixF> scores)
     scores = (scores.array() * (1.0f / cap)).tanh() * cap;
 }
 
-void project(const ConstMatrixViewF &x, const MatrixF &w, const std::optional<VectorF> &bias, MatrixF &y)
+void projectRows(const ConstMatrixViewF &x, const MatrixF &w, const std::optional<VectorF> &bias, MatrixF &y)
 {
     y.resize(x.rows(), w.cols());
     parallelGemm(x, w, y, omp_get_max_threads());
@@ -225,8 +225,8 @@ void projectQueriesAndKeys(const AttentionProblem &p, Eigen::Index q0, Eigen::In
                            std::vector<MatrixF> *qBefore, std::vector<MatrixF> *kBefore)
 {
     const HeadLayout layout = HeadLayout::of(p.spec);
-    project(p.xq.middleRows(q0, q1 - q0), p.weights.q, p.weights.qBias, q);
-    project(p.keyInput(), p.weights.k, p.weights.kBias, k);
+    projectRows(p.xq.middleRows(q0, q1 - q0), p.weights.q, p.weights.qBias, q);
+    projectRows(p.keyInput(), p.weights.k, p.weights.kBias, k);
     const int dk = layout.headDimQK;
     if (p.weights.qNorm)
         applyHeadNorm(q, *p.weights.qNorm, layout.heads, dk, p.spec.qkNormEps);
@@ -250,7 +250,7 @@ void projectAndRotate(const AttentionProblem &p, MatrixF &q, MatrixF &k, MatrixF
                       std::vector<MatrixF> *kBefore)
 {
     projectQueriesAndKeys(p, 0, p.tq(), q, k, qBefore, kBefore);
-    project(p.valueInput(), p.weights.v, p.weights.vBias, v);
+    projectRows(p.valueInput(), p.weights.v, p.weights.vBias, v);
 }
 
 CpuBackend::CpuBackend(int threads) : m_threads(threads > 0 ? threads : omp_get_max_threads())
@@ -415,7 +415,7 @@ Result<AttentionTrace> CpuBackend::compute(const AttentionProblem &p)
     for (int h = 0; h < heads; ++h)
         t.context.middleCols(layout.contextColumn(h), dv) = t.headOutputs[size_t(h)];
     if (p.weights.o) {
-        project(t.context, *p.weights.o, p.weights.oBias, t.output);
+        projectRows(t.context, *p.weights.o, p.weights.oBias, t.output);
     } else {
         t.output = t.context;
     }

@@ -61,6 +61,6 @@ void projectQueriesAndKeys(const AttentionProblem &problem, Eigen::Index q0, Eig
                            std::vector<MatrixF> *qBefore = nullptr, std::vector<MatrixF> *kBefore = nullptr);
 // y = x·w (+ bias) into y's own storage (resizing to the same shape keeps the allocation), the
 // rows split over the calling thread's budget (ScopedCpuThreads).
-void project(const ConstMatrixViewF &x, const MatrixF &w, const std::optional<VectorF> &bias, MatrixF &y);
+void projectRows(const ConstMatrixViewF &x, const MatrixF &w, const std::optional<VectorF> &bias, MatrixF &y);
 
 } // namespace attnscope

@@ -190,7 +190,7 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
     MatrixF q, k, v;
     projectQueriesAndKeys(p, block->q0, block->q1, q, k);
     if (allKeys)
-        project(p.valueInput(), p.weights.v, p.weights.vBias, v);
+        projectRows(p.valueInput(), p.weights.v, p.weights.vBias, v);
     const StructuralMask mask(p);
     const ScoreTiles scores{.q = q,
                             .firstRow = block->q0,
@@ -204,7 +204,7 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
     auto result = poolScoreTiles(scores, allKeys ? &v : nullptr, *block, options);
     if (result && allKeys && p.weights.o) {
         MatrixF output;
-        project(result->output, *p.weights.o, p.weights.oBias, output);
+        projectRows(result->output, *p.weights.o, p.weights.oBias, output);
         result->output = std::move(output);
     }
     return result;
