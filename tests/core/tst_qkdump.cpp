@@ -15,8 +15,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <atomic>
 #include <cmath>
 #include <random>
+#include <thread>
 
 using namespace attnscope;
 
@@ -117,6 +119,7 @@ private slots:
     void storedDtypeIsReported();
     void dumpIsRecognisedByName();
     void layersAreKeptAndShared();
+    void layersReadFromManyThreads();
     void writerRoundTrip();
     void writerReplacesAnExistingDumpOnlyAtFinish();
     void writerDroppedBeforeFinishLeavesTheOldDump();
@@ -272,6 +275,26 @@ void TestQkDump::layersAreKeptAndShared()
     QCOMPARE(fromCopy->get(), first->get());
     QVERIFY(!dump->layer(2));
     QVERIFY(!dump->layer(-1));
+}
+
+void TestQkDump::layersReadFromManyThreads()
+{
+    auto dump = QkDump::open(qkFixture("window").toStdString());
+    QVERIFY(dump);
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int n = 0; n < 200; ++n) {
+                const int l = (n + t) % 2;
+                auto layer = dump->layer(l);
+                if (!layer || bool((*layer)->sinks) != (l == 0) || (*layer)->q.rows() != 8)
+                    ++wrong;
+            }
+        });
+    for (std::thread &t : threads)
+        t.join();
+    QCOMPARE(wrong.load(), 0);
 }
 
 void TestQkDump::writerRoundTrip()
