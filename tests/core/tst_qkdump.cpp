@@ -476,6 +476,12 @@ void TestQkDump::malformedDumpIsRefusedInOneLine_data()
     QTest::newRow("NaN in k") << "gqa"
                               << "nan layer-001.safetensors k 13"
                               << "layer-001.safetensors: k: NaN at [1, 1, 1]" << invalid;
+    QTest::newRow("infinity in bf16 q") << "bf16"
+                                        << "inf layer-001.safetensors q 17"
+                                        << "layer-001.safetensors: q: an infinity at [1, 0, 1]" << invalid;
+    QTest::newRow("NaN in bf16 k") << "bf16"
+                                   << "nan layer-000.safetensors k 47"
+                                   << "layer-000.safetensors: k: NaN at [5, 0, 7]" << invalid;
     QTest::newRow("NaN in sinks") << "window"
                                   << "nan layer-000.safetensors sinks 1"
                                   << "layer-000.safetensors: sinks: NaN at [1]" << invalid;
