@@ -123,6 +123,7 @@ private slots:
     void writerRoundTrip();
     void writerReplacesAnExistingDumpOnlyAtFinish();
     void writerDroppedBeforeFinishLeavesTheOldDump();
+    void writerRemovesAbandonedFoldersButNotLiveOnes();
     void writerRefusesToReplaceAFolderThatIsNotADump();
     void writerRefusesMismatchedLayers();
     void malformedDumpIsRefusedInOneLine_data();
@@ -406,6 +407,30 @@ void TestQkDump::writerDroppedBeforeFinishLeavesTheOldDump()
         QkDumpWriter writer(tmp.filePath("other").toStdString(), {}, {});
     }
     QCOMPARE(entries(tmp.path()), QStringList{"dump"});
+}
+
+void TestQkDump::writerRemovesAbandonedFoldersButNotLiveOnes()
+{
+    QTemporaryDir tmp;
+    std::mt19937 rng(11);
+    const QkLayer layer = randomLayer(rng, 2, 1, 4, 3, 3);
+    // What a killed writer leaves: its folder beside the dump, held by nobody.
+    QVERIFY(QDir(tmp.path()).mkdir(".dump.partial-abc123"));
+    test::writeFile(tmp.filePath(".dump.partial-abc123/layer-000.safetensors"), "half");
+    QkDumpWriter first(tmp.filePath("dump").toStdString(), {}, {});
+    QVERIFY(first.addLayer(layer));
+    QVERIFY(!QFileInfo::exists(tmp.filePath(".dump.partial-abc123")));
+    QCOMPARE(entries(tmp.path()).size(), 1);
+    // A second writer to the same dump leaves the first one's folder alone.
+    {
+        QkDumpWriter second(tmp.filePath("dump").toStdString(), {}, {});
+        QVERIFY(second.addLayer(layer));
+        QCOMPARE(entries(tmp.path()).size(), 2);
+    }
+    QCOMPARE(entries(tmp.path()).size(), 1);
+    QVERIFY(first.finish());
+    QCOMPARE(entries(tmp.path()), QStringList{"dump"});
+    QVERIFY(QkDump::open(tmp.filePath("dump").toStdString()));
 }
 
 void TestQkDump::writerRefusesToReplaceAFolderThatIsNotADump()
