@@ -130,9 +130,9 @@ inline void checkRefusedInOneLine(const QString &dir, const QString &expected, i
 
 // Breaks the Q/K dump `dir` (tests/fixtures/qk) on purpose: "rm FILE", "truncate FILE" (cut in
 // half), "index KEY JSON" (one key of attnscope-qk.json set), "layer N KEY JSON" (one key of its
-// layers[N] set), "nan FILE TENSOR I" (the I-th value, counted in stored order, of an F32 tensor
-// set to NaN), "rows FILE TENSOR N" (only the first N rows of TENSOR kept), "ln NAME TARGET" (a
-// symbolic link). False for any other verb.
+// layers[N] set), "nan FILE TENSOR I" and "inf FILE TENSOR I" (the I-th value, counted in stored
+// order, of an F32, F16 or BF16 tensor set to NaN or +inf), "rows FILE TENSOR N" (only the first
+// N rows of TENSOR kept), "ln NAME TARGET" (a symbolic link). False for any other verb.
 inline bool mutateQkDump(const QString &dir, const QString &mutation)
 {
     const QStringList words = mutation.split(' ');
@@ -162,7 +162,7 @@ inline bool mutateQkDump(const QString &dir, const QString &mutation)
         writeJson(index, o);
         return true;
     }
-    if (verb == "nan") {
+    if (verb == "nan" || verb == "inf") {
         QFile f(dir + "/" + words.value(1));
         if (!f.open(QIODevice::ReadWrite))
             return false;
@@ -170,13 +170,23 @@ inline bool mutateQkDump(const QString &dir, const QString &mutation)
         const quint64 headerBytes = qFromLittleEndian<quint64>(bytes.constData());
         const QJsonObject header = QJsonDocument::fromJson(bytes.mid(8, qsizetype(headerBytes))).object();
         const QJsonObject tensor = header[words.value(2)].toObject();
-        if (tensor["dtype"].toString() != "F32")
+        const QString dtype = tensor["dtype"].toString();
+        // Little-endian bits of a NaN or +inf in F32, F16 or BF16.
+        QByteArray value;
+        if (dtype == "F32") {
+            value.resize(4);
+            qToLittleEndian<quint32>(verb == "nan" ? 0x7fc00000u : 0x7f800000u, value.data());
+        } else if (dtype == "F16" || dtype == "BF16") {
+            const quint16 nan = dtype == "F16" ? 0x7e00 : 0x7fc0, inf = dtype == "F16" ? 0x7c00 : 0x7f80;
+            value.resize(2);
+            qToLittleEndian<quint16>(verb == "nan" ? nan : inf, value.data());
+        } else {
             return false;
+        }
         const qint64 at = qint64(8 + headerBytes) + tensor["data_offsets"].toArray().at(0).toInteger() +
-                          4 * words.value(3).toLongLong();
-        const float nan = std::numeric_limits<float>::quiet_NaN();
+                          value.size() * words.value(3).toLongLong();
         f.seek(at);
-        return f.write(reinterpret_cast<const char *>(&nan), 4) == 4;
+        return f.write(value) == value.size();
     }
     if (verb == "rows") {
         // Keeps the first N rows of one tensor, the file rewritten with offsets to match.

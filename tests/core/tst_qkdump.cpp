@@ -15,8 +15,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <atomic>
 #include <cmath>
 #include <random>
+#include <thread>
 
 using namespace attnscope;
 
@@ -117,9 +119,11 @@ private slots:
     void storedDtypeIsReported();
     void dumpIsRecognisedByName();
     void layersAreKeptAndShared();
+    void layersReadFromManyThreads();
     void writerRoundTrip();
     void writerReplacesAnExistingDumpOnlyAtFinish();
     void writerDroppedBeforeFinishLeavesTheOldDump();
+    void writerRemovesAbandonedFoldersButNotLiveOnes();
     void writerRefusesToReplaceAFolderThatIsNotADump();
     void writerRefusesMismatchedLayers();
     void malformedDumpIsRefusedInOneLine_data();
@@ -274,6 +278,26 @@ void TestQkDump::layersAreKeptAndShared()
     QVERIFY(!dump->layer(-1));
 }
 
+void TestQkDump::layersReadFromManyThreads()
+{
+    auto dump = QkDump::open(qkFixture("window").toStdString());
+    QVERIFY(dump);
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int n = 0; n < 200; ++n) {
+                const int l = (n + t) % 2;
+                auto layer = dump->layer(l);
+                if (!layer || bool((*layer)->sinks) != (l == 0) || (*layer)->q.rows() != 8)
+                    ++wrong;
+            }
+        });
+    for (std::thread &t : threads)
+        t.join();
+    QCOMPARE(wrong.load(), 0);
+}
+
 void TestQkDump::writerRoundTrip()
 {
     QTemporaryDir tmp;
@@ -385,6 +409,30 @@ void TestQkDump::writerDroppedBeforeFinishLeavesTheOldDump()
     QCOMPARE(entries(tmp.path()), QStringList{"dump"});
 }
 
+void TestQkDump::writerRemovesAbandonedFoldersButNotLiveOnes()
+{
+    QTemporaryDir tmp;
+    std::mt19937 rng(11);
+    const QkLayer layer = randomLayer(rng, 2, 1, 4, 3, 3);
+    // What a killed writer leaves: its folder beside the dump, held by nobody.
+    QVERIFY(QDir(tmp.path()).mkdir(".dump.partial-abc123"));
+    test::writeFile(tmp.filePath(".dump.partial-abc123/layer-000.safetensors"), "half");
+    QkDumpWriter first(tmp.filePath("dump").toStdString(), {}, {});
+    QVERIFY(first.addLayer(layer));
+    QVERIFY(!QFileInfo::exists(tmp.filePath(".dump.partial-abc123")));
+    QCOMPARE(entries(tmp.path()).size(), 1);
+    // A second writer to the same dump leaves the first one's folder alone.
+    {
+        QkDumpWriter second(tmp.filePath("dump").toStdString(), {}, {});
+        QVERIFY(second.addLayer(layer));
+        QCOMPARE(entries(tmp.path()).size(), 2);
+    }
+    QCOMPARE(entries(tmp.path()).size(), 1);
+    QVERIFY(first.finish());
+    QCOMPARE(entries(tmp.path()), QStringList{"dump"});
+    QVERIFY(QkDump::open(tmp.filePath("dump").toStdString()));
+}
+
 void TestQkDump::writerRefusesToReplaceAFolderThatIsNotADump()
 {
     QTemporaryDir tmp;
@@ -453,6 +501,12 @@ void TestQkDump::malformedDumpIsRefusedInOneLine_data()
     QTest::newRow("NaN in k") << "gqa"
                               << "nan layer-001.safetensors k 13"
                               << "layer-001.safetensors: k: NaN at [1, 1, 1]" << invalid;
+    QTest::newRow("infinity in bf16 q") << "bf16"
+                                        << "inf layer-001.safetensors q 17"
+                                        << "layer-001.safetensors: q: an infinity at [1, 0, 1]" << invalid;
+    QTest::newRow("NaN in bf16 k") << "bf16"
+                                   << "nan layer-000.safetensors k 47"
+                                   << "layer-000.safetensors: k: NaN at [5, 0, 7]" << invalid;
     QTest::newRow("NaN in sinks") << "window"
                                   << "nan layer-000.safetensors sinks 1"
                                   << "layer-000.safetensors: sinks: NaN at [1]" << invalid;
