@@ -6,6 +6,7 @@
 #include "TestUtil.h"
 
 #include "core/formats/Npy.h"
+#include "core/formats/QkDump.h"
 #include "core/models/TransformerModel.h"
 
 #include <QDir>
@@ -16,9 +17,12 @@
 #include <QString>
 #include <QTest>
 
+#include <QtEndian>
+
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -122,6 +126,105 @@ inline void checkRefusedInOneLine(const QString &dir, const QString &expected, i
     QVERIFY2(!message.contains('\n'), qPrintable(message));
     QCOMPARE(int(model.kind()), kind);
     QCOMPARE(QDir(dir).entryList(QDir::Files, QDir::Name), before);
+}
+
+// Breaks the Q/K dump `dir` (tests/fixtures/qk) on purpose: "rm FILE", "truncate FILE" (cut in
+// half), "index KEY JSON" (one key of attnscope-qk.json set), "layer N KEY JSON" (one key of its
+// layers[N] set), "nan FILE TENSOR I" (the I-th value, counted in stored order, of an F32 tensor
+// set to NaN), "rows FILE TENSOR N" (only the first N rows of TENSOR kept), "ln NAME TARGET" (a
+// symbolic link). False for any other verb.
+inline bool mutateQkDump(const QString &dir, const QString &mutation)
+{
+    const QStringList words = mutation.split(' ');
+    const QString verb = words.value(0), index = dir + "/" + QString(QkDump::kIndexName);
+    if (verb == "rm")
+        return QFile::remove(dir + "/" + words.value(1));
+    if (verb == "truncate") {
+        QFile f(dir + "/" + words.value(1));
+        return f.resize(f.size() / 2);
+    }
+    const auto value = [&](int from) {
+        return QJsonDocument::fromJson("[" + words.mid(from).join(' ').toUtf8() + "]").array().at(0);
+    };
+    if (verb == "index") {
+        QJsonObject o = readJson(index);
+        o[words.value(1)] = value(2);
+        writeJson(index, o);
+        return true;
+    }
+    if (verb == "layer") {
+        QJsonObject o = readJson(index);
+        QJsonArray layers = o["layers"].toArray();
+        QJsonObject layer = layers.at(words.value(1).toInt()).toObject();
+        layer[words.value(2)] = value(3);
+        layers[words.value(1).toInt()] = layer;
+        o["layers"] = layers;
+        writeJson(index, o);
+        return true;
+    }
+    if (verb == "nan") {
+        QFile f(dir + "/" + words.value(1));
+        if (!f.open(QIODevice::ReadWrite))
+            return false;
+        QByteArray bytes = f.readAll();
+        const quint64 headerBytes = qFromLittleEndian<quint64>(bytes.constData());
+        const QJsonObject header = QJsonDocument::fromJson(bytes.mid(8, qsizetype(headerBytes))).object();
+        const QJsonObject tensor = header[words.value(2)].toObject();
+        if (tensor["dtype"].toString() != "F32")
+            return false;
+        const qint64 at = qint64(8 + headerBytes) + tensor["data_offsets"].toArray().at(0).toInteger() +
+                          4 * words.value(3).toLongLong();
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        f.seek(at);
+        return f.write(reinterpret_cast<const char *>(&nan), 4) == 4;
+    }
+    if (verb == "rows") {
+        // Keeps the first N rows of one tensor, the file rewritten with offsets to match.
+        QFile f(dir + "/" + words.value(1));
+        if (!f.open(QIODevice::ReadOnly))
+            return false;
+        const QByteArray bytes = f.readAll();
+        f.close();
+        const quint64 headerBytes = qFromLittleEndian<quint64>(bytes.constData());
+        const QByteArray data = bytes.mid(qsizetype(8 + headerBytes));
+        QJsonObject header = QJsonDocument::fromJson(bytes.mid(8, qsizetype(headerBytes))).object();
+        QByteArray out;
+        for (const QString &name : header.keys()) {
+            QJsonObject tensor = header[name].toObject();
+            const QJsonArray offsets = tensor["data_offsets"].toArray();
+            QByteArray values =
+                data.mid(offsets.at(0).toInteger(), offsets.at(1).toInteger() - offsets.at(0).toInteger());
+            if (name == words.value(2)) {
+                QJsonArray shape = tensor["shape"].toArray();
+                values.truncate(values.size() / shape.at(0).toInteger() * words.value(3).toLongLong());
+                shape[0] = words.value(3).toLongLong();
+                tensor["shape"] = shape;
+            }
+            tensor["data_offsets"] = QJsonArray{out.size(), out.size() + values.size()};
+            header[name] = tensor;
+            out += values;
+        }
+        QByteArray text = QJsonDocument(header).toJson(QJsonDocument::Compact);
+        text.append(QByteArray((8 - text.size() % 8) % 8, ' '));
+        QByteArray length(8, 0);
+        qToLittleEndian<quint64>(quint64(text.size()), length.data());
+        writeFile(dir + "/" + words.value(1), length + text + out);
+        return true;
+    }
+    if (verb == "ln")
+        return QFile::link(words.value(2), dir + "/" + words.value(1));
+    return false;
+}
+
+// The dump is refused in one line holding `expected`, of ErrorKind `kind`.
+inline void checkQkDumpRefusedInOneLine(const QString &dir, const QString &expected, int kind)
+{
+    auto dump = QkDump::open(dir.toStdString());
+    QVERIFY(!dump);
+    const QString message = QString::fromStdString(dump.message());
+    QVERIFY2(message.contains(expected), qPrintable(message));
+    QVERIFY2(!message.contains('\n'), qPrintable(message));
+    QCOMPARE(int(dump.kind()), kind);
 }
 
 } // namespace attnscope::test
