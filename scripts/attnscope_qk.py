@@ -113,8 +113,9 @@ class QkLayer:
         exactly. read_dump() sets it to the stored dtype.
     layout: the layout of q and k as given: "thd", "htd" or "bhtd" (see the module docstring);
         None: write_dump's ``layout`` argument.
-    query_positions, key_positions: filled by read_dump from the index (None: 0..T-1); what
-        weights() compares. write_dump takes positions as its own arguments, for all layers.
+    query_positions, key_positions: one per query (key) row, what the mask and weights()
+        compare (None: 0..T-1); read_dump fills them from the index. A dump has one set for all
+        layers: write_dump's arguments, or the layers' own, which must then agree.
     """
 
     q: Any
@@ -322,7 +323,9 @@ def _prepare_layer(layer: Any, index: int, layout: str, dtype: Optional[str]) ->
             raise ValueError(f"{where}: lse: expected [{heads}, {tq}], found {list(lse.shape)}")
         _check_finite(lse, f"{where}: lse")
     return QkLayer(q=q, k=k, scale=scale, causal=bool(causal), window=window, softcap=softcap, sinks=sinks,
-                   lse=lse, dtype=dtype, layout="thd")
+                   lse=lse, dtype=dtype, layout="thd",
+                   query_positions=_positions(f.get("query_positions"), tq, f"{where}: query_positions"),
+                   key_positions=_positions(f.get("key_positions"), tk, f"{where}: key_positions"))
 
 
 def _bf16_bits(a: np.ndarray) -> np.ndarray:
@@ -426,6 +429,20 @@ def write_dump(folder: Union[str, os.PathLike], layers: Sequence[Any], tokens: O
     key_labels = _labels(key_tokens, tk, "key_tokens")
     qp = _positions(query_positions, tq, "query_positions")
     kp = _positions(key_positions, tk, "key_positions")
+    # A dump has one set of positions: a layer that gives its own (a read_dump() layer) must agree.
+    for i, p in enumerate(prepared):
+        for name, mine in (("query_positions", p.query_positions), ("key_positions", p.key_positions)):
+            if mine is None:
+                continue
+            common = qp if name == "query_positions" else kp
+            if common is None:
+                common = mine
+            elif not np.array_equal(common, mine):
+                raise ValueError(f"layer {i}: {name} differ from the dump's (one set for every layer)")
+            if name == "query_positions":
+                qp = common
+            else:
+                kp = common
     if labels is not None:
         index["tokens"] = labels
     if key_labels is not None:
