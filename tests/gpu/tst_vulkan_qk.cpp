@@ -42,6 +42,7 @@ struct QkCase {
     bool headMean = true;
     std::int64_t q0 = 0, q1 = -1, k0 = 0, k1 = -1; // the block (PoolOptions)
     std::uint64_t workPerSubmission = 0;           // 0: the default
+    bool staging = false;                          // copy through staging buffers (a discrete GPU's way)
 };
 
 std::vector<std::int64_t> positionsFrom(std::int64_t first, std::int64_t count)
@@ -272,6 +273,9 @@ void TestVulkanQk::matchesReference_data()
     chunkedGaps.workPerSubmission = 3 * 21 * 2 * 8 * 3; // three rows per submission
     chunkedGaps.q0 = 2, chunkedGaps.q1 = 20;
     both("positions with gaps, three rows per submission", chunkedGaps);
+    QkCase staged = offsetZoom;
+    staged.staging = true, staged.sinks = true;
+    both("staged uploads and read-back", staged);
 }
 
 void TestVulkanQk::matchesReference()
@@ -282,8 +286,10 @@ void TestVulkanQk::matchesReference()
     QVERIFY2(valid.ok(), valid.ok() ? "" : valid.message().c_str());
     VulkanBackendOptions vo;
     vo.pooledWorkPerSubmission = c.workPerSubmission;
-    std::unique_ptr<VulkanBackend> own = c.workPerSubmission ? makeBackend(vo) : nullptr;
-    QVERIFY(!c.workPerSubmission || own);
+    vo.forceStaging = c.staging;
+    const bool ownBackend = c.workPerSubmission || c.staging;
+    std::unique_ptr<VulkanBackend> own = ownBackend ? makeBackend(vo) : nullptr;
+    QVERIFY(!ownBackend || own);
     VulkanBackend &backend = own ? *own : *m_backend;
     PoolOptions options = optionsOf(c);
     PoolProgress progress;
@@ -302,6 +308,7 @@ void TestVulkanQk::matchesReference()
     } else if (c.workPerSubmission) {
         QVERIFY(submissions > 1);
     }
+    QCOMPARE(backend.stats().staging, c.staging);
     const std::string diff = compareWithReference(layer, c, *got);
     QVERIFY2(diff.empty(), diff.c_str());
 }
