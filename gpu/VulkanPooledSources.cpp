@@ -12,6 +12,66 @@ namespace attnscope::vk {
 
 using Slot = PooledEngine::Slot;
 
+namespace {
+
+// The causal and window parts of the mask in the shaders' terms, into `src` (its window and
+// flags). Row indices (`qp` and `kp` empty) the shaders compare themselves. Other positions go
+// to the Positions slot: rebased to 32 bits (masking compares differences only), then each row's
+// range of keys that may be allowed: contiguous where key positions never decrease (found by
+// binary search), else every key. Returns that slot's words, empty when none.
+Result<std::vector<std::uint32_t>> structuralMask(PooledSource &src, bool causal, std::int64_t window,
+                                                  const std::vector<std::int64_t> &qp,
+                                                  const std::vector<std::int64_t> &kp)
+{
+    src.maskFlags |= causal ? kCausal : 0;
+    if (qp.empty() || (!causal && window <= 0)) {
+        // A window of Tq rows or more masks nothing when positions are row indices.
+        src.window = window > 0 && std::uint64_t(window) < src.tq ? std::uint64_t(window) : 0;
+        return std::vector<std::uint32_t>{};
+    }
+    const std::uint64_t tq = src.tq, tk = src.tk;
+    const auto [qLow, qHigh] = std::minmax_element(qp.begin(), qp.end());
+    const auto [kLow, kHigh] = std::minmax_element(kp.begin(), kp.end());
+    const std::int64_t lowest = std::min(*qLow, *kLow), highest = std::max(*qHigh, *kHigh);
+    const std::uint64_t span = std::uint64_t(highest - lowest);
+    if (span > 0xffffffffull)
+        return Error{"pooled positions: they span " + std::to_string(span) +
+                         " positions, more than the 2^32 the shaders compare",
+                     ErrorKind::TooLarge};
+    // A window wider than every difference masks nothing.
+    src.window = window > 0 && std::uint64_t(window) <= span ? std::uint64_t(window) : 0;
+    src.maskFlags |= kPositions;
+    const bool sorted = std::is_sorted(kp.begin(), kp.end());
+    std::vector<std::uint32_t> words(size_t(3 * tq + tk));
+    for (std::uint64_t i = 0; i < tq; ++i) {
+        words[i] = std::uint32_t(qp[i] - lowest);
+        std::uint64_t begin = 0, end = tk;
+        if (sorted) {
+            if (causal)
+                end = std::uint64_t(std::upper_bound(kp.begin(), kp.end(), qp[i]) - kp.begin());
+            if (window > 0)
+                begin = std::uint64_t(std::upper_bound(kp.begin(), kp.end(), qp[i] - window) - kp.begin());
+            begin = std::min(begin, end);
+        }
+        words[size_t(tq + tk + i)] = std::uint32_t(begin);
+        words[size_t(2 * tq + tk + i)] = std::uint32_t(end);
+    }
+    for (std::uint64_t j = 0; j < tk; ++j)
+        words[size_t(tq + j)] = std::uint32_t(kp[j] - lowest);
+    src.bytes[Slot::Positions] = words.size() * sizeof(std::uint32_t);
+    return words;
+}
+
+bool areIndices(const std::vector<std::int64_t> &positions)
+{
+    for (size_t i = 0; i < positions.size(); ++i)
+        if (positions[i] != std::int64_t(i))
+            return false;
+    return true;
+}
+
+} // namespace
+
 Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionProblem &p, const PoolOptions &options,
                                        PooledRunStats &stats)
 {
@@ -24,11 +84,6 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     const std::uint64_t words = (tk + 31) / 32;
     const bool cross = p.spec.mode == AttentionMode::Cross;
     const auto &w = p.weights;
-    // The shaders compare row indices for causal and the window. Where given RoPE positions are
-    // not the row indices, they compare positions instead: then the host evaluates the whole
-    // structural mask (core's StructuralMask, so exactly the CPU's) into the custom bits, and
-    // the shaders apply no structural part of their own.
-    const bool maskOnHost = !positionsAreIndices(p) && (p.mask.causal || p.mask.window > 0);
     const std::uint64_t ropeRow = p.spec.rope ? dk * f : 0; // a cos and a sin per pair
     auto size = [&](const auto *m) { return m ? std::uint64_t(m->size()) * f : 0; };
 
@@ -44,9 +99,14 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     src.scale = float(p.spec.scale());
     if (p.spec.softcap)
         src.softcap = float(*p.spec.softcap);
-    // A window of Tq rows or more masks nothing when positions are row indices.
-    src.window =
-        maskOnHost || p.mask.window <= 0 || std::uint64_t(p.mask.window) >= tq ? 0 : std::uint64_t(p.mask.window);
+    // Causal and the window compare the RoPE positions where given (core's StructuralMask).
+    const bool indices = positionsAreIndices(p);
+    auto mask =
+        structuralMask(src, p.mask.causal, p.mask.window, indices ? std::vector<std::int64_t>{} : queryPositions(p),
+                       indices ? std::vector<std::int64_t>{} : keyPositions(p));
+    if (!mask)
+        return mask.error();
+    const std::vector<std::uint32_t> &positions = *mask;
 
     auto &bytes = src.bytes;
     bytes[Xq] = tq * std::uint64_t(p.dq()) * f;
@@ -65,8 +125,8 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     bytes[RopeK] = tk * ropeRow;
     bytes[QNorm] = size(w.qNorm ? &*w.qNorm : nullptr);
     bytes[KNorm] = size(w.kNorm ? &*w.kNorm : nullptr);
-    bytes[PadBits] = p.mask.keyPadding.empty() || maskOnHost ? 0 : words * 4;
-    bytes[CustomBits] = p.mask.allowed || maskOnHost ? tq * words * 4 : 0;
+    bytes[PadBits] = p.mask.keyPadding.empty() ? 0 : words * 4;
+    bytes[CustomBits] = p.mask.allowed ? tq * words * 4 : 0;
     bytes[Q] = tq * qkw * f;
     bytes[K] = tk * kw * f;
     bytes[V] = tk * kvw * f;
@@ -74,12 +134,11 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     bytes[Output] = w.o ? tq * dout * f : 0;
     for (int s = Xq; s <= KNorm; ++s)
         src.upload[size_t(s)] = true;
-    src.upload[PadBits] = src.upload[CustomBits] = true;
-    src.maskFlags = (p.mask.causal && !maskOnHost ? kCausal : 0) | (bytes[PadBits] ? kPadding : 0) |
-                    (bytes[CustomBits] ? kCustom : 0) | (p.spec.maskFill == MaskFill::NegLarge ? kNegLarge : 0) |
-                    (w.sinks ? kSinks : 0);
+    src.upload[PadBits] = src.upload[CustomBits] = src.upload[Positions] = true;
+    src.maskFlags |= (bytes[PadBits] ? kPadding : 0) | (bytes[CustomBits] ? kCustom : 0) |
+                     (p.spec.maskFill == MaskFill::NegLarge ? kNegLarge : 0) | (w.sinks ? kSinks : 0);
 
-    // Inputs: the matrices as they are, the mask as bits (1 = allowed).
+    // Inputs: the matrices as they are, padding and a custom mask as bits (1 = allowed).
     src.fill = [&](const std::function<void *(Slot)> &host) {
         auto put = [&](Slot s, const void *data) {
             if (bytes[s])
@@ -120,17 +179,14 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
                     bits[size_t(j / 32)] |= 1u << (j % 32);
             put(PadBits, bits.data());
         }
+        if (!positions.empty())
+            put(Positions, positions.data());
         if (bytes[CustomBits]) {
             auto *bits = static_cast<std::uint32_t *>(host(CustomBits));
             std::memset(bits, 0, size_t(bytes[CustomBits]));
-            const StructuralMask structural(p);
-            auto allowed = [&](std::uint64_t i, std::uint64_t j) {
-                return maskOnHost ? structural.allowed(Eigen::Index(i), Eigen::Index(j))
-                                  : (*p.mask.allowed)(Eigen::Index(i), Eigen::Index(j)) != 0;
-            };
             for (std::uint64_t i = 0; i < tq; ++i)
                 for (std::uint64_t j = 0; j < tk; ++j)
-                    if (allowed(i, j))
+                    if ((*p.mask.allowed)(Eigen::Index(i), Eigen::Index(j)) != 0)
                         bits[i * words + j / 32] |= 1u << (j % 32);
         }
     };
@@ -216,56 +272,18 @@ Result<PooledResult> PooledEngine::runQk(const PooledShared &sh, const QkLayer &
     src.bytes[Sinks] = layer.sinks ? heads * f : 0;
     src.upload[Q] = src.upload[K] = src.upload[Sinks] = src.upload[Positions] = true;
 
-    // Positions that are the row indices (none given) take the shaders' own index mask; others
-    // are handed over rebased to 32 bits, with each row's range of keys that may be allowed.
-    bool indices = true;
-    for (Eigen::Index i = 0; i < layer.tq() && indices; ++i)
-        indices = layer.queryPosition(i) == i;
-    for (Eigen::Index j = 0; j < layer.tk() && indices; ++j)
-        indices = layer.keyPosition(j) == j;
-    const bool structural = layer.causal || layer.window > 0;
-    std::vector<std::uint32_t> positions;
-    if (!indices && structural) {
-        std::vector<std::int64_t> qp(tq), kp(tk);
-        for (std::uint64_t i = 0; i < tq; ++i)
-            qp[i] = layer.queryPosition(Eigen::Index(i));
-        for (std::uint64_t j = 0; j < tk; ++j)
-            kp[j] = layer.keyPosition(Eigen::Index(j));
-        const std::int64_t lowest = std::min(*std::min_element(qp.begin(), qp.end()),
-                                             *std::min_element(kp.begin(), kp.end())),
-                           highest = std::max(*std::max_element(qp.begin(), qp.end()),
-                                              *std::max_element(kp.begin(), kp.end()));
-        if (std::uint64_t(highest - lowest) > 0xffffffffull)
-            return Error{"pooled positions: they span " + std::to_string(highest - lowest) +
-                             " positions, more than the 2^32 the shaders compare",
-                         ErrorKind::TooLarge};
-        // Masking compares differences of positions only, so the shift changes nothing; a
-        // window wider than every difference masks nothing.
-        const std::uint64_t span = std::uint64_t(highest - lowest);
-        src.window = layer.window > 0 && std::uint64_t(layer.window) <= span ? std::uint64_t(layer.window) : 0;
-        const bool sorted = std::is_sorted(kp.begin(), kp.end());
-        positions.resize(size_t(3 * tq + tk));
-        for (std::uint64_t i = 0; i < tq; ++i) {
-            positions[i] = std::uint32_t(qp[i] - lowest);
-            std::uint64_t begin = 0, end = tk;
-            if (sorted) { // the allowed keys of row i are contiguous
-                if (layer.causal)
-                    end = std::uint64_t(std::upper_bound(kp.begin(), kp.end(), qp[i]) - kp.begin());
-                if (layer.window > 0)
-                    begin = std::uint64_t(std::upper_bound(kp.begin(), kp.end(), qp[i] - layer.window) - kp.begin());
-                begin = std::min(begin, end);
-            }
-            positions[size_t(tq + tk + i)] = std::uint32_t(begin);
-            positions[size_t(2 * tq + tk + i)] = std::uint32_t(end);
-        }
-        for (std::uint64_t j = 0; j < tk; ++j)
-            positions[size_t(tq + j)] = std::uint32_t(kp[j] - lowest);
-        src.bytes[Positions] = positions.size() * sizeof(std::uint32_t);
-    } else {
-        // A window of Tq rows or more masks nothing when positions are row indices.
-        src.window = layer.window > 0 && std::uint64_t(layer.window) < tq ? std::uint64_t(layer.window) : 0;
+    std::vector<std::int64_t> qp, kp; // empty: the row indices
+    if (!areIndices(layer.queryPositions) || !areIndices(layer.keyPositions)) {
+        for (Eigen::Index i = 0; i < layer.tq(); ++i)
+            qp.push_back(layer.queryPosition(i));
+        for (Eigen::Index j = 0; j < layer.tk(); ++j)
+            kp.push_back(layer.keyPosition(j));
     }
-    src.maskFlags = (layer.causal ? kCausal : 0) | (layer.sinks ? kSinks : 0) | (positions.empty() ? 0 : kPositions);
+    auto mask = structuralMask(src, layer.causal, layer.window, qp, kp);
+    if (!mask)
+        return mask.error();
+    const std::vector<std::uint32_t> &positions = *mask;
+    src.maskFlags |= layer.sinks ? kSinks : 0;
 
     src.fill = [&](const std::function<void *(Slot)> &host) {
         std::memcpy(host(Q), layer.q.data(), size_t(src.bytes[Q]));

@@ -1,9 +1,8 @@
 // Shared by the pooled passes (pooled_rows.comp, pooled_cells.comp): the push constants,
 // the bindings they have in common and the structural mask of design.md, evaluated per
 // (row, key) instead of stored as Tq x Tk. Causal and the window compare row indices, or, under
-// POOL_POSITIONS, the positions of the query and key (a Q/K layer's, rebased to 32 bits by the
-// host); where RoPE positions of a problem are not the row indices, the host hands the whole
-// structural mask over as the custom bits instead (gpu/VulkanPooled.cpp).
+// POOL_POSITIONS, the positions of the query and key (a problem's RoPE positions, a Q/K layer's;
+// rebased to 32 bits by the host, gpu/VulkanPooledSources.cpp).
 
 #include "common.glsl"
 
