@@ -39,17 +39,6 @@ constexpr double kParallelFlops = 4e6;
 
 using ArrayF = Eigen::Array<float, 1, Eigen::Dynamic>;
 
-// y = x·w (+ bias) into y's own storage, which a workspace keeps from one compute to the next
-// (resizing to the same shape keeps the allocation). The rows are split over the calling
-// thread's budget (ScopedCpuThreads).
-void project(const MatrixF &x, const MatrixF &w, const std::optional<VectorF> &bias, MatrixF &y)
-{
-    y.resize(x.rows(), w.cols());
-    parallelGemm(x, w, y, omp_get_max_threads());
-    if (bias)
-        y.rowwise() += *bias;
-}
-
 // The columns a row may attend to lie in [lo, hi); dense means every one of them is allowed
 // (true for no mask, causal and trailing padding: the fast path).
 struct RowSpan {
@@ -224,13 +213,20 @@ void applySoftcap(float cap, Eigen::Ref<MatrixF> scores)
     scores = (scores.array() * (1.0f / cap)).tanh() * cap;
 }
 
-void projectAndRotate(const AttentionProblem &p, MatrixF &q, MatrixF &k, MatrixF &v, std::vector<MatrixF> *qBefore,
-                      std::vector<MatrixF> *kBefore)
+void project(const ConstMatrixViewF &x, const MatrixF &w, const std::optional<VectorF> &bias, MatrixF &y)
+{
+    y.resize(x.rows(), w.cols());
+    parallelGemm(x, w, y, omp_get_max_threads());
+    if (bias)
+        y.rowwise() += *bias;
+}
+
+void projectQueriesAndKeys(const AttentionProblem &p, Eigen::Index q0, Eigen::Index q1, MatrixF &q, MatrixF &k,
+                           std::vector<MatrixF> *qBefore, std::vector<MatrixF> *kBefore)
 {
     const HeadLayout layout = HeadLayout::of(p.spec);
-    project(p.xq, p.weights.q, p.weights.qBias, q);
+    project(p.xq.middleRows(q0, q1 - q0), p.weights.q, p.weights.qBias, q);
     project(p.keyInput(), p.weights.k, p.weights.kBias, k);
-    project(p.valueInput(), p.weights.v, p.weights.vBias, v);
     const int dk = layout.headDimQK;
     if (p.weights.qNorm)
         applyHeadNorm(q, *p.weights.qNorm, layout.heads, dk, p.spec.qkNormEps);
@@ -244,8 +240,17 @@ void projectAndRotate(const AttentionProblem &p, MatrixF &q, MatrixF &k, MatrixF
     if (kBefore)
         for (int g = 0; g < layout.kvHeads; ++g)
             kBefore->push_back(k.middleCols(layout.keyColumn(g), dk));
-    applyRope(q, ropeTable(queryPositions(p), *p.spec.rope, dk), layout.heads, dk);
+    const std::vector<std::int64_t> all = queryPositions(p);
+    const std::vector<std::int64_t> rows(all.begin() + q0, all.begin() + q1);
+    applyRope(q, ropeTable(rows, *p.spec.rope, dk), layout.heads, dk);
     applyRope(k, ropeTable(keyPositions(p), *p.spec.rope, dk), layout.kvHeads, dk);
+}
+
+void projectAndRotate(const AttentionProblem &p, MatrixF &q, MatrixF &k, MatrixF &v, std::vector<MatrixF> *qBefore,
+                      std::vector<MatrixF> *kBefore)
+{
+    projectQueriesAndKeys(p, 0, p.tq(), q, k, qBefore, kBefore);
+    project(p.valueInput(), p.weights.v, p.weights.vBias, v);
 }
 
 CpuBackend::CpuBackend(int threads) : m_threads(threads > 0 ? threads : omp_get_max_threads())

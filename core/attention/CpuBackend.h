@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/Gemm.h"
 #include "core/attention/AttentionBackend.h"
 
 #include <mutex>
@@ -54,5 +55,12 @@ void applySoftcap(float cap, Eigen::Ref<MatrixF> scores);
 void siluInPlace(float *x, Eigen::Index n);
 void projectAndRotate(const AttentionProblem &problem, MatrixF &q, MatrixF &k, MatrixF &v,
                       std::vector<MatrixF> *qBefore = nullptr, std::vector<MatrixF> *kBefore = nullptr);
+// Q of query rows [q0, q1) (rows x H·dK) and K of every key (Tk x G·dK) as every engine forms
+// them: projections, biases, the per-head q/k norms, RoPE at the rows' positions; unscaled.
+void projectQueriesAndKeys(const AttentionProblem &problem, Eigen::Index q0, Eigen::Index q1, MatrixF &q, MatrixF &k,
+                           std::vector<MatrixF> *qBefore = nullptr, std::vector<MatrixF> *kBefore = nullptr);
+// y = x·w (+ bias) into y's own storage (resizing to the same shape keeps the allocation), the
+// rows split over the calling thread's budget (ScopedCpuThreads).
+void project(const ConstMatrixViewF &x, const MatrixF &w, const std::optional<VectorF> &bias, MatrixF &y);
 
 } // namespace attnscope

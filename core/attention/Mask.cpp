@@ -25,6 +25,7 @@ const std::vector<std::int64_t> *givenKeyPositions(const AttentionProblem &p)
     return nullptr;
 }
 
+// True for 0, 1, ..., n-1 (and for none).
 bool isIota(const std::vector<std::int64_t> &v)
 {
     for (size_t i = 0; i < v.size(); ++i)
@@ -60,14 +61,34 @@ bool positionsAreIndices(const AttentionProblem &p)
 StructuralMask::StructuralMask(const AttentionProblem &p)
     : m_causal(p.mask.causal), m_window(p.mask.window), m_custom(p.mask.allowed ? &*p.mask.allowed : nullptr)
 {
-    if (!positionsAreIndices(p)) {
-        m_qp = queryPositions(p);
-        m_kp = keyPositions(p);
-    }
-    m_padded.assign(size_t(p.tk()), 0);
-    m_paddedBefore.assign(size_t(p.tk()) + 1, 0);
-    for (Eigen::Index j = 0; j < p.tk(); ++j) {
-        m_padded[size_t(j)] = !p.mask.keyPadding.empty() && !p.mask.keyPadding[size_t(j)];
+    if (!positionsAreIndices(p))
+        setPositions(queryPositions(p), keyPositions(p));
+    setPadding(p.mask.keyPadding, p.tk());
+}
+
+StructuralMask::StructuralMask(bool causal, std::int64_t window, const std::vector<std::int64_t> &queryPositions,
+                               const std::vector<std::int64_t> &keyPositions, Eigen::Index tq, Eigen::Index tk)
+    : m_causal(causal), m_window(window)
+{
+    if (!isIota(queryPositions) || !isIota(keyPositions))
+        setPositions(queryPositions.empty() ? indices(tq) : queryPositions,
+                     keyPositions.empty() ? indices(tk) : keyPositions);
+    setPadding({}, tk);
+}
+
+void StructuralMask::setPositions(std::vector<std::int64_t> queryPositions, std::vector<std::int64_t> keyPositions)
+{
+    m_qp = std::move(queryPositions);
+    m_kp = std::move(keyPositions);
+    m_keysSorted = std::is_sorted(m_kp.begin(), m_kp.end());
+}
+
+void StructuralMask::setPadding(const std::vector<bool> &real, Eigen::Index tk)
+{
+    m_padded.assign(size_t(tk), 0);
+    m_paddedBefore.assign(size_t(tk) + 1, 0);
+    for (Eigen::Index j = 0; j < tk; ++j) {
+        m_padded[size_t(j)] = !real.empty() && !real[size_t(j)];
         m_paddedBefore[size_t(j) + 1] = m_paddedBefore[size_t(j)] + m_padded[size_t(j)];
     }
 }
@@ -96,8 +117,28 @@ bool StructuralMask::tileMasked(Eigen::Index r0, Eigen::Index r1, Eigen::Index c
 void StructuralMask::apply(Eigen::Index i, Eigen::Index c0, Eigen::Index n, float fill, float *logits) const
 {
     const bool anyPadding = m_paddedBefore[size_t(c0 + n)] != m_paddedBefore[size_t(c0)];
-    if (!m_custom && !anyPadding && byIndex() && (!m_causal || c0 + n - 1 <= i) && (m_window <= 0 || c0 > i - m_window))
-        return; // the common case: every key of the tile is allowed
+    if (!m_custom && !anyPadding && m_keysSorted) {
+        // Causal and the window over ordered keys allow one run [lo, hi) of the tile.
+        const std::int64_t qp = queryPosition(i);
+        Eigen::Index lo = 0, hi = n;
+        if (byIndex()) {
+            if (m_causal)
+                hi = std::clamp<Eigen::Index>(qp + 1 - c0, 0, n);
+            if (m_window > 0)
+                lo = std::clamp<Eigen::Index>(qp - m_window + 1 - c0, 0, n);
+        } else {
+            const auto first = m_kp.begin() + c0, last = first + n;
+            if (m_causal)
+                hi = std::upper_bound(first, last, qp) - first;
+            if (m_window > 0)
+                lo = std::upper_bound(first, last, qp - m_window) - first;
+        }
+        std::fill(logits, logits + lo, fill);
+        std::fill(logits + std::max(hi, lo), logits + n, fill);
+        if (hi < lo)
+            std::fill(logits + hi, logits + lo, fill);
+        return;
+    }
     for (Eigen::Index j = 0; j < n; ++j)
         if (!allowed(i, c0 + j))
             logits[j] = fill;

@@ -26,6 +26,10 @@ class StructuralMask
 {
 public:
     explicit StructuralMask(const AttentionProblem &problem);
+    // The mask of attention from queries and keys (QkAttention.h): causal and the window over
+    // positions (empty: the row indices 0..Tq-1, 0..Tk-1), no padding, no custom matrix.
+    StructuralMask(bool causal, std::int64_t window, const std::vector<std::int64_t> &queryPositions,
+                   const std::vector<std::int64_t> &keyPositions, Eigen::Index tq, Eigen::Index tk);
 
     bool allowed(Eigen::Index i, Eigen::Index j) const { return reason(i, j) == MaskReason::Allowed; }
 
@@ -57,10 +61,16 @@ public:
     std::int64_t keyPosition(Eigen::Index j) const { return m_kp.empty() ? std::int64_t(j) : m_kp[size_t(j)]; }
 
 private:
+    // Keeps positions only where they differ from the row indices (byIndex() otherwise).
+    void setPositions(std::vector<std::int64_t> queryPositions, std::vector<std::int64_t> keyPositions);
+    // Padding from `real` (empty: none), Tk entries.
+    void setPadding(const std::vector<bool> &real, Eigen::Index tk);
+
     bool m_causal = false;
     std::int64_t m_window = 0;
     const MaskMatrix *m_custom = nullptr;
     std::vector<std::int64_t> m_qp, m_kp; // empty: the row indices
+    bool m_keysSorted = true;             // key positions never decrease: a tile's span is its ends'
     std::vector<std::uint8_t> m_padded;
     // paddedBefore[j]: padded keys among [0, j), so a tile's padding is counted in O(1).
     std::vector<Eigen::Index> m_paddedBefore;

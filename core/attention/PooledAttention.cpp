@@ -21,22 +21,20 @@ namespace attnscope {
 
 namespace {
 
-// Below this argument Eigen's vectorised float exp() returns its clamped value, not 0.
-constexpr float kExpClamp = -88.0f;
-
 // Query rows per task and keys per tile: the tile (rows x keys floats, 512 KiB) and the weights
 // tile stay in L2 between the scores GEMM, the softmax and weights·V.
-constexpr Eigen::Index kBlockRows = 256, kMinBlockRows = 32, kTileKeys = 512;
+constexpr Eigen::Index kBlockRows = 256, kMinBlockRows = 32, kTileKeys = kPoolTileKeys;
 
 using ArrayF = Eigen::Array<float, 1, Eigen::Dynamic>;
 
-MatrixF project(const ConstMatrixViewF &x, const MatrixF &w, const std::optional<VectorF> &bias)
+float fillValue(MaskFill fill)
 {
-    MatrixF y(x.rows(), w.cols());
-    parallelGemm(x, w, y, omp_get_max_threads());
-    if (bias)
-        y.rowwise() += *bias;
-    return y;
+    return fill == MaskFill::NegLarge ? float(kNegLargeFill) : -std::numeric_limits<float>::infinity();
+}
+
+bool isCancelled(const std::atomic<bool> *cancel)
+{
+    return cancel && cancel->load(std::memory_order_relaxed);
 }
 
 struct Bins {
@@ -91,6 +89,90 @@ std::int64_t pooledBytes(const AttentionProblem &p, const PoolOptions &options)
                        options.headMean);
 }
 
+void ScoreTiles::score(int h, Eigen::Index r0, Eigen::Index rows, Eigen::Index c0, Eigen::Index cols, MatrixF &s) const
+{
+    const int dk = layout.headDimQK;
+    auto tile = s.topLeftCorner(rows, cols);
+    gemm(q.middleCols(layout.queryColumn(h), dk).middleRows(r0 - firstRow, rows), GemmOp::None,
+         k.middleCols(layout.keyColumnOfHead(h), dk).middleRows(c0, cols), GemmOp::Transpose, tile, scale);
+    if (softcap)
+        applySoftcap(*softcap, tile);
+    const float filled = fillValue(fill);
+    for (Eigen::Index r = 0; r < rows; ++r)
+        mask.apply(r0 + r, c0, cols, filled, &s(r, 0));
+}
+
+bool ScoreTiles::normalisers(int h, Eigen::Index r0, Eigen::Index rows, MatrixF &s, double *rowMax, double *rowSum,
+                             const std::atomic<bool> *cancel, bool *maskedWeighNothing) const
+{
+    const Eigen::Index tk = k.rows(), tiles = (tk + kTileKeys - 1) / kTileKeys, r1 = r0 + rows;
+    const bool negLarge = fill == MaskFill::NegLarge;
+    std::fill(rowMax, rowMax + rows, -std::numeric_limits<double>::infinity());
+    std::fill(rowSum, rowSum + rows, 0.0);
+    Eigen::Index skippedKeys = 0;
+    for (Eigen::Index t = 0; t < tiles; ++t) {
+        if (isCancelled(cancel))
+            return false;
+        const Eigen::Index c0 = t * kTileKeys, cols = std::min(kTileKeys, tk - c0);
+        if (mask.tileMasked(r0, r1, c0, c0 + cols)) {
+            skippedKeys += cols;
+            continue;
+        }
+        score(h, r0, rows, c0, cols, s);
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            Eigen::Map<const ArrayF> row(&s(r, 0), cols);
+            const float tileMax = row.maxCoeff();
+            if (tileMax == -std::numeric_limits<float>::infinity())
+                continue;
+            double &m = rowMax[r];
+            if (tileMax > m) {
+                rowSum[r] *= std::exp(m - double(tileMax));
+                m = tileMax;
+            }
+            rowSum[r] += double((row - float(m)).exp().sum());
+        }
+    }
+    // Keys of skipped tiles are masked for every row: under -1e9 they are logits of -1e9.
+    // A sink joins every row's normaliser as one more logit, never masked.
+    bool weighNothing = true;
+    for (Eigen::Index r = 0; r < rows; ++r) {
+        double &m = rowMax[r], &z = rowSum[r];
+        if (negLarge && skippedKeys > 0) {
+            if (kNegLargeFill > m) {
+                z *= std::exp(m - kNegLargeFill);
+                m = kNegLargeFill;
+            }
+            z += double(skippedKeys) * std::exp(double(float(kNegLargeFill) - float(m)));
+        }
+        if (sinks) {
+            const double sink = double((*sinks)[h]);
+            if (sink > m) {
+                z = z > 0 ? z * std::exp(m - sink) : 0.0;
+                m = sink;
+            }
+            z += std::exp(sink - m);
+        }
+        if (negLarge && z > 0 && std::exp(float(kNegLargeFill) - float(m)) * float(1.0 / z) > 0.0f)
+            weighNothing = false;
+    }
+    if (maskedWeighNothing)
+        *maskedWeighNothing = weighNothing;
+    return true;
+}
+
+Result<PoolBlock> poolBlockOf(const PoolOptions &options, Eigen::Index tq, Eigen::Index tk)
+{
+    if (options.bins < 1)
+        return Error{"pool: expected a bin count of at least 1, found " + std::to_string(options.bins)};
+    const PoolBlock b{options.queryBegin, options.queryEnd < 0 ? tq : options.queryEnd, options.keyBegin,
+                      options.keyEnd < 0 ? tk : options.keyEnd};
+    if (b.q0 < 0 || b.q0 >= b.q1 || b.q1 > tq || b.k0 < 0 || b.k0 >= b.k1 || b.k1 > tk)
+        return Error{"pool: expected a block inside the " + std::to_string(tq) + " x " + std::to_string(tk) +
+                     " problem, found rows [" + std::to_string(b.q0) + ", " + std::to_string(b.q1) + ") and keys [" +
+                     std::to_string(b.k0) + ", " + std::to_string(b.k1) + ")"};
+    return b;
+}
+
 Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptions &options)
 {
     if (options.bins < 1)
@@ -98,46 +180,53 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
     // Every check but the full trace's size, which this path never holds.
     if (Status s = validateProblem(p, ProblemLimits{}); !s)
         return s.error();
-    const Eigen::Index tq = p.tq(), tk = p.tk();
-    const Eigen::Index q0 = options.queryBegin, q1 = options.queryEnd < 0 ? tq : options.queryEnd;
-    const Eigen::Index k0 = options.keyBegin, k1 = options.keyEnd < 0 ? tk : options.keyEnd;
-    if (q0 < 0 || q0 >= q1 || q1 > tq || k0 < 0 || k0 >= k1 || k1 > tk)
-        return Error{"pool: expected a block inside the " + std::to_string(tq) + " x " + std::to_string(tk) +
-                     " problem, found rows [" + std::to_string(q0) + ", " + std::to_string(q1) + ") and keys [" +
-                     std::to_string(k0) + ", " + std::to_string(k1) + ")"};
+    const auto block = poolBlockOf(options, p.tq(), p.tk());
+    if (!block)
+        return block.error();
     if (Status s = checkFitsInMemory(pooledBytes(p, options), "the pooled computation"); !s)
         return s.error();
 
     const HeadLayout layout = HeadLayout::of(p.spec);
-    const int heads = layout.heads, dk = layout.headDimQK, dv = layout.headDimV;
-    const Eigen::Index rowsIn = q1 - q0, keysIn = k1 - k0;
+    const bool allKeys = block->k0 == 0 && block->k1 == p.tk();
+    const ScopedCpuThreads cpuThreads(options.threads > 0 ? options.threads : omp_get_max_threads());
+    // Row r of q is query q0 + r; the mask and the bins take absolute indices.
+    MatrixF q, k, v;
+    projectQueriesAndKeys(p, block->q0, block->q1, q, k);
+    if (allKeys)
+        project(p.valueInput(), p.weights.v, p.weights.vBias, v);
+    const StructuralMask mask(p);
+    const ScoreTiles scores{.q = q,
+                            .firstRow = block->q0,
+                            .k = k,
+                            .layout = layout,
+                            .scale = float(p.spec.scale()),
+                            .softcap = p.spec.softcap ? std::optional<float>(float(*p.spec.softcap)) : std::nullopt,
+                            .mask = mask,
+                            .fill = p.spec.maskFill,
+                            .sinks = p.weights.sinks ? &*p.weights.sinks : nullptr};
+    auto result = poolScoreTiles(scores, allKeys ? &v : nullptr, *block, options);
+    if (result && allKeys && p.weights.o) {
+        MatrixF output;
+        project(result->output, *p.weights.o, p.weights.oBias, output);
+        result->output = std::move(output);
+    }
+    return result;
+}
+
+Result<PooledResult> poolScoreTiles(const ScoreTiles &scores, const MatrixF *v, const PoolBlock &block,
+                                    const PoolOptions &options)
+{
+    const HeadLayout &layout = scores.layout;
+    const int heads = layout.heads, dv = v ? layout.headDimV : 0;
+    const Eigen::Index tk = scores.k.rows();
+    const Eigen::Index q0 = block.q0, k0 = block.k0, k1 = block.k1;
+    const Eigen::Index rowsIn = block.q1 - q0, keysIn = k1 - k0;
     const bool allKeys = k0 == 0 && k1 == tk;
     const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
-    const ScopedCpuThreads cpuThreads(threads); // this thread's own setting, never a global
-    const bool negLarge = p.spec.maskFill == MaskFill::NegLarge;
-    const float fill = negLarge ? float(kNegLargeFill) : -std::numeric_limits<float>::infinity();
     const bool mean = options.mode == PoolMode::Mean;
     const std::atomic<bool> *cancel = options.cancel;
-    auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
+    auto cancelled = [cancel] { return isCancelled(cancel); };
 
-    // Row r of q is query q0 + r; the mask and the bins take absolute indices.
-    MatrixF q = project(p.xq.middleRows(q0, rowsIn), p.weights.q, p.weights.qBias);
-    MatrixF k = project(p.keyInput(), p.weights.k, p.weights.kBias);
-    if (p.weights.qNorm)
-        applyHeadNorm(q, *p.weights.qNorm, heads, dk, p.spec.qkNormEps);
-    if (p.weights.kNorm)
-        applyHeadNorm(k, *p.weights.kNorm, layout.kvHeads, dk, p.spec.qkNormEps);
-    if (p.spec.rope) { // RoPE in the projection stage, as in the full engine
-        const std::vector<std::int64_t> all = queryPositions(p);
-        const std::vector<std::int64_t> rows(all.begin() + q0, all.begin() + q1);
-        applyRope(q, ropeTable(rows, *p.spec.rope, dk), heads, dk);
-        applyRope(k, ropeTable(keyPositions(p), *p.spec.rope, dk), layout.kvHeads, dk);
-    }
-    q *= float(p.spec.scale());
-    const MatrixF v = allKeys ? project(p.valueInput(), p.weights.v, p.weights.vBias) : MatrixF();
-    const StructuralMask mask(p);
-    const std::optional<float> softcap =
-        p.spec.softcap ? std::optional<float>(float(*p.spec.softcap)) : std::optional<float>();
     const Bins rowBins(rowsIn, options.bins), keyBins(keysIn, options.bins);
     const Eigen::Index nq = rowBins.bins, nk = keyBins.bins;
     // A task is one head of a query block, or every head of it when the head mean is pooled
@@ -151,13 +240,12 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
         result.headMean = MatrixF::Zero(nq, nk);
     if (allKeys)
         result.entropy = MatrixF::Zero(heads, rowsIn);
-    MatrixF context(allKeys ? rowsIn : 0, p.vWidth());
+    MatrixF context(allKeys && v ? rowsIn : 0, Eigen::Index(heads) * dv);
 
     Eigen::Index blockRows = kBlockRows;
     while (blockRows > kMinBlockRows && groups * ((rowsIn + blockRows - 1) / blockRows) < 4 * threads)
         blockRows /= 2;
     const Eigen::Index blocks = (rowsIn + blockRows - 1) / blockRows;
-    const Eigen::Index tiles = (tk + kTileKeys - 1) / kTileKeys;
     // Pass 2 visits only the keys pooled: tiles of [k0, k1).
     const Eigen::Index poolTiles = (keysIn + kTileKeys - 1) / kTileKeys;
     const Eigen::Index tasks = Eigen::Index(groups) * blocks;
@@ -171,7 +259,7 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
         const Eigen::Index tileCols = std::min(kTileKeys, tk);
         MatrixF s(blockRows, tileCols);
         MatrixF sum(options.headMean ? blockRows : 0, options.headMean ? tileCols : 0);
-        MatrixF out(blockRows, Eigen::Index(groupHeads) * dv);
+        MatrixF out(v ? blockRows : 0, Eigen::Index(groupHeads) * dv);
         const size_t n = static_cast<size_t>(blockRows);
         // Row statistics of head g of the task at [g * n + r].
         std::vector<double> rowMax(n * size_t(groupHeads)), rowSum(n * size_t(groupHeads)),
@@ -188,69 +276,19 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
             const int h0 = int(task / blocks) * groupHeads;
             const Eigen::Index b0 = (task % blocks) * blockRows, rows = std::min(blockRows, rowsIn - b0);
             const Eigen::Index r0 = q0 + b0, r1 = r0 + rows; // absolute query rows
-            auto scoreTile = [&](int h, Eigen::Index c0, Eigen::Index cols) {
-                auto tile = s.topLeftCorner(rows, cols);
-                gemm(q.middleCols(layout.queryColumn(h), dk).middleRows(b0, rows), GemmOp::None,
-                     k.middleCols(layout.keyColumnOfHead(h), dk).middleRows(c0, cols), GemmOp::Transpose, tile);
-                if (softcap)
-                    applySoftcap(*softcap, tile);
-                for (Eigen::Index r = 0; r < rows; ++r)
-                    mask.apply(r0 + r, c0, cols, fill, &s(r, 0));
-            };
 
-            // Pass 1: each row's max and normaliser over every key, tile by tile (online softmax).
+            // Pass 1: each row's max and normaliser over every key.
             for (int g = 0; g < groupHeads; ++g) {
-                double *gMax = &rowMax[size_t(g) * n], *gSum = &rowSum[size_t(g) * n];
-                std::fill(gMax, gMax + n, -std::numeric_limits<double>::infinity());
-                std::fill(gSum, gSum + n, 0.0);
-                Eigen::Index skippedKeys = 0;
-                for (Eigen::Index t = 0; t < tiles && !cancelled(); ++t) {
-                    const Eigen::Index c0 = t * kTileKeys, cols = std::min(kTileKeys, tk - c0);
-                    if (mask.tileMasked(r0, r1, c0, c0 + cols)) {
-                        skippedKeys += cols;
-                        continue;
-                    }
-                    scoreTile(h0 + g, c0, cols);
-                    for (Eigen::Index r = 0; r < rows; ++r) {
-                        Eigen::Map<const ArrayF> row(&s(r, 0), cols);
-                        const float tileMax = row.maxCoeff();
-                        if (tileMax == -std::numeric_limits<float>::infinity())
-                            continue;
-                        double &m = gMax[r];
-                        if (tileMax > m) {
-                            gSum[r] *= std::exp(m - double(tileMax));
-                            m = tileMax;
-                        }
-                        gSum[r] += double((row - float(m)).exp().sum());
-                    }
-                }
-                // Keys of skipped tiles are masked for every row: under -1e9 they are logits of -1e9.
-                // A sink joins every row's normaliser as one more logit, never masked.
-                bool maskedWeighNothing = true;
+                const size_t at = size_t(g) * n;
+                bool nothing = true;
+                if (!scores.normalisers(h0 + g, r0, rows, s, &rowMax[at], &rowSum[at], cancel, &nothing))
+                    break;
+                weighNothing[size_t(g)] = nothing;
                 for (Eigen::Index r = 0; r < rows; ++r) {
-                    double &m = gMax[r], &z = gSum[r];
-                    if (negLarge && skippedKeys > 0) {
-                        if (kNegLargeFill > m) {
-                            z *= std::exp(m - kNegLargeFill);
-                            m = kNegLargeFill;
-                        }
-                        z += double(skippedKeys) * std::exp(double(float(kNegLargeFill) - float(m)));
-                    }
-                    if (p.weights.sinks) {
-                        const double sink = double((*p.weights.sinks)[h0 + g]);
-                        if (sink > m) {
-                            z = z > 0 ? z * std::exp(m - sink) : 0.0;
-                            m = sink;
-                        }
-                        z += std::exp(sink - m);
-                    }
-                    const size_t i = size_t(g) * n + size_t(r);
-                    invZ[i] = z > 0 ? float(1.0 / z) : 0.0f;
-                    logZ[i] = z > 0 ? float(std::log(z)) : 0.0f;
-                    if (negLarge && z > 0 && std::exp(float(kNegLargeFill) - float(m)) * invZ[i] > 0.0f)
-                        maskedWeighNothing = false;
+                    const double z = rowSum[at + size_t(r)];
+                    invZ[at + size_t(r)] = z > 0 ? float(1.0 / z) : 0.0f;
+                    logZ[at + size_t(r)] = z > 0 ? float(std::log(z)) : 0.0f;
                 }
-                weighNothing[size_t(g)] = maskedWeighNothing;
             }
 
             // Pass 2: exact weights over the pooled keys, pooled cells, entropies and weights·V.
@@ -258,7 +296,8 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
             const size_t span = size_t((a1 - a0 + 1) * nk);
             local.assign(span * size_t(slices), 0.0);
             std::fill(entropy.begin(), entropy.end(), 0.0);
-            out.topRows(rows).setZero();
+            if (v)
+                out.topRows(rows).setZero();
             // Pools row r of a weights tile (keys [c0, c1)) into the cells of `slice`.
             auto poolRow = [&](const float *weights, Eigen::Index r, Eigen::Index c0, Eigen::Index c1, int slice) {
                 const Eigen::Map<const ArrayF> row(weights, c1 - c0);
@@ -278,10 +317,10 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                 if (options.headMean)
                     sum.topLeftCorner(rows, cols).setZero();
                 for (int g = 0; g < groupHeads; ++g) {
-                    if (weighNothing[size_t(g)] && mask.tileMasked(r0, r1, c0, c1))
+                    if (weighNothing[size_t(g)] && scores.mask.tileMasked(r0, r1, c0, c1))
                         continue;
                     const int h = h0 + g;
-                    scoreTile(h, c0, cols);
+                    scores.score(h, r0, rows, c0, cols, s);
                     for (Eigen::Index r = 0; r < rows; ++r) {
                         const size_t i = size_t(g) * n + size_t(r);
                         Eigen::Map<ArrayF> row(&s(r, 0), cols);
@@ -291,17 +330,14 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                         }
                         const float m = float(rowMax[i]), lz = logZ[i];
                         row -= m; // log-weights + logZ
-                        // Eigen's vectorised exp clamps its argument near -88.7, so exp(-inf) of a
-                        // masked logit is about 3e-39, not 0 (seen without -march=native): below the
-                        // clamp the weight is 0, as a masked one must be exactly.
-                        const ArrayF w = (row < kExpClamp).select(0.0f, row.exp() * invZ[i]);
+                        const ArrayF w = softmaxWeights(row, invZ[i]);
                         entropy[i] -= double((w > 0.0f).select(w * (row - lz), 0.0f).sum());
                         row = w;
                         poolRow(&s(r, 0), r, c0, c1, g);
                     }
-                    if (allKeys)
+                    if (allKeys && v)
                         gemm(s.topLeftCorner(rows, cols),
-                             v.middleCols(layout.valueColumnOfHead(h), dv).middleRows(c0, cols),
+                             v->middleCols(layout.valueColumnOfHead(h), dv).middleRows(c0, cols),
                              out.middleCols(Eigen::Index(g) * dv, dv).topRows(rows), 1.0f, 1.0f);
                     if (options.headMean)
                         sum.topLeftCorner(rows, cols) += s.topLeftCorner(rows, cols);
@@ -314,8 +350,9 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
                 continue;
             if (allKeys)
                 for (int g = 0; g < groupHeads; ++g) {
-                    context.block(b0, layout.contextColumn(h0 + g), rows, dv) =
-                        out.middleCols(Eigen::Index(g) * dv, dv).topRows(rows);
+                    if (v)
+                        context.block(b0, layout.contextColumn(h0 + g), rows, dv) =
+                            out.middleCols(Eigen::Index(g) * dv, dv).topRows(rows);
                     for (Eigen::Index r = 0; r < rows; ++r)
                         result.entropy(h0 + g, b0 + r) = float(entropy[size_t(g) * n + size_t(r)]);
                 }
@@ -352,8 +389,8 @@ Result<PooledResult> computePooledCpu(const AttentionProblem &p, const PoolOptio
             divideCells(pooled, 1.0);
     if (options.headMean)
         divideCells(result.headMean, double(heads));
-    if (allKeys)
-        result.output = p.weights.o ? project(context, *p.weights.o, p.weights.oBias) : std::move(context);
+    if (allKeys && v)
+        result.output = std::move(context);
     return result;
 }
 

@@ -3,9 +3,12 @@
 #include "core/Result.h"
 #include "core/analysis/Pooling.h"
 #include "core/attention/AttentionProblem.h"
+#include "core/attention/HeadLayout.h"
+#include "core/attention/Mask.h"
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace attnscope {
@@ -70,6 +73,66 @@ std::int64_t pooledBytes(const AttentionProblem &problem, const PoolOptions &opt
 // Validates the problem (except the full-trace size) and refuses, as TooLarge, a request whose
 // pooledBytes() exceed the memory budget, and as InvalidInput a range outside the problem.
 Result<PooledResult> computePooledCpu(const AttentionProblem &problem, const PoolOptions &options);
+
+// The tile engine under both pooled paths (computePooledCpu from a problem, computePooledQk from
+// a layer's q and k; qkWeightsBlock and qkLogSumExp use its first pass): the scores of a layer,
+// formed a tile at a time and never stored whole. Score (i, j) of query head h is
+// scale·q_i·k_j, k read from the key head HeadLayout gives h, soft-capped when set, masked by
+// `mask` with `fill`; each head's sink logit, when given, joins the row's normaliser.
+struct ScoreTiles {
+    const MatrixF &q;          // rows x H·dK: row r is query firstRow + r (unscaled)
+    Eigen::Index firstRow = 0; // the query q's row 0 stands for
+    const MatrixF &k;          // Tk x G·dK
+    HeadLayout layout;         // heads, key heads and dK (dV for weights·V)
+    float scale = 1.0f;        // the factor on q·k, applied by the scores GEMM
+    std::optional<float> softcap;
+    const StructuralMask &mask; // absolute query and key indices
+    MaskFill fill = MaskFill::NegInf;
+    const VectorF *sinks = nullptr; // H sink logits, or null
+
+    // Scores of head h for queries [r0, r0 + rows) (absolute) and keys [c0, c0 + cols), masked,
+    // into the top-left corner of `s` (at least rows x cols).
+    void score(int h, Eigen::Index r0, Eigen::Index rows, Eigen::Index c0, Eigen::Index cols, MatrixF &s) const;
+
+    // The first pass for head h and queries [r0, r0 + rows): each row's max and normaliser over
+    // every key (online softmax over key tiles, tiles no row may see skipped; under -1e9 their
+    // keys counted as logits of -1e9), the sink included. rowSum 0: a row with nothing allowed
+    // (under -inf) and no sink. `s` is scratch of at least rows x min(kTileKeys, Tk). Returns
+    // false when cancelled, and in `maskedWeighNothing` (may be null) whether every masked
+    // weight of these rows is 0 (always under -inf), so pass 2 may skip masked tiles.
+    bool normalisers(int h, Eigen::Index r0, Eigen::Index rows, MatrixF &s, double *rowMax, double *rowSum,
+                     const std::atomic<bool> *cancel, bool *maskedWeighNothing = nullptr) const;
+};
+
+// Weights from one row of scores less the row's max (`shifted`) and 1/normaliser. Eigen's
+// vectorised exp clamps its argument near -88.7, so exp(-inf) of a masked logit is about 3e-39,
+// not 0 (seen without -march=native): below the clamp the weight is 0, as a masked one must be.
+template <typename Row>
+Eigen::Array<float, 1, Eigen::Dynamic> softmaxWeights(const Row &shifted, float invZ)
+{
+    constexpr float kExpClamp = -88.0f;
+    return (shifted < kExpClamp).select(0.0f, shifted.exp() * invZ);
+}
+
+// Keys per tile of the engine (512: a 256-row tile of floats stays in L2).
+inline constexpr Eigen::Index kPoolTileKeys = 512;
+
+// A block of a problem's maps: query rows [q0, q1), keys [k0, k1).
+struct PoolBlock {
+    Eigen::Index q0 = 0, q1 = 0, k0 = 0, k1 = 0;
+};
+
+// PoolOptions' block range resolved against Tq x Tk (an end < 0: all), or the one-line
+// InvalidInput error of a range outside it; also refuses bins < 1.
+Result<PoolBlock> poolBlockOf(const PoolOptions &options, Eigen::Index tq, Eigen::Index tk);
+
+// The two-pass engine over ScoreTiles (computePooledCpu's description below): the pooled cells
+// of `block` (its rows must lie within scores.q), the head mean when asked and, when the block
+// holds every key, the row entropies (H x rows) and, given `v` (Tk x G·dV), the context
+// weights·V (rows x H·dV) in `output`. Run on the calling thread's CPU budget (ScopedCpuThreads);
+// options.threads, cancel and progress as in computePooledCpu.
+Result<PooledResult> poolScoreTiles(const ScoreTiles &scores, const MatrixF *v, const PoolBlock &block,
+                                    const PoolOptions &options);
 
 // The double-precision reference for tests: referenceAttention()'s full weights, pooled by
 // poolWeights(), and their row entropies; with options.headMean, the weights averaged over

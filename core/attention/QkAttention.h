@@ -99,8 +99,11 @@ Result<MatrixF> qkWeightsBlock(const QkLayer &layer, int head, std::int64_t q0, 
 // no sink. What a dump's `lse` is checked against.
 Result<MatrixF> qkLogSumExp(const QkLayer &layer, const std::atomic<bool> *cancel = nullptr);
 
-// Double-precision references for tests, straight from the definition (small layers only):
-// every head's full weights (Tq x Tk), and those pooled with their row entropies.
+// Double-precision references for tests, straight from the definition: every head's full
+// weights (Tq x Tk: small layers only); those pooled with their row entropies, streamed a row at
+// a time (never Tq x Tk; heads in parallel, so T = 8192 takes seconds), over PoolOptions' block
+// range (bins, mode, headMean; entropies of the block's rows over all their keys); and every
+// row's log-sum-exp.
 std::vector<MatrixD> referenceQkWeights(const QkLayer &layer);
 PooledReference referencePooledQk(const QkLayer &layer, const PoolOptions &options);
 MatrixD referenceQkLogSumExp(const QkLayer &layer);
