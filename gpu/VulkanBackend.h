@@ -96,11 +96,12 @@ public:
     // pooled cells, head mean and entropies; the output is left empty.
     Result<PooledResult> computePooledQk(const QkLayer &layer, const PoolOptions &options) override;
     bool usesCpuForPooled() const override;
-    // Cumulative over compute(), computePooled() and computePooledQk(): successful vkQueueSubmit calls, the bytes
-    // of every input buffer written (weights, inputs, RoPE tables, mask bits, bin bounds) and of
-    // every result buffer made readable after a finished compute (the full path's QPre..output;
-    // the pooled path's context, entropy, pooled cells and output; from q and k, those and q, k,
-    // sinks and positions), staged or mapped alike.
+    // Cumulative over compute(), computePooled() and computePooledQk(): successful vkQueueSubmit
+    // calls, the bytes of every input buffer written (weights, inputs, RoPE tables, mask bits,
+    // positions, bin bounds; from a Q/K layer q, k and its sinks) and of every result buffer made
+    // readable after a finished compute (the full path's QPre..output; the pooled path's context,
+    // entropy, pooled cells and output, of which a Q/K layer has entropy and cells), staged or
+    // mapped alike.
     std::optional<DeviceTransfers> transfers() const override;
 
     const vk::DeviceInfo &deviceInfo() const;
