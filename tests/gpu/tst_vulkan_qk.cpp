@@ -181,6 +181,7 @@ private slots:
     void longLayerInManySubmissions();
     void transfersCountWhatMoves();
     void cancelledBeforeItsFirstSubmission();
+    void tooLargeForTheDeviceIsRefusedWithWhy();
     void invalidRequestsAreRefused_data();
     void invalidRequestsAreRefused();
     void deviceFaultFallsBackToTheCpu_data();
@@ -394,6 +395,41 @@ void TestVulkanQk::cancelledBeforeItsFirstSubmission()
     auto again = m_backend->computePooledQk(layer, options);
     QVERIFY2(again.ok(), again.ok() ? "" : again.message().c_str());
     const std::string diff = compareWithReference(layer, c, *again);
+    QVERIFY2(diff.empty(), diff.c_str());
+}
+
+// What the device cannot hold or compare is TooLarge (a FallbackBackend then asks the CPU), one
+// line naming it; the backend stays usable.
+void TestVulkanQk::tooLargeForTheDeviceIsRefusedWithWhy()
+{
+    VulkanBackendOptions o;
+    o.maxStorageBufferRange = 4096;
+    auto backend = makeBackend(o);
+    QVERIFY(backend);
+    QkCase c;
+    c.tq = 6, c.tk = 200, c.heads = 2, c.kvHeads = 1; // k: 200 x 8 floats = 6400 bytes
+    auto big = backend->computePooledQk(layerOf(c), optionsOf(c));
+    QVERIFY(!big.ok());
+    QCOMPARE(big.kind(), ErrorKind::TooLarge);
+    QVERIFY2(big.message().find("pooled K") != std::string::npos, big.message().c_str());
+    QVERIFY2(big.message().find("6400 bytes") != std::string::npos, big.message().c_str());
+
+    QkCase far;
+    far.tq = far.tk = 2, far.causal = true;
+    far.queryPositions = {0, std::int64_t(1) << 33};
+    far.keyPositions = far.queryPositions;
+    auto spread = backend->computePooledQk(layerOf(far), optionsOf(far));
+    QVERIFY(!spread.ok());
+    QCOMPARE(spread.kind(), ErrorKind::TooLarge);
+    QVERIFY2(spread.message().find("positions") != std::string::npos, spread.message().c_str());
+    QVERIFY2(spread.message().find('\n') == std::string::npos, spread.message().c_str());
+
+    QVERIFY(!backend->lost());
+    QkCase small;
+    const QkLayer layer = layerOf(small);
+    auto got = backend->computePooledQk(layer, optionsOf(small));
+    QVERIFY2(got.ok(), got.ok() ? "" : got.message().c_str());
+    const std::string diff = compareWithReference(layer, small, *got);
     QVERIFY2(diff.empty(), diff.c_str());
 }
 
