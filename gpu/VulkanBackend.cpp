@@ -686,11 +686,32 @@ Result<PooledResult> VulkanBackend::computePooled(const AttentionProblem &p, con
     // Every check but the full trace's size, which this path never holds.
     if (Status s = validateProblem(p, ProblemLimits{}); !s)
         return s.error();
-    State &st = *m_state;
     // The shaders pool any block (the GUI's zoom) of any head and the head mean; without the
     // pooled pipelines the CPU engine answers.
-    if (!st.pooled)
+    if (!m_state->pooled)
         return AttentionBackend::computePooled(p, options);
+    return runPooled([&](PooledEngine &engine, const PooledShared &shared, PooledRunStats &run) {
+        return engine.run(shared, p, options, run);
+    });
+}
+
+Result<PooledResult> VulkanBackend::computePooledQk(const QkLayer &layer, const PoolOptions &options)
+{
+    if (options.bins < 1)
+        return Error{"pool: expected a bin count of at least 1, found " + std::to_string(options.bins)};
+    if (Status s = validateQkLayer(layer); !s)
+        return s.error();
+    if (!m_state->pooled)
+        return AttentionBackend::computePooledQk(layer, options);
+    return runPooled([&](PooledEngine &engine, const PooledShared &shared, PooledRunStats &run) {
+        return engine.runQk(shared, layer, options, run);
+    });
+}
+
+Result<PooledResult> VulkanBackend::runPooled(
+    const std::function<Result<PooledResult>(PooledEngine &, const PooledShared &, PooledRunStats &)> &pass)
+{
+    State &st = *m_state;
     if (st.lost)
         return prefixedError("Vulkan (" + deviceName() + "): ",
                              wrappingError("vulkan.lostEarlier", st.lostError, ErrorKind::DeviceLost));
@@ -711,7 +732,7 @@ Result<PooledResult> VulkanBackend::computePooled(const AttentionProblem &p, con
                               kSubmitTimeoutNs,
                               st.options.pooledWorkPerSubmission};
     PooledRunStats run;
-    auto result = st.pooled->run(shared, p, options, run);
+    auto result = pass(*st.pooled, shared, run);
     st.stats.submissions += run.submissions;
     st.transfers.uploaded += run.uploaded;
     st.transfers.readBack += run.readBack;

@@ -4,11 +4,18 @@
 #include "gpu/VulkanDevice.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace attnscope {
+
+namespace vk {
+class PooledEngine;
+struct PooledShared;
+struct PooledRunStats;
+} // namespace vk
 
 // Faults injected on purpose, so every fallback path can be tested on any machine. Only a
 // program that asks for one through VulkanBackendOptions gets it: nothing in the environment
@@ -82,14 +89,19 @@ public:
     std::string deviceName() const override;
     Result<AttentionTrace> compute(const AttentionProblem &problem) override;
     // The pooled path on the GPU (gpu/VulkanPooled.h); TooLarge where it does not fit the device.
-    // On a device with fewer than kPooledBindings (9) storage buffers per stage it runs the CPU
+    // On a device with fewer than kPooledBindings (10) storage buffers per stage it runs the CPU
     // engine.
     Result<PooledResult> computePooled(const AttentionProblem &problem, const PoolOptions &options) override;
+    // The same passes from a layer's queries and keys, uploaded as they are (no projections):
+    // pooled cells, head mean and entropies; the output is left empty.
+    Result<PooledResult> computePooledQk(const QkLayer &layer, const PoolOptions &options) override;
     bool usesCpuForPooled() const override;
-    // Cumulative over compute() and computePooled(): successful vkQueueSubmit calls, the bytes
-    // of every input buffer written (weights, inputs, RoPE tables, mask bits, bin bounds) and of
-    // every result buffer made readable after a finished compute (the full path's QPre..output;
-    // the pooled path's context, entropy, pooled cells and output), staged or mapped alike.
+    // Cumulative over compute(), computePooled() and computePooledQk(): successful vkQueueSubmit
+    // calls, the bytes of every input buffer written (weights, inputs, RoPE tables, mask bits,
+    // positions, bin bounds; from a Q/K layer q, k and its sinks) and of every result buffer made
+    // readable after a finished compute (the full path's QPre..output; the pooled path's context,
+    // entropy, pooled cells and output, of which a Q/K layer has entropy and cells), staged or
+    // mapped alike.
     std::optional<DeviceTransfers> transfers() const override;
 
     const vk::DeviceInfo &deviceInfo() const;
@@ -99,6 +111,11 @@ public:
 private:
     struct State;
     explicit VulkanBackend(std::unique_ptr<State> state);
+    // Runs one pooled request on the pooled engine, counting its submissions and transfers;
+    // a device failure marks the backend lost.
+    Result<PooledResult> runPooled(
+        const std::function<Result<PooledResult>(vk::PooledEngine &, const vk::PooledShared &, vk::PooledRunStats &)>
+            &pass);
     std::unique_ptr<State> m_state;
 };
 

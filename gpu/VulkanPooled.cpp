@@ -1,8 +1,8 @@
 #include "gpu/VulkanPooled.h"
 
+#include "gpu/VulkanPooledSource.h"
+
 #include "core/ErrorCode.h"
-#include "core/attention/HeadLayout.h"
-#include "core/attention/Mask.h"
 #include "shaders/EmbeddedShaders.h"
 
 #include <algorithm>
@@ -26,9 +26,7 @@ struct PooledPush {
 };
 static_assert(sizeof(PooledPush) == 76);
 
-constexpr std::uint32_t kCausal = 1, kPadding = 2, kCustom = 4, kNegLarge = 8, kMean = 16, kCellPerThread = 32,
-                        kSoftcap = 64, kSinks = 128;
-constexpr std::uint32_t kCellBindings = 8;                // pooled_cells.comp; pooled_rows.comp binds kPooledBindings
+constexpr std::uint32_t kCellBindings = 9;                // pooled_cells.comp; pooled_rows.comp binds kPooledBindings
 constexpr std::uint32_t kWorkgroup = 64, kRowColumns = 4; // the shaders' WG and ACC
 
 using Slot = PooledEngine::Slot;
@@ -52,6 +50,7 @@ const char *const kSlotNames[PooledEngine::SlotCount] = {"query.x",
                                                          "mask.allowed",
                                                          "row bins",
                                                          "key bins",
+                                                         "positions",
                                                          "Q",
                                                          "K",
                                                          "V",
@@ -60,11 +59,6 @@ const char *const kSlotNames[PooledEngine::SlotCount] = {"query.x",
                                                          "entropy",
                                                          "weights_pooled",
                                                          "output"};
-
-bool isInput(int s)
-{
-    return s < PooledEngine::Q;
-}
 
 bool isOutput(int s)
 {
@@ -75,7 +69,7 @@ bool isOutput(int s)
 bool boundWhole(int s)
 {
     return s == PooledEngine::Sinks || s == PooledEngine::PadBits || s == PooledEngine::CustomBits ||
-           s == PooledEngine::RowStart || s == PooledEngine::KeyStart ||
+           s == PooledEngine::RowStart || s == PooledEngine::KeyStart || s == PooledEngine::Positions ||
            (s >= PooledEngine::Q && s <= PooledEngine::Pooled);
 }
 
@@ -106,9 +100,10 @@ Result<std::unique_ptr<PooledEngine>> PooledEngine::create(const Device &device)
     return e;
 }
 
-Status PooledEngine::allocate(const PooledShared &sh, const std::array<std::uint64_t, SlotCount> &bytes)
+Status PooledEngine::allocate(const PooledShared &sh, const std::array<std::uint64_t, SlotCount> &bytes,
+                              const std::array<bool, SlotCount> &upload)
 {
-    if (bytes == m_bytes && m_staged == sh.forceStaging && m_tensors[Q].bytes != 0)
+    if (bytes == m_bytes && upload == m_upload && m_staged == sh.forceStaging && m_tensors[Q].bytes != 0)
         return Ok{};
     m_tensors = {}; // release the old set before allocating the new one
     m_bytes = {};
@@ -123,8 +118,9 @@ Status PooledEngine::allocate(const PooledShared &sh, const std::array<std::uint
         if (!buffer)
             return buffer.error();
         t.device = std::move(*buffer);
-        if ((isInput(s) || isOutput(s)) && (!t.device.mapped() || sh.forceStaging)) {
-            auto staging = Buffer::create(sh.device, t.bytes, isInput(s) ? MemoryUse::Upload : MemoryUse::Readback,
+        const bool in = upload[size_t(s)];
+        if ((in || isOutput(s)) && (!t.device.mapped() || sh.forceStaging)) {
+            auto staging = Buffer::create(sh.device, t.bytes, in ? MemoryUse::Upload : MemoryUse::Readback,
                                           std::string(kSlotNames[s]) + " (staging)");
             if (!staging)
                 return staging.error();
@@ -132,20 +128,15 @@ Status PooledEngine::allocate(const PooledShared &sh, const std::array<std::uint
         }
     }
     m_bytes = bytes;
+    m_upload = upload;
     m_staged = sh.forceStaging;
     return Ok{};
 }
 
-Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionProblem &p, const PoolOptions &options,
-                                       PooledRunStats &stats)
+Result<PooledResult> PooledEngine::execute(const PooledShared &sh, const PooledSource &src, const PoolOptions &options,
+                                           PooledRunStats &stats)
 {
-    const HeadLayout layout = HeadLayout::of(p.spec);
-    const std::uint64_t f = sizeof(float), tq = std::uint64_t(p.tq()), tk = std::uint64_t(p.tk()),
-                        heads = std::uint64_t(layout.heads), kvHeads = std::uint64_t(layout.kvHeads),
-                        dk = std::uint64_t(layout.headDimQK), dv = std::uint64_t(layout.headDimV),
-                        qkw = std::uint64_t(layout.queryWidth()), kw = std::uint64_t(layout.keyWidth()),
-                        vw = std::uint64_t(layout.contextWidth()), kvw = std::uint64_t(layout.valueWidth()),
-                        dout = std::uint64_t(p.dOut());
+    const std::uint64_t f = sizeof(float), tq = src.tq, tk = src.tk, heads = src.heads;
     // The block pooled (the GUI's zoom): rows [q0, q1) against keys [k0, k1), each row's weights
     // normalised over every key; the bins split the block. Its cells hold absolute indices.
     const std::uint64_t q0 = std::uint64_t(options.queryBegin), k0 = std::uint64_t(options.keyBegin);
@@ -161,49 +152,17 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
                         nk = std::min<std::uint64_t>(std::uint64_t(options.bins), keys);
     // The head mean has its own slot after the heads' (pooled_cells.comp).
     const std::uint64_t slots = heads + (options.headMean ? 1 : 0);
-    const std::uint64_t words = (tk + 31) / 32;
-    const bool cross = p.spec.mode == AttentionMode::Cross;
-    const auto &w = p.weights;
-    // The shaders compare row indices for causal and the window. Where given RoPE positions are
-    // not the row indices, they compare positions instead: then the host evaluates the whole
-    // structural mask (core's StructuralMask, so exactly the CPU's) into the custom bits, and
-    // the shaders apply no structural part of their own.
-    const bool maskOnHost = !positionsAreIndices(p) && (p.mask.causal || p.mask.window > 0);
-    // A window of Tq rows or more masks nothing when positions are row indices.
-    const std::uint64_t window =
-        maskOnHost || p.mask.window <= 0 || std::uint64_t(p.mask.window) >= tq ? 0 : std::uint64_t(p.mask.window);
-    const std::uint64_t ropeRow = p.spec.rope ? dk * f : 0; // a cos and a sin per pair
-    auto size = [&](const auto *m) { return m ? std::uint64_t(m->size()) * f : 0; };
 
-    std::array<std::uint64_t, SlotCount> bytes{};
-    bytes[Xq] = tq * std::uint64_t(p.dq()) * f;
-    bytes[Xkv] = cross ? tk * std::uint64_t(p.dkv()) * f : 0;
-    bytes[Xv] = p.hasSeparateValue() ? tk * std::uint64_t(p.dvIn()) * f : 0;
-    bytes[Wq] = size(&w.q);
-    bytes[Wk] = size(&w.k);
-    bytes[Wv] = size(&w.v);
-    bytes[Wo] = size(w.o ? &*w.o : nullptr);
-    bytes[Bq] = size(w.qBias ? &*w.qBias : nullptr);
-    bytes[Bk] = size(w.kBias ? &*w.kBias : nullptr);
-    bytes[Bv] = size(w.vBias ? &*w.vBias : nullptr);
-    bytes[Bo] = size(w.oBias ? &*w.oBias : nullptr);
-    bytes[Sinks] = w.sinks ? heads * f : 0;
-    bytes[RopeQ] = tq * ropeRow;
-    bytes[RopeK] = tk * ropeRow;
-    bytes[QNorm] = size(w.qNorm ? &*w.qNorm : nullptr);
-    bytes[KNorm] = size(w.kNorm ? &*w.kNorm : nullptr);
-    bytes[PadBits] = p.mask.keyPadding.empty() || maskOnHost ? 0 : words * 4;
-    bytes[CustomBits] = p.mask.allowed || maskOnHost ? tq * words * 4 : 0;
+    std::array<std::uint64_t, SlotCount> bytes = src.bytes;
+    std::array<bool, SlotCount> upload = src.upload;
     bytes[RowStart] = (nq + 1) * 4;
     bytes[KeyStart] = (nk + 1) * 4;
-    bytes[Q] = tq * qkw * f;
-    bytes[K] = tk * kw * f;
-    bytes[V] = tk * kvw * f;
     bytes[Stats] = 2 * heads * tq * f;
-    bytes[Context] = tq * vw * f;
     bytes[Entropy] = heads * tq * f;
     bytes[Pooled] = slots * nq * nk * f;
-    bytes[Output] = w.o ? tq * dout * f : 0;
+    upload[RowStart] = upload[KeyStart] = true;
+    for (int s = 0; s < SlotCount; ++s)
+        upload[size_t(s)] = upload[size_t(s)] && bytes[size_t(s)] != 0;
 
     // Refuse what does not fit this device before allocating any of it.
     const std::string device = sh.device.info().label();
@@ -219,108 +178,53 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
                                bytesText(sh.limits.binding.maxRangeBytes)},
                               ErrorKind::TooLarge);
     }
-    if (Status s = allocate(sh, bytes); !s)
+    if (Status s = allocate(sh, bytes, upload); !s)
         return s.error();
 
-    // Inputs: the matrices as they are, the mask as bits (1 = allowed), the bin boundaries.
-    auto hostOf = [&](Slot s) {
+    // Inputs: the source's, then the bin boundaries.
+    auto hostOf = [&](Slot s) -> void * {
         Tensor &t = m_tensors[s];
         return t.staging.handle() != VK_NULL_HANDLE ? t.staging.mapped() : t.device.mapped();
     };
     stats = {};
-    auto put = [&](Slot s, const void *data) {
-        if (bytes[s])
-            std::memcpy(hostOf(s), data, size_t(bytes[s]));
-        stats.uploaded += bytes[s];
-    };
-    put(Xq, p.xq.data());
-    if (cross)
-        put(Xkv, p.xkv.data());
-    if (p.hasSeparateValue())
-        put(Xv, p.valueInput().data());
-    put(Wq, w.q.data());
-    put(Wk, w.k.data());
-    put(Wv, w.v.data());
-    if (w.o)
-        put(Wo, w.o->data());
-    if (w.qBias)
-        put(Bq, w.qBias->data());
-    if (w.kBias)
-        put(Bk, w.kBias->data());
-    if (w.vBias)
-        put(Bv, w.vBias->data());
-    if (w.oBias)
-        put(Bo, w.oBias->data());
-    if (w.sinks)
-        put(Sinks, w.sinks->data());
-    if (w.qNorm)
-        put(QNorm, w.qNorm->data());
-    if (w.kNorm)
-        put(KNorm, w.kNorm->data());
-    if (p.spec.rope) {
-        put(RopeQ, ropeTableForGpu(queryPositions(p), *p.spec.rope, int(dk)).data());
-        put(RopeK, ropeTableForGpu(keyPositions(p), *p.spec.rope, int(dk)).data());
-    }
-    if (bytes[PadBits]) {
-        std::vector<std::uint32_t> bits(size_t(words), 0u);
-        for (std::uint64_t j = 0; j < tk; ++j)
-            if (p.mask.keyPadding[size_t(j)])
-                bits[size_t(j / 32)] |= 1u << (j % 32);
-        put(PadBits, bits.data());
-    }
-    if (bytes[CustomBits]) {
-        auto *bits = static_cast<std::uint32_t *>(hostOf(CustomBits));
-        std::memset(bits, 0, size_t(bytes[CustomBits]));
-        stats.uploaded += bytes[CustomBits];
-        const StructuralMask structural(p);
-        auto allowed = [&](std::uint64_t i, std::uint64_t j) {
-            return maskOnHost ? structural.allowed(Eigen::Index(i), Eigen::Index(j))
-                              : (*p.mask.allowed)(Eigen::Index(i), Eigen::Index(j)) != 0;
-        };
-        for (std::uint64_t i = 0; i < tq; ++i)
-            for (std::uint64_t j = 0; j < tk; ++j)
-                if (allowed(i, j))
-                    bits[i * words + j / 32] |= 1u << (j % 32);
-    }
+    src.fill(hostOf);
     for (auto [slot, first, count, n] : {std::tuple{RowStart, q0, rows, nq}, std::tuple{KeyStart, k0, keys, nk}}) {
-        std::vector<std::uint32_t> starts(size_t(n) + 1);
+        auto *starts = static_cast<std::uint32_t *>(hostOf(slot));
         for (std::uint64_t b = 0; b <= n; ++b)
             starts[size_t(b)] =
                 std::uint32_t(first + std::uint64_t(binStart(std::int64_t(b), std::int64_t(count), std::int64_t(n))));
-        put(slot, starts.data());
     }
+    for (int s = 0; s < SlotCount; ++s)
+        stats.uploaded += upload[size_t(s)] ? bytes[size_t(s)] : 0;
 
     // Chunks of query rows of bounded cost: per row, two sweeps of scores and one of weights·V
     // in the row pass and one sweep of scores in the cell pass, over every key and head. The
     // cell pass indexes (rows of a chunk) x (keys of a bin) in 32 bits.
     const std::uint64_t budget = sh.workPerSubmission ? sh.workPerSubmission : kDefaultPooledWork;
-    const std::uint64_t workPerRow = std::max<std::uint64_t>(1, tk * heads * (3 * dk + dv));
+    const std::uint64_t workPerRow = std::max<std::uint64_t>(1, tk * heads * (3 * src.dk + src.dv));
     const std::uint64_t chunkRows = std::clamp<std::uint64_t>(budget / workPerRow, 1, 0xffffffffull / tk);
 
     PooledPush base{};
     base.tq = std::uint32_t(tq);
     base.tk = std::uint32_t(tk);
-    base.dk = std::uint32_t(dk);
-    base.dv = std::uint32_t(dv);
-    base.qkw = std::uint32_t(qkw);
-    base.vw = std::uint32_t(vw);
+    base.dk = std::uint32_t(src.dk);
+    base.dv = std::uint32_t(src.dv);
+    base.qkw = std::uint32_t(src.qkw);
+    base.vw = std::uint32_t(src.vw);
     base.nq = std::uint32_t(nq);
     base.nk = std::uint32_t(nk);
-    base.flags = (p.mask.causal && !maskOnHost ? kCausal : 0) | (bytes[PadBits] ? kPadding : 0) |
-                 (bytes[CustomBits] ? kCustom : 0) | (p.spec.maskFill == MaskFill::NegLarge ? kNegLarge : 0) |
-                 (options.mode == PoolMode::Mean ? kMean : 0) | (p.spec.softcap ? kSoftcap : 0) |
-                 (w.sinks ? kSinks : 0);
+    base.flags = src.maskFlags | (options.mode == PoolMode::Mean ? kMean : 0) | (src.softcap ? kSoftcap : 0);
     // Small cells (N close to T) would leave most of a workgroup idle: one thread per cell.
     const std::uint64_t cellPairs = ((rows + nq - 1) / nq) * ((keys + nk - 1) / nk);
     const bool cellPerThread = cellPairs < kWorkgroup;
     if (cellPerThread)
         base.flags |= kCellPerThread;
     const std::uint64_t cellGroups = cellPerThread ? (nk + kWorkgroup - 1) / kWorkgroup : nk;
-    base.words = std::uint32_t(words);
-    base.scale = float(p.spec.scale());
-    base.window = std::uint32_t(window);
-    base.group = std::uint32_t(layout.groupSize());
-    base.softcap = p.spec.softcap ? float(*p.spec.softcap) : 0.0f;
+    base.words = std::uint32_t((tk + 31) / 32);
+    base.scale = src.scale;
+    base.window = std::uint32_t(src.window);
+    base.group = std::uint32_t(src.group);
+    base.softcap = src.softcap.value_or(0.0f);
 
     const DeviceFunctions &fn = sh.device.fn();
     auto buffer = [&](Slot s) -> const Buffer & { return m_tensors[s].bytes ? m_tensors[s].device : sh.placeholder; };
@@ -373,7 +277,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         if (first) {
             for (int s = 0; s < SlotCount; ++s) {
                 const Tensor &t = m_tensors[size_t(s)];
-                if (!isInput(s) || t.staging.handle() == VK_NULL_HANDLE)
+                if (!m_upload[size_t(s)] || t.staging.handle() == VK_NULL_HANDLE)
                     continue;
                 const VkBufferCopy region{0, 0, t.bytes};
                 fn.vkCmdCopyBuffer(cmd, t.staging.handle(), t.device.handle(), 1, &region);
@@ -382,54 +286,17 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
             if (staged)
                 sh.commands.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
-            const Buffer &xkv = cross ? m_tensors[Xkv].device : m_tensors[Xq].device;
-            const Buffer &xv = p.hasSeparateValue() ? m_tensors[Xv].device : xkv;
-            auto bias = [&](Slot b) { return bytes[b] ? &m_tensors[b].device : nullptr; };
-            const ProjectionPass projections[] = {
-                {"pooled projection Q", &m_tensors[Xq].device, tq, std::uint64_t(p.dq()), qkw, &m_tensors[Wq].device,
-                 bias(Bq), &m_tensors[Q].device},
-                {"pooled projection K", &xkv, tk, std::uint64_t(p.dkv()), kw, &m_tensors[Wk].device, bias(Bk),
-                 &m_tensors[K].device},
-                {"pooled projection V", &xv, tk, std::uint64_t(p.dvIn()), kvw, &m_tensors[Wv].device, bias(Bv),
-                 &m_tensors[V].device},
-            };
-            for (const ProjectionPass &pr : projections)
-                if (Status s = rec.projection(pr); !s)
+            if (src.prepare)
+                if (Status s = src.prepare(rec, buffer); !s)
                     return s.error();
-            rec.computeBarrier();
-            if (w.qNorm || w.kNorm) { // per-head q/k norms in place, before RoPE (as the CPU engine)
-                const float eps = float(p.spec.qkNormEps);
-                if (w.qNorm)
-                    if (Status s = rec.headNorm(
-                            {"pooled q norm", tq, heads, dk, &m_tensors[Q].device, &m_tensors[QNorm].device, eps});
-                        !s)
-                        return s.error();
-                if (w.kNorm)
-                    if (Status s = rec.headNorm(
-                            {"pooled k norm", tk, kvHeads, dk, &m_tensors[K].device, &m_tensors[KNorm].device, eps});
-                        !s)
-                        return s.error();
-                rec.computeBarrier();
-            }
-            if (p.spec.rope) { // rotated in place: the pooled path keeps no vectors before RoPE
-                const Buffer &q = m_tensors[Q].device, &k = m_tensors[K].device;
-                const RopePass ropes[] = {
-                    {"pooled RoPE Q", tq, heads, dk, &q, &q, &m_tensors[RopeQ].device},
-                    {"pooled RoPE K", tk, kvHeads, dk, &k, &k, &m_tensors[RopeK].device},
-                };
-                for (const RopePass &r : ropes)
-                    if (Status s = rec.rope(r); !s)
-                        return s.error();
-                rec.computeBarrier();
-            }
         }
 
         PooledPush push = base;
         push.r0 = std::uint32_t(r0);
         push.r1 = std::uint32_t(r1);
         if (Status s = dispatch(cmd, *m_rows,
-                                {range(Q), range(K), range(PadBits), range(CustomBits), range(V), range(Context),
-                                 range(Entropy), range(Stats), range(Sinks)},
+                                {range(Q), range(K), range(PadBits), range(CustomBits), range(Positions), range(V),
+                                 range(Context), range(Entropy), range(Stats), range(Sinks)},
                                 push, {r1 - r0, heads, 1},
                                 [](PooledPush &pp, std::uint64_t x, std::uint64_t y, std::uint64_t) {
                                     pp.x0 = std::uint32_t(x);
@@ -447,8 +314,8 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         aLast = std::min(aLast + 1, nq - 1);
         push.x0 = push.y0 = push.h0 = 0;
         if (Status s = dispatch(cmd, *m_cells,
-                                {range(Q), range(K), range(PadBits), range(CustomBits), range(Stats), range(Pooled),
-                                 range(RowStart), range(KeyStart)},
+                                {range(Q), range(K), range(PadBits), range(CustomBits), range(Positions), range(Stats),
+                                 range(Pooled), range(RowStart), range(KeyStart)},
                                 push, {cellGroups, aLast - aFirst + 1, slots},
                                 [aFirst](PooledPush &pp, std::uint64_t x, std::uint64_t y, std::uint64_t z) {
                                     pp.x0 = std::uint32_t(x);
@@ -460,19 +327,9 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
         rec.computeBarrier();
 
         if (last) {
-            if (w.o && allKeys) { // the block's rows (a context row needs every key)
-                GemmPass out;
-                out.name = "pooled output projection";
-                out.m = rows;
-                out.n = dout;
-                out.k = vw;
-                out.a = {&m_tensors[Context].device, q0 * vw, vw, 1, 0};
-                out.b = {&m_tensors[Wo].device, 0, dout, 1, 0};
-                out.c = {&m_tensors[Output].device, q0 * dout, dout, 1, 0};
-                out.bias = bytes[Bo] ? &m_tensors[Bo].device : nullptr;
-                if (Status s = rec.gemm(out); !s)
+            if (src.finish && allKeys) // the block's rows (a context row needs every key)
+                if (Status s = src.finish(rec, buffer, q0, rows); !s)
                     return s.error();
-            }
             bool readStaged = false;
             for (int s = 0; s < SlotCount; ++s)
                 readStaged |= isOutput(s) && m_tensors[size_t(s)].staging.handle() != VK_NULL_HANDLE;
@@ -516,7 +373,7 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     }
     stats.staging = staged;
 
-    auto view = [&](Slot s) {
+    auto view = [&](Slot s) -> const float * {
         const Tensor &t = m_tensors[s];
         return static_cast<const float *>(t.staging.handle() != VK_NULL_HANDLE ? t.staging.mapped()
                                                                                : t.device.mapped());
@@ -545,9 +402,9 @@ Result<PooledResult> PooledEngine::run(const PooledShared &sh, const AttentionPr
     // the block's rows (as the CPU engine returns them).
     if (allKeys) {
         const Eigen::Index first = Eigen::Index(q0), count = Eigen::Index(rows);
-        result.entropy = ConstMap(view(Entropy), p.spec.heads, p.tq()).middleCols(first, count);
-        result.output = w.o ? MatrixF(ConstMap(view(Output), p.tq(), p.dOut()).middleRows(first, count))
-                            : MatrixF(ConstMap(view(Context), p.tq(), p.vWidth()).middleRows(first, count));
+        result.entropy = ConstMap(view(Entropy), Eigen::Index(heads), Eigen::Index(tq)).middleCols(first, count);
+        if (src.output)
+            result.output = src.output(view, first, count);
     }
     return result;
 }

@@ -6,13 +6,16 @@
 // shaders/pooled_rows.comp (row max and normaliser by online softmax, sinks included, entropy,
 // context row) and shaders/pooled_cells.comp (each pooled cell's max or sum of the exact
 // weights), then the output projection. Scores are recomputed, never stored: the device holds
-// O(T·d + N²·H) besides a custom mask's bits.
+// O(T·d + N²·H) besides a custom mask's bits. From a Q/K layer (core/attention/QkAttention.h)
+// the same row and cell passes run on q and k uploaded into the buffers the projections would
+// fill: no projection, norm, RoPE, value or output pass (PooledSource says what differs).
 //
 // Watchdogs (Windows TDR, Linux job timeouts) kill a submission that runs for seconds, so the
 // work is cut into chunks of query rows of bounded cost, each its own submission; a small
 // problem is one submission.
 
 #include "core/attention/PooledAttention.h"
+#include "core/attention/QkAttention.h"
 #include "gpu/VulkanBackend.h"
 #include "gpu/VulkanPasses.h"
 
@@ -43,12 +46,14 @@ struct PooledShared {
     std::uint64_t workPerSubmission = 0;
 };
 
-// Storage buffers the pooled passes bind at most (the row pass: 8, and the sinks).
-inline constexpr std::uint32_t kPooledBindings = 9;
+// Storage buffers the pooled passes bind at most (the row pass: 9, and the sinks).
+inline constexpr std::uint32_t kPooledBindings = 10;
 
 // About 2^33 multiply-adds: milliseconds on a discrete GPU, well under a second on an
 // integrated one, so no submission comes near a 2 s watchdog.
 inline constexpr std::uint64_t kDefaultPooledWork = std::uint64_t(1) << 33;
+
+struct PooledSource; // gpu/VulkanPooled.cpp
 
 struct PooledRunStats {
     std::uint64_t submissions = 0;
@@ -69,6 +74,11 @@ public:
     // (then nothing it uses may be freed before the device is idle).
     Result<PooledResult> run(const PooledShared &shared, const AttentionProblem &problem, const PoolOptions &options,
                              PooledRunStats &stats);
+    // The same from one validated layer's q (Tq x H·hd) and k (Tk x KV·hd): pooled cells, head
+    // mean and entropies, no output. Positions other than the row indices are compared on the
+    // device (rebased: TooLarge where they span more than 2^32).
+    Result<PooledResult> runQk(const PooledShared &shared, const QkLayer &layer, const PoolOptions &options,
+                               PooledRunStats &stats);
 
     enum Slot {
         Xq,
@@ -90,7 +100,8 @@ public:
         PadBits,
         CustomBits,
         RowStart,
-        KeyStart, // uploaded
+        KeyStart,
+        Positions, // uploaded (a Q/K layer uploads Q, K as well)
         Q,
         K,
         V,
@@ -110,11 +121,16 @@ private:
         Buffer staging;
         std::uint64_t bytes = 0;
     };
-    Status allocate(const PooledShared &shared, const std::array<std::uint64_t, SlotCount> &bytes);
+    Status allocate(const PooledShared &shared, const std::array<std::uint64_t, SlotCount> &bytes,
+                    const std::array<bool, SlotCount> &upload);
+    // The row and cell passes over whatever the source put on the device.
+    Result<PooledResult> execute(const PooledShared &shared, const PooledSource &source, const PoolOptions &options,
+                                 PooledRunStats &stats);
 
     std::unique_ptr<ComputePipeline> m_rows, m_cells;
     std::array<Tensor, SlotCount> m_tensors;
     std::array<std::uint64_t, SlotCount> m_bytes{};
+    std::array<bool, SlotCount> m_upload{};
     bool m_staged = false;
 };
 

@@ -206,7 +206,7 @@ ComputePipeline::~ComputePipeline()
 
 namespace {
 constexpr std::uint32_t kSetsPerPool = 256;
-constexpr std::uint32_t kMaxBindingsPerSet = 9; // the pooled row pass binds 9 buffers (gpu/VulkanPooled.h)
+constexpr std::uint32_t kMaxBindingsPerSet = 10; // the pooled row pass binds 10 buffers (gpu/VulkanPooled.h)
 } // namespace
 
 DescriptorArena::~DescriptorArena()

@@ -11,10 +11,10 @@
 layout(constant_id = 0) const uint WG = 64; // a power of two
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 
-layout(std430, set = 0, binding = 4) readonly buffer BufStats { float stats[]; };
-layout(std430, set = 0, binding = 5) buffer BufPooled { float pooled[]; }; // [h][a][b], h = H: the head mean
-layout(std430, set = 0, binding = 6) readonly buffer BufRowStart { uint rowStart[]; }; // nq + 1
-layout(std430, set = 0, binding = 7) readonly buffer BufKeyStart { uint keyStart[]; }; // nk + 1
+layout(std430, set = 0, binding = 5) readonly buffer BufStats { float stats[]; };
+layout(std430, set = 0, binding = 6) buffer BufPooled { float pooled[]; }; // [h][a][b], h = H: the head mean
+layout(std430, set = 0, binding = 7) readonly buffer BufRowStart { uint rowStart[]; }; // nq + 1
+layout(std430, set = 0, binding = 8) readonly buffer BufKeyStart { uint keyStart[]; }; // nk + 1
 
 shared float red[WG];
 
@@ -58,6 +58,31 @@ float poolBlock(uint h, uint i0, uint i1, uint j0, uint keys, uint first, uint s
     return value;
 }
 
+// Keys [j0, j1) of a cell, less those no row of [i0, i1) may see (after the last row, causal;
+// before the first row's window; outside every row's range, POOL_POSITIONS): they weigh 0, the
+// identity of both max and sum, unless masked logits are -1e9.
+void clipKeys(uint i0, uint i1, inout uint j0, inout uint j1)
+{
+    if ((pc.flags & POOL_NEG_LARGE) != 0u || i0 >= i1)
+        return;
+    uint lo = 0u, hi = pc.tk;
+    if ((pc.flags & POOL_POSITIONS) != 0u) {
+        lo = pc.tk;
+        hi = 0u;
+        for (uint i = i0; i < i1; ++i) {
+            lo = min(lo, positions[pc.tq + pc.tk + i]);
+            hi = max(hi, positions[2u * pc.tq + pc.tk + i]);
+        }
+    } else {
+        if ((pc.flags & POOL_CAUSAL) != 0u)
+            hi = i1;
+        if (pc.window != 0u && i0 >= pc.window)
+            lo = i0 + 1u - pc.window;
+    }
+    j0 = max(j0, lo);
+    j1 = max(j0, min(j1, hi));
+}
+
 // Stores cell (h, a, b), combining with what earlier chunks left where they held rows of it.
 void storeCell(uint h, uint a, uint b, bool firstRows, float value)
 {
@@ -81,8 +106,9 @@ void main()
         // Cells of fewer pairs than a workgroup has threads: one thread each, no barriers.
         const uint b = (pc.x0 + gl_WorkGroupID.x) * WG + t;
         if (b < pc.nk) {
-            const uint j0 = keyStart[b];
-            storeCell(h, a, b, firstRows, poolBlock(h, i0, i1, j0, keyStart[b + 1u] - j0, 0u, 1u));
+            uint j0 = keyStart[b], j1 = keyStart[b + 1u];
+            clipKeys(i0, i1, j0, j1);
+            storeCell(h, a, b, firstRows, poolBlock(h, i0, i1, j0, j1 - j0, 0u, 1u));
         }
         return;
     }
@@ -90,8 +116,9 @@ void main()
     const uint b = pc.x0 + gl_WorkGroupID.x;
     if (b >= pc.nk)
         return; // uniform per workgroup
-    const uint j0 = keyStart[b];
-    red[t] = poolBlock(h, i0, i1, j0, keyStart[b + 1u] - j0, t, WG);
+    uint j0 = keyStart[b], j1 = keyStart[b + 1u];
+    clipKeys(i0, i1, j0, j1);
+    red[t] = poolBlock(h, i0, i1, j0, j1 - j0, t, WG);
     barrier();
     const bool mean = (pc.flags & POOL_MEAN) != 0u;
     for (uint st = WG / 2u; st > 0u; st >>= 1u) {

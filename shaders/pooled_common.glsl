@@ -1,8 +1,8 @@
 // Shared by the pooled passes (pooled_rows.comp, pooled_cells.comp): the push constants,
 // the bindings they have in common and the structural mask of design.md, evaluated per
-// (row, key) instead of stored as Tq x Tk. Causal and the window compare row indices here;
-// where RoPE positions are given that are not the row indices, the host hands the whole
-// structural mask over as the custom bits instead (gpu/VulkanPooled.cpp).
+// (row, key) instead of stored as Tq x Tk. Causal and the window compare row indices, or, under
+// POOL_POSITIONS, the positions of the query and key (a problem's RoPE positions, a Q/K layer's;
+// rebased to 32 bits by the host, gpu/VulkanPooledSources.cpp).
 
 #include "common.glsl"
 
@@ -15,6 +15,9 @@
 #define POOL_CELL_PER_THREAD 32u // small cells: one thread per cell instead of one workgroup
 #define POOL_SOFTCAP 64u  // scores become softcap·tanh(score / softcap) before the mask
 #define POOL_SINKS 128u   // pooled_rows.comp: one sink logit per head joins each row's normaliser
+// Causal and the window compare positions[i] (queries) with positions[tq + j] (keys); row i's
+// keys that may be allowed lie in [positions[tq + tk + i], positions[2 tq + tk + i]).
+#define POOL_POSITIONS 256u
 
 // The largest finite float: the running max starts here so no infinity ever reaches exp().
 #define POOL_LOWEST -3.402823466e38
@@ -27,7 +30,7 @@ layout(push_constant) uniform Push {
     uint x0, y0, h0; // the first workgroup's coordinates (a dispatch split by the device's limits)
     uint flags, words;
     float scale;
-    uint window;   // sliding window W: key j allowed only if j > i - W; 0: none
+    uint window;   // sliding window W: key j allowed only if j > i - W (positions alike); 0: none
     uint group;    // query heads per key/value head: K is Tk x (qkw / group), V Tk x (vw / group)
     float softcap; // c of POOL_SOFTCAP
 } pc;
@@ -36,12 +39,15 @@ layout(std430, set = 0, binding = 0) readonly buffer BufQ { float q[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufK { float k[]; };
 layout(std430, set = 0, binding = 2) readonly buffer BufPad { uint padBits[]; };
 layout(std430, set = 0, binding = 3) readonly buffer BufCustom { uint customBits[]; };
+layout(std430, set = 0, binding = 4) readonly buffer BufPositions { uint positions[]; }; // POOL_POSITIONS
 
 bool allowedAt(uint i, uint j)
 {
-    if ((pc.flags & POOL_CAUSAL) != 0u && j > i)
+    const bool byPosition = (pc.flags & POOL_POSITIONS) != 0u;
+    const uint qp = byPosition ? positions[i] : i, kp = byPosition ? positions[pc.tq + j] : j;
+    if ((pc.flags & POOL_CAUSAL) != 0u && kp > qp)
         return false;
-    if (pc.window != 0u && i >= pc.window && j <= i - pc.window)
+    if (pc.window != 0u && qp >= pc.window && kp <= qp - pc.window)
         return false;
     if ((pc.flags & POOL_PADDING) != 0u && ((padBits[j >> 5] >> (j & 31u)) & 1u) == 0u)
         return false;

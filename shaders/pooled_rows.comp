@@ -14,11 +14,11 @@ layout(constant_id = 0) const uint WG = 64; // a power of two
 layout(constant_id = 1) const uint ACC = 4; // context columns per thread per sweep
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 
-layout(std430, set = 0, binding = 4) readonly buffer BufV { float v[]; };
-layout(std430, set = 0, binding = 5) writeonly buffer BufC { float context[]; };
-layout(std430, set = 0, binding = 6) writeonly buffer BufE { float entropy[]; };
-layout(std430, set = 0, binding = 7) writeonly buffer BufStats { float stats[]; }; // [h][i]: max, sum
-layout(std430, set = 0, binding = 8) readonly buffer BufSinks { float sinks[]; };  // [h], with POOL_SINKS
+layout(std430, set = 0, binding = 5) readonly buffer BufV { float v[]; };
+layout(std430, set = 0, binding = 6) writeonly buffer BufC { float context[]; };
+layout(std430, set = 0, binding = 7) writeonly buffer BufE { float entropy[]; };
+layout(std430, set = 0, binding = 8) writeonly buffer BufStats { float stats[]; }; // [h][i]: max, sum
+layout(std430, set = 0, binding = 9) readonly buffer BufSinks { float sinks[]; };  // [h], with POOL_SINKS
 
 shared float redM[WG];
 shared float redZ[WG];
@@ -31,9 +31,15 @@ void main()
         return; // uniform per workgroup
     const bool negLarge = (pc.flags & POOL_NEG_LARGE) != 0u;
     // Keys after i (causal) and keys j <= i - W (window) are masked for this row: only keys of
-    // [begin, end) are ever scored.
-    const uint end = (pc.flags & POOL_CAUSAL) != 0u ? min(pc.tk, i + 1u) : pc.tk;
-    const uint begin = min(end, pc.window != 0u && i >= pc.window ? i + 1u - pc.window : 0u);
+    // [begin, end) are ever scored. Under POOL_POSITIONS the host found that range.
+    uint begin, end;
+    if ((pc.flags & POOL_POSITIONS) != 0u) {
+        begin = positions[pc.tq + pc.tk + i];
+        end = positions[2u * pc.tq + pc.tk + i];
+    } else {
+        end = (pc.flags & POOL_CAUSAL) != 0u ? min(pc.tk, i + 1u) : pc.tk;
+        begin = min(end, pc.window != 0u && i >= pc.window ? i + 1u - pc.window : 0u);
+    }
 
     // Sweep 1: each thread's running max and normaliser over its keys.
     float m = POOL_LOWEST, z = 0.0;
@@ -85,9 +91,10 @@ void main()
     const uint first = empty ? 0u : (maskedZero ? begin : 0u), last = empty ? 0u : (maskedZero ? end : pc.tk);
     const uint vw = pc.vw / pc.group, vBase = (h / pc.group) * pc.dv; // V of key/value head h / group
 
-    // Sweep 2, per block of WG·ACC context columns: exact weights, entropy and weights·V.
+    // Sweep 2, per block of WG·ACC context columns: exact weights, entropy and weights·V. Once
+    // at least, for the entropy: without values (dv = 0, a Q/K layer) there is no context.
     float ent = 0.0;
-    for (uint c0 = 0u; c0 < pc.dv; c0 += WG * ACC) {
+    for (uint c0 = 0u; c0 == 0u || c0 < pc.dv; c0 += WG * ACC) {
         float acc[ACC];
         [[unroll]] for (uint a = 0u; a < ACC; ++a)
             acc[a] = 0.0;

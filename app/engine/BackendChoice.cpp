@@ -217,6 +217,21 @@ Result<PooledResult> FallbackBackend::computePooled(const AttentionProblem &prob
     return cpu().computePooled(problem, options);
 }
 
+Result<PooledResult> FallbackBackend::computePooledQk(const QkLayer &layer, const PoolOptions &options)
+{
+    m_lastFellBack = false;
+    // A bad request is the caller's error on any backend: report it, do not fall back.
+    if (options.bins < 1 || !validateQkLayer(layer))
+        return cpu().computePooledQk(layer, options);
+    if (!m_primary)
+        return cpu().computePooledQk(layer, options);
+    auto result = m_primary->computePooledQk(layer, options);
+    if (result || result.kind() == ErrorKind::Cancelled)
+        return result;
+    noteFailure(result.error());
+    return cpu().computePooledQk(layer, options);
+}
+
 std::string FallbackBackend::takeNotice()
 {
     return takeNoticeError().message;

@@ -100,6 +100,8 @@ public:
     Result<AttentionTrace> compute(const AttentionProblem &problem) override;
     // The pooled path, with the same fallback rules as compute().
     Result<PooledResult> computePooled(const AttentionProblem &problem, const PoolOptions &options) override;
+    // The pooled form from queries and keys, with the same fallback rules.
+    Result<PooledResult> computePooledQk(const QkLayer &layer, const PoolOptions &options) override;
     bool usesCpuForPooled() const override { return m_primary ? m_primary->usesCpuForPooled() : true; }
     // The GPU backend's while it is in use; nullopt once the CPU took over.
     std::optional<DeviceTransfers> transfers() const override
