@@ -49,6 +49,9 @@ Result<PooledSetBlock> poolQkBlock(const AttentionSet &set, int layer, const Set
     auto pooled = options.backend ? options.backend->computePooledQk(source, pool) : computePooledQk(source, pool);
     if (!pooled)
         return pooled.error();
+    if (options.rowRead) // the rows of every head pooled, told as a row reader tells them
+        for (std::int64_t i = 0, n = block.rows() * source.heads; i < n; ++i)
+            options.rowRead();
     PooledSetBlock out;
     if (options.head >= 0 && !oneHead)
         out.heads.push_back(std::move(pooled->pooled[size_t(options.head)]));

@@ -1,5 +1,7 @@
 #include "app/gui/document/ModelController.h"
 
+#include "core/io/MemoryLimits.h"
+
 #include "app/render/ErrorText.h"
 
 #include <QCoreApplication>
@@ -55,6 +57,18 @@ void ModelController::load(const QString &dir)
     });
 }
 
+ForwardKeep ModelController::keepFor(const TransformerModel &model, std::int64_t tokens)
+{
+    // Whole maps while they take at most half the memory budget; beyond, each layer's queries and
+    // keys, from which the views compute what they show (memory linear in the tokens).
+    ForwardKeep keep;
+    if (model.forwardBytes(tokens, keep) > memoryBudget() / 2) {
+        keep.maps = false;
+        keep.queriesKeys = true;
+    }
+    return keep;
+}
+
 Result<AttentionSet> ModelController::viewSet(ModelRunPtr run)
 {
     // The labels are shown as text (AttentionSet::setTokens): "␣world", and "我…" for a cut character.
@@ -97,7 +111,8 @@ void ModelController::run(const QString &text)
                     BackendHost::Lease lease = host->lease();
                     if (!lease.backend)
                         return [this, message = errorText(lease.error)] { emit runFailed(message); };
-                    auto result = model->forward(*encoding, *lease.backend, &state.cancel);
+                    auto result = model->forward(*encoding, *lease.backend, &state.cancel,
+                                                 keepFor(*model, std::int64_t(encoding->ids.size())));
                     const ComputeRun ran = lastComputeRun(*lease.backend);
                     lease.lock.unlock();
                     backendName = QString::fromStdString(ran.backend);

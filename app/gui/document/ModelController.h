@@ -50,6 +50,10 @@ public:
     // The set the views show for a run: the run's attentions with its tokens as labels, shown as
     // the text they decode to (GPT-2's "Ġworld" as "␣world"; AttentionSet::setTokens).
     static Result<AttentionSet> viewSet(ModelRunPtr run);
+    // What a run over `tokens` tokens keeps: whole maps while they take at most half the memory
+    // budget, else each layer's queries and keys (the set is then computed from them: a 16k-token
+    // run holds megabytes, not gigabytes).
+    static ForwardKeep keepFor(const TransformerModel &model, std::int64_t tokens);
 
 signals:
     void loaded(attnscope::ModelPtr model, const QString &dir);
