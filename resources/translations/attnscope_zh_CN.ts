@@ -2170,6 +2170,10 @@
         <source>%1, softmax applied</source>
         <translation>%1，已应用 softmax</translation>
     </message>
+    <message>
+        <source>Q/K dump: maps computed from queries and keys (%1)</source>
+        <translation>Q/K 转储：由查询和键计算出的注意力图（%1）</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::HeadStatsModel</name>
@@ -2471,14 +2475,6 @@
         <translation>（无）</translation>
     </message>
     <message>
-        <source>Projects and attention files (*.attnscope.json *.json *.npy *.npz *.safetensors);;AttnScope projects (*.attnscope.json *.json);;Attention files (*.npy *.npz *.safetensors);;All files (*)</source>
-        <translation>项目和注意力文件 (*.attnscope.json *.json *.npy *.npz *.safetensors);;AttnScope 项目 (*.attnscope.json *.json);;注意力文件 (*.npy *.npz *.safetensors);;所有文件 (*)</translation>
-    </message>
-    <message>
-        <source>Open project or attention file</source>
-        <translation>打开项目或注意力文件</translation>
-    </message>
-    <message>
         <source>Open &amp;Model…</source>
         <translation>打开模型(&amp;M)…</translation>
     </message>
@@ -2505,6 +2501,14 @@
     <message>
         <source>Example model: tiny Qwen3 (Chinese and English)</source>
         <translation>示例模型：tiny Qwen3（中文和英文）</translation>
+    </message>
+    <message>
+        <source>Open project, attention file or Q/K dump</source>
+        <translation>打开项目、注意力文件或 Q/K 转储</translation>
+    </message>
+    <message>
+        <source>Projects, attention files and Q/K dumps (*.attnscope.json *.json *.npy *.npz *.safetensors);;AttnScope projects (*.attnscope.json *.json);;Attention files (*.npy *.npz *.safetensors);;Q/K dumps (attnscope-qk.json);;All files (*)</source>
+        <translation>项目、注意力文件和 Q/K 转储 (*.attnscope.json *.json *.npy *.npz *.safetensors);;AttnScope 项目 (*.attnscope.json *.json);;注意力文件 (*.npy *.npz *.safetensors);;Q/K 转储 (attnscope-qk.json);;所有文件 (*)</translation>
     </message>
 </context>
 <context>
@@ -3464,6 +3468,10 @@ revision %2</source>
     <message>
         <source>Long attention file: heads open pooled (tab Head, pooled); the mouse wheel zooms to exact values.</source>
         <translation>长注意力文件：各头以池化方式显示（“头（池化）”标签页）；用鼠标滚轮放大可看到精确值。</translation>
+    </message>
+    <message>
+        <source>Long attention, computed from queries and keys: heads open pooled (tab Head, pooled); the mouse wheel zooms to exact values.</source>
+        <translation>长注意力，由查询和键计算：各头以池化方式显示（“头（池化）”标签页）；用鼠标滚轮放大可看到精确值。</translation>
     </message>
 </context>
 <context>

@@ -8,6 +8,8 @@
 // peak resident memory (VmHWM) against the file's size.
 //
 //   gui_attention_open [layers heads tokens]     (QT_QPA_PLATFORM=offscreen or under xvfb-run)
+//   gui_attention_open --dump DIR                 (an attnscope-qk dump instead, opened as it is:
+//                                                  tests/bench/make_large_dump.py writes one)
 
 #include "app/gui/sources/SetSource.h"
 #include "app/gui/views/AttentionViews.h"
@@ -16,6 +18,7 @@
 #include "app/gui/views/PooledHeatmapView.h"
 #include "app/gui/views/RolloutView.h"
 #include "app/gui/views/StatsTable.h"
+#include "core/formats/QkDump.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -140,16 +143,31 @@ int main(int argc, char **argv)
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("AttnScopeBench"));
     QCoreApplication::setApplicationName(QStringLiteral("gui_attention_open"));
-    const int layers = argc > 3 ? std::max(1, std::atoi(argv[1])) : 12;
-    const int heads = argc > 3 ? std::max(1, std::atoi(argv[2])) : 12;
-    const int tokens = argc > 3 ? std::max(2, std::atoi(argv[3])) : 512;
+    const bool dump = argc > 2 && std::strcmp(argv[1], "--dump") == 0;
+    int layers = argc > 3 ? std::max(1, std::atoi(argv[1])) : 12;
+    int heads = argc > 3 ? std::max(1, std::atoi(argv[2])) : 12;
+    int tokens = argc > 3 ? std::max(2, std::atoi(argv[3])) : 512;
     QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("attentions.npy"));
-    if (!writeAttention(path, layers, heads, tokens)) {
-        std::fprintf(stderr, "could not write %s\n", qPrintable(path));
-        return 1;
+    QString path = dir.filePath(QStringLiteral("attentions.npy"));
+    double fileMiB = 0.0;
+    if (dump) {
+        path = QString::fromLocal8Bit(argv[2]);
+        auto opened = QkDump::open(path.toStdString());
+        if (!opened) {
+            std::fprintf(stderr, "%s\n", opened.message().c_str());
+            return 1;
+        }
+        layers = opened->layers();
+        heads = opened->facts(0).heads;
+        tokens = int(opened->queries());
+        fileMiB = double(opened->fileBytes()) / (1024.0 * 1024.0);
+    } else {
+        if (!writeAttention(path, layers, heads, tokens)) {
+            std::fprintf(stderr, "could not write %s\n", qPrintable(path));
+            return 1;
+        }
+        fileMiB = double(QFile(path).size()) / (1024.0 * 1024.0);
     }
-    const double fileMiB = double(QFile(path).size()) / (1024.0 * 1024.0);
 
     MainWindow w;
     w.resize(1440, 900);
@@ -197,7 +215,7 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "open failed: %s\n", qPrintable(message));
         app.exit(1);
     });
-    QTimer::singleShot(120000, &app, [&] { app.exit(2); });
+    QTimer::singleShot(dump ? 1800000 : 120000, &app, [&] { app.exit(2); });
     app.setTiming(true);
     total.start();
     tick.start();
@@ -206,8 +224,12 @@ int main(int argc, char **argv)
     const int rc = app.exec();
     heartbeat.stop();
     const double hwmMiB = double(statusKb("VmHWM:")) / 1024.0;
-    std::printf("attention file %d x %d x %d x %d float16, %.1f MiB (%s)\n", layers, heads, tokens, tokens, fileMiB,
-                w.setSource() && w.setSource()->attention()->file->mapped ? "mapped" : "copied");
+    if (dump)
+        std::printf("Q/K dump of %d layers x %d heads, %d tokens, %.1f MiB of layer files (mapped)\n", layers, heads,
+                    tokens, fileMiB);
+    else
+        std::printf("attention file %d x %d x %d x %d float16, %.1f MiB (%s)\n", layers, heads, tokens, tokens, fileMiB,
+                    w.setSource() && w.setSource()->attention()->file->mapped ? "mapped" : "copied");
     std::printf("open -> heads of layer 1 shown (%s): %8.1f ms\n", w.setSource()->isLong() ? "pooled" : "grid  ",
                 layerMs);
     std::printf("open -> model view and statistics filled:   %8.1f ms   longest GUI stall %6.1f ms\n", filledMs,
