@@ -16,7 +16,8 @@ bool isLongAttention(const AttentionSet &set, const MemoryBudget &budget)
     return cells > budget.pooledCells || saturatingMul(cells, 8) > budget.bytes();
 }
 
-AttentionFileTiles::AttentionFileTiles(AttentionSet set, int layer) : m_set(std::move(set)), m_layer(layer)
+AttentionFileTiles::AttentionFileTiles(AttentionSet set, int layer, std::shared_ptr<BackendHost> host)
+    : m_set(std::move(set)), m_layer(layer), m_host(std::move(host))
 {
     m_shape.queries = m_set.queries();
     m_shape.keys = m_set.keys();
@@ -35,6 +36,13 @@ AttentionFileTiles::computeTile(const PooledBlock &block, const std::atomic<bool
     options.headMean = true;
     options.cancel = cancel;
     options.progress = progress;
+    BackendHost::Lease lease;
+    if (m_host && m_set.isFromQk()) {
+        lease = m_host->lease();
+        if (!lease.backend)
+            return lease.error;
+        options.backend = lease.backend;
+    }
     auto pooled = poolSetBlock(m_set, 0, m_layer, SetBlock{block.q0, block.q1, block.k0, block.k1}, options);
     if (!pooled) {
         if (pooled.error().kind == ErrorKind::OutOfMemory)

@@ -19,10 +19,12 @@ bool isLongAttention(const AttentionSet &set, const MemoryBudget &budget);
 // set's (mapped) maps row segment by row segment and max-pooled on the fly (core's
 // poolSetBlock), so a tile costs its cells and a row per head, never a map; the mean over
 // heads is the max over each block of the head-averaged weights.
+// A set computed from queries and keys (a Q/K dump, a long model run) is pooled by the engine of
+// `host` when one is given (the Vulkan pooled passes read q and k), else by the CPU engine.
 class AttentionFileTiles : public PooledTileSource
 {
 public:
-    AttentionFileTiles(AttentionSet set, int layer);
+    AttentionFileTiles(AttentionSet set, int layer, std::shared_ptr<BackendHost> host = nullptr);
     Result<std::shared_ptr<PooledTile>> computeTile(const PooledBlock &block, const std::atomic<bool> *cancel,
                                                     PoolProgress *progress) const override;
     int layer() const { return m_layer; }
@@ -30,6 +32,7 @@ public:
 private:
     AttentionSet m_set;
     int m_layer = 0;
+    std::shared_ptr<BackendHost> m_host;
 };
 
 } // namespace attnscope

@@ -201,7 +201,8 @@ void SetSource::setLayer(int layer)
 
 void SetSource::showLongLayer()
 {
-    m_host.views->filePooled()->setSource(std::make_shared<const AttentionFileTiles>(m_attention->set, m_layer));
+    m_host.views->filePooled()->setSource(
+        std::make_shared<const AttentionFileTiles>(m_attention->set, m_layer, m_host.backend));
     if (m_attention->set.isFromQk())
         m_host.status->setNotice(tr("Long attention, computed from queries and keys: heads open pooled (tab Head, "
                                     "pooled); the mouse wheel zooms to exact values."));
