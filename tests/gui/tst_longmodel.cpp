@@ -13,6 +13,7 @@
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/PooledHeatmapView.h"
+#include "core/formats/Npy.h"
 #include "core/models/TransformerModel.h"
 
 #include "../common/TestUtil.h"
@@ -24,6 +25,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <sys/resource.h>
@@ -86,6 +88,7 @@ class TestLongModel : public QObject
 private slots:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
     void sixteenThousandTokensFromTheOverviewToExactLabels();
+    void fileOpenShowsADumpAndRefusesABrokenOne();
 };
 
 void TestLongModel::sixteenThousandTokensFromTheOverviewToExactLabels()
@@ -173,6 +176,52 @@ void TestLongModel::sixteenThousandTokensFromTheOverviewToExactLabels()
           "head opened pooled %.0f ms, zoom to 40 x %lld exact cells %.0f ms; peak RSS %.0f MiB (full maps: %.0f MiB)",
           (long long)tokens, openMs, overviewMs, wholeMs, (long long)zoomed->block.keys(), zoomMs, peakRssMiB(),
           2.0 * 4 * double(tokens) * double(tokens) * 4 / 1048576.0);
+}
+
+// File > Open on a dump's folder shows its maps, computed from q and k, exactly as the numpy
+// reference of tests/fixtures/make_qk_fixtures.py; a broken dump then fails in one line and leaves
+// the dump shown.
+void TestLongModel::fileOpenShowsADumpAndRefusesABrokenOne()
+{
+    const QString dump = test::sourcePath(QStringLiteral("tests/fixtures/qk/gqa"));
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy opened(&w, &MainWindow::attentionOpened), shown(&w, &MainWindow::attentionShown);
+    QVERIFY(w.openFile(dump));
+    QVERIFY(opened.wait(30000));
+    QVERIFY(w.setSource());
+    const AttentionSet &set = w.setSource()->attention()->set;
+    QVERIFY(set.isFromQk());
+    QVERIFY(!w.setSource()->isLong());
+    QCOMPARE(set.facts(0).kvHeads, 2);
+    QTRY_VERIFY_WITH_TIMEOUT(w.shownAttention().weights() != nullptr, 30000);
+    const auto expected = readNpyFile(QDir(dump).filePath("expected_weights.npy").toStdString());
+    QVERIFY(expected);
+    const std::vector<MatrixF> &weights = *w.shownAttention().weights();
+    const std::int64_t H = expected->shape[1], T = expected->shape[2];
+    QCOMPARE(std::int64_t(weights.size()), H);
+    for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t i = 0; i < T; ++i)
+            for (std::int64_t j = 0; j < T; ++j)
+                QVERIFY(std::abs(double(weights[std::size_t(h)](i, j)) -
+                                 expected->data[std::size_t((h * T + i) * T + j)]) < 1e-6);
+    const QString title = w.windowTitle();
+
+    QTemporaryDir dir;
+    const QString broken = dir.filePath(QStringLiteral("broken"));
+    QVERIFY(QDir().mkpath(broken));
+    for (const QString &name : QDir(dump).entryList(QDir::Files))
+        QVERIFY(QFile::copy(QDir(dump).filePath(name), QDir(broken).filePath(name)));
+    QVERIFY(QFile::remove(QDir(broken).filePath(QStringLiteral("layer-000.safetensors"))));
+    QSignalSpy failed(&w, &MainWindow::openFailed);
+    QVERIFY(w.openFile(broken));
+    QVERIFY(failed.wait(30000));
+    const QString message = failed.front().at(1).toString();
+    QVERIFY2(message.contains(QStringLiteral("layer-000.safetensors")) && !message.contains('\n'), qPrintable(message));
+    QCOMPARE(w.windowTitle(), title);
+    QVERIFY(w.setSource()->attention()->set.isFromQk());
 }
 
 QTEST_MAIN(TestLongModel)
