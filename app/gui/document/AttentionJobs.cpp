@@ -114,15 +114,16 @@ Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, Scale
     // One scale shared by every map needs every map pooled before the first is coloured.
     std::vector<Pooled> pooled;
     float sharedMax = 0.0f;
+    const int size = thumbnailSize(std::int64_t(set.layers()) * set.heads());
     for (int l = 0; l < set.layers(); ++l)
         for (int h = 0; h < set.heads(); ++h) {
             if (cancel.load(std::memory_order_relaxed))
                 return {};
-            Pooled p = pool(source, l, h, kThumbnailSize, progress, out.sinkApart ? 1 : 0);
+            Pooled p = pool(source, l, h, size, progress, out.sinkApart ? 1 : 0);
             if (out.sinkApart) {
                 // The first key on its own, over [0, 1]: its weight is the sink mass, not a detail to scale.
                 RowProgress none;
-                const Pooled sink = pool(source, l, h, kThumbnailSize, none, 0, 1);
+                const Pooled sink = pool(source, l, h, size, none, 0, 1);
                 const HeatmapData d = asData(sink, 1.0);
                 const ColorScale linear = ColorScale::build(ColorScaleKind::Linear, {&d});
                 QImage bar(1, int(sink.cells.rows()), QImage::Format_RGB32);

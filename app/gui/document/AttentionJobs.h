@@ -39,7 +39,7 @@ namespace AttentionJobs {
 
 struct Thumbnails {
     int layers = 0, heads = 0;
-    std::vector<QImage> images;  // [layer * heads + head], at most kThumbnailSize per side
+    std::vector<QImage> images;  // [layer * heads + head], at most thumbnailSize() per side
     std::vector<MatrixF> pooled; // the max-pooled weights each image shows, same order
     // With the sink apart: the images show keys 1.. only (column 0 is left out of the colour
     // scale too) and `sinks` holds, in the same order, a one-pixel-wide image of each map's first
@@ -50,6 +50,13 @@ struct Thumbnails {
     std::int64_t queries = 0, keys = 0;
 };
 inline constexpr int kThumbnailSize = 128;
+// The side of the thumbnails of a set of `maps` maps: kThumbnailSize up to 512 maps, then 64 up to
+// 2048 and 32 beyond. A 70B model's 5120 heads would otherwise hold 640 MiB of thumbnails, each
+// shown a few dozen pixels wide.
+inline constexpr int thumbnailSize(std::int64_t maps)
+{
+    return maps <= 512 ? kThumbnailSize : maps <= 2048 ? kThumbnailSize / 2 : kThumbnailSize / 4;
+}
 // Every map downsampled (max-pooled blocks, as the heatmap renderer pools: a strong column
 // survives) and coloured as the heatmaps are: over [0, 1], over [0, the largest weight of all
 // maps] or over each map's own, on the colour scale asked (linear, log or percentile; one scale

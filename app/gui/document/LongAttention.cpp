@@ -12,8 +12,11 @@ bool isLongAttention(const AttentionSet &set, const MemoryBudget &budget)
     if (set.isEmpty())
         return false;
     const std::int64_t cells = saturatingMul(saturatingMul(set.queries(), set.keys()), set.heads());
-    // A layer shown in full is its float maps and at least as much again in the views.
-    return cells > budget.pooledCells || saturatingMul(cells, 8) > budget.bytes();
+    // A layer shown in full is its float maps and at least as much again in the views. Maps
+    // computed from queries and keys have no file to stay in: a quarter as many cells already
+    // show pooled, so the window holds a fraction of what a dump's layer would unfold to.
+    const std::int64_t limit = set.isFromQk() ? budget.pooledCells / 4 : budget.pooledCells;
+    return cells > limit || saturatingMul(cells, 8) > budget.bytes();
 }
 
 AttentionFileTiles::AttentionFileTiles(AttentionSet set, int layer, std::shared_ptr<BackendHost> host)

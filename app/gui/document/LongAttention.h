@@ -13,6 +13,7 @@ namespace attnscope {
 // into float or double matrices: the thumbnails and statistics stream its rows from the mapped
 // file, the heads open pooled (PooledHeatmapView fed by AttentionFileTiles), and the rollout,
 // which needs T x T doubles, is refused above the budget (core's checkRolloutCost).
+// A set computed from queries and keys is long from a quarter of budget.pooledCells on.
 bool isLongAttention(const AttentionSet &set, const MemoryBudget &budget);
 
 // One layer of an attention set as PooledJobs' tile source: every block is read from the
