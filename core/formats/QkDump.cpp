@@ -19,7 +19,6 @@
 #include <filesystem>
 #include <limits>
 #include <mutex>
-#include <random>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -600,62 +599,13 @@ Status checkReplaceable(const std::string &dir, const fs::path &target)
                  ErrorKind::Io};
 }
 
-// The staging folders of `target` (.NAME.partial-XXXXXX beside it) that no writer holds: those of
-// writers that were killed. Each writer holds an flock() on its folder while it lives, and the
-// kernel lets go of it however the process ends (a process id would not do: ids repeat).
-void removeAbandonedStaging(const fs::path &target)
+// The staging folders of a dump: `.NAME.partial-XXXXXX` beside it.
+std::string stagingPrefix(const fs::path &target)
 {
-    const std::string prefix = "." + target.filename().string() + ".partial-";
-    std::error_code ec;
-    fs::directory_iterator it(target.parent_path(), ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        if (!name.starts_with(prefix) || name.size() != prefix.size() + 6)
-            continue;
-        const int fd = ::open(it->path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
-            std::error_code ignored;
-            fs::remove_all(it->path(), ignored);
-        }
-        ::close(fd);
-    }
-}
-
-// Creates a fresh staging folder beside `target`, locked; its path, or an error with errno set.
-// (mkdir rather than mkdtemp: the folder becomes the dump, so it takes the umask's mode, and
-// the umask is never changed, which other threads would see.) A sweeper may remove the new
-// folder between mkdir and the lock: then it is gone when the lock comes, and another is made.
-Result<fs::path> createLockedStaging(const fs::path &target, int &lockFd)
-{
-    static const char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    std::random_device random;
-    for (int attempt = 0; attempt < 100; ++attempt) {
-        std::string suffix(6, 'x');
-        for (char &c : suffix)
-            c = kChars[random() % (sizeof kChars - 1)];
-        const fs::path path = target.parent_path() / ("." + target.filename().string() + ".partial-" + suffix);
-        if (::mkdir(path.c_str(), 0777) != 0) {
-            if (errno == EEXIST)
-                continue;
-            return Error{};
-        }
-        const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            return Error{};
-        while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
-        }
-        struct stat st {
-        };
-        if (::fstat(fd, &st) == 0 && st.st_nlink > 0) {
-            lockFd = fd;
-            return path;
-        }
-        ::close(fd);
-    }
-    errno = EEXIST;
-    return Error{};
+    std::string prefix(1, '.'); // appended, not `"." + name + ...`, which GCC 12 misreads (-Wrestrict)
+    prefix += target.filename().string();
+    prefix += ".partial-";
+    return prefix;
 }
 
 // The layer file's bytes: a safetensors header, then q, k, sinks and lse as F32.
@@ -743,10 +693,11 @@ Status QkDumpWriter::addLayer(const QkLayer &layer)
     if (s.staging.empty()) {
         if (Status r = checkReplaceable(s.dir, s.target); !r)
             return r;
-        removeAbandonedStaging(s.target);
-        auto staging = createLockedStaging(s.target, s.stagingLock);
+        removeAbandonedStagingFolders(s.target.parent_path().string(), stagingPrefix(s.target));
+        auto staging =
+            createStagingFolder(s.target.parent_path().string(), stagingPrefix(s.target), s.dir, s.stagingLock);
         if (!staging)
-            return ioError(s.dir, "cannot create a folder beside it", errno);
+            return staging.error();
         s.staging = *staging;
     }
     char name[32];

@@ -104,53 +104,6 @@ void writeNpy(const TensorView &v, AtomicFileWriter &out)
     v.forEachBlock([&](const float *data, size_t n) { out.write(reinterpret_cast<const char *>(data), n * 4); });
 }
 
-// A staging folder is held (flock) by its compute from its creation to its removal or rename,
-// and the kernel lets go of the lock however that process ends. A folder nobody holds is a killed
-// run's: removed. (Not told by a process id in its name: ids repeat in PID namespaces, where
-// every container's compute may be process 1, and a live run in another namespace looks gone.)
-void removeStalePartials(const fs::path &folder)
-{
-    std::error_code ec;
-    fs::directory_iterator it(folder, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-        if (!it->path().filename().string().starts_with(kPartialPrefix))
-            continue;
-        const int fd = ::open(it->path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
-            std::error_code ignored;
-            fs::remove_all(it->path(), ignored);
-        }
-        ::close(fd);
-    }
-}
-
-// Creates a staging folder (mkdtemp's pattern, ending in XXXXXX) and takes its lock; -1 with
-// errno on failure. A sweeper may take the new folder between the two steps: then it is gone
-// when the lock comes, and another is made.
-int createLockedStaging(std::string &pattern)
-{
-    const std::string templ = pattern;
-    for (int attempt = 0; attempt < 100; ++attempt) {
-        pattern = templ;
-        if (!::mkdtemp(pattern.data()))
-            return -1;
-        const int fd = ::open(pattern.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            return -1;
-        while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
-        }
-        struct stat st {
-        };
-        if (::fstat(fd, &st) == 0 && st.st_nlink > 0)
-            return fd;
-        ::close(fd);
-    }
-    errno = EEXIST;
-    return -1;
-}
-
 Status writeContractFiles(const std::vector<TensorView> &views, const fs::path &staging, const fs::path &shownDir)
 {
     for (const TensorView &v : views) {
@@ -238,24 +191,24 @@ Status writeViews(const std::vector<TensorView> &views, const std::string &dirPa
     if (!exists && !fs::is_directory(parent, ec))
         return Error{parent.string() + ": no such directory", ErrorKind::Io};
 
-    removeStalePartials(exists ? dir : parent);
+    // Staging folders are held (flock) by their compute from creation to removal or rename; one
+    // nobody holds is a killed run's (FileIo.h).
+    removeAbandonedStagingFolders((exists ? dir : parent).string(), kPartialPrefix);
     if (exists && dir != parent)
-        removeStalePartials(parent);
+        removeAbandonedStagingFolders(parent.string(), kPartialPrefix);
 
-    std::string pattern = exists ? (dir / kPartialPrefix).string() + "XXXXXX"
-                                 : (parent / (kPartialPrefix + dir.filename().string())).string() + "-XXXXXX";
-    const int lockFd = createLockedStaging(pattern);
-    if (lockFd < 0)
-        return ioError(exists ? dirPath : parent.string(), "cannot create a staging folder", errno);
+    int lockFd = -1;
+    auto created = exists ? createStagingFolder(dir.string(), kPartialPrefix, dirPath, lockFd)
+                          : createStagingFolder(parent.string(), kPartialPrefix + dir.filename().string() + "-",
+                                                parent.string(), lockFd);
+    if (!created)
+        return created.error();
     struct Unlock {
         int fd;
         ~Unlock() { ::close(fd); } // after the folder is renamed or removed
     } unlock{lockFd};
-    // mkdtemp makes 0700; the folder becomes the output folder when there was none.
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::chmod(pattern.c_str(), 0777 & ~mask);
-    const fs::path staging = pattern;
+    // The folder has the umask's mode: it becomes the output folder when there was none.
+    const fs::path staging = *created;
     auto fail = [&](Status s) {
         std::error_code ignored;
         fs::remove_all(staging, ignored);

@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <utility>
 
@@ -381,6 +382,57 @@ bool sameFile(const std::string &a, const std::string &b)
     }, sb{};
     return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
            sa.st_ino == sb.st_ino;
+}
+
+Result<std::string> createStagingFolder(const std::string &parent, const std::string &prefix, const std::string &shown,
+                                        int &lockFd)
+{
+    static const char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    std::random_device random;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        std::string suffix(6, 'x');
+        for (char &c : suffix)
+            c = kChars[random() % (sizeof kChars - 1)];
+        const std::string path = (std::filesystem::path(parent) / (prefix + suffix)).string();
+        if (::mkdir(path.c_str(), 0777) != 0) {
+            if (errno == EEXIST)
+                continue;
+            return ioError(shown, "cannot create a staging folder", errno);
+        }
+        const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            return ioError(shown, "cannot open its staging folder", errno);
+        while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+        }
+        // A sweeper may have taken the folder between mkdir and the lock: then it is gone, and
+        // another is made.
+        struct stat st {
+        };
+        if (::fstat(fd, &st) == 0 && st.st_nlink > 0) {
+            lockFd = fd;
+            return path;
+        }
+        ::close(fd);
+    }
+    return ioError(shown, "cannot create a staging folder", EEXIST);
+}
+
+void removeAbandonedStagingFolders(const std::string &parent, const std::string &prefix)
+{
+    std::error_code ec;
+    std::filesystem::directory_iterator it(parent, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        if (!it->path().filename().string().starts_with(prefix))
+            continue;
+        const int fd = ::open(it->path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            std::error_code ignored;
+            std::filesystem::remove_all(it->path(), ignored);
+        }
+        ::close(fd);
+    }
 }
 
 } // namespace attnscope

@@ -73,6 +73,18 @@ private:
 // process holds a lock on. AtomicFileWriter::open() calls it for the target's folder.
 void removeAbandonedTemporaries(const std::string &folder);
 
+// A folder that becomes an output folder (or gives it its files) only once every file is in it:
+// created in `parent` as `prefix` + 6 random characters, with the umask's mode (mkdir, never a
+// changed umask, which other threads would see), and held by an exclusive flock() on `lockFd` from
+// before anyone could take it for abandoned until the caller closes it, after removing or renaming
+// the folder. The path, or an Error of kind Io naming `shown`.
+Result<std::string> createStagingFolder(const std::string &parent, const std::string &prefix, const std::string &shown,
+                                        int &lockFd);
+
+// Removes the folders in `parent` whose names start with `prefix` and that nobody holds: the
+// staging folders of writers that were killed (the kernel drops a lock however its process ends).
+void removeAbandonedStagingFolders(const std::string &parent, const std::string &prefix);
+
 // An Error of kind Io: "<path>: <what> (<strerror(err)>)".
 Error ioError(const std::string &path, const std::string &what, int err);
 

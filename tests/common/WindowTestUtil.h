@@ -7,6 +7,7 @@
 
 #include "app/gui/sources/ProjectSource.h"
 #include "app/gui/views/MainWindow.h"
+#include "app/gui/views/PooledHeatmapView.h"
 #include "core/formats/ProjectFile.h"
 
 #include <QApplication>
@@ -86,6 +87,20 @@ inline bool waitForRepaint(QWidget *widget, int timeoutMs = 10000)
     PaintCounter painted(widget);
     widget->update();
     return QTest::qWaitFor([&] { return painted.count() > 0; }, timeoutMs);
+}
+
+// Waits until a pooled view shows a tile of the block it asks for now and nothing else is being
+// computed; the tile, or null when the timeout (which only bounds a failure) ran out.
+inline PooledTilePtr waitForVisibleTile(PooledHeatmapView *view, int timeoutMs = 60000)
+{
+    PooledTilePtr tile;
+    const bool shown = QTest::qWaitFor(
+        [&] {
+            tile = view->visibleTile();
+            return tile && !view->jobs()->isBusy();
+        },
+        timeoutMs);
+    return shown ? tile : nullptr;
 }
 
 // The offscreen platform's screen is 800×600 unless told otherwise: this gives it one of

@@ -182,18 +182,6 @@ float blockMax(int head, std::int64_t a, std::int64_t b, std::int64_t bins)
 }
 
 // Waits until the pooled view shows the tile of the block it asks for.
-PooledTilePtr waitForVisibleTile(PooledHeatmapView *view)
-{
-    PooledTilePtr tile;
-    const bool arrived = QTest::qWaitFor(
-        [&] {
-            tile = view->visibleTile();
-            return tile != nullptr;
-        },
-        60000);
-    return arrived ? tile : nullptr;
-}
-
 } // namespace
 
 class TestLongAttention : public QObject
@@ -264,7 +252,7 @@ void TestLongAttention::opensWithoutFullCopies()
         },
         60000));
     QVERIFY(w.attentionController()->waitForIdle(120000));
-    QVERIFY(waitForVisibleTile(w.views()->filePooled()));
+    QVERIFY(test::waitForVisibleTile(w.views()->filePooled()));
     // Every view painted what it holds, while the allocations are still counted.
     QVERIFY(test::waitForRepaint(&w));
     g_counting = false;
@@ -336,7 +324,7 @@ void TestLongAttention::headOpensPooledWholeMap()
     PooledHeatmapView *view = w.views()->filePooled();
     QCOMPARE(w.views()->tabs()->currentWidget(), view);
     QCOMPARE(view->head(), 1);
-    const PooledTilePtr whole = waitForVisibleTile(view);
+    const PooledTilePtr whole = test::waitForVisibleTile(view);
     QVERIFY(whole);
     QCOMPARE(whole->block.q0, 0);
     QCOMPARE(whole->block.q1, kTokens);
@@ -356,7 +344,7 @@ void TestLongAttention::zoomedBlockIsExact()
     g_largest = 0;
     g_counting = true;
     view->setViewRect(QRectF(990, 1000, 40, 40));
-    const PooledTilePtr tile = waitForVisibleTile(view);
+    const PooledTilePtr tile = test::waitForVisibleTile(view);
     g_counting = false;
     QVERIFY(tile);
     QCOMPARE(tile->block.q0, 1000);
@@ -373,7 +361,7 @@ void TestLongAttention::zoomedBlockIsExact()
     // The picture: the first 48 tokens, with the sink column and the window.
     view->setHead(0);
     view->setViewRect(QRectF(0, 0, 48, 48));
-    QVERIFY(waitForVisibleTile(view));
+    QVERIFY(test::waitForVisibleTile(view));
     view->repaint();
     QVERIFY(view->grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/long-attention-zoom.png")));
 
@@ -401,13 +389,13 @@ void TestLongAttention::wheelZoomsIn()
     QVERIFY(m_window);
     PooledHeatmapView *view = m_window->views()->filePooled();
     view->setViewRect(QRectF(0, 0, kTokens, kTokens));
-    QVERIFY(waitForVisibleTile(view));
+    QVERIFY(test::waitForVisibleTile(view));
     const QPointF pos = view->plotRect().center();
     QWheelEvent event(pos, view->mapToGlobal(pos), QPoint(), QPoint(0, 120 * 5), Qt::NoButton, Qt::NoModifier,
                       Qt::NoScrollPhase, false);
     QApplication::sendEvent(view, &event);
     QVERIFY(view->viewRect().width() < kTokens * 0.5);
-    const PooledTilePtr tile = waitForVisibleTile(view);
+    const PooledTilePtr tile = test::waitForVisibleTile(view);
     QVERIFY(tile);
     QVERIFY(tile->block.keys() < kTokens);
     const std::int64_t rows = tile->heads[0].rows(), cols = tile->heads[0].cols();

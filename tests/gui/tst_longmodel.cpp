@@ -47,18 +47,6 @@ double peakRssMiB()
     return double(u.ru_maxrss) / 1024.0;
 }
 
-PooledTilePtr waitForVisibleTile(PooledHeatmapView *view)
-{
-    PooledTilePtr tile;
-    const bool arrived = QTest::qWaitFor(
-        [&] {
-            tile = view->visibleTile();
-            return tile != nullptr;
-        },
-        180000);
-    return arrived ? tile : nullptr;
-}
-
 // Row i of head h straight from the definition, in double: softmax over j <= i of scale·q_i·k_j.
 std::vector<double> referenceRow(const QkLayer &l, int h, std::int64_t i)
 {
@@ -144,13 +132,13 @@ void TestLongModel::sixteenThousandTokensFromTheOverviewToExactLabels()
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, tile.center());
     PooledHeatmapView *pooled = w.views()->filePooled();
     QTRY_COMPARE_WITH_TIMEOUT(w.views()->tabs()->currentWidget(), static_cast<QWidget *>(pooled), 60000);
-    QVERIFY(waitForVisibleTile(pooled));
+    QVERIFY(test::waitForVisibleTile(pooled, 180000));
     const double wholeMs = double(timer.elapsed());
     QCOMPARE(pooled->head(), 2);
     const std::int64_t q0 = tokens - 40, k0 = tokens - 40 - perPoem;
     timer.restart();
     pooled->setViewRect(QRectF(double(k0), double(q0), 40 + double(perPoem), 40));
-    const PooledTilePtr zoomed = waitForVisibleTile(pooled);
+    const PooledTilePtr zoomed = test::waitForVisibleTile(pooled, 180000);
     const double zoomMs = double(timer.elapsed());
     QVERIFY(zoomed);
     QCOMPARE(zoomed->block.q0, q0);

@@ -5,6 +5,7 @@
 // the build tree. Projects are written with .npy references, as long inputs are.
 
 #include "../common/TestUtil.h"
+#include "../common/WindowTestUtil.h"
 
 #include "app/gui/document/MemoryBudget.h"
 #include "app/gui/document/PooledJobs.h"
@@ -77,20 +78,6 @@ QString writeLongProject(const QString &dir, Eigen::Index tokens, Eigen::Index m
         return {};
     f.write(QByteArray::fromStdString(serializeProject(p, dir.toStdString())));
     return path;
-}
-
-// Waits until the view shows a tile of the block it asks for now and nothing else is computed
-// (the timeout only bounds a failure).
-PooledTilePtr waitForVisibleTile(PooledHeatmapView *view, int timeoutMs)
-{
-    PooledTilePtr tile;
-    const bool shown = QTest::qWaitFor(
-        [&] {
-            tile = view->visibleTile();
-            return tile && !view->jobs()->isBusy();
-        },
-        timeoutMs);
-    return shown ? tile : nullptr;
 }
 
 // Computes tiles as a long project's source does (ProjectTiles, on the CPU), but holds each
@@ -242,7 +229,7 @@ void TestPooledView::aboveThresholdOpensPooledAndZoomIsExact()
 
     PooledHeatmapView *view = w.project()->pooledView();
     view->setHead(0);
-    const PooledTilePtr whole = waitForVisibleTile(view, 60000);
+    const PooledTilePtr whole = test::waitForVisibleTile(view, 60000);
     QVERIFY(whole);
     QCOMPARE(whole->block.q0, std::int64_t(0));
     QCOMPARE(whole->block.q1, std::int64_t(3000));
@@ -267,7 +254,7 @@ void TestPooledView::aboveThresholdOpensPooledAndZoomIsExact()
     const PooledBlock block = view->visibleBlock();
     QVERIFY2(block.rows() <= block.bins && block.keys() <= block.bins, "the wheel did not zoom in");
     QVERIFY(block.q0 > 0 && block.k0 > 0);
-    const PooledTilePtr exact = waitForVisibleTile(view, 60000);
+    const PooledTilePtr exact = test::waitForVisibleTile(view, 60000);
     QVERIFY(exact);
     QVERIFY(exact->block == block);
     QVERIFY(ready.count() >= 1);
@@ -396,7 +383,7 @@ void TestPooledView::zoomDuringComputeCancelsIt()
     source->open();
     QVERIFY(cancelled.wait(20000));
     QCOMPARE(cancelled.at(0).at(0).value<quint64>(), whole);
-    const PooledTilePtr tile = waitForVisibleTile(&view, 60000);
+    const PooledTilePtr tile = test::waitForVisibleTile(&view, 60000);
     QVERIFY(tile);
     QVERIFY(tile->block.rows() < 16384 / 10);
 }
@@ -421,7 +408,7 @@ void TestPooledView::screenshots16k()
     // The whole problem takes seconds: the progress bar shows while it runs.
     QTRY_VERIFY_WITH_TIMEOUT(view->progressBar()->isVisible() || view->visibleTile(), 30000);
     qInfo("progress bar shown: %s", view->progressBar()->isVisible() ? "yes" : "no (computed first)");
-    QVERIFY(waitForVisibleTile(view, 300000));
+    QVERIFY(test::waitForVisibleTile(view, 300000));
     // On the toolbar's log scale: a 16k causal row spreads its weight thin, which a linear 0..1
     // scale shows as one dark colour.
     auto *scaleBox = w.findChild<QComboBox *>(QStringLiteral("viewColorScale"));
@@ -438,7 +425,7 @@ void TestPooledView::screenshots16k()
     QVERIFY2(block.rows() < 80, qPrintable(QString::number(block.rows())));
     QVERIFY(plot.width() / view->viewRect().width() >= PooledHeatmapView::kLabelPixels);
     QVERIFY(plot.height() / view->viewRect().height() >= PooledHeatmapView::kLabelPixels);
-    const PooledTilePtr tile = waitForVisibleTile(view, 60000);
+    const PooledTilePtr tile = test::waitForVisibleTile(view, 60000);
     QVERIFY(tile);
     QVERIFY(tile->block == block);
     QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/pooled-16k-zoom.png")));
@@ -461,7 +448,7 @@ void TestPooledView::meanOverHeadsPoolsTheHeadAverage()
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     view.setSource(std::make_shared<const ProjectTiles>(project, std::make_shared<BackendHost>()));
     QCOMPARE(view.head(), -1); // several heads: the mean first
-    const PooledTilePtr tile = waitForVisibleTile(&view, 60000);
+    const PooledTilePtr tile = test::waitForVisibleTile(&view, 60000);
     QVERIFY(tile);
     QVERIFY(tile->block.bins < 3000); // pooled, several tokens a cell
     auto ref = referenceAttention(project->problem);
@@ -497,7 +484,7 @@ void TestPooledView::hoverNamesRangesAndValue()
     QVERIFY(w.project()->isPooled());
     PooledHeatmapView *view = w.project()->pooledView();
     QCOMPARE(view->head(), -1);
-    const PooledTilePtr whole = waitForVisibleTile(view, 60000);
+    const PooledTilePtr whole = test::waitForVisibleTile(view, 60000);
     QVERIFY(whole);
     const std::int64_t bins = whole->mean.rows();
     QVERIFY(bins < 3000);
@@ -529,7 +516,7 @@ void TestPooledView::hoverNamesRangesAndValue()
     QVERIFY(headBox);
     QCOMPARE(headBox->currentText(), QStringLiteral("Head 1"));
     view->setViewRect(QRectF(1490, 1500, 20, 20));
-    const PooledTilePtr exact = waitForVisibleTile(view, 60000);
+    const PooledTilePtr exact = test::waitForVisibleTile(view, 60000);
     QVERIFY(exact);
     QCOMPARE(exact->heads[1].rows(), Eigen::Index(20));
     QTest::mouseMove(view, pointOf(view, 1497.5, 1505.5).toPoint());
@@ -629,7 +616,7 @@ void TestPooledView::exportFigureDrawsThePooledView()
     QVERIFY(w.project()->isPooled());
     PooledHeatmapView *view = w.project()->pooledView();
     view->setHead(1);
-    const PooledTilePtr whole = waitForVisibleTile(view, 60000);
+    const PooledTilePtr whole = test::waitForVisibleTile(view, 60000);
     QVERIFY(whole);
 
     ExportFigureDialog *dialog = w.figures()->showFigureDialog();
@@ -672,7 +659,7 @@ void TestPooledView::exportFigureDrawsThePooledView()
 
     // Zoomed to an exact block: token labels, and the figure follows the view.
     view->setViewRect(QRectF(1000, 1500, 16, 16));
-    const PooledTilePtr exact = waitForVisibleTile(view, 60000);
+    const PooledTilePtr exact = test::waitForVisibleTile(view, 60000);
     QVERIFY(exact);
     // Every row and column in view is labelled, the first one too when its edge is just off
     // the top (the wheel leaves the view at fractions of a token).
@@ -760,7 +747,7 @@ void TestPooledView::toolbarColorScaleAndQuantityApply()
     QVERIFY(w.project()->isPooled());
     PooledHeatmapView *view = w.project()->pooledView();
     view->setHead(0);
-    const PooledTilePtr whole = waitForVisibleTile(view, 60000);
+    const PooledTilePtr whole = test::waitForVisibleTile(view, 60000);
     QVERIFY(whole);
     auto *scaleBox = w.findChild<QComboBox *>(QStringLiteral("viewColorScale"));
     QVERIFY(scaleBox);
@@ -777,7 +764,7 @@ void TestPooledView::toolbarColorScaleAndQuantityApply()
 
     // An exact block below the diagonal (every key allowed), cells many pixels wide.
     view->setViewRect(QRectF(1000, 1500, 16, 16));
-    const PooledTilePtr exact = waitForVisibleTile(view, 60000);
+    const PooledTilePtr exact = test::waitForVisibleTile(view, 60000);
     QVERIFY(exact);
     QCOMPARE(exact->heads[0].rows(), Eigen::Index(16));
     // Its largest weight: well inside the log scale's range, where linear and log colours differ.
