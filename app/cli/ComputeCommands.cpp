@@ -11,7 +11,6 @@
 #include <QDir>
 
 #include <omp.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -297,14 +296,11 @@ int Command::bench(const QStringList &args)
     // a row may see) and the bytes of the maps the trace keeps (scores and weights, H x T x T).
     const double t = double(tokens), d = double(dim), h = double(heads), hd = double(headDim);
     const double flops = 8.0 * t * d * d + 2.0 * t * t * h * hd * (options.causal ? 1.5 : 2.0);
-    struct rusage usage {
-    };
-    ::getrusage(RUSAGE_SELF, &usage);
     m_out << "runs: " << repeat << "\n"
           << "min_ms: " << QString::number(times.front(), 'f', 3) << "\n"
           << "gemm_flops: " << QString::number(flops, 'g', 6) << "\n"
           << "map_bytes: " << QString::number(2.0 * h * t * t * 4.0, 'g', 6) << "\n"
-          << "peak_rss_mib: " << QString::number(double(usage.ru_maxrss) / 1024.0, 'f', 1) << "\n"
+          << "peak_rss_mib: " << QString::number(peakResidentMiB(), 'f', 1) << "\n"
           << "median_cpu_ms: " << QString::number(cpuMedian, 'f', 3) << "\n"
           << "median_ms: " << QString::number(median, 'f', 3) << "\n"; // the last line, as documented
     return kOk;
@@ -340,11 +336,8 @@ int Command::benchPooled(AttentionBackend &backend, const AttentionProblem &prob
     const double median =
         times.size() % 2 ? times[times.size() / 2] : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
     const double gemm = measureGemmGflops(4096, problem.dq());
-    struct rusage usage {
-    };
-    ::getrusage(RUSAGE_SELF, &usage);
     m_out << "runs: " << repeat << "\n"
-          << "peak_rss_mib: " << QString::number(double(usage.ru_maxrss) / 1024.0, 'f', 1) << "\n"
+          << "peak_rss_mib: " << QString::number(peakResidentMiB(), 'f', 1) << "\n"
           << "gflop: " << QString::number(flops / 1e9, 'f', 1) << "\n"
           << "gflop_per_s: " << QString::number(flops / (median * 1e6), 'f', 1) << "\n"
           << "gemm_gflop_per_s: " << QString::number(gemm, 'f', 1) << " (Eigen float GEMM, 4096 x " << problem.dq()

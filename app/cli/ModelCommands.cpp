@@ -4,6 +4,7 @@
 #include "app/engine/BackendChoice.h"
 #include "core/formats/QkDump.h"
 #include "core/formats/TraceExport.h"
+#include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
 #include "core/models/TransformerModel.h"
 #include "core/tokenizers/ChatTemplate.h"
@@ -18,8 +19,6 @@
 #include <charconv>
 #include <chrono>
 #include <optional>
-
-#include <sys/resource.h>
 
 namespace attnscope {
 
@@ -294,11 +293,9 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
         out << "wrote: " << QString::fromStdString(printableText(qkDir.toStdString(), 200)) << " (attnscope-qk dump, "
             << c.layers << " layers, q and k as F32)\n";
     if (keep.poolBins > 0 || (keep.queriesKeys && !keep.maps)) {
-        rusage usage{};
-        getrusage(RUSAGE_SELF, &usage);
         const double full = 4.0 * double(c.layers) * c.heads * double(r.length) * double(r.length);
-        out << "memory: peak_rss_mib " << QString::number(double(usage.ru_maxrss) / 1024.0, 'f', 1)
-            << ", full maps would need " << QString::number(full / 1048576.0, 'f', 1) << " MiB\n";
+        out << "memory: peak_rss_mib " << QString::number(peakResidentMiB(), 'f', 1) << ", full maps would need "
+            << QString::number(full / 1048576.0, 'f', 1) << " MiB\n";
     }
     return kOk;
 }
@@ -381,11 +378,9 @@ int runModelBenchCommand(const QStringList &args, QTextStream &out, QTextStream 
     std::sort(times.begin(), times.end());
     const std::size_t n = times.size();
     const double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
     out << "runs: " << repeat << "\n"
         << "median_ms " << QString::number(median, 'f', 1) << "\n"
-        << "peak_rss_mib " << QString::number(double(usage.ru_maxrss) / 1024.0, 'f', 1) << "\n";
+        << "peak_rss_mib " << QString::number(peakResidentMiB(), 'f', 1) << "\n";
     return kOk;
 }
 

@@ -218,4 +218,12 @@ std::int64_t saturatingAdd(std::int64_t a, std::int64_t b)
     return a + b;
 }
 
+double peakResidentMiB()
+{
+    rusage usage{};
+    if (getrusage(RUSAGE_SELF, &usage) != 0)
+        return 0.0;
+    return double(usage.ru_maxrss) / 1024.0;
+}
+
 } // namespace attnscope

@@ -51,4 +51,8 @@ std::string formatBytes(std::int64_t bytes);
 std::int64_t saturatingMul(std::int64_t a, std::int64_t b);
 std::int64_t saturatingAdd(std::int64_t a, std::int64_t b);
 
+// The process's peak resident memory so far in MiB (getrusage's ru_maxrss, which counts file-backed
+// pages too): what benchmarks and `--pool`/`bench` report. 0 where the system does not say.
+double peakResidentMiB();
+
 } // namespace attnscope

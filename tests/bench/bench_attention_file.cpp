@@ -8,10 +8,9 @@
 #include "core/analysis/AttentionStats.h"
 #include "core/formats/AttentionFile.h"
 #include "core/formats/Npy.h"
+#include "core/io/MemoryLimits.h"
 
 #include <Eigen/Core>
-
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
@@ -27,13 +26,6 @@
 using namespace attnscope;
 
 namespace {
-
-double peakRssMiB()
-{
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_maxrss) / 1024.0;
-}
 
 double msSince(std::chrono::steady_clock::time_point t)
 {
@@ -94,7 +86,7 @@ int main(int argc, char **argv)
     std::filesystem::create_directories(dir);
     const std::string path = writeFile(dir.string(), layers, heads, tokens);
     const double fileMiB = double(std::filesystem::file_size(path)) / (1 << 20);
-    const double baseline = peakRssMiB();
+    const double baseline = peakResidentMiB();
 
     auto t0 = std::chrono::steady_clock::now();
     AttentionFileInfo info;
@@ -110,7 +102,7 @@ int main(int argc, char **argv)
     t0 = std::chrono::steady_clock::now();
     auto rollout = attentionRollout(*set);
     const double rolloutMs = msSince(t0);
-    const double peak = peakRssMiB();
+    const double peak = peakResidentMiB();
 
     std::printf("file: [%d, %d, %d, %d] %s %s, %.1f MiB%s\n", layers, heads, tokens, tokens, info.dtype.c_str(),
                 info.container.c_str(), fileMiB, info.mapped ? " (mapped)" : "");

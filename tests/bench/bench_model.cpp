@@ -7,9 +7,8 @@
 //   bench_model [T ...]   (default: 128 1024)
 
 #include "core/attention/CpuBackend.h"
+#include "core/io/MemoryLimits.h"
 #include "core/models/TransformerModel.h"
-
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,13 +19,6 @@
 using namespace attnscope;
 
 namespace {
-
-double peakRssMiB()
-{
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_maxrss) / 1024.0;
-}
 
 MatrixF randomMatrix(Eigen::Index rows, Eigen::Index cols, float scale)
 {
@@ -89,7 +81,7 @@ int main(int argc, char **argv)
     CpuBackend cpu;
     std::printf("model: GPT-2 small shape (12 layers, 768 wide, 12 heads), random weights; backend: %s\n",
                 cpu.deviceName().c_str());
-    std::printf("weights_peak_rss_mib: %.1f\n", peakRssMiB());
+    std::printf("weights_peak_rss_mib: %.1f\n", peakResidentMiB());
     for (int t : lengths) {
         if (t < 1 || t > config->positions) {
             std::fprintf(stderr, "T must be from 1 to %d\n", config->positions);
@@ -115,7 +107,8 @@ int main(int argc, char **argv)
         }
         std::sort(times.begin(), times.end());
         std::printf("T=%d: median_ms %.1f, min_ms %.1f (%d runs), attentions %.1f MiB, peak_rss_mib %.1f\n", t,
-                    times[times.size() / 2], times.front(), runs, 12.0 * 12.0 * t * t * 4 / 1048576.0, peakRssMiB());
+                    times[times.size() / 2], times.front(), runs, 12.0 * 12.0 * t * t * 4 / 1048576.0,
+                    peakResidentMiB());
         std::fflush(stdout);
     }
     return 0;

@@ -14,10 +14,9 @@
 
 #include "core/attention/CpuBackend.h"
 #include "core/attention/RandomProblem.h"
+#include "core/io/MemoryLimits.h"
 #include "core/models/TransformerModel.h"
 #include "gpu/VulkanBackend.h"
-
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,13 +29,6 @@
 using namespace attnscope;
 
 namespace {
-
-double peakRssMiB()
-{
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_maxrss) / 1024.0;
-}
 
 // The median wall time of `runs` calls after one warm-up call; false when a call failed.
 bool medianMs(int runs, const std::function<bool()> &call, double &median)
@@ -79,7 +71,7 @@ std::string transfers(const AttentionBackend &backend, const DeviceTransfers &be
 void row(const char *name, std::int64_t t, double cpuMs, double vkMs, double diff, const std::string &moved)
 {
     std::printf("| %-9s | %6lld | %10.1f | %10.1f | %6.2f | %9.2e | %8.0f | %s |\n", name, (long long)t, cpuMs, vkMs,
-                cpuMs / vkMs, diff, peakRssMiB(), moved.c_str());
+                cpuMs / vkMs, diff, peakResidentMiB(), moved.c_str());
     std::fflush(stdout);
 }
 

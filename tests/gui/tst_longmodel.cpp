@@ -14,6 +14,7 @@
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/PooledHeatmapView.h"
 #include "core/formats/Npy.h"
+#include "core/io/MemoryLimits.h"
 #include "core/models/TransformerModel.h"
 
 #include "../common/TestUtil.h"
@@ -28,8 +29,6 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <sys/resource.h>
-
 #include <cmath>
 #include <limits>
 
@@ -39,13 +38,6 @@ namespace {
 
 constexpr std::int64_t kTokens = 16384;
 const char *const kPoem = "床前明月光，疑是地上霜。举头望明月，低头思故乡。";
-
-double peakRssMiB()
-{
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_maxrss) / 1024.0;
-}
 
 // Row i of head h straight from the definition, in double: softmax over j <= i of scale·q_i·k_j.
 std::vector<double> referenceRow(const QkLayer &l, int h, std::int64_t i)
@@ -162,7 +154,7 @@ void TestLongModel::sixteenThousandTokensFromTheOverviewToExactLabels()
 
     qInfo("tiny-qwen3, %lld tokens: open (tokenize and run) %.0f ms, overview (8 thumbnails) %.0f ms, "
           "head opened pooled %.0f ms, zoom to 40 x %lld exact cells %.0f ms; peak RSS %.0f MiB (full maps: %.0f MiB)",
-          (long long)tokens, openMs, overviewMs, wholeMs, (long long)zoomed->block.keys(), zoomMs, peakRssMiB(),
+          (long long)tokens, openMs, overviewMs, wholeMs, (long long)zoomed->block.keys(), zoomMs, peakResidentMiB(),
           2.0 * 4 * double(tokens) * double(tokens) * 4 / 1048576.0);
 }
 
