@@ -9,20 +9,6 @@
 
 namespace attnscope {
 
-QkLayer singleHeadLayer(const QkLayer &layer, int head)
-{
-    QkLayer one = layer;
-    const int hd = layer.headDim;
-    one.heads = one.kvHeads = 1;
-    one.q = layer.q.middleCols(Eigen::Index(head) * hd, hd);
-    one.k = layer.k.middleCols(Eigen::Index(layer.kvHeadOf(head)) * hd, hd);
-    if (layer.sinks)
-        one.sinks = VectorF::Constant(1, (*layer.sinks)[head]);
-    if (layer.lse)
-        one.lse = MatrixF(layer.lse->row(head));
-    return one;
-}
-
 namespace {
 
 // A set from queries and keys: the block pooled by the engine from q and k (computePooledQk), one

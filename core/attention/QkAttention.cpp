@@ -107,6 +107,27 @@ Error cancelledError()
 
 } // namespace
 
+QkLayer singleHeadLayer(const QkLayer &layer, int head)
+{
+    QkLayer one; // the facts copied, not the other heads' q and k
+    const int hd = layer.headDim;
+    one.heads = one.kvHeads = 1;
+    one.headDim = hd;
+    one.scale = layer.scale;
+    one.causal = layer.causal;
+    one.window = layer.window;
+    one.softcap = layer.softcap;
+    one.queryPositions = layer.queryPositions;
+    one.keyPositions = layer.keyPositions;
+    one.q = layer.q.middleCols(Eigen::Index(head) * hd, hd);
+    one.k = layer.k.middleCols(Eigen::Index(layer.kvHeadOf(head)) * hd, hd);
+    if (layer.sinks)
+        one.sinks = VectorF::Constant(1, (*layer.sinks)[head]);
+    if (layer.lse)
+        one.lse = MatrixF(layer.lse->row(head));
+    return one;
+}
+
 Status validateQkLayer(const QkLayer &l)
 {
     if (l.heads < 1 || l.kvHeads < 1)

@@ -33,7 +33,10 @@ using json = nlohmann::ordered_json;
 namespace {
 
 constexpr int kVersion = 1;
-constexpr std::size_t kCachedLayers = 2;
+// Layers kept converted: one for each job that may read the dump at once (the thumbnails, the
+// statistics, the rollout, the pooled view), so they do not convert each other's layers again and
+// again, within an eighth of the memory budget.
+constexpr std::size_t kCachedLayers = 4;
 
 std::string shapeText(const std::vector<std::int64_t> &shape)
 {
@@ -502,9 +505,12 @@ Result<std::shared_ptr<const QkLayer>> QkDump::layer(int index) const
                      " layers"};
     {
         std::lock_guard lock(m_state->cacheMutex);
-        for (const auto &[l, cached] : m_state->cache)
-            if (l == index)
-                return cached;
+        auto &cache = m_state->cache;
+        for (auto it = cache.begin(); it != cache.end(); ++it)
+            if (it->first == index) {
+                std::rotate(cache.begin(), it, it + 1); // the most recently used first
+                return cache.front().second;
+            }
     }
     const LayerFile &file = m_state->layers[std::size_t(index)];
     const std::int64_t bytes = (file.q.elementCount() + file.k.elementCount()) * 4;
@@ -528,9 +534,12 @@ Result<std::shared_ptr<const QkLayer>> QkDump::layer(int index) const
         return prefixedError(file.shown + ": ", s.error());
     std::shared_ptr<const QkLayer> result = std::move(layer);
     std::lock_guard lock(m_state->cacheMutex);
-    m_state->cache.insert(m_state->cache.begin(), {index, result});
-    if (m_state->cache.size() > kCachedLayers)
-        m_state->cache.pop_back();
+    auto &cache = m_state->cache;
+    cache.insert(cache.begin(), {index, result});
+    const std::size_t fit =
+        std::size_t(std::max<std::int64_t>(1, memoryBudget() / 8 / std::max<std::int64_t>(bytes, 1)));
+    while (cache.size() > std::min(kCachedLayers, fit))
+        cache.pop_back();
     return result;
 }
 
