@@ -13,6 +13,7 @@
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/ModelView.h"
 #include "app/gui/views/PooledHeatmapView.h"
+#include "app/gui/views/RolloutView.h"
 #include "core/formats/Npy.h"
 #include "core/io/MemoryLimits.h"
 #include "core/models/TransformerModel.h"
@@ -114,6 +115,12 @@ void TestLongModel::sixteenThousandTokensFromTheOverviewToExactLabels()
     const double overviewMs = double(timer.elapsed());
     QCOMPARE(view->layers(), 2);
     QCOMPARE(view->heads(), 4);
+    // The rollout of 16401 x 16401 matrices is refused, naming what it would take.
+    QTRY_VERIFY_WITH_TIMEOUT(!w.views()->rolloutView()->error().isEmpty(), 60000);
+    const QString rollout = w.views()->rolloutView()->error();
+    QVERIFY2(rollout.contains(QString::number(tokens)) &&
+                 (rollout.contains(QStringLiteral("operations")) || rollout.contains(QStringLiteral("GiB"))),
+             qPrintable(rollout));
     QVERIFY(QDir().mkpath(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR)));
     view->viewport()->repaint();
     QVERIFY(w.grab().save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/long-model-16k-overview.png")));
