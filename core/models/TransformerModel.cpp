@@ -329,6 +329,62 @@ Result<MatrixF> TransformerModel::logits(const MatrixF &lastHidden) const
     return out;
 }
 
+MatrixF TransformerModel::embed(const std::vector<std::int32_t> &ids, std::int64_t first) const
+{
+    const TransformerWeights &w = *m_weights;
+    const BlockRecipe &recipe = m_config.recipe();
+    const std::int64_t t = std::int64_t(ids.size()), d = m_config.width;
+    MatrixF x(t, d);
+    for (std::int64_t i = 0; i < t; ++i)
+        x.row(i) = w.tokenEmbedding.row(ids[std::size_t(i)]);
+    if (recipe.learnedPositions)
+        x += w.positionEmbedding.middleRows(first, t);
+    if (recipe.tokenTypes)
+        x.rowwise() += w.tokenType0;
+    if (recipe.embeddingNorm)
+        x = normalize(x, w.embeddingNorm, m_config.layerNormEps);
+    if (recipe.embeddingScale) // Gemma: √d rounded to the hidden dtype first, as transformers does
+        x *= float(std::sqrt(double(d)));
+    return x;
+}
+
+MatrixF TransformerModel::attentionInput(int layer, const MatrixF &x) const
+{
+    if (m_config.recipe().placement == NormPlacement::Post)
+        return x;
+    return normalize(x, m_weights->layers[std::size_t(layer)].norm1, m_config.layerNormEps);
+}
+
+MatrixF TransformerModel::finishLayer(int l, MatrixF x, MatrixF attended) const
+{
+    const TransformerLayer &layer = m_weights->layers[std::size_t(l)];
+    const double eps = m_config.layerNormEps;
+    const bool post = m_config.recipe().placement == NormPlacement::Post;
+    if (post) {
+        x = normalize(attended + x, layer.norm1, eps);
+    } else {
+        if (layer.postAttentionNorm.isSet())
+            attended = normalize(attended, layer.postAttentionNorm, eps);
+        x += attended;
+    }
+    MatrixF out = mlp(post ? x : normalize(x, layer.norm2, eps), layer, m_config.activation);
+    if (post) {
+        x = normalize(out + x, layer.norm2, eps);
+    } else {
+        if (layer.postMlpNorm.isSet())
+            out = normalize(out, layer.postMlpNorm, eps);
+        x += out;
+    }
+    return x;
+}
+
+MatrixF TransformerModel::finalHidden(const MatrixF &x) const
+{
+    if (!m_config.recipe().finalNorm)
+        return x;
+    return normalize(x, m_weights->finalNorm, m_config.layerNormEps);
+}
+
 std::int64_t TransformerModel::forwardBytes(std::int64_t t, const ForwardKeep &keep) const
 {
     const ModelConfig &c = m_config;
@@ -369,8 +425,7 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
         return checked.error();
     keepFreedMemoryForReuse(); // the MLP's buffers too, whichever backend runs the attention
     const ModelConfig &c = m_config;
-    const BlockRecipe &recipe = c.recipe();
-    const std::int64_t t = std::int64_t(encoding.ids.size()), d = c.width, L = c.layers, h = c.heads;
+    const std::int64_t t = std::int64_t(encoding.ids.size()), L = c.layers, h = c.heads;
     if (Status s = checkFitsInMemory(forwardBytes(t, keep), keep.maps ? "its attentions and hidden states"
                                                                       : "its hidden states and pooled attention");
         !s)
@@ -390,26 +445,13 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
     if (keep.maps)
         run->attentions.resize(std::size_t(L * h * t * t));
     const TransformerWeights &w = *m_weights;
-    const double eps = c.layerNormEps;
 
-    MatrixF x(t, d);
-    for (std::int64_t i = 0; i < t; ++i)
-        x.row(i) = w.tokenEmbedding.row(encoding.ids[std::size_t(i)]);
-    if (recipe.learnedPositions)
-        x += w.positionEmbedding.topRows(t);
-    if (recipe.tokenTypes)
-        x.rowwise() += w.tokenType0;
-    if (recipe.embeddingNorm)
-        x = normalize(x, w.embeddingNorm, eps);
-    if (recipe.embeddingScale) // Gemma: √d rounded to the hidden dtype first, as transformers does
-        x *= float(std::sqrt(double(d)));
+    MatrixF x = embed(encoding.ids, 0);
     run->hiddenStates.push_back(x);
-    const bool post = recipe.placement == NormPlacement::Post;
     for (int l = 0; l < c.layers; ++l) {
         if (auto stop = cancelled(l))
             return *stop;
-        const TransformerLayer &layer = w.layers[std::size_t(l)];
-        AttentionProblem problem = layerProblem(l, post ? x : normalize(x, layer.norm1, eps));
+        AttentionProblem problem = layerProblem(l, attentionInput(l, x));
         problem.keepScores = false; // the run keeps the weights alone
         run->scales.push_back(problem.spec.scale());
         run->layerFacts.push_back({c.heads, c.keyValueHeads(), problem.mask.window, problem.spec.scale()});
@@ -451,26 +493,12 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
         run->attentionInputs.push_back(std::move(problem.xq));
         if (auto stop = cancelled(l)) // the attention was the long part: the MLP need not follow
             return *stop;
-        if (post) {
-            x = normalize(attended + x, layer.norm1, eps);
-        } else {
-            if (layer.postAttentionNorm.isSet())
-                attended = normalize(attended, layer.postAttentionNorm, eps);
-            x += attended;
-        }
-        MatrixF out = mlp(post ? x : normalize(x, layer.norm2, eps), layer, c.activation);
-        if (post) {
-            x = normalize(out + x, layer.norm2, eps);
-        } else {
-            if (layer.postMlpNorm.isSet())
-                out = normalize(out, layer.postMlpNorm, eps);
-            x += out;
-        }
+        x = finishLayer(l, std::move(x), std::move(attended));
         if (!x.allFinite())
             return Error{"layer " + std::to_string(l) + ": the hidden state overflowed to Inf or NaN",
                          ErrorKind::NonFinite};
         const bool last = l + 1 == c.layers;
-        run->hiddenStates.push_back(last && recipe.finalNorm ? normalize(x, w.finalNorm, eps) : x);
+        run->hiddenStates.push_back(last ? finalHidden(x) : x);
     }
     // The mapped weights were read during the pass: a checkpoint rewritten meanwhile gave zeros.
     if (w.source)

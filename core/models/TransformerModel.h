@@ -151,6 +151,16 @@ public:
     // Bytes a forward over `tokens` tokens holds at its peak with `keep`.
     std::int64_t forwardBytes(std::int64_t tokens, const ForwardKeep &keep = {}) const;
 
+    // The pieces of forward() one after the other, for a pass that adds rows (Generation.h):
+    // the embeddings of ids at positions first, first + 1, ... (the first hidden state); what
+    // layer l's attention reads of its input x (its first norm; BERT: x); the rest of layer l
+    // after its attention (residuals, norms, MLP) given its input x and the attention's output;
+    // the last hidden state (the final norm where the model has one).
+    MatrixF embed(const std::vector<std::int32_t> &ids, std::int64_t first) const;
+    MatrixF attentionInput(int layer, const MatrixF &x) const;
+    MatrixF finishLayer(int layer, MatrixF x, MatrixF attended) const;
+    MatrixF finalHidden(const MatrixF &x) const;
+
     // The attention problem of one layer (all heads, W_O included) on its input x (T by d).
     AttentionProblem layerProblem(int layer, MatrixF x) const;
 

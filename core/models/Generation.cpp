@@ -1,0 +1,310 @@
+#include "core/models/Generation.h"
+
+#include "core/attention/HeadLayout.h"
+#include "core/io/FileIo.h"
+#include "core/io/FolderConfinement.h"
+#include "core/io/JsonDocument.h"
+#include "core/io/MemoryLimits.h"
+#include "core/io/UserText.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+
+namespace attnscope {
+
+Result<DecoderCache> DecoderCache::start(const TransformerModel &model)
+{
+    if (model.config().type == ModelType::Bert)
+        return Error{"generate: bert has no language-model head", ErrorKind::Unsupported};
+    DecoderCache cache(model);
+    cache.m_layers.resize(std::size_t(model.config().layers));
+    return cache;
+}
+
+Result<CacheRows> DecoderCache::append(const std::vector<std::int32_t> &ids, const std::atomic<bool> *cancel)
+{
+    const TransformerModel &model = *m_model;
+    const ModelConfig &c = model.config();
+    const std::int64_t first = m_length, n = std::int64_t(ids.size()), total = first + n;
+    if (n == 0)
+        return Error{"generate: no ids to add", ErrorKind::InvalidInput};
+    if (total > c.maxTokens())
+        return Error{"generate: " + std::to_string(total) + " tokens; this model takes at most " +
+                         std::to_string(c.maxTokens()) + " (its position embeddings)",
+                     ErrorKind::InvalidInput};
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] < 0 || ids[i] >= c.vocabSize)
+            return Error{"ids[" + std::to_string(i) + "]: " + std::to_string(ids[i]) + " is not in the vocabulary",
+                         ErrorKind::InvalidInput};
+    std::vector<std::int64_t> positions(static_cast<std::size_t>(n));
+    std::iota(positions.begin(), positions.end(), first);
+
+    CacheRows rows;
+    rows.first = first;
+    MatrixF x = model.embed(ids, first);
+    for (int l = 0; l < c.layers; ++l) {
+        if (cancel && cancel->load(std::memory_order_relaxed))
+            return Error{"layer " + std::to_string(l) + ": generation was cancelled", ErrorKind::Cancelled};
+        Layer &cached = m_layers[std::size_t(l)];
+        AttentionProblem problem = model.layerProblem(l, model.attentionInput(l, x));
+        if (problem.spec.rope) {
+            problem.spec.rope = c.rope(l, total); // the frequencies of the whole sequence, as forward()
+            problem.spec.rope->queryPositions = positions;
+            problem.spec.rope->keyPositions = positions;
+        }
+        auto fresh = qkLayerOf(problem);
+        if (!fresh)
+            return Error{"layer " + std::to_string(l) + ": " + fresh.message(), fresh.kind()};
+        const HeadLayout heads = HeadLayout::of(problem.spec);
+        const AttentionWeights &w = problem.weights;
+        MatrixF values = problem.xq * w.v;
+        if (w.vBias)
+            values.rowwise() += *w.vBias;
+
+        QkLayer &qk = cached.qk;
+        if (first == 0) {
+            qk = std::move(*fresh);
+            qk.queryPositions = positions;
+            qk.keyPositions = positions;
+            cached.values = std::move(values);
+        } else {
+            qk.q = std::move(fresh->q);
+            qk.queryPositions = positions;
+            qk.k.conservativeResize(total, Eigen::NoChange);
+            qk.k.bottomRows(n) = fresh->k;
+            qk.keyPositions.insert(qk.keyPositions.end(), positions.begin(), positions.end());
+            cached.values.conservativeResize(total, Eigen::NoChange);
+            cached.values.bottomRows(n) = values;
+        }
+
+        MatrixF context(n, heads.contextWidth());
+        for (int h = 0; h < heads.heads; ++h) {
+            auto weights = qkWeightsBlock(qk, h, 0, n, 0, total, cancel);
+            if (!weights)
+                return Error{"layer " + std::to_string(l) + ", head " + std::to_string(h) + ": " + weights.message(),
+                             weights.kind()};
+            context.middleCols(heads.contextColumn(h), heads.headDimV) =
+                *weights * cached.values.middleCols(heads.valueColumnOfHead(h), heads.headDimV);
+            rows.attentions.push_back(std::move(*weights));
+        }
+        MatrixF attended = w.o ? MatrixF(context * *w.o) : std::move(context);
+        if (w.o && w.oBias)
+            attended.rowwise() += *w.oBias;
+        x = model.finishLayer(l, std::move(x), std::move(attended));
+        if (!x.allFinite())
+            return Error{"layer " + std::to_string(l) + ": the hidden state overflowed to Inf or NaN",
+                         ErrorKind::NonFinite};
+    }
+    auto logits = model.logits(model.finalHidden(x));
+    if (!logits)
+        return logits.error();
+    rows.logits = std::move(*logits);
+    m_length = total;
+    return rows;
+}
+
+Status checkGenerationSettings(const GenerationSettings &s)
+{
+    if (!std::isfinite(s.temperature) || s.temperature < 0)
+        return Error{"--temperature: expected a number >= 0 (0: greedy), found " + std::to_string(s.temperature),
+                     ErrorKind::InvalidInput};
+    if (s.topK < 0)
+        return Error{"--top-k: expected a whole number >= 0 (0: off), found " + std::to_string(s.topK),
+                     ErrorKind::InvalidInput};
+    if (!(s.topP > 0 && s.topP <= 1))
+        return Error{"--top-p: expected a number in (0, 1] (1: off), found " + std::to_string(s.topP),
+                     ErrorKind::InvalidInput};
+    if (s.maxNewTokens < 1)
+        return Error{"--max-new-tokens: expected a whole number >= 1, found " + std::to_string(s.maxNewTokens),
+                     ErrorKind::InvalidInput};
+    return Ok{};
+}
+
+VectorF tokenProbabilities(const Eigen::Ref<const VectorF> &logits)
+{
+    const float top = logits.maxCoeff();
+    double sum = 0;
+    for (Eigen::Index i = 0; i < logits.size(); ++i)
+        sum += std::exp(double(logits(i)) - double(top));
+    VectorF p(logits.size());
+    for (Eigen::Index i = 0; i < logits.size(); ++i)
+        p(i) = float(std::exp(double(logits(i)) - double(top)) / sum);
+    return p;
+}
+
+namespace {
+
+// Ids ordered by value, largest first, equal values by id (lower first).
+std::vector<std::int32_t> orderByValue(const Eigen::Ref<const VectorF> &values)
+{
+    std::vector<std::int32_t> order(std::size_t(values.size()));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) { return values(a) > values(b); });
+    return order;
+}
+
+// A uniform double in [0, 1) from the top 53 bits of one draw: the same on every standard library.
+double uniformDraw(std::mt19937_64 &rng)
+{
+    return double(rng() >> 11) * 0x1.0p-53;
+}
+
+} // namespace
+
+std::int32_t chooseToken(const Eigen::Ref<const VectorF> &logits, const GenerationSettings &settings,
+                         std::mt19937_64 &rng)
+{
+    if (settings.temperature == 0) {
+        Eigen::Index best = 0;
+        logits.maxCoeff(&best); // the first largest, as torch.argmax
+        return std::int32_t(best);
+    }
+    const float minusInf = -std::numeric_limits<float>::infinity();
+    VectorF scores = logits / float(settings.temperature); // TemperatureLogitsWarper
+    if (settings.topK > 0 && settings.topK < scores.size()) {
+        // TopKLogitsWarper: everything below the k-th largest goes; ties with it stay.
+        std::vector<float> sorted(scores.data(), scores.data() + scores.size());
+        std::nth_element(sorted.begin(), sorted.begin() + (settings.topK - 1), sorted.end(), std::greater<float>());
+        const float kth = sorted[std::size_t(settings.topK - 1)];
+        for (Eigen::Index i = 0; i < scores.size(); ++i)
+            if (scores(i) < kth)
+                scores(i) = minusInf;
+    }
+    if (settings.topP < 1) {
+        // TopPLogitsWarper: ascending order, remove while the cumulative probability stays
+        // <= 1 - top_p, the most probable token always kept.
+        const VectorF p = tokenProbabilities(scores);
+        std::vector<std::int32_t> order = orderByValue(p);
+        std::reverse(order.begin(), order.end());
+        double cumulative = 0;
+        for (std::size_t r = 0; r + 1 < order.size(); ++r) {
+            cumulative += double(p(order[r]));
+            if (cumulative <= 1.0 - settings.topP)
+                scores(order[r]) = minusInf;
+        }
+    }
+    const VectorF p = tokenProbabilities(scores);
+    const double u = uniformDraw(rng);
+    double cumulative = 0;
+    std::int32_t last = 0;
+    for (Eigen::Index i = 0; i < p.size(); ++i) {
+        if (p(i) <= 0)
+            continue;
+        last = std::int32_t(i);
+        cumulative += double(p(i));
+        if (u < cumulative)
+            return last;
+    }
+    return last; // rounding left u above the sum: the last possible token
+}
+
+Result<Generation> generate(const TransformerModel &model, const Encoding &prompt, const GenerationSettings &settings,
+                            const std::atomic<bool> *cancel, const std::function<void(const GenerationStep &)> &onStep)
+{
+    if (Status s = checkGenerationSettings(settings); !s)
+        return s.error();
+    auto checked = model.input(prompt.ids);
+    if (!checked)
+        return checked.error();
+    auto cache = DecoderCache::start(model);
+    if (!cache)
+        return cache.error();
+    Generation g;
+    g.ids = checked->ids;
+    g.tokens = checked->tokens;
+    g.promptLength = std::int64_t(g.ids.size());
+    std::mt19937_64 rng(settings.seed);
+    const auto spelling = [&](std::int32_t id) {
+        std::optional<std::string> token = model.tokenizer() ? model.tokenizer()->token(id) : std::nullopt;
+        return token ? *token : "<id " + std::to_string(id) + ">";
+    };
+    auto rows = cache->append(g.ids, cancel);
+    for (std::int64_t step = 0;; ++step) {
+        if (!rows)
+            return rows.error();
+        const VectorF logits = rows->logits.row(rows->logits.rows() - 1);
+        const VectorF p = tokenProbabilities(logits);
+        GenerationStep chosen;
+        chosen.id = chooseToken(logits, settings, rng);
+        chosen.token = spelling(chosen.id);
+        chosen.p = p(chosen.id);
+        const std::vector<std::int32_t> order = orderByValue(p);
+        for (std::size_t r = 0; r < std::min<std::size_t>(10, order.size()); ++r)
+            chosen.candidates.push_back({order[r], spelling(order[r]), p(order[r])});
+        g.ids.push_back(chosen.id);
+        g.tokens.push_back(chosen.token);
+        g.steps.push_back(chosen);
+        if (onStep)
+            onStep(g.steps.back());
+        if (std::find(settings.eosIds.begin(), settings.eosIds.end(), chosen.id) != settings.eosIds.end()) {
+            g.stoppedAtEos = true;
+            return g;
+        }
+        if (step + 1 >= settings.maxNewTokens || std::int64_t(g.ids.size()) >= model.config().maxTokens())
+            return g;
+        if (cancel && cancel->load(std::memory_order_relaxed))
+            return Error{"step " + std::to_string(step + 1) + ": generation was cancelled", ErrorKind::Cancelled};
+        rows = cache->append({chosen.id}, cancel);
+    }
+}
+
+namespace {
+
+// eos_token_id of one JSON file: absent or null gives nothing.
+Result<std::optional<std::vector<std::int32_t>>> eosOf(const std::string &modelDir, const std::string &name)
+{
+    auto path = modelFolderFile(modelDir, name);
+    if (!path)
+        return path.error();
+    std::error_code ec;
+    if (!std::filesystem::exists(*path, ec))
+        return std::optional<std::vector<std::int32_t>>();
+    const std::string shown = printableText(*path, 200);
+    auto text = readInputFile(*path, std::min<std::int64_t>(maxInputFileBytes(), std::int64_t(16) << 20));
+    if (!text)
+        return text.error();
+    auto document = parseJsonDocument(*text);
+    if (!document)
+        return Error{shown + ": " + document.message(), document.kind()};
+    if (!document->is_object())
+        return Error{shown + ": expected a JSON object ({...})"};
+    const auto found = document->find("eos_token_id");
+    if (found == document->end() || found->is_null())
+        return std::optional<std::vector<std::int32_t>>();
+    std::vector<std::int32_t> ids;
+    const auto add = [&](const nlohmann::ordered_json &v) {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > INT32_MAX)
+            return false;
+        ids.push_back(v.get<std::int32_t>());
+        return true;
+    };
+    bool ok = true;
+    if (found->is_array()) {
+        for (const auto &v : *found)
+            ok = ok && add(v);
+    } else {
+        ok = add(*found);
+    }
+    if (!ok)
+        return Error{shown + ": eos_token_id: expected an id or a list of ids, found " +
+                     printableText(found->dump(), 40)};
+    return std::optional<std::vector<std::int32_t>>(std::move(ids));
+}
+
+} // namespace
+
+Result<std::vector<std::int32_t>> readEosIds(const std::string &modelDir)
+{
+    for (const char *name : {"generation_config.json", "config.json"}) {
+        auto ids = eosOf(modelDir, name);
+        if (!ids)
+            return ids.error();
+        if (*ids)
+            return std::move(**ids);
+    }
+    return std::vector<std::int32_t>();
+}
+
+} // namespace attnscope

@@ -1,0 +1,359 @@
+// Generation with a key/value cache (design.md, "Contract: generation"): the cache's rows against
+// a full forward over the final sequence at every step (Llama, Qwen3, Gemma 2, GPT-2, Mistral's
+// sliding window), greedy decoding against a float64 reference continuation
+// (tests/fixtures/make_generation_fixtures.py), eos, seeded sampling, the settings refused.
+
+#include "../common/ModelFixtures.h"
+#include "../common/TestUtil.h"
+
+#include "core/attention/CpuBackend.h"
+#include "core/formats/Npy.h"
+#include "core/models/Generation.h"
+#include "core/models/TransformerModel.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <atomic>
+#include <cmath>
+
+using namespace attnscope;
+
+namespace {
+
+QString fixture(const QString &relative)
+{
+    return test::sourcePath(QStringLiteral("tests/fixtures/") + relative);
+}
+
+QJsonObject expectedGeneration(const QString &name)
+{
+    return QJsonDocument::fromJson(test::readAll(fixture("generation/" + name + "/expected.json"))).object();
+}
+
+std::vector<std::int32_t> idsOf(const QJsonArray &array)
+{
+    std::vector<std::int32_t> ids;
+    for (const QJsonValue &v : array)
+        ids.push_back(std::int32_t(v.toInt()));
+    return ids;
+}
+
+Encoding promptOf(const TransformerModel &model, const QJsonObject &expected)
+{
+    auto input = model.input(idsOf(expected["prompt"].toArray()));
+    return input ? *input : Encoding();
+}
+
+} // namespace
+
+class TestGeneration : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void cacheRowsEqualForward_data()
+    {
+        QTest::addColumn<QString>("folder");
+        for (const char *f : {"decoders/llama3-f32", "decoders/qwen3-f32", "decoders/gemma2-bf16",
+                              "decoders/mistral-f16", "decoders/gemma3-f32", "models/gpt2-f32"})
+            QTest::newRow(f) << QString::fromUtf8(f);
+    }
+
+    // A prompt of 4 ids, then one id per call: every row the cache gives equals that row of one
+    // forward over all the ids (zero beyond its keys), and so do the logits.
+    void cacheRowsEqualForward()
+    {
+        QFETCH(QString, folder);
+        auto model = TransformerModel::load(fixture(folder).toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        const QJsonObject expected =
+            QJsonDocument::fromJson(test::readAll(fixture(folder + "/expected.json"))).object();
+        std::vector<std::int32_t> ids = idsOf(expected["ids"].toArray());
+        QVERIFY(ids.size() >= 8);
+        ids.resize(std::min<std::size_t>(ids.size(), 12));
+        auto cache = DecoderCache::start(*model);
+        QVERIFY2(cache, cache ? "" : cache.message().c_str());
+        std::vector<CacheRows> steps;
+        auto first = cache->append({ids.begin(), ids.begin() + 4});
+        QVERIFY2(first, first ? "" : first.message().c_str());
+        steps.push_back(std::move(*first));
+        for (std::size_t i = 4; i < ids.size(); ++i) {
+            auto next = cache->append({ids[i]});
+            QVERIFY2(next, next ? "" : next.message().c_str());
+            steps.push_back(std::move(*next));
+        }
+        QCOMPARE(cache->length(), std::int64_t(ids.size()));
+
+        CpuBackend cpu;
+        auto input = model->input(ids);
+        QVERIFY(input);
+        auto run = model->forward(*input, cpu);
+        QVERIFY2(run, run ? "" : run.message().c_str());
+        auto logits = model->logits((*run)->hiddenStates.back());
+        QVERIFY(logits);
+        const int heads = model->config().heads;
+        const std::int64_t t = std::int64_t(ids.size());
+        for (const CacheRows &step : steps) {
+            const std::int64_t n = step.logits.rows();
+            for (int l = 0; l < model->config().layers; ++l)
+                for (int h = 0; h < heads; ++h) {
+                    const MatrixF &rows = step.attention(l, h, heads);
+                    QCOMPARE(rows.rows(), n);
+                    QCOMPARE(rows.cols(), step.first + n);
+                    const auto full = (*run)->attention(l, h);
+                    for (std::int64_t i = 0; i < n; ++i) {
+                        const std::int64_t p = step.first + i;
+                        for (std::int64_t j = 0; j < t; ++j) {
+                            const float got = j < rows.cols() ? rows(i, j) : 0.0f;
+                            if (std::abs(got - full(p, j)) > 1e-5f)
+                                QFAIL(qPrintable(QStringLiteral("layer %1 head %2 row %3 key %4: %5, forward %6")
+                                                     .arg(l)
+                                                     .arg(h)
+                                                     .arg(p)
+                                                     .arg(j)
+                                                     .arg(got)
+                                                     .arg(full(p, j))));
+                        }
+                    }
+                }
+            for (std::int64_t i = 0; i < n; ++i) {
+                const float diff = (step.logits.row(i) - logits->row(step.first + i)).cwiseAbs().maxCoeff();
+                if (diff > 1e-4f)
+                    QFAIL(qPrintable(QStringLiteral("logits of row %1 differ by %2").arg(step.first + i).arg(diff)));
+            }
+        }
+    }
+
+    void greedyEqualsReference_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char *f : {"llama3-f32", "qwen3-f32", "gemma2-bf16"})
+            QTest::newRow(f) << QString::fromUtf8(f);
+    }
+
+    // Ids, the chosen tokens' probabilities and the 10 candidates of each step within 1e-4 of
+    // the float64 reference; the final sequence's attentions equal its forward.
+    void greedyEqualsReference()
+    {
+        QFETCH(QString, name);
+        const QJsonObject expected = expectedGeneration(name);
+        const std::string folder = fixture(expected["folder"].toString()).toStdString();
+        auto model = TransformerModel::load(folder);
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        auto eos = readEosIds(folder);
+        QVERIFY2(eos, eos ? "" : eos.message().c_str());
+        GenerationSettings settings;
+        settings.maxNewTokens = 8;
+        settings.eosIds = *eos;
+        int called = 0;
+        auto g =
+            generate(*model, promptOf(*model, expected), settings, nullptr, [&](const GenerationStep &) { ++called; });
+        QVERIFY2(g, g ? "" : g.message().c_str());
+        QCOMPARE(g->ids, idsOf(expected["ids"].toArray()));
+        QCOMPARE(g->promptLength, std::int64_t(expected["prompt"].toArray().size()));
+        const QJsonArray steps = expected["steps"].toArray();
+        QCOMPARE(g->steps.size(), std::size_t(steps.size()));
+        QCOMPARE(called, int(steps.size()));
+        for (int s = 0; s < steps.size(); ++s) {
+            const QJsonObject e = steps[s].toObject();
+            const GenerationStep &got = g->steps[std::size_t(s)];
+            QCOMPARE(got.id, e["id"].toInt());
+            QVERIFY2(std::abs(got.p - e["p"].toDouble()) < 1e-4,
+                     qPrintable(QString("step %1: p %2").arg(s).arg(got.p)));
+            const QJsonArray candidates = e["candidates"].toArray();
+            QCOMPARE(got.candidates.size(), std::size_t(10));
+            for (int r = 0; r < 10; ++r) {
+                const QJsonArray c = candidates[r].toArray();
+                const double p = c[1].toDouble();
+                QVERIFY2(std::abs(got.candidates[std::size_t(r)].p - p) < 1e-4,
+                         qPrintable(QString("step %1 rank %2: p %3, expected %4")
+                                        .arg(s)
+                                        .arg(r)
+                                        .arg(got.candidates[std::size_t(r)].p)
+                                        .arg(p)));
+                // The id where the reference's neighbours are clearly apart (float32 may swap
+                // candidates whose probabilities agree to 1e-6).
+                const double before = r > 0 ? candidates[r - 1].toArray()[1].toDouble() : 2.0;
+                const double after = r < 9 ? candidates[r + 1].toArray()[1].toDouble() : -1.0;
+                if (before - p > 1e-5 && p - after > 1e-5)
+                    QCOMPARE(got.candidates[std::size_t(r)].id, c[0].toInt());
+            }
+        }
+        CpuBackend cpu;
+        auto input = model->input(g->ids);
+        QVERIFY(input);
+        auto run = model->forward(*input, cpu);
+        QVERIFY2(run, run ? "" : run.message().c_str());
+        auto reference = readNpyFile(fixture("generation/" + name + "/expected_attentions.npy").toStdString());
+        QVERIFY2(reference, reference ? "" : reference.message().c_str());
+        QCOMPARE(std::int64_t((*run)->attentions.size()), reference->size());
+        const QString diff = test::compareValues("attentions", (*run)->attentions.data(), *reference, 1e-4, 0);
+        QVERIFY2(diff.isEmpty(), qPrintable(diff));
+    }
+
+    // An eos the reference generates at step 4 stops there, kept as the last id.
+    void stopsAtEos()
+    {
+        const QJsonObject expected = expectedGeneration("llama3-f32");
+        auto model = TransformerModel::load(fixture(expected["folder"].toString()).toStdString());
+        QVERIFY(model);
+        const std::vector<std::int32_t> ids = idsOf(expected["ids"].toArray());
+        const std::size_t prompt = std::size_t(expected["prompt"].toArray().size());
+        const std::int32_t eos = ids[prompt + 3];
+        QVERIFY(std::find(ids.begin() + std::ptrdiff_t(prompt), ids.begin() + std::ptrdiff_t(prompt) + 3, eos) ==
+                ids.begin() + std::ptrdiff_t(prompt) + 3);
+        GenerationSettings settings;
+        settings.maxNewTokens = 8;
+        settings.eosIds = {9999, eos};
+        auto g = generate(*model, promptOf(*model, expected), settings);
+        QVERIFY2(g, g ? "" : g.message().c_str());
+        QCOMPARE(g->steps.size(), std::size_t(4));
+        QCOMPARE(g->ids.back(), eos);
+        QVERIFY(g->stoppedAtEos);
+        // Without it, all 8.
+        settings.eosIds.clear();
+        auto all = generate(*model, promptOf(*model, expected), settings);
+        QVERIFY(all);
+        QCOMPARE(all->steps.size(), std::size_t(8));
+        QVERIFY(!all->stoppedAtEos);
+    }
+
+    void sampling()
+    {
+        const QJsonObject expected = expectedGeneration("llama3-f32");
+        auto model = TransformerModel::load(fixture(expected["folder"].toString()).toStdString());
+        QVERIFY(model);
+        const Encoding prompt = promptOf(*model, expected);
+        const auto run = [&](double temperature, std::int64_t topK, double topP, std::uint64_t seed) {
+            GenerationSettings s;
+            s.maxNewTokens = 8;
+            s.temperature = temperature, s.topK = topK, s.topP = topP, s.seed = seed;
+            auto g = generate(*model, prompt, s);
+            return g ? g->ids : std::vector<std::int32_t>();
+        };
+        const std::vector<std::int32_t> greedy = idsOf(expected["ids"].toArray());
+        const std::vector<std::int32_t> a = run(1.5, 0, 1.0, 7);
+        QCOMPARE(a.size(), greedy.size());
+        QCOMPARE(run(1.5, 0, 1.0, 7), a); // same seed, same ids
+        bool differs = false;
+        for (std::uint64_t seed = 1; seed <= 5 && !differs; ++seed)
+            differs = run(1.5, 0, 1.0, seed) != a;
+        QVERIFY(differs);
+        QCOMPARE(run(1.0, 1, 1.0, 3), greedy);  // top-k 1 keeps the most probable alone
+        QCOMPARE(run(1.0, 0, 1e-6, 3), greedy); // as does a tiny top-p
+        QVERIFY(run(1.0, 0, 1.0, 3) != greedy || run(1.0, 0, 1.0, 4) != greedy);
+    }
+
+    void chooseTokenFilters()
+    {
+        VectorF logits(5);
+        logits << 1.0f, 3.0f, 3.0f, 0.5f, 2.0f;
+        GenerationSettings s;
+        std::mt19937_64 rng(1);
+        QCOMPARE(chooseToken(logits, s, rng), 1); // greedy: the first largest
+        s.temperature = 1.0;
+        s.topK = 1; // ties with the k-th stay: ids 1 and 2 only
+        for (int i = 0; i < 50; ++i) {
+            const std::int32_t id = chooseToken(logits, s, rng);
+            QVERIFY(id == 1 || id == 2);
+        }
+        s.topK = 0;
+        s.topP = 0.5; // 1 and 2 hold 0.73 together; 1 alone 0.37 < 0.5
+        for (int i = 0; i < 50; ++i) {
+            const std::int32_t id = chooseToken(logits, s, rng);
+            QVERIFY(id == 1 || id == 2);
+        }
+    }
+
+    void invalidSettings_data()
+    {
+        QTest::addColumn<double>("temperature");
+        QTest::addColumn<qint64>("topK");
+        QTest::addColumn<double>("topP");
+        QTest::addColumn<qint64>("maxNew");
+        QTest::addColumn<QString>("names");
+        QTest::newRow("temperature") << -0.5 << qint64(0) << 1.0 << qint64(4) << "--temperature";
+        QTest::newRow("top-k") << 1.0 << qint64(-1) << 1.0 << qint64(4) << "--top-k";
+        QTest::newRow("top-p 0") << 1.0 << qint64(0) << 0.0 << qint64(4) << "--top-p";
+        QTest::newRow("top-p 1.5") << 1.0 << qint64(0) << 1.5 << qint64(4) << "--top-p";
+        QTest::newRow("max-new-tokens") << 0.0 << qint64(0) << 1.0 << qint64(0) << "--max-new-tokens";
+    }
+
+    void invalidSettings()
+    {
+        QFETCH(double, temperature);
+        QFETCH(qint64, topK);
+        QFETCH(double, topP);
+        QFETCH(qint64, maxNew);
+        QFETCH(QString, names);
+        GenerationSettings s;
+        s.temperature = temperature, s.topK = topK, s.topP = topP, s.maxNewTokens = maxNew;
+        auto model = TransformerModel::load(fixture("decoders/llama3-f32").toStdString());
+        QVERIFY(model);
+        auto g = generate(*model, *model->input({1, 2, 3}), s);
+        QVERIFY(!g);
+        QVERIFY2(QString::fromStdString(g.message()).startsWith(names), g.message().c_str());
+        QVERIFY(g.message().find('\n') == std::string::npos);
+    }
+
+    void bertRefused()
+    {
+        auto model = TransformerModel::load(fixture("models/bert-f32").toStdString());
+        QVERIFY(model);
+        auto cache = DecoderCache::start(*model);
+        QVERIFY(!cache);
+        QVERIFY2(cache.message().find("bert has no language-model head") != std::string::npos, cache.message().c_str());
+    }
+
+    void cancelled()
+    {
+        auto model = TransformerModel::load(fixture("decoders/llama3-f32").toStdString());
+        QVERIFY(model);
+        std::atomic<bool> cancel{false};
+        GenerationSettings s;
+        s.maxNewTokens = 8;
+        int steps = 0;
+        auto g = generate(*model, *model->input({1, 2, 3}), s, &cancel, [&](const GenerationStep &) {
+            if (++steps == 2)
+                cancel = true;
+        });
+        QVERIFY(!g);
+        QCOMPARE(g.kind(), ErrorKind::Cancelled);
+        QCOMPARE(steps, 2);
+    }
+
+    void eosIds()
+    {
+        auto config = readEosIds(fixture("decoders/llama3-f32").toStdString());
+        QVERIFY2(config, config ? "" : config.message().c_str());
+        QCOMPARE(*config, std::vector<std::int32_t>{1});
+        QTemporaryDir dir;
+        test::copyFolder(fixture("decoders/llama3-f32"), dir.filePath("m"));
+        const auto write = [&](const QByteArray &json) {
+            QFile f(dir.filePath("m/generation_config.json"));
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(json);
+        };
+        write(R"({"eos_token_id": [5, 7]})");
+        auto list = readEosIds(dir.filePath("m").toStdString());
+        QVERIFY2(list, list ? "" : list.message().c_str());
+        QCOMPARE(*list, (std::vector<std::int32_t>{5, 7}));
+        write(R"({"do_sample": true})"); // unset here: config.json's
+        auto fallback = readEosIds(dir.filePath("m").toStdString());
+        QVERIFY(fallback);
+        QCOMPARE(*fallback, std::vector<std::int32_t>{1});
+        write(R"({"eos_token_id": "x"})");
+        auto bad = readEosIds(dir.filePath("m").toStdString());
+        QVERIFY(!bad);
+        QVERIFY2(bad.message().find("generation_config.json: eos_token_id") != std::string::npos,
+                 bad.message().c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGeneration)
+#include "tst_generation.moc"
