@@ -51,6 +51,8 @@ using cli::kFailed;
 using cli::kOk;
 using cli::kUsage;
 
+} // namespace
+
 // "1, 2,3" as ids; an error naming the first item that is not a whole number.
 Result<std::vector<std::int32_t>> parseIds(const std::string &text)
 {
@@ -101,8 +103,6 @@ std::optional<std::string> chatUsageError(const QCommandLineParser &parser, cons
         return std::string(command) + ": --chat needs --text TEXT";
     return std::nullopt;
 }
-
-} // namespace
 
 int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &err)
 {

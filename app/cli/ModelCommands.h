@@ -1,9 +1,18 @@
 #pragma once
 
 #include "app/engine/BackendChoice.h"
+#include "core/Result.h"
+#include "core/tokenizers/Tokenizer.h"
+
+#include <QCommandLineParser>
 
 #include <QStringList>
 #include <QTextStream>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace attnscope {
 
@@ -23,6 +32,14 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
 // (design.md).
 int runModelBenchCommand(const QStringList &args, QTextStream &out, QTextStream &err,
                          const BackendOptions &backendOptions = {});
+
+// The helpers model and generate share: "1, 2,3" as ids (an error naming the first item that is
+// not a whole number); --chat's encoding of text as one user turn of the folder's chat preset;
+// the usage error of --chat or --no-think given without what they need.
+Result<std::vector<std::int32_t>> parseIds(const std::string &text);
+Result<Encoding> chatEncoding(const std::string &modelDir, const Tokenizer &tokenizer, const std::string &text,
+                              bool thinking);
+std::optional<std::string> chatUsageError(const QCommandLineParser &parser, const char *command);
 
 extern const char *const kTokenizeUsage;
 extern const char *const kModelBenchUsage;
