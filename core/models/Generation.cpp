@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <numeric>
+#include <sstream>
 
 namespace attnscope {
 
@@ -105,16 +106,28 @@ Result<CacheRows> DecoderCache::append(const std::vector<std::int32_t> &ids, con
     return rows;
 }
 
+namespace {
+
+// A number as a user typed it: "-1", "1.5", "nan".
+std::string numberText(double v)
+{
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
+
+} // namespace
+
 Status checkGenerationSettings(const GenerationSettings &s)
 {
     if (!std::isfinite(s.temperature) || s.temperature < 0)
-        return Error{"--temperature: expected a number >= 0 (0: greedy), found " + std::to_string(s.temperature),
+        return Error{"--temperature: expected a number >= 0 (0: greedy), found " + numberText(s.temperature),
                      ErrorKind::InvalidInput};
     if (s.topK < 0)
         return Error{"--top-k: expected a whole number >= 0 (0: off), found " + std::to_string(s.topK),
                      ErrorKind::InvalidInput};
     if (!(s.topP > 0 && s.topP <= 1))
-        return Error{"--top-p: expected a number in (0, 1] (1: off), found " + std::to_string(s.topP),
+        return Error{"--top-p: expected a number in (0, 1] (1: off), found " + numberText(s.topP),
                      ErrorKind::InvalidInput};
     if (s.maxNewTokens < 1)
         return Error{"--max-new-tokens: expected a whole number >= 1, found " + std::to_string(s.maxNewTokens),
