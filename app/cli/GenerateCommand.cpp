@@ -115,39 +115,20 @@ int runGenerateCommand(const QStringList &args, QTextStream &out, QTextStream &e
         keep.poolBins = pool->bins;
         keep.poolMode = pool->mode;
     }
-    std::vector<std::int32_t> ids;
-    if (parser.isSet("ids")) {
-        auto parsed = parseIds(parser.value("ids").toStdString());
-        if (!parsed)
-            return fail(parsed.message(), kUsage);
-        ids = std::move(*parsed);
-    }
     auto request = parseBackendRequest(parser.value("backend").toStdString());
     if (!request)
         return fail(request.message(), kUsage);
-
     const std::string modelDir = parser.positionalArguments().front().toStdString();
-    if (parser.isSet("chat")) {
-        auto tokenizer = loadTokenizer(modelDir);
-        if (!tokenizer)
-            return fail(tokenizer.message(), kFailed);
-        auto chat = chatEncoding(modelDir, *tokenizer, parser.value("text").toStdString(), !parser.isSet("no-think"));
-        if (!chat)
-            return fail(chat.message(), kFailed);
-        ids = chat->ids;
-    }
-    auto model = TransformerModel::load(modelDir);
-    if (!model)
-        return fail(model.message(), kFailed);
+    int code = kFailed;
+    auto loaded = loadModelInput(parser, modelDir, code);
+    if (!loaded)
+        return fail(loaded.message(), code);
+    const TransformerModel *model = &loaded->model;
     auto eos = readEosIds(modelDir);
     if (!eos)
         return fail(eos.message(), kFailed);
     settings->eosIds = std::move(*eos);
-    auto prompt = parser.isSet("text") && !parser.isSet("chat") ? model->encode(parser.value("text").toStdString())
-                                                                : model->input(ids);
-    if (!prompt)
-        return fail((parser.isSet("text") ? "--text: " : "--") + prompt.message(), kFailed);
-    auto generation = generate(*model, *prompt, *settings);
+    auto generation = generate(*model, loaded->input, *settings);
     if (!generation)
         return fail(generation.message(), kFailed);
 

@@ -51,8 +51,6 @@ using cli::kFailed;
 using cli::kOk;
 using cli::kUsage;
 
-} // namespace
-
 // "1, 2,3" as ids; an error naming the first item that is not a whole number.
 Result<std::vector<std::int32_t>> parseIds(const std::string &text)
 {
@@ -94,6 +92,8 @@ Result<Encoding> chatEncoding(const std::string &modelDir, const Tokenizer &toke
     return encodeChat(tokenizer, *preset, text, options, *chatTemplate);
 }
 
+} // namespace
+
 // --no-think without --chat is a usage error.
 std::optional<std::string> chatUsageError(const QCommandLineParser &parser, const char *command)
 {
@@ -102,6 +102,37 @@ std::optional<std::string> chatUsageError(const QCommandLineParser &parser, cons
     if (parser.isSet("chat") && !parser.isSet("text"))
         return std::string(command) + ": --chat needs --text TEXT";
     return std::nullopt;
+}
+
+Result<ModelInput> loadModelInput(const QCommandLineParser &parser, const std::string &modelDir, int &code)
+{
+    code = kUsage;
+    std::vector<std::int32_t> ids;
+    if (parser.isSet("ids")) {
+        auto parsed = parseIds(parser.value("ids").toStdString());
+        if (!parsed)
+            return parsed.error();
+        ids = std::move(*parsed);
+    }
+    code = kFailed;
+    if (parser.isSet("chat")) {
+        // The chat turn's ids, then used as --ids are (checked against the model's vocabulary).
+        auto tokenizer = loadTokenizer(modelDir);
+        if (!tokenizer)
+            return tokenizer.error();
+        auto chat = chatEncoding(modelDir, *tokenizer, parser.value("text").toStdString(), !parser.isSet("no-think"));
+        if (!chat)
+            return chat.error();
+        ids = chat->ids;
+    }
+    auto model = TransformerModel::load(modelDir);
+    if (!model)
+        return model.error();
+    auto input = parser.isSet("text") && !parser.isSet("chat") ? model->encode(parser.value("text").toStdString())
+                                                               : model->input(ids);
+    if (!input)
+        return Error{(parser.isSet("text") ? "--text: " : "--") + input.message(), input.kind()};
+    return ModelInput{std::move(*model), std::move(*input)};
 }
 
 int runTokenizeCommand(const QStringList &args, QTextStream &out, QTextStream &err)
@@ -176,35 +207,15 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
     }
     keep.maps = parser.isSet("out") && keep.poolBins == 0;
     keep.queriesKeys = parser.isSet("qk-out");
-    std::vector<std::int32_t> ids;
-    if (parser.isSet("ids")) {
-        auto parsed = parseIds(parser.value("ids").toStdString());
-        if (!parsed)
-            return fail(parsed.message(), kUsage);
-        ids = std::move(*parsed);
-    }
     auto request = parseBackendRequest(parser.value("backend").toStdString());
     if (!request)
         return fail(request.message(), kUsage);
-
-    const std::string modelDir = parser.positionalArguments().front().toStdString();
-    if (parser.isSet("chat")) {
-        // The chat turn's ids, then used as --ids are (checked against the model's vocabulary).
-        auto tokenizer = loadTokenizer(modelDir);
-        if (!tokenizer)
-            return fail(tokenizer.message(), kFailed);
-        auto chat = chatEncoding(modelDir, *tokenizer, parser.value("text").toStdString(), !parser.isSet("no-think"));
-        if (!chat)
-            return fail(chat.message(), kFailed);
-        ids = chat->ids;
-    }
-    auto model = TransformerModel::load(modelDir);
-    if (!model)
-        return fail(model.message(), kFailed);
-    auto input = parser.isSet("text") && !parser.isSet("chat") ? model->encode(parser.value("text").toStdString())
-                                                               : model->input(ids);
-    if (!input)
-        return fail((parser.isSet("text") ? "--text: " : "--") + input.message(), kFailed);
+    int code = kFailed;
+    auto loaded = loadModelInput(parser, parser.positionalArguments().front().toStdString(), code);
+    if (!loaded)
+        return fail(loaded.message(), code);
+    const TransformerModel *model = &loaded->model;
+    const Encoding *input = &loaded->input;
     auto selection = createBackend(*request, backendOptions);
     if (!selection)
         return fail(selection.message(), kFailed);

@@ -6,6 +6,8 @@
 
 #include <QCommandLineParser>
 
+#include "core/models/TransformerModel.h"
+
 #include <QStringList>
 #include <QTextStream>
 
@@ -33,13 +35,16 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
 int runModelBenchCommand(const QStringList &args, QTextStream &out, QTextStream &err,
                          const BackendOptions &backendOptions = {});
 
-// The helpers model and generate share: "1, 2,3" as ids (an error naming the first item that is
-// not a whole number); --chat's encoding of text as one user turn of the folder's chat preset;
-// the usage error of --chat or --no-think given without what they need.
-Result<std::vector<std::int32_t>> parseIds(const std::string &text);
-Result<Encoding> chatEncoding(const std::string &modelDir, const Tokenizer &tokenizer, const std::string &text,
-                              bool thinking);
+// What model and generate share: the usage error of --chat or --no-think given without what they
+// need; and the model folder loaded with what it reads: --text tokenized, --chat's text as one
+// user turn of the folder's chat preset, or --ids ("1, 2,3") used as given. A failure is one line
+// with its exit code in `code`: 2 for --ids that are not whole numbers, 1 for the rest.
 std::optional<std::string> chatUsageError(const QCommandLineParser &parser, const char *command);
+struct ModelInput {
+    TransformerModel model;
+    Encoding input;
+};
+Result<ModelInput> loadModelInput(const QCommandLineParser &parser, const std::string &modelDir, int &code);
 
 extern const char *const kTokenizeUsage;
 extern const char *const kModelBenchUsage;
