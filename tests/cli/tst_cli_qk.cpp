@@ -148,7 +148,10 @@ void TestCliQk::longModelPooledMatchesReference()
     qInfo("%s on %s at T = %d: peak RSS %.1f MiB; the full maps would need %.1f MiB", qPrintable(model),
           qPrintable(backend), kLongTokens, peak, full);
     QCOMPARE(full, 2048.0);
-    QVERIFY2(peak < full / 4, qPrintable(r.out));
+    // Under AddressSanitizer the process holds shadow memory and freed blocks in quarantine besides:
+    // its peak says nothing of the path's own memory (the Release suite asserts it).
+    if (!test::kSanitizerReservesAddressSpace)
+        QVERIFY2(peak < full / 4, qPrintable(r.out));
 }
 
 void TestCliQk::longDumpPoolsAndSummarisesLikeTheReference()
@@ -307,7 +310,8 @@ void TestCliQk::offsetPositionsMeasureStatisticsInPositions()
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const NpyArray w = npy(QDir(dump).filePath("expected_weights.npy")); // [L, H, 8, 16]
     const std::int64_t H = w.shape[1], tq = w.shape[2], tk = w.shape[3];
-    for (const auto &s : readJson(dir.filePath("s.json"))["stats"]) {
+    const nlohmann::json stats = readJson(dir.filePath("s.json")); // kept: the loop reads into it
+    for (const auto &s : stats["stats"]) {
         const int l = s["layer"], h = s["head"];
         double self = 0.0, previous = 0.0, distance = 0.0;
         for (std::int64_t i = 0; i < tq; ++i) {
