@@ -62,18 +62,6 @@ Result<GenerationSettings> parseSettings(const QCommandLineParser &parser)
     return s;
 }
 
-nlohmann::ordered_json stepsJson(const Generation &g)
-{
-    nlohmann::ordered_json steps = nlohmann::ordered_json::array();
-    for (const GenerationStep &step : g.steps) {
-        nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
-        for (const Candidate &c : step.candidates)
-            candidates.push_back({{"id", c.id}, {"token", c.token}, {"p", c.p}});
-        steps.push_back({{"id", step.id}, {"token", step.token}, {"p", step.p}, {"candidates", candidates}});
-    }
-    return steps;
-}
-
 } // namespace
 
 int runGenerateCommand(const QStringList &args, QTextStream &out, QTextStream &err,
@@ -166,14 +154,7 @@ int runGenerateCommand(const QStringList &args, QTextStream &out, QTextStream &e
     if (auto exit = cli::checkBeforeWriting(err, read, "generate", {outDir, outFiles, true}))
         return *exit;
 
-    nlohmann::ordered_json tokens = nlohmann::ordered_json::object();
-    tokens["ids"] = generation->ids;
-    tokens["tokens"] = generation->tokens;
-    tokens["promptLength"] = generation->promptLength;
-    tokens["steps"] = stepsJson(*generation);
-    // Tokens are vocabulary keys, valid UTF-8 already; replace guards the dump all the same.
-    const FolderFile tokensFile{"tokens.json",
-                                tokens.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"};
+    const FolderFile tokensFile{"tokens.json", generationTokensJson(*generation)};
     if (Status s = writeNpyFolder(tensors, outDir.toStdString(), {tokensFile}); !s)
         return fail(s.message(), kFailed);
 

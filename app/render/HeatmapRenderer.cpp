@@ -169,6 +169,11 @@ QColor HeatmapRenderer::emptyRowColor()
     return QColor(0xd6, 0x27, 0x28);
 }
 
+QColor HeatmapRenderer::newRowColor()
+{
+    return QColor(0xff, 0x7f, 0x0e);
+}
+
 bool HeatmapData::showsAsMasked(Eigen::Index r, Eigen::Index c) const
 {
     if (signedValues || isAllowed(r, c))
@@ -479,6 +484,14 @@ void HeatmapRenderer::paintCells(QPainter &painter, const HeatmapLayout &l) cons
         painter.setPen(QPen(emptyRowColor(), std::max(1.0, std::min(2.0, ch / 6))));
         painter.drawRect(
             QRectF(l.grid.left(), l.grid.top() + double(r) * ch, l.grid.width(), ch).adjusted(0.5, 0.5, -0.5, -0.5));
+    }
+    if (m_options.highlightRow && *m_options.highlightRow >= 0 && *m_options.highlightRow < rows) {
+        const QRectF row(l.grid.left(), l.grid.top() + double(*m_options.highlightRow) * ch, l.grid.width(), ch);
+        const double width = std::max(1.5, std::min(3.0, ch / 4));
+        painter.setPen(QPen(QColor(0xff, 0xff, 0xff), width + 2));
+        painter.drawRect(row);
+        painter.setPen(QPen(newRowColor(), width));
+        painter.drawRect(row);
     }
     if (m_options.highlight) {
         const QPoint h = *m_options.highlight;

@@ -86,6 +86,8 @@ struct HeatmapOptions {
     int precision = 2;
     QFont font;
     std::optional<QPoint> highlight; // x = key column, y = query row
+    // A whole query row framed (a generation's newest token: the row its step added).
+    std::optional<int> highlightRow;
     // Where cells are smaller than the text: every n-th label (n a round number) with a tick,
     // instead of none. Figures want them; the interactive views show values on hover instead.
     bool thinLabels = false;
@@ -144,6 +146,7 @@ public:
 
     static QColor maskedColor();
     static QColor emptyRowColor();
+    static QColor newRowColor(); // the frame of highlightRow
     // NaN cells (Inf - Inf: the softmax of an overflowed row) and +Inf/-Inf cells (a product or
     // sum past float32), each in a colour of its own that no colour map has: never read as a value.
     static QColor nanColor();

@@ -58,6 +58,9 @@ struct ShownAttention {
     std::shared_ptr<const LayerTensors> tensors;    // a project's, or a provider's for one layer
     std::shared_ptr<const LayerMaps> maps;          // the layer's weights where there are no tensors
     std::shared_ptr<const TensorProvider> provider; // computes a layer's tensors; null: none
+    // A generation's newest token: its query row (the one its step added) is framed in every map;
+    // -1: none. Not shown where words are merged.
+    std::int64_t newRow = -1;
 
     // The tensors of that layer, where there are some (a project's one layer; a provider's layer
     // once computed); shownTensors() those of the layer in front.
@@ -87,6 +90,8 @@ struct ShownAttention {
     const MaskMatrix *allowed() const;
     std::vector<bool> emptyRows() const;
     MaskFill maskFill() const;
+    // newRow as drawn: none (-1) where words are merged.
+    int shownNewRow() const { return merges() ? -1 : int(newRow); }
     // The shown layer's sizes (words when merged): rows and columns of every map of weights().
     Eigen::Index shownQueries() const;
     Eigen::Index shownKeys() const;

@@ -46,6 +46,9 @@ public:
     Result<CacheRows> append(const std::vector<std::int32_t> &ids, const std::atomic<bool> *cancel = nullptr);
 
     std::int64_t length() const { return m_length; }
+    // Forgets every token from `length` on (a shorter sequence than length() only): the next
+    // append continues from there, its rows as if those tokens had never been run.
+    void truncate(std::int64_t length);
 
 private:
     struct Layer {
@@ -77,13 +80,16 @@ Status checkGenerationSettings(const GenerationSettings &settings);
 struct Candidate {
     std::int32_t id = 0;
     std::string token;
-    float p = 0; // float32 softmax of the final logits over the whole vocabulary
+    float p = 0;       // float32 softmax of the final logits over the whole vocabulary
+    float sampled = 0; // its probability in the draw (samplingProbabilities): after temperature and filtering
 };
 
 struct GenerationStep {
     std::int32_t id = 0; // the chosen token
     std::string token;
     float p = 0;                       // its probability (as Candidate::p)
+    float sampled = 0;                 // its probability in the draw (as Candidate::sampled)
+    bool forced = false;               // the user chose it instead of the settings
     std::vector<Candidate> candidates; // the 10 most probable, most probable first (ties: lower id)
 };
 
@@ -99,12 +105,75 @@ struct Generation {
 // whole vocabulary (sums in double).
 VectorF tokenProbabilities(const Eigen::Ref<const VectorF> &logits);
 
+// The distribution the settings draw from, over the whole vocabulary: 1 at the first largest
+// logit when greedy; otherwise the softmax after temperature, top-k and top-p as chooseToken
+// applies them (filtered tokens 0).
+VectorF samplingProbabilities(const Eigen::Ref<const VectorF> &logits, const GenerationSettings &settings);
+
 // The id the settings choose from a row of logits: the first largest when greedy; otherwise
 // temperature, top-k (every logit tied with the k-th kept), top-p (the smallest set of most
 // probable tokens whose probability reaches top-p, at least one; equal probabilities ordered by
 // id, lower first), then one uniform draw from `rng` (53 bits, by hand) over the rest.
 std::int32_t chooseToken(const Eigen::Ref<const VectorF> &logits, const GenerationSettings &settings,
                          std::mt19937_64 &rng);
+
+// Generation one token at a time, as the window steps it: a DecoderCache over the prompt, then per
+// step() a token chosen from the last token's logits (or one the user forces) and appended.
+// Settings may change between steps (the window's controls); rewind() goes back to an earlier step
+// to choose it again, where the generator keeps its history. The model must outlive it.
+class Generator
+{
+public:
+    struct Options {
+        bool keepMaps = false;    // maps(): every head's causal map of the sequence so far
+        bool keepHistory = false; // rewind(): each step's logits and random state (a vocabulary of floats per step)
+    };
+    // Runs the prompt (checked as TransformerModel::input checks ids). Settings are checked here.
+    static Result<Generator> start(const TransformerModel &model, const Encoding &prompt,
+                                   const GenerationSettings &settings, Options options,
+                                   const std::atomic<bool> *cancel = nullptr);
+
+    // Chooses the next token from the last token's logits (or takes `forced`, which must be in
+    // the vocabulary) and records its step; the token is run through the model on the next call
+    // or settle(). Refused once finished().
+    Result<GenerationStep> step(std::optional<std::int32_t> forced = std::nullopt,
+                                const std::atomic<bool> *cancel = nullptr);
+    // Runs the last chosen token through the model, so that maps() hold its row; nothing to do
+    // when it ran already. A generation that reached the model's last position keeps its last
+    // token unrun (its row is then missing from maps()).
+    Status settle(const std::atomic<bool> *cancel = nullptr);
+    // Forgets steps `index` onwards (index <= steps): the next step() chooses step `index` again,
+    // from its logits and the random state it had. Needs Options::keepHistory.
+    Status rewind(std::size_t index);
+
+    // Stopped: the last step chose an eos id, maxNewTokens steps were taken, or the model has
+    // no more positions.
+    bool finished() const;
+    bool stoppedAtEos() const { return m_generation.stoppedAtEos; }
+    const Generation &generation() const { return m_generation; }
+    const GenerationSettings &settings() const { return m_settings; }
+    Status setSettings(const GenerationSettings &settings); // checked; applies from the next step
+    // [L·H] layer-major, each T by T over the tokens run so far (causal: zero above the diagonal).
+    const std::vector<MatrixF> &maps() const { return m_maps; }
+    std::int64_t tokensRun() const { return m_cache.length(); }
+    const TransformerModel &model() const { return *m_model; }
+
+private:
+    Generator(const TransformerModel &model, DecoderCache cache) : m_model(&model), m_cache(std::move(cache)) {}
+    Status run(const std::vector<std::int32_t> &ids, const std::atomic<bool> *cancel);
+    std::string spelling(std::int32_t id) const;
+
+    const TransformerModel *m_model;
+    DecoderCache m_cache;
+    GenerationSettings m_settings;
+    Options m_options;
+    Generation m_generation;
+    std::mt19937_64 m_rng;
+    VectorF m_logits; // of the last token run: the next step chooses from them
+    std::vector<MatrixF> m_maps;
+    std::vector<VectorF> m_stepLogits;         // keepHistory: what each step chose from
+    std::vector<std::mt19937_64> m_stepRandom; // and the random state before it chose
+};
 
 // Generates after `prompt` with a DecoderCache: per step the chosen id, its probability and the 10
 // best candidates (onStep is called with each as it is chosen), until maxNewTokens or an eos id.
@@ -118,5 +187,16 @@ Result<Generation> generate(const TransformerModel &model, const Encoding &promp
 // one, else of config.json (an int or a list); none when neither does. A value that is neither
 // is refused naming the file and field.
 Result<std::vector<std::int32_t>> readEosIds(const std::string &modelDir);
+
+// The decoding a model folder asks for, as transformers' GenerationConfig reads
+// generation_config.json: greedy unless `do_sample` is true, then `temperature` (default 1),
+// `top_k` (default 50; 0 or null: off) and `top_p` (default 1); `max_new_tokens` (default 16
+// here); the eos ids of readEosIds. No file gives greedy, 16 tokens. A field of the wrong type is
+// refused naming the file and the field.
+Result<GenerationSettings> readGenerationDefaults(const std::string &modelDir);
+
+// tokens.json of design.md's generation contract: ids, tokens, promptLength and the steps (a
+// forced step says "forced": true), one line of JSON and a newline.
+std::string generationTokensJson(const Generation &generation);
 
 } // namespace attnscope

@@ -631,7 +631,7 @@ std::optional<std::int32_t> HfTokenizer::tokenId(std::string_view content) const
     return std::nullopt;
 }
 
-std::string HfTokenizer::displayText(std::int32_t id) const
+std::string HfTokenizer::tokenBytes(std::int32_t id) const
 {
     const Data &d = *m_data;
     const std::string *spelling = token(id);
@@ -672,7 +672,16 @@ std::string HfTokenizer::displayText(std::int32_t id) const
             bytes = std::move(replaced);
         }
     }
-    return legibleUtf8(bytes);
+    return bytes;
+}
+
+std::string HfTokenizer::displayText(std::int32_t id) const
+{
+    const Data &d = *m_data;
+    const std::string *spelling = token(id);
+    if (spelling && d.isAdded[std::size_t(id)])
+        return *spelling;
+    return legibleUtf8(tokenBytes(id));
 }
 
 } // namespace attnscope

@@ -48,6 +48,8 @@ public:
     const std::string *token(std::int32_t id) const;
     // See Tokenizer::displayText.
     std::string displayText(std::int32_t id) const;
+    // The bytes a token stands for (Tokenizer::tokenBytes).
+    std::string tokenBytes(std::int32_t id) const;
     // The id of an added or vocabulary token spelled exactly `content`.
     std::optional<std::int32_t> tokenId(std::string_view content) const;
 

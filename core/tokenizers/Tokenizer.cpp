@@ -189,6 +189,21 @@ std::string Tokenizer::displayText(std::int32_t id) const
 {
     if (m_json)
         return m_json->displayText(id);
+    return legibleUtf8(tokenBytes(id));
+}
+
+std::string Tokenizer::decode(const std::vector<std::int32_t> &ids) const
+{
+    std::string bytes;
+    for (std::int32_t id : ids)
+        bytes += tokenBytes(id);
+    return legibleUtf8(bytes);
+}
+
+std::string Tokenizer::tokenBytes(std::int32_t id) const
+{
+    if (m_json)
+        return m_json->tokenBytes(id);
     const auto spelling = token(id);
     if (!spelling)
         return std::string();
@@ -206,7 +221,7 @@ std::string Tokenizer::displayText(std::int32_t id) const
     } else {
         bytes = spelling->compare(0, 2, "##") == 0 && spelling->size() > 2 ? spelling->substr(2) : *spelling;
     }
-    return legibleUtf8(bytes);
+    return bytes;
 }
 
 Result<std::string> readModelType(const std::string &modelDir)

@@ -86,6 +86,12 @@ public:
     // byte of 你) are shown each as "\xE4" (backslash, x, two upper-case hex digits), so a
     // token is always legible and never invalid text. Empty for an id no token has.
     std::string displayText(std::int32_t id) const;
+    // The bytes a token stands for, as displayText reads them but not made legible: the first
+    // byte of 你 alone, which the next token completes. Added tokens as spelled.
+    std::string tokenBytes(std::int32_t id) const;
+    // A run of ids as text: their bytes joined, then made legible as displayText does (a
+    // character cut between two tokens reads whole).
+    std::string decode(const std::vector<std::int32_t> &ids) const;
 
 private:
     Tokenizer() = default; // only the factories make one, so exactly one model is set

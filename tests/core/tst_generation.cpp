@@ -327,6 +327,181 @@ private slots:
         QCOMPARE(steps, 2);
     }
 
+    // The window's generator, one step at a time: after each step its maps hold every head's
+    // causal map of the sequence so far, equal to one forward over it.
+    void generatorMapsEqualForward_data()
+    {
+        QTest::addColumn<QString>("folder");
+        for (const char *f : {"decoders/qwen3-f32", "decoders/gemma2-bf16", "models/gpt2-f32"})
+            QTest::newRow(f) << QString::fromUtf8(f);
+    }
+
+    void generatorMapsEqualForward()
+    {
+        QFETCH(QString, folder);
+        auto model = TransformerModel::load(fixture(folder).toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        GenerationSettings s;
+        s.maxNewTokens = 4;
+        auto g = Generator::start(*model, *model->input({1, 2, 3, 4, 5}), s, {true, true});
+        QVERIFY2(g, g ? "" : g.message().c_str());
+        CpuBackend cpu;
+        while (!g->finished()) {
+            auto step = g->step();
+            QVERIFY2(step, step ? "" : step.message().c_str());
+            QVERIFY(g->settle());
+            const std::vector<std::int32_t> &ids = g->generation().ids;
+            QCOMPARE(g->tokensRun(), std::int64_t(ids.size()));
+            auto run = model->forward(*model->input(ids), cpu);
+            QVERIFY(run);
+            const int heads = model->config().heads;
+            QCOMPARE(g->maps().size(), std::size_t(model->config().layers * heads));
+            for (int l = 0; l < model->config().layers; ++l)
+                for (int h = 0; h < heads; ++h) {
+                    const MatrixF &map = g->maps()[std::size_t(l * heads + h)];
+                    QCOMPARE(map.rows(), Eigen::Index(ids.size()));
+                    const float diff = (map - MatrixF((*run)->attention(l, h))).cwiseAbs().maxCoeff();
+                    if (diff > 1e-5f)
+                        QFAIL(qPrintable(QStringLiteral("layer %1 head %2 at %3 tokens: %4")
+                                             .arg(l)
+                                             .arg(h)
+                                             .arg(ids.size())
+                                             .arg(diff)));
+                }
+        }
+        QCOMPARE(g->generation().steps.size(), std::size_t(4));
+        QCOMPARE(g->step().kind(), ErrorKind::InvalidInput); // finished
+    }
+
+    // Going back to a step chooses it again as it was (its logits and random state): a seeded
+    // sampled generation rewound to step 2 continues exactly as before. Forcing a token there
+    // continues as a fresh generation of the prompt and that token would.
+    void rewindAndForce()
+    {
+        auto model = TransformerModel::load(fixture("decoders/llama3-f32").toStdString());
+        QVERIFY(model);
+        GenerationSettings s;
+        s.maxNewTokens = 6, s.temperature = 1.3, s.topK = 40, s.seed = 11;
+        auto g = Generator::start(*model, *model->input({3, 1, 4, 1, 5}), s, {true, true});
+        QVERIFY(g);
+        while (!g->finished())
+            QVERIFY(g->step());
+        const Generation before = g->generation();
+        QVERIFY(g->rewind(2));
+        QCOMPARE(g->generation().steps.size(), std::size_t(2));
+        QCOMPARE(g->generation().ids.size(), std::size_t(5 + 2));
+        while (!g->finished())
+            QVERIFY(g->step());
+        QCOMPARE(g->generation().ids, before.ids);
+        for (std::size_t i = 0; i < before.steps.size(); ++i)
+            QCOMPARE(g->generation().steps[i].p, before.steps[i].p);
+
+        // Force the least likely of step 2's candidates, then go on greedily.
+        QVERIFY(g->rewind(2));
+        GenerationSettings greedy = s;
+        greedy.temperature = 0;
+        QVERIFY(g->setSettings(greedy));
+        const std::int32_t forced = before.steps[2].candidates.back().id;
+        auto step = g->step(forced);
+        QVERIFY(step);
+        QCOMPARE(step->id, forced);
+        QVERIFY(step->forced);
+        QCOMPARE(step->candidates.size(), before.steps[2].candidates.size()); // the same logits
+        QCOMPARE(step->candidates.front().id, before.steps[2].candidates.front().id);
+        QCOMPARE(step->sampled, 0.0f); // greedy would not have drawn it
+        while (!g->finished())
+            QVERIFY(g->step());
+        QVERIFY(g->settle());
+        std::vector<std::int32_t> prefix(before.ids.begin(), before.ids.begin() + 5 + 2);
+        prefix.push_back(forced);
+        greedy.maxNewTokens = 3;
+        auto fresh = generate(*model, *model->input(prefix), greedy);
+        QVERIFY(fresh);
+        QCOMPARE(g->generation().ids, fresh->ids);
+        // The maps after rewinding equal a forward over the final ids too.
+        CpuBackend cpu;
+        auto run = model->forward(*model->input(fresh->ids), cpu);
+        QVERIFY(run);
+        const float diff = (g->maps()[1] - MatrixF((*run)->attention(0, 1))).cwiseAbs().maxCoeff();
+        QVERIFY2(diff < 1e-5f, qPrintable(QString::number(diff)));
+        const QJsonObject json =
+            QJsonDocument::fromJson(QByteArray::fromStdString(generationTokensJson(g->generation()))).object();
+        const QJsonArray steps = json["steps"].toArray();
+        QCOMPARE(steps.size(), 6);
+        QVERIFY(steps[2].toObject()["forced"].toBool());
+        QVERIFY(!steps[1].toObject().contains("forced"));
+        QCOMPARE(json["promptLength"].toInt(), 5);
+    }
+
+    // What the draw uses: 1 at the argmax when greedy; top-k keeps k tokens; top-p the
+    // smallest set reaching p; every distribution sums to 1.
+    void samplingDistribution()
+    {
+        VectorF logits(6);
+        logits << 1.0f, 3.0f, 2.0f, 3.0f, -1.0f, 0.5f;
+        GenerationSettings s;
+        VectorF p = samplingProbabilities(logits, s);
+        QCOMPARE(p(1), 1.0f); // the first largest
+        QCOMPARE(p.sum(), 1.0f);
+        s.temperature = 1;
+        s.topK = 3;
+        p = samplingProbabilities(logits, s);
+        QCOMPARE(int((p.array() > 0).count()), 3);
+        QVERIFY(std::abs(p.sum() - 1.0f) < 1e-6f);
+        QCOMPARE(p(1), p(3));
+        s.topK = 0;
+        s.topP = 0.5;
+        p = samplingProbabilities(logits, s);
+        QCOMPARE(int((p.array() > 0).count()), 2); // the two tied at 3 hold 0.58
+        s.topP = 1;
+        s.temperature = 2;
+        p = samplingProbabilities(logits, s);
+        const VectorF expected = tokenProbabilities(logits / 2.0f);
+        QVERIFY((p - expected).cwiseAbs().maxCoeff() < 1e-7f);
+    }
+
+    void generationDefaults()
+    {
+        QTemporaryDir dir;
+        test::copyFolder(fixture("decoders/llama3-f32"), dir.filePath("m"));
+        const std::string m = dir.filePath("m").toStdString();
+        const auto write = [&](const QByteArray &json) {
+            QFile f(dir.filePath("m/generation_config.json"));
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(json);
+        };
+        QFile::remove(dir.filePath("m/generation_config.json"));
+        auto none = readGenerationDefaults(m);
+        QVERIFY2(none, none ? "" : none.message().c_str());
+        QCOMPARE(none->temperature, 0.0);
+        QCOMPARE(none->maxNewTokens, std::int64_t(16));
+        QCOMPARE(none->eosIds, std::vector<std::int32_t>{1});
+        write(R"({"do_sample": true, "temperature": 0.7, "top_k": 20, "top_p": 0.8, "max_new_tokens": 32,
+                  "eos_token_id": [5, 7]})");
+        auto sampled = readGenerationDefaults(m);
+        QVERIFY2(sampled, sampled ? "" : sampled.message().c_str());
+        QCOMPARE(sampled->temperature, 0.7);
+        QCOMPARE(sampled->topK, std::int64_t(20));
+        QCOMPARE(sampled->topP, 0.8);
+        QCOMPARE(sampled->maxNewTokens, std::int64_t(32));
+        QCOMPARE(sampled->eosIds, (std::vector<std::int32_t>{5, 7}));
+        write(R"({"temperature": 0.7, "top_p": 0.9})"); // no do_sample: greedy, the rest kept
+        auto greedy = readGenerationDefaults(m);
+        QVERIFY(greedy);
+        QCOMPARE(greedy->temperature, 0.0);
+        QCOMPARE(greedy->topP, 0.9);
+        QCOMPARE(greedy->topK, std::int64_t(50));
+        for (const char *bad : {R"({"do_sample": "yes"})", R"({"top_p": 1.5})", R"({"top_k": -1})",
+                                R"({"temperature": "hot"})", R"({"max_new_tokens": 0})"}) {
+            write(bad);
+            auto refused = readGenerationDefaults(m);
+            QVERIFY2(!refused, bad);
+            const QString field = QString::fromUtf8(bad).section('"', 1, 1);
+            QVERIFY2(QString::fromStdString(refused.message()).contains("generation_config.json: " + field + ":"),
+                     refused.message().c_str());
+        }
+    }
+
     void eosIds()
     {
         auto config = readEosIds(fixture("decoders/llama3-f32").toStdString());

@@ -29,6 +29,7 @@ struct LoadedAttention {
     std::optional<AttentionFileInfo> file;          // empty for a model run
     std::shared_ptr<const TensorProvider> provider; // a model run's: computes a layer's tensors again
     bool softmaxApplied = false;                    // a file of scores shown as their softmax (softmaxRows)
+    std::int64_t newRow = -1;                       // ShownAttention::newRow: a generation's newest token
     bool isModelRun() const { return !file.has_value(); }
 };
 using LoadedAttentionPtr = std::shared_ptr<const LoadedAttention>;

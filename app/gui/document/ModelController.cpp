@@ -95,57 +95,68 @@ void ModelController::close()
 
 void ModelController::run(const QString &text)
 {
+    const std::string utf8 = text.toStdString();
+    runInput(text, [utf8](const TransformerModel &model) { return model.encode(utf8); });
+}
+
+void ModelController::runIds(const std::vector<std::int32_t> &ids)
+{
+    runInput({}, [ids](const TransformerModel &model) { return model.input(ids); });
+}
+
+void ModelController::runInput(const QString &text, std::function<Result<Encoding>(const TransformerModel &)> input)
+{
     if (!m_model)
         return;
-    m_runs.submit(
-        [this, poster = m_runs.poster(), host = m_host, model = m_model, text](JobState &state) -> JobLane::Deliver {
-            poster.post([this, text] { emit runStarted(text); });
-            QString message, backendName, deviceName;
-            ModelRunPtr run;
-            AttentionSet set;
-            try {
-                auto encoding = model->encode(text.toStdString());
-                if (!encoding) {
-                    message = errorText(encoding.error());
+    m_runs.submit([this, poster = m_runs.poster(), host = m_host, model = m_model, text,
+                   input](JobState &state) -> JobLane::Deliver {
+        poster.post([this, text] { emit runStarted(text); });
+        QString message, backendName, deviceName;
+        ModelRunPtr run;
+        AttentionSet set;
+        try {
+            auto encoding = input(*model);
+            if (!encoding) {
+                message = errorText(encoding.error());
+            } else {
+                BackendHost::Lease lease = host->lease();
+                if (!lease.backend)
+                    return [this, message = errorText(lease.error)] { emit runFailed(message); };
+                auto result = model->forward(*encoding, *lease.backend, &state.cancel,
+                                             keepFor(*model, std::int64_t(encoding->ids.size())));
+                const ComputeRun ran = lastComputeRun(*lease.backend);
+                lease.lock.unlock();
+                backendName = QString::fromStdString(ran.backend);
+                deviceName = QString::fromStdString(ran.device);
+                if (!result && result.kind() == ErrorKind::Cancelled)
+                    return {}; // superseded: the newer run delivers
+                if (!result) {
+                    message = errorText(result.error());
                 } else {
-                    BackendHost::Lease lease = host->lease();
-                    if (!lease.backend)
-                        return [this, message = errorText(lease.error)] { emit runFailed(message); };
-                    auto result = model->forward(*encoding, *lease.backend, &state.cancel,
-                                                 keepFor(*model, std::int64_t(encoding->ids.size())));
-                    const ComputeRun ran = lastComputeRun(*lease.backend);
-                    lease.lock.unlock();
-                    backendName = QString::fromStdString(ran.backend);
-                    deviceName = QString::fromStdString(ran.device);
-                    if (!result && result.kind() == ErrorKind::Cancelled)
-                        return {}; // superseded: the newer run delivers
-                    if (!result) {
-                        message = errorText(result.error());
-                    } else {
-                        run = *result;
-                        auto s = viewSet(run);
-                        if (s)
-                            set = std::move(*s);
-                        else
-                            message = errorText(s.error());
-                    }
+                    run = *result;
+                    auto s = viewSet(run);
+                    if (s)
+                        set = std::move(*s);
+                    else
+                        message = errorText(s.error());
                 }
-            } catch (const std::bad_alloc &) {
-                message = QCoreApplication::translate("attnscope::ModelController",
-                                                      "Memory ran out running the model on this text.");
             }
-            return [this, model, run, set, message, backendName, deviceName] {
-                // A newer model (whose load cancels every older run) delivers its own.
-                if (model != m_model)
-                    return;
-                if (!message.isEmpty()) {
-                    emit runFailed(message);
-                    return;
-                }
-                emit runReady(model, run, set);
-                emit ranOn(backendName, deviceName);
-            };
-        });
+        } catch (const std::bad_alloc &) {
+            message = QCoreApplication::translate("attnscope::ModelController",
+                                                  "Memory ran out running the model on this text.");
+        }
+        return [this, model, run, set, message, backendName, deviceName] {
+            // A newer model (whose load cancels every older run) delivers its own.
+            if (model != m_model)
+                return;
+            if (!message.isEmpty()) {
+                emit runFailed(message);
+                return;
+            }
+            emit runReady(model, run, set);
+            emit ranOn(backendName, deviceName);
+        };
+    });
 }
 
 } // namespace attnscope

@@ -41,6 +41,8 @@ public:
     void setModel(ModelPtr model);
     // Runs text on model() (nothing without one), superseding and cancelling every older run.
     void run(const QString &text);
+    // The same for ids given as they are (a generation's sequence); runStarted() gives no text.
+    void runIds(const std::vector<std::int32_t> &ids);
     // No run waiting or running is delivered any more; one in flight is cancelled.
     void cancel();
     // cancel(), and the model goes too (the model's document went).
@@ -67,6 +69,8 @@ signals:
     void ranOn(const QString &backend, const QString &device);
 
 private:
+    void runInput(const QString &text, std::function<Result<Encoding>(const TransformerModel &)> input);
+
     std::shared_ptr<BackendHost> m_host = std::make_shared<BackendHost>();
     JobLane m_loads{this}; // the newest load wins
     JobLane m_runs{this};  // the newest text wins; a run of a replaced model delivers nothing

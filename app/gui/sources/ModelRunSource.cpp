@@ -1,15 +1,22 @@
 #include "app/gui/sources/ModelRunSource.h"
 
 #include "app/gui/document/ExampleModel.h"
+#include "app/gui/views/GenerationPanel.h"
 #include "app/gui/views/PlainText.h"
 #include "app/gui/views/StaleBanner.h"
 #include "app/gui/views/WindowStatus.h"
+#include "app/render/ErrorText.h"
+#include "core/formats/TraceExport.h"
 
 #include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMainWindow>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 namespace attnscope {
@@ -49,7 +56,7 @@ private:
 
 ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
     : SetSource(host, parent), m_jobs(new ModelController(this)), m_textRow(new QWidget), m_text(new QLineEdit),
-      m_hint(plainLabel())
+      m_hint(plainLabel()), m_generation(new GenerationController(this)), m_panel(new GenerationPanel)
 {
     m_jobs->setBackendHost(host.backend); // runs on the backend the user chose
     m_text->setObjectName(QStringLiteral("modelText"));
@@ -69,14 +76,82 @@ ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
     row->addWidget(m_hint);
     m_textRow->hide();
     host.central->insertWidget(0, m_textRow);
+    // The Generation dock, on the right beside the views; shown while this source is in front.
+    m_dock = new QDockWidget(tr("Generation"), host.window);
+    m_dock->setObjectName(QStringLiteral("generationDock"));
+    auto *scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidget(m_panel);
+    m_dock->setWidget(scroll);
+    host.window->addDockWidget(Qt::RightDockWidgetArea, m_dock);
+    m_dock->hide();
+    connect(m_panel, &GenerationPanel::generateRequested, this,
+            [this] { requestSteps(m_panel->settings().maxNewTokens); });
+    connect(m_panel, &GenerationPanel::stepRequested, this, [this] { requestSteps(1); });
+    connect(m_panel, &GenerationPanel::stopRequested, m_generation, &GenerationController::stop);
+    connect(m_panel, &GenerationPanel::clearRequested, this, [this] {
+        m_generation->reset();
+        m_generated.clear();
+        m_panel->setShot(nullptr);
+        m_jobs->run(m_text->text());
+    });
+    connect(m_panel, &GenerationPanel::forceRequested, this, [this](int step, std::int32_t id) {
+        const GenerationShotPtr shot = m_generation->lastShot();
+        if (!shot)
+            return;
+        // The same length as before: the forced token, then as many steps as followed it.
+        GenerationSettings s = m_panel->settings();
+        const int steps = int(shot->generation.steps.size());
+        s.maxNewTokens = std::max(steps, step + 1);
+        m_generation->force(step, id, s, steps - step - 1);
+    });
+    connect(m_panel, &GenerationPanel::saveRequested, this, [this] {
+        const QString dir =
+            QFileDialog::getExistingDirectory(m_host.window, tr("Save the Generation into a Folder"), m_host.lastDir);
+        if (dir.isEmpty())
+            return;
+        if (Status s = saveGeneration(dir); !s) {
+            m_host.status->setLastError(errorText(s.error()));
+            m_host.status->message(errorText(s.error()));
+        } else {
+            m_host.status->message(tr("Saved tokens.json and attentions.npy in %1").arg(QDir(dir).dirName()), 4000);
+        }
+    });
+    connect(m_generation, &GenerationController::runningChanged, m_panel, &GenerationPanel::setRunning);
+    connect(m_generation, &GenerationController::stepped, this, &ModelRunSource::showGeneration);
+    connect(m_generation, &GenerationController::ended, this, &ModelRunSource::generationStopped);
+    connect(m_generation, &GenerationController::stopped, this, &ModelRunSource::generationStopped);
+    connect(m_generation, &GenerationController::failed, this, [this](const QString &message) {
+        m_host.status->setLastError(message);
+        m_host.status->message(message);
+    });
+
     connect(m_text, &QLineEdit::textChanged, this, [this](const QString &text) {
         // On the latest model loaded, which may not be shown yet (its first run is in flight).
         m_host.typedText = text;
+        // Another prompt: the generation after the old one goes.
+        m_generation->reset();
+        m_generated.clear();
+        m_panel->setShot(nullptr);
         if (m_model)
             m_jobs->run(text);
     });
-    connect(m_jobs, &ModelController::loaded, this, [this](const ModelPtr &, const QString &dir) {
+    connect(m_jobs, &ModelController::loaded, this, [this](const ModelPtr &model, const QString &dir) {
         m_loadedDir = dir;
+        m_generation->reset();
+        m_generated.clear();
+        m_panel->setShot(nullptr);
+        if (model->config().type == ModelType::Bert) {
+            m_panel->setAvailable(false, tr("BERT has no language-model head: it reads text but cannot generate."));
+        } else {
+            m_panel->setAvailable(true);
+            // The decoding the folder asks for (generation_config.json); greedy where it says nothing.
+            auto defaults = readGenerationDefaults(QDir(dir).absolutePath().toStdString());
+            if (!defaults)
+                m_host.status->message(errorText(defaults.error()));
+            m_panel->setDefaults(defaults ? *defaults : GenerationSettings{});
+        }
         // What is shown changes only when the first run succeeds (showRun).
         m_jobs->run(m_text->text().isEmpty() ? QString::fromUtf8(kFirstSentence) : m_text->text());
     });
@@ -100,8 +175,10 @@ ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
 
 ModelRunSource::~ModelRunSource()
 {
+    m_generation->reset();
     m_jobs->close();
     delete m_textRow;
+    delete m_dock;
 }
 
 void ModelRunSource::load(const QString &dir)
@@ -114,12 +191,20 @@ void ModelRunSource::setInFront(bool front)
 {
     SetSource::setInFront(front);
     m_textRow->setVisible(front);
+    if (m_dock)
+        m_dock->setVisible(front);
 }
 
 void ModelRunSource::showRun(const ModelPtr &model, ModelRunPtr run, const AttentionSet &set)
 {
+    // A run of another sequence than the generation shown (one step further by now) is stale.
+    if (!m_generated.empty() && (run->ids != m_generated || m_generation->isRunning()))
+        return;
     const bool first = !attention(), sameModel = !first && m_model == model;
     auto loaded = std::make_shared<LoadedAttention>();
+    // The forward over a generation's sequence keeps its newest row framed.
+    if (!m_generated.empty() && run->ids == m_generated)
+        loaded->newRow = run->length - 1;
     loaded->path = sameModel ? attention()->path : QDir(m_loadedDir).absolutePath();
     loaded->set = set;
     loaded->provider = std::make_shared<RunTensors>(run, set.queryTokens, QFileInfo(loaded->path).fileName());
@@ -172,6 +257,9 @@ void ModelRunSource::showRun(const ModelPtr &model, ModelRunPtr run, const Atten
 
 std::optional<Project> ModelRunSource::headProject(int layer, int head) const
 {
+    // Not while a generation's steps are shown: the run is then of another sequence.
+    if (m_run && attention() && m_run->length != attention()->set.queries())
+        return std::nullopt;
     if (!m_run || layer < 0 || layer >= m_run->layers || head < 0 || head >= m_run->heads)
         return std::nullopt;
     Project project;
@@ -180,6 +268,71 @@ std::optional<Project> ModelRunSource::headProject(int layer, int head) const
     project.problem = headProblem(*m_run, layer, head);
     project.queryTokens = attention()->set.queryTokens;
     return project;
+}
+
+void ModelRunSource::requestSteps(int steps)
+{
+    if (!m_model)
+        return;
+    GenerationSettings s = m_panel->settings();
+    const GenerationShotPtr shot = m_generation->lastShot();
+    if (m_generation->hasGeneration() && m_generation->model() == m_model && m_generation->prompt() == m_text->text()) {
+        // More of the generation shown: `steps` beyond the steps it has.
+        s.maxNewTokens = (shot ? std::int64_t(shot->generation.steps.size()) : 0) + steps;
+        m_generation->more(s, steps);
+        return;
+    }
+    s.maxNewTokens = steps;
+    m_generated.clear();
+    m_generation->start(m_model, m_text->text(), s, steps, m_host.budget);
+    m_host.status->message(tr("Generating after \u201c%1\u201d\u2026").arg(m_text->text().left(40)));
+}
+
+void ModelRunSource::showGeneration(const GenerationShotPtr &shot)
+{
+    if (!shot || shot->set.isEmpty() || !attention())
+        return;
+    auto loaded = std::make_shared<LoadedAttention>(*attention());
+    loaded->set = shot->set;
+    loaded->provider.reset(); // the steps view reads the run of the whole sequence, once it is made
+    loaded->newRow = shot->generation.steps.empty() ? -1 : shot->set.queries() - 1;
+    m_generated = shot->generation.ids;
+    setAttention(std::move(loaded), true);
+    m_panel->setShot(shot);
+    const std::size_t steps = shot->generation.steps.size();
+    if (steps > 0)
+        m_host.status->message(tr("Generated %n token(s)", nullptr, int(steps)));
+    emit generationShown(shot);
+}
+
+void ModelRunSource::generationStopped(const GenerationShotPtr &shot)
+{
+    if (!shot)
+        return;
+    showGeneration(shot);
+    // The run of the whole sequence: what the editor and the steps view read (its maps equal the
+    // steps' rows).
+    if (!shot->generation.steps.empty())
+        m_jobs->runIds(shot->generation.ids);
+}
+
+Status ModelRunSource::saveGeneration(const QString &dir) const
+{
+    const GenerationShotPtr shot = m_generation->lastShot();
+    if (!shot || shot->generation.steps.empty())
+        return Error{tr("There is no generation to save.").toStdString(), ErrorKind::InvalidInput};
+    const AttentionSet &set = shot->set;
+    std::vector<MatrixF> maps;
+    maps.reserve(std::size_t(set.layers() * set.heads()));
+    for (int l = 0; l < set.layers(); ++l)
+        for (int h = 0; h < set.heads(); ++h)
+            maps.push_back(set.map(0, l, h));
+    std::vector<const MatrixF *> parts;
+    for (const MatrixF &m : maps)
+        parts.push_back(&m);
+    const NpyFolderTensor attentions{
+        "attentions", {set.layers(), set.heads(), set.queries(), set.keys()}, parts, nullptr};
+    return writeNpyFolder({attentions}, dir.toStdString(), {{"tokens.json", generationTokensJson(shot->generation)}});
 }
 
 } // namespace attnscope

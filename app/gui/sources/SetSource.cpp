@@ -147,6 +147,7 @@ ShownAttention SetSource::requested() const
     source.layer = m_layer;
     source.mergeWords = m_mergeWords->isChecked();
     source.provider = m_attention->provider;
+    source.newRow = m_attention->newRow;
     return source;
 }
 

@@ -180,6 +180,8 @@ HeatmapOptions HeatmapView::options() const
     const QRect visible = visibleCells();
     if (m_selected && visible.contains(*m_selected))
         o.highlight = *m_selected - visible.topLeft();
+    if (m_shown.shownNewRow() >= visible.top() && m_shown.shownNewRow() <= visible.bottom())
+        o.highlightRow = m_shown.shownNewRow() - visible.top();
     o.axisTitles = true;
     return o;
 }
@@ -602,6 +604,8 @@ void HeadsGridView::paintEvent(QPaintEvent *)
     o.colorScale = m_settings.colorScale;
     o.showValues = m_settings.showValues;
     o.showColorBar = false;
+    if (m_shown.shownNewRow() >= 0)
+        o.highlightRow = m_shown.shownNewRow();
     QFont small = font();
     small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.85));
     o.font = small;
