@@ -73,6 +73,7 @@ private slots:
     void modelFolderWithTwoTextsGivesTheSameDifference();
     void differentTokenCountsAreRefused();
     void queryKeyDumpIsRefused();
+    void runFolderWithWrongTokensIsRefused();
     void usageErrors_data();
     void usageErrors();
 };
@@ -212,6 +213,26 @@ void TestCliCompare::queryKeyDumpIsRefused()
     QCOMPARE(err.size(), 1);
     QVERIFY2(err[0].startsWith("attnscope-cli: cannot compare: A is computed from queries and keys"),
              qPrintable(err[0]));
+    QVERIFY(!QFileInfo::exists(out));
+}
+
+void TestCliCompare::runFolderWithWrongTokensIsRefused()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const auto tokens = runModel("the cat sat", tmp.filePath("a"));
+    runModel("the dog sat", tmp.filePath("b"));
+    QFile file(tmp.filePath("b/tokens.json"));
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write(R"({"ids": [1], "tokens": ["x"]})");
+    file.close();
+    const QString out = tmp.filePath("cmp");
+    const auto r = runCli({"compare", tmp.filePath("a"), tmp.filePath("b"), "--out", out});
+    QCOMPARE(r.code, 1);
+    QCOMPARE(lines(r.err),
+             QStringList{QStringLiteral("attnscope-cli: B: %1: 1 tokens, where attentions.npy has %2 x %2 maps")
+                             .arg(tmp.filePath("b/tokens.json"))
+                             .arg(tokens.size())});
     QVERIFY(!QFileInfo::exists(out));
 }
 
