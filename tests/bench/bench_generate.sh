@@ -63,7 +63,7 @@ for dir in "${models[@]}"; do
     -v pa="$(field prefill_ms "$ours")" -v pb="$(field prefill_ms "$theirs")" \
     -v ra="$(field decode_tokens_per_s "$ours")" -v rb="$(field decode_tokens_per_s "$theirs")" \
     -v ma="$(field peak_rss_mib "$ours")" -v mb="$(field peak_rss_mib "$theirs")" 'BEGIN {
-    printf "| %s | %d | %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %.0f | %.0f | %s |\n", m, t, n, pa, pb, ra, rb, ra / rb,
+    printf "| %s | %d | %d | %.1f | %.1f | %.2f | %.2f | %.2fx | %.0f | %.0f | %s |\n", m, t, n, pa, pb, ra, rb, ra / rb,
       ma, mb, c }')")
 done
 echo
