@@ -6,6 +6,7 @@
 #include "core/formats/TraceExport.h"
 #include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
+#include "core/models/Generation.h"
 #include "core/models/TransformerModel.h"
 #include "core/tokenizers/ChatTemplate.h"
 #include "core/tokenizers/Tokenizer.h"
@@ -316,11 +317,61 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
 namespace attnscope {
 
 const char *const kModelBenchUsage =
-    R"(  bench --model MODEL_DIR --tokens T [--repeat N] [--backend auto|cpu|vulkan]
+    R"(  bench --model MODEL_DIR --tokens T [--generate N] [--repeat R] [--backend auto|cpu|vulkan]
       Time the model's forward on T ids (every attention and hidden state kept in
       memory, nothing written); print median_ms and peak_rss_mib (the process's
-      peak, load included).
+      peak, load included). --generate N: instead, greedy generation after the T
+      ids with the key/value cache (on the CPU), timing the prompt (prefill_ms,
+      up to the first new token) apart from the N steps after it
+      (decode_tokens_per_s).
 )";
+
+namespace {
+
+double medianOf(std::vector<double> values)
+{
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// `bench --model --generate N`: generate() as the product runs it (every step's attention rows,
+// the probabilities and candidates of each step), greedy and without an eos, so that it always
+// makes 1 + N tokens: the prompt's forward gives the first, each of the N steps one more.
+int runGenerateBench(const TransformerModel &model, const Encoding &prompt, long long steps, long long repeat,
+                     QTextStream &out, QTextStream &err)
+{
+    GenerationSettings settings;
+    settings.maxNewTokens = steps + 1;
+    std::vector<double> prefill, rates;
+    for (long long i = 0; i <= repeat; ++i) { // run 0 warms caches and allocators
+        using Clock = std::chrono::steady_clock;
+        const auto start = Clock::now();
+        std::optional<Clock::time_point> first;
+        auto g = generate(model, prompt, settings, nullptr, [&](const GenerationStep &) {
+            if (!first)
+                first = Clock::now();
+        });
+        const auto end = Clock::now();
+        if (!g)
+            return cli::fail(err, g.message(), cli::kFailed);
+        if (std::int64_t(g->steps.size()) != steps + 1)
+            return cli::fail(err,
+                             "bench --model --generate: generation stopped after " + std::to_string(g->steps.size()) +
+                                 " of " + std::to_string(steps + 1) + " tokens",
+                             cli::kFailed);
+        if (i > 0) {
+            prefill.push_back(std::chrono::duration<double, std::milli>(*first - start).count());
+            rates.push_back(double(steps) / std::chrono::duration<double>(end - *first).count());
+        }
+    }
+    out << "T=" << prompt.ids.size() << " N=" << steps << ": prefill_ms " << QString::number(medianOf(prefill), 'f', 1)
+        << ", decode_tokens_per_s " << QString::number(medianOf(rates), 'f', 2) << ", median over " << repeat
+        << " runs, peak_rss_mib " << QString::number(peakResidentMiB(), 'f', 1) << "\n";
+    return cli::kOk;
+}
+
+} // namespace
 
 int runModelBenchCommand(const QStringList &args, QTextStream &out, QTextStream &err,
                          const BackendOptions &backendOptions)
@@ -329,6 +380,7 @@ int runModelBenchCommand(const QStringList &args, QTextStream &out, QTextStream 
     QCommandLineParser parser;
     parser.addOption({"model", "The model folder.", "MODEL_DIR"});
     parser.addOption({"tokens", "How many ids the forward reads.", "T"});
+    parser.addOption({"generate", "Time greedy generation of N steps after the T ids.", "N"});
     parser.addOption({"repeat", "Timed runs after one warm-up (default 3).", "N", "3"});
     parser.addOption({"backend", "auto, cpu or vulkan (default auto).", "NAME", "auto"});
     parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
@@ -349,9 +401,18 @@ int runModelBenchCommand(const QStringList &args, QTextStream &out, QTextStream 
         return fail("bench --model: --repeat: expected a whole number from 1 to 1000, found " +
                         quotedText(parser.value("repeat").toStdString()),
                     kUsage);
+    bool generateOk = false;
+    const long long steps = parser.value("generate").toLongLong(&generateOk);
+    if (parser.isSet("generate") && (!generateOk || steps < 1 || steps > (1 << 20)))
+        return fail("bench --model: --generate: expected a whole number from 1 to 1048576, found " +
+                        quotedText(parser.value("generate").toStdString()),
+                    kUsage);
     auto request = parseBackendRequest(parser.value("backend").toStdString());
     if (!request)
         return fail(request.message(), kUsage);
+    if (parser.isSet("generate") && *request == BackendRequest::Vulkan)
+        return fail("bench --model: --generate runs on the CPU (the key/value cache); --backend vulkan is not used",
+                    kUsage);
     auto model = TransformerModel::load(parser.value("model").toStdString());
     if (!model)
         return fail(model.message(), kFailed);
@@ -365,6 +426,20 @@ int runModelBenchCommand(const QStringList &args, QTextStream &out, QTextStream 
     auto input = model->input(std::move(ids));
     if (!input)
         return fail("--tokens: " + input.message(), kFailed);
+    const ModelConfig &c = model->config();
+    if (parser.isSet("generate")) {
+        if (tokens + steps + 1 > c.maxTokens())
+            return fail("bench --model: --tokens " + std::to_string(tokens) + " and --generate " +
+                            std::to_string(steps) + " need " + std::to_string(tokens + steps + 1) +
+                            " positions; this model has " + std::to_string(c.maxTokens()),
+                        kUsage);
+        out << "backend: cpu (generation's key/value cache)\n"
+            << "model: " << c.typeName() << ", " << c.layers << " layers x " << c.heads << " heads ("
+            << c.keyValueHeads() << " key/value), width " << c.width << ", " << tokens << " tokens, then " << steps
+            << " steps\n";
+        out.flush();
+        return runGenerateBench(*model, *input, steps, repeat, out, err);
+    }
     auto selection = createBackend(*request, backendOptions);
     if (!selection)
         return fail(selection.message(), kFailed);
@@ -372,7 +447,6 @@ int runModelBenchCommand(const QStringList &args, QTextStream &out, QTextStream 
         << "device: " << QString::fromStdString(selection->backend->deviceName()) << "\n";
     if (!selection->notice.empty())
         out << "note: " << QString::fromStdString(selection->notice) << "\n";
-    const ModelConfig &c = model->config();
     out << "model: " << c.typeName() << ", " << c.layers << " layers x " << c.heads << " heads (" << c.keyValueHeads()
         << " key/value), width " << c.width << ", " << tokens << " tokens\n";
     out.flush();
@@ -386,11 +460,8 @@ int runModelBenchCommand(const QStringList &args, QTextStream &out, QTextStream 
         if (i > 0)
             times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
     }
-    std::sort(times.begin(), times.end());
-    const std::size_t n = times.size();
-    const double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
     out << "runs: " << repeat << "\n"
-        << "median_ms " << QString::number(median, 'f', 1) << "\n"
+        << "median_ms " << QString::number(medianOf(times), 'f', 1) << "\n"
         << "peak_rss_mib " << QString::number(peakResidentMiB(), 'f', 1) << "\n";
     return kOk;
 }

@@ -182,6 +182,20 @@ std::vector<std::int32_t> orderByValue(const Eigen::Ref<const VectorF> &values)
     return order;
 }
 
+// orderByValue's first k ids without ordering the rest: a step's candidates are 10 of a vocabulary
+// of up to 256k, and sorting all of it each step took a third of a step of the example models.
+std::vector<std::int32_t> topByValue(const Eigen::Ref<const VectorF> &values, std::size_t k)
+{
+    std::vector<std::int32_t> order(std::size_t(values.size()));
+    std::iota(order.begin(), order.end(), 0);
+    k = std::min(k, order.size());
+    std::partial_sort(
+        order.begin(), order.begin() + std::ptrdiff_t(k), order.end(),
+        [&](std::int32_t a, std::int32_t b) { return values(a) > values(b) || (values(a) == values(b) && a < b); });
+    order.resize(k);
+    return order;
+}
+
 // A uniform double in [0, 1) from the top 53 bits of one draw: the same on every standard library.
 double uniformDraw(std::mt19937_64 &rng)
 {
@@ -355,9 +369,8 @@ Result<GenerationStep> Generator::step(std::optional<std::int32_t> forced, const
     chosen.token = spelling(chosen.id);
     chosen.p = p(chosen.id);
     chosen.sampled = sampled(chosen.id);
-    const std::vector<std::int32_t> order = orderByValue(p);
-    for (std::size_t r = 0; r < std::min<std::size_t>(10, order.size()); ++r)
-        chosen.candidates.push_back({order[r], spelling(order[r]), p(order[r]), sampled(order[r])});
+    for (const std::int32_t id : topByValue(p, 10))
+        chosen.candidates.push_back({id, spelling(id), p(id), sampled(id)});
     g.ids.push_back(chosen.id);
     g.tokens.push_back(chosen.token);
     g.steps.push_back(chosen);

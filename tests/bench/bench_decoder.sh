@@ -27,22 +27,10 @@ cli="$build/bin/attnscope-cli"
 if [ ! -f "$model/config.json" ] || [ ! -f "$model/model.safetensors" ] || [ ! -f "$model/tokenizer.json" ]; then
   "$py" "$root/tests/bench/make_random_decoder.py" "$model"
 fi
-export OMP_NUM_THREADS="$threads" THREADS="$threads"
-# PyTorch calls the system OpenBLAS, which takes newer Xeons for old CPUs and runs slow kernels;
-# AttnScope asks for the kernels the CPU supports (core/Gemm.h). Both get the same ones here, and
-# OpenBLAS's own threads held to the same count, so the comparison is of the same GEMMs.
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-  if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
-  elif grep -qw avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell; fi
-fi
-export OPENBLAS_NUM_THREADS="$threads"
+. "$root/tests/bench/bench_env.sh"
 
-blas="$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)"
 echo "threads: $threads; timed runs: $repeat after one warm-up; system BLAS (PyTorch's): $blas"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-
-# field NAME TEXT: the number after NAME (as "NAME X" or "NAME: X") on the first line holding it
-field() { echo "$2" | sed -n "s/.*$1:\{0,1\} \([0-9.][0-9.]*\).*/\1/p" | head -n1; }
 
 row() { # T ours_ms theirs_ms ours_mib theirs_mib
   awk -v t="$1" -v a="$2" -v b="$3" -v ra="$4" -v rb="$5" 'BEGIN {

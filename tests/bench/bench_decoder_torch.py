@@ -65,8 +65,8 @@ def read_safetensors(path, out):
 def load(model_dir):
     with open(os.path.join(model_dir, "config.json")) as f:
         config = json.load(f)
-    if config.get("model_type") != "qwen2":
-        sys.exit("bench_decoder_torch.py: %s: model_type %r, only qwen2 is written here" % (
+    if config.get("model_type") not in ("qwen2", "qwen3", "llama"):
+        sys.exit("bench_decoder_torch.py: %s: model_type %r, only qwen2, qwen3 and llama are written here" % (
             model_dir, config.get("model_type")))
     tensors = {}
     index = os.path.join(model_dir, "model.safetensors.index.json")
@@ -99,15 +99,23 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def forward(s, p, ids):
-    """Qwen2Model(input_ids, output_attentions=True, output_hidden_states=True): attentions, hidden."""
+def forward(s, p, ids, cache=None, keep=True):
+    """Qwen2Model(input_ids, output_attentions=True, output_hidden_states=True): attentions, hidden.
+
+    With a cache (new_cache()), the ids follow the cached tokens, as transformers' DynamicCache
+    runs them: each layer's keys (after RoPE) and values, before repeat_kv, are concatenated
+    (torch.cat) to the cached ones and the mask has a row per new id over every key. keep=False
+    keeps neither attentions nor hidden states: hidden is then only the final norm's output."""
     T, H, G, hd, eps = ids.shape[-1], s["H"], s["G"], s["hd"], s["eps"]
-    position_ids = torch.arange(T)[None]
+    first = cache["length"] if cache is not None else 0
+    total = first + T
+    position_ids = torch.arange(first, total)[None]
     h = F.embedding(ids, p["embed_tokens.weight"])
-    # masks: [1, 1, T, T] float, 0 where allowed, float32 min elsewhere (masking_utils for eager)
-    qi, kj = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    # masks: [1, 1, T, total] float, 0 where allowed, float32 min elsewhere (masking_utils for eager)
+    qi, kj = torch.arange(first, total)[:, None], torch.arange(total)[None, :]
     masks, tables = {}, {}
     hidden, attentions = [], []
+    bias = lambda name: p.get(name) if s["qkv_bias"] else None
     for l in range(s["L"]):
         window = s["windows"][l]
         if window not in masks:
@@ -117,35 +125,58 @@ def forward(s, p, ids):
             masks[window] = torch.where(allowed, 0.0, torch.finfo(torch.float32).min)[None, None]
         key = json.dumps(s["ropes"][l], sort_keys=True)
         if key not in tables:
-            inv, att = rope_inv_freq(s["ropes"][l], hd, s["max_pos"], T)
+            inv, att = rope_inv_freq(s["ropes"][l], hd, s["max_pos"], total)
             freqs = (inv[None, :, None].float() @ position_ids[:, None, :].float()).transpose(1, 2)
             emb = torch.cat((freqs, freqs), dim=-1)
             tables[key] = ((emb.cos() * att)[:, None], (emb.sin() * att)[:, None])
         cos, sin = tables[key]
         g = "layers.%d." % l
-        hidden.append(h)
+        if keep:
+            hidden.append(h)
         residual = h
         x = rms_norm(h, p[g + "input_layernorm.weight"], eps)
-        q = F.linear(x, p[g + "self_attn.q_proj.weight"], p[g + "self_attn.q_proj.bias"]).view(1, T, H, hd)
-        k = F.linear(x, p[g + "self_attn.k_proj.weight"], p[g + "self_attn.k_proj.bias"]).view(1, T, G, hd)
-        v = F.linear(x, p[g + "self_attn.v_proj.weight"], p[g + "self_attn.v_proj.bias"]).view(1, T, G, hd)
+        q = F.linear(x, p[g + "self_attn.q_proj.weight"], bias(g + "self_attn.q_proj.bias")).view(1, T, H, hd)
+        k = F.linear(x, p[g + "self_attn.k_proj.weight"], bias(g + "self_attn.k_proj.bias")).view(1, T, G, hd)
+        v = F.linear(x, p[g + "self_attn.v_proj.weight"], bias(g + "self_attn.v_proj.bias")).view(1, T, G, hd)
+        if s["qk_norm"]:  # Qwen3Attention: q_norm / k_norm per head, before the transpose and RoPE
+            q = rms_norm(q, p[g + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, p[g + "self_attn.k_norm.weight"], eps)
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        if cache is not None:
+            if first:
+                k = torch.cat((cache["k"][l], k), dim=2)
+                v = torch.cat((cache["v"][l], v), dim=2)
+            cache["k"][l], cache["v"][l] = k, v
         rep = H // G  # repeat_kv
-        k = k[:, :, None].expand(1, G, rep, T, hd).reshape(1, H, T, hd)
-        v = v[:, :, None].expand(1, G, rep, T, hd).reshape(1, H, T, hd)
-        scores = torch.matmul(q, k.transpose(2, 3)) * hd ** -0.5
+        k = k[:, :, None].expand(1, G, rep, total, hd).reshape(1, H, total, hd)
+        v = v[:, :, None].expand(1, G, rep, total, hd).reshape(1, H, total, hd)
+        scores = torch.matmul(q, k.transpose(2, 3)) * s["scaling"]
         scores = scores + masks[window]
         weights = F.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
-        attentions.append(weights)
+        if keep:
+            attentions.append(weights)
         ctx = torch.matmul(weights, v).transpose(1, 2).contiguous().reshape(1, T, H * hd)
-        h = residual + F.linear(ctx, p[g + "self_attn.o_proj.weight"])
+        o_bias = p.get(g + "self_attn.o_proj.bias") if s["o_bias"] else None
+        h = residual + F.linear(ctx, p[g + "self_attn.o_proj.weight"], o_bias)
         residual = h
         m = rms_norm(h, p[g + "post_attention_layernorm.weight"], eps)
         h = residual + F.linear(F.silu(F.linear(m, p[g + "mlp.gate_proj.weight"])) * F.linear(
             m, p[g + "mlp.up_proj.weight"]), p[g + "mlp.down_proj.weight"])
     hidden.append(rms_norm(h, p["norm.weight"], eps))
+    if cache is not None:
+        cache["length"] = total
     return attentions, hidden
+
+
+def new_cache(s):
+    """An empty key/value cache for forward(): per layer k, v [1, G, T, hd]."""
+    return {"length": 0, "k": [None] * s["L"], "v": [None] * s["L"]}
+
+
+def lm_head(s, p):
+    """Qwen2ForCausalLM's lm_head: the embedding when tie_word_embeddings."""
+    return p["embed_tokens.weight"] if s["tie"] else p["lm_head.weight"]
 
 
 def bench_ids(T, vocab):

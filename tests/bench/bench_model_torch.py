@@ -42,29 +42,63 @@ def make_weights(gen):
     return w
 
 
-def forward(w, ids):
-    t = ids.size(-1)
-    bias = torch.tril(torch.ones((POS, POS), dtype=torch.bool)).view(1, 1, POS, POS)
-    h = w["wte"][ids] + w["wpe"][torch.arange(t)]
+def forward(w, ids, heads=H, eps=1e-5, cache=None, keep=True):
+    """GPT2Model with output_attentions and output_hidden_states: attentions, hidden. With a cache
+    (new_cache()), the ids follow the cached tokens as transformers' cache runs them: each
+    layer's keys and values concatenated (torch.cat) to the cached ones, positions and the causal
+    mask from there. keep=False keeps neither: hidden is then only ln_f's output."""
+    t, d = ids.size(-1), w["wte"].size(1)
+    first = cache["length"] if cache is not None else 0
+    total = first + t
+    causal = (torch.arange(total)[None, :] <= torch.arange(first, total)[:, None]).view(1, 1, t, total)
+    h = w["wte"][ids] + w["wpe"][torch.arange(first, total)]
     hidden, attentions = [], []
-    for blk in w["h"]:
-        hidden.append(h)
-        a = torch.nn.functional.layer_norm(h, (D,), *blk["ln_1"], eps=1e-5)
-        q, k, v = conv1d(a, *blk["c_attn"]).split(D, dim=2)
-        split = lambda x: x.view(1, t, H, D // H).permute(0, 2, 1, 3)
+    for l, blk in enumerate(w["h"]):
+        if keep:
+            hidden.append(h)
+        a = torch.nn.functional.layer_norm(h, (d,), *blk["ln_1"], eps=eps)
+        q, k, v = conv1d(a, *blk["c_attn"]).split(d, dim=2)
+        split = lambda x: x.view(1, t, heads, d // heads).permute(0, 2, 1, 3)
         q, k, v = split(q), split(k), split(v)
-        scores = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], (D // H) ** 0.5)
-        causal = bias[:, :, :t, :t]
+        if cache is not None:
+            if first:
+                k, v = torch.cat((cache["k"][l], k), dim=-2), torch.cat((cache["v"][l], v), dim=-2)
+            cache["k"][l], cache["v"][l] = k, v
+        scores = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], (d // heads) ** 0.5)
         scores = torch.where(causal, scores, torch.full([], torch.finfo(scores.dtype).min))
         weights = torch.nn.functional.softmax(scores, dim=-1)
-        attentions.append(weights)
-        ctx = torch.matmul(weights, v).permute(0, 2, 1, 3).contiguous().view(1, t, D)
+        if keep:
+            attentions.append(weights)
+        ctx = torch.matmul(weights, v).permute(0, 2, 1, 3).contiguous().view(1, t, d)
         h = h + conv1d(ctx, *blk["c_proj"])
-        m = torch.nn.functional.layer_norm(h, (D,), *blk["ln_2"], eps=1e-5)
+        m = torch.nn.functional.layer_norm(h, (d,), *blk["ln_2"], eps=eps)
         h = h + conv1d(gelu_new(conv1d(m, *blk["c_fc"])), *blk["mlp_proj"])
-    h = torch.nn.functional.layer_norm(h, (D,), *w["ln_f"], eps=1e-5)
+    h = torch.nn.functional.layer_norm(h, (d,), *w["ln_f"], eps=eps)
     hidden.append(h)
+    if cache is not None:
+        cache["length"] = total
     return attentions, hidden
+
+
+def new_cache(layers):
+    """An empty key/value cache for forward(): per layer k, v [1, H, T, hd]."""
+    return {"length": 0, "k": [None] * layers, "v": [None] * layers}
+
+
+def load(tensors):
+    """The weights of forward() from a GPT-2 folder's tensors (float32, names with or without
+    "transformer."), as make_weights lays them out."""
+    t = {k[len("transformer."):] if k.startswith("transformer.") else k: v for k, v in tensors.items()}
+    pair = lambda name: (t[name + ".weight"], t[name + ".bias"])
+    w = {"wte": t["wte.weight"], "wpe": t["wpe.weight"], "ln_f": pair("ln_f"), "h": []}
+    layer = 0
+    while "h.%d.ln_1.weight" % layer in t:
+        g = "h.%d." % layer
+        w["h"].append({"ln_1": pair(g + "ln_1"), "ln_2": pair(g + "ln_2"), "c_attn": pair(g + "attn.c_attn"),
+                       "c_proj": pair(g + "attn.c_proj"), "c_fc": pair(g + "mlp.c_fc"),
+                       "mlp_proj": pair(g + "mlp.c_proj")})
+        layer += 1
+    return w
 
 
 def main():

@@ -218,6 +218,38 @@ private slots:
         QVERIFY2(missing.err.contains("config.json: no such file"), qPrintable(missing.err));
     }
 
+    // bench --model --generate: prefill and decode timed apart, on one line; refused past the
+    // model's positions and for a GPU backend (the cache runs on the CPU).
+    void benchTimesGeneration()
+    {
+        const QString model = fixture("decoders/qwen3-f32");
+        const auto r = test::runCli({"bench", "--model", model, "--tokens", "12", "--generate", "5", "--repeat", "2"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("model: qwen3, 2 layers x 4 heads (1 key/value), width 32, 12 tokens, then 5 steps"),
+                 qPrintable(r.out));
+        const QRegularExpression line("^T=12 N=5: prefill_ms (\\d+\\.\\d), decode_tokens_per_s (\\d+\\.\\d\\d), "
+                                      "median over 2 runs, peak_rss_mib (\\d+\\.\\d)$",
+                                      QRegularExpression::MultilineOption);
+        const auto m = line.match(r.out);
+        QVERIFY2(m.hasMatch(), qPrintable(r.out));
+        QVERIFY2(m.captured(2).toDouble() > 0, qPrintable(r.out));
+        QVERIFY2(m.captured(3).toDouble() > 1.0, qPrintable(r.out));
+
+        const auto zero = test::runCli({"bench", "--model", model, "--tokens", "4", "--generate", "0"});
+        QCOMPARE(zero.code, 2);
+        QVERIFY2(zero.err.contains("--generate: expected a whole number from 1 to 1048576, found \"0\""),
+                 qPrintable(zero.err));
+        const auto past =
+            test::runCli({"bench", "--model", fixture("models/gpt2-f32"), "--tokens", "30", "--generate", "2"});
+        QCOMPARE(past.code, 2);
+        QVERIFY2(past.err.contains("--tokens 30 and --generate 2 need 33 positions; this model has 32"),
+                 qPrintable(past.err));
+        const auto gpu =
+            test::runCli({"bench", "--model", model, "--tokens", "4", "--generate", "2", "--backend", "vulkan"});
+        QCOMPARE(gpu.code, 2);
+        QVERIFY2(gpu.err.contains("--generate runs on the CPU"), qPrintable(gpu.err));
+    }
+
     void refusals_data()
     {
         QTest::addColumn<QStringList>("args");
