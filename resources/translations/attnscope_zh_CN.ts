@@ -827,6 +827,21 @@
     </message>
 </context>
 <context>
+    <name>attnscope::CandidatesChart</name>
+    <message>
+        <source>probability</source>
+        <translation>概率</translation>
+    </message>
+    <message>
+        <source>after temperature, top-k, top-p</source>
+        <translation>经温度、top-k、top-p 之后</translation>
+    </message>
+    <message>
+        <source>Generate or step to see the candidates of each token.</source>
+        <translation>点击“生成”或“单步”，查看每个词元的候选。</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::ColorMap</name>
     <message>
         <source>Viridis</source>
@@ -1468,6 +1483,46 @@
     <message>
         <source>qkNormEps: expected a number above 0 and at most 1, found %1</source>
         <translation>qkNormEps：应为大于 0 且不超过 1 的数，实际为 %1</translation>
+    </message>
+    <message>
+        <source>cannot compare: %1 has no attention maps</source>
+        <translation>无法比较：%1 没有注意力图</translation>
+    </message>
+    <message>
+        <source>cannot compare: A has %1 layers of %2 heads, B has %3 layers of %4 heads</source>
+        <translation>无法比较：A 有 %1 层、每层 %2 个头，B 有 %3 层、每层 %4 个头</translation>
+    </message>
+    <message>
+        <source>cannot compare: A has %1 samples and B has %2; the two inputs must hold as many sequences to be aligned</source>
+        <translation>无法比较：A 有 %1 个样本而 B 有 %2 个；两个输入须含同样多的序列才能对齐</translation>
+    </message>
+    <message>
+        <source>cannot compare: A has %1 tokens and B has %2; the two texts must tokenise to the same number of tokens to be aligned position by position</source>
+        <translation>无法比较：A 有 %1 个词元而 B 有 %2 个；两段文本须切分出同样多的词元才能逐位置对齐</translation>
+    </message>
+    <message>
+        <source>cannot compare: A has %1 tokens and B has %2; the two texts must tokenise to the same number of tokens to be aligned position by position; %3 is %4 followed by %5 more tokens</source>
+        <translation>无法比较：A 有 %1 个词元而 B 有 %2 个；两段文本须切分出同样多的词元才能逐位置对齐；%3 是 %4 之后再加 %5 个词元</translation>
+    </message>
+    <message>
+        <source>cannot compare: A has %1 tokens and B has %2; the two texts must tokenise to the same number of tokens to be aligned position by position; %3 is %4 followed by %5 more token</source>
+        <translation>无法比较：A 有 %1 个词元而 B 有 %2 个；两段文本须切分出同样多的词元才能逐位置对齐；%3 是 %4 之后再加 %5 个词元</translation>
+    </message>
+    <message>
+        <source>cannot compare: A has %1 queries and B has %2; the two inputs must have as many queries to be aligned position by position</source>
+        <translation>无法比较：A 有 %1 个查询而 B 有 %2 个；两个输入须有同样多的查询才能逐位置对齐</translation>
+    </message>
+    <message>
+        <source>cannot compare: A has %1 keys and B has %2; the two inputs must have as many keys to be aligned position by position</source>
+        <translation>无法比较：A 有 %1 个键而 B 有 %2 个；两个输入须有同样多的键才能逐位置对齐</translation>
+    </message>
+    <message>
+        <source>cannot compare: %1 is computed from queries and keys, whose maps would need %2 held as float32; export its weights to an attention file and compare that</source>
+        <translation>无法比较：%1 由查询和键计算得出，其注意力图以 float32 存放需要 %2；请先把它的权重导出为注意力文件再比较</translation>
+    </message>
+    <message>
+        <source>cannot compare: A, B and their difference need %1 (three times %2 maps of %3 x %4 float32 values); this machine allows %5</source>
+        <translation>无法比较：A、B 及其差需要 %1（三份 %2 张 %3 × %4 的 float32 图）；本机允许 %5</translation>
     </message>
 </context>
 <context>
@@ -2173,6 +2228,152 @@
     <message>
         <source>Q/K dump: maps computed from queries and keys (%1)</source>
         <translation>Q/K 转储：由查询和键计算出的注意力图（%1）</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::GenerationController</name>
+    <message>
+        <source>Generating up to %1 tokens keeps every head&apos;s map: %2 MiB, more than half of the %3 MiB this window allows. Ask for fewer new tokens or a shorter prompt.</source>
+        <translation>生成至多 %1 个词元要保留每个头的注意力图：%2 MiB，超过本窗口允许的 %3 MiB 的一半。请减少新词元数或缩短提示。</translation>
+    </message>
+    <message>
+        <source>Memory ran out generating.</source>
+        <translation>生成时内存不足。</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::GenerationPanel</name>
+    <message>
+        <source>&amp;Generate</source>
+        <translation>生成(&amp;G)</translation>
+    </message>
+    <message>
+        <source>S&amp;tep</source>
+        <translation>单步(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Sto&amp;p</source>
+        <translation>停止(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Back to the Text</source>
+        <translation>回到输入文本</translation>
+    </message>
+    <message>
+        <source>Model&apos;s Defaults</source>
+        <translation>模型默认值</translation>
+    </message>
+    <message>
+        <source>&amp;Force This Token</source>
+        <translation>强制选用此词元(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Save Generation…</source>
+        <translation>保存生成结果…</translation>
+    </message>
+    <message>
+        <source>Continue the text the model reads, token by token, up to the most new tokens.</source>
+        <translation>逐个词元续写模型读入的文本，直到最多新词元数。</translation>
+    </message>
+    <message>
+        <source>Generate one more token: its row appears in every head.</source>
+        <translation>再生成一个词元：它的那一行出现在每个头中。</translation>
+    </message>
+    <message>
+        <source>Stop generating; the tokens so far stay.</source>
+        <translation>停止生成；已生成的词元保留。</translation>
+    </message>
+    <message>
+        <source>Show the typed text again, without the generated tokens.</source>
+        <translation>重新显示输入的文本，不含生成的词元。</translation>
+    </message>
+    <message>
+        <source>The most tokens one Generate adds.</source>
+        <translation>一次“生成”最多添加的词元数。</translation>
+    </message>
+    <message>
+        <source>0 (greedy)</source>
+        <translation>0（贪心）</translation>
+    </message>
+    <message>
+        <source>0 takes the most probable token; above 0 the logits are divided by it and a token is drawn.</source>
+        <translation>为 0 时取概率最大的词元；大于 0 时 logits 除以它，再抽取一个词元。</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关</translation>
+    </message>
+    <message>
+        <source>Draw only from the k most probable tokens (0: all).</source>
+        <translation>只从概率最大的 k 个词元中抽取（0：全部）。</translation>
+    </message>
+    <message>
+        <source>Draw only from the most probable tokens whose probabilities add up to p (1: all).</source>
+        <translation>只从概率之和达到 p 的最可能词元中抽取（1：全部）。</translation>
+    </message>
+    <message>
+        <source>The same seed draws the same tokens again.</source>
+        <translation>相同的种子会再次抽出相同的词元。</translation>
+    </message>
+    <message>
+        <source>The decoding the model&apos;s generation_config.json asks for.</source>
+        <translation>模型的 generation_config.json 所要求的解码方式。</translation>
+    </message>
+    <message>
+        <source>Most new tokens:</source>
+        <translation>最多新词元数：</translation>
+    </message>
+    <message>
+        <source>Temperature:</source>
+        <translation>温度：</translation>
+    </message>
+    <message>
+        <source>Top-k:</source>
+        <translation>Top-k：</translation>
+    </message>
+    <message>
+        <source>Top-p:</source>
+        <translation>Top-p：</translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation>种子：</translation>
+    </message>
+    <message>
+        <source>Each generated token with its probability; pick one to see what it was chosen from.</source>
+        <translation>每个生成的词元及其概率；选中一个，查看它是从哪些候选中选出的。</translation>
+    </message>
+    <message>
+        <source>Take the candidate picked in the chart at this step instead, and continue from it.</source>
+        <translation>在这一步改用图中选中的候选，并从它继续生成。</translation>
+    </message>
+    <message>
+        <source>Write tokens.json (every step with its candidates) and the attentions of the sequence into a folder.</source>
+        <translation>把 tokens.json（每一步及其候选）和整个序列的注意力写入一个文件夹。</translation>
+    </message>
+    <message>
+        <source>Generated:</source>
+        <translation>已生成：</translation>
+    </message>
+    <message>
+        <source>%1. %2  %3</source>
+        <translation>%1. %2  %3</translation>
+    </message>
+    <message>
+        <source>(forced)</source>
+        <translation>（强制）</translation>
+    </message>
+    <message>
+        <source>stopped at the end-of-sequence token</source>
+        <translation>在序列结束词元处停止</translation>
+    </message>
+    <message>
+        <source>the model has no more positions</source>
+        <translation>模型已没有更多位置</translation>
+    </message>
+    <message>
+        <source>Step %1 chose %2 (%3) from these candidates; pick another to force it.</source>
+        <translation>第 %1 步从这些候选中选了 %2（%3）；选中另一个可强制改用它。</translation>
     </message>
 </context>
 <context>
@@ -2907,6 +3108,36 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>Worth a look: layer 0 head 2 (the previous token), layer 1 (induction: type a Chinese sentence twice)</source>
         <translation>值得一看：第 0 层头 2（前一个词元），第 1 层（归纳头：把一句中文输入两遍）</translation>
+    </message>
+    <message>
+        <source>Generation</source>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>Save the Generation into a Folder</source>
+        <translation>把生成结果保存到文件夹</translation>
+    </message>
+    <message>
+        <source>Saved tokens.json and attentions.npy in %1</source>
+        <translation>已在 %1 中保存 tokens.json 和 attentions.npy</translation>
+    </message>
+    <message>
+        <source>BERT has no language-model head: it reads text but cannot generate.</source>
+        <translation>BERT 没有语言模型头：它能读文本，但不能生成。</translation>
+    </message>
+    <message>
+        <source>Generating after “%1”…</source>
+        <translation>在“%1”之后生成…</translation>
+    </message>
+    <message numerus="yes">
+        <source>Generated %n token(s)</source>
+        <translation>
+            <numerusform>已生成 %n 个词元</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>There is no generation to save.</source>
+        <translation>没有可保存的生成结果。</translation>
     </message>
 </context>
 <context>

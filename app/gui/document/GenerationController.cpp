@@ -18,11 +18,6 @@ struct GenerationController::Session {
 
 namespace {
 
-QString translated(const char *text)
-{
-    return QCoreApplication::translate("attnscope::GenerationController", text);
-}
-
 // The generator's maps as a one-sample set, labelled with the tokens run.
 GenerationShotPtr shotOf(const Generator &g)
 {
@@ -222,7 +217,7 @@ void GenerationController::submit(std::shared_ptr<Session> session, int steps, S
             else if (!last && session->generator)
                 last = shotOf(*session->generator); // a forced token and no steps after it
         } catch (const std::bad_alloc &) {
-            message = translated("Memory ran out generating.");
+            message = QCoreApplication::translate("attnscope::GenerationController", "Memory ran out generating.");
         }
         return [this, shown, message, last] {
             if (!shown())
