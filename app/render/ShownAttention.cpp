@@ -2,6 +2,8 @@
 
 #include "core/analysis/AttentionStats.h"
 
+#include <cmath>
+
 namespace attnscope {
 
 namespace {
@@ -141,6 +143,16 @@ std::shared_ptr<const LayerMaps> readLayer(const ShownAttention &shown, int laye
                                               : set.map(0, out->layer, h));
     }
     out->ranges = TraceRanges::ofWeights(out->weights);
+    if (set.isSigned()) {
+        // A difference is ranged by its largest |value|, as scores are (HeatmapData::of).
+        for (const MatrixF &m : out->weights) {
+            double top = 0.0;
+            for (Eigen::Index i = 0; i < m.size(); ++i)
+                if (std::isfinite(m.data()[i]))
+                    top = std::max(top, std::abs(double(m.data()[i])));
+            out->ranges.maxAbsScore.push_back(top);
+        }
+    }
     return out;
 }
 

@@ -5,11 +5,14 @@
 #include "app/gui/views/StaleBanner.h"
 #include "app/gui/views/WindowStatus.h"
 
+#include <QAction>
 #include <QDir>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace attnscope {
@@ -49,8 +52,14 @@ private:
 
 ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
     : SetSource(host, parent), m_jobs(new ModelController(this)), m_textRow(new QWidget), m_text(new QLineEdit),
-      m_hint(plainLabel())
+      m_hint(plainLabel()), m_compare(new QAction(tr("Compare With Another &Text…"), this))
 {
+    m_compare->setObjectName(QStringLiteral("compareWithAnotherText"));
+    m_compare->setToolTip(tr("This text on this model as A, and another text to type as B: the views then show "
+                             "B − A, head by head."));
+    m_compare->setVisible(false);
+    host.viewMenu->insertAction(host.viewMenuSlot, m_compare);
+    connect(m_compare, &QAction::triggered, this, &ModelRunSource::compareRequested);
     m_jobs->setBackendHost(host.backend); // runs on the backend the user chose
     m_text->setObjectName(QStringLiteral("modelText"));
     m_text->setPlaceholderText(tr("Type any text: the model reads it as you type, in any language"));
@@ -67,6 +76,11 @@ ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
     row->addWidget(label);
     row->addWidget(m_text, 1);
     row->addWidget(m_hint);
+    auto *compare = new QToolButton;
+    compare->setObjectName(QStringLiteral("compareWithAnotherTextButton"));
+    compare->setDefaultAction(m_compare);
+    compare->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    row->addWidget(compare);
     m_textRow->hide();
     host.central->insertWidget(0, m_textRow);
     connect(m_text, &QLineEdit::textChanged, this, [this](const QString &text) {
@@ -114,6 +128,7 @@ void ModelRunSource::setInFront(bool front)
 {
     SetSource::setInFront(front);
     m_textRow->setVisible(front);
+    m_compare->setVisible(front);
 }
 
 void ModelRunSource::showRun(const ModelPtr &model, ModelRunPtr run, const AttentionSet &set)
