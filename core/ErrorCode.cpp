@@ -53,6 +53,28 @@ constexpr std::array kTemplates = {
                   "rollout: needs %1 of memory (four %2 x %2 matrices of doubles); this machine allows %3"},
     ErrorTemplate{"rollout.operations", "rollout: multiplying the %2 x %2 matrices of %1 layers needs about %3 "
                                         "operations, more than the %4 allowed (minutes of work)"},
+    // Comparing two attention sets (core/analysis/Comparison.cpp).
+    ErrorTemplate{"compare.empty", "cannot compare: %1 has no attention maps"},
+    ErrorTemplate{"compare.shape", "cannot compare: A has %1 layers of %2 heads, B has %3 layers of %4 heads"},
+    ErrorTemplate{
+        "compare.samples",
+        "cannot compare: A has %1 samples and B has %2; the two inputs must hold as many sequences to be aligned"},
+    ErrorTemplate{"compare.tokens", "cannot compare: A has %1 tokens and B has %2; the two texts must tokenise to the "
+                                    "same number of tokens to be aligned position by position"},
+    ErrorTemplate{"compare.tokens.prefix",
+                  "cannot compare: A has %1 tokens and B has %2; the two texts must tokenise to the same number of "
+                  "tokens to be aligned position by position; %3 is %4 followed by %5 more tokens"},
+    ErrorTemplate{"compare.tokens.prefixOne",
+                  "cannot compare: A has %1 tokens and B has %2; the two texts must tokenise to the same number of "
+                  "tokens to be aligned position by position; %3 is %4 followed by %5 more token"},
+    ErrorTemplate{"compare.queries", "cannot compare: A has %1 queries and B has %2; the two inputs must have as many "
+                                     "queries to be aligned position by position"},
+    ErrorTemplate{"compare.keys", "cannot compare: A has %1 keys and B has %2; the two inputs must have as many keys "
+                                  "to be aligned position by position"},
+    ErrorTemplate{"compare.qk", "cannot compare: %1 is computed from queries and keys, whose maps would need %2 held "
+                                "as float32; export its weights to an attention file and compare that"},
+    ErrorTemplate{"compare.memory", "cannot compare: A, B and their difference need %1 (three times %2 maps of %3 x %4 "
+                                    "float32 values); this machine allows %5"},
     // Pasted blocks of numbers (core/formats/NumberBlock.cpp).
     ErrorTemplate{"paste.notNumber", "line %1, number %2: \"%3\" is not a number"},
     ErrorTemplate{"paste.float32", "line %1, number %2: %3 is beyond float32 (±3.4e38)"},

@@ -10,6 +10,8 @@
 #include "core/formats/ProjectFile.h"
 #include "core/formats/QkDump.h"
 #include "core/io/FileIo.h"
+#include "core/io/JsonDocument.h"
+#include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
 #include "core/models/TransformerModel.h"
 
@@ -82,6 +84,48 @@ Result<AttentionSet> readCheckedAttentionFile(const std::string &path, bool soft
     return set;
 }
 
+bool isModelRunFolder(const std::string &path)
+{
+    std::error_code ec;
+    const std::filesystem::path folder(path);
+    return std::filesystem::is_directory(folder, ec) &&
+           std::filesystem::is_regular_file(folder / "attentions.npy", ec) &&
+           !std::filesystem::exists(folder / "config.json", ec);
+}
+
+Result<AttentionSet> readModelRunFolder(const std::string &path, bool softmax, std::string &note)
+{
+    const std::filesystem::path folder(path);
+    auto set = readCheckedAttentionFile((folder / "attentions.npy").string(), softmax, note);
+    if (!set)
+        return set.error();
+    const std::string tokensPath = (folder / "tokens.json").string();
+    std::error_code ec;
+    if (!std::filesystem::exists(tokensPath, ec))
+        return set; // unlabelled
+    const std::string shown = printableText(tokensPath, 200);
+    auto text = readInputFile(tokensPath, std::min<std::int64_t>(maxInputFileBytes(), 256 << 20));
+    if (!text)
+        return text.error();
+    auto doc = parseJsonDocument(*text);
+    if (!doc)
+        return Error{shown + ": " + doc.message(), doc.kind()};
+    if (!doc->is_object() || !doc->contains("tokens") || !(*doc)["tokens"].is_array())
+        return Error{shown + ": expected {\"ids\": [...], \"tokens\": [...]}"};
+    std::vector<std::string> tokens;
+    for (const auto &t : (*doc)["tokens"]) {
+        if (!t.is_string())
+            return Error{shown + ": tokens[" + std::to_string(tokens.size()) + "]: expected a string"};
+        tokens.push_back(t.get<std::string>());
+    }
+    if (std::int64_t(tokens.size()) != set->queries() || set->queries() != set->keys())
+        return Error{shown + ": " + std::to_string(tokens.size()) + " tokens, where attentions.npy has " +
+                     std::to_string(set->queries()) + " x " + std::to_string(set->keys()) + " maps"};
+    if (Status s = set->setTokens(tokens, tokens); !s)
+        return Error{shown + ": " + s.message()};
+    return set;
+}
+
 Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBackend &backend,
                                           const std::optional<std::string> &text, bool softmax)
 {
@@ -95,6 +139,16 @@ Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBack
         if (!set)
             return set.error();
         return AttentionInput{std::move(*set), "Q/K dump", {}};
+    }
+    if (isModelRunFolder(path)) {
+        if (text)
+            return Error{"--text is for a model folder; " + printableText(path, 200) +
+                         " is the output of a model run (it holds attentions.npy)"};
+        std::string note;
+        auto set = readModelRunFolder(path, softmax, note);
+        if (!set)
+            return set.error();
+        return AttentionInput{std::move(*set), "model run", std::move(note)};
     }
     if (std::filesystem::is_directory(path, ec)) {
         if (!text)

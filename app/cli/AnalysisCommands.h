@@ -18,17 +18,24 @@ namespace attnscope {
 class AttentionBackend;
 
 // What a command that inspects attention works on, from any input design.md allows: an
-// attention file (.npy, .npz, .safetensors), a project, or a model folder run on `text`,
+// attention file (.npy, .npz, .safetensors), a Q/K dump, a model run's output folder, a project,
+// or a model folder run on `text`,
 // computed with `backend`. `text` is required for a model folder and refused for anything else.
 struct AttentionInput {
     AttentionSet set;
-    std::string kind; // "attention file", "Q/K dump", "project" or "model"
+    std::string kind; // "attention file", "Q/K dump", "model run", "project" or "model"
     std::string note; // for stderr: what the rows of an attention file were found to be (empty: softmax rows)
 };
 // `softmax` (--softmax) applies softmax to the rows of an attention file of scores; it is refused
 // for anything else, and for a file whose rows already are attention.
 Result<AttentionInput> loadAttentionInput(const std::string &path, AttentionBackend &backend,
                                           const std::optional<std::string> &text = std::nullopt, bool softmax = false);
+
+// A model run's output folder (what `model --out DIR` and `generate --out DIR` write): a folder with
+// attentions.npy and no config.json. Its maps are read as an attention file (rows checked, as
+// readCheckedAttentionFile) and labelled with tokens.json's "tokens" where it is there.
+bool isModelRunFolder(const std::string &path);
+Result<AttentionSet> readModelRunFolder(const std::string &path, bool softmax, std::string &note);
 
 // An attention file read and its rows checked (checkRowSums): `note` says, for stderr, what was
 // found where not every row sums to 1 ("FILE: row sums -3.1 to 8.4: 24 of 24 rows above 1 ...;

@@ -2,6 +2,7 @@
 
 #include "app/cli/AnalysisCommands.h"
 #include "app/cli/CliCommand.h"
+#include "app/cli/CompareCommand.h"
 #include "app/cli/GenerateCommand.h"
 #include "app/cli/ModelCommands.h"
 #include "app/cli/RenderCommand.h"
@@ -58,7 +59,7 @@ Commands:
       the CLI and the JSON. --softmax: as for stats. --pool N writes weights
       or the mean pooled to at most N x N cells per map (.npy); whole maps
       larger than the memory budget are refused, naming --pool.
-%1%2%3%5  tokenize MODEL_DIR --text TEXT
+%1%2%6%3%5  tokenize MODEL_DIR --text TEXT
       Print the ids and tokens of TEXT as the model folder's tokenizer (GPT-2
       or BERT) gives them, as JSON: {"ids": [...], "tokens": [...]}.
   show PROJECT [--backend ...] [--precision N]
@@ -80,7 +81,7 @@ QString usageText()
 {
     return QString::fromUtf8(kUsageTemplate)
         .arg(QString::fromUtf8(kRenderUsage), QString::fromUtf8(kStatsUsage), QString::fromUtf8(kModelUsage),
-             QString::fromUtf8(kModelBenchUsage), QString::fromUtf8(kGenerateUsage));
+             QString::fromUtf8(kModelBenchUsage), QString::fromUtf8(kGenerateUsage), QString::fromUtf8(kCompareUsage));
 }
 
 } // namespace
@@ -346,6 +347,8 @@ int dispatch(const QStringList &arguments, QTextStream &out, QTextStream &err, c
         return command.devices(rest);
     if (name == "stats")
         return runStatsCommand(rest, out, err, hooks.backend);
+    if (name == "compare")
+        return runCompareCommand(rest, out, err, hooks.backend);
     if (name == "tokenize")
         return runTokenizeCommand(rest, out, err);
     if (name == "model")

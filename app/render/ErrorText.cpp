@@ -83,6 +83,36 @@ const Entry kEntries[] = {
     {"rollout.operations",
      QT_TRANSLATE_NOOP("attnscope::CoreError", "rollout: multiplying the %2 x %2 matrices of %1 layers needs about "
                                                "%3 operations, more than the %4 allowed (minutes of work)")},
+    {"compare.empty", QT_TRANSLATE_NOOP("attnscope::CoreError", "cannot compare: %1 has no attention maps")},
+    {"compare.shape", QT_TRANSLATE_NOOP("attnscope::CoreError",
+                                        "cannot compare: A has %1 layers of %2 heads, B has %3 layers of %4 heads")},
+    {"compare.samples",
+     QT_TRANSLATE_NOOP(
+         "attnscope::CoreError",
+         "cannot compare: A has %1 samples and B has %2; the two inputs must hold as many sequences to be aligned")},
+    {"compare.tokens", QT_TRANSLATE_NOOP("attnscope::CoreError",
+                                         "cannot compare: A has %1 tokens and B has %2; the two texts must tokenise to "
+                                         "the same number of tokens to be aligned position by position")},
+    {"compare.tokens.prefix",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "cannot compare: A has %1 tokens and B has %2; the two texts must tokenise to the same number "
+                       "of tokens to be aligned position by position; %3 is %4 followed by %5 more tokens")},
+    {"compare.tokens.prefixOne",
+     QT_TRANSLATE_NOOP("attnscope::CoreError",
+                       "cannot compare: A has %1 tokens and B has %2; the two texts must tokenise to the same number "
+                       "of tokens to be aligned position by position; %3 is %4 followed by %5 more token")},
+    {"compare.queries",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "cannot compare: A has %1 queries and B has %2; the two inputs must "
+                                               "have as many queries to be aligned position by position")},
+    {"compare.keys",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "cannot compare: A has %1 keys and B has %2; the two inputs must have "
+                                               "as many keys to be aligned position by position")},
+    {"compare.qk", QT_TRANSLATE_NOOP("attnscope::CoreError",
+                                     "cannot compare: %1 is computed from queries and keys, whose maps would need %2 "
+                                     "held as float32; export its weights to an attention file and compare that")},
+    {"compare.memory",
+     QT_TRANSLATE_NOOP("attnscope::CoreError", "cannot compare: A, B and their difference need %1 (three times %2 maps "
+                                               "of %3 x %4 float32 values); this machine allows %5")},
     {"paste.notNumber", QT_TRANSLATE_NOOP("attnscope::CoreError", "line %1, number %2: \"%3\" is not a number")},
     {"paste.float32", QT_TRANSLATE_NOOP("attnscope::CoreError", "line %1, number %2: %3 is beyond float32 (±3.4e38)")},
     {"paste.ragged", QT_TRANSLATE_NOOP("attnscope::CoreError", "line %1 has %2 numbers, line 1 has %3")},

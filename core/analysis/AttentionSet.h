@@ -135,6 +135,12 @@ public:
     // Ok unless the values come from a mapped file that changed since it was opened.
     Status checkSource() const;
 
+    // Whether the values are signed differences (a comparison's B − A, core/analysis/Comparison.h)
+    // rather than attention weights: views show them on a diverging scale around 0, and the
+    // statistics of attention (headStatistics, rollout) mean nothing for them.
+    void setSigned(bool isSigned) { m_signed = isSigned; }
+    bool isSigned() const { return m_signed; }
+
 private:
     const void *mapData(int sample, int layer, int head) const;
 
@@ -145,6 +151,7 @@ private:
     AttentionStorage m_storage = AttentionStorage::Float32;
     int m_samples = 0, m_layers = 0, m_heads = 0;
     std::int64_t m_tq = 0, m_tk = 0;
+    bool m_signed = false;
 };
 
 // Word boundaries from sub-word token labels, by the two common conventions: a label that

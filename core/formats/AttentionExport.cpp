@@ -1,6 +1,7 @@
 #include "core/formats/AttentionExport.h"
 
 #include "core/analysis/AttentionStats.h"
+#include "core/analysis/Comparison.h"
 #include "core/formats/Npy.h"
 #include "core/formats/TensorExport.h"
 #include "core/formats/TraceDataExport.h"
@@ -26,9 +27,27 @@ std::string number(double v)
 
 } // namespace
 
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// One head's statistics under the keys of design.md's stats JSON, added to `row`.
+void addStats(json &row, const HeadStats &s)
+{
+    row["entropy"] = s.entropy;
+    row["distance"] = s.distance;
+    row["confidence"] = s.confidence;
+    row["first"] = s.first;
+    row["self"] = s.self ? json(*s.self) : json(nullptr);
+    row["previous"] = s.previous ? json(*s.previous) : json(nullptr);
+    row["spread"] = s.spread;
+    row["induction"] = s.induction ? json(*s.induction) : json(nullptr);
+}
+
+} // namespace
+
 std::string statsJson(const AttentionSet &set)
 {
-    using json = nlohmann::ordered_json;
     json root = json::object();
     if (set.samples() > 1)
         root["samples"] = set.samples();
@@ -41,18 +60,46 @@ std::string statsJson(const AttentionSet &set)
             row["sample"] = s.sample;
         row["layer"] = s.layer;
         row["head"] = s.head;
-        row["entropy"] = s.entropy;
-        row["distance"] = s.distance;
-        row["confidence"] = s.confidence;
-        row["first"] = s.first;
-        row["self"] = s.self ? json(*s.self) : json(nullptr);
-        row["previous"] = s.previous ? json(*s.previous) : json(nullptr);
-        row["spread"] = s.spread;
-        row["induction"] = s.induction ? json(*s.induction) : json(nullptr);
+        addStats(row, s);
         rows.push_back(std::move(row));
     }
     root["stats"] = std::move(rows);
     return root.dump(1) + "\n";
+}
+
+std::string comparisonJson(const AttentionComparison &c, const std::vector<HeadDifference> &stats,
+                           const std::string &aName, const std::string &bName)
+{
+    const AttentionSet &d = c.difference;
+    json root = json::object();
+    root["a"] = aName;
+    root["b"] = bName;
+    if (d.samples() > 1)
+        root["samples"] = d.samples();
+    root["layers"] = d.layers();
+    root["heads"] = d.heads();
+    root["queryLabels"] = c.queryLabels;
+    root["keyLabels"] = c.keyLabels;
+    json rows = json::array();
+    for (const HeadDifference &h : stats) {
+        json row = json::object();
+        if (d.samples() > 1)
+            row["sample"] = h.sample;
+        row["layer"] = h.layer;
+        row["head"] = h.head;
+        json a = json::object(), b = json::object();
+        addStats(a, h.a);
+        addStats(b, h.b);
+        row["a"] = std::move(a);
+        row["b"] = std::move(b);
+        row["meanAbs"] = h.meanAbs;
+        row["maxAbs"] = h.maxAbs;
+        row["totalVariation"] = h.totalVariation;
+        rows.push_back(std::move(row));
+    }
+    root["headDifferences"] = std::move(rows);
+    // Paths and labels are the user's bytes: whatever is not UTF-8 is replaced, never thrown on.
+    return root.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string statsCsv(const AttentionSet &set)

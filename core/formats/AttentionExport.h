@@ -11,13 +11,25 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attnscope {
+
+struct AttentionComparison;
+struct HeadDifference;
 
 // The statistics as design.md's JSON ({"layers", "heads", "stats": [...]}) and as CSV (one row
 // per head, a header row; an empty cell where a statistic does not apply).
 std::string statsJson(const AttentionSet &set);
 std::string statsCsv(const AttentionSet &set);
+
+// A comparison (core/analysis/Comparison.h) as `attnscope-cli compare` writes comparison.json:
+// {"a": A, "b": B, "layers": L, "heads": H, "queryLabels": [...], "keyLabels": [...],
+//  "headDifferences": [{"layer", "head", "a": {stats}, "b": {stats}, "meanAbs", "maxAbs",
+//  "totalVariation"}, ...]} with the stats under statsJson's keys ("samples" and "sample" only
+// where there is more than one sample). aName, bName: what A and B were (their paths).
+std::string comparisonJson(const AttentionComparison &c, const std::vector<HeadDifference> &stats,
+                           const std::string &aName, const std::string &bName);
 
 // A double matrix as a float32 .npy file [rows, cols], whole or not at all.
 Status writeMatrixNpy(const MatrixD &m, const std::string &path);
