@@ -226,6 +226,7 @@ void TestComparison::comparesTwoPrompts()
     QTest::mouseClick(table->viewport(), Qt::LeftButton, {},
                       table->visualRect(table->model()->index(1, ComparisonStatsModel::TotalVariation)).center());
     QCOMPARE(w.views()->currentHead(), head1);
+    QCOMPARE(side->view(SideBySideView::B)->head(), head1); // the panel follows the head in view
     QTRY_COMPARE_WITH_TIMEOUT(w.shownAttention().layer, layer1, 30000);
     QCOMPARE(w.views()->tabs()->currentIndex(), 0);
     w.activateHead(layer, head);
@@ -246,10 +247,17 @@ void TestComparison::comparesTwoPrompts()
     QCOMPARE(w.source(), c);
     QVERIFY(headView->data().values);
     QVERIFY(*headView->data().values == kept);
+    QCOMPARE(side->title(SideBySideView::B), QStringLiteral("B: ") + kTextB); // what the panel still shows
+    QCOMPARE(side->view(SideBySideView::A)->head(), head);
+    QVERIFY(side->isGreyed());
+    QVERIFY(test::waitForRepaint(&w));
+    shot = w.screen()->grabWindow(w.winId());
+    QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/comparison-refused.png")));
     // Typed back: compared again, the banner gone.
     c->textEdit(1)->setText(kTextB);
     QVERIFY(compared.wait(60000));
     QVERIFY(!w.banner()->isStale());
+    QVERIFY(!side->isGreyed());
 
     // Show: A, then B − A: the whole views switch, and Export Figure exports what is shown.
     QTemporaryDir out;

@@ -100,8 +100,7 @@ ComparisonSource::ComparisonSource(SourceHost &host, ComparisonSide a, Compariso
         label->setBuddy(edit);
         row->addWidget(edit, 1);
         connect(edit, &QLineEdit::textChanged, this, [this, i](const QString &text) {
-            m_sides[size_t(i)].text = text;
-            m_sideBySide->setTitles(sideTitle(0), sideTitle(1));
+            m_sides[size_t(i)].text = text; // the panel's titles change with the comparison shown
             if (m_models[size_t(i)]->model())
                 m_models[size_t(i)]->run(text);
         });
@@ -133,13 +132,8 @@ ComparisonSource::ComparisonSource(SourceHost &host, ComparisonSide a, Compariso
     m_sideBySide->setSettings(host.viewBar->settings());
     connect(host.viewBar, &ViewToolBar::settingsChanged, this,
             [this] { m_sideBySide->setSettings(m_host.viewBar->settings()); });
-    connect(host.views, &AttentionViews::headActivated, this, &ComparisonSource::syncHead);
-    // After the window's own handler (connected first), which makes the head current.
-    connect(host.views, &AttentionViews::setHeadActivated, this, &ComparisonSource::syncHead);
-    connect(m_statsTable, &ComparisonStatsTable::headActivated, this, [this](int layer, int head) {
-        emit headRequested(layer, head);
-        syncHead();
-    });
+    connect(host.views, &AttentionViews::currentHeadChanged, this, &ComparisonSource::syncHead);
+    connect(m_statsTable, &ComparisonStatsTable::headActivated, this, &Source::headRequested);
 
     for (int i = 0; i < 2; ++i) {
         if (!m_sides[size_t(i)].isModel())
@@ -255,6 +249,7 @@ void ComparisonSource::show(ComparisonPtr comparison, std::vector<HeadDifference
         m_host.status->setBackend(origin());
     }
     m_sideBySide->setTitles(sideTitle(0), sideTitle(1));
+    m_sideBySide->setGreyed(false);
     readSideBySide();
     emit compared(m_comparison);
 }
@@ -271,6 +266,7 @@ void ComparisonSource::refuse(const QString &reason)
         return;
     m_host.status->message(reason);
     // The views keep the last comparison, greyed under the reason.
+    m_sideBySide->setGreyed(true); // with the views, under the reason
     m_host.banner->setStale(tr("The views show the last comparison: A and B as they are now cannot be compared."),
                             reason);
 }

@@ -154,6 +154,7 @@ void AttentionViews::setCurrentHead(int head)
     m_headView->setHead(head);
     m_lines->setHead(head);
     m_teaching->setHead(head);
+    emit currentHeadChanged(head);
 }
 
 int AttentionViews::currentHead() const

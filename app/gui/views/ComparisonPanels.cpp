@@ -2,6 +2,7 @@
 
 #include "app/gui/views/PlainText.h"
 
+#include <QGraphicsColorizeEffect>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -30,6 +31,11 @@ SideBySideView::SideBySideView(QWidget *parent) : QWidget(parent)
         m_titles[size_t(i)]->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
         m_views[size_t(i)] = new HeatmapView;
         m_views[size_t(i)]->setObjectName(QString::fromLatin1(names[i]));
+        auto *grey = new QGraphicsColorizeEffect(m_views[size_t(i)]);
+        grey->setColor(QColor(0x80, 0x80, 0x80));
+        grey->setStrength(0.85);
+        grey->setEnabled(false);
+        m_views[size_t(i)]->setGraphicsEffect(grey);
         column->addWidget(m_titles[size_t(i)]);
         column->addWidget(m_views[size_t(i)], 1);
         row->addLayout(column, 1);
@@ -56,6 +62,17 @@ void SideBySideView::setTitles(const QString &a, const QString &b)
         m_titles[size_t(i)]->setText(titles[i]);
         m_titles[size_t(i)]->setToolTip(plainToolTip(titles[i]));
     }
+}
+
+void SideBySideView::setGreyed(bool greyed)
+{
+    for (HeatmapView *v : m_views)
+        v->graphicsEffect()->setEnabled(greyed);
+}
+
+bool SideBySideView::isGreyed() const
+{
+    return m_views[A]->graphicsEffect()->isEnabled();
 }
 
 QString SideBySideView::title(Which which) const

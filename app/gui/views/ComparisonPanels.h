@@ -33,6 +33,9 @@ public:
     void setTitles(const QString &a, const QString &b);
     void setHead(int head);
     void setSettings(const HeatmapViewSettings &settings);
+    // Greyed, as the views under a banner are, while they show a comparison that is not current.
+    void setGreyed(bool greyed);
+    bool isGreyed() const;
     HeatmapView *view(Which which) const { return m_views[which]; }
     QString title(Which which) const;
 
