@@ -96,7 +96,7 @@ ComparisonSource::ComparisonSource(SourceHost &host, ComparisonSide a, Compariso
         edit->setObjectName(i == 0 ? QStringLiteral("comparisonTextA") : QStringLiteral("comparisonTextB"));
         edit->setPlaceholderText(tr("Text the model reads for %1").arg(letter(i)));
         edit->setToolTip(tr("Both texts must give as many tokens to be compared position by position; where "
-                            "their tokens differ, the labels say both (\u201ccat\u2192dog\u201d)."));
+                            "their tokens differ, the labels say both (“cat→dog”)."));
         label->setBuddy(edit);
         row->addWidget(edit, 1);
         connect(edit, &QLineEdit::textChanged, this, [this, i](const QString &text) {
