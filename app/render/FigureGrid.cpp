@@ -59,6 +59,10 @@ void FigureRenderer::buildSet()
                     addTile(set.map(0, l, h), l, h);
                     continue;
                 }
+                if (set.isSigned()) { // a difference, pooled by magnitude (its maps fit in memory)
+                    addPooledTile(poolSigned(set.map(0, l, h), kMaxTileSide), l, h);
+                    continue;
+                }
                 SetPoolOptions options;
                 options.bins = kMaxTileSide;
                 options.head = h;
@@ -92,7 +96,9 @@ void FigureRenderer::addTile(const MatrixF &values, int layer, int head)
         d.columnLabels = labelsOf(set.keyWordLabels(), owned->cols());
     } else if (pool) {
         // core's pooling: cell a covers rows [floor(a*T/N), floor((a+1)*T/N)), as everywhere.
-        return addPooledTile(poolMatrix(values, kMaxTileSide, PoolMode::Max), layer, head);
+        return addPooledTile(set.isSigned() ? poolSigned(values, kMaxTileSide)
+                                            : poolMatrix(values, kMaxTileSide, PoolMode::Max),
+                             layer, head);
     } else {
         *owned = values;
         d.rowLabels = labelsOf(set.queryTokens, values.rows());

@@ -1,6 +1,7 @@
 #include "app/render/ShownAttention.h"
 
 #include "core/analysis/AttentionStats.h"
+#include "core/analysis/Pooling.h"
 
 #include <cmath>
 
@@ -127,6 +128,16 @@ Eigen::Index ShownAttention::shownKeys() const
 {
     const auto *w = weights();
     return w && !w->empty() ? w->front().cols() : 0;
+}
+
+MatrixF poolSigned(const MatrixF &map, std::int64_t bins)
+{
+    const MatrixF up = poolMatrix(map, bins, PoolMode::Max);
+    const MatrixF down = poolMatrix(MatrixF(-map), bins, PoolMode::Max);
+    MatrixF out(up.rows(), up.cols());
+    for (Eigen::Index i = 0; i < out.size(); ++i)
+        out.data()[i] = up.data()[i] >= down.data()[i] ? up.data()[i] : -down.data()[i];
+    return out;
 }
 
 std::shared_ptr<const LayerMaps> readLayer(const ShownAttention &shown, int layer, const std::atomic<bool> *cancel)

@@ -4,6 +4,7 @@
 // views, a first comparison that fails changing nothing, File > Compare…'s checks, the model
 // run's "Compare With Another Text…", and figures of A and of B − A. Screenshots in the build tree.
 
+#include "app/gui/document/AttentionJobs.h"
 #include "app/gui/document/ExampleModel.h"
 #include "app/gui/sources/ComparisonSource.h"
 #include "app/gui/sources/ModelRunSource.h"
@@ -78,6 +79,7 @@ private slots:
     void firstComparisonRefusedChangesNothing();
     void comparesTwoPrompts();
     void comparesWithAnotherTextOfTheModelRun();
+    void longDifferenceThumbnailKeepsItsSign();
 };
 
 void TestComparison::initTestCase()
@@ -315,6 +317,39 @@ void TestComparison::comparesWithAnotherTextOfTheModelRun()
     c->textEdit(1)->setText(kTextB);
     QVERIFY(compared.wait(60000));
     QVERIFY(!c->comparison()->difference.map(0, 0, 0).isZero(0.0));
+}
+
+void TestComparison::longDifferenceThumbnailKeepsItsSign()
+{
+    // 300 tokens: the model view's thumbnails pool blocks of cells. One query moves half its weight
+    // from key 50 to key 250: the block of key 50 must keep -0.5 (blue), not its largest value (0).
+    const std::int64_t t = 300;
+    std::vector<float> a(std::size_t(t * t), 1.0f / float(t));
+    std::vector<float> b = a;
+    b[std::size_t(200 * t + 50)] -= 0.5f;
+    b[std::size_t(200 * t + 250)] += 0.5f;
+    auto setA = AttentionSet::fromFloats(std::move(a), 1, 1, 1, t, t);
+    auto setB = AttentionSet::fromFloats(std::move(b), 1, 1, 1, t, t);
+    QVERIFY(setA && setB);
+    auto compared = compareSets(*setA, *setB);
+    QVERIFY2(compared, compared ? "" : compared.message().c_str());
+    ShownAttention shown;
+    shown.set = compared->difference;
+    const std::atomic<bool> cancel{false};
+    const AttentionJobs::Thumbnails thumbs =
+        AttentionJobs::thumbnails(shown, ColorMapKind::Viridis, ScaleScope::Absolute, ColorScaleKind::Linear, cancel);
+    QCOMPARE(thumbs.images.size(), std::size_t(1));
+    const QImage &image = thumbs.images.front();
+    QVERIFY(image.width() < t);
+    const ColorMap diverging(ColorMapKind::Diverging);
+    bool blue = false, red = false;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) {
+            blue = blue || image.pixel(x, y) == diverging.at(0.0);
+            red = red || image.pixel(x, y) == diverging.at(1.0);
+        }
+    QVERIFY2(blue, "the negative change was pooled away");
+    QVERIFY(red);
 }
 
 QTEST_MAIN(TestComparison)

@@ -41,7 +41,14 @@ Pooled pool(const ShownAttention &source, int layer, int head, int size, RowProg
 {
     const AttentionSet &set = source.set;
     Pooled p;
-    if (source.merges()) {
+    if (set.isSigned() && !source.merges()) {
+        // A difference: pooled by magnitude, so a negative change shows (its maps fit in memory:
+        // compareSets held them all).
+        const std::int64_t end = lastKey < 0 ? set.keys() : lastKey;
+        p.cells = poolSigned(set.map(0, layer, head).middleCols(firstKey, end - firstKey), size);
+        progress.done += set.queries() - 1;
+        progress.step();
+    } else if (source.merges()) {
         const MatrixD map = source.shownMap(layer, head);
         const Eigen::Index end = lastKey < 0 ? map.cols() : Eigen::Index(lastKey);
         const MatrixD keys = map.middleCols(firstKey, end - firstKey);
