@@ -54,7 +54,7 @@ ColorScale ColorScale::build(ColorScaleKind kind, const std::vector<const Heatma
     s.m_lo = first ? first->rangeMin : 0.0;
     s.m_hi = first ? first->rangeMax : 1.0;
     const bool isSigned = first && first->signedValues;
-    s.m_kind = effectiveKind(kind, isSigned);
+    s.m_kind = effectiveKind(kind, isSigned, first && first->difference);
     if (s.m_kind == ColorScaleKind::Log) {
         double smallest = std::numeric_limits<double>::infinity();
         forEachValue(maps, [&](float v) {

@@ -36,10 +36,11 @@ public:
     // map shares the first one's range (rangeMin, rangeMax). Signed maps (scores) have no log
     // scale: Log gives Linear for them.
     static ColorScale build(ColorScaleKind kind, const std::vector<const HeatmapData *> &maps);
-    // The kind a map gets when `kind` is asked: Linear for Log on signed values.
-    static ColorScaleKind effectiveKind(ColorScaleKind kind, bool signedValues)
+    // The kind a map gets when `kind` is asked: Linear for Log on signed values, and always
+    // Linear for a difference (HeatmapData::difference: symmetric around 0, so 0 stays white).
+    static ColorScaleKind effectiveKind(ColorScaleKind kind, bool signedValues, bool difference = false)
     {
-        return kind == ColorScaleKind::Log && signedValues ? ColorScaleKind::Linear : kind;
+        return difference || (kind == ColorScaleKind::Log && signedValues) ? ColorScaleKind::Linear : kind;
     }
 
     ColorScaleKind kind() const { return m_kind; }

@@ -59,6 +59,10 @@ void FigureRenderer::buildSet()
                     addTile(set.map(0, l, h), l, h);
                     continue;
                 }
+                if (set.isSigned()) { // a difference, pooled by magnitude (its maps fit in memory)
+                    addPooledTile(poolSigned(set.map(0, l, h), kMaxTileSide), l, h);
+                    continue;
+                }
                 SetPoolOptions options;
                 options.bins = kMaxTileSide;
                 options.head = h;
@@ -92,7 +96,9 @@ void FigureRenderer::addTile(const MatrixF &values, int layer, int head)
         d.columnLabels = labelsOf(set.keyWordLabels(), owned->cols());
     } else if (pool) {
         // core's pooling: cell a covers rows [floor(a*T/N), floor((a+1)*T/N)), as everywhere.
-        return addPooledTile(poolMatrix(values, kMaxTileSide, PoolMode::Max), layer, head);
+        return addPooledTile(set.isSigned() ? poolSigned(values, kMaxTileSide)
+                                            : poolMatrix(values, kMaxTileSide, PoolMode::Max),
+                             layer, head);
     } else {
         *owned = values;
         d.rowLabels = labelsOf(set.queryTokens, values.rows());
@@ -130,24 +136,26 @@ void FigureRenderer::pushTile(HeatmapData d, std::shared_ptr<MatrixF> owned, int
 
 void FigureRenderer::finishTileRanges()
 {
-    auto maxOf = [](const HeatmapData &d) {
+    // A difference (a signed set): every tile on one scale symmetric around 0, so tiles compare.
+    const bool difference = m_shown.set.isSigned();
+    auto maxOf = [difference](const HeatmapData &d) {
         double best = 0.0;
         for (Eigen::Index r = 0; r < d.rows(); ++r)
             for (Eigen::Index c = 0; c < d.cols(); ++c)
                 if (d.isAllowed(r, c) && std::isfinite((*d.values)(r, c)))
-                    best = std::max(best, double((*d.values)(r, c)));
+                    best = std::max(best, difference ? std::abs(double((*d.values)(r, c))) : double((*d.values)(r, c)));
         return best;
     };
+    const ScaleScope scope = difference ? ScaleScope::Shared : m_options.scale;
     double shared = 0.0;
-    if (m_options.scale == ScaleScope::Shared)
+    if (scope == ScaleScope::Shared)
         for (const HeatmapData &d : m_data)
             shared = std::max(shared, maxOf(d));
     for (HeatmapData &d : m_data) {
-        const double m = m_options.scale == ScaleScope::Absolute ? 1.0
-                         : m_options.scale == ScaleScope::Shared ? shared
-                                                                 : maxOf(d);
-        d.rangeMin = 0.0;
+        const double m = scope == ScaleScope::Absolute ? 1.0 : scope == ScaleScope::Shared ? shared : maxOf(d);
         d.rangeMax = m > 0.0 ? m : 1.0;
+        d.rangeMin = difference ? -d.rangeMax : 0.0;
+        d.signedValues = d.difference = difference;
     }
     // The grid has one colour bar: one scale over every tile's values.
     if (m_options.view == FigureView::Model && m_options.scale != ScaleScope::PerHead)

@@ -93,7 +93,11 @@ void FigureRenderer::buildLayer()
     const auto add = [this](int head, HeatmapQuantity quantity) {
         if (!m_layer.scores())
             quantity = HeatmapQuantity::Weights; // a set's maps are weights
-        HeatmapData d = HeatmapData::of(m_layer, head, quantity, m_options.scale);
+        // A difference: the enlarged head on its own ±max|value|, a grid's tiles on the layer's.
+        const ScaleScope scope = !m_layer.set.isSigned()               ? m_options.scale
+                                 : m_options.view == FigureView::Heads ? ScaleScope::Shared
+                                                                       : ScaleScope::PerHead;
+        HeatmapData d = HeatmapData::of(m_layer, head, quantity, scope);
         if (!d.allowed && m_allowed && m_allowed->rows() == d.rows() && m_allowed->cols() == d.cols())
             d.allowed = m_allowed.get(); // a pooled block's cells with no allowed key
         m_data.push_back(std::move(d));

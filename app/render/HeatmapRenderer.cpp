@@ -78,8 +78,11 @@ HeatmapData HeatmapData::of(const ShownAttention &shown, int head, HeatmapQuanti
     if (!source || source->empty())
         return d;
     const auto &all = *source;
+    // A signed set's maps (a difference) are ranged as scores are: by their largest |value|.
+    const bool difference = !scores && shown.set.isSigned();
+    const bool symmetric = scores || difference;
     const TraceRanges *ranges = shown.ranges();
-    if (ranges && (ranges->maxWeight.size() != all.size() || (scores && ranges->maxAbsScore.size() != all.size())))
+    if (ranges && (ranges->maxWeight.size() != all.size() || (symmetric && ranges->maxAbsScore.size() != all.size())))
         ranges = nullptr; // not this layer's
     const bool mean = head < 0 || head >= int(all.size());
     if (mean && ranges && !scores && ranges->meanWeights) {
@@ -119,25 +122,26 @@ HeatmapData HeatmapData::of(const ShownAttention &shown, int head, HeatmapQuanti
         d.rowLabels = labelsOf(shown.set.queryTokens, d.values->rows());
         d.columnLabels = labelsOf(shown.set.keyTokens, d.values->cols());
     }
-    d.signedValues = scores;
+    d.signedValues = symmetric;
+    d.difference = difference;
     d.maskFill = shown.maskFill();
     d.nonFinite = (!d.values->array().isFinite()).count();
     d.nanCount = d.nonFinite > 0 ? d.values->array().isNaN().count() : 0;
 
-    if (!scores && scope == ScaleScope::Absolute) {
+    if (!symmetric && scope == ScaleScope::Absolute) {
         d.rangeMin = 0.0;
         d.rangeMax = 1.0;
         return d;
     }
     double m = 0.0;
-    if (ranges && !(mean && scores)) {
+    if (ranges && !(mean && symmetric)) {
         // Precomputed on the worker: per head, over all heads, or the mean's.
         if (mean)
             m = ranges->meanMaxWeight;
         else if (scope == ScaleScope::PerHead)
-            m = scores ? ranges->maxAbsScore[size_t(head)] : ranges->maxWeight[size_t(head)];
+            m = symmetric ? ranges->maxAbsScore[size_t(head)] : ranges->maxWeight[size_t(head)];
         else
-            m = scores ? ranges->maxAbsScoreOverHeads() : ranges->maxWeightOverHeads();
+            m = symmetric ? ranges->maxAbsScoreOverHeads() : ranges->maxWeightOverHeads();
     } else {
         std::vector<const MatrixF *> range;
         if (scope == ScaleScope::PerHead || mean)
@@ -146,16 +150,17 @@ HeatmapData HeatmapData::of(const ShownAttention &shown, int head, HeatmapQuanti
             for (const MatrixF &v : all)
                 range.push_back(&v);
         // Scores come before the mask: every cell has a value, so every cell sets the range.
-        m = scores ? maxOver(range, nullptr, true) : maxOver(range, d.allowed, false);
+        m = symmetric ? maxOver(range, nullptr, true) : maxOver(range, d.allowed, false);
     }
     d.rangeMax = m > 0.0 ? m : 1.0;
-    d.rangeMin = scores ? -d.rangeMax : 0.0;
+    d.rangeMin = symmetric ? -d.rangeMax : 0.0;
     return d;
 }
 
 HeatmapRenderer::HeatmapRenderer(const HeatmapData &data, const HeatmapOptions &options)
     : m_data(data), m_options(options),
-      m_map(data.signedValues && options.colorMap != ColorMapKind::Grey ? ColorMapKind::Diverging : options.colorMap)
+      m_map(data.difference || (data.signedValues && options.colorMap != ColorMapKind::Grey) ? ColorMapKind::Diverging
+                                                                                             : options.colorMap)
 {
 }
 
@@ -219,12 +224,13 @@ QRgb HeatmapRenderer::colorFor(double value) const
 HeatmapData HeatmapData::block(const QRect &range, ColorScaleKind kind) const
 {
     const QRect r = range.intersected(QRect(0, 0, int(cols()), int(rows())));
-    const ColorScaleKind k = ColorScale::effectiveKind(kind, signedValues);
+    const ColorScaleKind k = ColorScale::effectiveKind(kind, signedValues, difference);
     if (values && (!scale || scale->kind() != k))
         scale = std::make_shared<const ColorScale>(ColorScale::build(k, {this}));
     HeatmapData b;
     b.title = title;
     b.signedValues = signedValues;
+    b.difference = difference;
     b.rangeMin = rangeMin;
     b.rangeMax = rangeMax;
     b.maskFill = maskFill;
@@ -255,7 +261,7 @@ HeatmapData HeatmapData::block(const QRect &range, ColorScaleKind kind) const
 const ColorScale &HeatmapRenderer::scale() const
 {
     // Scores have no log scale: the data's cached scale is the linear one then.
-    const ColorScaleKind kind = ColorScale::effectiveKind(m_options.colorScale, m_data.signedValues);
+    const ColorScaleKind kind = ColorScale::effectiveKind(m_options.colorScale, m_data.signedValues, m_data.difference);
     if (!m_data.scale || m_data.scale->kind() != kind)
         m_data.scale = std::make_shared<const ColorScale>(ColorScale::build(kind, {&m_data}));
     return *m_data.scale;

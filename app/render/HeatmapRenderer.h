@@ -44,6 +44,10 @@ struct HeatmapData {
     QStringList columnLabels;            // keys
     QString title;
     bool signedValues = false; // scores: diverging scale around 0
+    // A signed set's values (a comparison's B − A, AttentionSet::isSigned): drawn with the
+    // diverging map on a linear scale symmetric around 0, whatever map and scale the user chose
+    // for weights, so that 0 is white and the signs are blue and red.
+    bool difference = false;
     double rangeMin = 0.0;
     double rangeMax = 1.0;
     MaskFill maskFill = MaskFill::NegInf; // decides what a masked cell of an empty row holds

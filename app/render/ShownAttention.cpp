@@ -1,6 +1,9 @@
 #include "app/render/ShownAttention.h"
 
 #include "core/analysis/AttentionStats.h"
+#include "core/analysis/Pooling.h"
+
+#include <cmath>
 
 namespace attnscope {
 
@@ -127,6 +130,16 @@ Eigen::Index ShownAttention::shownKeys() const
     return w && !w->empty() ? w->front().cols() : 0;
 }
 
+MatrixF poolSigned(const MatrixF &map, std::int64_t bins)
+{
+    const MatrixF up = poolMatrix(map, bins, PoolMode::Max);
+    const MatrixF down = poolMatrix(MatrixF(-map), bins, PoolMode::Max);
+    MatrixF out(up.rows(), up.cols());
+    for (Eigen::Index i = 0; i < out.size(); ++i)
+        out.data()[i] = up.data()[i] >= down.data()[i] ? up.data()[i] : -down.data()[i];
+    return out;
+}
+
 std::shared_ptr<const LayerMaps> readLayer(const ShownAttention &shown, int layer, const std::atomic<bool> *cancel)
 {
     auto out = std::make_shared<LayerMaps>();
@@ -141,6 +154,16 @@ std::shared_ptr<const LayerMaps> readLayer(const ShownAttention &shown, int laye
                                               : set.map(0, out->layer, h));
     }
     out->ranges = TraceRanges::ofWeights(out->weights);
+    if (set.isSigned()) {
+        // A difference is ranged by its largest |value|, as scores are (HeatmapData::of).
+        for (const MatrixF &m : out->weights) {
+            double top = 0.0;
+            for (Eigen::Index i = 0; i < m.size(); ++i)
+                if (std::isfinite(m.data()[i]))
+                    top = std::max(top, std::abs(double(m.data()[i])));
+            out->ranges.maxAbsScore.push_back(top);
+        }
+    }
     return out;
 }
 

@@ -97,6 +97,11 @@ struct ShownAttention {
     Eigen::Index shownKeys() const;
 };
 
+// A map max-pooled into at most bins x bins blocks (core's pooling) by magnitude, the sign kept:
+// a signed set's (a difference's) strongest change in a block survives whichever its sign, where
+// max-pooling would keep only the largest positive value.
+MatrixF poolSigned(const MatrixF &map, std::int64_t bins);
+
 // Reads one layer of a set as the views draw it (LayerMaps); stops early, returning null, once
 // `cancel` is set.
 std::shared_ptr<const LayerMaps> readLayer(const ShownAttention &shown, int layer, const std::atomic<bool> *cancel);

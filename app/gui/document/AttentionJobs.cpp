@@ -41,7 +41,14 @@ Pooled pool(const ShownAttention &source, int layer, int head, int size, RowProg
 {
     const AttentionSet &set = source.set;
     Pooled p;
-    if (source.merges()) {
+    if (set.isSigned() && !source.merges()) {
+        // A difference: pooled by magnitude, so a negative change shows (its maps fit in memory:
+        // compareSets held them all).
+        const std::int64_t end = lastKey < 0 ? set.keys() : lastKey;
+        p.cells = poolSigned(set.map(0, layer, head).middleCols(firstKey, end - firstKey), size);
+        progress.done += set.queries() - 1;
+        progress.step();
+    } else if (source.merges()) {
         const MatrixD map = source.shownMap(layer, head);
         const Eigen::Index end = lastKey < 0 ? map.cols() : Eigen::Index(lastKey);
         const MatrixD keys = map.middleCols(firstKey, end - firstKey);
@@ -88,12 +95,20 @@ Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, Scale
     }
     const std::int64_t keys = source.merges() ? std::int64_t(source.set.keyWordLabels().size()) : set.keys();
     out.sinkApart = sinkApart && keys > 1;
-    const ColorMap map(colorMap);
-    // A map as the heatmap renderer sees it: its cells over [0, top].
-    const auto asData = [](const Pooled &p, double top) {
+    // A difference (a signed set, a comparison's B − A): diverging around 0, every map on the
+    // set's ±max|value| unless each has its own.
+    const bool difference = set.isSigned();
+    if (difference && scope == ScaleScope::Absolute)
+        scope = ScaleScope::Shared;
+    out.sinkApart = out.sinkApart && !difference; // a sink's mass is a weight, not a difference
+    const ColorMap map(difference ? ColorMapKind::Diverging : colorMap);
+    // A map as the heatmap renderer sees it: its cells over [0, top] (a difference's over ±top).
+    const auto asData = [difference](const Pooled &p, double top) {
         HeatmapData d;
         d.values = &p.cells;
         d.rangeMax = top > 0.0 ? top : 1.0;
+        d.rangeMin = difference ? -d.rangeMax : 0.0;
+        d.signedValues = d.difference = difference;
         return d;
     };
     auto paint = [&](const Pooled &p, const ColorScale &scale) {
@@ -120,6 +135,8 @@ Thumbnails thumbnails(const ShownAttention &source, ColorMapKind colorMap, Scale
             if (cancel.load(std::memory_order_relaxed))
                 return {};
             Pooled p = pool(source, l, h, size, progress, out.sinkApart ? 1 : 0);
+            if (difference) // ranged by magnitude
+                p.max = p.cells.size() ? p.cells.array().abs().maxCoeff() : 0.0f;
             if (out.sinkApart) {
                 // The first key on its own, over [0, 1]: its weight is the sink mass, not a detail to scale.
                 RowProgress none;

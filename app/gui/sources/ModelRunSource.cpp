@@ -8,6 +8,7 @@
 #include "app/render/ErrorText.h"
 #include "core/formats/TraceExport.h"
 
+#include <QAction>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -17,6 +18,8 @@
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QScrollArea>
+#include <QMenu>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace attnscope {
@@ -56,8 +59,15 @@ private:
 
 ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
     : SetSource(host, parent), m_jobs(new ModelController(this)), m_textRow(new QWidget), m_text(new QLineEdit),
-      m_hint(plainLabel()), m_generation(new GenerationController(this)), m_panel(new GenerationPanel)
+      m_hint(plainLabel()), m_compare(new QAction(tr("Compare With Another &Text…"), this)),
+      m_generation(new GenerationController(this)), m_panel(new GenerationPanel)
 {
+    m_compare->setObjectName(QStringLiteral("compareWithAnotherText"));
+    m_compare->setToolTip(tr("This text on this model as A, and another text to type as B: the views then show "
+                             "B − A, head by head."));
+    m_compare->setVisible(false);
+    host.viewMenu->insertAction(host.viewMenuSlot, m_compare);
+    connect(m_compare, &QAction::triggered, this, &ModelRunSource::compareRequested);
     m_jobs->setBackendHost(host.backend); // runs on the backend the user chose
     m_text->setObjectName(QStringLiteral("modelText"));
     m_text->setPlaceholderText(tr("Type any text: the model reads it as you type, in any language"));
@@ -74,6 +84,11 @@ ModelRunSource::ModelRunSource(SourceHost &host, QObject *parent)
     row->addWidget(label);
     row->addWidget(m_text, 1);
     row->addWidget(m_hint);
+    auto *compare = new QToolButton;
+    compare->setObjectName(QStringLiteral("compareWithAnotherTextButton"));
+    compare->setDefaultAction(m_compare);
+    compare->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    row->addWidget(compare);
     m_textRow->hide();
     host.central->insertWidget(0, m_textRow);
     // The Generation dock, on the right beside the views; shown while this source is in front.
@@ -193,6 +208,7 @@ void ModelRunSource::setInFront(bool front)
     m_textRow->setVisible(front);
     if (m_dock)
         m_dock->setVisible(front);
+    m_compare->setVisible(front);
 }
 
 void ModelRunSource::showRun(const ModelPtr &model, ModelRunPtr run, const AttentionSet &set)

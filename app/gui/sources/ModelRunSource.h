@@ -34,6 +34,9 @@ public:
     void load(const QString &dir);
     ModelController *jobs() const { return m_jobs; }
     ModelRunPtr run() const { return m_run; }
+    ModelPtr shownModel() const { return m_model; } // the model whose run is shown
+    // "Compare With Another Text…" (beside the text box and in the View menu): compareRequested().
+    QAction *compareAction() const { return m_compare; }
     QLineEdit *textEdit() const { return m_text; }
     // Beside the text box: the heads worth a look, where the model is one AttnScope knows (the
     // built-in example); empty otherwise.
@@ -50,6 +53,9 @@ public:
 signals:
     void runShown(attnscope::ModelRunPtr run);
     void generationShown(attnscope::GenerationShotPtr shot); // the views show this step
+    // The user asked to compare this text with another on the same model (the window opens the
+    // comparison: ComparisonSource).
+    void compareRequested();
 
 protected:
     QString origin() const override { return m_summary; }
@@ -66,6 +72,7 @@ private:
     QPointer<QWidget> m_textRow; // "Text:", the box and the hint (in the window's layout, which may go first)
     QLineEdit *m_text;
     QLabel *m_hint;
+    QAction *m_compare;
     ModelPtr m_model; // the model whose run is shown
     ModelRunPtr m_run;
     QString m_loadedDir; // the folder of the model loaded last

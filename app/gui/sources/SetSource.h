@@ -45,7 +45,7 @@ protected:
     bool inFront() const { return m_front; }
     // Says the set was opened: remembered in File > Open Recent and as the last folder, said in
     // the status bar, and opened() emitted.
-    void announce();
+    virtual void announce();
     // What the status bar names as the set's origin ("Attention file: npz, float16").
     virtual QString origin() const = 0;
 

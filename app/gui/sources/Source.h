@@ -45,7 +45,7 @@ struct SourceHost {
 };
 
 // Where the attention a window shows comes from: a project being edited, an attention file, a
-// model run (and next: a comparison of two, a growing generation, a Q/K dump). A source brings
+// model run, a comparison of two (and next: a growing generation, a Q/K dump). A source brings
 // its set (the views' ShownAttention) and its own toolbars, docks and widgets; the window hosts
 // one at a time and knows no source's kind. A source being opened (a file read, a model loaded)
 // says ready() or failed() before the window shows it, so a failed open changes nothing.
@@ -87,6 +87,9 @@ signals:
     void shown();                                             // the views show new contents
     void opened(const QString &path); // in front, from this file or folder (a new one each time)
     void titleChanged();
+    // Asks the window to show (layer, head) in the heads grid and the enlarged head (a row of a
+    // source's own table activated).
+    void headRequested(int layer, int head);
 
 protected:
     SourceHost &m_host;

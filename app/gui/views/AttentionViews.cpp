@@ -154,6 +154,7 @@ void AttentionViews::setCurrentHead(int head)
     m_headView->setHead(head);
     m_lines->setHead(head);
     m_teaching->setHead(head);
+    emit currentHeadChanged(head);
 }
 
 int AttentionViews::currentHead() const
@@ -197,6 +198,17 @@ void AttentionViews::refreshSetViews(const ShownAttention &source, bool always)
 {
     m_setSource = source;
     m_modelView->setLayerFacts(source.set.layerFacts);
+    // A difference (a comparison's B − A) is no attention: lines as thick as a weight, entropy,
+    // sink mass and rollout of it mean nothing, so those tabs go while one is shown (the
+    // comparison brings its own table).
+    const bool weights = !source.set.isSigned();
+    m_tabs->setTabVisible(m_tabs->indexOf(m_lines), weights); // lines as thick as a weight
+    m_tabs->setTabVisible(m_tabs->indexOf(m_statsTable), weights);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_rolloutView), weights);
+    if (!weights) {
+        m_statsTable->setStatistics(nullptr);
+        m_rolloutView->clear();
+    }
     if (!always && !setViewInFront()) {
         m_setViewsDirty = true;
         return;
@@ -206,6 +218,8 @@ void AttentionViews::refreshSetViews(const ShownAttention &source, bool always)
         return;
     m_thumbnailLook = {-1, -1, -1, -1};
     requestThumbnails();
+    if (!weights)
+        return;
     m_jobs->requestStatistics(source.set);
     m_jobs->requestRollout(source);
 }

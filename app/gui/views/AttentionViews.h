@@ -81,6 +81,7 @@ public:
 
 signals:
     void headActivated(int head);               // in the heads grid (made current here)
+    void currentHeadChanged(int head);          // setCurrentHead(), whoever asked
     void setHeadActivated(int layer, int head); // in the model view or the statistics
     // The model view, the statistics or the rollout received new contents.
     void setViewsUpdated();

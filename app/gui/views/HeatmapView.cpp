@@ -32,6 +32,12 @@ QString number(double v)
     return QString::number(v, 'g', 5);
 }
 
+// A difference with its sign, "+0.012" or "-0.034".
+QString signedNumber(double v)
+{
+    return v > 0 && std::isfinite(v) ? QLatin1Char('+') + number(v) : number(v);
+}
+
 } // namespace
 
 HeatmapView::HeatmapView(QWidget *parent)
@@ -164,8 +170,9 @@ const HeatmapData &HeatmapView::data() const
         m_data = HeatmapData();
         const int heads = m_shown.heads();
         if (heads > 0)
-            m_data =
-                HeatmapData::of(m_shown, m_head >= heads ? heads - 1 : m_head, m_settings.quantity, m_settings.scope);
+            // A difference (a signed set): the map on its own scale, ±max|value| around 0.
+            m_data = HeatmapData::of(m_shown, m_head >= heads ? heads - 1 : m_head, m_settings.quantity,
+                                     m_shown.set.isSigned() ? ScaleScope::PerHead : m_settings.scope);
     }
     return m_data;
 }
@@ -239,6 +246,12 @@ QString HeatmapView::cellDescription(int query, int key) const
         return {};
     const QString q = m_data.rowLabels.value(query), k = m_data.columnLabels.value(key);
     QString text = tr("Query %1 \"%2\" \u2192 key %3 \"%4\"").arg(query).arg(q).arg(key).arg(k);
+    if (m_shown.set.isSigned()) // a comparison's B − A, with its sign
+        return text + QLatin1Char('\n') +
+               (m_head < 0 || m_head >= m_shown.heads()
+                    ? tr("mean difference over heads (B \u2212 A): %1").arg(signedNumber((*m_data.values)(query, key)))
+                    : tr("difference B \u2212 A = %1")
+                          .arg(signedNumber((*m_shown.weights())[size_t(m_head)](query, key))));
     if (m_head < 0 || m_head >= m_shown.heads()) {
         return text + QLatin1Char('\n') + tr("mean weight over heads: %1").arg(number((*m_data.values)(query, key)));
     }
@@ -476,7 +489,9 @@ void HeadsGridView::ensureData() const
     m_data.clear();
     for (int h = 0; h < m_shown.heads(); ++h)
         // The ranges come computed from the worker: no pass over every head per tile.
-        m_data.push_back(HeatmapData::of(m_shown, h, m_settings.quantity, m_settings.scope));
+        // A difference: every tile on the layer's ±max|value|, so that tiles compare.
+        m_data.push_back(HeatmapData::of(m_shown, h, m_settings.quantity,
+                                         m_shown.set.isSigned() ? ScaleScope::Shared : m_settings.scope));
 }
 
 void HeadsGridView::setCurrentHead(int head)

@@ -5,11 +5,13 @@
 #include "app/gui/document/AttentionController.h"
 #include "app/gui/document/Autosave.h"
 #include "app/gui/document/ExampleModel.h"
+#include "app/gui/sources/ComparisonSource.h"
 #include "app/gui/sources/FileSource.h"
 #include "app/gui/sources/ModelRunSource.h"
 #include "app/gui/sources/ProjectSource.h"
 #include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/BackendMenu.h"
+#include "app/gui/views/CompareDialog.h"
 #include "app/gui/views/Examples.h"
 #include "app/gui/views/FigureActions.h"
 #include "app/gui/views/HelpMenu.h"
@@ -30,6 +32,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QIcon>
+#include <QLineEdit>
 #include <QMap>
 #include <QMenuBar>
 #include <QMimeData>
@@ -122,6 +125,10 @@ void MainWindow::createMenus()
                             openModel(dialog.chosenDir());
                     })
         ->setObjectName(QStringLiteral("openModel"));
+    QAction *compare = file->addAction(tr("&Compare…"), this, &MainWindow::compare);
+    compare->setObjectName(QStringLiteral("compareAction"));
+    compare->setToolTip(tr("Two runs side by side and as their difference: two texts on one model, one text on "
+                           "two models of the same shape, or two attention files."));
     m_openHead = file->addAction(tr("Open This Head in the &Editor"), this, [this] {
         openHeadInEditor(m_host.views->modelView()->currentLayer(), m_host.views->modelView()->currentHead());
     });
@@ -194,6 +201,7 @@ void MainWindow::adopt(Source *source)
     connect(source, &Source::shown, this, &MainWindow::attentionShown);
     connect(source, &Source::opened, this, &MainWindow::attentionOpened);
     connect(source, &Source::titleChanged, this, &MainWindow::updateTitle);
+    connect(source, &Source::headRequested, this, &MainWindow::activateHead);
 }
 
 void MainWindow::updateTitle()
@@ -230,9 +238,48 @@ bool MainWindow::openModel(const QString &dir)
         model = new ModelRunSource(m_host, this);
         adopt(model);
         connect(model, &ModelRunSource::runShown, this, &MainWindow::modelRunShown);
+        // The model and its text as A, the same text as B to be edited.
+        connect(model, &ModelRunSource::compareRequested, this, [this, model] {
+            if (!model->attention())
+                return;
+            ComparisonSide side;
+            side.path = model->attention()->path;
+            side.text = model->textEdit()->text();
+            side.model = model->shownModel();
+            openComparison(side, side);
+        });
     }
     model->load(dir);
     return true;
+}
+
+bool MainWindow::openComparison(const ComparisonSide &a, const ComparisonSide &b)
+{
+    for (const auto &[side, name] : {std::pair{&a, tr("A")}, std::pair{&b, tr("B")}}) {
+        const QString problem = side->problem(name);
+        if (!problem.isEmpty()) {
+            m_host.status->error(problem);
+            return false;
+        }
+    }
+    adopt(new ComparisonSource(m_host, a, b, this));
+    return true;
+}
+
+void MainWindow::compare()
+{
+    if (!maybeSave())
+        return;
+    // From the model and text in front, where one is: B starts as A, to be edited.
+    ComparisonSide a;
+    if (ModelRunSource *model = modelSource(); model && model->attention()) {
+        a.path = model->attention()->path;
+        a.text = model->textEdit()->text();
+    }
+    auto *dialog = new CompareDialog(a, a, m_host.lastDir, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] { openComparison(dialog->side(0), dialog->side(1)); });
+    dialog->open();
 }
 
 bool MainWindow::openExampleModel(ExampleModelId which)
@@ -300,6 +347,11 @@ SetSource *MainWindow::setSource() const
 ModelRunSource *MainWindow::modelSource() const
 {
     return qobject_cast<ModelRunSource *>(m_pending ? m_pending.data() : m_source);
+}
+
+ComparisonSource *MainWindow::comparisonSource() const
+{
+    return qobject_cast<ComparisonSource *>(m_pending ? m_pending.data() : m_source);
 }
 
 QString MainWindow::lastError() const

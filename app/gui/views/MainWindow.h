@@ -14,6 +14,8 @@ namespace attnscope {
 class AttentionController;
 class AttentionViews;
 class BackendMenu;
+class ComparisonSource;
+struct ComparisonSide;
 class FigureActions;
 class ModelRunSource;
 class PresentationMode;
@@ -47,6 +49,10 @@ public:
     // A built-in example model, after asking to save a modified project; false with a message
     // when it is not installed or the answer was Cancel.
     bool openExampleModel(ExampleModelId which = ExampleModelId::TinyGpt2);
+    // Two runs compared (ComparisonSource): shown once both are read and compared; false, with
+    // the side's problem in one line, when a side is not an attention file or a model folder
+    // with a text. A comparison that fails to open changes nothing (openFailed()).
+    bool openComparison(const ComparisonSide &a, const ComparisonSide &b);
     // Head `head` of layer `layer` of the source in front as a new, editable project.
     bool openHeadInEditor(int layer, int head);
     void newDocument();
@@ -62,8 +68,9 @@ public:
 
     Source *source() const { return m_source; } // in front
     ProjectSource *project() const { return m_project; }
-    SetSource *setSource() const;        // the file or model run in front, or null
-    ModelRunSource *modelSource() const; // the model run in front or being opened, or null
+    SetSource *setSource() const;               // the file or model run in front, or null
+    ModelRunSource *modelSource() const;        // the model run in front or being opened, or null
+    ComparisonSource *comparisonSource() const; // the comparison in front or being opened, or null
     AttentionViews *views() const { return m_host.views; }
     AttentionController *attentionController() const { return m_host.jobs; }
     WindowStatus *status() const { return m_host.status; }
@@ -107,6 +114,7 @@ private:
     void updateTitle();
     bool maybeSave();
     void open();
+    void compare(); // File > Compare…
     void fillRecentMenu(QMenu *menu);
     void fillExamplesMenu(QMenu *menu);
     void readSettings();
