@@ -880,6 +880,219 @@
     </message>
 </context>
 <context>
+    <name>attnscope::CompareDialog</name>
+    <message>
+        <source>Compare</source>
+        <translation>比较</translation>
+    </message>
+    <message>
+        <source>Compare two runs cell by cell: two texts on one model, one text on two models of the same shape, or two attention files. The views then show B − A.</source>
+        <translation>逐格比较两次运行：同一模型上的两段文本、同形状的两个模型上的同一段文本，或两个注意力文件。各视图随后显示 B − A。</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+    <message>
+        <source>An attention file (.npy, .npz, .safetensors) or a model folder</source>
+        <translation>注意力文件（.npy、.npz、.safetensors）或模型文件夹</translation>
+    </message>
+    <message>
+        <source>File…</source>
+        <translation>文件…</translation>
+    </message>
+    <message>
+        <source>Folder…</source>
+        <translation>文件夹…</translation>
+    </message>
+    <message>
+        <source>&amp;Run:</source>
+        <translation>运行(&amp;R)：</translation>
+    </message>
+    <message>
+        <source>The text a model folder reads</source>
+        <translation>模型文件夹读入的文本</translation>
+    </message>
+    <message>
+        <source>&amp;Text:</source>
+        <translation>文本(&amp;T)：</translation>
+    </message>
+    <message>
+        <source>Attention file</source>
+        <translation>注意力文件</translation>
+    </message>
+    <message>
+        <source>Attention files and Q/K dumps (*.npy *.npz *.safetensors attnscope-qk.json);;All files (*)</source>
+        <translation>注意力文件和 Q/K 转储 (*.npy *.npz *.safetensors attnscope-qk.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Model folder</source>
+        <translation>模型文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ComparisonSource</name>
+    <message>
+        <source>%1:</source>
+        <translation>%1：</translation>
+    </message>
+    <message>
+        <source>Text the model reads for %1</source>
+        <translation>模型为 %1 读入的文本</translation>
+    </message>
+    <message>
+        <source>Both texts must give as many tokens to be compared position by position; where their tokens differ, the labels say both (“cat→dog”).</source>
+        <translation>两段文本须切分出同样多的词元才能逐位置比较；词元不同之处，标签会同时写出两者（“cat→dog”）。</translation>
+    </message>
+    <message>
+        <source>B − A</source>
+        <translation>B − A</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+    <message>
+        <source>What every view shows (the heads, the enlarged head, the mean, the model view) and what Export Figure exports: the difference or either run.</source>
+        <translation>各视图（各头、放大的头、平均、模型视图）显示的内容，以及“导出图形”导出的内容：差值或其中一次运行。</translation>
+    </message>
+    <message>
+        <source>Show:</source>
+        <translation>显示：</translation>
+    </message>
+    <message>
+        <source>Side by side</source>
+        <translation>并排</translation>
+    </message>
+    <message>
+        <source>The current head of A, of B and of B − A next to each other, above the views.</source>
+        <translation>在视图上方并排显示 A、B 和 B − A 的当前头。</translation>
+    </message>
+    <message>
+        <source>Comparing %1 and %2…</source>
+        <translation>正在比较 %1 和 %2…</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>Memory ran out comparing A and B.</source>
+        <translation>比较 A 和 B 时内存不足。</translation>
+    </message>
+    <message>
+        <source>The views show the last comparison: A and B as they are now cannot be compared.</source>
+        <translation>各视图显示上一次的比较：A 和 B 现在的内容无法比较。</translation>
+    </message>
+    <message>
+        <source>Differences</source>
+        <translation>差异</translation>
+    </message>
+    <message>
+        <source>Every head&apos;s change from A to B, the most changed first; a click shows that head.</source>
+        <translation>每个头从 A 到 B 的变化，变化最大的在前；单击显示该头。</translation>
+    </message>
+    <message>
+        <source>Comparing %1 and %2</source>
+        <translation>比较 %1 和 %2</translation>
+    </message>
+    <message>
+        <source>Comparison on %1 — AttnScope</source>
+        <translation>%1 上的比较 — AttnScope</translation>
+    </message>
+    <message>
+        <source>Comparison of %1 and %2 — AttnScope</source>
+        <translation>%1 与 %2 的比较 — AttnScope</translation>
+    </message>
+    <message>
+        <source>comparison-a</source>
+        <translation>comparison-a</translation>
+    </message>
+    <message>
+        <source>comparison-b</source>
+        <translation>comparison-b</translation>
+    </message>
+    <message>
+        <source>comparison-difference</source>
+        <translation>comparison-difference</translation>
+    </message>
+    <message>
+        <source>Comparison of two texts on %1</source>
+        <translation>%1 上两段文本的比较</translation>
+    </message>
+    <message>
+        <source>Comparison: A %1, B %2</source>
+        <translation>比较：A %1，B %2</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::ComparisonStatsModel</name>
+    <message>
+        <source>The layer, from 0.</source>
+        <translation>层，从 0 开始。</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>The head, from 0.</source>
+        <translation>头，从 0 开始。</translation>
+    </message>
+    <message>
+        <source>Head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>Mean over query rows of half the summed |B − A|: 0 where each row attends alike, 1 where A&apos;s and B&apos;s rows attend to different keys.</source>
+        <translation>各查询行上 |B − A| 之和的一半的平均：每行关注相同时为 0，A 与 B 的行关注不同的键时为 1。</translation>
+    </message>
+    <message>
+        <source>Total variation</source>
+        <translation>总变差</translation>
+    </message>
+    <message>
+        <source>The largest |B − A| of any cell.</source>
+        <translation>所有格中最大的 |B − A|。</translation>
+    </message>
+    <message>
+        <source>Max |Δ|</source>
+        <translation>最大 |Δ|</translation>
+    </message>
+    <message>
+        <source>The mean |B − A| over every cell.</source>
+        <translation>所有格上 |B − A| 的平均。</translation>
+    </message>
+    <message>
+        <source>Mean |Δ|</source>
+        <translation>平均 |Δ|</translation>
+    </message>
+    <message>
+        <source>A&apos;s mean row entropy (natural log): high where a head spreads its attention.</source>
+        <translation>A 的平均行熵（自然对数）：头的注意力越分散越高。</translation>
+    </message>
+    <message>
+        <source>Entropy A</source>
+        <translation>熵 A</translation>
+    </message>
+    <message>
+        <source>B&apos;s mean row entropy (natural log).</source>
+        <translation>B 的平均行熵（自然对数）。</translation>
+    </message>
+    <message>
+        <source>Entropy B</source>
+        <translation>熵 B</translation>
+    </message>
+</context>
+<context>
     <name>attnscope::ComputeController</name>
     <message>
         <source>out of memory while computing (%1 of intermediate tensors): make the project smaller</source>
@@ -2605,6 +2818,14 @@
         <source>masked (outside the sliding window of %1 keys): weight = 0</source>
         <translation>已掩码（在 %1 个键的滑动窗口之外）：权重 = 0</translation>
     </message>
+    <message>
+        <source>mean difference over heads (B − A): %1</source>
+        <translation>各头平均差值（B − A）：%1</translation>
+    </message>
+    <message>
+        <source>difference B − A = %1</source>
+        <translation>差值 B − A = %1</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::Language</name>
@@ -2710,6 +2931,22 @@
     <message>
         <source>Projects, attention files and Q/K dumps (*.attnscope.json *.json *.npy *.npz *.safetensors);;AttnScope projects (*.attnscope.json *.json);;Attention files (*.npy *.npz *.safetensors);;Q/K dumps (attnscope-qk.json);;All files (*)</source>
         <translation>项目、注意力文件和 Q/K 转储 (*.attnscope.json *.json *.npy *.npz *.safetensors);;AttnScope 项目 (*.attnscope.json *.json);;注意力文件 (*.npy *.npz *.safetensors);;Q/K 转储 (attnscope-qk.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>&amp;Compare…</source>
+        <translation>比较(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>Two runs side by side and as their difference: two texts on one model, one text on two models of the same shape, or two attention files.</source>
+        <translation>并排显示两次运行及其差值：同一模型上的两段文本、同形状的两个模型上的同一段文本，或两个注意力文件。</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
     </message>
 </context>
 <context>
@@ -3138,6 +3375,14 @@ Hatched: masked by the causal or padding part.</source>
     <message>
         <source>There is no generation to save.</source>
         <translation>没有可保存的生成结果。</translation>
+    </message>
+    <message>
+        <source>Compare With Another &amp;Text…</source>
+        <translation>与另一段文本比较(&amp;T)…</translation>
+    </message>
+    <message>
+        <source>This text on this model as A, and another text to type as B: the views then show B − A, head by head.</source>
+        <translation>以本模型上的这段文本为 A，另输入一段文本为 B：各视图随后逐头显示 B − A。</translation>
     </message>
 </context>
 <context>
@@ -3703,6 +3948,13 @@ revision %2</source>
     <message>
         <source>Long attention, computed from queries and keys: heads open pooled (tab Head, pooled); the mouse wheel zooms to exact values.</source>
         <translation>长注意力，由查询和键计算：各头以池化方式显示（“头（池化）”标签页）；用鼠标滚轮放大可看到精确值。</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::SideBySideView</name>
+    <message>
+        <source>B − A</source>
+        <translation>B − A</translation>
     </message>
 </context>
 <context>
