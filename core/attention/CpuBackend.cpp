@@ -1,6 +1,7 @@
 #include "core/attention/CpuBackend.h"
 
 #include "core/Gemm.h"
+#include "core/SimdClones.h"
 #include "core/attention/CpuThreads.h"
 #include "core/attention/HeadLayout.h"
 #include "core/attention/Mask.h"
@@ -63,13 +64,8 @@ std::vector<RowSpan> rowSpans(const MaskMatrix &allowed)
 }
 
 // The softmax's three passes over a row, written as plain loops the compiler vectorises, and
-// compiled for three instruction sets with one chosen at load time (GCC's target_clones): the
-// portable build is SSE2-only, where Eigen's exp took a quarter of a large compute.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define ATTNSCOPE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define ATTNSCOPE_SIMD_CLONES
-#endif
+// compiled for three instruction sets (core/SimdClones.h): the portable build is SSE2-only, where
+// Eigen's exp took a quarter of a large compute.
 
 ATTNSCOPE_SIMD_CLONES float rowMax(const float *x, Eigen::Index n)
 {

@@ -24,7 +24,8 @@ Result<DecoderCache> DecoderCache::start(const TransformerModel &model)
     return cache;
 }
 
-Result<CacheRows> DecoderCache::append(const std::vector<std::int32_t> &ids, const std::atomic<bool> *cancel)
+Result<CacheRows> DecoderCache::append(const std::vector<std::int32_t> &ids, CacheLogits which,
+                                       const std::atomic<bool> *cancel)
 {
     const TransformerModel &model = *m_model;
     const ModelConfig &c = model.config();
@@ -110,6 +111,8 @@ Result<CacheRows> DecoderCache::append(const std::vector<std::int32_t> &ids, con
             return failed(Error{"layer " + std::to_string(l) + ": the hidden state overflowed to Inf or NaN",
                                 ErrorKind::NonFinite});
     }
+    if (which == CacheLogits::LastRow && n > 1)
+        x = x.bottomRows(1).eval();
     auto logits = model.logits(model.finalHidden(x));
     if (!logits)
         return failed(logits.error());
@@ -304,7 +307,7 @@ std::string Generator::spelling(std::int32_t id) const
 
 Status Generator::run(const std::vector<std::int32_t> &ids, const std::atomic<bool> *cancel)
 {
-    auto rows = m_cache.append(ids, cancel);
+    auto rows = m_cache.append(ids, CacheLogits::LastRow, cancel);
     if (!rows)
         return rows.error();
     m_logits = rows->logits.row(rows->logits.rows() - 1);

@@ -14,10 +14,14 @@
 
 namespace attnscope {
 
+// Which new tokens' logits DecoderCache::append computes: every one, or only the last (what
+// generation chooses from; a prompt's other rows would cost a vocabulary of logits each).
+enum class CacheLogits { AllRows, LastRow };
+
 // What one call of DecoderCache::append gives for its n new tokens, the sequence then holding
 // first + n: each layer's and head's rows of the causal map (n by first + n, row i over keys
 // 0 .. first + i, zero beyond) and the next-token logits of each new token (n by vocab, after
-// any final soft-cap).
+// any final soft-cap; 1 by vocab, the last token's, for CacheLogits::LastRow).
 struct CacheRows {
     std::int64_t first = 0;
     std::vector<MatrixF> attentions; // [L·H], layer-major
@@ -43,7 +47,8 @@ public:
 
     // Runs the model on ids, appended after the cached tokens; refused past the model's
     // positions. Cancelled (kind Cancelled) between layers once `cancel` is set.
-    Result<CacheRows> append(const std::vector<std::int32_t> &ids, const std::atomic<bool> *cancel = nullptr);
+    Result<CacheRows> append(const std::vector<std::int32_t> &ids, CacheLogits logits = CacheLogits::AllRows,
+                             const std::atomic<bool> *cancel = nullptr);
 
     std::int64_t length() const { return m_length; }
     // Forgets every token from `length` on (a shorter sequence than length() only): the next

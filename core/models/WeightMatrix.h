@@ -13,12 +13,18 @@ namespace attnscope {
 // tensor of a memory-mapped checkpoint kept in its stored dtype (F32, F16, BF16) and converted a
 // block of stored rows at a time while a product needs it, the block's mapped pages released
 // after (design.md: a 1–3B model must fit a desktop's memory). A mapped nn.Linear weight is
-// stored [out, in], that is Mᵀ, and is used transposed without a copy.
+// stored [out, in], that is Mᵀ, and is used transposed without a copy. A product of at most
+// kFewRows rows of x (a generation step's one token) converts one stored row at a time into a
+// buffer the size of a row and takes its dot products there: no float32 block, no GEMM packing,
+// threads only for a large weight, and pages released only for a weight above the block size.
 class WeightMatrix
 {
 public:
     WeightMatrix() = default;
     WeightMatrix(MatrixF resident) : m_resident(std::move(resident)) {} // NOLINT: a matrix is a weight
+
+    // The most rows of x that a mapped weight's product takes one stored row at a time.
+    static constexpr Eigen::Index kFewRows = 8;
 
     // Stored rows x cols of `dtype` at `data` (kept valid by keepAlive); `transposed`: the
     // stored matrix is Mᵀ.
@@ -57,6 +63,14 @@ private:
     // x·Sᵀ and x·S for the stored matrix S.
     MatrixF storedRowsAsColumns(const MatrixF &x) const;
     MatrixF storedRowsAsInputs(const MatrixF &x) const;
+    // The same for x.rows() <= kFewRows, a stored row at a time (sums in another order).
+    MatrixF fewRowsAsColumns(const MatrixF &x) const;
+    MatrixF fewRowsAsInputs(const MatrixF &x) const;
+    // Stored values in float32: n values from `in`, as convertRows converts them.
+    void convertSpan(const unsigned char *in, float *out, std::int64_t n) const;
+    // Chunks of stored rows for `threads`: about a block each, a multiple of the threads in
+    // number; rows a multiple of `align`.
+    Eigen::Index chunkRows(int threads, Eigen::Index align) const;
     // Gives the pages of stored rows [first, first + count) back to the page cache.
     void release(Eigen::Index first, Eigen::Index count) const;
     // Stored rows per block: about m_blockBytes of float32.

@@ -14,6 +14,7 @@
 #include "core/models/WeightMatrix.h"
 
 #include <QDir>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -52,6 +53,68 @@ std::uint16_t floatToHalfExact(float &v)
     return std::uint16_t(sign | (e << 10) | fraction);
 }
 
+// A stored matrix as a checkpoint holds it in `dtype` (little-endian), and the float32 values
+// that converting it must give back.
+struct StoredBytes {
+    std::vector<unsigned char> bytes;
+    MatrixF exact;
+};
+
+StoredBytes storedAs(const QString &dtype, const MatrixF &stored)
+{
+    StoredBytes out;
+    out.exact.resize(stored.rows(), stored.cols());
+    for (Eigen::Index i = 0; i < stored.size(); ++i) {
+        float v = stored.data()[i];
+        std::uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        if (dtype == "F32") {
+            for (int b = 0; b < 4; ++b)
+                out.bytes.push_back((bits >> (8 * b)) & 0xff);
+        } else {
+            // BF16: the top half; F16: a value exactly representable (a multiple of 1/256, small).
+            const std::uint16_t half = dtype == "BF16" ? std::uint16_t(bits >> 16) : floatToHalfExact(v);
+            out.bytes.push_back(half & 0xff);
+            out.bytes.push_back(half >> 8);
+            const std::uint32_t wide = std::uint32_t(half) << 16;
+            std::memcpy(&v, &wide, 4);
+            if (dtype == "F16")
+                v = halfToFloat(half);
+        }
+        out.exact.data()[i] = v;
+    }
+    return out;
+}
+
+// Bytes in a file mapped privately, as a checkpoint is: released pages come back from the
+// file (released pages of heap memory would come back as zeros). Mapped while the pointer lives.
+std::shared_ptr<const unsigned char> mapBytes(const std::vector<unsigned char> &bytes, const QString &path)
+{
+    auto file = std::make_shared<QFile>(path);
+    const qint64 size = qint64(bytes.size());
+    if (!file->open(QIODevice::WriteOnly) || file->write(reinterpret_cast<const char *>(bytes.data()), size) != size)
+        return nullptr;
+    file->close();
+    if (!file->open(QIODevice::ReadOnly))
+        return nullptr;
+    const uchar *data = file->map(0, size, QFileDevice::MapPrivateOption);
+    if (!data)
+        return nullptr;
+    return std::shared_ptr<const unsigned char>(data, [file](const unsigned char *) {}); // unmapped with the file
+}
+
+// x·M in double, the reference the products are held to.
+MatrixD productInDouble(const MatrixF &x, const MatrixF &m)
+{
+    return x.cast<double>() * m.cast<double>();
+}
+
+// ||got - want|| / ||want|| (Frobenius).
+double relativeError(const MatrixF &got, const MatrixD &want)
+{
+    return (got.cast<double>() - want).norm() / std::max(want.norm(), 1e-300);
+}
+
 } // namespace
 
 class TestDecoders : public QObject
@@ -72,6 +135,11 @@ private slots:
     void wordsComeFromTheTokenizer();
     void mappedWeightsMultiplyAsInMemory_data();
     void mappedWeightsMultiplyAsInMemory();
+    void fewRowProductsEqualDouble_data();
+    void fewRowProductsEqualDouble();
+    void fewRowProductsOfALargeWeight_data();
+    void fewRowProductsOfALargeWeight();
+    void everyHalfConvertsAsHalfToFloat();
 };
 
 void TestDecoders::forwardMatchesReference_data()
@@ -338,27 +406,9 @@ void TestDecoders::mappedWeightsMultiplyAsInMemory()
     const Eigen::Index rows = 37, cols = 23; // M as used; stored cols x rows when transposed
     const MatrixF stored = initMatrix(transposed ? cols : rows, transposed ? rows : cols, InitKind::Gaussian, 7, 1.0);
     // The bytes as the checkpoint holds them, and M as the conversion must read it back.
-    std::vector<unsigned char> bytes;
-    MatrixF exact(stored.rows(), stored.cols());
-    for (Eigen::Index i = 0; i < stored.size(); ++i) {
-        float v = stored.data()[i];
-        std::uint32_t bits;
-        std::memcpy(&bits, &v, 4);
-        if (dtype == "F32") {
-            for (int b = 0; b < 4; ++b)
-                bytes.push_back((bits >> (8 * b)) & 0xff);
-        } else {
-            // BF16: the top half; F16: a value exactly representable (a multiple of 1/256, small).
-            const std::uint16_t half = dtype == "BF16" ? std::uint16_t(bits >> 16) : floatToHalfExact(v);
-            bytes.push_back(half & 0xff);
-            bytes.push_back(half >> 8);
-            const std::uint32_t wide = std::uint32_t(half) << 16;
-            std::memcpy(&v, &wide, 4);
-            if (dtype == "F16")
-                v = halfToFloat(half);
-        }
-        exact.data()[i] = v;
-    }
+    StoredBytes held = storedAs(dtype, stored);
+    std::vector<unsigned char> &bytes = held.bytes;
+    const MatrixF &exact = held.exact;
     const MatrixF m = transposed ? MatrixF(exact.transpose()) : exact;
     WeightMatrix w =
         WeightMatrix::mapped(bytes.data(), dtype.toStdString(), stored.rows(), stored.cols(), transposed, nullptr);
@@ -392,6 +442,95 @@ void TestDecoders::mappedWeightsMultiplyAsInMemory()
     const Status bad = w.checkFinite();
     QVERIFY(!bad);
     QVERIFY2(bad.message().find("value 30 is not a finite float32") == 0, bad.message().c_str());
+}
+
+void TestDecoders::fewRowProductsEqualDouble_data()
+{
+    mappedWeightsMultiplyAsInMemory_data();
+}
+
+// Up to kFewRows rows of x (a generation step) take a mapped weight one stored row at a time:
+// the products equal those of its float32 values in double, for 1 to 8 rows.
+void TestDecoders::fewRowProductsEqualDouble()
+{
+    QFETCH(QString, dtype);
+    QFETCH(bool, transposed);
+    const Eigen::Index rows = 37, cols = 23;
+    const MatrixF stored = initMatrix(transposed ? cols : rows, transposed ? rows : cols, InitKind::Gaussian, 12, 1.0);
+    const StoredBytes held = storedAs(dtype, stored);
+    const WeightMatrix w =
+        WeightMatrix::mapped(held.bytes.data(), dtype.toStdString(), stored.rows(), stored.cols(), transposed, nullptr);
+    const MatrixF m = w.toFloat();
+    QVERIFY(m == (transposed ? MatrixF(held.exact.transpose()) : held.exact));
+    for (Eigen::Index n = 1; n <= WeightMatrix::kFewRows; ++n) {
+        const MatrixF x = initMatrix(n, rows, InitKind::Gaussian, 20 + n, 1.0),
+                      xt = initMatrix(n, cols, InitKind::Gaussian, 40 + n, 1.0);
+        const MatrixF y = w.product(x), yt = w.productTransposed(xt);
+        QCOMPARE(y.rows(), n);
+        QCOMPARE(y.cols(), cols);
+        QCOMPARE(yt.rows(), n);
+        QCOMPARE(yt.cols(), rows);
+        const double e = relativeError(y, productInDouble(x, m)),
+                     et = relativeError(yt, productInDouble(xt, MatrixF(m.transpose())));
+        QVERIFY2(e <= 1e-5 && et <= 1e-5,
+                 qPrintable(QStringLiteral("%1 rows: x·M off by %2, x·Mᵀ by %3 (relative)").arg(n).arg(e).arg(et)));
+    }
+}
+
+void TestDecoders::fewRowProductsOfALargeWeight_data()
+{
+    mappedWeightsMultiplyAsInMemory_data();
+}
+
+// A weight large enough for the few-row products to share it between threads, and over the
+// block size, so that each chunk's pages are released after use: mapped from a file, the
+// released pages come back for the next product, which gives the same numbers.
+void TestDecoders::fewRowProductsOfALargeWeight()
+{
+    QFETCH(QString, dtype);
+    QFETCH(bool, transposed);
+    const Eigen::Index rows = 640, cols = 1700; // 1.09 million multiply-adds a row of x
+    const MatrixF stored = initMatrix(transposed ? cols : rows, transposed ? rows : cols, InitKind::Gaussian, 13, 1.0);
+    const StoredBytes held = storedAs(dtype, stored);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const auto mapped = mapBytes(held.bytes, dir.filePath(QStringLiteral("weight.bin")));
+    QVERIFY(mapped);
+    WeightMatrix w =
+        WeightMatrix::mapped(mapped.get(), dtype.toStdString(), stored.rows(), stored.cols(), transposed, mapped);
+    w.setBlockBytes(64 << 10); // about ten stored rows a chunk
+    const MatrixF m = transposed ? MatrixF(held.exact.transpose()) : held.exact;
+    for (const Eigen::Index n : {Eigen::Index(1), Eigen::Index(3), WeightMatrix::kFewRows}) {
+        const MatrixF x = initMatrix(n, rows, InitKind::Gaussian, 60 + n, 1.0),
+                      xt = initMatrix(n, cols, InitKind::Gaussian, 80 + n, 1.0);
+        const MatrixD want = productInDouble(x, m), wantT = productInDouble(xt, MatrixF(m.transpose()));
+        for (int pass = 0; pass < 2; ++pass) {
+            const double e = relativeError(w.product(x), want), et = relativeError(w.productTransposed(xt), wantT);
+            QVERIFY2(e <= 1e-5 && et <= 1e-5,
+                     qPrintable(QStringLiteral("%1 rows, pass %2: x·M off by %3, x·Mᵀ by %4 (relative)")
+                                    .arg(n)
+                                    .arg(pass)
+                                    .arg(e)
+                                    .arg(et)));
+        }
+    }
+}
+
+// F16 is converted by a branch-free loop (so that it vectorises): every one of the 65536 bit
+// patterns, NaNs, infinities and subnormals included, gives halfToFloat's float exactly.
+void TestDecoders::everyHalfConvertsAsHalfToFloat()
+{
+    std::vector<unsigned char> bytes;
+    for (std::uint32_t h = 0; h < 65536; ++h) {
+        bytes.push_back(h & 0xff);
+        bytes.push_back(h >> 8);
+    }
+    const MatrixF m = WeightMatrix::mapped(bytes.data(), "F16", 256, 256, false, nullptr).toFloat();
+    for (std::uint32_t h = 0; h < 65536; ++h) {
+        const float want = halfToFloat(std::uint16_t(h));
+        if (std::memcmp(&want, m.data() + h, 4) != 0)
+            QFAIL(qPrintable(QStringLiteral("half 0x%1: %2, halfToFloat %3").arg(h, 4, 16).arg(m.data()[h]).arg(want)));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestDecoders)

@@ -129,6 +129,44 @@ private slots:
         }
     }
 
+    void lastRowLogits_data()
+    {
+        QTest::addColumn<QString>("folder");
+        for (const char *f : {"decoders/qwen3-f32", "decoders/gemma2-bf16", "decoders/mistral-f16", "models/gpt2-f32"})
+            QTest::newRow(f) << QString::fromUtf8(f);
+    }
+
+    // CacheLogits::LastRow (what the generator asks for) gives one row of logits: the last row of
+    // what AllRows gives, for a prompt of 11 (its logits from the many-row products) and for one
+    // more token; the attention rows are those of every new token either way.
+    void lastRowLogits()
+    {
+        QFETCH(QString, folder);
+        auto model = TransformerModel::load(fixture(folder).toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        const QJsonObject expected =
+            QJsonDocument::fromJson(test::readAll(fixture(folder + "/expected.json"))).object();
+        std::vector<std::int32_t> ids = idsOf(expected["ids"].toArray());
+        QVERIFY(ids.size() >= 12);
+        ids.resize(12);
+        auto all = DecoderCache::start(*model), last = DecoderCache::start(*model);
+        QVERIFY(all && last);
+        const std::vector<std::vector<std::int32_t>> calls = {{ids.begin(), ids.begin() + 11}, {ids[11]}};
+        for (const std::vector<std::int32_t> &call : calls) {
+            auto a = all->append(call, CacheLogits::AllRows);
+            auto b = last->append(call, CacheLogits::LastRow);
+            QVERIFY2(a, a ? "" : a.message().c_str());
+            QVERIFY2(b, b ? "" : b.message().c_str());
+            QCOMPARE(a->logits.rows(), Eigen::Index(call.size()));
+            QCOMPARE(b->logits.rows(), Eigen::Index(1));
+            QCOMPARE(b->logits.cols(), a->logits.cols());
+            QCOMPARE(b->attentions.size(), a->attentions.size());
+            QCOMPARE(b->attentions.front().rows(), Eigen::Index(call.size()));
+            const float diff = (b->logits.row(0) - a->logits.row(a->logits.rows() - 1)).cwiseAbs().maxCoeff();
+            QVERIFY2(diff <= 1e-4f, qPrintable(QStringLiteral("last row's logits differ by %1").arg(diff)));
+        }
+    }
+
     void greedyEqualsReference_data()
     {
         QTest::addColumn<QString>("name");
