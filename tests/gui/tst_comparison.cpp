@@ -360,6 +360,7 @@ void TestComparison::comparesProjectWithSaved()
     ComparisonSource *c = other->comparisonSource();
     QVERIFY(c);
     QSignalSpy compared(c, &ComparisonSource::compared);
+    QSignalSpy sideShown(c, &ComparisonSource::sideBySideShown);
     QVERIFY2(compared.wait(60000), qPrintable(other->lastError()));
     QCOMPARE(other->source(), c);
     QCOMPARE(c->sideTitle(0), QStringLiteral("A: causal.attnscope.json"));
@@ -394,6 +395,7 @@ void TestComparison::comparesProjectWithSaved()
     QCOMPARE(w.document(), document);
     QVERIFY(document->isModified());
     QCOMPARE(document->project().problem.weights.q(0, 0), before + 0.75f);
+    QVERIFY(!sideShown.isEmpty() || sideShown.wait(30000)); // the side-by-side panel drawn
     QVERIFY(test::waitForRepaint(other));
     const QPixmap shot = other->screen()->grabWindow(other->winId());
     QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/comparison-project-with-saved.png")));
