@@ -2,12 +2,14 @@
 // on the built-in tiny-qwen3 model, B − A in the views equal to the two runs subtracted here, the
 // current head side by side, the statistics sorted by total variation, a refusal that keeps the
 // views, a first comparison that fails changing nothing, File > Compare…'s checks, the model
-// run's "Compare With Another Text…", and figures of A and of B − A. Screenshots in the build tree.
+// run's "Compare With Another Text…", a project's "Compare With Saved" (its file against its unsaved
+// edits, in a new window), and figures of A and of B − A. Screenshots in the build tree.
 
 #include "app/gui/document/AttentionJobs.h"
 #include "app/gui/document/ExampleModel.h"
 #include "app/gui/sources/ComparisonSource.h"
 #include "app/gui/sources/ModelRunSource.h"
+#include "app/gui/sources/ProjectSource.h"
 #include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/CompareDialog.h"
 #include "app/gui/views/ComparisonPanels.h"
@@ -22,6 +24,7 @@
 #include "../common/WindowTestUtil.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
@@ -35,6 +38,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUndoStack>
 
 #include <cmath>
 
@@ -79,6 +83,7 @@ private slots:
     void firstComparisonRefusedChangesNothing();
     void comparesTwoPrompts();
     void comparesWithAnotherTextOfTheModelRun();
+    void comparesProjectWithSaved();
     void longDifferenceThumbnailKeepsItsSign();
 };
 
@@ -97,7 +102,7 @@ void TestComparison::initTestCase()
 void TestComparison::dialogSaysWhatIsMissing()
 {
     CompareDialog dialog({}, {}, QDir::tempPath());
-    QCOMPARE(dialog.check(), QStringLiteral("A: choose an attention file or a model folder."));
+    QCOMPARE(dialog.check(), QStringLiteral("A: choose an attention file, a project or a model folder."));
     QVERIFY(!dialog.problemLabel()->isHidden());
     dialog.pathEdit(0)->setText(qwen3Dir());
     QVERIFY(dialog.textEdit(0)->isEnabled()); // a folder reads a text
@@ -317,6 +322,86 @@ void TestComparison::comparesWithAnotherTextOfTheModelRun()
     c->textEdit(1)->setText(kTextB);
     QVERIFY(compared.wait(60000));
     QVERIFY(!c->comparison()->difference.map(0, 0, 0).isZero(0.0));
+}
+
+void TestComparison::comparesProjectWithSaved()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("causal.attnscope.json"));
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openExample(QStringLiteral(":/examples/multihead-causal.attnscope.json")));
+    QVERIFY2(w.project()->saveTo(path), qPrintable(w.lastError()));
+    QAction *action = w.project()->compareWithSavedAction();
+    QVERIFY(!action->isEnabled()); // saved: nothing to compare
+    Document *document = w.document();
+    const float before = document->project().problem.weights.q(0, 0);
+    QVERIFY(document->setValue(MatrixId::Wq, 0, 0, before + 0.75f)); // an undoable edit
+    QVERIFY(document->isModified());
+    QVERIFY(action->isEnabled());
+
+    // A and B computed here, independently of the window: the file as saved, the edited project.
+    auto saved = readProjectFile(path.toStdString());
+    QVERIFY2(saved, saved ? "" : saved.message().c_str());
+    CpuBackend cpu;
+    auto traceA = cpu.compute(saved->problem), traceB = cpu.compute(document->project().problem);
+    QVERIFY(traceA && traceB);
+
+    const QList<QWidget *> windowsBefore = QApplication::topLevelWidgets();
+    action->trigger();
+    MainWindow *other = nullptr;
+    for (QWidget *widget : QApplication::topLevelWidgets())
+        if (auto *window = qobject_cast<MainWindow *>(widget); window && !windowsBefore.contains(widget))
+            other = window;
+    QVERIFY2(other, "Compare With Saved opened no new window");
+    const std::unique_ptr<MainWindow> closeOther(other);
+    ComparisonSource *c = other->comparisonSource();
+    QVERIFY(c);
+    QSignalSpy compared(c, &ComparisonSource::compared);
+    QSignalSpy sideShown(c, &ComparisonSource::sideBySideShown);
+    QVERIFY2(compared.wait(60000), qPrintable(other->lastError()));
+    QCOMPARE(other->source(), c);
+    QCOMPARE(c->sideTitle(0), QStringLiteral("A: causal.attnscope.json"));
+    QCOMPARE(c->sideTitle(1), QStringLiteral("B: causal.attnscope.json (as edited)"));
+
+    const AttentionSet &difference = c->comparison()->difference;
+    QCOMPARE(difference.layers(), 1);
+    QCOMPARE(difference.heads(), int(traceA->weights.size()));
+    double largest = 0.0;
+    for (int h = 0; h < difference.heads(); ++h) {
+        const MatrixF shown = difference.map(0, 0, h);
+        const auto &a = traceA->weights[size_t(h)], &b = traceB->weights[size_t(h)];
+        QCOMPARE(shown.rows(), a.rows());
+        QCOMPARE(shown.cols(), a.cols());
+        for (Eigen::Index i = 0; i < a.rows(); ++i)
+            for (Eigen::Index j = 0; j < a.cols(); ++j) {
+                const double expected = double(b(i, j)) - double(a(i, j));
+                QVERIFY2(std::abs(shown(i, j) - expected) <= 1e-5,
+                         qPrintable(QStringLiteral("head %1 (%2, %3): %4 shown, %5 expected")
+                                        .arg(h)
+                                        .arg(i)
+                                        .arg(j)
+                                        .arg(shown(i, j))
+                                        .arg(expected)));
+                largest = std::max(largest, std::abs(expected));
+            }
+    }
+    QVERIFY(largest > 1e-3); // the edit changed the attention
+
+    // The project keeps its edit, in front of its own window.
+    QCOMPARE(w.source(), static_cast<Source *>(w.project()));
+    QCOMPARE(w.document(), document);
+    QVERIFY(document->isModified());
+    QCOMPARE(document->project().problem.weights.q(0, 0), before + 0.75f);
+    QVERIFY(!sideShown.isEmpty() || sideShown.wait(30000)); // the side-by-side panel drawn
+    QVERIFY(test::waitForRepaint(other));
+    const QPixmap shot = other->screen()->grabWindow(other->winId());
+    QVERIFY(shot.save(QStringLiteral(ATTNSCOPE_SCREENSHOT_DIR "/comparison-project-with-saved.png")));
+    document->undoStack()->undo();
+    QVERIFY(!document->isModified());
+    QVERIFY(!action->isEnabled());
 }
 
 void TestComparison::longDifferenceThumbnailKeepsItsSign()

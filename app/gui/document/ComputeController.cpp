@@ -158,6 +158,18 @@ void ComputeController::submit()
         work);
 }
 
+Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnce(BackendHost &host, Project project,
+                                                                      const MemoryBudget &budget, JobState &state)
+{
+    BackendHost::Lease lease = host.lease();
+    if (!lease.backend)
+        return lease.error;
+    lease.backend->setComputeControl({&state.cancel, &state.progress});
+    auto computed = computeOnWorker(*lease.backend, std::move(project), budget, 0, state);
+    lease.backend->setComputeControl({});
+    return computed;
+}
+
 Result<std::shared_ptr<ComputedTrace>> ComputeController::computeOnWorker(AttentionBackend &backend, Project project,
                                                                           const MemoryBudget &budget,
                                                                           quint64 generation, const JobState &state)

@@ -66,6 +66,10 @@ public:
 
     // Schedules a computation of this project; returns its generation.
     quint64 request(const Project &project);
+    // On a worker, outside any controller's queue (a comparison's project side): computes
+    // `project` as a controller would, on a lease of `host`, refused beyond `budget`.
+    static Result<std::shared_ptr<ComputedTrace>> computeOnce(BackendHost &host, Project project,
+                                                              const MemoryBudget &budget, JobState &state);
     // What a computation's trace is checked against before anything is allocated: the budget
     // held when it starts (a request waiting to start is checked against a budget set after it).
     const MemoryBudget &memoryBudget() const { return m_budget; }

@@ -1,5 +1,8 @@
 #include "app/gui/sources/ComparisonSource.h"
 
+#include "app/gui/document/ComputeController.h"
+#include "app/gui/document/Document.h"
+
 #include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/ComparisonPanels.h"
 #include "app/gui/views/ModelView.h"
@@ -54,17 +57,26 @@ bool ComparisonSide::isModel() const
     return model || QFileInfo(path).isDir();
 }
 
+bool ComparisonSide::isProject() const
+{
+    return project || (!isModel() && path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) &&
+                       !QkDump::isDump(path.toStdString()));
+}
+
 QString ComparisonSide::problem(const QString &name) const
 {
+    if (project)
+        return {}; // in memory: nothing to read
     if (path.trimmed().isEmpty())
-        return translate("%1: choose an attention file or a model folder.").arg(name);
+        return translate("%1: choose an attention file, a project or a model folder.").arg(name);
     if (!model && !QFileInfo::exists(path))
         return translate("%1: %2 does not exist.").arg(name, QDir::toNativeSeparators(path));
     if (isModel())
         return text.trimmed().isEmpty() ? translate("%1: type the text the model reads.").arg(name) : QString();
     const std::string p = path.toStdString();
-    if (!isAttentionFilePath(p) && !QkDump::isDump(p))
-        return translate("%1: %2 is not an attention file (.npy, .npz, .safetensors) or a Q/K dump.")
+    if (!isAttentionFilePath(p) && !QkDump::isDump(p) && !isProject())
+        return translate("%1: %2 is not an attention file (.npy, .npz, .safetensors), a Q/K dump or a project "
+                         "(.attnscope.json).")
             .arg(name, QFileInfo(path).fileName());
     return {};
 }
@@ -86,7 +98,7 @@ ComparisonSource::ComparisonSource(SourceHost &host, ComparisonSide a, Compariso
         auto *label = plainLabel(tr("%1:").arg(letter(i)));
         row->addWidget(label);
         if (!side.isModel()) {
-            auto *file = plainLabel(QFileInfo(side.path).fileName());
+            auto *file = plainLabel(side.project ? tr("%1 (as edited)").arg(nameOf(i)) : nameOf(i));
             file->setToolTip(plainToolTip(QDir::toNativeSeparators(side.path)));
             row->addWidget(file, 1);
             continue;
@@ -196,6 +208,10 @@ void ComparisonSource::startSide(int which)
 
 void ComparisonSource::readFile(int which)
 {
+    if (m_sides[size_t(which)].isProject()) {
+        computeProject(which);
+        return;
+    }
     const QString path = m_sides[size_t(which)].path;
     m_lanes[which == 0 ? ReadA : ReadB].submit([this, which, path](JobState &) -> JobLane::Deliver {
         const std::string p = path.toStdString();
@@ -203,6 +219,27 @@ void ComparisonSource::readFile(int which)
         if (!set)
             return [this, which, message = errorText(set.error())] { sideFailed(which, message); };
         return [this, which, set = std::move(*set)] { sideReady(which, set); };
+    });
+}
+
+void ComparisonSource::computeProject(int which)
+{
+    const ComparisonSide &side = m_sides[size_t(which)];
+    // Computed as the editor computes it (ComputeController), on the backend the user chose; the
+    // set is the one the editor's views show (ShownAttention::ofTensors: one layer, its labels).
+    m_lanes[which == 0 ? ReadA : ReadB].submit([this, which, path = side.path, project = side.project,
+                                                host = m_host.backend,
+                                                budget = m_host.budget](JobState &state) -> JobLane::Deliver {
+        Result<Project> read = project ? Result<Project>(*project) : Document::readProject(path);
+        if (!read)
+            return [this, which, message = errorText(read.error())] { sideFailed(which, message); };
+        auto computed = ComputeController::computeOnce(*host, std::move(*read), budget, state);
+        if (!computed && computed.kind() == ErrorKind::Cancelled)
+            return {};
+        if (!computed)
+            return [this, which, message = errorText(computed.error())] { sideFailed(which, message); };
+        ShownAttention shown = ShownAttention::ofTensors(std::move(*computed));
+        return [this, which, set = std::move(shown.set)] { sideReady(which, set); };
     });
 }
 
@@ -369,15 +406,25 @@ void ComparisonSource::syncHead()
     m_sideBySide->setHead(m_host.views->currentHead());
 }
 
+QString ComparisonSource::nameOf(int which) const
+{
+    const ComparisonSide &side = m_sides[size_t(which)];
+    if (side.project && side.path.isEmpty())
+        return QString::fromStdString(side.project->title);
+    return QFileInfo(side.path).fileName();
+}
+
 QString ComparisonSource::sideTitle(int which) const
 {
     const ComparisonSide &side = m_sides[size_t(which)];
-    return tr("%1: %2").arg(letter(which), side.isModel() ? side.text : QFileInfo(side.path).fileName());
+    if (side.project)
+        return tr("%1: %2 (as edited)").arg(letter(which), nameOf(which));
+    return tr("%1: %2").arg(letter(which), side.isModel() ? side.text : nameOf(which));
 }
 
 QString ComparisonSource::title() const
 {
-    const QString a = QFileInfo(m_sides[0].path).fileName(), b = QFileInfo(m_sides[1].path).fileName();
+    const QString a = nameOf(0), b = nameOf(1);
     return a == b ? tr("Comparison on %1 \u2014 AttnScope").arg(a)
                   : tr("Comparison of %1 and %2 \u2014 AttnScope").arg(a, b);
 }
@@ -415,7 +462,9 @@ QString ComparisonSource::exportStem() const
 
 QString ComparisonSource::origin() const
 {
-    const QString a = QFileInfo(m_sides[0].path).fileName(), b = QFileInfo(m_sides[1].path).fileName();
+    const QString a = nameOf(0), b = nameOf(1);
+    if (a == b && m_sides[0].isProject())
+        return tr("Comparison of two states of %1").arg(a);
     return a == b ? tr("Comparison of two texts on %1").arg(a) : tr("Comparison: A %1, B %2").arg(a, b);
 }
 

@@ -20,14 +20,19 @@ namespace attnscope {
 class ComparisonStatsTable;
 class SideBySideView;
 
-// One side of a comparison: an attention file (read as File > Open reads one), or a model folder
-// run on a text.
+// One side of a comparison: an attention file (read as File > Open reads one), a model folder
+// run on a text, or a project (its file, or as it is in memory: edited and not saved) computed
+// as the editor computes it (one layer).
 struct ComparisonSide {
-    QString path;   // an attention file (.npy, .npz, .safetensors, a Q/K dump) or a model folder
+    QString path;   // an attention file (.npy, .npz, .safetensors, a Q/K dump), a project file or a model folder
     QString text;   // what a model folder runs on
     ModelPtr model; // the model of folder `path` where it is loaded already (null: loaded here)
+    // A project as it is in memory, computed instead of reading `path` (which then only names it:
+    // its file, or empty for an untitled one).
+    std::shared_ptr<const Project> project;
 
     bool isModel() const;
+    bool isProject() const; // `project` given, or `path` a project file (*.attnscope.json)
     // What is wrong with the side before anything is read, in one line naming the side ("A: …"),
     // or empty.
     QString problem(const QString &name) const;
@@ -88,6 +93,8 @@ protected:
 private:
     void startSide(int which);
     void readFile(int which);
+    void computeProject(int which);
+    QString nameOf(int which) const; // the file name, or an in-memory project's title
     void sideReady(int which, const AttentionSet &set);
     void sideFailed(int which, const QString &message);
     void compare();

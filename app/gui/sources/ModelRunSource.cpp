@@ -17,8 +17,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMainWindow>
-#include <QScrollArea>
 #include <QMenu>
+#include <QScrollArea>
 #include <QToolButton>
 #include <QVBoxLayout>
 

@@ -72,6 +72,12 @@ ProjectSource::ProjectSource(SourceHost &host, QObject *parent)
     // QKeySequence::SaveAs is empty on some platforms (X11 outside GNOME): Ctrl+Shift+S everywhere.
     m_saveAs->setShortcuts(keysWith(QKeySequence::SaveAs, {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)}));
     connect(m_saveAs, &QAction::triggered, this, &ProjectSource::saveAs);
+    m_compareSaved = new QAction(tr("Compare With Sa&ved"), this);
+    m_compareSaved->setObjectName(QStringLiteral("compareWithSaved"));
+    m_compareSaved->setToolTip(tr("The project as saved (A) and as edited now (B), in a new window: the views "
+                                  "there show B \u2212 A. The edits stay here, unsaved."));
+    m_compareSaved->setEnabled(false);
+    connect(m_compareSaved, &QAction::triggered, this, &ProjectSource::compareWithSavedRequested);
 }
 
 ProjectSource::~ProjectSource()
@@ -163,6 +169,8 @@ void ProjectSource::replaceDocument(Document *document)
         emit titleChanged();
     });
     connect(document, &Document::modifiedChanged, this, &ProjectSource::titleChanged);
+    connect(document, &Document::modifiedChanged, this, &ProjectSource::updateCompareWithSaved);
+    connect(document, &Document::filePathChanged, this, &ProjectSource::updateCompareWithSaved);
     connect(document, &Document::editRefused, m_host.status, &WindowStatus::error);
     connect(document, &Document::filePathChanged, this, &ProjectSource::titleChanged);
     // The old document was saved or discarded (maybeSave): its recovery copy goes with it.
@@ -172,6 +180,7 @@ void ProjectSource::replaceDocument(Document *document)
         m_undoGroup->removeStack(old->undoStack());
         delete old;
     }
+    updateCompareWithSaved();
     emit titleChanged();
     // Every request from now on is this document's; a result of an older one is not shown here.
     m_documentGeneration = m_compute->latestGeneration() + 1;
@@ -198,6 +207,7 @@ void ProjectSource::setInFront(bool front)
     }
     m_save->setEnabled(front);
     m_saveAs->setEnabled(front);
+    updateCompareWithSaved();
     if (front) {
         // The label another source left ("Attention file: npz, float16") goes, even when no
         // result follows (a project shown pooled).
@@ -212,6 +222,11 @@ void ProjectSource::setInFront(bool front)
     // The project was saved or discarded before the other source opened: a new, unmodified one
     // stands behind it, so that coming back needs no special case.
     replaceDocument(new Document(newProject()));
+}
+
+void ProjectSource::updateCompareWithSaved()
+{
+    m_compareSaved->setEnabled(m_front && m_document && !m_document->filePath().isEmpty() && m_document->isModified());
 }
 
 QString ProjectSource::title() const

@@ -57,6 +57,9 @@ public:
 
     // Save and Save As, for the File menu (off while another source is in front).
     QList<QAction *> saveActions() const;
+    // "Compare With Saved" (File menu): on while the project in front has a file and is modified;
+    // compareWithSavedRequested() (the window opens the comparison, leaving the project as it is).
+    QAction *compareWithSavedAction() const { return m_compareSaved; }
     bool saveTo(const QString &path);
     bool save();
     bool saveAs();
@@ -99,6 +102,8 @@ public:
 signals:
     // Every view shows this result now (the edit-to-repaint benchmark waits for it).
     void resultShown(attnscope::ComputedTracePtr result);
+    // The user asked to compare the project as saved (A) with the project as edited (B).
+    void compareWithSavedRequested();
 
 private:
     void createDocks();
@@ -110,6 +115,7 @@ private:
     void updateProgress();
     bool showPooledIfNeeded(); // true: the document is shown pooled, no full computation
     void setPooled(bool pooled);
+    void updateCompareWithSaved();
 
     QPointer<Document> m_document;
     ComputeController *m_compute;
@@ -122,6 +128,7 @@ private:
     QTimer *m_progressTimer;
     QAction *m_save = nullptr;
     QAction *m_saveAs = nullptr;
+    QAction *m_compareSaved = nullptr;
 
     BatchBar *m_batchBar = nullptr;
     MaskEditor *m_mask = nullptr;

@@ -21,8 +21,9 @@ CompareDialog::CompareDialog(const ComparisonSide &a, const ComparisonSide &b, c
     setObjectName(QStringLiteral("compareDialog"));
     setWindowTitle(tr("Compare"));
     auto *layout = new QVBoxLayout(this);
-    auto *intro = plainLabel(tr("Compare two runs cell by cell: two texts on one model, one text on two models of "
-                                "the same shape, or two attention files. The views then show B \u2212 A."));
+    auto *intro =
+        plainLabel(tr("Compare two runs cell by cell: two texts on one model, one text on two models of "
+                      "the same shape, two attention files or two projects. The views then show B \u2212 A."));
     intro->setWordWrap(true);
     layout->addWidget(intro);
     const ComparisonSide sides[] = {a, b};
@@ -31,7 +32,8 @@ CompareDialog::CompareDialog(const ComparisonSide &a, const ComparisonSide &b, c
         auto *form = new QFormLayout(box);
         auto *path = new QLineEdit(sides[i].path);
         path->setObjectName(i == 0 ? QStringLiteral("comparePathA") : QStringLiteral("comparePathB"));
-        path->setPlaceholderText(tr("An attention file (.npy, .npz, .safetensors) or a model folder"));
+        path->setPlaceholderText(
+            tr("An attention file (.npy, .npz, .safetensors), a project (.attnscope.json) or a model folder"));
         m_paths[size_t(i)] = path;
         auto *file = new QPushButton(tr("File\u2026"));
         auto *folder = new QPushButton(tr("Folder\u2026"));
@@ -49,8 +51,9 @@ CompareDialog::CompareDialog(const ComparisonSide &a, const ComparisonSide &b, c
         connect(path, &QLineEdit::textChanged, this, [this, i] { updateText(i); });
         connect(file, &QPushButton::clicked, this, [this, path] {
             const QString chosen = QFileDialog::getOpenFileName(
-                this, tr("Attention file"), m_lastDir,
-                tr("Attention files and Q/K dumps (*.npy *.npz *.safetensors attnscope-qk.json);;All files (*)"));
+                this, tr("Attention file or project"), m_lastDir,
+                tr("Attention files, Q/K dumps and projects (*.npy *.npz *.safetensors attnscope-qk.json "
+                   "*.attnscope.json);;All files (*)"));
             if (!chosen.isEmpty())
                 path->setText(chosen);
         });

@@ -11,7 +11,8 @@ class QLineEdit;
 
 namespace attnscope {
 
-// File > Compare…: A and B, each an attention file or a model folder with the text it reads.
+// File > Compare…: A and B, each an attention file, a project file or a model folder with the
+// text it reads.
 // OK checks both (ComparisonSide::problem) and says the first problem in one line instead of
 // closing.
 class CompareDialog : public QDialog

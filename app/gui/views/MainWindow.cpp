@@ -129,6 +129,8 @@ void MainWindow::createMenus()
     compare->setObjectName(QStringLiteral("compareAction"));
     compare->setToolTip(tr("Two runs side by side and as their difference: two texts on one model, one text on "
                            "two models of the same shape, or two attention files."));
+    file->addAction(m_project->compareWithSavedAction());
+    connect(m_project, &ProjectSource::compareWithSavedRequested, this, &MainWindow::compareWithSaved);
     m_openHead = file->addAction(tr("Open This Head in the &Editor"), this, [this] {
         openHeadInEditor(m_host.views->modelView()->currentLayer(), m_host.views->modelView()->currentHead());
     });
@@ -264,6 +266,26 @@ bool MainWindow::openComparison(const ComparisonSide &a, const ComparisonSide &b
     }
     adopt(new ComparisonSource(m_host, a, b, this));
     return true;
+}
+
+MainWindow *MainWindow::compareWithSaved()
+{
+    const Document *document = m_project->document();
+    if (!document || document->filePath().isEmpty())
+        return nullptr;
+    ComparisonSide saved, edited;
+    saved.path = edited.path = document->filePath();
+    edited.project = std::make_shared<const Project>(document->project());
+    if (const QString problem = saved.problem(tr("A")); !problem.isEmpty()) {
+        m_host.status->error(problem);
+        return nullptr;
+    }
+    // A window shows one source, and the project behind another one is a new, blank one
+    // (ProjectSource): replacing the project here would lose its edits, so another window shows
+    // the comparison.
+    MainWindow *window = m_source == m_project && m_project->isModified() ? openNewWindow() : this;
+    window->openComparison(saved, edited);
+    return window;
 }
 
 void MainWindow::compare()

@@ -53,6 +53,10 @@ public:
     // the side's problem in one line, when a side is not an attention file or a model folder
     // with a text. A comparison that fails to open changes nothing (openFailed()).
     bool openComparison(const ComparisonSide &a, const ComparisonSide &b);
+    // The project as saved (A) against the project as edited (B, in memory), in a new window (this
+    // one keeps the project and its unsaved edits). The window the comparison opens in, or null
+    // (no file, or a problem said in the status bar).
+    MainWindow *compareWithSaved();
     // Head `head` of layer `layer` of the source in front as a new, editable project.
     bool openHeadInEditor(int layer, int head);
     void newDocument();
