@@ -886,20 +886,12 @@
         <translation>比较</translation>
     </message>
     <message>
-        <source>Compare two runs cell by cell: two texts on one model, one text on two models of the same shape, or two attention files. The views then show B − A.</source>
-        <translation>逐格比较两次运行：同一模型上的两段文本、同形状的两个模型上的同一段文本，或两个注意力文件。各视图随后显示 B − A。</translation>
-    </message>
-    <message>
         <source>A</source>
         <translation>A</translation>
     </message>
     <message>
         <source>B</source>
         <translation>B</translation>
-    </message>
-    <message>
-        <source>An attention file (.npy, .npz, .safetensors) or a model folder</source>
-        <translation>注意力文件（.npy、.npz、.safetensors）或模型文件夹</translation>
     </message>
     <message>
         <source>File…</source>
@@ -922,16 +914,24 @@
         <translation>文本(&amp;T)：</translation>
     </message>
     <message>
-        <source>Attention file</source>
-        <translation>注意力文件</translation>
-    </message>
-    <message>
-        <source>Attention files and Q/K dumps (*.npy *.npz *.safetensors attnscope-qk.json);;All files (*)</source>
-        <translation>注意力文件和 Q/K 转储 (*.npy *.npz *.safetensors attnscope-qk.json);;所有文件 (*)</translation>
-    </message>
-    <message>
         <source>Model folder</source>
         <translation>模型文件夹</translation>
+    </message>
+    <message>
+        <source>Compare two runs cell by cell: two texts on one model, one text on two models of the same shape, two attention files or two projects. The views then show B − A.</source>
+        <translation>逐格比较两次运行：同一模型上的两段文本、同形状的两个模型上的同一段文本、两个注意力文件或两个项目。各视图随后显示 B − A。</translation>
+    </message>
+    <message>
+        <source>An attention file (.npy, .npz, .safetensors), a project (.attnscope.json) or a model folder</source>
+        <translation>注意力文件（.npy、.npz、.safetensors）、项目（.attnscope.json）或模型文件夹</translation>
+    </message>
+    <message>
+        <source>Attention file or project</source>
+        <translation>注意力文件或项目</translation>
+    </message>
+    <message>
+        <source>Attention files, Q/K dumps and projects (*.npy *.npz *.safetensors attnscope-qk.json *.attnscope.json);;All files (*)</source>
+        <translation>注意力文件、Q/K 转储和项目 (*.npy *.npz *.safetensors attnscope-qk.json *.attnscope.json);;所有文件 (*)</translation>
     </message>
 </context>
 <context>
@@ -1031,6 +1031,18 @@
     <message>
         <source>Comparison: A %1, B %2</source>
         <translation>比较：A %1，B %2</translation>
+    </message>
+    <message>
+        <source>%1 (as edited)</source>
+        <translation>%1（编辑后）</translation>
+    </message>
+    <message>
+        <source>%1: %2 (as edited)</source>
+        <translation>%1：%2（编辑后）</translation>
+    </message>
+    <message>
+        <source>Comparison of two states of %1</source>
+        <translation>%1 两个状态的比较</translation>
     </message>
 </context>
 <context>
@@ -3882,6 +3894,14 @@ revision %2</source>
     <message>
         <source>Value input</source>
         <translation>值输入</translation>
+    </message>
+    <message>
+        <source>Compare With Sa&amp;ved</source>
+        <translation>与已保存的比较(&amp;V)</translation>
+    </message>
+    <message>
+        <source>The project as saved (A) and as edited now (B), in a new window: the views there show B − A. The edits stay here, unsaved.</source>
+        <translation>在新窗口中比较已保存的项目（A）和现在编辑后的项目（B）：那里的视图显示 B − A。编辑内容留在这里，不会保存。</translation>
     </message>
 </context>
 <context>
