@@ -1,6 +1,7 @@
 #include "app/gui/views/ComparisonPanels.h"
 
 #include "app/gui/views/PlainText.h"
+#include "app/gui/views/StatsTable.h"
 
 #include <QGraphicsColorizeEffect>
 #include <QHBoxLayout>
@@ -183,17 +184,7 @@ ComparisonStatsTable::ComparisonStatsTable(QWidget *parent)
     : QTableView(parent), m_model(new ComparisonStatsModel(this)), m_proxy(new QSortFilterProxyModel(this))
 {
     setObjectName(QStringLiteral("comparisonStatsTable"));
-    m_proxy->setSourceModel(m_model);
-    m_proxy->setSortRole(Qt::UserRole); // numbers, not their text
-    setModel(m_proxy);
-    setSortingEnabled(true);
-    sortByColumn(ComparisonStatsModel::TotalVariation, Qt::DescendingOrder);
-    setSelectionBehavior(QAbstractItemView::SelectRows);
-    setSelectionMode(QAbstractItemView::SingleSelection);
-    setEditTriggers(QAbstractItemView::NoEditTriggers);
-    setAlternatingRowColors(true);
-    verticalHeader()->hide();
-    horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    setUpHeadsTable(*this, *m_proxy, m_model, ComparisonStatsModel::TotalVariation, Qt::DescendingOrder);
     connect(this, &QAbstractItemView::activated, this, [this](const QModelIndex &index) {
         const auto [layer, head] = headAtRow(index.row());
         if (layer >= 0)

@@ -168,22 +168,28 @@ QVariant HeadStatsModel::headerData(int section, Qt::Orientation orientation, in
     return {};
 }
 
+void setUpHeadsTable(QTableView &view, QSortFilterProxyModel &proxy, QAbstractItemModel *source, int column,
+                     Qt::SortOrder order)
+{
+    proxy.setSourceModel(source);
+    proxy.setSortRole(Qt::UserRole); // numbers, not their text
+    view.setModel(&proxy);
+    view.setSortingEnabled(true);
+    view.sortByColumn(column, order);
+    view.setSelectionBehavior(QAbstractItemView::SelectRows);
+    view.setSelectionMode(QAbstractItemView::SingleSelection);
+    view.setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view.setAlternatingRowColors(true);
+    view.verticalHeader()->hide();
+    view.horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+}
+
 StatsTable::StatsTable(QWidget *parent)
     : QTableView(parent), m_model(new HeadStatsModel(this)), m_proxy(new QSortFilterProxyModel(this)),
       m_findLike(new QAction(tr("Find Heads Like This"), this))
 {
     setObjectName(QStringLiteral("statsTable"));
-    m_proxy->setSourceModel(m_model);
-    m_proxy->setSortRole(Qt::UserRole); // numbers, not their text
-    setModel(m_proxy);
-    setSortingEnabled(true);
-    sortByColumn(HeadStatsModel::Layer, Qt::AscendingOrder);
-    setSelectionBehavior(QAbstractItemView::SelectRows);
-    setSelectionMode(QAbstractItemView::SingleSelection);
-    setEditTriggers(QAbstractItemView::NoEditTriggers);
-    setAlternatingRowColors(true);
-    verticalHeader()->hide();
-    horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    setUpHeadsTable(*this, *m_proxy, m_model, HeadStatsModel::Layer, Qt::AscendingOrder);
     connect(this, &QAbstractItemView::clicked, this, [this](const QModelIndex &index) {
         const auto [layer, head] = headAtRow(index.row());
         if (layer >= 0)

@@ -62,6 +62,12 @@ private:
 // The statistics table: sortable by any column (click a header); a click on a row activates
 // that (layer, head). "Find Heads Like This" (its context menu, on the row under the mouse) sorts
 // every head by its distance to that one, the most alike first.
+// A table of heads as the statistics and the comparison's differences show them: `source` through
+// `proxy`, sorted by `column` on the numbers (Qt::UserRole), one whole row selected at a time,
+// read-only, alternating rows, columns stretched.
+void setUpHeadsTable(QTableView &view, QSortFilterProxyModel &proxy, QAbstractItemModel *source, int column,
+                     Qt::SortOrder order);
+
 class StatsTable : public QTableView
 {
     Q_OBJECT
