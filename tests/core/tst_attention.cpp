@@ -50,6 +50,16 @@ private slots:
     void cancelledComputeReturnsCancelled();
 };
 
+namespace {
+
+// The largest |a - b| (NaN where either holds one).
+float maxAbsDiff(const MatrixF &a, const MatrixF &b)
+{
+    return (a - b).cwiseAbs().maxCoeff();
+}
+
+} // namespace
+
 void TestAttention::tutorialWorkedExample()
 {
     auto project = readProjectFile(test::sourcePathStd("resources/examples/self-attention-tutorial.attnscope.json"));
@@ -188,15 +198,30 @@ void TestAttention::singleThreadMatchesMultiThread()
     auto one = CpuBackend(1).compute(p);
     auto many = CpuBackend(4).compute(p);
     QVERIFY(one.ok() && many.ok());
-    QVERIFY(one->output == many->output);
-    QVERIFY(one->weights[3] == many->weights[3]);
+    // The thread count sets the row blocks, and OpenBLAS's AVX2 and AVX-512 sgemm kernels round
+    // a block's scores by its shape (1 ulp seen on an AVX-512 EPYC; bit-equal with Eigen's
+    // product or OpenBLAS's Sandy Bridge kernels): equal within float rounding.
+    QVERIFY(maxAbsDiff(one->output, many->output) <= 1e-5f);
+    QVERIFY(maxAbsDiff(one->weights[3], many->weights[3]) <= 1e-6f);
+    QVERIFY(one->weights[3].cwiseEqual(0.0f) == many->weights[3].cwiseEqual(0.0f)); // the same keys seen
 }
 
 namespace {
 
-// Every number of two traces, compared exactly (the same engine, the same thread count).
+// Every number of two traces: the projections exactly (the same engine, the same thread count);
+// what follows the scores' GEMM within float rounding, since OpenBLAS's AVX2 and AVX-512 sgemm
+// kernels round a block by its shape, and weights alone compute only the columns a block sees.
 void compareTraces(const AttentionTrace &a, const AttentionTrace &b)
 {
+    auto closeList = [](const std::vector<MatrixF> &x, const std::vector<MatrixF> &y, float tolerance) {
+        if (x.size() != y.size())
+            return false;
+        for (size_t i = 0; i < x.size(); ++i)
+            if (x[i].rows() != y[i].rows() || x[i].cols() != y[i].cols() || x[i].allFinite() != y[i].allFinite() ||
+                !(maxAbsDiff(x[i], y[i]) <= tolerance) || x[i].cwiseEqual(0.0f) != y[i].cwiseEqual(0.0f))
+                return false;
+        return true;
+    };
     auto sameList = [](const std::vector<MatrixF> &x, const std::vector<MatrixF> &y) {
         if (x.size() != y.size())
             return false;
@@ -208,12 +233,12 @@ void compareTraces(const AttentionTrace &a, const AttentionTrace &b)
     QVERIFY(sameList(a.q, b.q));
     QVERIFY(sameList(a.k, b.k));
     QVERIFY(sameList(a.v, b.v));
-    QVERIFY(sameList(a.scores, b.scores));
-    QVERIFY(sameList(a.weights, b.weights));
-    QVERIFY(sameList(a.headOutputs, b.headOutputs));
+    QVERIFY(closeList(a.scores, b.scores, 1e-5f));
+    QVERIFY(closeList(a.weights, b.weights, 1e-6f));
+    QVERIFY(closeList(a.headOutputs, b.headOutputs, 1e-5f));
     QVERIFY(sameList(a.qBeforeRope, b.qBeforeRope));
     QVERIFY(sameList(a.kBeforeRope, b.kBeforeRope));
-    QVERIFY(sameList({a.context, a.output}, {b.context, b.output}));
+    QVERIFY(closeList({a.context, a.output}, {b.context, b.output}, 1e-5f));
     QVERIFY(a.allowed == b.allowed);
     QVERIFY(a.emptyRows == b.emptyRows);
 }
