@@ -271,7 +271,15 @@ void TestCompute::newerRequestCancelsLongCompute()
     QSignalSpy done(&c, &ComputeController::computed);
     QSignalSpy cancelled(&c, &ComputeController::cancelled);
     QSignalSpy failed(&c, &ComputeController::failed);
-    Project p = large(1);
+    // Judged at 6 s of work, so that the time the test takes to see it start (seconds on a loaded
+    // machine) never makes it look about to end: 512 tokens were judged at 0.5 s, and a stall
+    // of 0.4 s under CI's load let it finish instead (cancelled.wait failed).
+    RandomProblemOptions o;
+    o.tokens = 2048;
+    o.modelDim = 256;
+    o.heads = 8;
+    o.seed = 1;
+    Project p = randomProject(o);
     const quint64 first = c.request(p);
     QTRY_VERIFY(c.isBusy());
     p.problem.xq(0, 0) += 1.0f;
