@@ -12,6 +12,8 @@ packages=(
   clang-format clang libclang-rt-14-dev
   # libraries
   qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libeigen3-dev nlohmann-json3-dev zlib1g-dev
+  # SentencePiece: Marian translation models' source.spm / target.spm tokenizers
+  libsentencepiece-dev
   # OpenBLAS: the CPU engine's GEMMs (core/Gemm.h opens libopenblas.so.0 at run time and falls
   # back to Eigen without it); the -dev package for bench_gemm's EIGEN_USE_BLAS variant
   libopenblas0-pthread libopenblas-dev

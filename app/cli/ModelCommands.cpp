@@ -1,6 +1,7 @@
 #include "app/cli/ModelCommands.h"
 
 #include "app/cli/CliSupport.h"
+#include "app/cli/TranslationCommand.h"
 #include "app/engine/BackendChoice.h"
 #include "core/formats/QkDump.h"
 #include "core/formats/TraceExport.h"
@@ -8,6 +9,7 @@
 #include "core/io/UserText.h"
 #include "core/models/Generation.h"
 #include "core/models/TransformerModel.h"
+#include "core/models/TranslationModel.h"
 #include "core/tokenizers/ChatTemplate.h"
 #include "core/tokenizers/Tokenizer.h"
 
@@ -44,6 +46,12 @@ const char *const kModelUsage =
       from which stats, render and export compute any map exactly.
       --chat: as for tokenize. --verbose also prints a Vulkan backend's
       submissions and bytes uploaded and read back for the forward.
+  model MODEL_DIR --text SOURCE [--target TARGET] --out DIR [--backend ...]
+      A translation model folder (Marian: config.json, model.safetensors,
+      source.spm, target.spm, vocab.json): teacher-forced on TARGET, or on the
+      greedy translation without it; writes tokens.json (source and target),
+      encoder_attentions.npy [L,H,S,S], decoder_attentions.npy [L,H,T,T] and
+      cross_attentions.npy [L,H,T,S].
 )";
 
 namespace {
@@ -188,8 +196,14 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
     parser.addOption({"pool", "Pooled maps: at most N x N cells per head.", "N"});
     parser.addOption({"pool-mode", "max (default) or mean.", "mode", "max"});
     parser.addOption({"qk-out", "Directory for the queries and keys (attnscope-qk dump).", "DUMP"});
+    parser.addOption({"target", "A translation model's target text, teacher-forced.", "TARGET"});
     if (auto exit = cli::parseOnePositional(parser, args, "model", "MODEL_DIR", kModelUsage, out, err))
         return *exit;
+    const std::string modelDir = parser.positionalArguments().front().toStdString();
+    if (isTranslationModelFolder(modelDir))
+        return runTranslationModelCommand(parser, modelDir, out, err, backendOptions, read);
+    if (parser.isSet("target"))
+        return fail("model: --target is for translation models (model_type marian)", kUsage);
     if (auto usage = chatUsageError(parser, "model"))
         return fail(*usage, kUsage);
     if (parser.isSet("text") == parser.isSet("ids"))

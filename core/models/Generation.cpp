@@ -428,34 +428,11 @@ Result<Generation> generate(const TransformerModel &model, const Encoding &promp
 
 namespace {
 
-// One JSON object of a model folder, or nothing when the file is absent; `shown` gets its path as
-// messages name it.
-Result<std::optional<nlohmann::ordered_json>> folderJson(const std::string &modelDir, const std::string &name,
-                                                         std::string &shown)
-{
-    auto path = modelFolderFile(modelDir, name);
-    if (!path)
-        return path.error();
-    std::error_code ec;
-    if (!std::filesystem::exists(*path, ec))
-        return std::optional<nlohmann::ordered_json>();
-    shown = printableText(*path, 200);
-    auto text = readInputFile(*path, std::min<std::int64_t>(maxInputFileBytes(), std::int64_t(16) << 20));
-    if (!text)
-        return text.error();
-    auto document = parseJsonDocument(*text);
-    if (!document)
-        return Error{shown + ": " + document.message(), document.kind()};
-    if (!document->is_object())
-        return Error{shown + ": expected a JSON object ({...})"};
-    return std::optional<nlohmann::ordered_json>(std::move(*document));
-}
-
 // eos_token_id of one JSON file: absent or null gives nothing.
 Result<std::optional<std::vector<std::int32_t>>> eosOf(const std::string &modelDir, const std::string &name)
 {
     std::string shown;
-    auto document = folderJson(modelDir, name, shown);
+    auto document = readFolderJson(modelDir, name, shown);
     if (!document)
         return document.error();
     if (!*document)
@@ -505,7 +482,7 @@ Result<GenerationSettings> readGenerationDefaults(const std::string &modelDir)
         return eos.error();
     settings.eosIds = std::move(*eos);
     std::string shown;
-    auto document = folderJson(modelDir, "generation_config.json", shown);
+    auto document = readFolderJson(modelDir, "generation_config.json", shown);
     if (!document)
         return document.error();
     if (!*document)

@@ -479,7 +479,166 @@ Result<ModelConfig> parseDecoder(const ConfigReader &r, ModelType type)
     return c;
 }
 
+// A token id setting: a whole number from 0 below the vocabulary; null: none.
+Status tokenId(const Json &root, const std::string &shown, const char *key, int vocabSize,
+               std::optional<std::int32_t> &out)
+{
+    const auto it = root.find(key);
+    if (it == root.end())
+        return Ok{};
+    if (it->is_null()) {
+        out.reset();
+        return Ok{};
+    }
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0 || it->get<std::int64_t>() >= vocabSize)
+        return Error{shown + ": " + key + ": expected an id from 0 to " + std::to_string(vocabSize - 1) + ", found " +
+                     printableText(it->dump(), 40)};
+    out = std::int32_t(it->get<std::int64_t>());
+    return Ok{};
+}
+
+// The keys generate() reads for the greedy search, from config.json or generation_config.json.
+Status readSearchSettings(const Json &root, const std::string &shown, TranslationConfig &c)
+{
+    std::optional<std::int32_t> pad = c.padId, eos = c.eosId, start = c.decoderStartId;
+    for (Status s : {tokenId(root, shown, "pad_token_id", c.vocabSize, pad),
+                     tokenId(root, shown, "eos_token_id", c.vocabSize, eos),
+                     tokenId(root, shown, "decoder_start_token_id", c.vocabSize, start),
+                     tokenId(root, shown, "forced_eos_token_id", c.vocabSize, c.forcedEosId)})
+        if (!s)
+            return s;
+    for (const auto &[key, value] :
+         {std::pair{"pad_token_id", pad}, std::pair{"eos_token_id", eos}, std::pair{"decoder_start_token_id", start}})
+        if (!value)
+            return Error{shown + ": " + key + ": expected an id, found null"};
+    c.padId = *pad, c.eosId = *eos, c.decoderStartId = *start;
+    if (const auto it = root.find("max_length"); it != root.end() && !it->is_null()) {
+        if (!it->is_number_integer() || it->get<std::int64_t>() < 2 || it->get<std::int64_t>() > kMaxSize)
+            return Error{shown + ": max_length: expected a whole number from 2 to " + std::to_string(kMaxSize) +
+                         ", found " + printableText(it->dump(), 40)};
+        c.maxLength = int(it->get<std::int64_t>());
+    }
+    const auto beams = root.find("num_beams");
+    (void)beams; // the contract's search is greedy (num_beams = 1) whatever the file suggests
+    return Ok{};
+}
+
 } // namespace
+
+Result<TranslationConfig> parseTranslationConfig(std::string_view json, const std::string &shownName)
+{
+    auto document = parseJsonDocument(json);
+    if (!document)
+        return Error{shownName + ": " + document.message(), document.kind()};
+    if (!document->is_object())
+        return Error{shownName + ": expected a JSON object ({...})"};
+    const Json &root = *document;
+    const auto type = root.find("model_type");
+    if (type == root.end() || !type->is_string() || type->get<std::string>() != "marian")
+        return Error{shownName + ": model_type: expected \"marian\" (a translation model), found " +
+                         (type == root.end() ? std::string("none") : printableText(type->dump(), 40)),
+                     ErrorKind::Unsupported};
+    // MarianConfig's defaults (opus-mt's sizes are in each model's config.json).
+    const ConfigReader r(root, shownName);
+    TranslationConfig c;
+    std::string activation;
+    int decoderVocab = 0;
+    bool shared = true;
+    for (Status s :
+         {r.integer({"d_model"}, kMaxSize, 1024, c.width),
+          r.integer({"encoder_layers"}, kMaxCount, 12, c.encoder.layers),
+          r.integer({"decoder_layers"}, kMaxCount, 12, c.decoder.layers),
+          r.integer({"encoder_attention_heads"}, kMaxCount, 16, c.encoder.heads),
+          r.integer({"decoder_attention_heads"}, kMaxCount, 16, c.decoder.heads),
+          r.integer({"encoder_ffn_dim"}, kMaxSize, 4096, c.encoder.ffn),
+          r.integer({"decoder_ffn_dim"}, kMaxSize, 4096, c.decoder.ffn),
+          r.integer({"vocab_size"}, kMaxSize, 58101, c.vocabSize),
+          r.integer({"max_position_embeddings"}, kMaxSize, 1024, c.positions),
+          r.choice("activation_function", "gelu", {"gelu", "gelu_new", "swish", "silu", "relu"}, activation),
+          r.flag("scale_embedding", false, c.scaleEmbedding), r.flag("tie_word_embeddings", true, c.tieWordEmbeddings),
+          r.flag("share_encoder_decoder_embeddings", true, shared)})
+        if (!s)
+            return s.error();
+    const char *key = "decoder_vocab_size";
+    if (const Json *v = r.find({"decoder_vocab_size"}, key); v && !v->is_null()) {
+        if (Status s = r.integer({"decoder_vocab_size"}, kMaxSize, c.vocabSize, decoderVocab); !s)
+            return s.error();
+        if (decoderVocab != c.vocabSize)
+            return Error{shownName + ": decoder_vocab_size " + std::to_string(decoderVocab) +
+                             " differs from vocab_size " + std::to_string(c.vocabSize) +
+                             ": separate target vocabularies are not supported",
+                         ErrorKind::Unsupported};
+    }
+    if (!shared)
+        return Error{shownName + ": share_encoder_decoder_embeddings: false (separate source and target embeddings) "
+                                 "is not supported",
+                     ErrorKind::Unsupported};
+    c.activation = activation == "gelu"       ? Activation::GeluErf
+                   : activation == "gelu_new" ? Activation::GeluTanh
+                   : activation == "relu"     ? Activation::Relu
+                                              : Activation::Silu;
+    for (const auto &[stack, widthKey, headsKey] : {std::tuple{&c.encoder, "d_model", "encoder_attention_heads"},
+                                                    std::tuple{&c.decoder, "d_model", "decoder_attention_heads"}})
+        if (c.width % stack->heads != 0)
+            return Error{shownName + ": " + widthKey + " " + std::to_string(c.width) + " is not divisible by " +
+                         headsKey + " " + std::to_string(stack->heads)};
+    if (c.width % 2 != 0)
+        return Error{shownName + ": d_model " + std::to_string(c.width) +
+                     " is odd; the sinusoidal positions pair its dimensions"};
+    if (Status s = readSearchSettings(root, shownName, c); !s)
+        return s.error();
+    return c;
+}
+
+Result<TranslationConfig> readTranslationConfig(const std::string &modelDir)
+{
+    std::string shown;
+    auto config = readFolderJson(modelDir, "config.json", shown);
+    if (!config)
+        return config.error();
+    if (!*config)
+        return Error{printableText(modelDir, 200) + "/config.json: no such file (a model folder as transformers "
+                                                    "saves it holds config.json)",
+                     ErrorKind::Io};
+    auto c = parseTranslationConfig((*config)->dump(), shown);
+    if (!c)
+        return c;
+    const std::string configShown = shown;
+    auto generation = readFolderJson(modelDir, "generation_config.json", shown);
+    if (!generation)
+        return generation.error();
+    if (*generation)
+        if (Status s = readSearchSettings(**generation, shown, *c); !s)
+            return s.error();
+    // MarianConfig's defaults (pad and start 58100) name ids of opus-mt's vocabulary.
+    for (const auto &[key, value] : {std::pair{"pad_token_id", c->padId}, std::pair{"eos_token_id", c->eosId},
+                                     std::pair{"decoder_start_token_id", c->decoderStartId}})
+        if (value >= c->vocabSize)
+            return Error{configShown + ": " + key + ": MarianConfig's default " + std::to_string(value) +
+                         " is not below vocab_size " + std::to_string(c->vocabSize) + "; give the model's own"};
+    return c;
+}
+
+Result<std::optional<nlohmann::ordered_json>> readFolderJson(const std::string &modelDir, const std::string &name,
+                                                             std::string &shown)
+{
+    auto path = modelFolderFile(modelDir, name);
+    if (!path)
+        return path.error();
+    std::error_code ec;
+    if (!std::filesystem::exists(*path, ec))
+        return std::optional<nlohmann::ordered_json>();
+    shown = printableText(*path, 200);
+    auto text = readInputFile(*path, std::min(maxInputFileBytes(), kMaxConfigBytes));
+    if (!text)
+        return text.error();
+    auto document = parseJsonDocument(*text);
+    if (!document)
+        return Error{shown + ": " + document.message(), document.kind()};
+    if (!document->is_object())
+        return Error{shown + ": expected a JSON object ({...})"};
+    return std::optional<nlohmann::ordered_json>(std::move(*document));
+}
 
 Result<ModelConfig> parseModelConfig(std::string_view json, const std::string &shownName)
 {
@@ -494,6 +653,10 @@ Result<ModelConfig> parseModelConfig(std::string_view json, const std::string &s
     if (!type->is_string())
         return Error{shownName + ": model_type: expected a string, found " + printableText(type->dump(), 40)};
     const Architecture *arch = findArchitecture(type->get<std::string>());
+    if (!arch && *type == "marian")
+        return Error{shownName + ": model_type \"marian\" is a translation model (an encoder and a decoder); " +
+                         "this reads decoder and encoder-only models (" + supportedModelTypes() + ")",
+                     ErrorKind::Unsupported};
     if (!arch)
         return Error{shownName + ": model_type " + quotedText(type->get<std::string>()) + " is not supported (" +
                          supportedModelTypes() + ")",

@@ -4,6 +4,8 @@
 #include "core/attention/AttentionProblem.h"
 #include "core/models/Architecture.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,7 +18,8 @@ namespace attnscope {
 enum class Activation {
     GeluTanh, // "gelu_new", "gelu_pytorch_tanh": 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³)))
     GeluErf,  // "gelu": 0.5·x·(1 + erf(x/√2))
-    Silu,     // "silu": x·sigmoid(x)
+    Silu,     // "silu", "swish": x·sigmoid(x)
+    Relu,     // "relu": max(x, 0)
 };
 
 // config.json's rope_scaling (or transformers 5's rope_parameters), as modeling_rope_utils.py
@@ -91,5 +94,41 @@ Result<ModelConfig> parseModelConfig(std::string_view json, const std::string &s
 
 // MODEL_DIR/config.json read and parsed; a missing file is kind Io.
 Result<ModelConfig> readModelConfig(const std::string &modelDir);
+
+// An encoder–decoder translation model's config.json (model_type "marian"; design.md,
+// "encoder–decoder translation models"): MarianConfig's defaults for missing keys, and the
+// greedy search's settings as generate() takes them (generation_config.json first).
+struct TranslationConfig {
+    struct Stack {
+        int layers = 0; // encoder_layers | decoder_layers
+        int heads = 0;  // encoder_attention_heads | decoder_attention_heads
+        int ffn = 0;    // encoder_ffn_dim | decoder_ffn_dim
+    };
+    Stack encoder, decoder;
+    int width = 0;     // d_model
+    int vocabSize = 0; // vocab_size (decoder_vocab_size, when given, must be the same)
+    int positions = 0; // max_position_embeddings (the sinusoidal table's rows)
+    Activation activation = Activation::GeluErf;
+    bool scaleEmbedding = false;   // embeddings times √d_model
+    bool tieWordEmbeddings = true; // the LM head is the shared embedding
+    double layerNormEps = 1e-5;    // nn.LayerNorm's default: MarianConfig has no key for it
+    std::int32_t padId = 58100;    // pad_token_id: never chosen by the greedy search
+    std::int32_t eosId = 0;        // eos_token_id
+    std::int32_t decoderStartId = 58100;
+    std::optional<std::int32_t> forcedEosId = 0; // forced_eos_token_id: the last token at max_length
+    int maxLength = 20;                          // max_length: decoder ids, the start token included
+
+    int headDim(const Stack &s) const { return width / s.heads; }
+};
+
+Result<TranslationConfig> parseTranslationConfig(std::string_view json, const std::string &shownName);
+// MODEL_DIR/config.json, then generation_config.json where it sets max_length,
+// decoder_start_token_id, eos_token_id, pad_token_id or forced_eos_token_id.
+Result<TranslationConfig> readTranslationConfig(const std::string &modelDir);
+
+// A model folder's JSON object `name`, or nothing when the file is absent; `shown` gets its path
+// as messages name it.
+Result<std::optional<nlohmann::ordered_json>> readFolderJson(const std::string &modelDir, const std::string &name,
+                                                             std::string &shown);
 
 } // namespace attnscope

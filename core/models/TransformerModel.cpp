@@ -19,11 +19,7 @@
 
 namespace attnscope {
 
-namespace {
-
-// transformers' LayerNorm (biased variance over the row) or RMSNorm (x/sqrt(mean(x²) + eps)·w),
-// in float32 storage; the row's sums are accumulated in double so long rows lose nothing.
-MatrixF normalize(const MatrixF &x, const LayerNormWeights &w, double eps)
+MatrixF normalizeRows(const MatrixF &x, const LayerNormWeights &w, double eps)
 {
     MatrixF out(x.rows(), x.cols());
     const double n = double(x.cols());
@@ -48,6 +44,8 @@ MatrixF normalize(const MatrixF &x, const LayerNormWeights &w, double eps)
     return out;
 }
 
+namespace {
+
 void activate(MatrixF &x, Activation activation)
 {
     float *v = x.data();
@@ -67,6 +65,10 @@ void activate(MatrixF &x, Activation activation)
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
         for (Eigen::Index from = 0; from < n; from += kRange)
             siluInPlace(v + from, std::min(kRange, n - from));
+        return;
+    }
+    if (activation == Activation::Relu) {
+        x = x.cwiseMax(0.0f);
         return;
     }
     // nn.functional.gelu (erf).
@@ -102,8 +104,9 @@ MatrixF dense(const MatrixF &x, const WeightMatrix &w, const VectorF &b)
     return y;
 }
 
-// The MLP: down(act(up(x))), or down(act(gate(x))·up(x)) when gated.
-MatrixF mlp(const MatrixF &x, const TransformerLayer &layer, Activation activation)
+} // namespace
+
+MatrixF feedForward(const MatrixF &x, const TransformerLayer &layer, Activation activation)
 {
     MatrixF up = dense(x, layer.up, layer.upBias);
     if (layer.gate) {
@@ -115,6 +118,8 @@ MatrixF mlp(const MatrixF &x, const TransformerLayer &layer, Activation activati
     }
     return dense(up, layer.down, layer.downBias);
 }
+
+namespace {
 
 Status checkShape(const char *what, const MatrixF &m, std::int64_t rows, std::int64_t cols)
 {
@@ -342,7 +347,7 @@ MatrixF TransformerModel::embed(const std::vector<std::int32_t> &ids, std::int64
     if (recipe.tokenTypes)
         x.rowwise() += w.tokenType0;
     if (recipe.embeddingNorm)
-        x = normalize(x, w.embeddingNorm, m_config.layerNormEps);
+        x = normalizeRows(x, w.embeddingNorm, m_config.layerNormEps);
     if (recipe.embeddingScale) // Gemma: √d rounded to the hidden dtype first, as transformers does
         x *= float(std::sqrt(double(d)));
     return x;
@@ -352,7 +357,7 @@ MatrixF TransformerModel::attentionInput(int layer, const MatrixF &x) const
 {
     if (m_config.recipe().placement == NormPlacement::Post)
         return x;
-    return normalize(x, m_weights->layers[std::size_t(layer)].norm1, m_config.layerNormEps);
+    return normalizeRows(x, m_weights->layers[std::size_t(layer)].norm1, m_config.layerNormEps);
 }
 
 MatrixF TransformerModel::finishLayer(int l, MatrixF x, MatrixF attended) const
@@ -361,18 +366,18 @@ MatrixF TransformerModel::finishLayer(int l, MatrixF x, MatrixF attended) const
     const double eps = m_config.layerNormEps;
     const bool post = m_config.recipe().placement == NormPlacement::Post;
     if (post) {
-        x = normalize(attended + x, layer.norm1, eps);
+        x = normalizeRows(attended + x, layer.norm1, eps);
     } else {
         if (layer.postAttentionNorm.isSet())
-            attended = normalize(attended, layer.postAttentionNorm, eps);
+            attended = normalizeRows(attended, layer.postAttentionNorm, eps);
         x += attended;
     }
-    MatrixF out = mlp(post ? x : normalize(x, layer.norm2, eps), layer, m_config.activation);
+    MatrixF out = feedForward(post ? x : normalizeRows(x, layer.norm2, eps), layer, m_config.activation);
     if (post) {
-        x = normalize(out + x, layer.norm2, eps);
+        x = normalizeRows(out + x, layer.norm2, eps);
     } else {
         if (layer.postMlpNorm.isSet())
-            out = normalize(out, layer.postMlpNorm, eps);
+            out = normalizeRows(out, layer.postMlpNorm, eps);
         x += out;
     }
     return x;
@@ -382,7 +387,7 @@ MatrixF TransformerModel::finalHidden(const MatrixF &x) const
 {
     if (!m_config.recipe().finalNorm)
         return x;
-    return normalize(x, m_weights->finalNorm, m_config.layerNormEps);
+    return normalizeRows(x, m_weights->finalNorm, m_config.layerNormEps);
 }
 
 std::int64_t TransformerModel::forwardBytes(std::int64_t t, const ForwardKeep &keep) const

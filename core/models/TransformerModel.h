@@ -46,7 +46,18 @@ struct TransformerLayer {
     VectorF gateBias;                 // intermediate, or empty
     WeightMatrix down;                // intermediate by d (c_proj | output.dense | down_proj)
     VectorF downBias;                 // d, or empty
+    // An encoder–decoder model's decoder layer (TranslationModel.h): the cross-attention, with
+    // queries from this layer and keys and values from the encoder's output, and the norm on
+    // its residual sum (encoder_attn, encoder_attn_layer_norm). Absent in every other layer.
+    std::optional<AttentionWeights> crossAttention;
+    LayerNormWeights crossNorm;
 };
+
+// transformers' LayerNorm (biased variance over the row) or RMSNorm (x/sqrt(mean(x²) + eps)·w,
+// when the bias is empty), in float32 storage; the row's sums are accumulated in double.
+MatrixF normalizeRows(const MatrixF &x, const LayerNormWeights &w, double eps);
+// A layer's MLP: down(act(up(x))), or down(act(gate(x))·up(x)) when gated, biases where given.
+MatrixF feedForward(const MatrixF &x, const TransformerLayer &layer, Activation activation);
 
 struct TransformerWeights {
     WeightMatrix tokenEmbedding;        // vocab by d (wte | word_embeddings | embed_tokens); mapped when loaded

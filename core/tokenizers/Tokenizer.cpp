@@ -8,6 +8,7 @@
 #include "core/tokenizers/ByteLevelBpe.h"
 #include "core/tokenizers/ByteLevelText.h"
 #include "core/tokenizers/HfTokenizer.h"
+#include "core/tokenizers/MarianTokenizer.h"
 #include "core/tokenizers/UnicodeText.h"
 #include "core/tokenizers/WordPiece.h"
 
@@ -32,13 +33,13 @@ std::string shownPath(const std::string &path)
 
 // A file the model folder must have; `needs` completes "... holds" in the message when it is
 // missing ("vocab.json and merges.txt beside config.json").
-Result<std::string> readModelFile(const std::string &path, std::int64_t maxBytes, const char *needs)
+Result<std::string> readModelFile(const std::string &path, std::int64_t maxBytes, const char *needs, bool text = true)
 {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         return Error{shownPath(path) + ": no such file (a model folder as transformers saves it holds " + needs + ")",
                      ErrorKind::Io};
-    return readInputFile(path, maxBytes);
+    return readInputFile(path, maxBytes, text);
 }
 
 Result<nlohmann::ordered_json> readJsonObject(const std::string &path, const char *needs)
@@ -130,11 +131,23 @@ Result<Tokenizer> Tokenizer::fromJson(std::string_view json, const std::string &
     return t;
 }
 
+Result<Tokenizer> Tokenizer::marian(std::string_view spmModel, std::shared_ptr<const MarianVocabulary> vocabulary,
+                                    const std::string &shownSpmName)
+{
+    auto side = MarianSentencePiece::create(spmModel, std::move(vocabulary), shownSpmName);
+    if (!side)
+        return side.error();
+    Tokenizer t;
+    t.m_marian = std::make_shared<const MarianSentencePiece>(std::move(*side));
+    return t;
+}
+
 TokenizerKind Tokenizer::kind() const
 {
-    return m_json  ? TokenizerKind::HuggingFaceJson
-           : m_bpe ? TokenizerKind::Gpt2ByteLevelBpe
-                   : TokenizerKind::BertWordPiece;
+    return m_json     ? TokenizerKind::HuggingFaceJson
+           : m_bpe    ? TokenizerKind::Gpt2ByteLevelBpe
+           : m_marian ? TokenizerKind::MarianSentencePiece
+                      : TokenizerKind::BertWordPiece;
 }
 
 Encoding Tokenizer::encode(std::string_view text, bool addSpecialTokens) const
@@ -142,6 +155,8 @@ Encoding Tokenizer::encode(std::string_view text, bool addSpecialTokens) const
     Encoding out;
     if (m_json) {
         m_json->encode(text, addSpecialTokens, out);
+    } else if (m_marian) {
+        m_marian->encode(text, addSpecialTokens, out);
     } else if (m_bpe) {
         m_bpe->encode(text, out);
     } else if (m_wordPiece) {
@@ -159,6 +174,7 @@ Encoding Tokenizer::encode(std::string_view text, bool addSpecialTokens) const
 std::int64_t Tokenizer::vocabularySize() const
 {
     return m_json        ? m_json->vocabularySize()
+           : m_marian    ? m_marian->vocabularySize()
            : m_bpe       ? m_bpe->vocabularySize()
            : m_wordPiece ? m_wordPiece->vocabularySize()
                          : 0;
@@ -167,6 +183,7 @@ std::int64_t Tokenizer::vocabularySize() const
 std::optional<std::string> Tokenizer::token(std::int32_t id) const
 {
     const std::string *spelling = m_json        ? m_json->token(id)
+                                  : m_marian    ? m_marian->token(id)
                                   : m_bpe       ? m_bpe->token(id)
                                   : m_wordPiece ? m_wordPiece->token(id)
                                                 : nullptr;
@@ -179,6 +196,8 @@ std::optional<std::int32_t> Tokenizer::tokenId(std::string_view spelling) const
 {
     if (m_json)
         return m_json->tokenId(spelling);
+    if (m_marian)
+        return m_marian->tokenId(spelling);
     for (std::int32_t id = 0; id < vocabularySize(); ++id)
         if (const auto t = token(id); t && *t == spelling)
             return id;
@@ -197,6 +216,8 @@ std::string Tokenizer::decode(const std::vector<std::int32_t> &ids) const
     std::string bytes;
     for (std::int32_t id : ids)
         bytes += tokenBytes(id);
+    if (m_marian && bytes.starts_with(' ')) // SentencePiece drops the first word's space
+        bytes.erase(0, 1);
     return legibleUtf8(bytes);
 }
 
@@ -204,6 +225,8 @@ std::string Tokenizer::tokenBytes(std::int32_t id) const
 {
     if (m_json)
         return m_json->tokenBytes(id);
+    if (m_marian)
+        return m_marian->tokenBytes(id);
     const auto spelling = token(id);
     if (!spelling)
         return std::string();
@@ -246,11 +269,53 @@ Result<std::string> readModelType(const std::string &modelDir)
     return it->get<std::string>();
 }
 
+Result<TranslationTokenizers> loadTranslationTokenizers(const std::string &modelDir)
+{
+    const std::int64_t limit = std::min(maxInputFileBytes(), kMaxVocabularyBytes);
+    const char *needs = "source.spm, target.spm and vocab.json for a Marian model";
+    const auto separate = modelFolderFile(modelDir, "target_vocab.json");
+    if (!separate)
+        return separate.error();
+    if (std::error_code ec; std::filesystem::exists(*separate, ec))
+        return Error{shownPath(*separate) + ": separate source and target vocabularies are not supported",
+                     ErrorKind::Unsupported};
+    const auto vocabPath = modelFolderFile(modelDir, "vocab.json");
+    if (!vocabPath)
+        return vocabPath.error();
+    auto vocabText = readModelFile(*vocabPath, limit, needs);
+    if (!vocabText)
+        return vocabText.error();
+    auto vocabulary = MarianVocabulary::fromJson(*vocabText, shownPath(*vocabPath));
+    if (!vocabulary)
+        return vocabulary.error();
+    std::optional<Tokenizer> sides[2];
+    const char *files[2] = {"source.spm", "target.spm"};
+    for (int i = 0; i < 2; ++i) {
+        const auto path = modelFolderFile(modelDir, files[i]);
+        if (!path)
+            return path.error();
+        auto bytes = readModelFile(*path, limit, needs, false); // a serialized protocol buffer
+        if (!bytes)
+            return bytes.error();
+        auto side = Tokenizer::marian(*bytes, *vocabulary, shownPath(*path));
+        if (!side)
+            return side.error();
+        sides[i] = std::move(*side);
+    }
+    return TranslationTokenizers{std::move(*sides[0]), std::move(*sides[1])};
+}
+
 Result<Tokenizer> loadTokenizer(const std::string &modelDir)
 {
     auto modelType = readModelType(modelDir);
     if (!modelType)
         return modelType.error();
+    if (*modelType == "marian") {
+        auto sides = loadTranslationTokenizers(modelDir);
+        if (!sides)
+            return sides.error();
+        return std::move(sides->source);
+    }
     const std::int64_t limit = std::min(maxInputFileBytes(), kMaxVocabularyBytes);
     const auto exists = [](const Result<std::string> &path) {
         std::error_code ec;

@@ -27,9 +27,10 @@ struct Encoding {
 };
 
 enum class TokenizerKind {
-    Gpt2ByteLevelBpe, // model_type "gpt2": vocab.json + merges.txt
-    BertWordPiece,    // model_type "bert": vocab.txt (+ tokenizer_config.json)
-    HuggingFaceJson,  // tokenizer.json (core/tokenizers/HfTokenizer.h says what it supports)
+    Gpt2ByteLevelBpe,    // model_type "gpt2": vocab.json + merges.txt
+    BertWordPiece,       // model_type "bert": vocab.txt (+ tokenizer_config.json)
+    HuggingFaceJson,     // tokenizer.json (core/tokenizers/HfTokenizer.h says what it supports)
+    MarianSentencePiece, // model_type "marian": source.spm or target.spm + vocab.json
 };
 
 // BERT's normalisation switches, as tokenizer_config.json names them (these defaults are
@@ -44,6 +45,8 @@ struct WordPieceOptions {
 class ByteLevelBpe;
 class WordPiece;
 class HfTokenizer;
+class MarianSentencePiece;
+struct MarianVocabulary;
 
 // A loaded tokenizer; cheap to copy (the vocabulary is shared) and safe to use from several
 // threads at once (encode() changes nothing).
@@ -65,6 +68,10 @@ public:
 
     // A Hugging Face tokenizer.json's contents; errors name the file as `shownName`.
     static Result<Tokenizer> fromJson(std::string_view json, const std::string &shownName);
+    // One side of a Marian folder's tokenizer (MarianTokenizer.h): its SentencePiece model's
+    // bytes and the shared vocab.json.
+    static Result<Tokenizer> marian(std::string_view spmModel, std::shared_ptr<const MarianVocabulary> vocabulary,
+                                    const std::string &shownSpmName);
 
     TokenizerKind kind() const;
     Encoding encode(std::string_view text) const { return encode(text, true); }
@@ -98,6 +105,7 @@ private:
     std::shared_ptr<const ByteLevelBpe> m_bpe;
     std::shared_ptr<const WordPiece> m_wordPiece;
     std::shared_ptr<const HfTokenizer> m_json;
+    std::shared_ptr<const MarianSentencePiece> m_marian;
 };
 
 // Reads a Hugging Face model folder's tokenizer. When config.json's model_type is "gpt2" or
@@ -109,7 +117,15 @@ private:
 //   "m/tokenizer.json: pre_tokenizer type "UnicodeScripts" is not supported" (kind Unsupported),
 //   "m/tokenizer.json: no such file (a model folder as transformers saves it holds tokenizer.json, or vocab.json and
 //   merges.txt for GPT-2, vocab.txt for BERT)" (Io).
+// A Marian folder (model_type "marian") gives its source side.
 Result<Tokenizer> loadTokenizer(const std::string &modelDir);
+
+// A Marian folder's two sides: source.spm and target.spm, both looked up in vocab.json. A
+// folder with target_vocab.json (separate vocabularies) is refused by name.
+struct TranslationTokenizers {
+    Tokenizer source, target;
+};
+Result<TranslationTokenizers> loadTranslationTokenizers(const std::string &modelDir);
 
 // config.json's model_type, checked to be a string ("gpt2", "bert", or anything else).
 Result<std::string> readModelType(const std::string &modelDir);
