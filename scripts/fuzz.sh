@@ -34,7 +34,7 @@ cmake --preset fuzz -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
 cmake --build --preset fuzz --parallel "$(nproc)"
 
 status=0
-for target in projectfile npy attentionfile tokenizer tokenizerfiles tokenizerjson numberblock modelconfig qkdump; do
+for target in projectfile npy attentionfile tokenizer tokenizerfiles tokenizerjson numberblock modelconfig qkdump marian; do
   corpus="$out/corpus-$target"
   mkdir -p "$corpus"
   seeds=("$root/tests/fuzz/corpus/$target" "$root/tests/fuzz/regressions/$target")

@@ -1,13 +1,16 @@
 // A whole GPT-2 and BERT forward with every layer's attention on the Vulkan backend (lavapipe
 // in CI), against the same forward on the CPU (which tst_models checks against the reference);
-// and every decoder family of tests/fixtures/decoders against its float64 reference directly.
+// and every decoder family of tests/fixtures/decoders and the translation models of
+// tests/fixtures/marian against their float64 references directly.
 
 #include "../common/ModelFixtures.h"
 #include "../common/TestUtil.h"
+#include "../common/TranslationFixtures.h"
 #include "VulkanTestUtil.h"
 
 #include "core/attention/CpuBackend.h"
 #include "core/models/TransformerModel.h"
+#include "core/models/TranslationModel.h"
 
 #include <QObject>
 #include <QTest>
@@ -104,6 +107,41 @@ private slots:
             hidden.insert(hidden.end(), h.data(), h.data() + h.size());
         const QString states = test::compareValues("hidden_states", hidden.data(), expected.hidden, 1e-3, 1e-3);
         QVERIFY2(states.isEmpty(), qPrintable(states));
+        const std::string problems = test::validationProblems();
+        QVERIFY2(problems.empty(), problems.c_str());
+    }
+
+    void translationMatchesTheReference_data()
+    {
+        QTest::addColumn<QString>("folder");
+        QTest::addColumn<int>("index");
+        for (const char *folder : test::kTranslationFolders) {
+            const auto cases = test::readTranslationCases(folder);
+            for (std::size_t i = 0; i < cases.size(); ++i)
+                QTest::newRow(qPrintable(QString(folder) + "/" + cases[i].name)) << QString(folder) << int(i);
+        }
+    }
+
+    // A Marian folder's encoder, decoder and cross-attention on Vulkan, against the float64
+    // reference (tests/fixtures/marian), and its greedy search giving the reference ids.
+    void translationMatchesTheReference()
+    {
+        QFETCH(QString, folder);
+        QFETCH(int, index);
+        const test::TranslationCase c = test::readTranslationCases(folder)[std::size_t(index)];
+        auto model = TranslationModel::load(test::translationFixture(folder).toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        auto source = model->input(c.sourceIds, "the source");
+        QVERIFY(source);
+        auto run = model->forward(*source, *model->input(c.targetIds, "the target"), *m_vulkan);
+        QVERIFY2(run, run ? "" : run.message().c_str());
+        const QString diff = test::compareTranslationRun(**run, folder, c.name);
+        QVERIFY2(diff.isEmpty(), qPrintable(diff));
+        if (!c.target) {
+            auto ids = model->greedy(*source, *m_vulkan);
+            QVERIFY2(ids, ids ? "" : ids.message().c_str());
+            QCOMPARE(ids->ids, c.targetIds);
+        }
         const std::string problems = test::validationProblems();
         QVERIFY2(problems.empty(), problems.c_str());
     }
