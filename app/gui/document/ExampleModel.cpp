@@ -20,6 +20,8 @@ ExampleModelPlace placeOf(ExampleModelId which)
     switch (which) {
     case ExampleModelId::TinyQwen3:
         return {"tiny-qwen3", "ATTNSCOPE_EXAMPLE_MODEL_QWEN3"};
+    case ExampleModelId::TinyMarianEnZh:
+        return {"tiny-marian-en-zh", "ATTNSCOPE_EXAMPLE_MODEL_MARIAN"};
     case ExampleModelId::TinyGpt2:
         break;
     }
@@ -59,7 +61,7 @@ std::optional<ExampleModelId> exampleModelAt(const QString &dir)
     const QString path = QFileInfo(dir).canonicalFilePath();
     if (path.isEmpty())
         return std::nullopt;
-    for (ExampleModelId which : {ExampleModelId::TinyGpt2, ExampleModelId::TinyQwen3})
+    for (ExampleModelId which : {ExampleModelId::TinyGpt2, ExampleModelId::TinyQwen3, ExampleModelId::TinyMarianEnZh})
         if (const QString example = exampleModelDir(which);
             !example.isEmpty() && QFileInfo(example).canonicalFilePath() == path)
             return which;

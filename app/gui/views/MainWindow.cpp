@@ -9,6 +9,7 @@
 #include "app/gui/sources/FileSource.h"
 #include "app/gui/sources/ModelRunSource.h"
 #include "app/gui/sources/ProjectSource.h"
+#include "app/gui/sources/TranslationSource.h"
 #include "app/gui/views/AttentionViews.h"
 #include "app/gui/views/BackendMenu.h"
 #include "app/gui/views/CompareDialog.h"
@@ -235,6 +236,13 @@ bool MainWindow::openModel(const QString &dir)
         m_host.status->error(tr("%1 is not a folder.").arg(dir));
         return false;
     }
+    if (isTranslationModelFolder(QDir(dir).absolutePath().toStdString())) {
+        // An encoder and a decoder: a source of its own (the text box of a model run reads one text).
+        auto *translation = new TranslationSource(m_host, this);
+        adopt(translation);
+        translation->load(dir);
+        return true;
+    }
     ModelRunSource *model = modelSource(); // another folder in the same source keeps its text
     if (!model) {
         model = new ModelRunSource(m_host, this);
@@ -458,6 +466,8 @@ void MainWindow::fillExamplesMenu(QMenu *menu)
         {ExampleModelId::TinyGpt2, tr("Example model: tiny GPT-2"), QStringLiteral("exampleModel")},
         {ExampleModelId::TinyQwen3, tr("Example model: tiny Qwen3 (Chinese and English)"),
          QStringLiteral("exampleModelQwen3")},
+        {ExampleModelId::TinyMarianEnZh, tr("Example model: tiny translation, English to Chinese"),
+         QStringLiteral("exampleModelMarian")},
     };
     for (const auto &example : examples) {
         const ExampleModelId which = example.which;
