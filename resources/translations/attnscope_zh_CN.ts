@@ -2,6 +2,33 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>AlignmentRenderer</name>
+    <message>
+        <source>Cross-attention: head %1 is %2 x %3, head 0 is %4 x %5</source>
+        <translation>交叉注意力：头 %1 是 %2 x %3，头 0 是 %4 x %5</translation>
+    </message>
+    <message>
+        <source>Cross-attention: the heads are %1 x %2, with no target or no source token</source>
+        <translation>交叉注意力：各头为 %1 x %2，没有目标词元或源词元</translation>
+    </message>
+    <message>
+        <source>Cross-attention: %1 source labels for %2 source tokens</source>
+        <translation>交叉注意力：%2 个源词元却有 %1 个源标签</translation>
+    </message>
+    <message>
+        <source>Cross-attention: %1 target labels for %2 target rows</source>
+        <translation>交叉注意力：%2 个目标行却有 %1 个目标标签</translation>
+    </message>
+    <message>
+        <source>Cross-attention: end-of-sentence column %1 is not one of the %2 source tokens</source>
+        <translation>交叉注意力：句末列 %1 不在 %2 个源词元之中</translation>
+    </message>
+    <message>
+        <source>%1 → %2: %3</source>
+        <translation>%1 → %2：%3</translation>
+    </message>
+</context>
+<context>
     <name>FigureExporter</name>
     <message>
         <source>DPI %1 is out of range (%2 to %3)</source>
@@ -689,6 +716,37 @@
     <message>
         <source>About &amp;Qt</source>
         <translation>关于 Qt(&amp;Q)</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::AlignmentView</name>
+    <message>
+        <source>The head whose cross-attention is drawn, or the mean of the layer&apos;s heads</source>
+        <translation>绘制哪个头的交叉注意力，或该层各头的平均</translation>
+    </message>
+    <message>
+        <source>Shift by one step</source>
+        <translation>错开一步</translation>
+    </message>
+    <message>
+        <source>The decoder&apos;s row i predicts the next target token, so row i is labelled with that token (the row after &lt;/s&gt; is dropped)</source>
+        <translation>解码器第 i 行预测的是下一个目标词元，所以第 i 行标为那个词元（&lt;/s&gt; 之后的一行去掉）</translation>
+    </message>
+    <message>
+        <source>Hide &lt;/s&gt;</source>
+        <translation>隐藏 &lt;/s&gt;</translation>
+    </message>
+    <message>
+        <source>The source&apos;s end-of-sentence token often takes most of the weight; hidden, each row is renormalised over the other source tokens</source>
+        <translation>源句的句末词元常常占去大部分权重；隐藏后，每行在其余源词元上重新归一化</translation>
+    </message>
+    <message>
+        <source>Mean of the heads</source>
+        <translation>各头平均</translation>
+    </message>
+    <message>
+        <source>Head %1</source>
+        <translation>头 %1</translation>
     </message>
 </context>
 <context>
@@ -2960,6 +3018,10 @@
         <source>B</source>
         <translation>B</translation>
     </message>
+    <message>
+        <source>Example model: tiny translation, English to Chinese</source>
+        <translation>示例模型：微型翻译，英译中</translation>
+    </message>
 </context>
 <context>
     <name>attnscope::MaskEditor</name>
@@ -3989,6 +4051,128 @@ revision %2</source>
     <message>
         <source>&lt;p&gt;Computing…&lt;/p&gt;</source>
         <translation>&lt;p&gt;正在计算…&lt;/p&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::TranslationController</name>
+    <message>
+        <source>Memory ran out loading the model.</source>
+        <translation>载入模型时内存不足。</translation>
+    </message>
+    <message>
+        <source>The source: </source>
+        <translation>源文本：</translation>
+    </message>
+    <message>
+        <source>The target: </source>
+        <translation>目标文本：</translation>
+    </message>
+    <message>
+        <source>Memory ran out translating this text.</source>
+        <translation>翻译这段文本时内存不足。</translation>
+    </message>
+</context>
+<context>
+    <name>attnscope::TranslationSource</name>
+    <message>
+        <source>%1, layer %2</source>
+        <translation>%1，第 %2 层</translation>
+    </message>
+    <message>
+        <source>Type a sentence in the model&apos;s source language: it is translated as you type</source>
+        <translation>输入一句模型源语言的句子：边输入边翻译</translation>
+    </message>
+    <message>
+        <source>The encoder reads this text; the decoder&apos;s cross-attention looks back at its tokens.</source>
+        <translation>编码器读这段文本；解码器的交叉注意力回看它的词元。</translation>
+    </message>
+    <message>
+        <source>Empty: the model&apos;s own translation. Type one to teacher-force it</source>
+        <translation>留空：模型自己的翻译。输入一句译文则用教师强制</translation>
+    </message>
+    <message>
+        <source>A translation typed here is fed to the decoder as it is (teacher forcing), so you see where each of its words looks in the source; left empty, the model translates greedily and the views show its own words.</source>
+        <translation>在这里输入的译文会原样送入解码器（教师强制），你能看到它的每个词在源句中看向哪里；留空时，模型用贪心解码翻译，视图显示它自己的译文。</translation>
+    </message>
+    <message>
+        <source>Cross-attention (target → source)</source>
+        <translation>交叉注意力（目标 → 源）</translation>
+    </message>
+    <message>
+        <source>Encoder self-attention (source)</source>
+        <translation>编码器自注意力（源）</translation>
+    </message>
+    <message>
+        <source>Decoder self-attention (target)</source>
+        <translation>解码器自注意力（目标）</translation>
+    </message>
+    <message>
+        <source>Which attention the views show: the encoder reading the source, the decoder reading the target so far, or the decoder&apos;s queries over the encoder&apos;s source tokens.</source>
+        <translation>视图显示哪种注意力：编码器读源句，解码器读目前为止的目标句，或解码器的查询看向编码器的源词元。</translation>
+    </message>
+    <message>
+        <source>Source:</source>
+        <translation>源文本：</translation>
+    </message>
+    <message>
+        <source>Target:</source>
+        <translation>目标文本：</translation>
+    </message>
+    <message>
+        <source>Show:</source>
+        <translation>显示：</translation>
+    </message>
+    <message>
+        <source>Alignment</source>
+        <translation>对齐</translation>
+    </message>
+    <message>
+        <source>Translating…</source>
+        <translation>正在翻译…</translation>
+    </message>
+    <message>
+        <source>%1 on %2 — %3</source>
+        <translation>%1，在 %2 上 — %3</translation>
+    </message>
+    <message>
+        <source>The views show the translation before: translating the text as it is now failed.</source>
+        <translation>视图显示的是之前的翻译：翻译当前文本失败。</translation>
+    </message>
+    <message>
+        <source>Loading the translation model in %1…</source>
+        <translation>正在载入 %1 中的翻译模型…</translation>
+    </message>
+    <message>
+        <source>Translation model: %1 (Marian, encoder %2 layers × %3 heads, decoder %4 layers × %5 heads)</source>
+        <translation>翻译模型：%1（Marian，编码器 %2 层 × %3 个头，解码器 %4 层 × %5 个头）</translation>
+    </message>
+    <message>
+        <source>Translation: %1</source>
+        <translation>译文：%1</translation>
+    </message>
+    <message>
+        <source>encoder</source>
+        <translation>编码器</translation>
+    </message>
+    <message>
+        <source>decoder</source>
+        <translation>解码器</translation>
+    </message>
+    <message>
+        <source>cross-attention</source>
+        <translation>交叉注意力</translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>Alignment: cross-attention of decoder layer %1</source>
+        <translation>对齐：解码器第 %1 层的交叉注意力</translation>
+    </message>
+    <message>
+        <source>%1 %2 layer %3 head %4</source>
+        <translation>%1 %2 第 %3 层 头 %4</translation>
     </message>
 </context>
 <context>
