@@ -8,6 +8,7 @@
 #include "app/gui/views/MainWindow.h"
 #include "app/gui/views/OpenModelDialog.h"
 
+#include "../common/ModelFixtures.h"
 #include "../common/TestUtil.h"
 
 #include <QAction>
@@ -78,6 +79,7 @@ private slots:
     void cacheFolderFromTheEnvironment_data();
     void cacheFolderFromTheEnvironment();
     void scanListsEverySnapshotWithSizeAndReason();
+    void scanReadsATranslationModelsConfig();
     void dialogListsTheCacheAndOpensAModel();
     void fileOpenModelOpensTheChosenSnapshot();
 };
@@ -135,6 +137,32 @@ void TestOpenModel::scanListsEverySnapshotWithSizeAndReason()
     QCOMPARE(gpt2.bytes, bytes); // links followed into blobs/, the shared blob once
     QVERIFY(gpt2.path.endsWith("models--test--tiny-gpt2/snapshots/abc"));
     QVERIFY(scanHubCache(tmp.filePath("no-such-folder")).empty());
+}
+
+// A Marian snapshot is read with the translation model's config (openable); one whose config it
+// refuses says why in one line.
+void TestOpenModel::scanReadsATranslationModelsConfig()
+{
+    QTemporaryDir tmp;
+    const fs::path hub = tmp.path().toStdString();
+    const fs::path fixture = test::sourcePath(QStringLiteral("tests/fixtures/marian/marian-f32")).toStdString();
+    for (const char *name : {"opus-mt-en-zh", "opus-mt-broken"}) {
+        const fs::path snapshot = hub / (std::string("models--test--") + name) / "snapshots" / "abc";
+        fs::create_directories(snapshot);
+        for (const char *file : {"config.json", "generation_config.json"})
+            fs::copy_file(fixture / file, snapshot / file);
+    }
+    const fs::path broken = hub / "models--test--opus-mt-broken" / "snapshots" / "abc" / "config.json";
+    QJsonObject config = test::readJson(QString::fromStdString(broken.string()));
+    config["activation_function"] = "gelu_fast";
+    test::writeJson(QString::fromStdString(broken.string()), config);
+    const auto models = scanHubCache(tmp.path());
+    QCOMPARE(models.size(), std::size_t(2));
+    QCOMPARE(models[0].name, QString("test/opus-mt-broken"));
+    QVERIFY(!models[0].openable);
+    QVERIFY2(models[0].whyNot.startsWith("config.json: activation_function"), qPrintable(models[0].whyNot));
+    QCOMPARE(models[1].family, QString("marian"));
+    QVERIFY2(models[1].openable, qPrintable(models[1].whyNot));
 }
 
 void TestOpenModel::dialogListsTheCacheAndOpensAModel()

@@ -87,12 +87,20 @@ std::vector<CachedModel> scanHubCache(const QString &hubDir)
             m.path = QString::fromStdString(snap->path().string());
             m.family = modelType(snap->path());
             m.bytes = snapshotBytes(snap->path());
-            const auto config = readModelConfig(snap->path().string());
-            m.openable = bool(config);
-            if (!config) {
+            // A translation model (Marian) has a config of its own; either kind opens.
+            const bool translation = m.family == QLatin1String("marian");
+            std::optional<Error> refused;
+            if (translation) {
+                if (auto c = readTranslationConfig(snap->path().string()); !c)
+                    refused = c.error();
+            } else if (auto c = readModelConfig(snap->path().string()); !c) {
+                refused = c.error();
+            }
+            m.openable = !refused;
+            if (refused) {
                 // core names the file by its whole path; within the list the snapshot is known,
                 // so the line starts where the reason does ("config.json: model_type ...").
-                m.whyNot = QString::fromStdString(config.message());
+                m.whyNot = QString::fromStdString(refused->message);
                 const QString prefix = m.path + QLatin1Char('/');
                 if (m.whyNot.startsWith(prefix))
                     m.whyNot = m.whyNot.mid(prefix.size());
