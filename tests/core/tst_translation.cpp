@@ -14,6 +14,9 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -70,6 +73,7 @@ private slots:
     void brokenFolderIsRefusedInOneLine_data();
     void brokenFolderIsRefusedInOneLine();
     void otherCommandsRefuseATranslationFolder();
+    void exampleModelTranslatesAsItsReadmeSays();
 };
 
 void TestTranslation::tokenizationMatchesReference()
@@ -363,6 +367,32 @@ void TestTranslation::otherCommandsRefuseATranslationFolder()
     QCOMPARE(model.kind(), ErrorKind::Unsupported);
     QVERIFY(isTranslationModelFolder(test::translationFixture("marian-f16").toStdString()));
     QVERIFY(!isTranslationModelFolder(test::sourcePath("tests/fixtures/models/gpt2-f32").toStdString()));
+}
+
+// The built-in example (resources/models/tiny-marian-en-zh): the 14 sentences of its
+// examples.json (written by its train.py from PyTorch, and checked by its check_folder.py with
+// a numpy forward) give the same source ids, greedy ids and translation here.
+void TestTranslation::exampleModelTranslatesAsItsReadmeSays()
+{
+    const QString dir = test::sourcePath("resources/models/tiny-marian-en-zh");
+    auto model = TranslationModel::load(dir.toStdString());
+    QVERIFY2(model, model ? "" : model.message().c_str());
+    QFile file(dir + "/examples.json");
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QJsonArray examples = QJsonDocument::fromJson(file.readAll()).array();
+    QCOMPARE(examples.size(), 14);
+    CpuBackend cpu;
+    for (const QJsonValue &v : examples) {
+        const QJsonObject e = v.toObject();
+        auto source = model->encodeSource(e["source"].toString().toStdString());
+        QVERIFY2(source, source ? "" : source.message().c_str());
+        QCOMPARE(source->ids, test::idsOf(e["source_ids"].toArray()));
+        auto ids = model->greedy(*source, cpu);
+        QVERIFY2(ids, ids ? "" : ids.message().c_str());
+        QCOMPARE(ids->ids, test::idsOf(e["output_ids"].toArray()));
+        std::vector<std::int32_t> words(ids->ids.begin() + 1, ids->ids.end() - 1); // no start, no </s>
+        QCOMPARE(QString::fromStdString(model->tokenizers()->target.decode(words)), e["translation"].toString());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestTranslation)

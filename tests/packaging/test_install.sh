@@ -16,13 +16,18 @@ for f in bin/attnscope bin/attnscope-cli share/applications/$id.desktop share/me
          share/attnscope/models/tiny-gpt2/model.safetensors share/attnscope/models/tiny-gpt2/vocab.json \
          share/attnscope/models/tiny-qwen3/config.json share/attnscope/models/tiny-qwen3/model.safetensors \
          share/attnscope/models/tiny-qwen3/tokenizer.json share/attnscope/models/tiny-qwen3/tokenizer_config.json \
-         share/attnscope/models/tiny-qwen3/README.md; do
+         share/attnscope/models/tiny-qwen3/README.md share/attnscope/models/tiny-marian-en-zh/source.spm \
+         share/attnscope/models/tiny-marian-en-zh/target.spm share/attnscope/models/tiny-marian-en-zh/README.md; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
 [ -x "$prefix/bin/attnscope" ] && [ -x "$prefix/bin/attnscope-cli" ] || fail "programs not executable"
 # The installed CLI runs the installed example model.
 "$prefix/bin/attnscope-cli" tokenize "$share/attnscope/models/tiny-gpt2" --text "Hello world" | grep -q '"ids"' ||
   fail "the installed example model does not tokenize"
+# The installed CLI translates with the installed translation example (libsentencepiece found).
+"$prefix/bin/attnscope-cli" model "$share/attnscope/models/tiny-marian-en-zh" --text "The cat is under the table." \
+  --out "$prefix/translation" --backend cpu | grep -q 'translation: 猫在桌子下面。' ||
+  fail "the installed translation example does not translate"
 # The Chinese example's files are the source tree's, byte for byte.
 here=$(cd "$(dirname "$0")/../.." && pwd)
 for f in config.json model.safetensors tokenizer.json tokenizer_config.json; do

@@ -97,6 +97,7 @@ TranslationSource::TranslationSource(SourceHost &host, QObject *parent)
     host.central->insertWidget(0, m_rows);
     m_dock = new QDockWidget(tr("Alignment"), host.window);
     m_dock->setObjectName(QStringLiteral("alignmentDock"));
+    m_alignment->setMinimumHeight(260); // two rows of labels and room for the lines between them
     m_dock->setWidget(m_alignment);
     host.window->addDockWidget(Qt::BottomDockWidgetArea, m_dock);
     m_dock->hide();
