@@ -134,13 +134,7 @@ std::optional<BackendSelection> Command::backend(const QCommandLineParser &parse
 
 void Command::reportBackend(BackendSelection &selection)
 {
-    m_out << "backend: " << QString::fromStdString(selection.backend->name()) << "\n"
-          << "device: " << QString::fromStdString(selection.backend->deviceName()) << "\n";
-    if (!selection.notice.empty())
-        m_out << "note: " << QString::fromStdString(selection.notice) << "\n";
-    // A fallback that happened during compute() (Vulkan device lost, out of memory).
-    if (const std::string late = takeBackendNotice(*selection.backend); !late.empty())
-        m_out << "note: " << QString::fromStdString(late) << "\n";
+    cli::reportBackend(m_out, selection);
 }
 
 std::optional<Command::ComputedProject> Command::computeProject(const QCommandLineParser &parser, bool allowNonFinite)

@@ -62,4 +62,18 @@ std::optional<int> checkBeforeWriting(QTextStream &err, const FilesRead &read, c
     return std::nullopt;
 }
 
+void reportBackend(QTextStream &out, BackendSelection &selection, bool transfers)
+{
+    out << "backend: " << QString::fromStdString(selection.backend->name()) << "\n"
+        << "device: " << QString::fromStdString(selection.backend->deviceName()) << "\n";
+    if (!selection.notice.empty())
+        out << "note: " << QString::fromStdString(selection.notice) << "\n";
+    // A fallback that happened during the work (Vulkan device lost, out of memory).
+    if (const std::string late = takeBackendNotice(*selection.backend); !late.empty())
+        out << "note: " << QString::fromStdString(late) << "\n";
+    if (const auto t = selection.backend->transfers(); t && transfers)
+        out << "vulkan: submissions " << t->submissions << ", uploaded " << t->uploaded << " bytes, read back "
+            << t->readBack << " bytes\n";
+}
+
 } // namespace attnscope::cli

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "app/engine/BackendChoice.h"
+
 #include "core/attention/PooledAttention.h"
 #include "core/io/FilesRead.h"
 
@@ -48,5 +50,10 @@ std::optional<int> checkBeforeWriting(QTextStream &err, const FilesRead &read, c
 // --pool N and --pool-mode max|mean as given (N from 1 to 65536; --pool-mode only with --pool),
 // or a usage error naming the option: "--pool: expected a whole number from 1 to 65536, found "x"".
 Result<PoolOptions> parsePoolOptions(const QCommandLineParser &parser, const char *command);
+
+// Which backend and device ran, and why (stdout, after the work): "backend: NAME", "device:
+// NAME", the choice's notice and a fallback during the work as "note: ..." lines, and with
+// `transfers` a Vulkan backend's "vulkan: submissions N, uploaded U bytes, read back R bytes".
+void reportBackend(QTextStream &out, BackendSelection &selection, bool transfers = false);
 
 } // namespace attnscope::cli

@@ -295,15 +295,7 @@ int runModelCommand(const QStringList &args, QTextStream &out, QTextStream &err,
             return fail(s.message(), kFailed);
     }
 
-    out << "backend: " << QString::fromStdString(selection->backend->name()) << "\n"
-        << "device: " << QString::fromStdString(selection->backend->deviceName()) << "\n";
-    if (!selection->notice.empty())
-        out << "note: " << QString::fromStdString(selection->notice) << "\n";
-    if (const std::string late = takeBackendNotice(*selection->backend); !late.empty())
-        out << "note: " << QString::fromStdString(late) << "\n";
-    if (const auto t = selection->backend->transfers(); t && parser.isSet("verbose"))
-        out << "vulkan: submissions " << t->submissions << ", uploaded " << t->uploaded << " bytes, read back "
-            << t->readBack << " bytes\n";
+    cli::reportBackend(out, *selection, parser.isSet("verbose"));
     out << "model: " << c.typeName() << ", " << c.layers << " layers x " << c.heads << " heads, width " << c.width
         << ", " << r.length << " tokens\n";
     if (parser.isSet("out")) {

@@ -86,15 +86,7 @@ int runTranslationModelCommand(const QCommandLineParser &parser, const std::stri
     if (Status st = writeNpyFolder(tensors, dir, {tokensFile}); !st)
         return fail(st.message(), cli::kFailed);
 
-    out << "backend: " << QString::fromStdString(selection->backend->name()) << "\n"
-        << "device: " << QString::fromStdString(selection->backend->deviceName()) << "\n";
-    if (!selection->notice.empty())
-        out << "note: " << QString::fromStdString(selection->notice) << "\n";
-    if (const std::string late = takeBackendNotice(*selection->backend); !late.empty())
-        out << "note: " << QString::fromStdString(late) << "\n";
-    if (const auto tr = selection->backend->transfers(); tr && parser.isSet("verbose"))
-        out << "vulkan: submissions " << tr->submissions << ", uploaded " << tr->uploaded << " bytes, read back "
-            << tr->readBack << " bytes\n";
+    cli::reportBackend(out, *selection, parser.isSet("verbose"));
     out << "model: marian, encoder " << c.encoder.layers << " layers x " << c.encoder.heads << " heads, decoder "
         << c.decoder.layers << " layers x " << c.decoder.heads << " heads, width " << c.width << ", " << s
         << " source and " << t << " target tokens\n";
