@@ -90,12 +90,8 @@ int runTranslationModelCommand(const QCommandLineParser &parser, const std::stri
     out << "model: marian, encoder " << c.encoder.layers << " layers x " << c.encoder.heads << " heads, decoder "
         << c.decoder.layers << " layers x " << c.decoder.heads << " heads, width " << c.width << ", " << s
         << " source and " << t << " target tokens\n";
-    std::vector<std::int32_t> words;
-    for (std::int32_t id : r.target.ids)
-        if (id != c.decoderStartId && id != c.eosId && id != c.padId)
-            words.push_back(id);
     out << (parser.isSet("target") ? "target: " : "translation: ")
-        << QString::fromStdString(printableText(model->tokenizers()->target.decode(words), 400)) << "\n";
+        << QString::fromStdString(printableText(model->targetText(r.target.ids), 400)) << "\n";
     out << "wrote: " << QString::fromStdString(printableText(dir, 200)) << " (tokens.json, encoder_attentions.npy ["
         << c.encoder.layers << "," << c.encoder.heads << "," << s << "," << s << "], decoder_attentions.npy ["
         << c.decoder.layers << "," << c.decoder.heads << "," << t << "," << t << "], cross_attentions.npy ["

@@ -487,6 +487,18 @@ Result<std::shared_ptr<const TranslationRun>> TranslationModel::forward(const En
     return std::shared_ptr<const TranslationRun>(std::move(run));
 }
 
+std::string TranslationModel::targetText(const std::vector<std::int32_t> &ids) const
+{
+    if (!m_tokenizers)
+        return std::string();
+    const TranslationConfig &c = m_config;
+    std::vector<std::int32_t> words;
+    for (std::int32_t id : ids)
+        if (id != c.decoderStartId && id != c.eosId && id != c.padId)
+            words.push_back(id);
+    return m_tokenizers->target.decode(words);
+}
+
 Result<Encoding> TranslationModel::greedy(const Encoding &source, AttentionBackend &backend,
                                           const std::atomic<bool> *cancel) const
 {

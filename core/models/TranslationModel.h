@@ -93,6 +93,10 @@ public:
     // never), a forced eos at max_length where forced_eos_token_id is set; stops after eos
     // (kept) or at max_length ids. Returns the decoder's ids, the start token first, labelled.
     // `cancel` stops it between steps (kind Cancelled).
+    // The text the decoder's ids spell, without the start token, </s> and padding (the
+    // translation as a reader sees it).
+    std::string targetText(const std::vector<std::int32_t> &ids) const;
+
     Result<Encoding> greedy(const Encoding &source, AttentionBackend &backend,
                             const std::atomic<bool> *cancel = nullptr) const;
 

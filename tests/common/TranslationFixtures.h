@@ -15,6 +15,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QString>
+#include <QTest>
 
 #include <optional>
 #include <vector>
@@ -71,6 +72,19 @@ inline std::vector<TranslationCase> readTranslationCases(const QString &folder)
         cases.push_back(std::move(c));
     }
     return cases;
+}
+
+// The data columns "folder" and "index" with a row per case of every fixture folder
+// ("marian-f32/pair", ...), for data-driven tests.
+inline void addTranslationCaseRows()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<int>("index");
+    for (const char *folder : kTranslationFolders) {
+        const auto cases = readTranslationCases(folder);
+        for (std::size_t i = 0; i < cases.size(); ++i)
+            QTest::newRow(qPrintable(QString(folder) + "/" + cases[i].name)) << QString(folder) << int(i);
+    }
 }
 
 // The first value of a run outside the reference's tolerance (attentions within 1e-4, hidden

@@ -28,17 +28,6 @@ using namespace attnscope;
 
 namespace {
 
-void addCaseRows()
-{
-    QTest::addColumn<QString>("folder");
-    QTest::addColumn<int>("index");
-    for (const char *folder : test::kTranslationFolders) {
-        const auto cases = test::readTranslationCases(folder);
-        for (std::size_t i = 0; i < cases.size(); ++i)
-            QTest::newRow(qPrintable(QString(folder) + "/" + cases[i].name)) << QString(folder) << int(i);
-    }
-}
-
 // The folder is refused by TranslationModel::load in one line holding `expected`, of `kind`.
 void checkTranslationRefused(const QString &dir, const QString &expected, int kind)
 {
@@ -57,9 +46,9 @@ class TestTranslation : public QObject
     Q_OBJECT
 
 private slots:
-    void tokenizationMatchesReference_data() { addCaseRows(); }
+    void tokenizationMatchesReference_data() { test::addTranslationCaseRows(); }
     void tokenizationMatchesReference();
-    void forwardMatchesReference_data() { addCaseRows(); }
+    void forwardMatchesReference_data() { test::addTranslationCaseRows(); }
     void forwardMatchesReference();
     void greedyGivesTheReferenceIds_data();
     void greedyGivesTheReferenceIds();

@@ -111,16 +111,7 @@ private slots:
         QVERIFY2(problems.empty(), problems.c_str());
     }
 
-    void translationMatchesTheReference_data()
-    {
-        QTest::addColumn<QString>("folder");
-        QTest::addColumn<int>("index");
-        for (const char *folder : test::kTranslationFolders) {
-            const auto cases = test::readTranslationCases(folder);
-            for (std::size_t i = 0; i < cases.size(); ++i)
-                QTest::newRow(qPrintable(QString(folder) + "/" + cases[i].name)) << QString(folder) << int(i);
-        }
-    }
+    void translationMatchesTheReference_data() { test::addTranslationCaseRows(); }
 
     // A Marian folder's encoder, decoder and cross-attention on Vulkan, against the float64
     // reference (tests/fixtures/marian), and its greedy search giving the reference ids.

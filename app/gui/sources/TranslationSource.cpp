@@ -146,6 +146,13 @@ void TranslationSource::load(const QString &dir)
     m_host.status->message(tr("Loading the translation model in %1…").arg(QDir(dir).dirName()));
 }
 
+QString TranslationSource::kindName(TranslationAttention kind)
+{
+    return kind == TranslationAttention::Encoder   ? tr("encoder")
+           : kind == TranslationAttention::Decoder ? tr("decoder")
+                                                   : tr("cross-attention");
+}
+
 TranslationAttention TranslationSource::kind() const
 {
     return TranslationAttention(m_kind->currentData().toInt());
@@ -191,13 +198,7 @@ void TranslationSource::showTranslation(const TranslationModelPtr &model, const 
                         .arg(c.decoder.layers)
                         .arg(c.decoder.heads);
     }
-    // The words the decoder read, without its start token and the end of the sentence.
-    const TranslationConfig &c = model->config();
-    std::vector<std::int32_t> words;
-    for (std::int32_t id : translation.run->target.ids)
-        if (id != c.decoderStartId && id != c.eosId && id != c.padId)
-            words.push_back(id);
-    const QString text = QString::fromStdString(model->tokenizers()->target.decode(words));
+    const QString text = QString::fromStdString(model->targetText(translation.run->target.ids));
     m_result->setText(translation.greedy ? tr("Translation: %1").arg(text) : QString());
     showKind(sameModel);
     if (first) {
@@ -220,11 +221,8 @@ void TranslationSource::showKind(bool keepView)
     loaded->path = QDir(m_loadedDir).absolutePath();
     loaded->set = set;
     const QString name = QFileInfo(loaded->path).fileName();
-    const QString kindName = k == TranslationAttention::Encoder   ? tr("encoder")
-                             : k == TranslationAttention::Decoder ? tr("decoder")
-                                                                  : tr("cross-attention");
     loaded->provider = std::make_shared<TranslationTensors>(m_translation.run, k, set.queryTokens, set.keyTokens,
-                                                            tr("%1 %2").arg(name, kindName));
+                                                            tr("%1 %2").arg(name, kindName(k)));
     setAttention(std::move(loaded), keepView);
     updateAlignment();
 }
@@ -260,12 +258,9 @@ std::optional<Project> TranslationSource::headProject(int layer, int head) const
     const AttentionSet &set = m_translation.sets[std::size_t(k)];
     if (layer < 0 || layer >= set.layers() || head < 0 || head >= set.heads())
         return std::nullopt;
-    const QString kindName = k == TranslationAttention::Encoder   ? tr("encoder")
-                             : k == TranslationAttention::Decoder ? tr("decoder")
-                                                                  : tr("cross-attention");
     Project project;
     project.title = tr("%1 %2 layer %3 head %4")
-                        .arg(QFileInfo(attention()->path).fileName(), kindName)
+                        .arg(QFileInfo(attention()->path).fileName(), kindName(k))
                         .arg(layer)
                         .arg(head)
                         .toStdString();

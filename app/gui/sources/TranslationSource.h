@@ -55,6 +55,8 @@ protected:
     QString origin() const override { return m_summary; }
 
 private:
+    // "encoder", "decoder" or "cross-attention", in projects' and layers' titles.
+    static QString kindName(TranslationAttention kind);
     void showTranslation(const TranslationModelPtr &model, const Translation &translation);
     void showKind(bool keepView);
     void updateAlignment();
