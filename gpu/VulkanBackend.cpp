@@ -5,6 +5,8 @@
 #include "core/attention/Mask.h"
 #include "core/attention/Validation.h"
 #include "core/io/MemoryLimits.h"
+#include "core/models/ForwardEngine.h"
+#include "gpu/VulkanForward.h"
 #include "gpu/VulkanPasses.h"
 #include "gpu/VulkanPooled.h"
 #include "gpu/VulkanResources.h"
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <utility>
 
 namespace attnscope {
 
@@ -139,6 +142,8 @@ struct VulkanBackend::State {
     std::unique_ptr<Device> device;
     std::unique_ptr<ComputePipeline> gemm, softmax, rope, headNorm;
     std::unique_ptr<PooledEngine> pooled;
+    std::unique_ptr<ModelForward> forward;
+    ForwardStats forwardStats;
     GemmTiling tiling;
     std::unique_ptr<CommandContext> commands;
     std::unique_ptr<DescriptorArena> descriptors;
@@ -154,6 +159,13 @@ struct VulkanBackend::State {
     Error lostError;           // why the device was given up (wrapped: "the device stopped answering: ...")
     VulkanStats stats;
 
+    // What the pooled and forward engines borrow.
+    EngineShared engineShared() const
+    {
+        return {*device,   *gemm,           tiling, *softmax,           *rope,
+                *headNorm, placeholder,     limits, maxAllocationBytes, options.forceStaging,
+                fault,     kSubmitTimeoutNs};
+    }
     Status allocate(const AttentionProblem &p);
     void upload(Slot slot, const void *data, std::uint64_t bytes);
     const void *readback(Slot slot) const;
@@ -294,116 +306,20 @@ Status VulkanBackend::State::record(const AttentionProblem &p, int &dispatches)
 
     descriptors->reset();
     PassRecorder rec(*device, *commands, *descriptors, *gemm, tiling, *softmax, *rope, *headNorm, placeholder, limits);
-    const HeadLayout layout = HeadLayout::of(p.spec);
-    const std::uint64_t tq = std::uint64_t(p.tq()), tk = std::uint64_t(p.tk()), heads = std::uint64_t(layout.heads),
-                        kvHeads = std::uint64_t(layout.kvHeads), group = std::uint64_t(layout.groupSize()),
-                        dk = std::uint64_t(layout.headDimQK), dv = std::uint64_t(layout.headDimV),
-                        qkw = std::uint64_t(layout.queryWidth()), kw = std::uint64_t(layout.keyWidth()),
-                        vw = std::uint64_t(layout.contextWidth()), kvw = std::uint64_t(layout.valueWidth());
-    const Buffer &xq = tensors[Xq].device;
-    const Buffer &xkv = p.spec.mode == AttentionMode::Cross ? tensors[Xkv].device : xq;
-    // The value input: its own buffer where a cross-attention problem gives one.
-    const Buffer &xv = p.hasSeparateValue() ? tensors[Xv].device : xkv;
-    auto bias = [&](Slot s) { return tensors[s].bytes ? &tensors[s].device : nullptr; };
-
-    // Projections: Q = Xq·Wq + bq, K = Xkv·Wk + bk, V = Xv·Wv + bv (independent: no barriers);
-    // under RoPE, Q and K then rotated out of QPre and KPre.
-    const bool rotate = p.spec.rope.has_value();
-    const ProjectionPass projections[] = {
-        {"projection Q", &xq, tq, std::uint64_t(p.dq()), qkw, &tensors[Wq].device, bias(Bq),
-         &tensors[rotate ? QPre : Q].device},
-        {"projection K", &xkv, tk, std::uint64_t(p.dkv()), kw, &tensors[Wk].device, bias(Bk),
-         &tensors[rotate ? KPre : K].device},
-        {"projection V", &xv, tk, std::uint64_t(p.dvIn()), kvw, &tensors[Wv].device, bias(Bv), &tensors[V].device},
-    };
-    for (const ProjectionPass &pr : projections)
-        if (Status s = rec.projection(pr); !s)
-            return s;
-    rec.computeBarrier();
-    if (p.weights.qNorm || p.weights.kNorm) { // in place, before RoPE: QPre and KPre are the normalised vectors
-        const float eps = float(p.spec.qkNormEps);
-        if (p.weights.qNorm)
-            if (Status s = rec.headNorm(
-                    {"q norm", tq, heads, dk, &tensors[rotate ? QPre : Q].device, &tensors[QNorm].device, eps});
-                !s)
-                return s;
-        if (p.weights.kNorm)
-            if (Status s = rec.headNorm(
-                    {"k norm", tk, kvHeads, dk, &tensors[rotate ? KPre : K].device, &tensors[KNorm].device, eps});
-                !s)
-                return s;
-        rec.computeBarrier();
-    }
-    if (rotate) {
-        const RopePass ropes[] = {
-            {"RoPE Q", tq, heads, dk, &tensors[QPre].device, &tensors[Q].device, &tensors[RopeQ].device},
-            {"RoPE K", tk, kvHeads, dk, &tensors[KPre].device, &tensors[K].device, &tensors[RopeK].device},
-        };
-        for (const RopePass &r : ropes)
-            if (Status s = rec.rope(r); !s)
-                return s;
-        rec.computeBarrier();
-    }
-
-    // scores[h] = softcap(scale · Q_h·K_gᵀ), g = h / group: Kᵀ is K read with its strides swapped.
-    GemmPass scores;
-    scores.name = "scores";
-    scores.m = tq;
-    scores.n = tk;
-    scores.k = dk;
-    scores.heads = heads;
-    scores.group = group;
-    scores.a = {&tensors[Q].device, 0, qkw, 1, dk};
-    scores.b = {&tensors[K].device, 0, 1, kw, dk};
-    scores.c = {&tensors[S].device, 0, tk, 1, tq * tk};
-    scores.alpha = float(p.spec.scale());
-    scores.softcap = p.spec.softcap ? float(*p.spec.softcap) : 0.0f;
-    if (Status s = rec.gemm(scores); !s)
+    auto buffer = [&](Slot s) { return tensors[s].bytes ? &tensors[s].device : nullptr; };
+    AttentionBuffers b;
+    b.xq = &tensors[Xq].device;
+    b.xkv = p.spec.mode == AttentionMode::Cross ? &tensors[Xkv].device : b.xq;
+    b.xv = p.hasSeparateValue() ? &tensors[Xv].device : b.xkv; // its own buffer where a problem gives one
+    b.wq = &tensors[Wq].device, b.wk = &tensors[Wk].device, b.wv = &tensors[Wv].device, b.wo = buffer(Wo);
+    b.bq = buffer(Bq), b.bk = buffer(Bk), b.bv = buffer(Bv), b.bo = buffer(Bo);
+    b.maskBits = &tensors[MaskBits].device, b.sinks = buffer(Sinks);
+    b.ropeQ = buffer(RopeQ), b.ropeK = buffer(RopeK), b.qNorm = buffer(QNorm), b.kNorm = buffer(KNorm);
+    b.qPre = buffer(QPre), b.kPre = buffer(KPre), b.q = &tensors[Q].device, b.k = &tensors[K].device;
+    b.v = &tensors[V].device, b.scores = &tensors[S].device, b.weights = &tensors[W].device;
+    b.context = &tensors[C].device, b.output = buffer(O);
+    if (Status s = recordAttention(rec, b, AttentionShape::of(p)); !s)
         return s;
-    rec.computeBarrier();
-
-    SoftmaxPass sm;
-    sm.rows = tq;
-    sm.keys = tk;
-    sm.heads = heads;
-    sm.scores = &tensors[S].device;
-    sm.weights = &tensors[W].device;
-    sm.maskBits = &tensors[MaskBits].device;
-    sm.sinks = bias(Sinks);
-    sm.negLargeFill = p.spec.maskFill == MaskFill::NegLarge;
-    if (Status s = rec.softmax(sm); !s)
-        return s;
-    rec.computeBarrier();
-
-    // headOutputs: weights_h·V_g written straight into columns [h·dV, (h+1)·dV) of the context.
-    GemmPass pv;
-    pv.name = "weights·V";
-    pv.m = tq;
-    pv.n = dv;
-    pv.k = tk;
-    pv.heads = heads;
-    pv.group = group;
-    pv.a = {&tensors[W].device, 0, tk, 1, tq * tk};
-    pv.b = {&tensors[V].device, 0, kvw, 1, dv};
-    pv.c = {&tensors[C].device, 0, vw, 1, dv};
-    if (Status s = rec.gemm(pv); !s)
-        return s;
-
-    if (p.weights.o) {
-        rec.computeBarrier();
-        const std::uint64_t dout = std::uint64_t(p.dOut());
-        GemmPass out;
-        out.name = "output projection";
-        out.m = tq;
-        out.n = dout;
-        out.k = vw;
-        out.a = {&tensors[C].device, 0, vw, 1, 0};
-        out.b = {&tensors[Wo].device, 0, dout, 1, 0};
-        out.c = {&tensors[O].device, 0, dout, 1, 0};
-        out.bias = bias(Bo);
-        if (Status s = rec.gemm(out); !s)
-            return s;
-    }
 
     bool readStaged = false;
     for (int s = kFirstOutput; s < SlotCount; ++s)
@@ -557,6 +473,10 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackend
             return pooled.error();
         state->pooled = std::move(*pooled);
     }
+    auto forward = ModelForward::create(d);
+    if (!forward)
+        return forward.error();
+    state->forward = std::move(*forward);
     auto commands = CommandContext::create(d);
     if (!commands)
         return commands.error();
@@ -583,9 +503,69 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackend
     return std::unique_ptr<VulkanBackend>(new VulkanBackend(std::move(state)));
 }
 
-VulkanBackend::VulkanBackend(std::unique_ptr<State> state) : m_state(std::move(state)) {}
+// The backend's forward engine: the device's ModelForward, with the backend's lost state,
+// failure handling and transfer counts.
+class VulkanBackend::Forward final : public ForwardEngine
+{
+public:
+    explicit Forward(State &state) : m_state(state) {}
+
+    std::string name() const override { return "vulkan"; }
+    bool runs(const TransformerModel &, const ForwardKeep &keep) const override { return ModelForward::runs(keep); }
+    Status load(const TransformerModel &model) override
+    {
+        return run(
+            [&](const ForwardShared &shared) { return m_state.forward->load(shared, model, m_state.forwardStats); });
+    }
+    Result<std::shared_ptr<const ModelRun>> forward(const TransformerModel &model, const Encoding &input,
+                                                    const ForwardKeep &keep, const std::atomic<bool> *cancel) override
+    {
+        return run([&](const ForwardShared &shared) {
+            return m_state.forward->forward(shared, model, input, keep, cancel, m_state.forwardStats);
+        });
+    }
+    Result<MatrixF> op(const ModelOpInput &input)
+    {
+        return run(
+            [&](const ForwardShared &shared) { return m_state.forward->runOp(shared, input, m_state.forwardStats); });
+    }
+
+private:
+    // Runs `pass` with what the engine borrows; a device failure marks the backend lost.
+    template <typename Pass>
+    auto run(Pass &&pass) -> decltype(pass(std::declval<const ForwardShared &>()))
+    {
+        State &st = m_state;
+        if (st.lost)
+            return prefixedError("Vulkan (" + st.device->info().label() + "): ",
+                                 wrappingError("vulkan.lostEarlier", st.lostError, ErrorKind::DeviceLost));
+        const ForwardShared shared{st.engineShared(), st.options.layersPerSubmission ? st.options.layersPerSubmission
+                                                                                     : kLayersPerSubmission};
+        auto result = pass(shared);
+        if (!result && result.kind() != ErrorKind::Cancelled && result.kind() != ErrorKind::NonFinite)
+            return st.fail(result.error());
+        return result;
+    }
+
+    State &m_state;
+};
+
+VulkanBackend::VulkanBackend(std::unique_ptr<State> state)
+    : m_state(std::move(state)), m_forward(std::make_unique<Forward>(*m_state))
+{
+}
 
 VulkanBackend::~VulkanBackend() = default;
+
+ForwardEngine *VulkanBackend::forwardEngine()
+{
+    return m_forward.get();
+}
+
+Result<MatrixF> VulkanBackend::runModelOp(const ModelOpInput &input)
+{
+    return m_forward->op(input);
+}
 
 bool VulkanBackend::usesCpuForPooled() const
 {
@@ -610,7 +590,9 @@ const VulkanStats &VulkanBackend::stats() const
 std::optional<DeviceTransfers> VulkanBackend::transfers() const
 {
     DeviceTransfers t = m_state->transfers;
-    t.submissions = m_state->commands->submissions();
+    t.submissions = m_state->commands->submissions() + m_state->forwardStats.submissions;
+    t.uploaded += m_state->forwardStats.uploaded;
+    t.readBack += m_state->forwardStats.readBack;
     return t;
 }
 
@@ -716,21 +698,7 @@ Result<PooledResult> VulkanBackend::runPooled(
         return prefixedError("Vulkan (" + deviceName() + "): ",
                              wrappingError("vulkan.lostEarlier", st.lostError, ErrorKind::DeviceLost));
     ++st.stats.computes;
-    const PooledShared shared{*st.device,
-                              *st.commands,
-                              *st.descriptors,
-                              *st.gemm,
-                              st.tiling,
-                              *st.softmax,
-                              *st.rope,
-                              *st.headNorm,
-                              st.placeholder,
-                              st.limits,
-                              st.maxAllocationBytes,
-                              st.options.forceStaging,
-                              st.fault,
-                              kSubmitTimeoutNs,
-                              st.options.pooledWorkPerSubmission};
+    const PooledShared shared{st.engineShared(), *st.commands, *st.descriptors, st.options.pooledWorkPerSubmission};
     PooledRunStats run;
     auto result = pass(*st.pooled, shared, run);
     st.stats.submissions += run.submissions;

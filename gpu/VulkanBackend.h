@@ -13,6 +13,7 @@ namespace attnscope {
 
 namespace vk {
 class PooledEngine;
+struct ModelOpInput;
 struct PooledShared;
 struct PooledRunStats;
 } // namespace vk
@@ -55,6 +56,9 @@ struct VulkanBackendOptions {
     // Multiply-adds one submission of the pooled path may hold (0: the default, see
     // gpu/VulkanPooled.h), so tests can split small problems into many submissions.
     std::uint64_t pooledWorkPerSubmission = 0;
+    // Layers a model's forward records into one submission (0: vk::kLayersPerSubmission, see
+    // gpu/VulkanForward.h), so tests can see the batching with models of a few layers.
+    std::uint32_t layersPerSubmission = 0;
 };
 
 // What a backend has done so far; tests check reuse and the one-submission rule with it.
@@ -96,12 +100,18 @@ public:
     // pooled cells, head mean and entropies; the output is left empty.
     Result<PooledResult> computePooledQk(const QkLayer &layer, const PoolOptions &options) override;
     bool usesCpuForPooled() const override;
+    // A model's whole forward on this device (gpu/VulkanForward.h): weights uploaded once, layers
+    // recorded in batches, only the maps and hidden states read back.
+    ForwardEngine *forwardEngine() override;
+    // One pass of that engine on its own (gpu/VulkanForward.h), for the per-op checks.
+    Result<MatrixF> runModelOp(const vk::ModelOpInput &input);
     // Cumulative over compute(), computePooled() and computePooledQk(): successful vkQueueSubmit
     // calls, the bytes of every input buffer written (weights, inputs, RoPE tables, mask bits,
     // positions, bin bounds; from a Q/K layer q, k and its sinks) and of every result buffer made
     // readable after a finished compute (the full path's QPre..output; the pooled path's context,
     // entropy, pooled cells and output, of which a Q/K layer has entropy and cells), staged or
-    // mapped alike.
+    // mapped alike; and over the forward engine: its weights once per model, each forward's ids,
+    // masks and RoPE tables, and the maps and hidden states it read back.
     std::optional<DeviceTransfers> transfers() const override;
 
     const vk::DeviceInfo &deviceInfo() const;
@@ -110,6 +120,7 @@ public:
 
 private:
     struct State;
+    class Forward;
     explicit VulkanBackend(std::unique_ptr<State> state);
     // Runs one pooled request on the pooled engine, counting its submissions and transfers;
     // a device failure marks the backend lost.
@@ -117,6 +128,7 @@ private:
         const std::function<Result<PooledResult>(vk::PooledEngine &, const vk::PooledShared &, vk::PooledRunStats &)>
             &pass);
     std::unique_ptr<State> m_state;
+    std::unique_ptr<Forward> m_forward;
 };
 
 // Every Vulkan device the loader reports, or why there is none.

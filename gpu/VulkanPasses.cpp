@@ -76,6 +76,126 @@ std::vector<float> ropeTableForGpu(const std::vector<std::int64_t> &positions, c
     return out;
 }
 
+AttentionShape AttentionShape::of(const AttentionProblem &p)
+{
+    AttentionShape s;
+    s.layout = HeadLayout::of(p.spec);
+    s.tq = std::uint64_t(p.tq());
+    s.tk = std::uint64_t(p.tk());
+    s.dq = std::uint64_t(p.dq());
+    s.dkv = std::uint64_t(p.dkv());
+    s.dvIn = std::uint64_t(p.dvIn());
+    s.dOut = std::uint64_t(p.dOut());
+    s.scale = float(p.spec.scale());
+    s.softcap = p.spec.softcap ? float(*p.spec.softcap) : 0.0f;
+    s.qkNormEps = float(p.spec.qkNormEps);
+    s.rope = p.spec.rope.has_value();
+    s.negLargeFill = p.spec.maskFill == MaskFill::NegLarge;
+    return s;
+}
+
+Status recordAttention(PassRecorder &rec, const AttentionBuffers &b, const AttentionShape &s)
+{
+    const HeadLayout &layout = s.layout;
+    const std::uint64_t tq = s.tq, tk = s.tk, heads = std::uint64_t(layout.heads),
+                        kvHeads = std::uint64_t(layout.kvHeads), group = std::uint64_t(layout.groupSize()),
+                        dk = std::uint64_t(layout.headDimQK), dv = std::uint64_t(layout.headDimV),
+                        qkw = std::uint64_t(layout.queryWidth()), kw = std::uint64_t(layout.keyWidth()),
+                        vw = std::uint64_t(layout.contextWidth()), kvw = std::uint64_t(layout.valueWidth());
+
+    // Projections: Q = Xq·Wq + bq, K = Xkv·Wk + bk, V = Xv·Wv + bv (independent: no barriers);
+    // under RoPE, Q and K then rotated out of QPre and KPre.
+    const ProjectionPass projections[] = {
+        {"projection Q", b.xq, tq, s.dq, qkw, b.wq, b.bq, s.rope ? b.qPre : b.q},
+        {"projection K", b.xkv, tk, s.dkv, kw, b.wk, b.bk, s.rope ? b.kPre : b.k},
+        {"projection V", b.xv, tk, s.dvIn, kvw, b.wv, b.bv, b.v},
+    };
+    for (const ProjectionPass &pr : projections)
+        if (Status st = rec.projection(pr); !st)
+            return st;
+    rec.computeBarrier();
+    if (b.qNorm || b.kNorm) { // in place, before RoPE: QPre and KPre are the normalised vectors
+        if (b.qNorm)
+            if (Status st = rec.headNorm({"q norm", tq, heads, dk, s.rope ? b.qPre : b.q, b.qNorm, s.qkNormEps}); !st)
+                return st;
+        if (b.kNorm)
+            if (Status st = rec.headNorm({"k norm", tk, kvHeads, dk, s.rope ? b.kPre : b.k, b.kNorm, s.qkNormEps}); !st)
+                return st;
+        rec.computeBarrier();
+    }
+    if (s.rope) {
+        const RopePass ropes[] = {
+            {"RoPE Q", tq, heads, dk, b.qPre, b.q, b.ropeQ},
+            {"RoPE K", tk, kvHeads, dk, b.kPre, b.k, b.ropeK},
+        };
+        for (const RopePass &r : ropes)
+            if (Status st = rec.rope(r); !st)
+                return st;
+        rec.computeBarrier();
+    }
+
+    // scores[h] = softcap(scale · Q_h·K_gᵀ), g = h / group: Kᵀ is K read with its strides swapped.
+    GemmPass scores;
+    scores.name = "scores";
+    scores.m = tq;
+    scores.n = tk;
+    scores.k = dk;
+    scores.heads = heads;
+    scores.group = group;
+    scores.a = {b.q, 0, qkw, 1, dk};
+    scores.b = {b.k, 0, 1, kw, dk};
+    scores.c = {b.scores, 0, tk, 1, tq * tk};
+    scores.alpha = s.scale;
+    scores.softcap = s.softcap;
+    if (Status st = rec.gemm(scores); !st)
+        return st;
+    rec.computeBarrier();
+
+    SoftmaxPass sm;
+    sm.rows = tq;
+    sm.keys = tk;
+    sm.heads = heads;
+    sm.scores = b.scores;
+    sm.weights = b.weights;
+    sm.maskBits = b.maskBits;
+    sm.sinks = b.sinks;
+    sm.negLargeFill = s.negLargeFill;
+    if (Status st = rec.softmax(sm); !st)
+        return st;
+    rec.computeBarrier();
+
+    // headOutputs: weights_h·V_g written straight into columns [h·dV, (h+1)·dV) of the context.
+    GemmPass pv;
+    pv.name = "weights·V";
+    pv.m = tq;
+    pv.n = dv;
+    pv.k = tk;
+    pv.heads = heads;
+    pv.group = group;
+    pv.a = {b.weights, 0, tk, 1, tq * tk};
+    pv.b = {b.v, 0, kvw, 1, dv};
+    pv.c = {b.context, 0, vw, 1, dv};
+    if (Status st = rec.gemm(pv); !st)
+        return st;
+
+    if (b.wo) {
+        rec.computeBarrier();
+        GemmPass out;
+        out.name = "output projection";
+        out.m = tq;
+        out.n = s.dOut;
+        out.k = vw;
+        out.a = {b.context, 0, vw, 1, 0};
+        out.b = {b.wo, 0, s.dOut, 1, 0};
+        out.c = {b.output, 0, s.dOut, 1, 0};
+        out.bias = b.bo;
+        out.accumulate = b.outputAccumulates;
+        if (Status st = rec.gemm(out); !st)
+            return st;
+    }
+    return Ok{};
+}
+
 void PassRecorder::computeBarrier()
 {
     m_commands.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
@@ -167,7 +287,8 @@ Status PassRecorder::gemm(const GemmPass &p)
         push.cRs = std::uint32_t(p.c.rowStride);
         push.cHs = std::uint32_t(p.c.headStride);
         push.biasOff = p.bias ? std::uint32_t(c.bindings[3].localOffset) : 0;
-        push.flags = (p.bias && firstDepthStep ? kFlagBias : 0) | (firstDepthStep ? 0 : kFlagAccumulate) |
+        push.flags = (p.bias && firstDepthStep ? kFlagBias : 0) |
+                     (firstDepthStep && !p.accumulate ? 0 : kFlagAccumulate) |
                      (p.softcap > 0.0f && lastDepthStep ? kFlagSoftcap : 0);
         push.alpha = p.alpha;
         push.group = std::uint32_t(p.group);

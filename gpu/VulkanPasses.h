@@ -5,6 +5,7 @@
 // a command buffer, split into as many dispatches as the device's limits require (see DispatchPlan).
 
 #include "core/attention/AttentionProblem.h"
+#include "core/attention/HeadLayout.h"
 #include "gpu/DispatchPlan.h"
 #include "gpu/VulkanResources.h"
 
@@ -31,6 +32,8 @@ struct GemmPass {
     float alpha = 1.0f;
     // c > 0: every C element becomes c·tanh(C / c) once complete (soft-capped scores).
     float softcap = 0.0f;
+    // C += alpha·A·B (+ bias) from the first depth step on: a residual sum fused into the product.
+    bool accumulate = false;
 };
 
 // Y = X·W (+ b) for one input: X rows x inDim, W inDim x outDim, Y rows x outDim, all dense.
@@ -94,6 +97,37 @@ struct GemmTiling {
     std::uint32_t tileM() const { return wgY * rm; }
     std::uint32_t tileN() const { return wgX * rn; }
 };
+
+// The buffers one attention reads and writes: the backend's per-problem set, or a model
+// forward's arena (gpu/VulkanForward.h). Null where the problem has no such tensor (a bias,
+// W_O, sinks, q/k norms; without RoPE qPre, kPre and the tables).
+struct AttentionBuffers {
+    const Buffer *xq = nullptr, *xkv = nullptr, *xv = nullptr;
+    const Buffer *wq = nullptr, *wk = nullptr, *wv = nullptr, *wo = nullptr;
+    const Buffer *bq = nullptr, *bk = nullptr, *bv = nullptr, *bo = nullptr;
+    const Buffer *maskBits = nullptr, *sinks = nullptr, *ropeQ = nullptr, *ropeK = nullptr;
+    const Buffer *qNorm = nullptr, *kNorm = nullptr;
+    const Buffer *qPre = nullptr, *kPre = nullptr, *q = nullptr, *k = nullptr, *v = nullptr;
+    const Buffer *scores = nullptr, *weights = nullptr, *context = nullptr, *output = nullptr;
+    // output += context·W_O (+ b): a model's residual sum, fused into the output projection.
+    bool outputAccumulates = false;
+};
+
+// The sizes and factors of one attention, as its problem gives them.
+struct AttentionShape {
+    HeadLayout layout;
+    std::uint64_t tq = 0, tk = 0, dq = 0, dkv = 0, dvIn = 0, dOut = 0;
+    float scale = 1.0f, softcap = 0.0f, qkNormEps = 0.0f;
+    bool rope = false, negLargeFill = false;
+
+    static AttentionShape of(const AttentionProblem &problem);
+};
+
+class PassRecorder;
+// Records one attention: projections, per-head q/k norms, RoPE, scaled (soft-capped) scores,
+// masked softmax, weights·V into the context columns and the output projection, with the
+// barriers between them (none before the first pass, none after the last).
+Status recordAttention(PassRecorder &rec, const AttentionBuffers &b, const AttentionShape &s);
 
 class PassRecorder
 {

@@ -16,8 +16,7 @@
 
 #include "core/attention/PooledAttention.h"
 #include "core/attention/QkAttention.h"
-#include "gpu/VulkanBackend.h"
-#include "gpu/VulkanPasses.h"
+#include "gpu/VulkanEngineShared.h"
 
 #include <array>
 #include <memory>
@@ -25,23 +24,11 @@
 
 namespace attnscope::vk {
 
-// What the backend shares with the pooled engine: its device, command buffer, descriptor
-// arena, GEMM pipeline and limits.
-struct PooledShared {
-    const Device &device;
+// What the backend shares with the pooled engine: besides its device, pipelines and limits, its
+// command buffer and descriptor arena.
+struct PooledShared : EngineShared {
     CommandContext &commands;
     DescriptorArena &descriptors;
-    const ComputePipeline &gemm;
-    const GemmTiling &tiling;
-    const ComputePipeline &softmax;
-    const ComputePipeline &rope;
-    const ComputePipeline &headNorm;
-    const Buffer &placeholder;
-    const PassLimits &limits;
-    std::uint64_t maxAllocationBytes = 0;
-    bool forceStaging = false;
-    VulkanFault fault = VulkanFault::None;
-    std::uint64_t submitTimeoutNs = 0;
     // Multiply-adds one submission may hold (0: kDefaultPooledWork).
     std::uint64_t workPerSubmission = 0;
 };

@@ -22,6 +22,15 @@ constexpr std::uint32_t kPooledRows[] = {
 constexpr std::uint32_t kPooledCells[] = {
 #include "pooled_cells.spv.inc"
 };
+constexpr std::uint32_t kRowNorm[] = {
+#include "rownorm.spv.inc"
+};
+constexpr std::uint32_t kElementwise[] = {
+#include "elementwise.spv.inc"
+};
+constexpr std::uint32_t kEmbed[] = {
+#include "embed.spv.inc"
+};
 } // namespace
 
 std::span<const std::uint32_t> gemmSpirv()
@@ -49,6 +58,18 @@ std::span<const std::uint32_t> pooledRowsSpirv()
 std::span<const std::uint32_t> pooledCellsSpirv()
 {
     return kPooledCells;
+}
+std::span<const std::uint32_t> rowNormSpirv()
+{
+    return kRowNorm;
+}
+std::span<const std::uint32_t> elementwiseSpirv()
+{
+    return kElementwise;
+}
+std::span<const std::uint32_t> embedSpirv()
+{
+    return kEmbed;
 }
 
 } // namespace attnscope::shaders

@@ -19,5 +19,11 @@ std::span<const std::uint32_t> headNormSpirv();
 std::span<const std::uint32_t> pooledRowsSpirv();
 // pooled_cells.comp: per (key bin, query bin, head) the max or sum of the exact weights.
 std::span<const std::uint32_t> pooledCellsSpirv();
+// rownorm.comp: a model's LayerNorm or RMSNorm of whole rows, one workgroup per row.
+std::span<const std::uint32_t> rowNormSpirv();
+// elementwise.comp: residual sums, activations and the gated MLP's product, in place.
+std::span<const std::uint32_t> elementwiseSpirv();
+// embed.comp: token (and position, token type) embeddings gathered by id, scaled.
+std::span<const std::uint32_t> embedSpirv();
 
 } // namespace attnscope::shaders

@@ -8,6 +8,11 @@
 #define FLAG_ACCUMULATE 2u // C += A·B instead of C = A·B (later K chunks)
 #define FLAG_SOFTCAP 4u    // C = cap·tanh(C / cap) once complete (last K chunk only)
 
+// Flags of the model's passes (see gpu/VulkanForward.cpp).
+#define FLAG_NORM_LAYER 1u       // rownorm.comp: LayerNorm (mean and bias) rather than RMSNorm
+#define FLAG_EMBED_POSITIONS 1u  // embed.comp: add the learned position embedding
+#define FLAG_EMBED_TOKEN_TYPE 2u // embed.comp: add token type 0's embedding
+
 // Mask fill modes of the softmax (see core/attention/AttentionProblem.h MaskFill).
 #define FILL_NEG_INF 0u
 #define FILL_NEG_LARGE 1u

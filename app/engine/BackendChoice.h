@@ -103,6 +103,9 @@ public:
     // The pooled form from queries and keys, with the same fallback rules.
     Result<PooledResult> computePooledQk(const QkLayer &layer, const PoolOptions &options) override;
     bool usesCpuForPooled() const override { return m_primary ? m_primary->usesCpuForPooled() : true; }
+    // The GPU backend's forward engine while it is in use. Where it fails for its device, the
+    // model's layer loop runs through this backend, whose compute() then falls back.
+    ForwardEngine *forwardEngine() override { return m_primary ? m_primary->forwardEngine() : nullptr; }
     // The GPU backend's while it is in use; nullopt once the CPU took over.
     std::optional<DeviceTransfers> transfers() const override
     {

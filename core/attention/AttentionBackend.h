@@ -13,6 +13,8 @@
 
 namespace attnscope {
 
+class ForwardEngine; // core/models/ForwardEngine.h
+
 // What another thread may watch a computation by, and stop it with (the GUI's worker: a newer
 // edit supersedes the computation in flight). Both pointers may be null and must outlive
 // every compute() that may read them.
@@ -71,6 +73,12 @@ public:
     {
         return attnscope::computePooledQk(layer, options);
     }
+
+    // The engine that runs a model's whole forward pass on this backend's device (weights kept
+    // there, every layer recorded), or null: a model's forward then runs its layer loop with
+    // this backend's attention. The engine lives as long as the backend; its work counts in
+    // transfers().
+    virtual ForwardEngine *forwardEngine() { return nullptr; }
 
     // The device transfers so far; nullopt for an engine that works in host memory (the CPU).
     virtual std::optional<DeviceTransfers> transfers() const { return std::nullopt; }

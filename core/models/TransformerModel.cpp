@@ -7,6 +7,7 @@
 #include "core/io/FolderConfinement.h"
 #include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
+#include "core/models/ForwardEngine.h"
 #include "core/models/ModelLoaders.h"
 
 #include <cmath>
@@ -44,8 +45,6 @@ MatrixF normalizeRows(const MatrixF &x, const LayerNormWeights &w, double eps)
     return out;
 }
 
-namespace {
-
 void activate(MatrixF &x, Activation activation)
 {
     float *v = x.data();
@@ -76,6 +75,8 @@ void activate(MatrixF &x, Activation activation)
     for (Eigen::Index i = 0; i < n; ++i)
         v[i] = 0.5f * v[i] * (1.0f + std::erf(v[i] * float(M_SQRT1_2)));
 }
+
+namespace {
 
 // Maps the whole pages of [p, p + bytes) for writing in one call (MADV_POPULATE_WRITE, Linux
 // 5.14): a first write page by page costs a fault each, about a fifth of a forward at T = 1024
@@ -162,8 +163,9 @@ void setScale(AttentionSpec &spec, double scale)
 }
 
 // Layer l's attention as forward() computes it: every head, W_O, the scale, RoPE, the q/k norms,
-// the soft-cap and the mask (causal, sliding window) on input x.
-AttentionProblem formLayerProblem(const ModelConfig &c, const TransformerWeights &w, int layer, MatrixF x)
+// the soft-cap and the mask (causal, sliding window) on input x; without the weights where w is
+// null.
+AttentionProblem formLayerProblem(const ModelConfig &c, const TransformerWeights *w, int layer, MatrixF x)
 {
     AttentionProblem p;
     p.spec.mode = AttentionMode::Self;
@@ -178,7 +180,8 @@ AttentionProblem formLayerProblem(const ModelConfig &c, const TransformerWeights
     p.mask.causal = c.recipe().causal;
     p.mask.window = std::size_t(layer) < c.windows.size() ? c.windows[std::size_t(layer)] : 0;
     p.xq = std::move(x);
-    p.weights = w.layers[std::size_t(layer)].attention;
+    if (w)
+        p.weights = w->layers[std::size_t(layer)].attention;
     return p;
 }
 
@@ -312,7 +315,12 @@ Result<Encoding> TransformerModel::input(std::vector<std::int32_t> ids) const
 
 AttentionProblem TransformerModel::layerProblem(int layer, MatrixF x) const
 {
-    return formLayerProblem(m_config, *m_weights, layer, std::move(x));
+    return formLayerProblem(m_config, m_weights.get(), layer, std::move(x));
+}
+
+AttentionProblem TransformerModel::layerShape(int layer, std::int64_t tokens) const
+{
+    return formLayerProblem(m_config, nullptr, layer, MatrixF(tokens, m_config.width));
 }
 
 Result<MatrixF> TransformerModel::logits(const MatrixF &lastHidden) const
@@ -414,28 +422,19 @@ std::int64_t TransformerModel::forwardBytes(std::int64_t t, const ForwardKeep &k
     return bytes;
 }
 
-Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding &encoding, AttentionBackend &backend,
-                                                                  const std::atomic<bool> *cancel,
-                                                                  const ForwardKeep &keep) const
+Result<std::shared_ptr<ModelRun>> TransformerModel::startRun(const Encoding &encoding, const ForwardKeep &keep) const
 {
     if (keep.maps && keep.poolBins > 0)
         return Error{"forward: pooled maps are kept instead of whole ones, not with them", ErrorKind::InvalidInput};
-    const auto cancelled = [cancel](int layer) -> std::optional<Error> {
-        if (!cancel || !cancel->load(std::memory_order_relaxed))
-            return std::nullopt;
-        return Error{"layer " + std::to_string(layer) + ": the forward pass was cancelled", ErrorKind::Cancelled};
-    };
     auto checked = input(encoding.ids);
     if (!checked)
         return checked.error();
-    keepFreedMemoryForReuse(); // the MLP's buffers too, whichever backend runs the attention
     const ModelConfig &c = m_config;
-    const std::int64_t t = std::int64_t(encoding.ids.size()), L = c.layers, h = c.heads;
+    const std::int64_t t = std::int64_t(encoding.ids.size());
     if (Status s = checkFitsInMemory(forwardBytes(t, keep), keep.maps ? "its attentions and hidden states"
                                                                       : "its hidden states and pooled attention");
         !s)
         return s.error();
-
     auto run = std::make_shared<ModelRun>();
     run->type = c.type;
     run->config = c;
@@ -447,6 +446,56 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
     run->heads = c.heads;
     run->length = t;
     run->weights = m_weights;
+    for (int l = 0; l < c.layers; ++l) {
+        const AttentionProblem problem = layerShape(l, 0);
+        run->scales.push_back(problem.spec.scale());
+        run->layerFacts.push_back({c.heads, c.keyValueHeads(), problem.mask.window, problem.spec.scale()});
+    }
+    return run;
+}
+
+Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding &encoding, AttentionBackend &backend,
+                                                                  const std::atomic<bool> *cancel,
+                                                                  const ForwardKeep &keep) const
+{
+    if (ForwardEngine *engine = backend.forwardEngine(); engine && engine->runs(*this, keep)) {
+        auto run = engine->forward(*this, encoding, keep, cancel);
+        if (run)
+            return run;
+        // What the device could not do, the layer loop may still do with its attention (or,
+        // through a falling-back backend, on the CPU).
+        const ErrorKind kind = run.kind();
+        if (kind != ErrorKind::DeviceLost && kind != ErrorKind::OutOfMemory && kind != ErrorKind::TooLarge &&
+            kind != ErrorKind::Unsupported)
+            return run;
+    }
+    return forwardLayerByLayer(encoding, backend, cancel, keep);
+}
+
+Result<std::shared_ptr<const ModelRun>> LayerLoopEngine::forward(const TransformerModel &model, const Encoding &input,
+                                                                 const ForwardKeep &keep,
+                                                                 const std::atomic<bool> *cancel)
+{
+    return model.forwardLayerByLayer(input, m_backend, cancel, keep);
+}
+
+Result<std::shared_ptr<const ModelRun>> TransformerModel::forwardLayerByLayer(const Encoding &encoding,
+                                                                              AttentionBackend &backend,
+                                                                              const std::atomic<bool> *cancel,
+                                                                              const ForwardKeep &keep) const
+{
+    const auto cancelled = [cancel](int layer) -> std::optional<Error> {
+        if (!cancel || !cancel->load(std::memory_order_relaxed))
+            return std::nullopt;
+        return Error{"layer " + std::to_string(layer) + ": the forward pass was cancelled", ErrorKind::Cancelled};
+    };
+    keepFreedMemoryForReuse(); // the MLP's buffers too, whichever backend runs the attention
+    auto started = startRun(encoding, keep);
+    if (!started)
+        return started.error();
+    ModelRun *run = started->get();
+    const ModelConfig &c = m_config;
+    const std::int64_t t = run->length, L = c.layers, h = c.heads;
     if (keep.maps)
         run->attentions.resize(std::size_t(L * h * t * t));
     const TransformerWeights &w = *m_weights;
@@ -458,8 +507,6 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
             return *stop;
         AttentionProblem problem = layerProblem(l, attentionInput(l, x));
         problem.keepScores = false; // the run keeps the weights alone
-        run->scales.push_back(problem.spec.scale());
-        run->layerFacts.push_back({c.heads, c.keyValueHeads(), problem.mask.window, problem.spec.scale()});
         if (keep.queriesKeys) {
             auto qk = qkLayerOf(problem);
             if (!qk)
@@ -509,7 +556,7 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
     if (w.source)
         if (Status s = w.source->checkUnchanged(); !s)
             return s.error();
-    return std::shared_ptr<const ModelRun>(std::move(run));
+    return std::shared_ptr<const ModelRun>(std::move(*started));
 }
 
 Eigen::Map<const MatrixF> ModelRun::attention(int layer, int head) const
@@ -520,7 +567,8 @@ Eigen::Map<const MatrixF> ModelRun::attention(int layer, int head) const
 
 AttentionProblem layerProblem(const ModelRun &run, int layer)
 {
-    AttentionProblem p = formLayerProblem(run.config, *run.weights, layer, run.attentionInputs[std::size_t(layer)]);
+    AttentionProblem p =
+        formLayerProblem(run.config, run.weights.get(), layer, run.attentionInputs[std::size_t(layer)]);
     setScale(p.spec, run.scales[std::size_t(layer)]);
     return p;
 }

@@ -56,6 +56,8 @@ struct TransformerLayer {
 // transformers' LayerNorm (biased variance over the row) or RMSNorm (x/sqrt(mean(x²) + eps)·w,
 // when the bias is empty), in float32 storage; the row's sums are accumulated in double.
 MatrixF normalizeRows(const MatrixF &x, const LayerNormWeights &w, double eps);
+// The MLP's activation of every element of x, in place.
+void activate(MatrixF &x, Activation activation);
 // A layer's MLP: down(act(up(x))), or down(act(gate(x))·up(x)) when gated, biases where given.
 MatrixF feedForward(const MatrixF &x, const TransformerLayer &layer, Activation activation);
 
@@ -143,6 +145,8 @@ public:
 
     const ModelConfig &config() const { return m_config; }
     const TransformerWeights &weights() const { return *m_weights; }
+    // The same weights, shared: what a run keeps, and what a device engine knows a model by.
+    const std::shared_ptr<const TransformerWeights> &sharedWeights() const { return m_weights; }
     const std::optional<Tokenizer> &tokenizer() const { return m_tokenizer; }
 
     // The tokenizer's ids and tokens for text (BERT: [CLS] ... [SEP]), checked as input().
@@ -156,9 +160,20 @@ public:
     // When `cancel` is given and becomes true (from another thread), the pass stops at the next
     // layer or at the MLP of the current one and returns an error of kind Cancelled, so that a
     // superseded run frees its worker within one layer's time.
+    // Where the backend offers a forward engine that runs this pass (core/models/ForwardEngine.h)
+    // the whole pass runs there; where that engine fails for its device (lost, out of memory,
+    // too large for it), the layer loop runs with the backend's attention instead.
     Result<std::shared_ptr<const ModelRun>> forward(const Encoding &input, AttentionBackend &backend,
                                                     const std::atomic<bool> *cancel = nullptr,
                                                     const ForwardKeep &keep = {}) const;
+    // The CPU engine's pass: layer by layer, attention through `backend`, the rest with Eigen.
+    Result<std::shared_ptr<const ModelRun>> forwardLayerByLayer(const Encoding &input, AttentionBackend &backend,
+                                                                const std::atomic<bool> *cancel = nullptr,
+                                                                const ForwardKeep &keep = {}) const;
+    // What every engine does before its pass: checks the input, the keep and the memory the
+    // pass needs, and returns the run with everything but the tensors (ids, tokens, words,
+    // sizes, each layer's scale and facts, the weights).
+    Result<std::shared_ptr<ModelRun>> startRun(const Encoding &input, const ForwardKeep &keep) const;
     // Bytes a forward over `tokens` tokens holds at its peak with `keep`.
     std::int64_t forwardBytes(std::int64_t tokens, const ForwardKeep &keep = {}) const;
 
@@ -174,6 +189,9 @@ public:
 
     // The attention problem of one layer (all heads, W_O included) on its input x (T by d).
     AttentionProblem layerProblem(int layer, MatrixF x) const;
+    // The same for `tokens` tokens without the weights, and an input of that shape whose values
+    // are unset: the spec, mask and positions an engine with the weights elsewhere needs.
+    AttentionProblem layerShape(int layer, std::int64_t tokens) const;
 
     // The next-token logits of rows of the last hidden state (rows by vocab): the LM head (or
     // the tied embedding), then Gemma 2's final soft-cap. Refused for BERT (no LM head here).

@@ -6,8 +6,11 @@
 // resident memory so far:
 //   attention  compute() with every map kept, d = 512, H = 8 (the inspection size)
 //   pooled     computePooled(), d = 512, H = 8, causal, 1024 x 1024 cells (the long path)
-//   gpt2       a GPT-2-small-shaped forward, random weights, every attention kept
-//   qwen       a Qwen2.5-0.5B-shaped forward (24 layers, 896 wide, 14 heads, 2 key/value heads)
+//   gpt2       a GPT-2-small-shaped forward, random weights, every attention kept: the Vulkan
+//              forward engine (weights loaded once first; the load is a row of its own) and,
+//              as "gpt2/loop", the layer loop with only the attention on Vulkan
+//   qwen       a Qwen2.5-0.5B-shaped forward (24 layers, 896 wide, 14 heads, 2 key/value heads),
+//              the same three ways
 //
 //   bench_vulkan [attention|pooled|gpt2|qwen ...]   (default: all)
 //   ATTNSCOPE_VULKAN_DEVICE=NAME picks the device.
@@ -15,6 +18,7 @@
 #include "core/attention/CpuBackend.h"
 #include "core/attention/RandomProblem.h"
 #include "core/io/MemoryLimits.h"
+#include "core/models/ForwardEngine.h"
 #include "core/models/TransformerModel.h"
 #include "gpu/VulkanBackend.h"
 
@@ -188,6 +192,24 @@ TransformerWeights randomWeights(const ModelConfig &c)
     return w;
 }
 
+std::string perForward(const DeviceTransfers &before, const VulkanBackend &vk, int calls)
+{
+    DeviceTransfers per = before;
+    if (auto now = vk.transfers()) { // per forward: the calls' total over their count
+        per.submissions = (now->submissions - before.submissions) / std::uint64_t(calls);
+        per.uploaded = (now->uploaded - before.uploaded) / std::uint64_t(calls);
+        per.readBack = (now->readBack - before.readBack) / std::uint64_t(calls);
+    }
+    char moved[160];
+    std::snprintf(moved, sizeof moved, "per forward: submissions %llu, uploaded %.1f MiB, read back %.1f MiB",
+                  (unsigned long long)per.submissions, double(per.uploaded) / 1048576.0,
+                  double(per.readBack) / 1048576.0);
+    return moved;
+}
+
+// A model's forward three ways: the CPU engine; the Vulkan forward engine (weights loaded once
+// before, row "NAME"); the layer loop with only the attention on Vulkan (row "NAME/loop", what a
+// forward was before the engine).
 void modelCases(const char *name, const char *configJson, std::vector<std::int64_t> lengths, CpuBackend &cpu,
                 VulkanBackend &vk)
 {
@@ -197,6 +219,13 @@ void modelCases(const char *name, const char *configJson, std::vector<std::int64
     auto model = TransformerModel::fromWeights(*config, randomWeights(*config));
     if (!model)
         return fail(name, model.message());
+    const DeviceTransfers atLoad = vk.transfers().value_or(DeviceTransfers{});
+    const auto start = std::chrono::steady_clock::now();
+    if (Status s = vk.forwardEngine()->load(*model); !s)
+        return fail(name, s.message());
+    const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::printf("| %s load | | | %.1f | | | %.0f | %s |\n", name, loadMs, peakResidentMiB(),
+                transfers(vk, atLoad).c_str());
     for (std::int64_t t : lengths) {
         std::vector<std::int32_t> ids(static_cast<std::size_t>(t));
         for (std::int64_t i = 0; i < t; ++i)
@@ -205,27 +234,25 @@ void modelCases(const char *name, const char *configJson, std::vector<std::int64
         if (!input)
             return fail(name, input.message());
         const int runs = t <= 256 ? 3 : 1;
-        Result<std::shared_ptr<const ModelRun>> a = Error{""}, b = Error{""};
-        double cpuMs = 0, vkMs = 0;
+        Result<std::shared_ptr<const ModelRun>> a = Error{""}, b = Error{""}, c = Error{""};
+        double cpuMs = 0, vkMs = 0, loopMs = 0;
         if (!medianMs(
                 runs, [&] { return bool(a = model->forward(*input, cpu)); }, cpuMs))
             return fail(name, a.message());
-        const DeviceTransfers before = vk.transfers().value_or(DeviceTransfers{});
+        DeviceTransfers before = vk.transfers().value_or(DeviceTransfers{});
         if (!medianMs(
                 runs, [&] { return bool(b = model->forward(*input, vk)); }, vkMs))
             return fail(name, b.message());
-        const double diff = maxDiff((*a)->attentions.data(), (*b)->attentions.data(), (*a)->attentions.size());
-        DeviceTransfers per = before;
-        if (auto now = vk.transfers()) { // per forward: the runs' total over their count
-            per.submissions = (now->submissions - before.submissions) / std::uint64_t(runs + 1);
-            per.uploaded = (now->uploaded - before.uploaded) / std::uint64_t(runs + 1);
-            per.readBack = (now->readBack - before.readBack) / std::uint64_t(runs + 1);
-        }
-        char moved[160];
-        std::snprintf(moved, sizeof moved, "per forward: submissions %llu, uploaded %.1f MiB, read back %.1f MiB",
-                      (unsigned long long)per.submissions, double(per.uploaded) / 1048576.0,
-                      double(per.readBack) / 1048576.0);
-        row(name, t, cpuMs, vkMs, diff, moved);
+        row(name, t, cpuMs, vkMs, maxDiff((*a)->attentions.data(), (*b)->attentions.data(), (*a)->attentions.size()),
+            perForward(before, vk, runs + 1));
+        before = vk.transfers().value_or(DeviceTransfers{});
+        if (!medianMs(
+                runs, [&] { return bool(c = model->forwardLayerByLayer(*input, vk)); }, loopMs))
+            return fail(name, c.message());
+        const std::string loop = std::string(name) + "/loop";
+        row(loop.c_str(), t, cpuMs, loopMs,
+            maxDiff((*a)->attentions.data(), (*c)->attentions.data(), (*a)->attentions.size()),
+            perForward(before, vk, runs + 1));
     }
 }
 

@@ -1,0 +1,96 @@
+#pragma once
+
+// A model's whole forward pass on Vulkan (core/models/ForwardEngine.h; docs/architecture.md,
+// "Forward engines"). The weights go to the device once, in float32, when a model is first
+// loaded; a forward uploads only its ids, masks and RoPE tables. Every layer is recorded:
+// shaders/embed.comp, shaders/rownorm.comp (LayerNorm, RMSNorm), the attention passes of
+// gpu/VulkanPasses.h, gemm.comp for the MLP with the residual sum fused into the output and
+// down projections, shaders/elementwise.comp (activations, the gated product, residual sums
+// where a norm comes between). Layers go to the device in batches of `layersPerSubmission`,
+// recorded into one of two command buffers while the other runs, so a forward of L layers is
+// ceil(L / N) submissions. Only what the forward keeps comes back: each layer's weights
+// (H x T x T) and the L + 1 hidden states; the attention inputs follow from the hidden states
+// on the host.
+
+#include "core/attention/AttentionBackend.h"
+#include "core/models/TransformerModel.h"
+#include "gpu/VulkanEngineShared.h"
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+namespace attnscope::vk {
+
+// Layers recorded into one submission by default: about a hundred dispatches for a model
+// whose block is twenty-odd, as llama.cpp's Vulkan backend batches its graph.
+inline constexpr std::uint32_t kLayersPerSubmission = 4;
+
+// What the backend lends the forward engine, and the layers it records per submission.
+struct ForwardShared : EngineShared {
+    std::uint32_t layersPerSubmission = kLayersPerSubmission;
+};
+
+struct ForwardStats {
+    std::uint64_t submissions = 0;
+    std::uint64_t uploaded = 0, readBack = 0; // bytes (see VulkanBackend::transfers)
+};
+
+// One of the forward's passes on its own, for the per-op checks against the CPU
+// (tests/gpu/tst_vulkan_forward.cpp, after ggml's test-backend-ops).
+enum class ModelOp {
+    Norm,     // rownorm.comp: normalizeRows(x, {weight, bias}, eps)
+    Add,      // elementwise.comp: x + other
+    Activate, // elementwise.comp: act(x)
+    Gate,     // elementwise.comp: x·act(other)
+    Embed,    // embed.comp: rows of x (the token table) at ids, + other's rows (positions), + bias, · scale
+    Dense,    // gemm.comp with the fused residual: other + x·matrix + bias
+};
+
+struct ModelOpInput {
+    ModelOp op = ModelOp::Norm;
+    MatrixF x, other, matrix;
+    VectorF weight, bias;
+    std::vector<std::int32_t> ids;
+    Activation activation = Activation::GeluTanh;
+    double eps = 1e-5;
+    float scale = 1.0f;
+};
+
+class ModelForward
+{
+public:
+    static Result<std::unique_ptr<ModelForward>> create(const Device &device);
+    ~ModelForward();
+
+    // The keeps this engine computes: the maps and hidden states (not pooled maps, not queries
+    // and keys: those run the layer loop).
+    static bool runs(const ForwardKeep &keep);
+    // Uploads the model's weights unless they are the ones on the device already.
+    Status load(const ForwardShared &shared, const TransformerModel &model, ForwardStats &stats);
+    Result<std::shared_ptr<const ModelRun>> forward(const ForwardShared &shared, const TransformerModel &model,
+                                                    const Encoding &input, const ForwardKeep &keep,
+                                                    const std::atomic<bool> *cancel, ForwardStats &stats);
+    // The device bytes the loaded weights take (0 before a load).
+    std::uint64_t weightBytes() const;
+    // One pass on its own: uploads the input, records the pass, reads the result back.
+    Result<MatrixF> runOp(const ForwardShared &shared, const ModelOpInput &input, ForwardStats &stats);
+
+    struct Weights;
+    struct Arena;
+
+private:
+    ModelForward() = default;
+    // The per-forward buffers for T tokens of the loaded model (kept while T stays the same).
+    Status allocate(const ForwardShared &shared, const TransformerModel &model, std::int64_t tokens);
+
+    const Device *m_device = nullptr;
+    std::unique_ptr<ComputePipeline> m_rowNorm, m_elementwise, m_embed;
+    std::array<std::unique_ptr<CommandContext>, 2> m_commands;
+    std::unique_ptr<DescriptorArena> m_descriptors;
+    std::unique_ptr<Weights> m_weights;
+    std::unique_ptr<Arena> m_arena;
+};
+
+} // namespace attnscope::vk

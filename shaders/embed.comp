@@ -1,0 +1,36 @@
+#version 450
+// A model's embeddings (core/models/TransformerModel.cpp embed): row r of y is the token
+// embedding of ids[r], plus the learned position first + r and token type 0's embedding where
+// the model has them, times a scale (Gemma's √d; 1 otherwise). One invocation per element.
+
+#include "common.glsl"
+
+layout(constant_id = 0) const uint WG = 256;
+layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer BufIds { uint ids[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufTokens { float tokens[]; };       // vocab x d
+layout(std430, set = 0, binding = 2) readonly buffer BufPositions { float positions[]; }; // positions x d
+layout(std430, set = 0, binding = 3) readonly buffer BufTokenType { float tokenType[]; }; // d
+layout(std430, set = 0, binding = 4) writeonly buffer BufY { float y[]; };
+
+layout(push_constant) uniform Push {
+    uint rows, cols;
+    uint first; // the position of row 0
+    uint flags; // FLAG_EMBED_POSITIONS, FLAG_EMBED_TOKEN_TYPE
+    float scale;
+} pc;
+
+void main()
+{
+    const uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * WG;
+    if (i >= pc.rows * pc.cols)
+        return;
+    const uint r = i / pc.cols, c = i % pc.cols;
+    precise float v = tokens[ids[r] * pc.cols + c];
+    if ((pc.flags & FLAG_EMBED_POSITIONS) != 0u)
+        v = v + positions[(pc.first + r) * pc.cols + c];
+    if ((pc.flags & FLAG_EMBED_TOKEN_TYPE) != 0u)
+        v = v + tokenType[c];
+    y[i] = v * pc.scale;
+}

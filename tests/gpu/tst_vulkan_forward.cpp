@@ -1,0 +1,363 @@
+// The whole forward pass on the Vulkan engine (gpu/VulkanForward.h) on a real driver (lavapipe
+// in CI): each of its passes against the CPU with a stated error budget, in the manner of ggml's
+// test-backend-ops; every model family's forward against the CPU engine; and the shape of the
+// work, counted by the backend: weights uploaded once, ceil(L / N) submissions per forward,
+// exactly the kept maps and hidden states read back.
+
+#include "../common/TestUtil.h"
+#include "VulkanTestUtil.h"
+
+#include "core/attention/CpuBackend.h"
+#include "core/attention/Mask.h"
+#include "core/models/ForwardEngine.h"
+#include "core/models/TransformerModel.h"
+#include "gpu/VulkanForward.h"
+
+#include <QObject>
+#include <QTest>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+using namespace attnscope;
+
+namespace {
+
+MatrixF randomMatrix(Eigen::Index rows, Eigen::Index cols, std::mt19937 &rng, float scale = 1.0f)
+{
+    std::normal_distribution<float> n(0.0f, scale);
+    MatrixF m(rows, cols);
+    for (Eigen::Index i = 0; i < m.size(); ++i)
+        m.data()[i] = n(rng);
+    return m;
+}
+
+VectorF randomVector(Eigen::Index n, std::mt19937 &rng, float scale = 1.0f)
+{
+    return randomMatrix(1, n, rng, scale);
+}
+
+// Every float of the weights the forward uses, counted from the weights themselves.
+std::uint64_t weightFloats(const TransformerWeights &w)
+{
+    auto m = [](const auto &x) { return std::uint64_t(x.rows() * x.cols()); };
+    auto v = [](const auto &x) { return std::uint64_t(x.size()); };
+    auto o = [&](const auto &x) { return x ? v(*x) : 0; };
+    std::uint64_t n = m(w.tokenEmbedding) + m(w.positionEmbedding) + v(w.tokenType0) + v(w.embeddingNorm.weight) +
+                      v(w.embeddingNorm.bias) + v(w.finalNorm.weight) + v(w.finalNorm.bias);
+    for (const TransformerLayer &l : w.layers) {
+        const AttentionWeights &a = l.attention;
+        n += m(a.q) + m(a.k) + m(a.v) + (a.o ? m(*a.o) : 0) + o(a.qBias) + o(a.kBias) + o(a.vBias) + o(a.oBias) +
+             o(a.qNorm) + o(a.kNorm) + o(a.sinks);
+        n += v(l.norm1.weight) + v(l.norm1.bias) + v(l.postAttentionNorm.weight) + v(l.norm2.weight) + v(l.norm2.bias) +
+             v(l.postMlpNorm.weight);
+        n += m(l.up) + v(l.upBias) + (l.gate ? m(*l.gate) : 0) + v(l.gateBias) + m(l.down) + v(l.downBias);
+    }
+    return n;
+}
+
+// What a forward of T tokens must upload: the ids, each distinct mask as bits and each
+// distinct RoPE table (a cos and a sin per row and pair).
+std::uint64_t inputBytes(const TransformerModel &model, std::int64_t t)
+{
+    std::set<std::vector<bool>> masks;
+    std::set<std::vector<float>> ropes;
+    for (int l = 0; l < model.config().layers; ++l) {
+        const AttentionProblem p = model.layerShape(l, t);
+        const MaskMatrix allowed = effectiveMask(p);
+        std::vector<bool> bits;
+        for (Eigen::Index i = 0; i < allowed.size(); ++i)
+            bits.push_back(allowed.data()[i] != 0);
+        masks.insert(bits);
+        if (p.spec.rope)
+            ropes.insert(vk::ropeTableForGpu(queryPositions(p), *p.spec.rope, p.spec.headDimQK));
+    }
+    const std::uint64_t words = (std::uint64_t(t) + 31) / 32;
+    return std::uint64_t(t) * 4 + masks.size() * std::uint64_t(t) * words * 4 +
+           ropes.size() * std::uint64_t(t) * std::uint64_t(model.config().headDim()) * 4;
+}
+
+DeviceTransfers delta(const DeviceTransfers &after, const DeviceTransfers &before)
+{
+    return {after.submissions - before.submissions, after.uploaded - before.uploaded, after.readBack - before.readBack};
+}
+
+} // namespace
+
+class TestVulkanForward : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        ATTNSCOPE_SKIP_WITHOUT_VULKAN();
+        vk::resetValidationReport();
+        VulkanBackendOptions options;
+        options.validation = true;
+        options.layersPerSubmission = kLayersPerSubmission;
+        auto backend = VulkanBackend::create(options);
+        QVERIFY2(backend, backend ? "" : backend.message().c_str());
+        m_vulkan = std::move(*backend);
+    }
+
+    void cleanupTestCase()
+    {
+        m_vulkan.reset();
+        const std::string problems = test::validationProblems();
+        QVERIFY2(problems.empty(), problems.c_str());
+    }
+
+    // Each pass on shapes that leave partial workgroups, against the CPU's code for the same
+    // step. Budgets: the norms sum in a float tree where the CPU sums in double (1e-5·(1 + |ref|));
+    // the activations use exp-based tanh and a 1.5e-7 erf (2e-6·(1 + |ref|)); the residual sum
+    // and the embedding gather round exactly as the CPU (bit for bit); the dense layer with its
+    // fused residual sums its products in another order (1e-5·(1 + |ref|)).
+    void passesMatchTheCpu_data()
+    {
+        QTest::addColumn<int>("op");
+        QTest::addColumn<int>("activation");
+        QTest::addColumn<double>("budget");
+        QTest::newRow("layer norm") << int(vk::ModelOp::Norm) << 0 << 1e-5;
+        QTest::newRow("rms norm") << int(vk::ModelOp::Norm) << 1 << 1e-5;
+        QTest::newRow("add") << int(vk::ModelOp::Add) << 0 << 0.0;
+        QTest::newRow("gelu tanh") << int(vk::ModelOp::Activate) << int(Activation::GeluTanh) << 2e-6;
+        QTest::newRow("gelu erf") << int(vk::ModelOp::Activate) << int(Activation::GeluErf) << 2e-6;
+        QTest::newRow("silu") << int(vk::ModelOp::Activate) << int(Activation::Silu) << 2e-6;
+        QTest::newRow("relu") << int(vk::ModelOp::Activate) << int(Activation::Relu) << 0.0;
+        QTest::newRow("gate silu") << int(vk::ModelOp::Gate) << int(Activation::Silu) << 2e-6;
+        QTest::newRow("gate gelu tanh") << int(vk::ModelOp::Gate) << int(Activation::GeluTanh) << 2e-6;
+        QTest::newRow("embed") << int(vk::ModelOp::Embed) << 0 << 0.0;
+        QTest::newRow("embed scaled") << int(vk::ModelOp::Embed) << 1 << 0.0;
+        QTest::newRow("dense with residual") << int(vk::ModelOp::Dense) << 0 << 1e-5;
+    }
+
+    void passesMatchTheCpu()
+    {
+        QFETCH(int, op);
+        QFETCH(int, activation);
+        QFETCH(double, budget);
+        std::mt19937 rng(std::uint32_t(op * 7 + activation));
+        vk::ModelOpInput in;
+        in.op = vk::ModelOp(op);
+        in.activation = Activation(activation);
+        const Eigen::Index rows = 13, cols = 333; // neither a multiple of a workgroup
+        MatrixF expected;
+        switch (in.op) {
+        case vk::ModelOp::Norm: {
+            in.x = randomMatrix(rows, cols, rng, 3.0f);
+            in.x.array() += 2.0f; // a mean to subtract
+            in.weight = randomVector(cols, rng);
+            if (activation == 0)
+                in.bias = randomVector(cols, rng);
+            in.eps = 1e-5;
+            expected = normalizeRows(in.x, {in.weight, in.bias}, in.eps);
+            break;
+        }
+        case vk::ModelOp::Add:
+            in.x = randomMatrix(rows, cols, rng);
+            in.other = randomMatrix(rows, cols, rng);
+            expected = in.x + in.other;
+            break;
+        case vk::ModelOp::Activate:
+            in.x = randomMatrix(rows, cols, rng, 4.0f);
+            in.x(0, 0) = -100.0f, in.x(0, 1) = 100.0f, in.x(0, 2) = 0.0f; // the far tails and zero
+            expected = in.x;
+            activate(expected, in.activation);
+            break;
+        case vk::ModelOp::Gate: {
+            in.x = randomMatrix(rows, cols, rng);
+            in.other = randomMatrix(rows, cols, rng, 4.0f);
+            MatrixF gate = in.other;
+            activate(gate, in.activation);
+            expected = (in.x.array() * gate.array()).matrix();
+            break;
+        }
+        case vk::ModelOp::Embed: {
+            const Eigen::Index vocab = 50;
+            in.x = randomMatrix(vocab, cols, rng);
+            in.other = randomMatrix(rows, cols, rng); // positions 0..rows-1
+            in.bias = randomVector(cols, rng);
+            in.scale = activation == 1 ? float(std::sqrt(double(cols))) : 1.0f;
+            for (Eigen::Index r = 0; r < rows; ++r)
+                in.ids.push_back(std::int32_t((r * 17 + 3) % vocab));
+            expected.resize(rows, cols);
+            for (Eigen::Index r = 0; r < rows; ++r)
+                expected.row(r) = in.x.row(in.ids[std::size_t(r)]);
+            expected += in.other;
+            expected.rowwise() += in.bias;
+            expected *= in.scale;
+            break;
+        }
+        case vk::ModelOp::Dense: {
+            in.x = randomMatrix(rows, 300, rng);
+            in.matrix = randomMatrix(300, 70, rng, 0.1f);
+            in.bias = randomVector(70, rng);
+            in.other = randomMatrix(rows, 70, rng);
+            MatrixF y = in.x * in.matrix;
+            y.rowwise() += in.bias;
+            expected = in.other + y;
+            break;
+        }
+        }
+        auto got = m_vulkan->runModelOp(in);
+        QVERIFY2(got, got ? "" : got.message().c_str());
+        const std::string diff = test::compareMatrix("result", *got, expected, {budget, budget});
+        QVERIFY2(diff.empty(), diff.c_str());
+    }
+
+    void everyFamilyMatchesTheCpu_data()
+    {
+        QTest::addColumn<QString>("folder");
+        for (const char *name : {"models/gpt2-f32", "models/gpt2-bf16", "models/bert-f16"})
+            QTest::newRow(name) << QString(name);
+        for (const char *name :
+             {"llama3-f32", "smollm-bf16-sharded", "llama-f16-dynamic", "mistral-f16", "qwen2-bf16-yarn", "qwen3-f32",
+              "gemma2-bf16", "gemma3text-f16", "gemma3-f32", "qwen2-f32-rope-params"})
+            QTest::newRow(name) << QString("decoders/") + name;
+    }
+
+    // The Vulkan engine's whole forward equals the CPU engine's (attentions within 1e-4, hidden
+    // states and attention inputs within 1e-3·(1 + |ref|)), and its work has the promised shape:
+    // a load uploads exactly the weights; a forward uploads only its ids, masks and tables,
+    // submits ceil(L / N) times and reads back exactly the maps and hidden states it keeps.
+    void everyFamilyMatchesTheCpu()
+    {
+        QFETCH(QString, folder);
+        auto model = TransformerModel::load(test::sourcePath("tests/fixtures/" + folder).toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        std::vector<std::int32_t> ids;
+        for (int i = 0; i < 21; ++i)
+            ids.push_back(std::int32_t((i * 37 + 5) % model->config().vocabSize));
+        auto input = model->input(ids);
+        QVERIFY2(input, input ? "" : input.message().c_str());
+
+        ForwardEngine *engine = m_vulkan->forwardEngine();
+        QVERIFY(engine != nullptr);
+        QVERIFY(engine->runs(*model, ForwardKeep{}));
+        const DeviceTransfers start = *m_vulkan->transfers();
+        QVERIFY2(engine->load(*model), "load");
+        const DeviceTransfers loaded = delta(*m_vulkan->transfers(), start);
+        QCOMPARE(loaded.uploaded, weightFloats(model->weights()) * 4);
+        QCOMPARE(loaded.readBack, std::uint64_t(0));
+
+        CpuBackend cpu;
+        LayerLoopEngine cpuEngine(cpu);
+        auto onCpu = cpuEngine.forward(*model, *input, ForwardKeep{});
+        QVERIFY2(onCpu, onCpu ? "" : onCpu.message().c_str());
+        for (int pass = 0; pass < 2; ++pass) { // the second finds everything on the device
+            const DeviceTransfers before = *m_vulkan->transfers();
+            auto onGpu = model->forward(*input, *m_vulkan);
+            QVERIFY2(onGpu, onGpu ? "" : onGpu.message().c_str());
+            const DeviceTransfers work = delta(*m_vulkan->transfers(), before);
+            const ModelConfig &c = model->config();
+            const std::uint64_t t = ids.size(), L = std::uint64_t(c.layers), h = std::uint64_t(c.heads),
+                                d = std::uint64_t(c.width);
+            QCOMPARE(work.submissions, (L + kLayersPerSubmission - 1) / kLayersPerSubmission);
+            QCOMPARE(work.uploaded, inputBytes(*model, std::int64_t(t)));
+            QCOMPARE(work.readBack, (L * h * t * t + (L + 1) * t * d) * 4);
+
+            const ModelRun &g = **onGpu, &r = **onCpu;
+            QCOMPARE(g.attentions.size(), r.attentions.size());
+            for (std::size_t i = 0; i < r.attentions.size(); ++i)
+                QVERIFY2(std::abs(g.attentions[i] - r.attentions[i]) <= 1e-4,
+                         qPrintable(QStringLiteral("attentions[%1]: %2 on Vulkan, %3 on the CPU")
+                                        .arg(i)
+                                        .arg(g.attentions[i])
+                                        .arg(r.attentions[i])));
+            QCOMPARE(g.hiddenStates.size(), r.hiddenStates.size());
+            for (std::size_t l = 0; l < r.hiddenStates.size(); ++l) {
+                const std::string diff =
+                    test::compareMatrix("hidden state", g.hiddenStates[l], r.hiddenStates[l], {1e-3, 1e-3});
+                QVERIFY2(diff.empty(), (std::to_string(l) + ": " + diff).c_str());
+            }
+            QCOMPARE(g.attentionInputs.size(), r.attentionInputs.size());
+            for (std::size_t l = 0; l < r.attentionInputs.size(); ++l) {
+                const std::string diff =
+                    test::compareMatrix("attention input", g.attentionInputs[l], r.attentionInputs[l], {1e-3, 1e-3});
+                QVERIFY2(diff.empty(), (std::to_string(l) + ": " + diff).c_str());
+            }
+            QCOMPARE(g.scales, r.scales);
+            QCOMPARE(g.tokens, r.tokens);
+        }
+        const std::string problems = test::validationProblems();
+        QVERIFY2(problems.empty(), problems.c_str());
+    }
+
+    // Batches of N layers: a forward of L layers is ceil(L / N) submissions for every N.
+    void submissionsFollowTheBatchSize()
+    {
+        auto model = TransformerModel::load(test::sourcePath("tests/fixtures/decoders/llama3-f32").toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        auto input = model->input({1, 2, 3, 4, 5});
+        QVERIFY(input);
+        const std::uint64_t L = std::uint64_t(model->config().layers);
+        std::vector<float> first;
+        for (std::uint32_t n : {1u, 2u, 3u}) {
+            VulkanBackendOptions options;
+            options.layersPerSubmission = n;
+            auto backend = VulkanBackend::create(options);
+            QVERIFY2(backend, backend ? "" : backend.message().c_str());
+            QVERIFY((*backend)->forwardEngine()->load(*model));
+            const std::uint64_t before = (*backend)->transfers()->submissions;
+            auto run = model->forward(*input, **backend);
+            QVERIFY2(run, run ? "" : run.message().c_str());
+            QCOMPARE((*backend)->transfers()->submissions - before, (L + n - 1) / n);
+            std::vector<float> maps((*run)->attentions.begin(), (*run)->attentions.end());
+            if (first.empty())
+                first = maps;
+            else
+                QVERIFY(maps == first); // the same passes, however they are batched
+        }
+    }
+
+    // A cancelled forward stops before it submits and is not answered by the layer loop.
+    void aCancelledForwardStopsBeforeSubmitting()
+    {
+        auto model = TransformerModel::load(test::sourcePath("tests/fixtures/models/gpt2-f32").toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        auto input = model->input({1, 2, 3});
+        QVERIFY(input);
+        VulkanBackendOptions options;
+        options.layersPerSubmission = 1;
+        auto backend = VulkanBackend::create(options);
+        QVERIFY2(backend, backend ? "" : backend.message().c_str());
+        QVERIFY((*backend)->forwardEngine()->load(*model));
+        const DeviceTransfers before = *(*backend)->transfers();
+        std::atomic<bool> cancel{true};
+        auto run = model->forward(*input, **backend, &cancel);
+        QVERIFY(!run);
+        QCOMPARE(run.kind(), ErrorKind::Cancelled);
+        const DeviceTransfers after = *(*backend)->transfers();
+        QCOMPARE(after.submissions, before.submissions);
+        QCOMPARE(after.readBack, before.readBack);
+    }
+
+    // Keeps the engine does not compute (pooled maps, queries and keys) run the layer loop with
+    // the backend's attention, as before.
+    void otherKeepsRunTheLayerLoop()
+    {
+        auto model = TransformerModel::load(test::sourcePath("tests/fixtures/models/gpt2-f32").toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        ForwardKeep pooled;
+        pooled.maps = false;
+        pooled.poolBins = 4;
+        ForwardKeep qk;
+        qk.queriesKeys = true;
+        QVERIFY(!m_vulkan->forwardEngine()->runs(*model, pooled));
+        QVERIFY(!m_vulkan->forwardEngine()->runs(*model, qk));
+        auto input = model->input({1, 2, 3, 4});
+        QVERIFY(input);
+        auto run = model->forward(*input, *m_vulkan, nullptr, qk);
+        QVERIFY2(run, run ? "" : run.message().c_str());
+        QCOMPARE(int((*run)->queriesKeys.size()), model->config().layers);
+    }
+
+private:
+    static constexpr std::uint32_t kLayersPerSubmission = 2;
+    std::unique_ptr<VulkanBackend> m_vulkan;
+};
+
+QTEST_GUILESS_MAIN(TestVulkanForward)
+#include "tst_vulkan_forward.moc"
