@@ -5,7 +5,10 @@
 // exactly the kept maps and hidden states read back.
 
 #include "../common/TestUtil.h"
+#include "../common/VulkanFaults.h"
 #include "VulkanTestUtil.h"
+
+#include "app/engine/BackendChoice.h"
 
 #include "core/attention/CpuBackend.h"
 #include "core/attention/Mask.h"
@@ -225,64 +228,28 @@ private slots:
     void everyFamilyMatchesTheCpu()
     {
         QFETCH(QString, folder);
-        auto model = TransformerModel::load(test::sourcePath("tests/fixtures/" + folder).toStdString());
-        QVERIFY2(model, model ? "" : model.message().c_str());
-        std::vector<std::int32_t> ids;
-        for (int i = 0; i < 21; ++i)
-            ids.push_back(std::int32_t((i * 37 + 5) % model->config().vocabSize));
-        auto input = model->input(ids);
-        QVERIFY2(input, input ? "" : input.message().c_str());
+        checkFamily(folder, *m_vulkan, false);
+    }
 
-        ForwardEngine *engine = m_vulkan->forwardEngine();
-        QVERIFY(engine != nullptr);
-        QVERIFY(engine->runs(*model, ForwardKeep{}));
-        const DeviceTransfers start = *m_vulkan->transfers();
-        QVERIFY2(engine->load(*model), "load");
-        const DeviceTransfers loaded = delta(*m_vulkan->transfers(), start);
-        QCOMPARE(loaded.uploaded, weightFloats(model->weights()) * 4);
-        QCOMPARE(loaded.readBack, std::uint64_t(0));
+    // The discrete GPU's path (device memory not mapped, forced here): weights and inputs copied
+    // through staging buffers, the weights in a submission of their own at load.
+    void theStagingPathMatchesTheCpu_data()
+    {
+        QTest::addColumn<QString>("folder");
+        for (const char *name : {"models/gpt2-f32", "models/bert-f16", "decoders/gemma3-f32", "decoders/qwen3-f32"})
+            QTest::newRow(name) << QString(name);
+    }
 
-        CpuBackend cpu;
-        LayerLoopEngine cpuEngine(cpu);
-        auto onCpu = cpuEngine.forward(*model, *input, ForwardKeep{});
-        QVERIFY2(onCpu, onCpu ? "" : onCpu.message().c_str());
-        for (int pass = 0; pass < 2; ++pass) { // the second finds everything on the device
-            const DeviceTransfers before = *m_vulkan->transfers();
-            auto onGpu = model->forward(*input, *m_vulkan);
-            QVERIFY2(onGpu, onGpu ? "" : onGpu.message().c_str());
-            const DeviceTransfers work = delta(*m_vulkan->transfers(), before);
-            const ModelConfig &c = model->config();
-            const std::uint64_t t = ids.size(), L = std::uint64_t(c.layers), h = std::uint64_t(c.heads),
-                                d = std::uint64_t(c.width);
-            QCOMPARE(work.submissions, (L + kLayersPerSubmission - 1) / kLayersPerSubmission);
-            QCOMPARE(work.uploaded, inputBytes(*model, std::int64_t(t)));
-            QCOMPARE(work.readBack, (L * h * t * t + (L + 1) * t * d) * 4);
-
-            const ModelRun &g = **onGpu, &r = **onCpu;
-            QCOMPARE(g.attentions.size(), r.attentions.size());
-            for (std::size_t i = 0; i < r.attentions.size(); ++i)
-                QVERIFY2(std::abs(g.attentions[i] - r.attentions[i]) <= 1e-4,
-                         qPrintable(QStringLiteral("attentions[%1]: %2 on Vulkan, %3 on the CPU")
-                                        .arg(i)
-                                        .arg(g.attentions[i])
-                                        .arg(r.attentions[i])));
-            QCOMPARE(g.hiddenStates.size(), r.hiddenStates.size());
-            for (std::size_t l = 0; l < r.hiddenStates.size(); ++l) {
-                const std::string diff =
-                    test::compareMatrix("hidden state", g.hiddenStates[l], r.hiddenStates[l], {1e-3, 1e-3});
-                QVERIFY2(diff.empty(), (std::to_string(l) + ": " + diff).c_str());
-            }
-            QCOMPARE(g.attentionInputs.size(), r.attentionInputs.size());
-            for (std::size_t l = 0; l < r.attentionInputs.size(); ++l) {
-                const std::string diff =
-                    test::compareMatrix("attention input", g.attentionInputs[l], r.attentionInputs[l], {1e-3, 1e-3});
-                QVERIFY2(diff.empty(), (std::to_string(l) + ": " + diff).c_str());
-            }
-            QCOMPARE(g.scales, r.scales);
-            QCOMPARE(g.tokens, r.tokens);
-        }
-        const std::string problems = test::validationProblems();
-        QVERIFY2(problems.empty(), problems.c_str());
+    void theStagingPathMatchesTheCpu()
+    {
+        QFETCH(QString, folder);
+        VulkanBackendOptions options;
+        options.validation = true;
+        options.forceStaging = true;
+        options.layersPerSubmission = kLayersPerSubmission;
+        auto backend = VulkanBackend::create(options);
+        QVERIFY2(backend, backend ? "" : backend.message().c_str());
+        checkFamily(folder, **backend, true);
     }
 
     // Batches of N layers: a forward of L layers is ceil(L / N) submissions for every N.
@@ -354,7 +321,119 @@ private slots:
         QCOMPARE(int((*run)->queriesKeys.size()), model->config().layers);
     }
 
+    // A lost device, a device out of memory and a wait that timed out: under Auto the forward is
+    // answered by the CPU with a notice; asked for Vulkan alone it is the device's error.
+    void aFailingDeviceFallsBack_data()
+    {
+        QTest::addColumn<QString>("fault");
+        QTest::addColumn<bool>("givesUp"); // the GPU is dropped for the rest of the session
+        QTest::newRow("device lost") << "device-lost" << true;
+        QTest::newRow("out of memory") << "oom" << false;
+        QTest::newRow("timeout") << "timeout" << true;
+    }
+
+    void aFailingDeviceFallsBack()
+    {
+        QFETCH(QString, fault);
+        QFETCH(bool, givesUp);
+        auto model = TransformerModel::load(test::sourcePath("tests/fixtures/models/gpt2-f32").toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        auto input = model->input({5, 6, 7, 8});
+        QVERIFY(input);
+        CpuBackend cpu;
+        auto expected = model->forward(*input, cpu);
+        QVERIFY(expected);
+
+        BackendOptions o;
+        o.vulkanDevice = "0";
+        o.vulkan.fault = *test::parseVulkanFault(fault.toStdString());
+        auto selection = createBackend(BackendRequest::Auto, o);
+        QVERIFY2(selection, selection ? "" : selection.message().c_str());
+        auto *fallback = dynamic_cast<FallbackBackend *>(selection->backend.get());
+        QVERIFY(fallback);
+        QVERIFY(fallback->forwardEngine() != nullptr);
+        auto run = model->forward(*input, *fallback);
+        QVERIFY2(run, run ? "" : run.message().c_str());
+        QVERIFY((*run)->attentions == (*expected)->attentions); // the CPU's own numbers
+        const std::string notice = takeBackendNotice(*fallback);
+        QVERIFY2(notice.find("CPU") != std::string::npos, notice.c_str());
+        QCOMPARE(fallback->fellBack(), givesUp);
+        QCOMPARE(fallback->forwardEngine() == nullptr, givesUp);
+
+        VulkanBackendOptions alone;
+        alone.fault = o.vulkan.fault;
+        auto vulkan = VulkanBackend::create(alone);
+        QVERIFY2(vulkan, vulkan ? "" : vulkan.message().c_str());
+        auto failed = model->forward(*input, **vulkan);
+        QVERIFY(!failed);
+        QCOMPARE(failed.kind(), givesUp ? ErrorKind::DeviceLost : ErrorKind::OutOfMemory);
+        QVERIFY2(failed.message().rfind("layer 0: Vulkan (", 0) == 0, failed.message().c_str());
+    }
+
 private:
+    void checkFamily(const QString &folder, VulkanBackend &vulkan, bool staging)
+    {
+        auto model = TransformerModel::load(test::sourcePath("tests/fixtures/" + folder).toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        std::vector<std::int32_t> ids;
+        for (int i = 0; i < 21; ++i)
+            ids.push_back(std::int32_t((i * 37 + 5) % model->config().vocabSize));
+        auto input = model->input(ids);
+        QVERIFY2(input, input ? "" : input.message().c_str());
+
+        ForwardEngine *engine = vulkan.forwardEngine();
+        QVERIFY(engine != nullptr);
+        QVERIFY(engine->runs(*model, ForwardKeep{}));
+        const DeviceTransfers start = *vulkan.transfers();
+        QVERIFY2(engine->load(*model), "load");
+        const DeviceTransfers loaded = delta(*vulkan.transfers(), start);
+        QCOMPARE(loaded.uploaded, weightFloats(model->weights()) * 4);
+        QCOMPARE(loaded.readBack, std::uint64_t(0));
+        QCOMPARE(loaded.submissions, std::uint64_t(staging ? 1 : 0)); // the staging copies, under 256 MiB
+
+        CpuBackend cpu;
+        LayerLoopEngine cpuEngine(cpu);
+        auto onCpu = cpuEngine.forward(*model, *input, ForwardKeep{});
+        QVERIFY2(onCpu, onCpu ? "" : onCpu.message().c_str());
+        for (int pass = 0; pass < 2; ++pass) { // the second finds everything on the device
+            const DeviceTransfers before = *vulkan.transfers();
+            auto onGpu = model->forward(*input, vulkan);
+            QVERIFY2(onGpu, onGpu ? "" : onGpu.message().c_str());
+            const DeviceTransfers work = delta(*vulkan.transfers(), before);
+            const ModelConfig &c = model->config();
+            const std::uint64_t t = ids.size(), L = std::uint64_t(c.layers), h = std::uint64_t(c.heads),
+                                d = std::uint64_t(c.width);
+            QCOMPARE(work.submissions, (L + kLayersPerSubmission - 1) / kLayersPerSubmission);
+            QCOMPARE(work.uploaded, inputBytes(*model, std::int64_t(t)));
+            QCOMPARE(work.readBack, (L * h * t * t + (L + 1) * t * d) * 4);
+
+            const ModelRun &g = **onGpu, &r = **onCpu;
+            QCOMPARE(g.attentions.size(), r.attentions.size());
+            for (std::size_t i = 0; i < r.attentions.size(); ++i)
+                QVERIFY2(std::abs(g.attentions[i] - r.attentions[i]) <= 1e-4,
+                         qPrintable(QStringLiteral("attentions[%1]: %2 on Vulkan, %3 on the CPU")
+                                        .arg(i)
+                                        .arg(g.attentions[i])
+                                        .arg(r.attentions[i])));
+            QCOMPARE(g.hiddenStates.size(), r.hiddenStates.size());
+            for (std::size_t l = 0; l < r.hiddenStates.size(); ++l) {
+                const std::string diff =
+                    test::compareMatrix("hidden state", g.hiddenStates[l], r.hiddenStates[l], {1e-3, 1e-3});
+                QVERIFY2(diff.empty(), (std::to_string(l) + ": " + diff).c_str());
+            }
+            QCOMPARE(g.attentionInputs.size(), r.attentionInputs.size());
+            for (std::size_t l = 0; l < r.attentionInputs.size(); ++l) {
+                const std::string diff =
+                    test::compareMatrix("attention input", g.attentionInputs[l], r.attentionInputs[l], {1e-3, 1e-3});
+                QVERIFY2(diff.empty(), (std::to_string(l) + ": " + diff).c_str());
+            }
+            QCOMPARE(g.scales, r.scales);
+            QCOMPARE(g.tokens, r.tokens);
+        }
+        const std::string problems = test::validationProblems();
+        QVERIFY2(problems.empty(), problems.c_str());
+    }
+
     static constexpr std::uint32_t kLayersPerSubmission = 2;
     std::unique_ptr<VulkanBackend> m_vulkan;
 };
