@@ -24,6 +24,7 @@ struct ElementwisePush {
 struct EmbedPush {
     std::uint32_t rows, cols, first, flags;
     float scale;
+    std::uint32_t vocabStart, vocabCount;
 };
 constexpr std::uint32_t kRowNormBindings = 4, kElementwiseBindings = 2, kEmbedBindings = 5;
 constexpr std::uint32_t kRowNormWorkgroup = 128, kElementwiseWorkgroup = 256, kEmbedWorkgroup = 256;
@@ -203,14 +204,19 @@ Result<Buffer> upload(Uploader &up, const WeightMatrix &w, const std::string &wh
     return upload(up, m, what);
 }
 
-// The dispatch grid for `groups` workgroups in x, spilling into y past the device's limit.
-std::array<std::uint32_t, 2> grid(std::uint64_t groups, const PassLimits &limits)
+// The most units of `unitBytes` one binding may hold: within the device's storage buffer range,
+// and a whole number of offset alignments so the next chunk's binding may start where it ends.
+std::uint64_t unitsPerBinding(std::uint64_t unitBytes, const BindingLimits &limits)
 {
-    const std::uint64_t x = std::max<std::uint64_t>(1, std::min<std::uint64_t>(groups, limits.maxGroups[0]));
-    return {std::uint32_t(x), std::uint32_t((groups + x - 1) / x)};
+    std::uint64_t n = limits.maxRangeBytes / unitBytes;
+    while (n > 0 && (n * unitBytes) % limits.alignment != 0)
+        --n;
+    return n;
 }
 
-// Records the model's own passes (norms, element-wise steps, embeddings) into a command buffer.
+// Records the model's own passes (norms, element-wise steps, embeddings) into a command buffer,
+// each split into chunks whose bindings fit the device's storage buffer range (lavapipe's is
+// 128 MiB, less than GPT-2's token embedding).
 class ModelPasses
 {
 public:
@@ -226,44 +232,102 @@ public:
                    const Buffer &b, double eps)
     {
         const bool layer = b.handle() != VK_NULL_HANDLE;
-        RowNormPush push{std::uint32_t(rows), std::uint32_t(cols), layer ? kFlagNormLayer : 0u, float(eps)};
-        const Buffer *buffers[] = {&x, &y, &w, layer ? &b : &m_shared.placeholder};
-        return dispatch(m_rowNorm, buffers, &push, sizeof push, grid(rows, m_shared.limits));
+        const std::uint64_t rowBytes = cols * sizeof(float), step = unitsPerBinding(rowBytes, limits());
+        if (step == 0)
+            return tooLarge("a row to normalise");
+        for (std::uint64_t r0 = 0; r0 < rows; r0 += step) {
+            const std::uint64_t n = std::min(step, rows - r0);
+            RowNormPush push{std::uint32_t(n), std::uint32_t(cols), layer ? kFlagNormLayer : 0u, float(eps)};
+            const BufferRange ranges[] = {{x.handle(), r0 * rowBytes, n * rowBytes},
+                                          {y.handle(), r0 * rowBytes, n * rowBytes},
+                                          whole(w),
+                                          whole(layer ? b : m_shared.placeholder)};
+            if (Status s = dispatch(m_rowNorm, ranges, &push, sizeof push, grid(n)); !s)
+                return s;
+        }
+        return Ok{};
     }
 
     // x += b, x = act(x) or x = x·act(b) over `count` elements.
     Status elementwise(const Buffer &x, const Buffer *b, std::uint64_t count, std::uint32_t op, Activation act)
     {
-        ElementwisePush push{std::uint32_t(count), op, activationCode(act)};
-        const Buffer *buffers[] = {&x, b ? b : &m_shared.placeholder};
-        return dispatch(m_elementwise, buffers, &push, sizeof push,
-                        grid((count + kElementwiseWorkgroup - 1) / kElementwiseWorkgroup, m_shared.limits));
+        const std::uint64_t step = unitsPerBinding(sizeof(float), limits());
+        for (std::uint64_t e0 = 0; e0 < count; e0 += step) {
+            const std::uint64_t n = std::min(step, count - e0), bytes = n * sizeof(float);
+            ElementwisePush push{std::uint32_t(n), op, activationCode(act)};
+            const BufferRange ranges[] = {{x.handle(), e0 * sizeof(float), bytes},
+                                          b ? BufferRange{b->handle(), e0 * sizeof(float), bytes}
+                                            : whole(m_shared.placeholder)};
+            if (Status s = dispatch(m_elementwise, ranges, &push, sizeof push,
+                                    grid((n + kElementwiseWorkgroup - 1) / kElementwiseWorkgroup));
+                !s)
+                return s;
+        }
+        return Ok{};
     }
 
-    Status embed(const Buffer &ids, const Buffer &tokens, const Buffer &positions, const Buffer &tokenType,
-                 const Buffer &y, std::uint64_t rows, std::uint64_t cols, float scale)
+    // Rows of y from the token table at ids (plus positions and token type 0), times `scale`:
+    // per chunk of the table's rows, per chunk of y's rows; each element is written by the one
+    // chunk of the table that holds its id.
+    Status embed(const Buffer &ids, const Buffer &tokens, std::uint64_t vocab, const Buffer &positions,
+                 const Buffer &tokenType, const Buffer &y, std::uint64_t rows, std::uint64_t cols, float scale)
     {
         const bool pos = positions.handle() != VK_NULL_HANDLE, type = tokenType.handle() != VK_NULL_HANDLE;
-        EmbedPush push{std::uint32_t(rows), std::uint32_t(cols), 0u,
-                       (pos ? kFlagEmbedPositions : 0u) | (type ? kFlagEmbedTokenType : 0u), scale};
-        const Buffer *buffers[] = {&ids, &tokens, pos ? &positions : &m_shared.placeholder,
-                                   type ? &tokenType : &m_shared.placeholder, &y};
-        return dispatch(m_embed, buffers, &push, sizeof push,
-                        grid((rows * cols + kEmbedWorkgroup - 1) / kEmbedWorkgroup, m_shared.limits));
+        const std::uint64_t rowBytes = cols * sizeof(float), step = unitsPerBinding(rowBytes, limits());
+        if (step == 0)
+            return tooLarge("an embedding row");
+        for (std::uint64_t v0 = 0; v0 < vocab; v0 += step) {
+            const std::uint64_t nv = std::min(step, vocab - v0);
+            for (std::uint64_t r0 = 0; r0 < rows; r0 += step) {
+                const std::uint64_t n = std::min(step, rows - r0);
+                EmbedPush push{std::uint32_t(n),
+                               std::uint32_t(cols),
+                               std::uint32_t(r0),
+                               (pos ? kFlagEmbedPositions : 0u) | (type ? kFlagEmbedTokenType : 0u),
+                               scale,
+                               std::uint32_t(v0),
+                               std::uint32_t(nv)};
+                const BufferRange ranges[] = {whole(ids),
+                                              {tokens.handle(), v0 * rowBytes, nv * rowBytes},
+                                              pos ? BufferRange{positions.handle(), r0 * rowBytes, n * rowBytes}
+                                                  : whole(m_shared.placeholder),
+                                              whole(type ? tokenType : m_shared.placeholder),
+                                              {y.handle(), r0 * rowBytes, n * rowBytes}};
+                if (Status s = dispatch(m_embed, ranges, &push, sizeof push,
+                                        grid((n * cols + kEmbedWorkgroup - 1) / kEmbedWorkgroup));
+                    !s)
+                    return s;
+            }
+        }
+        return Ok{};
     }
 
 private:
-    Status dispatch(const ComputePipeline &pipeline, std::span<const Buffer *const> buffers, const void *push,
+    const BindingLimits &limits() const { return m_shared.limits.binding; }
+
+    Error tooLarge(const std::string &what) const
+    {
+        return Error{"vulkan forward: " + what + " exceeds the device's storage buffer range (" +
+                         formatBytes(std::int64_t(limits().maxRangeBytes)) + ")",
+                     ErrorKind::TooLarge};
+    }
+
+    BufferRange whole(const Buffer &b) const { return {b.handle(), 0, b.bytes()}; }
+
+    // The dispatch grid for `groups` workgroups in x, spilling into y past the device's limit.
+    std::array<std::uint32_t, 2> grid(std::uint64_t groups) const
+    {
+        const std::uint64_t x =
+            std::max<std::uint64_t>(1, std::min<std::uint64_t>(groups, m_shared.limits.maxGroups[0]));
+        return {std::uint32_t(x), std::uint32_t((groups + x - 1) / x)};
+    }
+
+    Status dispatch(const ComputePipeline &pipeline, std::span<const BufferRange> ranges, const void *push,
                     std::uint32_t pushBytes, std::array<std::uint32_t, 2> groups)
     {
-        std::vector<BufferRange> ranges;
-        for (const Buffer *b : buffers) {
-            if (b->bytes() > m_shared.limits.binding.maxRangeBytes)
-                return Error{"vulkan forward: a tensor of " + formatBytes(std::int64_t(b->bytes())) +
-                                 " exceeds the device's storage buffer range",
-                             ErrorKind::TooLarge};
-            ranges.push_back({b->handle(), 0, b->bytes()});
-        }
+        for (const BufferRange &r : ranges)
+            if (r.bytes > limits().maxRangeBytes)
+                return tooLarge("a tensor of " + formatBytes(std::int64_t(r.bytes)));
         if (groups[1] > m_shared.limits.maxGroups[1])
             return Error{"vulkan forward: too many workgroups for this device", ErrorKind::TooLarge};
         auto set = m_descriptors.allocate(pipeline, ranges);
@@ -606,7 +670,8 @@ Result<MatrixF> ModelForward::runOp(const ForwardShared &shared, const ModelOpIn
         recorded = passes.elementwise(x, &other, count, kOpGate, in.activation);
         break;
     case ModelOp::Embed:
-        recorded = passes.embed(idBuffer, x, other, bias, result, std::uint64_t(rows), std::uint64_t(cols), in.scale);
+        recorded = passes.embed(idBuffer, x, std::uint64_t(in.x.rows()), other, bias, result, std::uint64_t(rows),
+                                std::uint64_t(cols), in.scale);
         break;
     case ModelOp::Dense: {
         PassRecorder rec(shared.device, commands, *m_descriptors, shared.gemm, shared.tiling, shared.softmax,
@@ -732,7 +797,9 @@ Result<std::shared_ptr<const ModelRun>> ModelForward::forward(const ForwardShare
         if (recipe.embeddingScale && recipe.embeddingNorm)
             return Error{"vulkan forward: an embedding norm and scale together", ErrorKind::Unsupported};
         const float scale = recipe.embeddingScale ? float(std::sqrt(double(d))) : 1.0f;
-        if (Status s = passes.embed(a.ids.device, w.tokens, w.positions, w.tokenType, *x, t, d, scale); !s)
+        if (Status s = passes.embed(a.ids.device, w.tokens, std::uint64_t(c.vocabSize), w.positions, w.tokenType, *x, t,
+                                    d, scale);
+            !s)
             return s.error();
         if (recipe.embeddingNorm) {
             fullBarrier(commands);

@@ -1,7 +1,9 @@
 #version 450
 // A model's embeddings (core/models/TransformerModel.cpp embed): row r of y is the token
-// embedding of ids[r], plus the learned position first + r and token type 0's embedding where
-// the model has them, times a scale (Gemma's √d; 1 otherwise). One invocation per element.
+// embedding of ids[r], plus the learned position r and token type 0's embedding where the model
+// has them, times a scale (Gemma's √d; 1 otherwise). One invocation per element of a chunk of
+// y's rows; the token table is bound a chunk of its rows at a time, and an element whose id lies
+// in another chunk is left to that chunk's dispatch.
 
 #include "common.glsl"
 
@@ -10,15 +12,16 @@ layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer BufIds { uint ids[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufTokens { float tokens[]; };       // vocab x d
-layout(std430, set = 0, binding = 2) readonly buffer BufPositions { float positions[]; }; // positions x d
+layout(std430, set = 0, binding = 2) readonly buffer BufPositions { float positions[]; }; // the chunk's rows x d
 layout(std430, set = 0, binding = 3) readonly buffer BufTokenType { float tokenType[]; }; // d
 layout(std430, set = 0, binding = 4) writeonly buffer BufY { float y[]; };
 
 layout(push_constant) uniform Push {
-    uint rows, cols;
-    uint first; // the position of row 0
-    uint flags; // FLAG_EMBED_POSITIONS, FLAG_EMBED_TOKEN_TYPE
+    uint rows, cols; // of this chunk of y (bound from its first row)
+    uint first;      // the row of ids (and the position) of the chunk's row 0
+    uint flags;      // FLAG_EMBED_POSITIONS, FLAG_EMBED_TOKEN_TYPE
     float scale;
+    uint vocabStart, vocabCount; // the rows of the token table bound: ids outside are another chunk's
 } pc;
 
 void main()
@@ -27,9 +30,12 @@ void main()
     if (i >= pc.rows * pc.cols)
         return;
     const uint r = i / pc.cols, c = i % pc.cols;
-    precise float v = tokens[ids[r] * pc.cols + c];
+    const uint id = ids[pc.first + r];
+    if (id < pc.vocabStart || id - pc.vocabStart >= pc.vocabCount)
+        return;
+    precise float v = tokens[(id - pc.vocabStart) * pc.cols + c];
     if ((pc.flags & FLAG_EMBED_POSITIONS) != 0u)
-        v = v + positions[(pc.first + r) * pc.cols + c];
+        v = v + positions[r * pc.cols + c]; // bound from the chunk's first position
     if ((pc.flags & FLAG_EMBED_TOKEN_TYPE) != 0u)
         v = v + tokenType[c];
     y[i] = v * pc.scale;
