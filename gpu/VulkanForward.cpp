@@ -421,8 +421,20 @@ std::uint64_t ModelForward::weightBytes() const
     return m_weights ? m_weights->bytes : 0;
 }
 
+Status ModelForward::drain(const ForwardShared &shared)
+{
+    for (auto &commands : m_commands)
+        if (commands->pending())
+            if (Status s = commands->wait(shared.submitTimeoutNs); !s)
+                return s;
+    return Ok{};
+}
+
 Status ModelForward::load(const ForwardShared &shared, const TransformerModel &model, ForwardStats &stats)
 {
+    // A forward that failed after a submission may have left work running on what is freed below.
+    if (Status s = drain(shared); !s)
+        return s;
     const TransformerWeights &w = model.weights();
     if (m_weights && m_weights->key == &w)
         return Ok{};
@@ -613,6 +625,8 @@ Status ModelForward::allocate(const ForwardShared &shared, const TransformerMode
 
 Result<MatrixF> ModelForward::runOp(const ForwardShared &shared, const ModelOpInput &in, ForwardStats &stats)
 {
+    if (Status s = drain(shared); !s) // the descriptor sets are reset below
+        return s.error();
     Uploader up(shared, *m_commands[0], stats);
     std::optional<Error> failed;
     auto put = [&](auto &&result) {
@@ -734,13 +748,6 @@ Result<std::shared_ptr<const ModelRun>> ModelForward::forward(const ForwardShare
     int current = 0;
     const Error cancelled{"the forward pass was cancelled", ErrorKind::Cancelled};
     // Waits for whatever the two command buffers still run.
-    auto drain = [&]() -> Status {
-        for (auto &commands : m_commands)
-            if (commands->pending())
-                if (Status s = commands->wait(shared.submitTimeoutNs); !s)
-                    return s;
-        return Ok{};
-    };
     auto begin = [&]() -> Status {
         CommandContext &commands = *m_commands[std::size_t(current)];
         if (commands.pending())
@@ -814,7 +821,7 @@ Result<std::shared_ptr<const ModelRun>> ModelForward::forward(const ForwardShare
     for (std::uint64_t l = 0; l < L; ++l) {
         if (l > 0 && l % perSubmission == 0) {
             if (cancel && cancel->load(std::memory_order_relaxed)) {
-                (void)drain();
+                (void)drain(shared);
                 return cancelled;
             }
             if (Status s = submit(); !s)
@@ -926,14 +933,14 @@ Result<std::shared_ptr<const ModelRun>> ModelForward::forward(const ForwardShare
     m_commands[std::size_t(current)]->barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                                               VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
     if (cancel && cancel->load(std::memory_order_relaxed)) {
-        (void)drain();
+        (void)drain(shared);
         return cancelled;
     }
     if (Status s = submit(); !s)
         return s.error();
     if (shared.fault == VulkanFault::Timeout)
         return vkError("vkWaitForFences (injected fault: gave up without waiting)", VK_TIMEOUT);
-    if (Status s = drain(); !s)
+    if (Status s = drain(shared); !s)
         return s.error();
     if (shared.fault == VulkanFault::DeviceLost)
         return vkError("vkWaitForFences (injected fault)", VK_ERROR_DEVICE_LOST);

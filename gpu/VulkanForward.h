@@ -82,6 +82,9 @@ public:
 
 private:
     ModelForward() = default;
+    // Waits for whatever the two command buffers still run (a forward that failed after a
+    // submission returns without waiting), before anything they use is reset or freed.
+    Status drain(const ForwardShared &shared);
     // The per-forward buffers for T tokens of the loaded model (kept while T stays the same).
     Status allocate(const ForwardShared &shared, const TransformerModel &model, std::int64_t tokens);
 
