@@ -6,6 +6,7 @@
 #include <sentencepiece_processor.h>
 
 #include <algorithm>
+#include <exception>
 
 namespace attnscope {
 
@@ -98,13 +99,21 @@ Result<MarianSentencePiece> MarianSentencePiece::create(std::string_view spmMode
                                                         const std::string &shownSpmName)
 {
     auto processor = std::make_shared<sentencepiece::SentencePieceProcessor>();
-    const auto status = processor->LoadFromSerializedProto(spmModel);
-    if (!status.ok()) {
-        std::string why = status.message();
-        if (why.empty())
-            why = "not a SentencePiece model";
-        return Error{shownSpmName + ": " + printableText(why, 200)};
+    std::string why;
+    try {
+        const auto status = processor->LoadFromSerializedProto(spmModel);
+        if (!status.ok()) {
+            why = status.message();
+            if (why.empty())
+                why = "not a SentencePiece model";
+        }
+    } catch (const std::exception &e) {
+        // libsentencepiece 0.1.97 throws from its trie builder on a piece of no bytes (darts:
+        // "zero-length key") instead of returning a status.
+        why = std::string("not a usable SentencePiece model: ") + e.what();
     }
+    if (!why.empty())
+        return Error{shownSpmName + ": " + printableText(why, 200)};
     MarianSentencePiece t;
     t.m_processor = std::move(processor);
     t.m_vocabulary = std::move(vocabulary);
