@@ -524,6 +524,15 @@ public:
             return m_state.forward->forward(shared, model, input, keep, cancel, m_state.forwardStats);
         });
     }
+    bool runsTranslation(const TranslationModel &) const override { return true; }
+    Result<std::shared_ptr<const TranslationRun>> translate(const TranslationModel &model, const Encoding &source,
+                                                            const Encoding &target,
+                                                            const std::atomic<bool> *cancel) override
+    {
+        return run([&](const ForwardShared &shared) {
+            return m_state.forward->translate(shared, model, source, target, cancel, m_state.forwardStats);
+        });
+    }
     Result<MatrixF> op(const ModelOpInput &input)
     {
         return run(

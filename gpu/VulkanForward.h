@@ -1,9 +1,9 @@
 #pragma once
 
 // A model's whole forward pass on Vulkan (core/models/ForwardEngine.h; docs/architecture.md,
-// "Forward engines"). The weights go to the device once, in float32, when a model is first
-// loaded; a forward uploads only its ids, masks and RoPE tables. Every layer is recorded:
-// shaders/embed.comp, shaders/rownorm.comp (LayerNorm, RMSNorm), the attention passes of
+// "Forward engines"), a translation model's (encoder and decoder) too. The weights go to the
+// device once, in float32, when a model is first loaded; a forward uploads only its ids, masks and RoPE tables. Every
+// layer is recorded: shaders/embed.comp, shaders/rownorm.comp (LayerNorm, RMSNorm), the attention passes of
 // gpu/VulkanPasses.h, gemm.comp for the MLP with the residual sum fused into the output and
 // down projections, shaders/elementwise.comp (activations, the gated product, residual sums
 // where a norm comes between). Layers go to the device in batches of `layersPerSubmission`,
@@ -20,6 +20,11 @@
 #include <atomic>
 #include <memory>
 #include <vector>
+
+namespace attnscope {
+class TranslationModel;
+struct TranslationRun;
+} // namespace attnscope
 
 namespace attnscope::vk {
 
@@ -44,7 +49,7 @@ enum class ModelOp {
     Add,      // elementwise.comp: x + other
     Activate, // elementwise.comp: act(x)
     Gate,     // elementwise.comp: x·act(other)
-    Embed,    // embed.comp: rows of x (the token table) at ids, + other's rows (positions), + bias, · scale
+    Embed,    // embed.comp: rows of x (the token table) at ids · scale, + other's rows (positions), + bias
     Dense,    // gemm.comp with the fused residual: other + x·matrix + bias
 };
 
@@ -72,6 +77,14 @@ public:
     Result<std::shared_ptr<const ModelRun>> forward(const ForwardShared &shared, const TransformerModel &model,
                                                     const Encoding &input, const ForwardKeep &keep,
                                                     const std::atomic<bool> *cancel, ForwardStats &stats);
+    // A translation model's teacher-forced pass (TranslationModel::forward): the encoder's
+    // layers, then the decoder's (self-attention, cross-attention over the encoder's output kept
+    // on the device, MLP), batched across both stacks, so ceil((Le + Ld) / N) submissions. Read
+    // back: every map, hidden state and cross input the run keeps; the logits follow from the
+    // last hidden state on the host.
+    Result<std::shared_ptr<const TranslationRun>> translate(const ForwardShared &shared, const TranslationModel &model,
+                                                            const Encoding &source, const Encoding &target,
+                                                            const std::atomic<bool> *cancel, ForwardStats &stats);
     // The device bytes the loaded weights take (0 before a load).
     std::uint64_t weightBytes() const;
     // One pass on its own: uploads the input, records the pass, reads the result back.
@@ -85,8 +98,15 @@ private:
     // Waits for whatever the two command buffers still run (a forward that failed after a
     // submission returns without waiting), before anything they use is reset or freed.
     Status drain(const ForwardShared &shared);
+    // Uploads the weights `fill` puts unless those of `key` are on the device already.
+    template <typename Fill>
+    Status loadWeights(const ForwardShared &shared, const void *key, std::shared_ptr<const void> source,
+                       const ModelTensors *tensors, Fill &&fill, ForwardStats &stats);
+    Status loadTranslation(const ForwardShared &shared, const TranslationModel &model, ForwardStats &stats);
     // The per-forward buffers for T tokens of the loaded model (kept while T stays the same).
     Status allocate(const ForwardShared &shared, const TransformerModel &model, std::int64_t tokens);
+    Status allocateTranslation(const ForwardShared &shared, const TranslationModel &model, std::int64_t sourceTokens,
+                               std::int64_t targetTokens);
 
     const Device *m_device = nullptr;
     std::unique_ptr<ComputePipeline> m_rowNorm, m_elementwise, m_embed;

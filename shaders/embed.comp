@@ -1,7 +1,8 @@
 #version 450
-// A model's embeddings (core/models/TransformerModel.cpp embed): row r of y is the token
-// embedding of ids[r], plus the learned position r and token type 0's embedding where the model
-// has them, times a scale (Gemma's √d; 1 otherwise). One invocation per element of a chunk of
+// A model's embeddings (core/models/TransformerModel.cpp embed, TranslationModel.cpp embed):
+// row r of y is the token embedding of ids[r] times a scale (Gemma's and Marian's √d; 1
+// otherwise), plus position r's embedding (learned, or Marian's sinusoidal table) and token type
+// 0's where the model has them. One invocation per element of a chunk of
 // y's rows; the token table is bound a chunk of its rows at a time, and an element whose id lies
 // in another chunk is left to that chunk's dispatch.
 
@@ -33,10 +34,10 @@ void main()
     const uint id = ids[pc.first + r];
     if (id < pc.vocabStart || id - pc.vocabStart >= pc.vocabCount)
         return;
-    precise float v = tokens[(id - pc.vocabStart) * pc.cols + c];
+    precise float v = tokens[(id - pc.vocabStart) * pc.cols + c] * pc.scale;
     if ((pc.flags & FLAG_EMBED_POSITIONS) != 0u)
         v = v + positions[r * pc.cols + c]; // bound from the chunk's first position
     if ((pc.flags & FLAG_EMBED_TOKEN_TYPE) != 0u)
         v = v + tokenType[c];
-    y[i] = v * pc.scale;
+    y[i] = v;
 }

@@ -17,9 +17,20 @@ namespace attnscope {
 
 class AttentionBackend;
 class TransformerModel;
+class TranslationModel;
 struct Encoding;
 struct ForwardKeep;
 struct ModelRun;
+struct TranslationRun;
+
+// Whether a forward an engine gave up on may run as the layer loop instead: what the device could
+// not do (lost, out of memory, too large, unsupported) the loop may still do with the backend's
+// attention (or, through a falling-back backend, on the CPU). Other failures are the answer.
+inline bool layerLoopMayRetry(ErrorKind kind)
+{
+    return kind == ErrorKind::DeviceLost || kind == ErrorKind::OutOfMemory || kind == ErrorKind::TooLarge ||
+           kind == ErrorKind::Unsupported;
+}
 
 class ForwardEngine
 {
@@ -40,6 +51,14 @@ public:
     virtual Result<std::shared_ptr<const ModelRun>> forward(const TransformerModel &model, const Encoding &input,
                                                             const ForwardKeep &keep,
                                                             const std::atomic<bool> *cancel = nullptr) = 0;
+
+    // An encoder–decoder model's teacher-forced pass, as TranslationModel::forward documents it:
+    // every map, hidden state and cross input kept. An engine that does not compute one says so
+    // here (the default), and the model runs its layer loop with the backend's attention.
+    virtual bool runsTranslation(const TranslationModel &) const { return false; }
+    virtual Result<std::shared_ptr<const TranslationRun>> translate(const TranslationModel &model,
+                                                                    const Encoding &source, const Encoding &target,
+                                                                    const std::atomic<bool> *cancel = nullptr);
 };
 
 // The CPU engine: the layer loop with attention through `backend` (which outlives the engine).
@@ -54,6 +73,10 @@ public:
     Result<std::shared_ptr<const ModelRun>> forward(const TransformerModel &model, const Encoding &input,
                                                     const ForwardKeep &keep,
                                                     const std::atomic<bool> *cancel = nullptr) override;
+    bool runsTranslation(const TranslationModel &) const override { return true; }
+    Result<std::shared_ptr<const TranslationRun>> translate(const TranslationModel &model, const Encoding &source,
+                                                            const Encoding &target,
+                                                            const std::atomic<bool> *cancel = nullptr) override;
 
 private:
     AttentionBackend &m_backend;

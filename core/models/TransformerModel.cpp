@@ -460,13 +460,7 @@ Result<std::shared_ptr<const ModelRun>> TransformerModel::forward(const Encoding
 {
     if (ForwardEngine *engine = backend.forwardEngine(); engine && engine->runs(*this, keep)) {
         auto run = engine->forward(*this, encoding, keep, cancel);
-        if (run)
-            return run;
-        // What the device could not do, the layer loop may still do with its attention (or,
-        // through a falling-back backend, on the CPU).
-        const ErrorKind kind = run.kind();
-        if (kind != ErrorKind::DeviceLost && kind != ErrorKind::OutOfMemory && kind != ErrorKind::TooLarge &&
-            kind != ErrorKind::Unsupported)
+        if (run || !layerLoopMayRetry(run.kind()))
             return run;
     }
     return forwardLayerByLayer(encoding, backend, cancel, keep);

@@ -5,6 +5,7 @@
 #include "core/io/FolderConfinement.h"
 #include "core/io/MemoryLimits.h"
 #include "core/io/UserText.h"
+#include "core/models/ForwardEngine.h"
 #include "core/models/ModelLoaders.h"
 
 #include <cmath>
@@ -452,9 +453,7 @@ std::int64_t TranslationModel::forwardBytes(std::int64_t s, std::int64_t t) cons
     return bytes;
 }
 
-Result<std::shared_ptr<const TranslationRun>> TranslationModel::forward(const Encoding &source, const Encoding &target,
-                                                                        AttentionBackend &backend,
-                                                                        const std::atomic<bool> *cancel) const
+Result<std::shared_ptr<TranslationRun>> TranslationModel::startRun(const Encoding &source, const Encoding &target) const
 {
     auto src = input(source.ids, "the source");
     if (!src)
@@ -474,6 +473,42 @@ Result<std::shared_ptr<const TranslationRun>> TranslationModel::forward(const En
     run->encoderAttentions.resize(std::size_t(std::int64_t(c.encoder.layers) * c.encoder.heads * s * s));
     run->decoderAttentions.resize(std::size_t(std::int64_t(c.decoder.layers) * c.decoder.heads * t * t));
     run->crossAttentions.resize(std::size_t(std::int64_t(c.decoder.layers) * c.decoder.heads * t * s));
+    return run;
+}
+
+Result<std::shared_ptr<const TranslationRun>> TranslationModel::forward(const Encoding &source, const Encoding &target,
+                                                                        AttentionBackend &backend,
+                                                                        const std::atomic<bool> *cancel) const
+{
+    if (ForwardEngine *engine = backend.forwardEngine(); engine && engine->runsTranslation(*this)) {
+        auto run = engine->translate(*this, source, target, cancel);
+        if (run || !layerLoopMayRetry(run.kind()))
+            return run;
+    }
+    return forwardLayerByLayer(source, target, backend, cancel);
+}
+
+Result<std::shared_ptr<const TranslationRun>> ForwardEngine::translate(const TranslationModel &, const Encoding &,
+                                                                       const Encoding &, const std::atomic<bool> *)
+{
+    return Error{"the " + name() + " engine does not compute translation models", ErrorKind::Unsupported};
+}
+
+Result<std::shared_ptr<const TranslationRun>> LayerLoopEngine::translate(const TranslationModel &model,
+                                                                         const Encoding &source, const Encoding &target,
+                                                                         const std::atomic<bool> *cancel)
+{
+    return model.forwardLayerByLayer(source, target, m_backend, cancel);
+}
+
+Result<std::shared_ptr<const TranslationRun>>
+TranslationModel::forwardLayerByLayer(const Encoding &source, const Encoding &target, AttentionBackend &backend,
+                                      const std::atomic<bool> *cancel) const
+{
+    auto started = startRun(source, target);
+    if (!started)
+        return started.error();
+    std::shared_ptr<TranslationRun> run = std::move(*started);
     auto memory = encoderOutput(embed(source.ids), backend, run.get(), cancel);
     if (!memory)
         return memory.error();
@@ -485,6 +520,16 @@ Result<std::shared_ptr<const TranslationRun>> TranslationModel::forward(const En
         if (Status st = m_weights->source->checkUnchanged(); !st)
             return st.error();
     return std::shared_ptr<const TranslationRun>(std::move(run));
+}
+
+AttentionProblem TranslationModel::attentionShape(TranslationAttention kind, std::int64_t queries,
+                                                  std::int64_t keys) const
+{
+    const TranslationConfig &c = m_config;
+    const MatrixF memory(kind == TranslationAttention::Cross ? keys : 0, c.width);
+    return attentionProblem(c, stackOf(c, kind), AttentionWeights{}, MatrixF(queries, c.width),
+                            kind == TranslationAttention::Cross ? &memory : nullptr,
+                            kind == TranslationAttention::Decoder);
 }
 
 std::string TranslationModel::targetText(const std::vector<std::int32_t> &ids) const

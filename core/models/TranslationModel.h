@@ -101,11 +101,26 @@ public:
                             const std::atomic<bool> *cancel = nullptr) const;
 
     // One teacher-forced pass over source and the decoder's input `target`. Refused before
-    // allocating when its attentions and hidden states do not fit in memory.
+    // allocating when its attentions and hidden states do not fit in memory. Runs on the
+    // backend's forward engine where it computes translations (Vulkan: the whole pass on the
+    // device), else, or where the device cannot (layerLoopMayRetry), the layer loop.
     Result<std::shared_ptr<const TranslationRun>> forward(const Encoding &source, const Encoding &target,
                                                           AttentionBackend &backend,
                                                           const std::atomic<bool> *cancel = nullptr) const;
+    // The same pass, layer by layer on the host with each attention through `backend`.
+    Result<std::shared_ptr<const TranslationRun>> forwardLayerByLayer(const Encoding &source, const Encoding &target,
+                                                                      AttentionBackend &backend,
+                                                                      const std::atomic<bool> *cancel = nullptr) const;
+    // A pass's checks (the inputs, the memory) and its run with the tokens and config set and the
+    // attention buffers sized, for whichever engine fills it.
+    Result<std::shared_ptr<TranslationRun>> startRun(const Encoding &source, const Encoding &target) const;
     std::int64_t forwardBytes(std::int64_t sourceTokens, std::int64_t targetTokens) const;
+    // The shape of a kind's attention over `queries` by `keys` tokens without its weights (zero
+    // inputs): its spec and mask, for an engine that holds the weights elsewhere.
+    AttentionProblem attentionShape(TranslationAttention kind, std::int64_t queries, std::int64_t keys) const;
+    // The logits of each row of the decoder's last hidden state, with final_logits_bias.
+    MatrixF logits(const MatrixF &lastHidden) const;
+    std::shared_ptr<const TranslationWeights> sharedWeights() const { return m_weights; }
 
 private:
     TranslationModel() = default;
@@ -114,7 +129,6 @@ private:
                                   const std::atomic<bool> *cancel) const;
     Result<MatrixF> decoderOutput(const MatrixF &embedded, const MatrixF &memory, AttentionBackend &backend,
                                   TranslationRun *run, const std::atomic<bool> *cancel) const;
-    MatrixF logits(const MatrixF &lastHidden) const;
 
     TranslationConfig m_config;
     std::shared_ptr<const TranslationWeights> m_weights;

@@ -91,6 +91,43 @@ private slots:
         QCOMPARE(QDir(out).entryList(QDir::Files | QDir::Hidden).size(), 4); // nothing else, no staging left
     }
 
+    // --verbose on Vulkan with --target (no greedy search): the forward engine runs both stacks
+    // in batches of four layers and reads back exactly the three attention tensors written, the
+    // hidden states of both stacks and the decoder's cross inputs.
+    void verboseReportsTheEnginesTransfers()
+    {
+        ATTNSCOPE_SKIP_WITHOUT_VULKAN();
+        const QString folder = "marian-f32";
+        const auto cases = test::readTranslationCases(folder);
+        const auto withTarget = std::find_if(cases.begin(), cases.end(), [](const auto &c) { return c.target; });
+        QVERIFY(withTarget != cases.end());
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("run");
+        const auto r =
+            test::runCli({"model", test::translationFixture(folder), "--text", withTarget->source, "--target",
+                          *withTarget->target, "--out", out, "--verbose", "--backend", "vulkan"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QStringList lines = r.out.split('\n').filter(QStringLiteral("vulkan: submissions "));
+        QVERIFY2(lines.size() == 1, qPrintable(r.out));
+        const QStringList words = lines.front().split(' ');
+        QVERIFY2(words.size() == 10, qPrintable(lines.front()));
+        const qulonglong submissions = words[2].chopped(1).toULongLong(), readBack = words[8].toULongLong();
+        const QJsonObject config =
+            QJsonDocument::fromJson(test::readAll(test::translationFixture(folder) + "/config.json")).object();
+        const qulonglong le = qulonglong(config["encoder_layers"].toInt()),
+                         ld = qulonglong(config["decoder_layers"].toInt()), d = qulonglong(config["d_model"].toInt());
+        const qulonglong batches = (le + ld + 3) / 4;
+        QVERIFY2(submissions >= batches && submissions <= batches + 1, qPrintable(lines.front()));
+        qulonglong maps = 0;
+        for (const char *name : {"encoder_attentions", "decoder_attentions", "cross_attentions"}) {
+            auto written = readNpyFile((out + "/" + name + ".npy").toStdString());
+            QVERIFY2(written, name);
+            maps += qulonglong(written->data.size());
+        }
+        const qulonglong s = qulonglong(withTarget->sourceIds.size()), t = qulonglong(withTarget->targetIds.size());
+        QCOMPARE(readBack, (maps + (le + 1) * s * d + (ld + 1) * t * d + ld * t * d) * 4);
+    }
+
     void refusals_data()
     {
         QTest::addColumn<QStringList>("args");

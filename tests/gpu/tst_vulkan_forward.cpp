@@ -14,6 +14,7 @@
 #include "core/attention/Mask.h"
 #include "core/models/ForwardEngine.h"
 #include "core/models/TransformerModel.h"
+#include "core/models/TranslationModel.h"
 #include "gpu/VulkanForward.h"
 
 #include <QObject>
@@ -41,44 +42,90 @@ VectorF randomVector(Eigen::Index n, std::mt19937 &rng, float scale = 1.0f)
     return randomMatrix(1, n, rng, scale);
 }
 
-// Every float of the weights the forward uses, counted from the weights themselves.
-std::uint64_t weightFloats(const TransformerWeights &w)
+// Every float of a layer's weights, counted from the weights themselves.
+std::uint64_t layerFloats(const TransformerLayer &l)
 {
     auto m = [](const auto &x) { return std::uint64_t(x.rows() * x.cols()); };
     auto v = [](const auto &x) { return std::uint64_t(x.size()); };
     auto o = [&](const auto &x) { return x ? v(*x) : 0; };
+    auto attention = [&](const AttentionWeights &a) {
+        return m(a.q) + m(a.k) + m(a.v) + (a.o ? m(*a.o) : 0) + o(a.qBias) + o(a.kBias) + o(a.vBias) + o(a.oBias) +
+               o(a.qNorm) + o(a.kNorm) + o(a.sinks);
+    };
+    std::uint64_t n = attention(l.attention) + (l.crossAttention ? attention(*l.crossAttention) : 0);
+    n += v(l.norm1.weight) + v(l.norm1.bias) + v(l.postAttentionNorm.weight) + v(l.crossNorm.weight) +
+         v(l.crossNorm.bias) + v(l.norm2.weight) + v(l.norm2.bias) + v(l.postMlpNorm.weight);
+    return n + m(l.up) + v(l.upBias) + (l.gate ? m(*l.gate) : 0) + v(l.gateBias) + m(l.down) + v(l.downBias);
+}
+
+// Every float of the weights the forward uses.
+std::uint64_t weightFloats(const TransformerWeights &w)
+{
+    auto m = [](const auto &x) { return std::uint64_t(x.rows() * x.cols()); };
+    auto v = [](const auto &x) { return std::uint64_t(x.size()); };
     std::uint64_t n = m(w.tokenEmbedding) + m(w.positionEmbedding) + v(w.tokenType0) + v(w.embeddingNorm.weight) +
                       v(w.embeddingNorm.bias) + v(w.finalNorm.weight) + v(w.finalNorm.bias);
-    for (const TransformerLayer &l : w.layers) {
-        const AttentionWeights &a = l.attention;
-        n += m(a.q) + m(a.k) + m(a.v) + (a.o ? m(*a.o) : 0) + o(a.qBias) + o(a.kBias) + o(a.vBias) + o(a.oBias) +
-             o(a.qNorm) + o(a.kNorm) + o(a.sinks);
-        n += v(l.norm1.weight) + v(l.norm1.bias) + v(l.postAttentionNorm.weight) + v(l.norm2.weight) + v(l.norm2.bias) +
-             v(l.postMlpNorm.weight);
-        n += m(l.up) + v(l.upBias) + (l.gate ? m(*l.gate) : 0) + v(l.gateBias) + m(l.down) + v(l.downBias);
-    }
+    for (const TransformerLayer &l : w.layers)
+        n += layerFloats(l);
     return n;
+}
+
+// A translation model's: the shared embedding, the sinusoidal table (max_position_embeddings
+// rows) and every layer of both stacks; the logits are computed on the host.
+std::uint64_t weightFloats(const TranslationModel &model)
+{
+    const TranslationWeights &w = model.weights();
+    const TranslationConfig &c = model.config();
+    std::uint64_t n = std::uint64_t(w.embedding.rows() * w.embedding.cols()) + std::uint64_t(c.positions * c.width);
+    for (const auto *stack : {&w.encoder, &w.decoder})
+        for (const TransformerLayer &l : *stack)
+            n += layerFloats(l);
+    return n;
+}
+
+// The bytes of the distinct masks among these problems' (as bits: rows of whole 32-bit words;
+// masks whose words are the same are one buffer, whatever their shape).
+std::uint64_t maskBytes(const std::vector<AttentionProblem> &problems)
+{
+    std::set<std::vector<std::uint32_t>> masks;
+    for (const AttentionProblem &p : problems) {
+        const MaskMatrix allowed = effectiveMask(p);
+        const Eigen::Index words = (allowed.cols() + 31) / 32;
+        std::vector<std::uint32_t> bits(std::size_t(allowed.rows() * words), 0u);
+        for (Eigen::Index i = 0; i < allowed.rows(); ++i)
+            for (Eigen::Index j = 0; j < allowed.cols(); ++j)
+                if (allowed(i, j))
+                    bits[std::size_t(i * words + j / 32)] |= 1u << (j % 32);
+        masks.insert(bits);
+    }
+    std::uint64_t bytes = 0;
+    for (const auto &m : masks)
+        bytes += m.size() * 4;
+    return bytes;
 }
 
 // What a forward of T tokens must upload: the ids, each distinct mask as bits and each
 // distinct RoPE table (a cos and a sin per row and pair).
 std::uint64_t inputBytes(const TransformerModel &model, std::int64_t t)
 {
-    std::set<std::vector<bool>> masks;
+    std::vector<AttentionProblem> problems;
     std::set<std::vector<float>> ropes;
     for (int l = 0; l < model.config().layers; ++l) {
         const AttentionProblem p = model.layerShape(l, t);
-        const MaskMatrix allowed = effectiveMask(p);
-        std::vector<bool> bits;
-        for (Eigen::Index i = 0; i < allowed.size(); ++i)
-            bits.push_back(allowed.data()[i] != 0);
-        masks.insert(bits);
         if (p.spec.rope)
             ropes.insert(vk::ropeTableForGpu(queryPositions(p), *p.spec.rope, p.spec.headDimQK));
+        problems.push_back(p);
     }
-    const std::uint64_t words = (std::uint64_t(t) + 31) / 32;
-    return std::uint64_t(t) * 4 + masks.size() * std::uint64_t(t) * words * 4 +
+    return std::uint64_t(t) * 4 + maskBytes(problems) +
            ropes.size() * std::uint64_t(t) * std::uint64_t(model.config().headDim()) * 4;
+}
+
+// A translation's: both sides' ids and the masks of its three kinds of attention.
+std::uint64_t inputBytes(const TranslationModel &model, std::int64_t s, std::int64_t t)
+{
+    return std::uint64_t(s + t) * 4 + maskBytes({model.attentionShape(TranslationAttention::Encoder, s, s),
+                                                 model.attentionShape(TranslationAttention::Decoder, t, t),
+                                                 model.attentionShape(TranslationAttention::Cross, t, s)});
 }
 
 DeviceTransfers delta(const DeviceTransfers &after, const DeviceTransfers &before)
@@ -187,10 +234,9 @@ private slots:
                 in.ids.push_back(std::int32_t((r * 17 + 3) % vocab));
             expected.resize(rows, cols);
             for (Eigen::Index r = 0; r < rows; ++r)
-                expected.row(r) = in.x.row(in.ids[std::size_t(r)]);
+                expected.row(r) = in.x.row(in.ids[std::size_t(r)]) * in.scale; // the token row alone scaled
             expected += in.other;
             expected.rowwise() += in.bias;
-            expected *= in.scale;
             break;
         }
         case vk::ModelOp::Dense: {
@@ -265,6 +311,116 @@ private slots:
         auto backend = VulkanBackend::create(options);
         QVERIFY2(backend, backend ? "" : backend.message().c_str());
         checkFamily(folder, **backend, staging);
+    }
+
+    // A translation model's teacher-forced pass (encoder, decoder and cross-attention) on the
+    // engine equals the layer loop on the CPU: the three kinds of maps within 1e-4; the hidden
+    // states of both stacks, the cross inputs and the logits within 1e-3·(1 + |ref|). Its work:
+    // the weights uploaded with the first pass only, ceil((Le + Ld) / N) submissions, only the ids
+    // and masks uploaded, exactly the maps, hidden states and cross inputs read back. Lengths
+    // 9 by 6 and 7 by 7 (where the encoder's and the cross-attention's masks are one).
+    void translationMatchesTheCpu_data()
+    {
+        QTest::addColumn<QString>("folder");
+        QTest::addColumn<bool>("staging");
+        QTest::addColumn<qulonglong>("range");
+        QTest::newRow("marian-f32") << "marian-f32" << false << 0ull;
+        QTest::newRow("marian-f16") << "marian-f16" << false << 0ull;
+        QTest::newRow("marian-f32 staged") << "marian-f32" << true << 0ull;
+        QTest::newRow("marian-f16 in 512-byte bindings") << "marian-f16" << false << 512ull;
+    }
+
+    void translationMatchesTheCpu()
+    {
+        QFETCH(QString, folder);
+        QFETCH(bool, staging);
+        QFETCH(qulonglong, range);
+        VulkanBackendOptions options;
+        options.validation = true;
+        options.forceStaging = staging;
+        options.maxStorageBufferRange = range;
+        options.layersPerSubmission = kLayersPerSubmission;
+        auto backend = VulkanBackend::create(options);
+        QVERIFY2(backend, backend ? "" : backend.message().c_str());
+        VulkanBackend &vulkan = **backend;
+        auto model = TranslationModel::load(test::sourcePath("tests/fixtures/marian/" + folder).toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        const TranslationConfig &c = model->config();
+        QVERIFY(vulkan.forwardEngine()->runsTranslation(*model));
+        const std::uint64_t layers = std::uint64_t(c.encoder.layers + c.decoder.layers);
+        bool first = true;
+        for (const auto &[s, t] : {std::pair{9, 6}, std::pair{9, 6}, std::pair{7, 7}}) {
+            std::vector<std::int32_t> sourceIds, targetIds = {c.decoderStartId};
+            for (int i = 0; i < s; ++i)
+                sourceIds.push_back(std::int32_t((i * 37 + 5) % c.vocabSize));
+            while (int(targetIds.size()) < t)
+                targetIds.push_back(std::int32_t((targetIds.size() * 53 + 11) % std::size_t(c.vocabSize)));
+            auto source = model->input(sourceIds, "the source");
+            auto target = model->input(targetIds, "the target");
+            QVERIFY(source && target);
+
+            CpuBackend cpu;
+            auto onCpu = model->forwardLayerByLayer(*source, *target, cpu);
+            QVERIFY2(onCpu, onCpu ? "" : onCpu.message().c_str());
+            const DeviceTransfers before = *vulkan.transfers();
+            auto onGpu = model->forward(*source, *target, vulkan);
+            QVERIFY2(onGpu, onGpu ? "" : onGpu.message().c_str());
+            const DeviceTransfers work = delta(*vulkan.transfers(), before);
+            const std::uint64_t su = std::uint64_t(s), tu = std::uint64_t(t), d = std::uint64_t(c.width),
+                                he = std::uint64_t(c.encoder.heads), hd = std::uint64_t(c.decoder.heads),
+                                le = std::uint64_t(c.encoder.layers), ld = std::uint64_t(c.decoder.layers);
+            const std::uint64_t weights = first ? weightFloats(*model) * 4 : 0;
+            QCOMPARE(work.uploaded, weights + inputBytes(*model, s, t));
+            QCOMPARE(work.submissions, (layers + kLayersPerSubmission - 1) / kLayersPerSubmission +
+                                           (first && staging ? 1 : 0)); // the weights' staging copies
+            QCOMPARE(work.readBack, (le * he * su * su + ld * hd * tu * (tu + su) + (le + 1) * su * d +
+                                     (ld + 1) * tu * d + ld * tu * d) *
+                                        4);
+            first = false;
+
+            const TranslationRun &g = **onGpu, &r = **onCpu;
+            for (const auto &[name, got, want] :
+                 {std::tuple{"encoder attentions", &g.encoderAttentions, &r.encoderAttentions},
+                  std::tuple{"decoder attentions", &g.decoderAttentions, &r.decoderAttentions},
+                  std::tuple{"cross-attentions", &g.crossAttentions, &r.crossAttentions}}) {
+                QCOMPARE(got->size(), want->size());
+                for (std::size_t i = 0; i < want->size(); ++i)
+                    QVERIFY2(std::abs((*got)[i] - (*want)[i]) <= 1e-4,
+                             qPrintable(QStringLiteral("%1[%2]: %3 on Vulkan, %4 on the CPU")
+                                            .arg(name)
+                                            .arg(i)
+                                            .arg((*got)[i])
+                                            .arg((*want)[i])));
+            }
+            for (const auto &[name, got, want] :
+                 {std::tuple{"encoder hidden state", &g.encoderHiddenStates, &r.encoderHiddenStates},
+                  std::tuple{"decoder hidden state", &g.decoderHiddenStates, &r.decoderHiddenStates},
+                  std::tuple{"cross input", &g.crossInputs, &r.crossInputs}}) {
+                QCOMPARE(got->size(), want->size());
+                for (std::size_t l = 0; l < want->size(); ++l) {
+                    const std::string diff = test::compareMatrix(name, (*got)[l], (*want)[l], {1e-3, 1e-3});
+                    QVERIFY2(diff.empty(), (std::to_string(l) + ": " + diff).c_str());
+                }
+            }
+            const std::string logits = test::compareMatrix("logits", g.logits, r.logits, {1e-3, 1e-3});
+            QVERIFY2(logits.empty(), logits.c_str());
+            QCOMPARE(g.source.tokens, r.source.tokens);
+            QCOMPARE(g.target.tokens, r.target.tokens);
+        }
+
+        // Cancelled: no submission, nothing read back, and not answered by the layer loop.
+        auto source = model->input({5, 6, 7}, "the source");
+        auto target = model->input({c.decoderStartId, 9}, "the target");
+        QVERIFY(source && target);
+        const DeviceTransfers before = *vulkan.transfers();
+        std::atomic<bool> cancel{true};
+        auto cancelled = model->forward(*source, *target, vulkan, &cancel);
+        QVERIFY(!cancelled);
+        QCOMPARE(cancelled.kind(), ErrorKind::Cancelled);
+        QCOMPARE(vulkan.transfers()->submissions, before.submissions);
+        QCOMPARE(vulkan.transfers()->readBack, before.readBack);
+        const std::string problems = test::validationProblems();
+        QVERIFY2(problems.empty(), problems.c_str());
     }
 
     // Batches of N layers: a forward of L layers is ceil(L / N) submissions for every N.
@@ -383,6 +539,42 @@ private slots:
         QVERIFY(!failed);
         QCOMPARE(failed.kind(), givesUp ? ErrorKind::DeviceLost : ErrorKind::OutOfMemory);
         QVERIFY2(failed.message().rfind("layer 0: Vulkan (", 0) == 0, failed.message().c_str());
+    }
+
+    // A translation on a device that fails is answered as a model's forward is: by the CPU with
+    // a notice under Auto, with the device's error when Vulkan was asked for alone.
+    void aFailingDeviceFallsBackForTranslations()
+    {
+        auto model = TranslationModel::load(test::sourcePath("tests/fixtures/marian/marian-f32").toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        auto source = model->input({5, 6, 7, 0}, "the source");
+        auto target = model->input({model->config().decoderStartId, 9, 10}, "the target");
+        QVERIFY(source && target);
+        CpuBackend cpu;
+        auto expected = model->forward(*source, *target, cpu);
+        QVERIFY(expected);
+
+        BackendOptions o;
+        o.vulkanDevice = "0";
+        o.vulkan.fault = *test::parseVulkanFault("device-lost");
+        auto selection = createBackend(BackendRequest::Auto, o);
+        QVERIFY2(selection, selection ? "" : selection.message().c_str());
+        auto *fallback = dynamic_cast<FallbackBackend *>(selection->backend.get());
+        QVERIFY(fallback);
+        auto run = model->forward(*source, *target, *fallback);
+        QVERIFY2(run, run ? "" : run.message().c_str());
+        QVERIFY((*run)->crossAttentions == (*expected)->crossAttentions); // the CPU's own numbers
+        const std::string notice = takeBackendNotice(*fallback);
+        QVERIFY2(notice.find("CPU") != std::string::npos, notice.c_str());
+        QVERIFY(fallback->fellBack());
+
+        VulkanBackendOptions alone;
+        alone.fault = o.vulkan.fault;
+        auto vulkan = VulkanBackend::create(alone);
+        QVERIFY2(vulkan, vulkan ? "" : vulkan.message().c_str());
+        auto failed = model->forward(*source, *target, **vulkan);
+        QVERIFY(!failed);
+        QCOMPARE(failed.kind(), ErrorKind::DeviceLost);
     }
 
 private:
