@@ -8,7 +8,16 @@ namespace attnscope::vk {
 
 namespace {
 
-constexpr std::uint64_t kElement = 4; // every buffer holds floats or uint32 words
+constexpr std::uint64_t kWord = 4; // shaders read 32-bit words: floats, uints, or two 16-bit values
+
+// Whether a chunk touching `spanElements` fits a binding: its elements, plus what rounding its
+// start down to the alignment can cost (up to alignment - elementBytes bytes), plus what rounding
+// its end up to a whole word can (kWord - elementBytes).
+bool fits(const PlanOperand &op, std::uint64_t spanElements, const BindingLimits &limits)
+{
+    const std::uint64_t slack = std::max(limits.alignment, op.elementBytes) - op.elementBytes + kWord - op.elementBytes;
+    return spanElements <= (limits.maxRangeBytes - std::min(limits.maxRangeBytes, slack)) / op.elementBytes;
+}
 
 // The index of element i along dimension d as the operand sees it.
 std::uint64_t operandIndex(const PlanOperand &op, const std::vector<PlanDim> &dims, size_t d, std::uint64_t i)
@@ -54,10 +63,8 @@ Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::ve
     if (nd == 0 || nd > size_t(kMaxPlanDims))
         return Error{pass + ": bad plan dimensions", ErrorKind::Internal};
     // A range start is rounded down to the alignment, which can cost up to alignment - 4 bytes.
-    const std::uint64_t slack = std::max(limits.alignment, kElement) - kElement;
-    if (limits.maxRangeBytes <= slack + kElement)
+    if (limits.maxRangeBytes <= std::max(limits.alignment, kWord))
         return codedError("vulkan.plan.rangeTooSmall", {pass}, ErrorKind::Unsupported);
-    const std::uint64_t maxSpan = (limits.maxRangeBytes - slack) / kElement;
 
     std::array<std::uint64_t, kMaxPlanDims> count{};
     count.fill(1);
@@ -75,7 +82,7 @@ Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::ve
     for (;;) {
         const PlanOperand *over = nullptr;
         for (const auto &op : operands)
-            if (span(op, dims, count) > maxSpan) {
+            if (!fits(op, span(op, dims, count), limits)) {
                 over = &op;
                 break;
             }
@@ -93,7 +100,7 @@ Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::ve
         }
         if (worst == nd)
             return codedError("vulkan.tooLarge.binding",
-                              {pass + ": " + over->name, std::to_string(over->extent * kElement) + " bytes",
+                              {pass + ": " + over->name, std::to_string(over->extent * over->elementBytes) + " bytes",
                                std::to_string(limits.maxRangeBytes) + " bytes"},
                               ErrorKind::TooLarge);
         count[worst] = ceilDiv(count[worst], 2);
@@ -115,12 +122,12 @@ Result<std::vector<PlanChunk>> planChunks(const std::string &pass, const std::ve
             std::uint64_t first = op.offset;
             for (size_t d = 0; d < nd; ++d)
                 first += operandIndex(op, dims, d, start[d]) * op.stride[d];
-            const std::uint64_t firstByte = first * kElement;
+            const std::uint64_t firstByte = first * op.elementBytes;
             PlanBinding b;
             b.offsetBytes = firstByte / limits.alignment * limits.alignment;
-            b.localOffset = (firstByte - b.offsetBytes) / kElement;
-            b.rangeBytes = std::min(firstByte - b.offsetBytes + span(op, dims, chunk.count) * kElement,
-                                    op.bufferBytes - b.offsetBytes);
+            b.localOffset = (firstByte - b.offsetBytes) / op.elementBytes;
+            const std::uint64_t touched = firstByte - b.offsetBytes + span(op, dims, chunk.count) * op.elementBytes;
+            b.rangeBytes = std::min((touched + kWord - 1) / kWord * kWord, op.bufferBytes - b.offsetBytes);
             chunk.bindings.push_back(b);
         }
         chunks.push_back(std::move(chunk));

@@ -40,6 +40,9 @@ struct PlanOperand {
     // True along a dimension where the operand is indexed by the run, i / PlanDim::group, not by
     // i (K and V read by grouped query heads): stride[d] then steps from one run to the next.
     std::array<bool, kMaxPlanDims> perGroup{};
+    // Bytes per element: 4 (floats, uint32 words) or 2 (a weight kept as float16 or bfloat16,
+    // read two to a 32-bit word: its ranges are rounded up to whole words).
+    std::uint64_t elementBytes = 4;
 };
 
 // Where one operand is bound for one chunk: the descriptor range, and the element within
@@ -47,7 +50,7 @@ struct PlanOperand {
 struct PlanBinding {
     std::uint64_t offsetBytes = 0;
     std::uint64_t rangeBytes = 0;
-    std::uint64_t localOffset = 0; // in floats / uints
+    std::uint64_t localOffset = 0; // in the operand's elements
 };
 
 struct PlanChunk {

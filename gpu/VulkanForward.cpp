@@ -29,8 +29,9 @@ struct EmbedPush {
 };
 constexpr std::uint32_t kRowNormBindings = 4, kElementwiseBindings = 2, kEmbedBindings = 5;
 constexpr std::uint32_t kRowNormWorkgroup = 128, kElementwiseWorkgroup = 256, kEmbedWorkgroup = 256;
-constexpr std::uint32_t kFlagNormLayer = 1, kFlagEmbedPositions = 1, kFlagEmbedTokenType = 2; // common.glsl
-constexpr std::uint32_t kOpAdd = 0, kOpActivate = 1, kOpGate = 2;                             // elementwise.comp
+constexpr std::uint32_t kFlagNormLayer = 1, kFlagEmbedPositions = 1, kFlagEmbedTokenType = 2, kFlagEmbedF16 = 4,
+                        kFlagEmbedBF16 = 8;                       // common.glsl
+constexpr std::uint32_t kOpAdd = 0, kOpActivate = 1, kOpGate = 2; // elementwise.comp
 
 // elementwise.comp's ACT_* in core's Activation order.
 std::uint32_t activationCode(Activation a)
@@ -69,6 +70,15 @@ struct InputTensor {
 
 } // namespace
 
+// A weight matrix M (rows x cols, as the forward uses it) on the device: a checkpoint's mapped
+// weight as it is stored (float16 and bfloat16 converted in the shader; Mᵀ where transposed,
+// nn.Linear's [out, in]), a weight in memory as float32 rows of M.
+struct DeviceWeight {
+    Buffer buffer;
+    ElementType type = ElementType::F32;
+    bool transposed = false;
+};
+
 // One attention's weights on the device; a tensor it does not have is an empty Buffer.
 struct AttentionOnDevice {
     Buffer q, k, v, o, qBias, kBias, vBias, oBias, qNorm, kNorm, sinks;
@@ -79,14 +89,16 @@ struct AttentionOnDevice {
 struct LayerOnDevice {
     AttentionOnDevice attention, cross;
     Buffer norm1, norm1Bias, postAttentionNorm, crossNorm, crossNormBias, norm2, norm2Bias, postMlpNorm;
-    Buffer up, upBias, gate, gateBias, down, downBias;
+    DeviceWeight up, gate, down;
+    Buffer upBias, gateBias, downBias;
 };
 
 struct ModelForward::Weights {
     const void *key = nullptr; // the model's weights these are (kept alive by `source`)
     std::shared_ptr<const void> source;
     // positions: a model's learned ones, or a translation model's sinusoidal table.
-    Buffer tokens, positions, tokenType, embeddingNorm, embeddingNormBias, finalNorm, finalNormBias;
+    DeviceWeight tokens;
+    Buffer positions, tokenType, embeddingNorm, embeddingNormBias, finalNorm, finalNormBias;
     std::vector<LayerOnDevice> layers; // a translation model's encoder layers, then its decoder's
     std::uint64_t bytes = 0;
 };
@@ -133,23 +145,34 @@ public:
     // A device buffer holding `count` floats from `data` (nothing for count 0).
     Result<Buffer> tensor(const float *data, std::uint64_t count, const std::string &what)
     {
-        if (count == 0)
+        return raw(data, count * sizeof(float), what);
+    }
+
+    // A device buffer holding `bytes` from `data`, rounded up to whole words (shaders read words).
+    Result<Buffer> raw(const void *data, std::uint64_t bytes, const std::string &what)
+    {
+        if (bytes == 0)
             return Buffer();
-        const std::uint64_t bytes = count * sizeof(float);
-        auto device = makeBuffer(m_shared, bytes, MemoryUse::Device, what);
+        const std::uint64_t words = (bytes + 3) / 4 * 4;
+        auto device = makeBuffer(m_shared, words, MemoryUse::Device, what);
         if (!device)
             return device.error();
-        m_stats.uploaded += bytes;
-        if (device->mapped() && !m_shared.forceStaging) {
-            std::memcpy(device->mapped(), data, bytes);
-            return device;
+        m_stats.uploaded += words;
+        void *to = device->mapped();
+        Buffer staging;
+        if (!to || m_shared.forceStaging) {
+            auto s = makeBuffer(m_shared, words, MemoryUse::Upload, what + " (staging)");
+            if (!s)
+                return s.error();
+            staging = std::move(*s);
+            to = staging.mapped();
         }
-        auto staging = makeBuffer(m_shared, bytes, MemoryUse::Upload, what + " (staging)");
-        if (!staging)
-            return staging.error();
-        std::memcpy(staging->mapped(), data, bytes);
-        m_pending.push_back({std::move(*staging), device->handle(), bytes});
-        m_pendingBytes += bytes;
+        std::memcpy(to, data, std::size_t(bytes));
+        std::memset(static_cast<unsigned char *>(to) + bytes, 0, std::size_t(words - bytes));
+        if (staging.handle() == VK_NULL_HANDLE)
+            return device;
+        m_pending.push_back({std::move(staging), device->handle(), words});
+        m_pendingBytes += words;
         if (m_pendingBytes >= (std::uint64_t(256) << 20))
             if (Status s = flush(); !s)
                 return s.error();
@@ -214,6 +237,28 @@ Result<Buffer> upload(Uploader &up, const std::optional<T> &v, const std::string
     return v ? upload(up, *v, what) : Result<Buffer>(Buffer());
 }
 
+// A weight as the checkpoint stores it where it is mapped (in M's own layout where `needRows`:
+// an embedding's rows are read by id), else as float32 rows of M.
+Result<DeviceWeight> uploadWeight(Uploader &up, const WeightMatrix &w, const std::string &what, bool needRows)
+{
+    const WeightMatrix::Stored s = w.stored();
+    DeviceWeight d;
+    if (!s.data || (needRows && s.transposed)) {
+        auto b = upload(up, w, what);
+        if (!b)
+            return b.error();
+        d.buffer = std::move(*b);
+        return d;
+    }
+    auto b = up.raw(s.data, std::uint64_t(s.rows) * std::uint64_t(s.cols) * std::uint64_t(s.elementSize), what);
+    if (!b)
+        return b.error();
+    d.buffer = std::move(*b);
+    d.type = s.elementSize == 4 ? ElementType::F32 : s.brain ? ElementType::BF16 : ElementType::F16;
+    d.transposed = s.transposed;
+    return d;
+}
+
 // Uploads a model's tensors one by one; after a failure it uploads nothing more and keeps the
 // first error.
 class WeightLoader
@@ -267,6 +312,23 @@ public:
         put(d.gateBias, layer.gateBias, at + "mlp gate bias");
         put(d.down, layer.down, at + "mlp down");
         put(d.downBias, layer.downBias, at + "mlp down bias");
+    }
+
+    void put(DeviceWeight &to, const WeightMatrix &w, const std::string &what, bool needRows = false)
+    {
+        if (m_failed)
+            return;
+        auto result = uploadWeight(m_up, w, what, needRows);
+        if (!result)
+            m_failed = result.error();
+        else
+            to = std::move(*result);
+    }
+
+    void put(DeviceWeight &to, const std::optional<WeightMatrix> &w, const std::string &what)
+    {
+        if (w)
+            put(to, *w, what);
     }
 
     const std::optional<Error> &failed() const { return m_failed; }
@@ -338,29 +400,37 @@ public:
         return Ok{};
     }
 
-    // Rows of y from the token table at ids (plus positions and token type 0), times `scale`:
-    // per chunk of the table's rows, per chunk of y's rows; each element is written by the one
-    // chunk of the table that holds its id.
-    Status embed(const Buffer &ids, const Buffer &tokens, std::uint64_t vocab, const Buffer &positions,
+    // Rows of y from the token table at ids times `scale` (plus positions and token type 0): per
+    // chunk of the table's rows, per chunk of y's rows; each element is written by the one chunk
+    // of the table that holds its id. The table may be a checkpoint's float16 or bfloat16.
+    Status embed(const Buffer &ids, const DeviceWeight &tokens, std::uint64_t vocab, const Buffer &positions,
                  const Buffer &tokenType, const Buffer &y, std::uint64_t rows, std::uint64_t cols, float scale)
     {
         const bool pos = positions.handle() != VK_NULL_HANDLE, type = tokenType.handle() != VK_NULL_HANDLE;
-        const std::uint64_t rowBytes = cols * sizeof(float), step = unitsPerBinding(rowBytes, limits());
-        if (step == 0)
+        const std::uint64_t rowBytes = cols * sizeof(float), step = unitsPerBinding(rowBytes, limits()),
+                            tokenRowBytes = cols * elementBytes(tokens.type),
+                            tokenStep = unitsPerBinding(tokenRowBytes, limits());
+        if (step == 0 || tokenStep == 0)
             return tooLarge("an embedding row");
-        for (std::uint64_t v0 = 0; v0 < vocab; v0 += step) {
-            const std::uint64_t nv = std::min(step, vocab - v0);
+        const std::uint32_t stored = tokens.type == ElementType::F16    ? kFlagEmbedF16
+                                     : tokens.type == ElementType::BF16 ? kFlagEmbedBF16
+                                                                        : 0u;
+        for (std::uint64_t v0 = 0; v0 < vocab; v0 += tokenStep) {
+            const std::uint64_t nv = std::min(tokenStep, vocab - v0);
+            // Whole words: a 16-bit table's chunk ends on a word even where its last row does not.
+            const std::uint64_t tokenBytes =
+                std::min((nv * tokenRowBytes + 3) / 4 * 4, tokens.buffer.bytes() - v0 * tokenRowBytes);
             for (std::uint64_t r0 = 0; r0 < rows; r0 += step) {
                 const std::uint64_t n = std::min(step, rows - r0);
                 EmbedPush push{std::uint32_t(n),
                                std::uint32_t(cols),
                                std::uint32_t(r0),
-                               (pos ? kFlagEmbedPositions : 0u) | (type ? kFlagEmbedTokenType : 0u),
+                               (pos ? kFlagEmbedPositions : 0u) | (type ? kFlagEmbedTokenType : 0u) | stored,
                                scale,
                                std::uint32_t(v0),
                                std::uint32_t(nv)};
                 const BufferRange ranges[] = {whole(ids),
-                                              {tokens.handle(), v0 * rowBytes, nv * rowBytes},
+                                              {tokens.buffer.handle(), v0 * tokenRowBytes, tokenBytes},
                                               pos ? BufferRange{positions.handle(), r0 * rowBytes, n * rowBytes}
                                                   : whole(m_shared.placeholder),
                                               whole(type ? tokenType : m_shared.placeholder),
@@ -426,8 +496,9 @@ const Buffer *orNull(const Buffer &b)
     return b.handle() != VK_NULL_HANDLE ? &b : nullptr;
 }
 
-// y (+)= x·W (+ b): a dense layer of rows x inDim by inDim x outDim.
-GemmPass densePass(const char *name, const Buffer &x, const Buffer &w, const Buffer &bias, const Buffer &y,
+// y (+)= x·W (+ b): a dense layer of rows x inDim by inDim x outDim, W as the device holds it
+// (stored [outDim, inDim] where transposed: read with its strides swapped).
+GemmPass densePass(const char *name, const Buffer &x, const DeviceWeight &w, const Buffer &bias, const Buffer &y,
                    std::uint64_t rows, std::uint64_t inDim, std::uint64_t outDim, bool accumulate)
 {
     GemmPass g;
@@ -436,7 +507,8 @@ GemmPass densePass(const char *name, const Buffer &x, const Buffer &w, const Buf
     g.n = outDim;
     g.k = inDim;
     g.a = {&x, 0, inDim, 1, 0};
-    g.b = {&w, 0, outDim, 1, 0};
+    g.b = w.transposed ? StridedMatrix{&w.buffer, 0, 1, inDim, 0} : StridedMatrix{&w.buffer, 0, outDim, 1, 0};
+    g.bType = w.type;
     g.c = {&y, 0, outDim, 1, 0};
     g.bias = orNull(bias);
     g.accumulate = accumulate;
@@ -541,7 +613,7 @@ Status ModelForward::load(const ForwardShared &shared, const TransformerModel &m
     return loadWeights(
         shared, &w, model.sharedWeights(), w.source.get(),
         [&](WeightLoader &put, Weights &d) {
-            put.put(d.tokens, w.tokenEmbedding, "token embedding");
+            put.put(d.tokens, w.tokenEmbedding, "token embedding", true);
             put.put(d.positions, w.positionEmbedding, "position embedding");
             put.put(d.tokenType, w.tokenType0, "token type embedding");
             put.put(d.embeddingNorm, w.embeddingNorm.weight, "embedding norm");
@@ -562,7 +634,7 @@ Status ModelForward::loadTranslation(const ForwardShared &shared, const Translat
         shared, &w, model.sharedWeights(), w.source.get(),
         [&](WeightLoader &put, Weights &d) {
             // The logits are the host's, from the last hidden state: the head stays there.
-            put.put(d.tokens, w.embedding, "shared embedding");
+            put.put(d.tokens, w.embedding, "shared embedding", true);
             put.put(d.positions, marianPositions(c.positions, c.width), "sinusoidal positions");
             for (std::size_t l = 0; l < w.encoder.size(); ++l)
                 put.layer(d.layers.emplace_back(), w.encoder[l], "encoder layer " + std::to_string(l) + " ");
@@ -802,17 +874,26 @@ Result<MatrixF> ModelForward::runOp(const ForwardShared &shared, const ModelOpIn
         const std::uint32_t id = std::uint32_t(in.ids[i]);
         std::memcpy(&ids[i], &id, sizeof id);
     }
-    const Buffer x = put(upload(up, in.x, "x")), other = put(upload(up, in.other, "other")),
-                 matrix = put(upload(up, in.matrix, "matrix")), weight = put(upload(up, in.weight, "weight")),
-                 bias = put(upload(up, in.bias, "bias")),
+    const bool embed = in.op == ModelOp::Embed, dense = in.op == ModelOp::Dense;
+    // Dense's matrix and Embed's token table: a mapped weight as the forward keeps it (stored),
+    // or float32.
+    const WeightMatrix table = in.stored.isMapped() ? in.stored : WeightMatrix(dense ? in.matrix : in.x);
+    DeviceWeight onDevice;
+    if (dense || embed) {
+        auto w = uploadWeight(up, table, "weight", embed);
+        if (!w)
+            return w.error();
+        onDevice = std::move(*w);
+    }
+    const Buffer x = embed ? Buffer() : put(upload(up, in.x, "x")), other = put(upload(up, in.other, "other")),
+                 weight = put(upload(up, in.weight, "weight")), bias = put(upload(up, in.bias, "bias")),
                  idBuffer = put(up.tensor(ids.data(), std::uint64_t(ids.size()), "ids"));
     if (failed)
         return *failed;
     if (Status s = up.flush(); !s)
         return s.error();
-    const bool embed = in.op == ModelOp::Embed, dense = in.op == ModelOp::Dense;
     const Eigen::Index rows = embed ? Eigen::Index(in.ids.size()) : in.x.rows(),
-                       cols = dense ? in.matrix.cols() : in.x.cols();
+                       cols = dense || embed ? table.cols() : in.x.cols();
     const std::uint64_t count = std::uint64_t(rows * cols);
     // The result: x itself for the in-place passes, its own buffer otherwise.
     Buffer result;
@@ -847,14 +928,14 @@ Result<MatrixF> ModelForward::runOp(const ForwardShared &shared, const ModelOpIn
         recorded = passes.elementwise(x, &other, count, kOpGate, in.activation);
         break;
     case ModelOp::Embed:
-        recorded = passes.embed(idBuffer, x, std::uint64_t(in.x.rows()), other, bias, result, std::uint64_t(rows),
-                                std::uint64_t(cols), in.scale);
+        recorded = passes.embed(idBuffer, onDevice, std::uint64_t(table.rows()), other, bias, result,
+                                std::uint64_t(rows), std::uint64_t(cols), in.scale);
         break;
     case ModelOp::Dense: {
         PassRecorder rec(shared.device, commands, *m_descriptors, shared.gemm, shared.tiling, shared.softmax,
                          shared.rope, shared.headNorm, shared.placeholder, shared.limits);
-        recorded = rec.gemm(densePass("dense", x, matrix, bias, other, std::uint64_t(in.x.rows()),
-                                      std::uint64_t(in.x.cols()), std::uint64_t(cols), true));
+        recorded = rec.gemm(densePass("dense", x, onDevice, bias, other, std::uint64_t(in.x.rows()),
+                                      std::uint64_t(table.rows()), std::uint64_t(cols), true));
         break;
     }
     }

@@ -2,15 +2,15 @@
 
 // A model's whole forward pass on Vulkan (core/models/ForwardEngine.h; docs/architecture.md,
 // "Forward engines"), a translation model's (encoder and decoder) too. The weights go to the
-// device once, in float32, when a model is first loaded; a forward uploads only its ids, masks and RoPE tables. Every
-// layer is recorded: shaders/embed.comp, shaders/rownorm.comp (LayerNorm, RMSNorm), the attention passes of
-// gpu/VulkanPasses.h, gemm.comp for the MLP with the residual sum fused into the output and
-// down projections, shaders/elementwise.comp (activations, the gated product, residual sums
-// where a norm comes between). Layers go to the device in batches of `layersPerSubmission`,
-// recorded into one of two command buffers while the other runs, so a forward of L layers is
-// ceil(L / N) submissions. Only what the forward keeps comes back: each layer's weights
-// (H x T x T) and the L + 1 hidden states; the attention inputs follow from the hidden states
-// on the host.
+// device once, when a model is first loaded: the checkpoint's mapped matrices (token embedding,
+// MLP) as stored, float16 and bfloat16 converted in the shader; the rest (attention weights,
+// norms, biases, as the model holds them in memory) in float32. A forward uploads only its ids,
+// masks and RoPE tables. Every layer is recorded: shaders/embed.comp, shaders/rownorm.comp (LayerNorm, RMSNorm), the
+// attention passes of gpu/VulkanPasses.h, gemm.comp for the MLP with the residual sum fused into the output and down
+// projections, shaders/elementwise.comp (activations, the gated product, residual sums where a norm comes between).
+// Layers go to the device in batches of `layersPerSubmission`, recorded into one of two command buffers while the other
+// runs, so a forward of L layers is ceil(L / N) submissions. Only what the forward keeps comes back: each layer's
+// weights (H x T x T) and the L + 1 hidden states; the attention inputs follow from the hidden states on the host.
 
 #include "core/attention/AttentionBackend.h"
 #include "core/models/TransformerModel.h"
@@ -56,6 +56,9 @@ enum class ModelOp {
 struct ModelOpInput {
     ModelOp op = ModelOp::Norm;
     MatrixF x, other, matrix;
+    // Dense's matrix or Embed's token table as a checkpoint's mapped weight (F16, BF16, F32;
+    // transposed or not), kept on the device as stored; where not mapped, `matrix` or `x`.
+    WeightMatrix stored;
     VectorF weight, bias;
     std::vector<std::int32_t> ids;
     Activation activation = Activation::GeluTanh;

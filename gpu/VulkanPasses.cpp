@@ -46,7 +46,8 @@ struct HeadNormPush {
 };
 static_assert(sizeof(HeadNormPush) == kHeadNormPushBytes);
 
-constexpr std::uint32_t kFlagBias = 1, kFlagAccumulate = 2, kFlagSoftcap = 4; // shaders/common.glsl
+constexpr std::uint32_t kFlagBias = 1, kFlagAccumulate = 2, kFlagSoftcap = 4, kFlagBHalf = 8,
+                        kFlagBBF16 = 16; // shaders/common.glsl
 constexpr std::uint32_t kFillNegInf = 0, kFillNegLarge = 1;
 
 std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b)
@@ -236,7 +237,8 @@ Status PassRecorder::gemm(const GemmPass &p)
          {p.b.rowStride, p.b.headStride, 0, p.b.colStride},
          1,
          p.b.buffer->bytes(),
-         {false, true, false, false}},
+         {false, true, false, false},
+         elementBytes(p.bType)},
         {p.name + " (C)", p.c.offset, {0, p.c.headStride, p.c.rowStride, 1}, 1, p.c.buffer->bytes()},
     };
     if (p.bias)
@@ -289,7 +291,10 @@ Status PassRecorder::gemm(const GemmPass &p)
         push.biasOff = p.bias ? std::uint32_t(c.bindings[3].localOffset) : 0;
         push.flags = (p.bias && firstDepthStep ? kFlagBias : 0) |
                      (firstDepthStep && !p.accumulate ? 0 : kFlagAccumulate) |
-                     (p.softcap > 0.0f && lastDepthStep ? kFlagSoftcap : 0);
+                     (p.softcap > 0.0f && lastDepthStep ? kFlagSoftcap : 0) |
+                     (p.bType == ElementType::F16    ? kFlagBHalf
+                      : p.bType == ElementType::BF16 ? kFlagBBF16
+                                                     : 0);
         push.alpha = p.alpha;
         push.group = std::uint32_t(p.group);
         push.softcap = p.softcap;

@@ -14,7 +14,17 @@
 
 namespace attnscope::vk {
 
-// A matrix inside a buffer: element (h, r, c) at offset + h*headStride + r*rowStride + c*colStride (floats).
+// What a buffer's elements are: floats, or a model's weight kept as stored (16-bit values, two
+// to a word, converted in the shader).
+enum class ElementType { F32, F16, BF16 };
+
+inline std::uint64_t elementBytes(ElementType t)
+{
+    return t == ElementType::F32 ? 4 : 2;
+}
+
+// A matrix inside a buffer: element (h, r, c) at offset + h*headStride + r*rowStride + c*colStride
+// (in elements: floats, or for a B of 16-bit type, its stored values).
 struct StridedMatrix {
     const Buffer *buffer = nullptr;
     std::uint64_t offset = 0, rowStride = 0, colStride = 1, headStride = 0;
@@ -34,6 +44,8 @@ struct GemmPass {
     float softcap = 0.0f;
     // C += alpha·A·B (+ bias) from the first depth step on: a residual sum fused into the product.
     bool accumulate = false;
+    // B's elements (A and C are floats): a model's weight may stay float16 or bfloat16.
+    ElementType bType = ElementType::F32;
 };
 
 // Y = X·W (+ b) for one input: X rows x inDim, W inDim x outDim, Y rows x outDim, all dense.

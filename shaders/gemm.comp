@@ -22,6 +22,7 @@ layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z = 1) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer BufA { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufB { float b[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufBWords { uint bWords[]; }; // 16-bit B
 layout(std430, set = 0, binding = 2) buffer BufC { float c[]; };
 layout(std430, set = 0, binding = 3) readonly buffer BufBias { float bias[]; };
 
@@ -36,6 +37,15 @@ layout(push_constant) uniform Push {
     uint group;   // query heads per head of B (1: B has a head per head of A)
     float softcap; // c of FLAG_SOFTCAP
 } pc;
+
+// B's element i (counted in its elements from the binding's start): a float, or a model's
+// stored float16 / bfloat16 weight converted here, so the weight stays on the device as stored.
+float loadB(uint i)
+{
+    if ((pc.flags & (FLAG_B_F16 | FLAG_B_BF16)) == 0u)
+        return b[i];
+    return unpackStored16(bWords[i >> 1], i, (pc.flags & FLAG_B_BF16) != 0u);
+}
 
 const uint BM = WG_Y * RM;
 const uint BN = WG_X * RN;
@@ -78,7 +88,7 @@ void main()
             const bool nFast = pc.bCs == 1u;
             const uint kk = nFast ? e / BN : e % BK, nn = nFast ? e % BN : e / BK;
             const uint n = n0 + nn, k = k0 + kk;
-            tileB[kk * BN + nn] = (n < pc.N && k < pc.K) ? b[bBase + k * pc.bRs + n * pc.bCs] : 0.0;
+            tileB[kk * BN + nn] = (n < pc.N && k < pc.K) ? loadB(bBase + k * pc.bRs + n * pc.bCs) : 0.0;
         }
         barrier();
         float part[RM][RN];

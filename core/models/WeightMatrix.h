@@ -35,6 +35,18 @@ public:
     Eigen::Index cols() const { return m_mapped ? (m_transposed ? m_storedRows : m_storedCols) : m_resident.cols(); }
     bool isMapped() const { return m_mapped; }
 
+    // A mapped weight's bytes as the checkpoint stores them: rows x cols values of elementSize
+    // bytes (F32, or F16 / BF16 where brain), Mᵀ where transposed; data is null for a resident
+    // weight. A device engine keeps them as they are (gpu/VulkanForward.cpp).
+    struct Stored {
+        const unsigned char *data = nullptr;
+        int elementSize = 4;
+        bool brain = false;
+        Eigen::Index rows = 0, cols = 0;
+        bool transposed = false;
+    };
+    Stored stored() const { return {m_data, m_elementSize, m_brain, m_storedRows, m_storedCols, m_transposed}; }
+
     // x·M (x.cols() == rows()) and x·Mᵀ (x.cols() == cols()).
     MatrixF product(const MatrixF &x) const;
     MatrixF productTransposed(const MatrixF &x) const;

@@ -62,10 +62,15 @@ void TestDispatchPlan::splitsAndCoversEverything_data()
     QTest::addColumn<qulonglong>("maxRange");
     QTest::addColumn<qulonglong>("alignment");
     QTest::addColumn<uint>("maxGroups");
-    QTest::newRow("range 256, align 16") << qulonglong(256) << qulonglong(16) << 65535u;
-    QTest::newRow("range 1000, align 64") << qulonglong(1000) << qulonglong(64) << 65535u;
-    QTest::newRow("one group per axis") << qulonglong(1 << 20) << qulonglong(4) << 1u;
-    QTest::newRow("range 768, 2 groups, align 256") << qulonglong(768) << qulonglong(256) << 2u;
+    QTest::addColumn<qulonglong>("bBytes"); // B's element: a float, or a stored 16-bit weight value
+    for (qulonglong bBytes : {4ull, 2ull}) {
+        const std::string b = bBytes == 2 ? ", 16-bit B" : "";
+        QTest::newRow(("range 256, align 16" + b).c_str()) << qulonglong(256) << qulonglong(16) << 65535u << bBytes;
+        QTest::newRow(("range 1000, align 64" + b).c_str()) << qulonglong(1000) << qulonglong(64) << 65535u << bBytes;
+        QTest::newRow(("one group per axis" + b).c_str()) << qulonglong(1 << 20) << qulonglong(4) << 1u << bBytes;
+        QTest::newRow(("range 768, 2 groups, align 256" + b).c_str())
+            << qulonglong(768) << qulonglong(256) << 2u << bBytes;
+    }
 }
 
 void TestDispatchPlan::splitsAndCoversEverything()
@@ -73,8 +78,11 @@ void TestDispatchPlan::splitsAndCoversEverything()
     QFETCH(qulonglong, maxRange);
     QFETCH(qulonglong, alignment);
     QFETCH(uint, maxGroups);
+    QFETCH(qulonglong, bBytes);
     const Gemm g{37, 3, 29, 21};
-    const auto ops = g.operands();
+    auto ops = g.operands();
+    ops[1].elementBytes = bBytes;
+    ops[1].bufferBytes = (g.h * g.k * g.n * bBytes + 3) / 4 * 4; // whole words, as buffers are made
     auto plan = planChunks("gemm", g.dims(maxGroups), ops, {maxRange, alignment});
     QVERIFY2(plan.ok(), plan.ok() ? "" : plan.message().c_str());
     QVERIFY(plan->size() > 1);
@@ -87,6 +95,7 @@ void TestDispatchPlan::splitsAndCoversEverything()
             const PlanBinding &b = c.bindings[o];
             QCOMPARE(b.offsetBytes % alignment, std::uint64_t(0));
             QVERIFY(b.rangeBytes <= maxRange);
+            QCOMPARE(b.rangeBytes % 4, std::uint64_t(0)); // shaders read whole words
             QVERIFY(b.offsetBytes + b.rangeBytes <= ops[o].bufferBytes);
         }
         for (std::uint64_t k = 0; k < c.count[0]; ++k)
@@ -106,8 +115,9 @@ void TestDispatchPlan::splitsAndCoversEverything()
                                 global0 += global[size_t(d)] * ops[o].stride[size_t(d)];
                             }
                             // ... is the right one, and inside the bound range.
-                            QCOMPARE(c.bindings[o].offsetBytes / 4 + local0, global0);
-                            QVERIFY((local0 + 1) * 4 <= c.bindings[o].rangeBytes);
+                            const std::uint64_t e = ops[o].elementBytes;
+                            QCOMPARE(c.bindings[o].offsetBytes / e + local0, global0);
+                            QVERIFY((local0 + 1) * e <= c.bindings[o].rangeBytes);
                         }
                     }
     }

@@ -21,6 +21,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <set>
 
@@ -42,11 +43,45 @@ VectorF randomVector(Eigen::Index n, std::mt19937 &rng, float scale = 1.0f)
     return randomMatrix(1, n, rng, scale);
 }
 
-// Every float of a layer's weights, counted from the weights themselves.
-std::uint64_t layerFloats(const TransformerLayer &l)
+// A checkpoint's weight of `dtype` (F32, F16, BF16) as mapped: stored rows x cols of random
+// finite values (their bits drawn directly), M = the stored matrix or, where `transposed`, its
+// transpose (nn.Linear's [out, in]).
+WeightMatrix storedWeight(const std::string &dtype, Eigen::Index storedRows, Eigen::Index storedCols, bool transposed,
+                          std::mt19937 &rng)
 {
-    auto m = [](const auto &x) { return std::uint64_t(x.rows() * x.cols()); };
-    auto v = [](const auto &x) { return std::uint64_t(x.size()); };
+    const std::size_t n = std::size_t(storedRows * storedCols), size = dtype == "F32" ? 4 : 2;
+    auto bytes = std::make_shared<std::vector<unsigned char>>(n * size);
+    std::uniform_int_distribution<std::uint32_t> bits;
+    for (std::size_t i = 0; i < n; ++i) {
+        std::uint32_t v = bits(rng);
+        if (dtype == "F16") // sign, an exponent for 2^-8..2^-3 (as a weight's), any mantissa
+            v = (v & 0x83FFu) | ((7u + (v >> 16) % 6u) << 10);
+        else if (dtype == "BF16") // a float32's upper half: sign, 2^-8..2^-3, 7 mantissa bits
+            v = ((v & 0x807Fu) | ((119u + (v >> 16) % 6u) << 7));
+        else {
+            const float f = std::normal_distribution<float>(0.0f, 0.1f)(rng);
+            std::memcpy(&v, &f, 4);
+        }
+        std::memcpy(bytes->data() + i * size, &v, size); // little-endian: the low bytes
+    }
+    return WeightMatrix::mapped(bytes->data(), dtype, storedRows, storedCols, transposed, bytes);
+}
+
+// The device bytes of a weight matrix: a mapped one as stored (whole words), else float32.
+std::uint64_t weightBytes(const WeightMatrix &w)
+{
+    const WeightMatrix::Stored s = w.stored();
+    if (!s.data)
+        return std::uint64_t(w.rows() * w.cols()) * 4;
+    return (std::uint64_t(s.rows * s.cols) * std::uint64_t(s.elementSize) + 3) / 4 * 4;
+}
+
+// Every byte of a layer's weights on the device, counted from the weights themselves: the
+// attention's (in memory) and the norms in float32, the MLP's as the checkpoint stores them.
+std::uint64_t layerBytes(const TransformerLayer &l)
+{
+    auto m = [](const auto &x) { return std::uint64_t(x.rows() * x.cols()) * 4; };
+    auto v = [](const auto &x) { return std::uint64_t(x.size()) * 4; };
     auto o = [&](const auto &x) { return x ? v(*x) : 0; };
     auto attention = [&](const AttentionWeights &a) {
         return m(a.q) + m(a.k) + m(a.v) + (a.o ? m(*a.o) : 0) + o(a.qBias) + o(a.kBias) + o(a.vBias) + o(a.oBias) +
@@ -55,31 +90,31 @@ std::uint64_t layerFloats(const TransformerLayer &l)
     std::uint64_t n = attention(l.attention) + (l.crossAttention ? attention(*l.crossAttention) : 0);
     n += v(l.norm1.weight) + v(l.norm1.bias) + v(l.postAttentionNorm.weight) + v(l.crossNorm.weight) +
          v(l.crossNorm.bias) + v(l.norm2.weight) + v(l.norm2.bias) + v(l.postMlpNorm.weight);
-    return n + m(l.up) + v(l.upBias) + (l.gate ? m(*l.gate) : 0) + v(l.gateBias) + m(l.down) + v(l.downBias);
+    return n + weightBytes(l.up) + v(l.upBias) + (l.gate ? weightBytes(*l.gate) : 0) + v(l.gateBias) +
+           weightBytes(l.down) + v(l.downBias);
 }
 
-// Every float of the weights the forward uses.
-std::uint64_t weightFloats(const TransformerWeights &w)
+// Every byte of the weights the forward uses; the token embedding as stored.
+std::uint64_t weightBytes(const TransformerWeights &w)
 {
-    auto m = [](const auto &x) { return std::uint64_t(x.rows() * x.cols()); };
-    auto v = [](const auto &x) { return std::uint64_t(x.size()); };
-    std::uint64_t n = m(w.tokenEmbedding) + m(w.positionEmbedding) + v(w.tokenType0) + v(w.embeddingNorm.weight) +
-                      v(w.embeddingNorm.bias) + v(w.finalNorm.weight) + v(w.finalNorm.bias);
+    auto v = [](const auto &x) { return std::uint64_t(x.size()) * 4; };
+    std::uint64_t n = weightBytes(w.tokenEmbedding) + v(w.positionEmbedding) + v(w.tokenType0) +
+                      v(w.embeddingNorm.weight) + v(w.embeddingNorm.bias) + v(w.finalNorm.weight) + v(w.finalNorm.bias);
     for (const TransformerLayer &l : w.layers)
-        n += layerFloats(l);
+        n += layerBytes(l);
     return n;
 }
 
 // A translation model's: the shared embedding, the sinusoidal table (max_position_embeddings
-// rows) and every layer of both stacks; the logits are computed on the host.
-std::uint64_t weightFloats(const TranslationModel &model)
+// rows, float32) and every layer of both stacks; the logits are computed on the host.
+std::uint64_t weightBytes(const TranslationModel &model)
 {
     const TranslationWeights &w = model.weights();
     const TranslationConfig &c = model.config();
-    std::uint64_t n = std::uint64_t(w.embedding.rows() * w.embedding.cols()) + std::uint64_t(c.positions * c.width);
+    std::uint64_t n = weightBytes(w.embedding) + std::uint64_t(c.positions * c.width) * 4;
     for (const auto *stack : {&w.encoder, &w.decoder})
         for (const TransformerLayer &l : *stack)
-            n += layerFloats(l);
+            n += layerBytes(l);
     return n;
 }
 
@@ -169,18 +204,26 @@ private slots:
         QTest::addColumn<int>("op");
         QTest::addColumn<int>("activation");
         QTest::addColumn<double>("budget");
-        QTest::newRow("layer norm") << int(vk::ModelOp::Norm) << 0 << 1e-5;
-        QTest::newRow("rms norm") << int(vk::ModelOp::Norm) << 1 << 1e-5;
-        QTest::newRow("add") << int(vk::ModelOp::Add) << 0 << 0.0;
-        QTest::newRow("gelu tanh") << int(vk::ModelOp::Activate) << int(Activation::GeluTanh) << 2e-6;
-        QTest::newRow("gelu erf") << int(vk::ModelOp::Activate) << int(Activation::GeluErf) << 2e-6;
-        QTest::newRow("silu") << int(vk::ModelOp::Activate) << int(Activation::Silu) << 2e-6;
-        QTest::newRow("relu") << int(vk::ModelOp::Activate) << int(Activation::Relu) << 0.0;
-        QTest::newRow("gate silu") << int(vk::ModelOp::Gate) << int(Activation::Silu) << 2e-6;
-        QTest::newRow("gate gelu tanh") << int(vk::ModelOp::Gate) << int(Activation::GeluTanh) << 2e-6;
-        QTest::newRow("embed") << int(vk::ModelOp::Embed) << 0 << 0.0;
-        QTest::newRow("embed scaled") << int(vk::ModelOp::Embed) << 1 << 0.0;
-        QTest::newRow("dense with residual") << int(vk::ModelOp::Dense) << 0 << 1e-5;
+        QTest::addColumn<QString>("stored"); // Dense's matrix or Embed's table as a mapped weight of this dtype
+        QTest::newRow("layer norm") << int(vk::ModelOp::Norm) << 0 << 1e-5 << QString();
+        QTest::newRow("rms norm") << int(vk::ModelOp::Norm) << 1 << 1e-5 << QString();
+        QTest::newRow("add") << int(vk::ModelOp::Add) << 0 << 0.0 << QString();
+        QTest::newRow("gelu tanh") << int(vk::ModelOp::Activate) << int(Activation::GeluTanh) << 2e-6 << QString();
+        QTest::newRow("gelu erf") << int(vk::ModelOp::Activate) << int(Activation::GeluErf) << 2e-6 << QString();
+        QTest::newRow("silu") << int(vk::ModelOp::Activate) << int(Activation::Silu) << 2e-6 << QString();
+        QTest::newRow("relu") << int(vk::ModelOp::Activate) << int(Activation::Relu) << 0.0 << QString();
+        QTest::newRow("gate silu") << int(vk::ModelOp::Gate) << int(Activation::Silu) << 2e-6 << QString();
+        QTest::newRow("gate gelu tanh") << int(vk::ModelOp::Gate) << int(Activation::GeluTanh) << 2e-6 << QString();
+        QTest::newRow("embed") << int(vk::ModelOp::Embed) << 0 << 0.0 << QString();
+        QTest::newRow("embed scaled") << int(vk::ModelOp::Embed) << 1 << 0.0 << QString();
+        QTest::newRow("dense with residual") << int(vk::ModelOp::Dense) << 0 << 1e-5 << QString();
+        // The weights as a checkpoint stores them, kept so on the device and converted in the
+        // shader exactly as the CPU converts them: the same values, summed in another order.
+        QTest::newRow("dense, f16 weight [out, in]") << int(vk::ModelOp::Dense) << 0 << 1e-5 << QString("F16");
+        QTest::newRow("dense, bf16 weight [out, in]") << int(vk::ModelOp::Dense) << 0 << 1e-5 << QString("BF16");
+        QTest::newRow("dense, f32 weight [out, in]") << int(vk::ModelOp::Dense) << 0 << 1e-5 << QString("F32");
+        QTest::newRow("embed, f16 table") << int(vk::ModelOp::Embed) << 1 << 0.0 << QString("F16");
+        QTest::newRow("embed, bf16 table") << int(vk::ModelOp::Embed) << 0 << 0.0 << QString("BF16");
     }
 
     void passesMatchTheCpu()
@@ -188,6 +231,7 @@ private slots:
         QFETCH(int, op);
         QFETCH(int, activation);
         QFETCH(double, budget);
+        QFETCH(QString, stored);
         std::mt19937 rng(std::uint32_t(op * 7 + activation));
         vk::ModelOpInput in;
         in.op = vk::ModelOp(op);
@@ -226,7 +270,12 @@ private slots:
         }
         case vk::ModelOp::Embed: {
             const Eigen::Index vocab = 50;
-            in.x = randomMatrix(vocab, cols, rng);
+            if (stored.isEmpty())
+                in.x = randomMatrix(vocab, cols, rng);
+            else { // rows of 333 16-bit values: every other row starts in the middle of a word
+                in.stored = storedWeight(stored.toStdString(), vocab, cols, false, rng);
+                in.x = in.stored.toFloat();
+            }
             in.other = randomMatrix(rows, cols, rng); // positions 0..rows-1
             in.bias = randomVector(cols, rng);
             in.scale = activation == 1 ? float(std::sqrt(double(cols))) : 1.0f;
@@ -241,7 +290,12 @@ private slots:
         }
         case vk::ModelOp::Dense: {
             in.x = randomMatrix(rows, 300, rng);
-            in.matrix = randomMatrix(300, 70, rng, 0.1f);
+            if (stored.isEmpty())
+                in.matrix = randomMatrix(300, 70, rng, 0.1f);
+            else { // stored [70, 300], read with its strides swapped
+                in.stored = storedWeight(stored.toStdString(), 70, 300, true, rng);
+                in.matrix = in.stored.toFloat();
+            }
             in.bias = randomVector(70, rng);
             in.other = randomMatrix(rows, 70, rng);
             MatrixF y = in.x * in.matrix;
@@ -303,12 +357,7 @@ private slots:
         QFETCH(QString, folder);
         QFETCH(bool, staging);
         QFETCH(qulonglong, range);
-        VulkanBackendOptions options;
-        options.validation = true;
-        options.forceStaging = staging;
-        options.maxStorageBufferRange = range;
-        options.layersPerSubmission = kLayersPerSubmission;
-        auto backend = VulkanBackend::create(options);
+        auto backend = backendWith(staging, range);
         QVERIFY2(backend, backend ? "" : backend.message().c_str());
         checkFamily(folder, **backend, staging);
     }
@@ -335,12 +384,7 @@ private slots:
         QFETCH(QString, folder);
         QFETCH(bool, staging);
         QFETCH(qulonglong, range);
-        VulkanBackendOptions options;
-        options.validation = true;
-        options.forceStaging = staging;
-        options.maxStorageBufferRange = range;
-        options.layersPerSubmission = kLayersPerSubmission;
-        auto backend = VulkanBackend::create(options);
+        auto backend = backendWith(staging, range);
         QVERIFY2(backend, backend ? "" : backend.message().c_str());
         VulkanBackend &vulkan = **backend;
         auto model = TranslationModel::load(test::sourcePath("tests/fixtures/marian/" + folder).toStdString());
@@ -369,7 +413,7 @@ private slots:
             const std::uint64_t su = std::uint64_t(s), tu = std::uint64_t(t), d = std::uint64_t(c.width),
                                 he = std::uint64_t(c.encoder.heads), hd = std::uint64_t(c.decoder.heads),
                                 le = std::uint64_t(c.encoder.layers), ld = std::uint64_t(c.decoder.layers);
-            const std::uint64_t weights = first ? weightFloats(*model) * 4 : 0;
+            const std::uint64_t weights = first ? weightBytes(*model) : 0;
             QCOMPARE(work.uploaded, weights + inputBytes(*model, s, t));
             QCOMPARE(work.submissions, (layers + kLayersPerSubmission - 1) / kLayersPerSubmission +
                                            (first && staging ? 1 : 0)); // the weights' staging copies
@@ -578,6 +622,18 @@ private slots:
     }
 
 private:
+    // A validated backend batching kLayersPerSubmission layers, staging its copies or binding at
+    // most `range` bytes where asked.
+    static Result<std::unique_ptr<VulkanBackend>> backendWith(bool staging, qulonglong range)
+    {
+        VulkanBackendOptions options;
+        options.validation = true;
+        options.forceStaging = staging;
+        options.maxStorageBufferRange = range;
+        options.layersPerSubmission = kLayersPerSubmission;
+        return VulkanBackend::create(options);
+    }
+
     void checkFamily(const QString &folder, VulkanBackend &vulkan, bool staging)
     {
         auto model = TransformerModel::load(test::sourcePath("tests/fixtures/" + folder).toStdString());
@@ -594,7 +650,7 @@ private:
         const DeviceTransfers start = *vulkan.transfers();
         QVERIFY2(engine->load(*model), "load");
         const DeviceTransfers loaded = delta(*vulkan.transfers(), start);
-        QCOMPARE(loaded.uploaded, weightFloats(model->weights()) * 4);
+        QCOMPARE(loaded.uploaded, weightBytes(model->weights()));
         QCOMPARE(loaded.readBack, std::uint64_t(0));
         QCOMPARE(loaded.submissions, std::uint64_t(staging ? 1 : 0)); // the staging copies, under 256 MiB
 
