@@ -68,7 +68,10 @@ namespace attnscope::vk {
     X(vkCreateFence)                                                                                                   \
     X(vkDestroyFence)                                                                                                  \
     X(vkResetFences)                                                                                                   \
-    X(vkWaitForFences)
+    X(vkWaitForFences)                                                                                                 \
+    X(vkCreatePipelineCache)                                                                                           \
+    X(vkDestroyPipelineCache)                                                                                          \
+    X(vkGetPipelineCacheData)
 
 #define ATTNSCOPE_VK_DECLARE(name) PFN_##name name = nullptr;
 

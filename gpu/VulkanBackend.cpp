@@ -140,6 +140,7 @@ struct VulkanBackend::State {
     VulkanBackendOptions options;
     VulkanFault fault = VulkanFault::None;
     std::unique_ptr<Device> device;
+    std::uint64_t pipelineCacheLoaded = 0;
     std::unique_ptr<ComputePipeline> gemm, softmax, rope, headNorm;
     std::unique_ptr<PooledEngine> pooled;
     std::unique_ptr<ModelForward> forward;
@@ -439,6 +440,7 @@ Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanBackend
     if (!device)
         return device.error();
     state->device = std::move(*device);
+    state->pipelineCacheLoaded = state->device->openPipelineCache(options.pipelineCacheDir);
     const Device &d = *state->device;
 
     state->tiling = tilingFor(d.info());
@@ -564,7 +566,18 @@ VulkanBackend::VulkanBackend(std::unique_ptr<State> state)
 {
 }
 
-VulkanBackend::~VulkanBackend() = default;
+VulkanBackend::~VulkanBackend()
+{
+    // What the driver compiled, for the next start; a cache that cannot be written costs only
+    // that compilation (a lost device's cache is not trusted).
+    if (!m_state->lost)
+        (void)m_state->device->savePipelineCache();
+}
+
+std::uint64_t VulkanBackend::pipelineCacheLoadedBytes() const
+{
+    return m_state->pipelineCacheLoaded;
+}
 
 ForwardEngine *VulkanBackend::forwardEngine()
 {

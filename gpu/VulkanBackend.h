@@ -59,6 +59,9 @@ struct VulkanBackendOptions {
     // Layers a model's forward records into one submission (0: vk::kLayersPerSubmission, see
     // gpu/VulkanForward.h), so tests can see the batching with models of a few layers.
     std::uint32_t layersPerSubmission = 0;
+    // Where the pipelines' cache lives (gpu/VulkanPipelineCache.h): read at creation, written
+    // when the backend goes. Empty: no cache (the application names its cache folder).
+    std::string pipelineCacheDir;
 };
 
 // What a backend has done so far; tests check reuse and the one-submission rule with it.
@@ -117,6 +120,8 @@ public:
     const vk::DeviceInfo &deviceInfo() const;
     const VulkanStats &stats() const;
     bool lost() const;
+    // The bytes of the pipeline cache file given to the driver at creation (0: none fitted).
+    std::uint64_t pipelineCacheLoadedBytes() const;
 
 private:
     struct State;

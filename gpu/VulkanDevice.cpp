@@ -1,7 +1,9 @@
 #include "gpu/VulkanDevice.h"
 
 #include "core/ErrorCode.h"
+#include "core/io/FileIo.h"
 #include "gpu/VulkanManifests.h"
+#include "gpu/VulkanPipelineCache.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 
 #include <dlfcn.h>
@@ -245,6 +249,9 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions &option
         d.maxSharedMemoryBytes = p.limits.maxComputeSharedMemorySize;
         d.maxPushConstantsBytes = p.limits.maxPushConstantsSize;
         d.maxStorageBuffersPerStage = p.limits.maxPerStageDescriptorStorageBuffers;
+        d.vendorId = p.vendorID;
+        d.deviceId = p.deviceID;
+        std::copy(std::begin(p.pipelineCacheUUID), std::end(p.pipelineCacheUUID), d.pipelineCacheUuid.begin());
         for (std::uint32_t h = 0; h < mem.memoryHeapCount; ++h)
             d.heaps.push_back(
                 {mem.memoryHeaps[h].size, bool(mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)});
@@ -377,9 +384,60 @@ void Device::waitIdle() const
 Device::~Device()
 {
     waitIdle();
+    if (m_pipelineCache != VK_NULL_HANDLE && m_fn.vkDestroyPipelineCache)
+        m_fn.vkDestroyPipelineCache(m_device, m_pipelineCache, nullptr);
     // Without vkDestroyDevice (a driver that lacks it) the device can only be leaked.
     if (m_device != VK_NULL_HANDLE && m_fn.vkDestroyDevice)
         m_fn.vkDestroyDevice(m_device, nullptr);
+}
+
+std::uint64_t Device::openPipelineCache(const std::string &folder)
+{
+    if (m_pipelineCache != VK_NULL_HANDLE || folder.empty())
+        return 0;
+    m_pipelineCacheFile = pipelineCacheFile(folder, m_info);
+    std::vector<unsigned char> bytes;
+    if (std::ifstream in(m_pipelineCacheFile, std::ios::binary); in) {
+        in.seekg(0, std::ios::end);
+        const std::streamoff size = in.tellg();
+        if (size > 0 && size <= (std::streamoff(256) << 20)) { // a driver's cache, not a stray large file
+            bytes.resize(std::size_t(size));
+            in.seekg(0);
+            if (!in.read(reinterpret_cast<char *>(bytes.data()), size))
+                bytes.clear();
+        }
+    }
+    if (!pipelineCacheFits(bytes, m_info))
+        bytes.clear();
+    VkPipelineCacheCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
+    info.initialDataSize = bytes.size();
+    info.pInitialData = bytes.empty() ? nullptr : bytes.data();
+    if (m_fn.vkCreatePipelineCache(m_device, &info, nullptr, &m_pipelineCache) != VK_SUCCESS) {
+        m_pipelineCache = VK_NULL_HANDLE; // pipelines are then made without one
+        return 0;
+    }
+    return bytes.size();
+}
+
+Status Device::savePipelineCache() const
+{
+    if (m_pipelineCache == VK_NULL_HANDLE)
+        return Ok{};
+    std::size_t size = 0;
+    if (VkResult r = m_fn.vkGetPipelineCacheData(m_device, m_pipelineCache, &size, nullptr); r != VK_SUCCESS)
+        return vkError("vkGetPipelineCacheData", r);
+    std::vector<char> data(size);
+    if (VkResult r = m_fn.vkGetPipelineCacheData(m_device, m_pipelineCache, &size, data.data());
+        r != VK_SUCCESS && r != VK_INCOMPLETE)
+        return vkError("vkGetPipelineCacheData", r);
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(m_pipelineCacheFile).parent_path(), ec);
+    AtomicFileWriter out(m_pipelineCacheFile);
+    if (Status s = out.open(); !s)
+        return s;
+    out.write(data.data(), size);
+    return out.commit();
 }
 
 Result<std::uint32_t> Device::findMemoryType(std::uint32_t typeBits, VkMemoryPropertyFlags required,

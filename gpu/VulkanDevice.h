@@ -5,6 +5,7 @@
 
 #include "gpu/VulkanApi.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -37,6 +38,9 @@ struct DeviceInfo {
     std::uint32_t maxPushConstantsBytes = 0;
     std::uint32_t maxStorageBuffersPerStage = 0; // maxPerStageDescriptorStorageBuffers (at least 4)
     std::vector<MemoryHeapInfo> heaps;
+    // What a pipeline cache's header must name (gpu/VulkanPipelineCache.h).
+    std::uint32_t vendorId = 0, deviceId = 0;
+    std::array<std::uint8_t, 16> pipelineCacheUuid{};
 
     // "llvmpipe (LLVM 15.0.6, 256 bits) (CPU)"
     std::string label() const;
@@ -125,6 +129,15 @@ public:
     VkMemoryPropertyFlags memoryTypeFlags(std::uint32_t type) const { return m_memory.memoryTypes[type].propertyFlags; }
     std::uint64_t maxAllocationBytes() const { return m_maxAllocationBytes; }
 
+    // The pipelines' cache (gpu/VulkanPipelineCache.h): the device's file in `folder` given to
+    // the driver where its header fits, else an empty cache. Call before creating pipelines;
+    // they use it from then on. Returns the bytes taken from the file (0: none, or ignored).
+    std::uint64_t openPipelineCache(const std::string &folder);
+    VkPipelineCache pipelineCache() const { return m_pipelineCache; }
+    // Writes what the cache holds now over the device's file, atomically; nothing where no
+    // cache was opened.
+    Status savePipelineCache() const;
+
 private:
     Device() = default;
 
@@ -136,6 +149,8 @@ private:
     DeviceInfo m_info;
     VkPhysicalDeviceMemoryProperties m_memory{};
     std::uint64_t m_maxAllocationBytes = 0;
+    VkPipelineCache m_pipelineCache = VK_NULL_HANDLE;
+    std::string m_pipelineCacheFile;
 };
 
 } // namespace attnscope::vk

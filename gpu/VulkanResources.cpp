@@ -182,7 +182,7 @@ Result<std::unique_ptr<ComputePipeline>> ComputePipeline::create(const Device &d
     pipelineInfo.stage.pSpecializationInfo = &spec;
     pipelineInfo.layout = p->m_layout;
     const VkResult r =
-        fn.vkCreateComputePipelines(device.handle(), VK_NULL_HANDLE, 1, &pipelineInfo, nullptr, &p->m_pipeline);
+        fn.vkCreateComputePipelines(device.handle(), device.pipelineCache(), 1, &pipelineInfo, nullptr, &p->m_pipeline);
     fn.vkDestroyShaderModule(device.handle(), module, nullptr);
     if (r != VK_SUCCESS) {
         p->m_pipeline = VK_NULL_HANDLE;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the readers of outside bytes (project files, .npy, attention files: .npy, .npz,
 # .safetensors; the tokenizers' files, tokenizer.json and encode(); pasted blocks of numbers;
-# attnscope-qk dumps) with libFuzzer, ASan and UBSan.
+# attnscope-qk dumps, Marian folders, the Vulkan pipeline cache's header) with libFuzzer, ASan
+# and UBSan.
 #   scripts/fuzz.sh [SECONDS] [RUNS]
 # Each target runs for SECONDS (default 60) or RUNS executions, whichever ends first, starting
 # from the seed corpus (resources/examples, tests/fixtures/torch, tests/fuzz/corpus,
@@ -34,7 +35,8 @@ cmake --preset fuzz -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
 cmake --build --preset fuzz --parallel "$(nproc)"
 
 status=0
-for target in projectfile npy attentionfile tokenizer tokenizerfiles tokenizerjson numberblock modelconfig qkdump marian; do
+for target in projectfile npy attentionfile tokenizer tokenizerfiles tokenizerjson numberblock modelconfig qkdump marian \
+    pipelinecache; do
   corpus="$out/corpus-$target"
   mkdir -p "$corpus"
   seeds=("$root/tests/fuzz/corpus/$target" "$root/tests/fuzz/regressions/$target")

@@ -4,6 +4,7 @@
 #include "core/attention/CpuBackend.h"
 #include "core/attention/Validation.h"
 
+#include <cstdlib>
 #include <utility>
 
 namespace attnscope {
@@ -63,6 +64,16 @@ Result<BackendRequest> parseBackendRequest(const std::string &text)
     return Error{"--backend: expected auto, cpu or vulkan, found \"" + text + "\""};
 }
 
+std::string defaultPipelineCacheDir()
+{
+    // The XDG cache folder, as QStandardPaths::GenericCacheLocation gives it on Linux.
+    if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && xdg[0] == '/')
+        return std::string(xdg) + "/attnscope/vulkan";
+    if (const char *home = std::getenv("HOME"); home && home[0] == '/')
+        return std::string(home) + "/.cache/attnscope/vulkan";
+    return std::string();
+}
+
 Result<BackendSelection> createBackend(BackendRequest request, const BackendOptions &options)
 {
     BackendSelection selection;
@@ -73,6 +84,8 @@ Result<BackendSelection> createBackend(BackendRequest request, const BackendOpti
     const std::string selector = selectorFor(options);
     VulkanBackendOptions vulkanOptions = options.vulkan;
     vulkanOptions.device = selector;
+    if (vulkanOptions.pipelineCacheDir.empty())
+        vulkanOptions.pipelineCacheDir = defaultPipelineCacheDir();
     const bool fallback = options.runtimeFallback.value_or(request == BackendRequest::Auto);
 
     if (request == BackendRequest::Auto) {

@@ -40,6 +40,10 @@ struct BackendOptions {
     VulkanBackendOptions vulkan;
 };
 
+// Where a backend keeps its pipelines' cache unless BackendOptions::vulkan names a folder:
+// $XDG_CACHE_HOME/attnscope/vulkan, else ~/.cache/attnscope/vulkan (empty: neither is set).
+std::string defaultPipelineCacheDir();
+
 // Creates the backend for a request.
 // - Cpu: the Eigen engine.
 // - Vulkan: the chosen Vulkan device, or an Error saying why none works.

@@ -16,14 +16,19 @@
 #include "core/models/TransformerModel.h"
 #include "core/models/TranslationModel.h"
 #include "gpu/VulkanForward.h"
+#include "gpu/VulkanPipelineCache.h"
 
+#include <QFile>
+#include <QFileInfo>
 #include <QObject>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <set>
+#include <span>
 
 using namespace attnscope;
 
@@ -619,6 +624,61 @@ private slots:
         auto failed = model->forward(*source, *target, **vulkan);
         QVERIFY(!failed);
         QCOMPARE(failed.kind(), ErrorKind::DeviceLost);
+    }
+
+    // The pipelines' cache: written when a backend goes, given to the driver at the next start
+    // where its header names this device and driver; a file of another device, a truncated or
+    // foreign one is ignored (the backend starts and computes all the same) and replaced.
+    void pipelinesComeFromTheCacheAtTheNextStart()
+    {
+        QTemporaryDir dir;
+        VulkanBackendOptions options;
+        options.validation = true;
+        options.pipelineCacheDir = (dir.path() + "/cache").toStdString(); // made where missing
+        std::string file;
+        vk::DeviceInfo info;
+        {
+            auto first = VulkanBackend::create(options);
+            QVERIFY2(first, first ? "" : first.message().c_str());
+            QCOMPARE((*first)->pipelineCacheLoadedBytes(), std::uint64_t(0)); // no file yet
+            info = (*first)->deviceInfo();
+            file = vk::pipelineCacheFile(options.pipelineCacheDir, info);
+            QVERIFY(!QFileInfo::exists(QString::fromStdString(file)));
+        }
+        const QByteArray saved = test::readAll(QString::fromStdString(file));
+        const auto bytes = [](const QByteArray &b) {
+            return std::span<const unsigned char>(reinterpret_cast<const unsigned char *>(b.data()),
+                                                  std::size_t(b.size()));
+        };
+        QVERIFY2(vk::pipelineCacheFits(bytes(saved), info), qPrintable(QString::number(saved.size())));
+
+        auto model = TransformerModel::load(test::sourcePath("tests/fixtures/models/gpt2-f32").toStdString());
+        QVERIFY2(model, model ? "" : model.message().c_str());
+        auto input = model->input({1, 2, 3});
+        QVERIFY(input);
+        CpuBackend cpu;
+        auto expected = model->forward(*input, cpu);
+        QVERIFY(expected);
+        QByteArray foreign = saved, truncated = saved.left(20);
+        foreign[16] = char(foreign[16] ^ 0x5a); // another driver's pipelineCacheUUID
+        for (const QByteArray &content : {saved, foreign, truncated}) {
+            QFile f(QString::fromStdString(file));
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(content);
+            f.close();
+            {
+                auto backend = VulkanBackend::create(options);
+                QVERIFY2(backend, backend ? "" : backend.message().c_str());
+                QCOMPARE((*backend)->pipelineCacheLoadedBytes(), std::uint64_t(content == saved ? saved.size() : 0));
+                auto run = model->forward(*input, **backend);
+                QVERIFY2(run, run ? "" : run.message().c_str());
+                for (std::size_t i = 0; i < (*expected)->attentions.size(); ++i)
+                    QVERIFY(std::abs((*run)->attentions[i] - (*expected)->attentions[i]) <= 1e-4);
+            }
+            QVERIFY(vk::pipelineCacheFits(bytes(test::readAll(QString::fromStdString(file))), info)); // replaced
+        }
+        const std::string problems = test::validationProblems();
+        QVERIFY2(problems.empty(), problems.c_str());
     }
 
 private:
